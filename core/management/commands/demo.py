@@ -1,0 +1,79 @@
+"""Start the platform for a demo: migrate, seed, then a web server and a Celery worker together."""
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from core.demo import DEMO_ACCOUNTS, DEMO_PASSWORD
+
+
+class Command(BaseCommand):
+    help = "Migrate, load demo data, and run the web server and a background worker until stopped."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--concurrency", type=int, default=2, help="Celery worker processes.")
+
+    def handle(self, *args, host: str, port: int, concurrency: int, **options) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command("seed_demo", verbosity=0)
+        manage = str(Path(settings.BASE_DIR) / "manage.py")
+        worker = subprocess.Popen(  # noqa: S603 - fixed argument list
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "impactbench_site",
+                "worker",
+                "-Q",
+                "default,llm",
+                "--concurrency",
+                str(concurrency),
+                "--loglevel",
+                "INFO",
+                "--hostname",
+                "demo@%h",
+            ],
+            cwd=settings.BASE_DIR,
+        )
+        web = subprocess.Popen(  # noqa: S603 - fixed argument list
+            [sys.executable, manage, "runserver", f"{host}:{port}", "--noreload"],
+            cwd=settings.BASE_DIR,
+        )
+        children = {worker: "Celery worker", web: "web server"}
+
+        def stop(*_args) -> None:
+            for child in children:
+                if child.poll() is None:
+                    child.terminate()
+            for child in children:
+                try:
+                    child.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+
+        signal.signal(signal.SIGTERM, lambda *a: (stop(), sys.exit(0)))
+        self.stdout.write(self.style.SUCCESS(f"\nImpactBench demo: http://{host}:{port}/"))
+        self.stdout.write(f"Sign in with any of these (password {DEMO_PASSWORD!r}):")
+        for account in DEMO_ACCOUNTS:
+            roles = ", ".join(role.value for role in account.roles)
+            self.stdout.write(f"  {account.email:<36} {roles}")
+        self.stdout.write("Model output in the demo comes from the offline demo model, a stand-in.")
+        self.stdout.write("Press Ctrl-C to stop.\n")
+        try:
+            while all(child.poll() is None for child in children):
+                time.sleep(0.5)
+            exited = [name for child, name in children.items() if child.poll() is not None]
+            self.stderr.write(f"Stopping: the {' and '.join(exited)} exited.")
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop()

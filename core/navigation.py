@@ -1,0 +1,48 @@
+"""What each role sees in the navigation bar: one list, filtered by the user's roles.
+
+An item with no roles is public. Apps add their pages here as they gain them.
+"""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AnonymousUser
+from django.urls import reverse
+
+from .roles import Role, user_has_role, user_roles
+
+
+@dataclass(frozen=True)
+class NavItem:
+    label: str
+    url_name: str
+    roles: tuple[Role, ...] = ()
+    icon: str = ""
+
+    def visible_to(self, user) -> bool:
+        return not self.roles or user_has_role(user, *self.roles)
+
+
+PUBLIC_ITEMS: list[NavItem] = [
+    NavItem("Taxonomy", "metrics_registry:taxonomy", icon="diagram-3"),
+    NavItem("API", "api-docs", icon="braces"),
+]
+
+ROLE_ITEMS: list[NavItem] = [
+    NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
+]
+
+
+def _entries(items: list[NavItem], user) -> list[dict]:
+    return [
+        {"label": item.label, "url": reverse(item.url_name), "icon": item.icon}
+        for item in items
+        if item.visible_to(user)
+    ]
+
+
+def navigation_for(user: AnonymousUser | object) -> dict:
+    return {
+        "public": _entries(PUBLIC_ITEMS, user),
+        "workspace": _entries(ROLE_ITEMS, user),
+        "roles": sorted(role.value for role in user_roles(user)),
+    }

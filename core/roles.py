@@ -1,0 +1,67 @@
+"""The four roles of the platform, held as Django groups created by a data migration."""
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+from django.contrib.auth.mixins import AccessMixin
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+
+class Role(StrEnum):
+    CONTRIBUTOR = "Contributor"
+    RESEARCHER = "Researcher"
+    EXPERT_REVIEWER = "Expert Reviewer"
+    MAINTAINER = "Maintainer"
+
+
+ROLE_DESCRIPTIONS: dict[Role, str] = {
+    Role.CONTRIBUTOR: "Submit constructs and follow what became of them.",
+    Role.RESEARCHER: "Review drafted metric candidates, curate scenarios, build rating queues.",
+    Role.EXPERT_REVIEWER: "Rate metrics, scenarios, conversations and judge verdicts.",
+    Role.MAINTAINER: "Configure models, run evaluations, assemble and publish releases.",
+}
+
+
+def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[Role]:
+    """Roles of a user; a superuser holds all of them. Cached on the user object per request."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return frozenset()
+    cached = getattr(user, "_impactbench_roles", None)
+    if cached is not None:
+        return cached
+    if user.is_superuser:
+        roles = frozenset(Role)
+    else:
+        names = set(user.groups.values_list("name", flat=True))
+        roles = frozenset(role for role in Role if role.value in names)
+    user._impactbench_roles = roles
+    return roles
+
+
+def user_has_role(user: AbstractBaseUser | AnonymousUser, *roles: Role) -> bool:
+    """True when the user holds any of `roles`."""
+    return bool(user_roles(user) & set(roles))
+
+
+def user_add_roles(user: AbstractBaseUser, roles: Iterable[Role]) -> None:
+    from django.contrib.auth.models import Group
+
+    for role in roles:
+        group, _ = Group.objects.get_or_create(name=role.value)
+        user.groups.add(group)
+    if hasattr(user, "_impactbench_roles"):
+        del user._impactbench_roles
+
+
+class RoleRequiredMixin(AccessMixin):
+    """Class-based views: login required, then any one of `required_roles`."""
+
+    required_roles: tuple[Role, ...] = ()
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        if self.required_roles and not user_has_role(request.user, *self.required_roles):
+            self.raise_exception = True
+            return self.handle_no_permission()
+        return super().dispatch(request, *args, **kwargs)

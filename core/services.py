@@ -1,0 +1,42 @@
+import socket
+import time
+import uuid
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from .exceptions import ApplicationError
+from .models import WorkerPing
+
+
+def worker_ping_answer(*, token: str, requested_at: str) -> WorkerPing:
+    """Record that a worker ran a ping task; repeated delivery of the same ping is harmless."""
+    ping, _ = WorkerPing.objects.get_or_create(
+        token=token,
+        defaults={
+            "requested_at": datetime.fromisoformat(requested_at),
+            "answered_at": timezone.now(),
+            "worker_hostname": socket.gethostname(),
+        },
+    )
+    return ping
+
+
+def worker_ping_roundtrip(*, timeout_seconds: float = 60.0) -> WorkerPing:
+    """Send a ping through the broker and wait until a worker has written its answer."""
+    from .tasks import worker_ping
+
+    token = uuid.uuid4().hex
+    now = timezone.now()
+    transaction.on_commit(lambda: worker_ping.delay(token, now.isoformat()))
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        ping = WorkerPing.objects.filter(token=token).first()
+        if ping is not None:
+            return ping
+        time.sleep(0.2)
+    raise ApplicationError(
+        f"No Celery worker answered within {timeout_seconds:.0f} s. "
+        "Start one with `.venv/bin/celery -A impactbench_site worker -Q default,llm`."
+    )

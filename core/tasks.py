@@ -1,0 +1,8 @@
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(name="core.tasks.worker_ping", acks_late=True)
+def worker_ping(token: str, requested_at: str) -> None:
+    services.worker_ping_answer(token=token, requested_at=requested_at)

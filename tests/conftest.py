@@ -1,0 +1,163 @@
+"""Shared fixtures: users per role, logged-in clients, and a real Celery worker process."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from core.roles import Role
+from tests.factories import UserFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    """Rate limits (allauth keeps them in the cache) must not leak from one test to the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture
+def contributor(db):
+    return UserFactory(roles=[Role.CONTRIBUTOR])
+
+
+@pytest.fixture
+def researcher(db):
+    return UserFactory(roles=[Role.CONTRIBUTOR, Role.RESEARCHER])
+
+
+@pytest.fixture
+def expert_reviewer(db):
+    return UserFactory(roles=[Role.CONTRIBUTOR, Role.EXPERT_REVIEWER])
+
+
+@pytest.fixture
+def maintainer(db):
+    return UserFactory(roles=[Role.CONTRIBUTOR, Role.MAINTAINER])
+
+
+@pytest.fixture
+def client_for(client):
+    """Return a test client logged in as the given user."""
+
+    def login(user):
+        client.force_login(user)
+        return client
+
+    return login
+
+
+@pytest.fixture
+def api_client():
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+def database_url_of_current_connection() -> str:
+    """DATABASE_URL for the database the tests are using (the test database, once set up)."""
+    db = connection.settings_dict
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+class WorkerProcess:
+    """A `celery worker` subprocess bound to the test database and the configured broker."""
+
+    def __init__(self, *, queues: str = "default,llm", concurrency: int = 2, extra_env=None):
+        self.queues = queues
+        self.concurrency = concurrency
+        self.extra_env = extra_env or {}
+        self.process: subprocess.Popen | None = None
+        self.log_path = (
+            Path(settings.VAR_DIR) / f"test-worker-{os.getpid()}-{time.monotonic_ns()}.log"
+        )
+
+    def start(self) -> "WorkerProcess":
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test",
+            "DATABASE_URL": database_url_of_current_connection(),
+            "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+            **self.extra_env,
+        }
+        self.log_file = self.log_path.open("wb")
+        self.process = subprocess.Popen(  # noqa: S603 - fixed argument list
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "impactbench_site",
+                "worker",
+                "-Q",
+                self.queues,
+                "--concurrency",
+                str(self.concurrency),
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--hostname",
+                f"test-{time.monotonic_ns()}@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        return self
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group: the worker dies mid-task, as in a crash."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, 9)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if getattr(self, "log_file", None):
+            self.log_file.close()
+
+
+@pytest.fixture
+def celery_worker_factory(transactional_db):
+    """Start real worker processes; each is stopped (or already killed) at teardown."""
+    workers: list[WorkerProcess] = []
+
+    def start(**kwargs) -> WorkerProcess:
+        worker = WorkerProcess(**kwargs).start()
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
+        worker.log_path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def celery_worker(celery_worker_factory):
+    return celery_worker_factory()
