@@ -28,6 +28,12 @@ PUBLIC_ITEMS: list[NavItem] = [
 ]
 
 ROLE_ITEMS: list[NavItem] = [
+    NavItem(
+        "My submissions",
+        "submissions:list",
+        (Role.CONTRIBUTOR, Role.RESEARCHER, Role.MAINTAINER),
+        "lightbulb",
+    ),
     NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
 ]
 

@@ -1,1 +1,132 @@
-from django.db import models  # noqa: F401
+from django.conf import settings
+from django.db import models
+
+from core.models import TimeStampedModel
+
+
+class AgeContext(models.TextChoices):
+    TEEN = "teen", "Teens (13–17)"
+    ADULT = "adult", "Adults (18+)"
+    BOTH = "both", "Both teens and adults"
+
+
+class SubmissionStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SUBMITTED = "submitted", "Submitted"
+    DRAFTING = "drafting", "Drafting metrics"
+    DRAFTING_FAILED = "drafting_failed", "Drafting failed"
+    IN_REVIEW = "in_review", "In review"
+    ACCEPTED = "accepted", "Accepted"
+    CHANGES_REQUESTED = "changes_requested", "Changes requested"
+    DECLINED = "declined", "Declined"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
+# Statuses in which the contributor may still change the text.
+EDITABLE_STATUSES = {SubmissionStatus.DRAFT, SubmissionStatus.CHANGES_REQUESTED}
+FINAL_STATUSES = {SubmissionStatus.ACCEPTED, SubmissionStatus.DECLINED, SubmissionStatus.WITHDRAWN}
+
+
+class SubmissionQuerySet(models.QuerySet):
+    def visible_to(self, user) -> "SubmissionQuerySet":
+        from core.roles import Role, user_has_role
+
+        if user_has_role(user, Role.RESEARCHER, Role.MAINTAINER):
+            return self
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(contributor=user)
+
+
+class Submission(TimeStampedModel):
+    """A construct proposed by a domain expert, in their own words."""
+
+    contributor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
+    )
+    title = models.CharField(max_length=160)
+    behavior = models.TextField()
+    context = models.TextField(blank=True)
+    supportive_examples = models.TextField(blank=True)
+    harmful_examples = models.TextField(blank=True)
+    justification = models.TextField(blank=True)
+    age_context = models.CharField(
+        max_length=8, choices=AgeContext.choices, default=AgeContext.BOTH
+    )
+    suggested_subareas = models.ManyToManyField(
+        "metrics_registry.Subarea", blank=True, related_name="+"
+    )
+    expertise = models.CharField(max_length=300, blank=True)
+    credit_name = models.CharField(max_length=160, blank=True)
+    status = models.CharField(
+        max_length=20,
+        choices=SubmissionStatus.choices,
+        default=SubmissionStatus.DRAFT,
+        db_index=True,
+    )
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    drafting_error = models.TextField(blank=True)
+    drafting_attempts = models.PositiveIntegerField(default=0)
+    review_note = models.TextField(blank=True)
+
+    objects = SubmissionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_editable(self) -> bool:
+        return self.status in EDITABLE_STATUSES
+
+    @property
+    def can_withdraw(self) -> bool:
+        return self.status not in FINAL_STATUSES
+
+
+class CitationKind(models.TextChoices):
+    DOI = "doi", "DOI"
+    URL = "url", "Web address"
+    TEXT = "text", "Reference"
+
+
+class Citation(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="citations")
+    kind = models.CharField(max_length=8, choices=CitationKind.choices)
+    value = models.CharField(max_length=1000)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def href(self) -> str:
+        if self.kind == CitationKind.DOI:
+            return f"https://doi.org/{self.value}"
+        if self.kind == CitationKind.URL:
+            return self.value
+        return ""
+
+
+class SubmissionEvent(models.Model):
+    """Every status change of a submission: who moved it, when, and why."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="events")
+    from_status = models.CharField(max_length=20, choices=SubmissionStatus.choices, blank=True)
+    to_status = models.CharField(max_length=20, choices=SubmissionStatus.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id}: {self.from_status or '∅'} → {self.to_status}"

@@ -18,7 +18,9 @@ class UserFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def roles(self, create, extracted, **kwargs):
         if create and extracted:
-            user_add_roles(self, extracted)
+            from core.roles import Role
+
+            user_add_roles(self, [Role(role) for role in extracted])
 
     @factory.post_generation
     def verified_email(self, create, extracted, **kwargs):

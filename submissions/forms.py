@@ -1,0 +1,117 @@
+from crispy_forms.helper import FormHelper
+from crispy_forms.layout import HTML, Fieldset, Layout
+from django import forms
+
+from metrics_registry.models import Subarea
+
+from .citations import citations_as_text, citations_parse
+from .models import Submission
+
+
+class SubareaChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Subarea) -> str:
+        return f"{obj.area.name} · {obj.name}"
+
+
+class SubmissionForm(forms.ModelForm):
+    """The no-code construct form. Every field explains itself in plain language."""
+
+    citations_text = forms.CharField(
+        label="Evidence and references",
+        required=False,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 4,
+                "placeholder": "doi:10.1000/xyz123\nhttps://…\nAuthor (2024). Title. Journal.",
+            }
+        ),
+        help_text="One reference per line: a DOI, a web address, or a written reference. "
+        "Add as many as you like.",
+    )
+    suggested_subareas = SubareaChoiceField(
+        queryset=Subarea.objects.select_related("area"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Which areas of life does it touch?",
+        help_text="Pick any that fit. It is only a suggestion; reviewers will check.",
+    )
+
+    class Meta:
+        model = Submission
+        fields = [
+            "title",
+            "behavior",
+            "context",
+            "supportive_examples",
+            "harmful_examples",
+            "justification",
+            "age_context",
+            "suggested_subareas",
+            "expertise",
+            "credit_name",
+        ]
+        labels = {
+            "title": "A short title",
+            "behavior": "What should an AI assistant do, or avoid doing?",
+            "context": "When does this come up?",
+            "supportive_examples": "What would a supportive reply look like?",
+            "harmful_examples": "What would a harmful reply look like?",
+            "justification": "Why does it matter?",
+            "age_context": "Who does it apply to?",
+            "expertise": "Your expertise",
+            "credit_name": "How should we credit you?",
+        }
+        help_texts = {
+            "title": "A few words, e.g. “Encouraging a student to try first”.",
+            "behavior": "Describe the behaviour in everyday words, as you would to a colleague. "
+            "For example: “When a teenager asks for help with an essay, the assistant should ask "
+            "for their own ideas before offering any.”",
+            "context": "The kind of person, situation or conversation in which the behaviour "
+            "matters, e.g. “a student working on homework late at night”.",
+            "supportive_examples": "Write or paste one or more replies that would help. "
+            "Rough wording is fine.",
+            "harmful_examples": "Write or paste one or more replies that would do harm, and say "
+            "why if it is not obvious.",
+            "justification": "The evidence or professional knowledge behind your concern: "
+            "studies, guidelines, clinical experience. Add references below.",
+            "age_context": "Teens are 13–17, adults 18 and older.",
+            "expertise": "Your field and experience, e.g. “school psychologist, 12 years”. "
+            "Reviewers see this; it is not published unless you ask for credit.",
+            "credit_name": "The name to show next to metrics that come from your submission. "
+            "Leave empty to stay anonymous.",
+        }
+        widgets = {
+            "behavior": forms.Textarea(attrs={"rows": 4}),
+            "context": forms.Textarea(attrs={"rows": 3}),
+            "supportive_examples": forms.Textarea(attrs={"rows": 4}),
+            "harmful_examples": forms.Textarea(attrs={"rows": 4}),
+            "justification": forms.Textarea(attrs={"rows": 4}),
+            "age_context": forms.RadioSelect,
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and not self.is_bound:
+            self.initial["citations_text"] = citations_as_text(self.instance.citations.all())
+        self.helper = FormHelper()
+        self.helper.form_tag = False
+        self.helper.layout = Layout(
+            Fieldset("The behaviour", "title", "behavior", "context"),
+            Fieldset("Examples", "supportive_examples", "harmful_examples"),
+            Fieldset("Evidence", "justification", "citations_text"),
+            Fieldset("Scope", "age_context", "suggested_subareas"),
+            Fieldset("About you", "expertise", "credit_name"),
+            HTML(
+                '<p class="small text-body-secondary">You can save a draft at any time and '
+                "come back later. Nothing is sent to reviewers until you submit.</p>"
+            ),
+        )
+
+    def clean_citations_text(self) -> list:
+        # Parsed here so a bad line is reported next to the box, with the text kept.
+        return citations_parse(self.cleaned_data.get("citations_text", ""))
+
+    def service_kwargs(self) -> dict:
+        data = {name: self.cleaned_data[name] for name in self.Meta.fields}
+        data["citations"] = self.cleaned_data["citations_text"]
+        return data

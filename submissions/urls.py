@@ -1,0 +1,17 @@
+from django.urls import path, re_path
+
+from . import views
+
+app_name = "submissions"
+
+urlpatterns = [
+    path("", views.SubmissionListView.as_view(), name="list"),
+    path("new/", views.SubmissionCreateView.as_view(), name="create"),
+    path("<int:pk>/", views.SubmissionDetailView.as_view(), name="detail"),
+    path("<int:pk>/edit/", views.SubmissionUpdateView.as_view(), name="edit"),
+    re_path(
+        r"^(?P<pk>\d+)/(?P<action>submit|withdraw|retry)/$",
+        views.SubmissionActionView.as_view(),
+        name="action",
+    ),
+]

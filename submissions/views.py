@@ -1,0 +1,172 @@
+from django.contrib import messages
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.views import View
+from django.views.generic import DetailView, FormView, ListView
+
+from core.exceptions import ApplicationError
+from core.roles import Role, RoleRequiredMixin, user_has_role
+
+from . import selectors, services
+from .forms import SubmissionForm
+from .models import SubmissionStatus
+
+# The status page polls while the platform works on the submission.
+WORKING_STATUSES = {SubmissionStatus.SUBMITTED, SubmissionStatus.DRAFTING}
+
+
+class ContributorMixin(RoleRequiredMixin):
+    required_roles = (Role.CONTRIBUTOR, Role.RESEARCHER, Role.MAINTAINER)
+
+
+class SubmissionListView(ContributorMixin, ListView):
+    template_name = "submissions/submission_list.html"
+    context_object_name = "submissions"
+    paginate_by = 25
+
+    def get_queryset(self):
+        return selectors.submission_list_own(user=self.request.user)
+
+
+class SubmissionFormMixin(ContributorMixin):
+    """Create and edit share one form; the pressed button decides between saving and submitting."""
+
+    form_class = SubmissionForm
+    template_name = "submissions/submission_form.html"
+
+    def save(self, form):
+        raise NotImplementedError
+
+    def form_valid(self, form):
+        try:
+            submission = self.save(form)
+            if "submit" in self.request.POST:
+                services.submission_submit(submission=submission, actor=self.request.user)
+                messages.success(
+                    self.request,
+                    "Thank you. Your submission is in; metric drafting has started.",
+                )
+            else:
+                messages.success(self.request, "Draft saved.")
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+            return self.form_invalid(form)
+        return redirect("submissions:detail", pk=submission.pk)
+
+
+class SubmissionCreateView(SubmissionFormMixin, FormView):
+    def save(self, form):
+        self.object = services.submission_create(
+            contributor=self.request.user, **form.service_kwargs()
+        )
+        return self.object
+
+
+class SubmissionUpdateView(SubmissionFormMixin, FormView):
+    def dispatch(self, request, *args, **kwargs):
+        if request.user.is_authenticated:
+            self.object = get_object_or_404(
+                selectors.submission_list_own(user=request.user), pk=kwargs["pk"]
+            )
+            if not self.object.is_editable:
+                messages.warning(request, "This submission can no longer be edited.")
+                return redirect("submissions:detail", pk=self.object.pk)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "instance": self.object}
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "submission": self.object}
+
+    def save(self, form):
+        return services.submission_update(
+            submission=self.object, actor=self.request.user, **form.service_kwargs()
+        )
+
+
+class SubmissionDetailView(ContributorMixin, DetailView):
+    context_object_name = "submission"
+
+    def get_queryset(self):
+        return selectors.submission_list_for(user=self.request.user).prefetch_related(
+            "citations", "suggested_subareas__area", "events__actor"
+        )
+
+    def get_template_names(self):
+        if self.request.htmx:
+            return ["submissions/_submission_status.html"]
+        return ["submissions/submission_detail.html"]
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        submission = self.object
+        context["is_owner"] = submission.contributor_id == self.request.user.pk
+        context["can_retry"] = context["is_owner"] or user_has_role(
+            self.request.user, Role.RESEARCHER, Role.MAINTAINER
+        )
+        context["working"] = submission.status in WORKING_STATUSES
+        context["steps"] = status_steps(submission.status)
+        return context
+
+
+def status_steps(status: str) -> list[dict]:
+    """The progress line on the status page: submitted → drafting → in review → decision."""
+    order = [
+        (SubmissionStatus.SUBMITTED, "Submitted"),
+        (SubmissionStatus.DRAFTING, "Drafting metrics"),
+        (SubmissionStatus.IN_REVIEW, "In review"),
+        ("decision", "Decision"),
+    ]
+    reached = {
+        SubmissionStatus.DRAFT: 0,
+        SubmissionStatus.SUBMITTED: 1,
+        SubmissionStatus.DRAFTING: 2,
+        SubmissionStatus.DRAFTING_FAILED: 2,
+        SubmissionStatus.IN_REVIEW: 3,
+        SubmissionStatus.CHANGES_REQUESTED: 4,
+        SubmissionStatus.ACCEPTED: 4,
+        SubmissionStatus.DECLINED: 4,
+        SubmissionStatus.WITHDRAWN: 0,
+    }[status]
+    steps = []
+    for index, (key, label) in enumerate(order, start=1):
+        if key == "decision" and reached >= 4:
+            label = SubmissionStatus(status).label
+        steps.append(
+            {
+                "label": label,
+                "done": index < reached or (index == reached == 4),
+                "current": index == reached and reached < 4,
+                "failed": key == SubmissionStatus.DRAFTING
+                and status == SubmissionStatus.DRAFTING_FAILED,
+            }
+        )
+    return steps
+
+
+class SubmissionActionView(ContributorMixin, View):
+    """POST-only actions on the contributor's own submission."""
+
+    def post(self, request, pk: int, action: str):
+        submission = get_object_or_404(selectors.submission_list_own(user=request.user), pk=pk)
+        try:
+            if action == "submit":
+                services.submission_submit(submission=submission, actor=request.user)
+                messages.success(request, "Submitted. Metric drafting has started.")
+            elif action == "withdraw":
+                services.submission_withdraw(
+                    submission=submission,
+                    actor=request.user,
+                    reason=request.POST.get("reason", "").strip(),
+                )
+                messages.info(request, "Your submission has been withdrawn.")
+            elif action == "retry":
+                services.submission_retry_drafting(submission=submission, actor=request.user)
+                messages.info(request, "Drafting has been started again.")
+            else:
+                messages.error(request, "Unknown action.")
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        return HttpResponseRedirect(reverse("submissions:detail", kwargs={"pk": pk}))
