@@ -28,6 +28,8 @@ PUBLIC_ITEMS: list[NavItem] = [
 ]
 
 ROLE_ITEMS: list[NavItem] = [
+    NavItem("Model configurations", "llm:configuration-list", (Role.MAINTAINER,), "cpu"),
+    NavItem("Model call log", "llm:call-list", (Role.MAINTAINER, Role.RESEARCHER), "journal-text"),
     NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
 ]
 

@@ -23,26 +23,24 @@ results carry `is_offline=True` and must be shown with the "offline demo model" 
 """
 
 import json
-import re
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Generic, TypeVar
 
 from django.conf import settings
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from . import offline, transport
-from .cache import cache_enabled, cache_lookup, cache_store, request_fingerprint
+from .cache import cache_enabled, cache_lookup, cache_store
 from .exceptions import LLMError, StructuredOutputError
-from .models import CallOutcome, ModelConfiguration, ModelRole
+from .models import CallOutcome, ModelConfiguration
 from .recording import CallRecorder
+from .request import PreparedRequest, json_validator, prepare_request
 from .selectors import configuration_for_role
 
 T = TypeVar("T", bound=BaseModel)
 
-REASK_ERROR_LIMIT = 2000
-_FENCED_JSON = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 __all__ = [
     "ChatResult",
@@ -79,87 +77,6 @@ class StructuredResult(ChatResult, Generic[T]):
     output: T | None = None
 
 
-@dataclass(frozen=True)
-class _Request:
-    messages: list[dict]
-    parameters: dict
-    fingerprint: str
-    seed: int | None
-
-
-def _prepare(
-    *,
-    configuration: ModelConfiguration,
-    messages: list[dict],
-    role: str,
-    seed: int | None,
-    params: dict,
-    schema: type[BaseModel] | None = None,
-) -> _Request:
-    if role not in ModelRole.values:
-        raise ValueError(f"Unknown model role {role!r}; use one of {', '.join(ModelRole.values)}.")
-    if not configuration.is_active:
-        raise LLMError(f"The model configuration {configuration.name!r} is switched off.")
-    system_parts = [configuration.system_prompt.strip()] if configuration.system_prompt else []
-    rest = list(messages)
-    # One leading system message: several local chat templates reject more than one.
-    while rest and rest[0].get("role") == "system":
-        system_parts.append(str(rest.pop(0).get("content") or ""))
-    if schema is not None:
-        system_parts.append(_schema_instructions(schema))
-    composed = [{"role": "system", "content": "\n\n".join(system_parts)}] if system_parts else []
-    composed += [dict(m) for m in rest]
-
-    effective_seed = seed if seed is not None else configuration.seed
-    parameters: dict[str, Any] = {
-        "temperature": configuration.temperature,
-        "top_p": configuration.top_p,
-        "max_tokens": configuration.max_tokens,
-    }
-    parameters.update(
-        {
-            k: v
-            for k, v in (configuration.extra_params or {}).items()
-            if not k.startswith("offline_")
-        }
-    )
-    parameters.update(params)
-    parameters["seed"] = effective_seed
-    if schema is not None:
-        parameters["response_format"] = {"type": "json_object"}
-    parameters = {k: v for k, v in parameters.items() if v is not None}
-    fingerprint = request_fingerprint(
-        configuration=configuration,
-        messages=composed,
-        parameters=parameters,
-        schema_name=schema.__name__ if schema is not None else "",
-    )
-    return _Request(composed, parameters, fingerprint, effective_seed)
-
-
-def _schema_instructions(schema: type[BaseModel]) -> str:
-    return (
-        "Reply with one JSON object and nothing else: no prose, no code fences. "
-        f"It must validate against this JSON schema ({schema.__name__}):\n"
-        + json.dumps(schema.model_json_schema(), ensure_ascii=False)
-    )
-
-
-def _validator(schema: type[T]):
-    def validate(text: str) -> T:
-        candidate = text.strip()
-        # Models often wrap JSON in a Markdown fence despite being told not to.
-        match = _FENCED_JSON.match(candidate)
-        if match:
-            candidate = match.group(1)
-        try:
-            return schema.model_validate_json(candidate)
-        except ValidationError as exc:
-            raise transport.OutputRejected(str(exc)[:REASK_ERROR_LIMIT]) from exc
-
-    return validate
-
-
 def _elapsed_ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
@@ -192,7 +109,7 @@ def chat(
 ) -> ChatResult:
     """A free-text reply. `params` override the configuration's request parameters."""
     started = time.monotonic()
-    request = _prepare(
+    request = prepare_request(
         configuration=configuration, messages=messages, role=role, seed=seed, params=params
     )
     recorder = CallRecorder(
@@ -246,7 +163,7 @@ def structured(
     settings.LLM_STRUCTURED_REASKS re-asks are spent.
     """
     started = time.monotonic()
-    request = _prepare(
+    request = prepare_request(
         configuration=configuration,
         messages=messages,
         role=role,
@@ -257,7 +174,7 @@ def structured(
     recorder = CallRecorder(
         configuration=configuration, role=role, purpose=purpose, fingerprint=request.fingerprint
     )
-    validate = _validator(schema)
+    validate = json_validator(schema)
 
     if configuration.is_offline:
         data = offline.offline_structured_reply(
@@ -400,7 +317,12 @@ def structured_for_role(
 
 
 def _record_offline(
-    recorder: CallRecorder, request: _Request, *, text: str, parsed: Any = None, rejection: str = ""
+    recorder: CallRecorder,
+    request: PreparedRequest,
+    *,
+    text: str,
+    parsed: Any = None,
+    rejection: str = "",
 ) -> None:
     prompt_text = " ".join(str(m.get("content") or "") for m in request.messages)
     recorder.record(
@@ -416,7 +338,7 @@ def _record_offline(
 
 
 def _record_cache_hit(
-    recorder: CallRecorder, request: _Request, *, text: str, parsed: Any, hit: Any
+    recorder: CallRecorder, request: PreparedRequest, *, text: str, parsed: Any, hit: Any
 ) -> None:
     recorder.record(
         messages=request.messages,
