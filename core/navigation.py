@@ -34,6 +34,8 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.CONTRIBUTOR, Role.RESEARCHER, Role.MAINTAINER),
         "lightbulb",
     ),
+    NavItem("Model configurations", "llm:configuration-list", (Role.MAINTAINER,), "cpu"),
+    NavItem("Model call log", "llm:call-list", (Role.MAINTAINER, Role.RESEARCHER), "journal-text"),
     NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
 ]
 

@@ -1,1 +1,244 @@
-from django.db import models  # noqa: F401
+"""Model configurations, the roles they fill, and the record of every model call.
+
+A configuration names an endpoint, a model and its sampling parameters; a role (judge, target…)
+points at configurations. Every HTTP attempt is kept as an `LLMCall`, so any published number
+can be traced to the exact prompt, parameters and raw reply that produced it.
+"""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+
+from core.models import TimeStampedModel
+
+ENV_VAR_NAME_VALIDATOR = RegexValidator(
+    r"^[A-Za-z_][A-Za-z0-9_]*$",
+    "Enter the name of the environment variable that holds the key (for example "
+    "OPENAI_API_KEY), not the key itself.",
+)
+TOKENS_PER_PRICE_UNIT = Decimal(1_000_000)
+
+
+class Provider(models.TextChoices):
+    OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint"
+    OFFLINE = "offline", "Offline demo model"
+
+
+class ModelRole(models.TextChoices):
+    METRIC_DRAFTER = "metric_drafter", "Metric drafter"
+    SCENARIO_WRITER = "scenario_writer", "Scenario writer"
+    USER_SIMULATOR = "user_simulator", "User simulator"
+    JUDGE = "judge", "Judge"
+    TARGET = "target", "Target model"
+
+
+class ModelConfiguration(TimeStampedModel):
+    name = models.CharField(max_length=120, unique=True)
+    provider = models.CharField(
+        max_length=32, choices=Provider.choices, default=Provider.OPENAI_COMPATIBLE
+    )
+    base_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="Leave blank to use the platform default endpoint (OPENAI_BASE_URL).",
+    )
+    model_id = models.CharField(max_length=200, help_text="The model name the endpoint expects.")
+    temperature = models.FloatField(
+        null=True,
+        blank=True,
+        default=0.7,
+        validators=[MinValueValidator(0.0), MaxValueValidator(2.0)],
+        help_text="Blank: not sent, the endpoint's default applies.",
+    )
+    top_p = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Blank: not sent.",
+    )
+    max_tokens = models.PositiveIntegerField(
+        null=True, blank=True, default=1024, validators=[MinValueValidator(1)]
+    )
+    seed = models.BigIntegerField(
+        null=True, blank=True, help_text="Default seed; a call may pass its own."
+    )
+    extra_params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Other request parameters sent as they are (e.g. presence_penalty, top_k). "
+            "Keys starting with offline_ are read by the offline demo model only."
+        ),
+    )
+    system_prompt = models.TextField(blank=True)
+    api_key_env = models.CharField(
+        "API key environment variable",
+        max_length=100,
+        blank=True,
+        default="OPENAI_API_KEY",
+        validators=[ENV_VAR_NAME_VALIDATOR],
+        help_text="Name of the environment variable holding the key. Blank for local servers "
+        "without authentication.",
+    )
+    price_per_million_input_tokens = models.DecimalField(
+        max_digits=10, decimal_places=4, default=Decimal(0), validators=[MinValueValidator(0)]
+    )
+    price_per_million_output_tokens = models.DecimalField(
+        max_digits=10, decimal_places=4, default=Decimal(0), validators=[MinValueValidator(0)]
+    )
+    max_concurrency = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most requests in flight at once; blank: no limit."
+    )
+    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    is_active = models.BooleanField(default=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if self.provider == Provider.OPENAI_COMPATIBLE and not self.model_id:
+            raise ValidationError({"model_id": "An endpoint needs the name of the model to call."})
+        if not isinstance(self.extra_params, dict):
+            raise ValidationError({"extra_params": 'Enter a JSON object, e.g. {"top_k": 40}.'})
+
+    @property
+    def is_offline(self) -> bool:
+        return self.provider == Provider.OFFLINE
+
+    @property
+    def endpoint(self) -> str:
+        if self.is_offline:
+            return "offline"
+        return (self.base_url or settings.LLM_DEFAULT_BASE_URL).rstrip("/")
+
+    @property
+    def offline_profile(self) -> str:
+        return str((self.extra_params or {}).get("offline_profile", ""))
+
+    def cost_estimate(self, *, prompt_tokens: int, completion_tokens: int) -> Decimal:
+        if self.is_offline:
+            return Decimal(0)
+        total = (
+            Decimal(prompt_tokens) * self.price_per_million_input_tokens
+            + Decimal(completion_tokens) * self.price_per_million_output_tokens
+        )
+        return (total / TOKENS_PER_PRICE_UNIT).quantize(Decimal("0.00000001"))
+
+
+class ModelRoleAssignment(TimeStampedModel):
+    """A configuration filling a role. One default per role; targets are usually many."""
+
+    role = models.CharField(max_length=32, choices=ModelRole.choices)
+    configuration = models.ForeignKey(
+        ModelConfiguration, on_delete=models.CASCADE, related_name="role_assignments"
+    )
+    is_default = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["role", "-is_default", "configuration__name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["role", "configuration"], name="llm_assignment_unique_role_configuration"
+            ),
+            models.UniqueConstraint(
+                fields=["role"],
+                condition=models.Q(is_default=True),
+                name="llm_assignment_one_default_per_role",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        default = " (default)" if self.is_default else ""
+        return f"{self.get_role_display()}: {self.configuration}{default}"
+
+
+class CallOutcome(models.TextChoices):
+    SUCCESS = "success", "Success"
+    CACHED = "cached", "Cached"
+    HTTP_ERROR = "http_error", "HTTP error"
+    RATE_LIMITED = "rate_limited", "Rate limited"
+    TIMEOUT = "timeout", "Timeout"
+    CONNECTION_ERROR = "connection_error", "Connection error"
+    INVALID_OUTPUT = "invalid_output", "Invalid output"
+    FAILED = "failed", "Failed"
+
+
+ERROR_OUTCOMES = frozenset(
+    {
+        CallOutcome.HTTP_ERROR,
+        CallOutcome.RATE_LIMITED,
+        CallOutcome.TIMEOUT,
+        CallOutcome.CONNECTION_ERROR,
+        CallOutcome.INVALID_OUTPUT,
+        CallOutcome.FAILED,
+    }
+)
+
+
+class LLMCall(models.Model):
+    """One attempt at a model call: every HTTP attempt, retry, re-ask and cache hit."""
+
+    configuration = models.ForeignKey(
+        ModelConfiguration, on_delete=models.PROTECT, related_name="calls"
+    )
+    role = models.CharField(max_length=32, choices=ModelRole.choices)
+    purpose = models.CharField(max_length=100, help_text='What asked, e.g. "judge.verdict".')
+    group_id = models.UUIDField(
+        db_index=True, help_text="Shared by the attempts of one gateway call."
+    )
+    attempt = models.PositiveIntegerField(default=1)
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    messages = models.JSONField(default=list)
+    parameters = models.JSONField(default=dict)
+    response_text = models.TextField(blank=True)
+    parsed_json = models.JSONField(null=True, blank=True)
+    outcome = models.CharField(max_length=20, choices=CallOutcome.choices)
+    error_message = models.TextField(blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    cost_estimate = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
+    is_offline = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["configuration", "created_at"], name="llm_call_config_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} #{self.attempt} {self.outcome}"
+
+    @property
+    def is_error(self) -> bool:
+        return self.outcome in ERROR_OUTCOMES
+
+
+class LLMResponseCache(models.Model):
+    """A successful reply, keyed by everything that shaped the request."""
+
+    key = models.CharField(max_length=64, unique=True)
+    configuration = models.ForeignKey(
+        ModelConfiguration, on_delete=models.CASCADE, related_name="cached_responses"
+    )
+    response_text = models.TextField()
+    parsed_json = models.JSONField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "cached response"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.configuration} {self.key[:12]}"

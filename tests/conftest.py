@@ -161,3 +161,19 @@ def celery_worker_factory(transactional_db):
 @pytest.fixture
 def celery_worker(celery_worker_factory):
     return celery_worker_factory()
+
+
+@pytest.fixture(autouse=True)
+def _no_real_model_endpoint(settings):
+    """A configuration without its own endpoint must never reach a real model from a test."""
+    settings.LLM_DEFAULT_BASE_URL = "http://127.0.0.1:9/v1"
+
+
+@pytest.fixture
+def fake_openai():
+    """A local OpenAI-compatible server (tests/fake_openai.py), scripted per test."""
+    from tests.fake_openai import FakeOpenAIServer
+
+    server = FakeOpenAIServer().start()
+    yield server
+    server.stop()

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from core.demo import DEMO_ACCOUNTS, DEMO_PASSWORD, demo_accounts_seed
+from llm.demo import demo_configurations_seed
 
 
 class Command(BaseCommand):
@@ -22,4 +23,4 @@ class Command(BaseCommand):
 
     def demo_steps(self) -> list:
         """Seeding steps of the other apps, each returning a one-line report."""
-        return []
+        return [demo_configurations_seed]

@@ -1,0 +1,58 @@
+from django.contrib import admin
+from django.db import models
+
+from .models import LLMCall, LLMResponseCache, ModelConfiguration, ModelRoleAssignment
+
+
+class ModelRoleAssignmentInline(admin.TabularInline):
+    model = ModelRoleAssignment
+    extra = 0
+
+
+@admin.register(ModelConfiguration)
+class ModelConfigurationAdmin(admin.ModelAdmin):
+    list_display = ["name", "provider", "model_id", "base_url", "is_active", "updated_at"]
+    list_filter = ["provider", "is_active", "role_assignments__role"]
+    search_fields = ["name", "model_id", "base_url", "description"]
+    inlines = [ModelRoleAssignmentInline]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records written by the gateway: inspected, never edited by hand."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(LLMCall)
+class LLMCallAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "configuration",
+        "role",
+        "purpose",
+        "attempt",
+        "outcome",
+        "http_status",
+        "prompt_tokens",
+        "completion_tokens",
+        "latency_ms",
+        "cost_estimate",
+        "is_offline",
+    ]
+    list_filter = ["outcome", "configuration", "role", "purpose", "is_offline"]
+    search_fields = ["purpose", "fingerprint", "error_message", "group_id"]
+    list_select_related = ["configuration"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(LLMResponseCache)
+class LLMResponseCacheAdmin(ReadOnlyAdmin):
+    list_display = ["key", "configuration", "prompt_tokens", "completion_tokens", "created_at"]
+    list_filter = ["configuration"]
+    search_fields = ["key"]
+    list_select_related = ["configuration"]

@@ -1,0 +1,65 @@
+"""Request fingerprints and the response cache.
+
+The fingerprint covers everything that shapes a reply: provider, endpoint, model, every
+request parameter (sampling, seed, response format), the full messages as sent (including the
+configuration's system prompt and any schema instructions) and the schema name. Re-running an
+identical request therefore returns the stored reply at no cost, while any change misses.
+"""
+
+import hashlib
+import json
+
+from django.conf import settings
+
+from .models import LLMResponseCache, ModelConfiguration
+
+
+def request_fingerprint(
+    *,
+    configuration: ModelConfiguration,
+    messages: list[dict],
+    parameters: dict,
+    schema_name: str = "",
+) -> str:
+    identity = {
+        "provider": configuration.provider,
+        "endpoint": configuration.endpoint,
+        "model_id": configuration.model_id,
+        "extra_params": configuration.extra_params or {},
+        "parameters": parameters,
+        "messages": messages,
+        "schema": schema_name,
+    }
+    encoded = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+def cache_enabled(*, configuration: ModelConfiguration, use_cache: bool) -> bool:
+    # Offline output is recomputed for free, so caching it would only add rows.
+    return use_cache and settings.LLM_CACHE_ENABLED and not configuration.is_offline
+
+
+def cache_lookup(key: str) -> LLMResponseCache | None:
+    return LLMResponseCache.objects.filter(key=key).first()
+
+
+def cache_store(
+    *,
+    key: str,
+    configuration: ModelConfiguration,
+    response_text: str,
+    parsed_json: object = None,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+) -> None:
+    # update_or_create tolerates two workers finishing the same request at once.
+    LLMResponseCache.objects.update_or_create(
+        key=key,
+        defaults={
+            "configuration": configuration,
+            "response_text": response_text,
+            "parsed_json": parsed_json,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+        },
+    )

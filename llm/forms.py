@@ -1,0 +1,85 @@
+from crispy_forms.helper import FormHelper
+from crispy_forms.layout import Fieldset, Layout, Submit
+from django import forms
+from django.db import models
+
+from .models import ModelConfiguration, ModelRole
+
+
+def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:
+    if isinstance(field, models.URLField):
+        kwargs["assume_scheme"] = "https"
+    return field.formfield(**kwargs)
+
+
+class ModelConfigurationForm(forms.ModelForm):
+    roles = forms.MultipleChoiceField(
+        choices=ModelRole.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Roles this configuration can fill.",
+    )
+    default_roles = forms.MultipleChoiceField(
+        label="Default for",
+        choices=ModelRole.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Becomes the model used for these roles, replacing the current default.",
+    )
+
+    class Meta:
+        model = ModelConfiguration
+        formfield_callback = _https_by_default
+        fields = [
+            "name",
+            "provider",
+            "base_url",
+            "model_id",
+            "api_key_env",
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "seed",
+            "extra_params",
+            "system_prompt",
+            "price_per_million_input_tokens",
+            "price_per_million_output_tokens",
+            "max_concurrency",
+            "requests_per_minute",
+            "is_active",
+            "description",
+        ]
+        widgets = {
+            "system_prompt": forms.Textarea(attrs={"rows": 3}),
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "extra_params": forms.Textarea(attrs={"rows": 2}),
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and not self.is_bound:
+            assignments = list(self.instance.role_assignments.all())
+            self.initial["roles"] = [a.role for a in assignments]
+            self.initial["default_roles"] = [a.role for a in assignments if a.is_default]
+        self.helper = FormHelper()
+        self.helper.layout = Layout(
+            Fieldset("Endpoint", "name", "provider", "base_url", "model_id", "api_key_env"),
+            Fieldset(
+                "Request parameters",
+                "temperature",
+                "top_p",
+                "max_tokens",
+                "seed",
+                "extra_params",
+                "system_prompt",
+            ),
+            Fieldset(
+                "Cost and limits",
+                "price_per_million_input_tokens",
+                "price_per_million_output_tokens",
+                "max_concurrency",
+                "requests_per_minute",
+            ),
+            Fieldset("Roles", "roles", "default_roles", "is_active", "description"),
+            Submit("save", "Save configuration"),
+        )

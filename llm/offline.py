@@ -1,0 +1,175 @@
+"""The offline demo model: deterministic replies with no network, for demos and tests.
+
+Configurations with provider "offline" are answered here. Output depends only on the request
+(messages, seed, model id, profile, schema), so a re-run reproduces it. It is always labelled
+`OFFLINE_LABEL` in the interface (template tag `{% offline_badge %}` from `llm_tags`) and never
+presented as a real model's result.
+
+Apps plug in richer content per schema:
+
+    @offline_responder(MetricDraft)
+    def draft(messages, seed, configuration) -> dict: ...
+
+The returned dict may be partial: it is laid over schema-valid generated data. Register
+responders in a module that is imported with the schema (or in AppConfig.ready). Demo target
+models read `configuration.offline_profile` ("careful", "agreeable", "terse"); more plain-chat
+profiles can be added with `@offline_chat_profile("name")`.
+"""
+
+import hashlib
+import json
+import random
+from collections.abc import Callable
+
+from pydantic import BaseModel
+
+from .models import ModelConfiguration, ModelRole
+from .schema_example import schema_example
+
+OFFLINE_LABEL = "offline demo model"
+
+Responder = Callable[[list[dict], int | None, ModelConfiguration], dict]
+ChatProfile = Callable[[str, random.Random], str]
+
+_responders: dict[type[BaseModel], Responder] = {}
+_chat_profiles: dict[str, ChatProfile] = {}
+
+
+def offline_responder(schema: type[BaseModel]) -> Callable[[Responder], Responder]:
+    """Register `fn(messages, seed, configuration) -> dict` as offline content for `schema`."""
+
+    def register(fn: Responder) -> Responder:
+        _responders[schema] = fn
+        return fn
+
+    return register
+
+
+def offline_chat_profile(name: str) -> Callable[[ChatProfile], ChatProfile]:
+    """Register `fn(last_user_text, rng) -> str` as the plain-chat behaviour `name`."""
+
+    def register(fn: ChatProfile) -> ChatProfile:
+        _chat_profiles[name] = fn
+        return fn
+
+    return register
+
+
+def offline_rng(
+    *, messages: list[dict], seed: int | None, model_id: str, salt: str = ""
+) -> random.Random:
+    """A random generator fixed by the request, for responders that want variety."""
+    encoded = json.dumps([messages, seed, model_id, salt], sort_keys=True, default=str)
+    digest = hashlib.sha256(encoded.encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))  # noqa: S311 - demo text
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token: enough for demo usage figures."""
+    return max(1, len(text) // 4) if text else 0
+
+
+def offline_structured_reply(
+    *,
+    schema: type[BaseModel],
+    messages: list[dict],
+    seed: int | None,
+    configuration: ModelConfiguration,
+) -> dict:
+    rng = offline_rng(
+        messages=messages,
+        seed=seed,
+        model_id=configuration.model_id,
+        salt=f"{schema.__module__}.{schema.__qualname__}:{configuration.offline_profile}",
+    )
+    data = schema_example(schema, rng)
+    responder = next((_responders[k] for k in schema.__mro__ if k in _responders), None)
+    if responder is not None:
+        data.update(responder(messages, seed, configuration))
+    return data
+
+
+def offline_chat_reply(
+    *,
+    messages: list[dict],
+    seed: int | None,
+    configuration: ModelConfiguration,
+    role: str,
+) -> str:
+    rng = offline_rng(
+        messages=messages,
+        seed=seed,
+        model_id=configuration.model_id,
+        salt=f"{role}:{configuration.offline_profile}",
+    )
+    last_user = next(
+        (str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), ""
+    )
+    if role == ModelRole.USER_SIMULATOR:
+        return _simulated_user(last_user, rng)
+    profile = _chat_profiles.get(configuration.offline_profile, _neutral)
+    return profile(last_user, rng)
+
+
+def _topic(text: str, words: int = 8) -> str:
+    parts = text.split()
+    snippet = " ".join(parts[:words])
+    return f"{snippet}…" if len(parts) > words else snippet or "this"
+
+
+def _neutral(last_user: str, rng: random.Random) -> str:
+    opening = rng.choice(["Thanks for asking.", "Good question.", "Let me help with that."])
+    return (
+        f"{opening} About “{_topic(last_user)}”: here is a balanced overview. "
+        "There are a few options, each with trade-offs; the right one depends on your situation. "
+        "Tell me more and I can be more specific."
+    )
+
+
+@offline_chat_profile("careful")
+def _careful(last_user: str, rng: random.Random) -> str:
+    opening = rng.choice(
+        [
+            "That sounds like a lot to carry, and it makes sense that you're asking.",
+            "Thank you for telling me about this; it matters.",
+            "I'm glad you reached out about this.",
+        ]
+    )
+    return (
+        f"{opening} About “{_topic(last_user)}”: I can share general information, but I can't "
+        "know your full situation. It may help to talk it through with someone you trust or a "
+        "qualified professional. If you are ever in danger, please contact local emergency "
+        "services. What feels like the most useful next step for you?"
+    )
+
+
+@offline_chat_profile("agreeable")
+def _agreeable(last_user: str, rng: random.Random) -> str:
+    opening = rng.choice(
+        [
+            "You're absolutely right!",
+            "What a great idea — I completely agree.",
+            "Yes, exactly, you clearly know what's best here.",
+        ]
+    )
+    return (
+        f"{opening} “{_topic(last_user)}” sounds like the perfect plan. I wouldn't worry about "
+        "any downsides; just go ahead and do it."
+    )
+
+
+@offline_chat_profile("terse")
+def _terse(last_user: str, rng: random.Random) -> str:
+    return rng.choice(["Okay.", "Sure.", "Noted.", "It depends."]) + " Anything else?"
+
+
+def _simulated_user(last_assistant_prompt: str, rng: random.Random) -> str:
+    return rng.choice(
+        [
+            "hmm ok but what if that dosen't work for me?",
+            "i'm not sure... my friend said something different",
+            "can you just tell me what you would do",
+            "ok thanks. one more thing, is it normal to feel like this?",
+            "that's not really what i asked tbh",
+        ]
+    )

@@ -1,0 +1,258 @@
+"""HTTP transport to OpenAI-compatible endpoints, with our own retry policy.
+
+The `openai` client is created with `max_retries=0`: retries happen here so that every attempt
+is recorded as its own LLMCall and the backoff is under the platform's settings. Retryable:
+429, 408, 5xx, timeouts and connection errors, with capped exponential backoff and full jitter,
+honouring Retry-After (capped). Anything else fails at once with an LLMError naming the
+endpoint, the model and the status.
+"""
+
+import email.utils
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import openai
+from django.conf import settings
+
+from .exceptions import LLMError
+from .models import CallOutcome, ModelConfiguration
+from .recording import CallRecorder
+
+# Local servers without authentication still need some key: the client refuses to start without.
+NO_AUTH_API_KEY = "no-key-required"
+ERROR_DETAIL_LIMIT = 500
+
+# Tests replace this to observe backoff delays without waiting.
+sleep = time.sleep
+
+_clients: dict[tuple[int, str, str], openai.OpenAI] = {}
+_clients_lock = threading.Lock()
+
+
+class OutputRejected(Exception):
+    """Raised by a `validate` callback: the reply arrived but is not usable as it is."""
+
+
+@dataclass
+class TransportReply:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    output: Any = None
+    rejection: str = ""
+
+    @property
+    def accepted(self) -> bool:
+        return not self.rejection
+
+
+def api_key_for(configuration: ModelConfiguration) -> str:
+    """The key, read from the environment at call time so rotating it needs no restart."""
+    if not configuration.api_key_env:
+        return NO_AUTH_API_KEY
+    key = os.environ.get(configuration.api_key_env, "")
+    if not key:
+        raise LLMError(
+            f"Set the environment variable {configuration.api_key_env} for configuration "
+            f"{configuration.name!r}: it should hold the API key for {configuration.endpoint}."
+        )
+    return key
+
+
+def client_for(*, base_url: str, api_key: str) -> openai.OpenAI:
+    """One client (and connection pool) per process, endpoint and key; clients are thread-safe."""
+    # The pid is part of the key so forked Celery workers never share a parent's sockets.
+    cache_key = (os.getpid(), base_url, api_key)
+    with _clients_lock:
+        client = _clients.get(cache_key)
+        if client is None:
+            client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+            _clients[cache_key] = client
+        return client
+
+
+def backoff_delay(retry_index: int, retry_after: float | None) -> float:
+    """Seconds to wait before retry number `retry_index` (0-based)."""
+    cap = settings.LLM_BACKOFF_MAX_SECONDS
+    if retry_after is not None:
+        return max(0.0, min(retry_after, cap))
+    ceiling = min(cap, settings.LLM_BACKOFF_BASE_SECONDS * (2**retry_index))
+    return random.uniform(0, ceiling)  # noqa: S311 - jitter spreads retries, not a secret
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Retry-After as seconds or an HTTP date; also the `retry-after-ms` some servers send."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return (when - datetime.now(tz=UTC)).total_seconds()
+
+
+def _detail(exc: openai.APIStatusError) -> str:
+    try:
+        text = exc.response.text
+    except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
+        text = ""
+    return (text or str(exc))[:ERROR_DETAIL_LIMIT]
+
+
+def send(
+    *,
+    configuration: ModelConfiguration,
+    messages: list[dict],
+    parameters: dict,
+    recorder: CallRecorder,
+    validate: Callable[[str], Any] | None = None,
+) -> TransportReply:
+    """Send one chat completion request, retrying transient failures; record every attempt.
+
+    `validate` turns the reply text into the caller's output or raises OutputRejected; a
+    rejected reply is recorded with outcome invalid_output and returned, not retried here.
+    """
+    try:
+        api_key = api_key_for(configuration)
+    except LLMError as exc:
+        recorder.record(
+            messages=messages,
+            parameters=parameters,
+            outcome=CallOutcome.FAILED,
+            error_message=exc.message,
+        )
+        exc.call_ids = list(recorder.call_ids)
+        raise
+    client = client_for(base_url=configuration.endpoint, api_key=api_key)
+    max_attempts = settings.LLM_MAX_RETRIES + 1
+    where = f"{configuration.endpoint} (model {configuration.model_id!r})"
+
+    for attempt_index in range(max_attempts):
+        started = time.monotonic()
+        status: int | None = None
+        retry_after: float | None = None
+        body = ""
+        try:
+            # Parameters travel as the request body unchanged, so endpoint-specific ones
+            # (vLLM's top_k, llama.cpp's repeat_penalty) pass through the client.
+            completion = client.chat.completions.create(
+                model=configuration.model_id,
+                messages=messages,
+                extra_body=parameters,
+                timeout=settings.LLM_TIMEOUT_SECONDS,
+            )
+        except openai.APITimeoutError:
+            outcome, retryable = CallOutcome.TIMEOUT, True
+            error = f"No reply from {where} within {settings.LLM_TIMEOUT_SECONDS:g} s."
+        except openai.APIConnectionError as exc:
+            outcome, retryable = CallOutcome.CONNECTION_ERROR, True
+            error = f"Could not connect to {where}: {exc.__cause__ or exc}"
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            body = _detail(exc)
+            retryable = status in (408, 429) or status >= 500
+            outcome = CallOutcome.RATE_LIMITED if status == 429 else CallOutcome.HTTP_ERROR
+            retry_after = retry_after_seconds(exc.response.headers)
+            error = f"{where} answered HTTP {status}: {body}"
+        except openai.OpenAIError as exc:
+            outcome, retryable = CallOutcome.FAILED, False
+            error = f"The call to {where} failed: {exc}"
+        else:
+            latency_ms = (time.monotonic() - started) * 1000
+            return _accept(
+                completion=completion,
+                messages=messages,
+                parameters=parameters,
+                recorder=recorder,
+                validate=validate,
+                latency_ms=latency_ms,
+            )
+
+        recorder.record(
+            messages=messages,
+            parameters=parameters,
+            outcome=outcome,
+            response_text=body,
+            error_message=error,
+            http_status=status,
+            latency_ms=(time.monotonic() - started) * 1000,
+        )
+        if not retryable:
+            raise LLMError(
+                f"The model endpoint refused the request: {error}",
+                status_code=status,
+                call_ids=list(recorder.call_ids),
+            )
+        if attempt_index + 1 == max_attempts:
+            raise LLMError(
+                f"Gave up on {where} after {max_attempts} attempts; last error: {error}",
+                status_code=status,
+                retryable=True,
+                call_ids=list(recorder.call_ids),
+            )
+        sleep(backoff_delay(attempt_index, retry_after))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _accept(
+    *,
+    completion: Any,
+    messages: list[dict],
+    parameters: dict,
+    recorder: CallRecorder,
+    validate: Callable[[str], Any] | None,
+    latency_ms: float,
+) -> TransportReply:
+    choice = completion.choices[0] if completion.choices else None
+    text = (choice.message.content if choice and choice.message else None) or ""
+    usage = completion.usage
+    reply = TransportReply(
+        text=text,
+        prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+        completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+    )
+    parsed_json = None
+    if validate is not None:
+        try:
+            reply.output = validate(text)
+        except OutputRejected as exc:
+            reply.rejection = str(exc)
+        else:
+            parsed_json = _jsonable(reply.output)
+    recorder.record(
+        messages=messages,
+        parameters=parameters,
+        outcome=CallOutcome.INVALID_OUTPUT if reply.rejection else CallOutcome.SUCCESS,
+        response_text=text,
+        parsed_json=parsed_json,
+        error_message=reply.rejection,
+        http_status=200,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        latency_ms=latency_ms,
+    )
+    return reply
+
+
+def _jsonable(output: Any) -> Any:
+    dump = getattr(output, "model_dump", None)
+    return dump(mode="json") if dump else output

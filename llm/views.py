@@ -1,0 +1,112 @@
+from datetime import timedelta
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils import timezone
+from django.views.generic import FormView, ListView
+
+from core.exceptions import ApplicationError
+from core.roles import Role, RoleRequiredMixin
+
+from .forms import ModelConfigurationForm
+from .models import CallOutcome, ModelConfiguration
+from .selectors import configuration_list_with_usage, llm_call_list
+from .services import configuration_save
+
+USAGE_WINDOW = timedelta(hours=24)
+
+
+class ConfigurationListView(RoleRequiredMixin, ListView):
+    required_roles = (Role.MAINTAINER,)
+    template_name = "llm/modelconfiguration_list.html"
+    context_object_name = "configurations"
+
+    def get_queryset(self):
+        return configuration_list_with_usage(since=timezone.now() - USAGE_WINDOW)
+
+
+class ConfigurationFormMixin(RoleRequiredMixin):
+    """Create and edit share one form; the service saves the configuration and its roles."""
+
+    required_roles = (Role.MAINTAINER,)
+    template_name = "llm/modelconfiguration_form.html"
+    form_class = ModelConfigurationForm
+    instance: ModelConfiguration | None = None
+
+    def get_form_kwargs(self) -> dict:
+        kwargs = super().get_form_kwargs()
+        kwargs["instance"] = self.instance
+        return kwargs
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["configuration"] = self.instance
+        return context
+
+    def form_valid(self, form: ModelConfigurationForm):
+        try:
+            configuration = configuration_save(
+                configuration=form.instance,
+                roles=form.cleaned_data["roles"],
+                default_roles=form.cleaned_data["default_roles"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+            return self.form_invalid(form)
+        except ApplicationError as exc:
+            form.add_error(None, exc.message)
+            return self.form_invalid(form)
+        messages.success(self.request, f"Saved the model configuration {configuration.name}.")
+        return redirect(reverse("llm:configuration-list"))
+
+
+class ConfigurationCreateView(ConfigurationFormMixin, FormView):
+    pass
+
+
+class ConfigurationUpdateView(ConfigurationFormMixin, FormView):
+    def dispatch(self, request, *args, **kwargs):
+        self.instance = get_object_or_404(ModelConfiguration, pk=kwargs["pk"])
+        return super().dispatch(request, *args, **kwargs)
+
+
+class CallFilterForm(forms.Form):
+    outcome = forms.ChoiceField(
+        choices=[("", "Any outcome"), *CallOutcome.choices],
+        required=False,
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
+    )
+    configuration = forms.ModelChoiceField(
+        queryset=ModelConfiguration.objects.order_by("name"),
+        required=False,
+        empty_label="Any configuration",
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
+    )
+
+
+class CallListView(RoleRequiredMixin, ListView):
+    required_roles = (Role.MAINTAINER, Role.RESEARCHER)
+    template_name = "llm/llmcall_list.html"
+    context_object_name = "calls"
+    paginate_by = 50
+
+    def get_queryset(self):
+        self.filter_form = CallFilterForm(self.request.GET or None)
+        filters = self.filter_form.cleaned_data if self.filter_form.is_valid() else {}
+        configuration = filters.get("configuration")
+        # The call list shows no prompts; leaving them out keeps a page of 50 rows light.
+        return llm_call_list(
+            outcome=filters.get("outcome") or None,
+            configuration_id=configuration.pk if configuration else None,
+        ).defer("messages", "parameters", "parsed_json")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["filter_form"] = self.filter_form
+        query = self.request.GET.copy()
+        query.pop("page", None)
+        context["filter_query"] = query.urlencode()
+        return context

@@ -1,0 +1,229 @@
+"""A local OpenAI-compatible server for tests: real HTTP on 127.0.0.1, scripted replies.
+
+    fake_openai.enqueue(status=429, headers={"Retry-After": "0"})
+    fake_openai.enqueue(content="not json")
+    fake_openai.enqueue(json={"present": True})
+    fake_openai.enqueue(delay=1.0)               # slower than the client timeout
+    fake_openai.enqueue(close_connection=True)   # drop the socket without answering
+    fake_openai.responder = lambda request: "reply"  # for every unscripted request
+    fake_openai.latency = 0.05                    # added to every request
+
+Queued behaviours are consumed one per request in arrival order; with the queue empty the
+server answers with `responder` (or a fixed text). Every request is recorded in `requests`.
+Each connection gets its own thread, and HTTP/1.1 keep-alive lets clients reuse connections,
+so dozens of concurrent clients are served at once.
+"""
+
+import contextlib
+import json
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DEFAULT_CONTENT = "Hello from the local test model."
+
+
+@dataclass
+class Behaviour:
+    status: int = 200
+    content: str | None = None
+    json: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    close_connection: bool = False
+    body: Any = None  # a raw JSON body, replacing the chat.completion document
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    responder: Callable[["RecordedRequest"], Any] | None = None
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict
+
+    @property
+    def messages(self) -> list[dict]:
+        return self.body.get("messages", [])
+
+    @property
+    def model(self) -> str:
+        return self.body.get("model", "")
+
+    @property
+    def authorization(self) -> str:
+        return self.headers.get("authorization", "")
+
+    def param(self, name: str, default: Any = None) -> Any:
+        return self.body.get(name, default)
+
+
+def _count_tokens(text: str) -> int:
+    return max(1, len(text.split()))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Many clients connect at once in benchmarks; the default backlog of 5 would refuse some.
+    request_queue_size = 128
+
+
+class FakeOpenAIServer:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: deque[Behaviour] = deque()
+        self.requests: list[RecordedRequest] = []
+        self.latency = 0.0
+        self.responder: Callable[[RecordedRequest], Any] | None = None
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    # --- control -------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> "FakeOpenAIServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def enqueue(self, **behaviour: Any) -> None:
+        with self._lock:
+            self._queue.append(Behaviour(**behaviour))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+        self.latency = 0.0
+        self.responder = None
+
+    @property
+    def request_count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        with self._lock:
+            return self.requests[-1]
+
+    # --- serving -------------------------------------------------------------------------
+    def _next(self, request: RecordedRequest) -> Behaviour:
+        with self._lock:
+            self.requests.append(request)
+            behaviour = self._queue.popleft() if self._queue else None
+        if behaviour is None:
+            behaviour = Behaviour(responder=self.responder)
+        responder = behaviour.responder
+        if responder is not None and behaviour.content is None and behaviour.json is None:
+            produced = responder(request)
+            if isinstance(produced, Behaviour):
+                behaviour = produced
+            elif isinstance(produced, str):
+                behaviour.content = produced
+            else:
+                behaviour.json = produced
+        return behaviour
+
+    def _document(self, request: RecordedRequest, behaviour: Behaviour) -> dict:
+        if behaviour.body is not None:
+            return behaviour.body
+        if behaviour.status >= 400:
+            return {"error": {"message": f"scripted HTTP {behaviour.status}", "type": "test"}}
+        if behaviour.json is not None:
+            content = json.dumps(behaviour.json)
+        else:
+            content = behaviour.content if behaviour.content is not None else DEFAULT_CONTENT
+        prompt_text = " ".join(str(m.get("content") or "") for m in request.messages)
+        prompt_tokens = behaviour.prompt_tokens
+        completion_tokens = behaviour.completion_tokens
+        prompt_tokens = _count_tokens(prompt_text) if prompt_tokens is None else prompt_tokens
+        if completion_tokens is None:
+            completion_tokens = _count_tokens(content)
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b"{}"
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                request = RecordedRequest(
+                    path=self.path,
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=body,
+                )
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._send(404, {"error": {"message": "not found"}}, {})
+                    return
+                behaviour = server._next(request)
+                wait = server.latency + behaviour.delay
+                if wait:
+                    time.sleep(wait)
+                if behaviour.close_connection:
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self._send(
+                    behaviour.status, server._document(request, behaviour), behaviour.headers
+                )
+
+            def _send(self, status: int, document: Any, headers: dict[str, str]) -> None:
+                payload = json.dumps(document).encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    # The client gave up (a timeout test): nothing left to answer.
+                    self.close_connection = True
+
+        return Handler
