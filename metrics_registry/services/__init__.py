@@ -1,5 +1,22 @@
 """Registry services (writes). Import from here: `from metrics_registry.services import ...`."""
 
+from .exports import (
+    CSV_COLUMNS,
+    release_export_csv_lines,
+    release_export_csv_rows,
+    release_export_document,
+    release_export_filename,
+    release_export_jsonl_lines,
+    release_export_records,
+)
+from .imports import (
+    ImportProblem,
+    ImportReport,
+    ImportRow,
+    import_file_parse,
+    metrics_import,
+    metrics_import_file,
+)
 from .metrics import (
     STATUS_TRANSITIONS,
     benchmark_get_or_create,
@@ -25,6 +42,19 @@ from .releases import (
 )
 
 __all__ = [
+    "CSV_COLUMNS",
+    "ImportProblem",
+    "ImportReport",
+    "ImportRow",
+    "import_file_parse",
+    "metrics_import",
+    "metrics_import_file",
+    "release_export_csv_lines",
+    "release_export_csv_rows",
+    "release_export_document",
+    "release_export_filename",
+    "release_export_jsonl_lines",
+    "release_export_records",
     "STATUS_TRANSITIONS",
     "ChangedMetric",
     "Changelog",
