@@ -1,9 +1,165 @@
-from django.db.models import Prefetch, QuerySet
+"""Reading the registry. Visibility rules live here so pages and the API agree."""
 
-from .models import Area, Subarea
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import F, Prefetch, Q, QuerySet
+
+from core.roles import Role, user_has_role
+
+from .models import (
+    Area,
+    Benchmark,
+    LabelCategory,
+    Metric,
+    MetricStatusChange,
+    MetricVersion,
+    Release,
+    ReleaseItem,
+    Subarea,
+)
+
+User = AbstractBaseUser | AnonymousUser | None
 
 
 def area_list_with_subareas() -> QuerySet[Area]:
     return Area.objects.prefetch_related(
         Prefetch("subareas", queryset=Subarea.objects.order_by("position"))
+    )
+
+
+def subarea_list() -> QuerySet[Subarea]:
+    return Subarea.objects.select_related("area")
+
+
+def label_category_list() -> QuerySet[LabelCategory]:
+    return LabelCategory.objects.all()
+
+
+def benchmark_list() -> QuerySet[Benchmark]:
+    return Benchmark.objects.all()
+
+
+def user_sees_draft_metrics(user: User) -> bool:
+    return user is not None and user_has_role(user, Role.RESEARCHER, Role.MAINTAINER)
+
+
+def user_sees_draft_releases(user: User) -> bool:
+    return user is not None and user_has_role(user, Role.MAINTAINER)
+
+
+def metric_list(
+    *,
+    user: User = None,
+    area: str | None = None,
+    subarea: str | None = None,
+    polarity: str | None = None,
+    label_category: str | None = None,
+    status: str | None = None,
+    search: str | None = None,
+    benchmark: str | None = None,
+) -> QuerySet[Metric]:
+    """Metrics filtered on their current version; slugs for area, subarea, label category.
+
+    Draft metrics are shown only to researchers and maintainers.
+    """
+    metrics = Metric.objects.all()
+    if not user_sees_draft_metrics(user):
+        metrics = metrics.visible_to_public()
+    if area:
+        metrics = metrics.filter(current_version__subareas__area__slug=area)
+    if subarea:
+        metrics = metrics.filter(current_version__subareas__slug=subarea)
+    if polarity:
+        metrics = metrics.filter(current_version__polarity=polarity)
+    if label_category:
+        metrics = metrics.filter(current_version__label_category__slug=label_category)
+    if status:
+        metrics = metrics.filter(validation_status=status)
+    if benchmark:
+        metrics = metrics.filter(benchmark__slug=benchmark)
+    if search:
+        text = search.strip()
+        metrics = metrics.filter(
+            Q(key__iexact=text)
+            | Q(current_version__name__icontains=text)
+            | Q(current_version__criterion__icontains=text)
+            | Q(credit_name__icontains=text)
+            | Q(benchmark__name__icontains=text)
+        )
+    # Joins through subareas can repeat a metric; the subquery keeps ordering and paging simple.
+    return (
+        Metric.objects.filter(pk__in=metrics.values("pk"))
+        .select_related(
+            "benchmark",
+            "current_version",
+            "current_version__label_category",
+        )
+        .prefetch_related(
+            Prefetch("current_version__subareas", queryset=Subarea.objects.select_related("area"))
+        )
+        .order_by("key")
+    )
+
+
+def metric_current_version(metric: Metric) -> MetricVersion | None:
+    if metric.current_version_id:
+        return metric.current_version
+    return metric.versions.order_by("-number").first()
+
+
+def metric_versions(metric: Metric) -> QuerySet[MetricVersion]:
+    return (
+        metric.versions.select_related("label_category", "created_by")
+        .prefetch_related("subareas__area")
+        .order_by("-number")
+    )
+
+
+def metric_status_history(metric: Metric) -> QuerySet[MetricStatusChange]:
+    return metric.status_changes.select_related("changed_by").order_by("-changed_at", "-id")
+
+
+def metric_version_list_current(*, statuses: tuple[str, ...] | None = None) -> QuerySet:
+    """Current versions of all metrics, optionally of metrics in `statuses` (release drafting)."""
+    versions = MetricVersion.objects.filter(metric__current_version=F("pk"))
+    if statuses:
+        versions = versions.filter(metric__validation_status__in=statuses)
+    return versions.select_related("metric", "label_category").prefetch_related("subareas")
+
+
+def release_list(*, user: User = None) -> QuerySet[Release]:
+    """Published releases for everyone; maintainers also see drafts. Newest version first."""
+    releases = Release.objects.select_related("published_by")
+    if not user_sees_draft_releases(user):
+        releases = releases.published()
+    return releases.order_by("-major", "-minor", "-patch")
+
+
+def release_previous_published(release: Release) -> Release | None:
+    """The published release with the highest version below `release`'s version."""
+    below = (
+        Q(major__lt=release.major)
+        | Q(major=release.major, minor__lt=release.minor)
+        | Q(major=release.major, minor=release.minor, patch__lt=release.patch)
+    )
+    return (
+        Release.objects.published()
+        .filter(below)
+        .exclude(pk=release.pk)
+        .order_by("-major", "-minor", "-patch")
+        .first()
+    )
+
+
+def release_items(release: Release) -> QuerySet[ReleaseItem]:
+    return (
+        release.items.select_related(
+            "metric",
+            "metric__benchmark",
+            "metric_version",
+            "metric_version__label_category",
+        )
+        .prefetch_related(
+            Prefetch("metric_version__subareas", queryset=Subarea.objects.select_related("area"))
+        )
+        .order_by("metric__key")
     )

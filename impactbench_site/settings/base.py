@@ -182,9 +182,11 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 
 def filesystem_broker_options(folder: Path) -> dict:
     """Transport options for kombu's filesystem broker rooted at `folder` (created if missing)."""
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
+        # Exchange tables; without this kombu writes them to the current directory.
+        "control_folder": str(folder / "control"),
         "data_folder_in": str(folder / "queue"),
         "data_folder_out": str(folder / "queue"),
         "processed_folder": str(folder / "processed"),

@@ -1,0 +1,76 @@
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from core.exceptions import ApplicationError
+from metrics_registry.services import ImportReport, metrics_import_file
+
+
+def report_lines(report: ImportReport) -> list[str]:
+    lines = [*report.notes]
+    label = "Skipped" if report.skip_bad_rows else "Bad"
+    lines += [f"{label} row {p.number}: {p.reason}" for p in report.errors]
+    lines += [f"Duplicate row {p.number}: {p.reason}" for p in report.duplicates]
+    if report.dry_run:
+        lines += [f"Would import row {c.number}: {c.name}" for c in report.candidates]
+    lines += [f"Created {key}" for key in report.created_keys]
+    return lines
+
+
+class Command(BaseCommand):
+    help = (
+        "Import metrics from a CSV or JSON file of an existing benchmark or harm taxonomy. "
+        "All-or-nothing unless --skip-bad-rows; re-importing the same file creates nothing new."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument(
+            "--benchmark", required=True, help="Benchmark slug, e.g. companion-harms"
+        )
+        parser.add_argument("--benchmark-name", default="")
+        parser.add_argument("--citation", default="")
+        parser.add_argument("--url", default="")
+        parser.add_argument("--license", default="")
+        parser.add_argument("--description", default="")
+        parser.add_argument("--dry-run", action="store_true", help="Validate and report only.")
+        parser.add_argument(
+            "--skip-bad-rows", action="store_true", help="Import the good rows, report the bad."
+        )
+        parser.add_argument("--created-by", default="", help="Email of the importing user.")
+
+    def handle(self, *args, **options) -> None:
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"No such file: {path}")
+        created_by = None
+        if options["created_by"]:
+            created_by = (
+                get_user_model().objects.filter(email__iexact=options["created_by"]).first()
+            )
+            if created_by is None:
+                raise CommandError(f"No user with email {options['created_by']}.")
+        try:
+            report = metrics_import_file(
+                data=path.read_bytes(),
+                filename=path.name,
+                benchmark_slug=options["benchmark"],
+                benchmark_details={
+                    "name": options["benchmark_name"],
+                    "citation": options["citation"],
+                    "url": options["url"],
+                    "license": options["license"],
+                    "description": options["description"],
+                },
+                created_by=created_by,
+                dry_run=options["dry_run"],
+                skip_bad_rows=options["skip_bad_rows"],
+            )
+        except ApplicationError as error:
+            raise CommandError(error.message) from error
+        for line in report_lines(report):
+            self.stdout.write(line)
+        if report.blocked:
+            raise CommandError(report.summary)
+        self.stdout.write(self.style.SUCCESS(report.summary))

@@ -1,0 +1,17 @@
+from django.db import migrations
+
+from metrics_registry.db_guards import guards_install, guards_remove
+
+
+def install(apps, schema_editor):
+    guards_install(schema_editor)
+
+
+def remove(apps, schema_editor):
+    guards_remove(schema_editor)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("metrics_registry", "0004_load_label_categories")]
+
+    operations = [migrations.RunPython(install, remove)]

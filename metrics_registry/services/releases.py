@@ -1,0 +1,262 @@
+"""Assembling, comparing and publishing releases.
+
+Every write refuses a published release; the database triggers in `db_guards` back this up.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+
+from ..models import (
+    Metric,
+    MetricVersion,
+    Release,
+    ReleaseItem,
+    ReleaseStatus,
+    ValidationStatus,
+    parse_semver,
+)
+from ..selectors import metric_version_list_current, release_items, release_previous_published
+
+
+def _release_lock_draft(release: Release) -> Release:
+    """Re-read the release under a row lock and refuse if it is already published."""
+    locked = Release.objects.select_for_update().get(pk=release.pk)
+    if locked.is_published:
+        raise ApplicationError(
+            f"Release {locked.version} is published and cannot change; "
+            "create a new release (for example a patch version) instead."
+        )
+    return locked
+
+
+@transaction.atomic
+def release_create(
+    *,
+    version: str,
+    title: str,
+    notes: str = "",
+    created_by: AbstractBaseUser | None,
+) -> Release:
+    version = (version or "").strip()
+    if parse_semver(version) is None:
+        raise ApplicationError(
+            f'"{version}" is not a semantic version: use MAJOR.MINOR.PATCH, for example 1.2.0.'
+        )
+    if Release.objects.filter(version=version).exists():
+        raise ApplicationError(f"Release {version} already exists; choose another version.")
+    title = (title or "").strip()
+    if not title:
+        raise ApplicationError("Give the release a title.")
+    return Release.objects.create(
+        version=version, title=title, notes=(notes or "").strip(), created_by=created_by
+    )
+
+
+@transaction.atomic
+def release_update(*, release: Release, title: str, notes: str = "") -> Release:
+    release = _release_lock_draft(release)
+    title = (title or "").strip()
+    if not title:
+        raise ApplicationError("Give the release a title.")
+    release.title = title
+    release.notes = (notes or "").strip()
+    release.save(update_fields=["title", "notes"])
+    return release
+
+
+@transaction.atomic
+def release_add_versions(*, release: Release, versions: Iterable[MetricVersion]) -> int:
+    """Put `versions` in the release, replacing any other version of the same metric.
+
+    Returns how many items were added or switched to another version.
+    """
+    release = _release_lock_draft(release)
+    by_metric: dict[int, MetricVersion] = {}
+    for version in versions:
+        if version.metric_id in by_metric and by_metric[version.metric_id].pk != version.pk:
+            raise ApplicationError(
+                f"Two versions of {version.metric.key} were chosen; a release holds one version "
+                "of each metric."
+            )
+        by_metric[version.metric_id] = version
+    existing = {item.metric_id: item for item in release.items.all()}
+    changed = 0
+    for metric_id, version in by_metric.items():
+        item = existing.get(metric_id)
+        if item is None:
+            ReleaseItem.objects.create(release=release, metric_id=metric_id, metric_version=version)
+            changed += 1
+        elif item.metric_version_id != version.pk:
+            item.metric_version = version
+            item.save(update_fields=["metric_version"])
+            changed += 1
+    return changed
+
+
+@transaction.atomic
+def release_remove_versions(*, release: Release, metrics: Iterable[Metric | MetricVersion]) -> int:
+    """Take metrics out of the release (a metric or any of its versions names it)."""
+    release = _release_lock_draft(release)
+    metric_ids = {obj.metric_id if isinstance(obj, MetricVersion) else obj.pk for obj in metrics}
+    deleted, _ = release.items.filter(metric_id__in=metric_ids).delete()
+    return deleted
+
+
+@transaction.atomic
+def release_assemble_from_current(
+    release: Release, *, include_statuses: tuple[str, ...] = (ValidationStatus.VALIDATED,)
+) -> int:
+    """Add the current version of every metric whose status is in `include_statuses`."""
+    unknown = set(include_statuses) - set(ValidationStatus.values)
+    if unknown:
+        raise ApplicationError(f"Unknown validation status: {', '.join(sorted(unknown))}.")
+    return release_add_versions(
+        release=release, versions=metric_version_list_current(statuses=tuple(include_statuses))
+    )
+
+
+@transaction.atomic
+def release_publish(release: Release, *, published_by: AbstractBaseUser | None) -> Release:
+    """Freeze the release. From here on neither services nor the database accept changes."""
+    release = _release_lock_draft(release)
+    if not release.items.exists():
+        raise ApplicationError(
+            f"Release {release.version} has no metrics; add metric versions before publishing."
+        )
+    retired = list(
+        release.items.filter(metric__validation_status=ValidationStatus.RETIRED).values_list(
+            "metric__key", flat=True
+        )
+    )
+    if retired:
+        raise ApplicationError(
+            f"Retired metrics cannot be published: remove {', '.join(retired)} first."
+        )
+    release.status = ReleaseStatus.PUBLISHED
+    release.published_at = timezone.now()
+    release.published_by = published_by
+    release.save(update_fields=["status", "published_at", "published_by"])
+    return release
+
+
+@transaction.atomic
+def release_delete_draft(*, release: Release) -> None:
+    release = _release_lock_draft(release)
+    release.items.all().delete()
+    release.delete()
+
+
+# --- Changelog ---------------------------------------------------------------------------------
+
+CHANGELOG_FIELDS = (
+    ("name", "name"),
+    ("criterion", "criterion"),
+    ("polarity", "polarity"),
+    ("label_category_id", "label category"),
+    ("rubric_notes", "rubric notes"),
+    ("failure_condition", "failure condition"),
+    ("age_contexts", "age contexts"),
+)
+
+
+@dataclass(frozen=True)
+class ChangedMetric:
+    metric: Metric
+    old_version: MetricVersion
+    new_version: MetricVersion
+    fields: list[str]
+
+
+@dataclass(frozen=True)
+class RemovedMetric:
+    metric: Metric
+    old_version: MetricVersion
+    retired: bool
+
+
+@dataclass
+class Changelog:
+    release: Release
+    previous: Release | None
+    added: list[MetricVersion] = field(default_factory=list)
+    changed: list[ChangedMetric] = field(default_factory=list)
+    removed: list[RemovedMetric] = field(default_factory=list)
+    unchanged_count: int = 0
+
+    @property
+    def retired(self) -> list[RemovedMetric]:
+        return [entry for entry in self.removed if entry.retired]
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+    def as_dict(self) -> dict:
+        return {
+            "release": self.release.version,
+            "previous": self.previous.version if self.previous else None,
+            "added": [{"key": v.metric.key, "version": v.number} for v in self.added],
+            "changed": [
+                {
+                    "key": c.metric.key,
+                    "from_version": c.old_version.number,
+                    "to_version": c.new_version.number,
+                    "fields": c.fields,
+                }
+                for c in self.changed
+            ],
+            "removed": [
+                {"key": r.metric.key, "version": r.old_version.number, "retired": r.retired}
+                for r in self.removed
+            ],
+            "unchanged_count": self.unchanged_count,
+        }
+
+
+def metric_version_changed_fields(old: MetricVersion, new: MetricVersion) -> list[str]:
+    """Human names of the content fields that differ between two versions."""
+    changed = [
+        label for attr, label in CHANGELOG_FIELDS if getattr(old, attr) != getattr(new, attr)
+    ]
+    if {s.pk for s in old.subareas.all()} != {s.pk for s in new.subareas.all()}:
+        changed.append("subareas")
+    return changed
+
+
+def release_changelog(release: Release) -> Changelog:
+    """What changed since the previous published release (by semantic version order)."""
+    previous = release_previous_published(release)
+    current = {item.metric_id: item for item in release_items(release)}
+    before = {item.metric_id: item for item in release_items(previous)} if previous else {}
+    log = Changelog(release=release, previous=previous)
+    for metric_id, item in current.items():
+        old = before.get(metric_id)
+        if old is None:
+            log.added.append(item.metric_version)
+        elif old.metric_version_id != item.metric_version_id:
+            log.changed.append(
+                ChangedMetric(
+                    metric=item.metric,
+                    old_version=old.metric_version,
+                    new_version=item.metric_version,
+                    fields=metric_version_changed_fields(old.metric_version, item.metric_version),
+                )
+            )
+        else:
+            log.unchanged_count += 1
+    for metric_id, old in before.items():
+        if metric_id not in current:
+            log.removed.append(
+                RemovedMetric(
+                    metric=old.metric,
+                    old_version=old.metric_version,
+                    retired=old.metric.validation_status == ValidationStatus.RETIRED,
+                )
+            )
+    return log
