@@ -17,10 +17,13 @@ def test_a_maintainer_signs_in_and_navigates_to_the_admin(page):
     assert "ImpactBench administration" in page.content()
 
 
-def test_a_contributor_sees_no_workspace_and_can_sign_out(page):
+def test_a_contributor_sees_only_contributor_pages_and_can_sign_out(page):
     UserFactory(email="c@example.org", username="c@example.org", roles=[Role.CONTRIBUTOR])
     sign_in(page, "c@example.org", "correct-horse-battery")
-    assert page.get_by_test_id("workspace-menu").count() == 0
+    page.get_by_test_id("workspace-menu").click()
+    menu = page.get_by_label("Main navigation").locator(".dropdown-menu.show")
+    assert menu.get_by_role("link", name="My submissions").is_visible()
+    assert menu.get_by_role("link", name="Administration").count() == 0
     page.get_by_role("link", name="Taxonomy").click()
     assert page.get_by_role("heading", name="Areas and subareas").is_visible()
     page.locator("nav .dropdown-toggle", has_text="c@example.org").click()
