@@ -697,7 +697,7 @@ def pass_rate_ci(
     if not np.isin(x, (0.0, 1.0)).all():
         raise ValueError("passed must hold only booleans or 0/1")
     low, high = bootstrap_ci(x, clusters, n_resamples, confidence, seed, "mean")
-    n_clusters = x.size if clusters is None else len(np.unique(np.asarray(clusters)))
+    n_clusters = x.size if clusters is None else _cluster_codes(clusters, x.size)[1]
     return {
         "pass_rate": float(x.mean()),
         "ci_low": low,
