@@ -23,11 +23,19 @@ class NavItem:
 
 
 PUBLIC_ITEMS: list[NavItem] = [
+    NavItem("Metrics", "metrics_registry:metric_list", icon="list-check"),
+    NavItem("Releases", "metrics_registry:release_list", icon="tags"),
     NavItem("Taxonomy", "metrics_registry:taxonomy", icon="diagram-3"),
     NavItem("API", "api-docs", icon="braces"),
 ]
 
 ROLE_ITEMS: list[NavItem] = [
+    NavItem(
+        "Import metrics",
+        "metrics_registry:metric_import",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "upload",
+    ),
     NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
 ]
 
