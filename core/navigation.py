@@ -36,6 +36,12 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.CONTRIBUTOR, Role.RESEARCHER, Role.MAINTAINER),
         "lightbulb",
     ),
+    NavItem(
+        "Metric candidates",
+        "submissions:candidate-list",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "clipboard-check",
+    ),
     NavItem("Model configurations", "llm:configuration-list", (Role.MAINTAINER,), "cpu"),
     NavItem("Model call log", "llm:call-list", (Role.MAINTAINER, Role.RESEARCHER), "journal-text"),
     NavItem(
