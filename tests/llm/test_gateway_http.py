@@ -183,3 +183,25 @@ def test_switched_off_configuration_is_refused(fake_openai):
     with pytest.raises(LLMError, match="switched off"):
         ask(configuration)
     assert fake_openai.request_count == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_calls_share_one_client_and_each_is_recorded(fake_openai):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url)
+    fake_openai.latency = 0.05
+    fake_openai.responder = lambda request: request.messages[-1]["content"]
+
+    def one(index: int) -> str:
+        try:
+            return ask(configuration, messages=[{"role": "user", "content": f"q{index}"}]).text
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        texts = list(pool.map(one, range(16)))
+    assert texts == [f"q{i}" for i in range(16)]
+    assert LLMCall.objects.filter(outcome=CallOutcome.SUCCESS).count() == 16
