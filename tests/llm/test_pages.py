@@ -94,7 +94,7 @@ def test_configuration_form_creates_and_edits(client_for, maintainer):
         "api_key_env": "",
         "temperature": "0.2",
         "max_tokens": "512",
-        "extra_params": "{}",
+        "extra_params": "",
         "price_per_million_input_tokens": "0",
         "price_per_million_output_tokens": "0",
         "roles": ["target"],
