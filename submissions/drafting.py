@@ -50,10 +50,11 @@ class DraftedCandidate(BaseModel):
 
     @model_validator(mode="after")
     def category_matches_polarity(self) -> "DraftedCandidate":
-        if _CATEGORY_POLARITY[self.label_category] != self.polarity:
+        expected = _CATEGORY_POLARITY[self.label_category]
+        if expected != self.polarity:
             raise ValueError(
-                f"label_category {self.label_category!r} is for {_CATEGORY_POLARITY[self.label_category]}"
-                f" metrics but polarity is {self.polarity!r}"
+                f"label_category {self.label_category!r} is for {expected} metrics "
+                f"but polarity is {self.polarity!r}"
             )
         return self
 

@@ -1,8 +1,8 @@
 from django.contrib import messages
 from django.db import transaction
-from django.template.response import TemplateResponse
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
