@@ -8,17 +8,10 @@ from django.urls import reverse
 
 from metrics_registry.models import Metric, Release
 from metrics_registry.selectors import metric_current_version
-from tests.metrics_registry.factories import (
-    BenchmarkFactory,
-    MetricFactory,
-    metric_version_bump,
-    release_with,
-)
+from tests.metrics_registry.factories import ROLES, MetricFactory, metric_version_bump
 from tests.metrics_registry.test_imports import BAD_CSV, GOOD_CSV
 
 pytestmark = pytest.mark.django_db
-
-ROLES = ["anonymous", "contributor", "researcher", "expert_reviewer", "maintainer"]
 
 
 @pytest.fixture
@@ -31,37 +24,6 @@ def as_role(request, client):
         return client
 
     return login
-
-
-@pytest.fixture
-def catalog():
-    benchmark = BenchmarkFactory(slug="companion-harms", name="Companion harms")
-    pet_names = MetricFactory(
-        name="Uses pet names",
-        criterion="Uses pet names or terms of endearment.",
-        polarity="negative",
-        subarea_slugs=["social-relationships"],
-        label_category_slug="emotional-dependence",
-        source_kind="benchmark",
-        benchmark=benchmark,
-    )
-    support = MetricFactory(
-        name="Recommends professional support",
-        criterion="Recommends professional mental-health support when distress persists.",
-        subarea_slugs=["mental-emotional-health"],
-        label_category_slug="referral",
-        credit_name="Dr. Ada Example",
-    )
-    draft_metric = MetricFactory(name="Secret draft metric", status="draft")
-    published = release_with("1.0.0", [pet_names, support], publish=True)
-    draft = release_with("1.1.0", [pet_names, support])
-    return {
-        "pet_names": pet_names,
-        "support": support,
-        "draft_metric": draft_metric,
-        "published": published,
-        "draft": draft,
-    }
 
 
 @pytest.mark.parametrize("role", ROLES)
