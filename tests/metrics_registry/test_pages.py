@@ -253,3 +253,24 @@ def test_navigation_shows_registry_pages_by_role(client, client_for, researcher,
         reverse("metrics_registry:metric_import")
         in client_for(researcher).get(reverse("core:home")).content.decode()
     )
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_status_change_from_the_metric_page(role, as_role, catalog):
+    client = as_role(role)
+    metric = catalog["support"]
+    detail = reverse("metrics_registry:metric_detail", args=[metric.key])
+    url = reverse("metrics_registry:metric_status_change", args=[metric.key])
+    allowed = role in {"researcher", "maintainer"}
+    assert (url in client.get(detail).content.decode()) == allowed
+    response = client.post(url, {"to_status": "retired", "reason": ""})
+    metric.refresh_from_db()
+    assert metric.validation_status == "validated"
+    if not allowed:
+        assert response.status_code in (302, 403)
+        return
+    assert "why the metric is retired" in client.get(detail).content.decode()
+    client.post(url, {"to_status": "contested", "reason": "Raters disagree."})
+    metric.refresh_from_db()
+    assert metric.validation_status == "contested"
+    assert "Raters disagree." in client.get(detail).content.decode()
