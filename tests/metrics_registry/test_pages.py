@@ -274,3 +274,14 @@ def test_status_change_from_the_metric_page(role, as_role, catalog):
     metric.refresh_from_db()
     assert metric.validation_status == "contested"
     assert "Raters disagree." in client.get(detail).content.decode()
+
+
+def test_list_pages_do_not_query_per_row(client, catalog, django_assert_max_num_queries):
+    for _ in range(20):
+        MetricFactory(subarea_slugs=["law", "culture-identity"])
+    with django_assert_max_num_queries(12):
+        client.get(reverse("metrics_registry:metric_list"))
+    with django_assert_max_num_queries(20):
+        client.get(reverse("metrics_registry:release_detail", args=["1.0.0"]))
+    with django_assert_max_num_queries(12):
+        client.get("/api/metrics/")
