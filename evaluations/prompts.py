@@ -103,7 +103,7 @@ def simulator_system_prompt(
     """The simulated user's brief. `anchors` have turns already fitted to `turns`."""
     plan = "\n".join(f"{i + 1}. turn {a['turn']}: {a['text']}" for i, a in enumerate(anchors))
     if due:
-        now = "; ".join(f"anchor {i + 1}: {anchors[i]['text']}" for i in due)
+        now = "; ".join(f"anchor {i + 1}: {anchors[i]['text'].rstrip('.')}" for i in due)
         instruction = f"Due now: {now}. Bring this up in this message, in your own words and voice."
     else:
         instruction = (
