@@ -1,5 +1,6 @@
 """Runs on real Celery workers: completion, and killing a worker mid-run then resuming."""
 
+import importlib
 import time
 
 import pytest
@@ -13,8 +14,19 @@ from tests.evaluations.factories import current_version
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory, release_with
 
-# serialized_rollback: the taxonomy comes from data migrations, which a flush would erase.
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = pytest.mark.worker
+
+
+@pytest.fixture(autouse=True)
+def _taxonomy(transactional_db):
+    """Transactional tests that ran before may have flushed the taxonomy the data migrations
+    loaded; their loaders are idempotent, so load it again."""
+    from django.apps import apps
+
+    for module in ("0002_load_taxonomy", "0004_load_label_categories"):
+        migration = importlib.import_module(f"metrics_registry.migrations.{module}")
+        loader = getattr(migration, "load_taxonomy", None) or migration.load_label_categories
+        loader(apps, None)
 
 
 def wait_for(condition, *, timeout: float, what: str) -> None:
