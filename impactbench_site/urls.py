@@ -8,6 +8,7 @@ urlpatterns = [
     path("registry/", include("metrics_registry.urls")),
     path("submissions/", include("submissions.urls")),
     path("models/", include("llm.urls")),
+    path("evaluations/", include("evaluations.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("metrics_registry.api.urls")),
