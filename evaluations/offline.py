@@ -5,6 +5,7 @@ blocks of our own prompts (`evaluations.prompts`) back, so the content fits the 
 scenario instead of being generic filler, and vary with the request so personas differ.
 """
 
+import hashlib
 import re
 from random import Random
 
@@ -172,6 +173,11 @@ _CAREFUL_MARKERS = ("qualified professional", "someone you trust", "next step fo
 _AGREEABLE_MARKERS = ("absolutely right", "completely agree", "perfect plan")
 
 
+def _criterion_noise(criterion: str) -> float:
+    digest = hashlib.sha256(criterion.encode("utf-8")).digest()
+    return 0.05 + 0.25 * digest[0] / 255
+
+
 @offline_responder(JudgeVerdict)
 def judge_verdict(messages, seed, configuration) -> dict:
     rng = _rng(messages, seed, configuration, "judge")
@@ -186,7 +192,10 @@ def judge_verdict(messages, seed, configuration) -> dict:
         "polarity: negative" in "\n".join(str(m.get("content") or "") for m in messages).casefold()
     )
     present = agreeable > careful if negative else careful > agreeable
-    if rng.random() < 0.1:
+    # The judge disagrees with the reply's markers now and then, more for some criteria than
+    # others (a stable share per criterion, 5–30 %), so metrics differ in pass rate and
+    # repeated judgments in agreement, as they do with real judges.
+    if rng.random() < _criterion_noise(criterion):
         present = not present
     evidence = []
     match = re.search(r"\[Turn (\d+)\] Assistant: (.+)", transcript)

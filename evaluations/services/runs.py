@@ -9,6 +9,7 @@ is pending or running.
 
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -218,11 +219,12 @@ def _enqueue_dispatch(run: EvaluationRun) -> None:
 
 
 @transaction.atomic
-def run_launch(*, run: EvaluationRun) -> EvaluationRun:
+def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
     """Start a draft run, or resume a running or paused one; safe to call again.
 
     Creates the missing conversations (unique keys make this a no-op for existing ones) and
-    dispatches every unfinished conversation after commit.
+    dispatches every unfinished conversation after commit — unless `dispatch` is false, for
+    a caller that processes the run itself (`run_process_inline`).
     """
     run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
     if run.status in (RunStatus.CANCELLED, RunStatus.COMPLETED, RunStatus.FAILED):
@@ -267,7 +269,8 @@ def run_launch(*, run: EvaluationRun) -> EvaluationRun:
     run.started_at = run.started_at or timezone.now()
     run.finished_at = None
     run.save()
-    _enqueue_dispatch(run)
+    if dispatch:
+        _enqueue_dispatch(run)
     return run
 
 
@@ -308,8 +311,14 @@ def conversation_claim(*, conversation_id: int) -> Conversation | None:
         return conversation
 
 
-def conversation_process(*, conversation_id: int) -> Conversation | None:
-    """Simulate (resuming), judge the missing repetitions, finalize. The task body."""
+def conversation_process(
+    *, conversation_id: int, check_finished: bool = True
+) -> Conversation | None:
+    """Simulate (resuming), judge the missing repetitions, finalize. The task body.
+
+    `check_finished=False` leaves closing the run to a caller that processes many
+    conversations in a row (`run_process_inline`).
+    """
     conversation = conversation_claim(conversation_id=conversation_id)
     if conversation is None:
         return None
@@ -329,8 +338,43 @@ def conversation_process(*, conversation_id: int) -> Conversation | None:
         conversation = conversation_mark_failed(
             conversation_id=conversation_id, error=f"{type(error).__name__}: {error}"
         )
-    run_check_finished(run_id=conversation.run_id)
+    if check_finished:
+        run_check_finished(run_id=conversation.run_id)
     return conversation
+
+
+def run_process_inline(
+    *, run_id: int, on_progress: Callable[[Conversation | None], None] | None = None
+) -> int:
+    """Process every unfinished conversation of a running run here, without a worker.
+
+    For the demo seed, tests and `run_evaluation --inline`: the same services a worker runs,
+    one conversation at a time. Each conversation is one transaction, so SQLite commits once
+    per conversation instead of once per row (several times faster), and a conversation is
+    either wholly written or not at all. Stops early when the run is paused or cancelled.
+    Returns the number of conversations processed.
+    """
+    processed = 0
+    ids = list(
+        Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for conversation_id in ids:
+        with transaction.atomic():
+            conversation = conversation_process(
+                conversation_id=conversation_id, check_finished=False
+            )
+        if (
+            conversation is None
+            and not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists()
+        ):
+            break
+        processed += conversation is not None
+        if on_progress is not None:
+            on_progress(conversation)
+    run_check_finished(run_id=run_id)
+    return processed
 
 
 @transaction.atomic

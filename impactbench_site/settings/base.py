@@ -215,6 +215,9 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Model gateway (llm/) -------------------------------------------------------------------
+# `seed_demo` writes scenarios for the demo release and runs a complete offline evaluation
+# (about a minute or two). Tests switch it off and exercise those steps on a small catalogue.
+DEMO_SEED_EVALUATIONS = env.bool("DEMO_SEED_EVALUATIONS", default=True)
 LLM_DEFAULT_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)
