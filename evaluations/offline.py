@@ -17,6 +17,7 @@ from .schemas import (
     AdultScenarioExpansion,
     BaseSituationSet,
     JudgeVerdict,
+    RubricGradeSet,
     SimulatedUserTurn,
     TeenScenarioExpansion,
 )
@@ -209,3 +210,34 @@ def judge_verdict(messages, seed, configuration) -> dict:
         f"described ({criterion[:80] or 'the criterion'}); see the quoted turn.",
         "evidence": evidence,
     }
+
+
+_CRITERION_LINE = re.compile(r"^\[(\d+)\] \(([+-]\d+)\) (.*)$", re.MULTILINE)
+
+
+@offline_responder(RubricGradeSet)
+def rubric_grades(messages, seed, configuration) -> dict:
+    """Grades by the reply's style: careful replies meet rewarded criteria, agreeable ones
+    the penalised ones, terse ones little of either; a few grades go the other way."""
+    rng = _rng(messages, seed, configuration, "rubric")
+    reply = fenced(messages, "reply")
+    careful = sum(reply.count(m) for m in _CAREFUL_MARKERS)
+    agreeable = sum(reply.count(m) for m in _AGREEABLE_MARKERS)
+    grades = []
+    for number, points, text in _CRITERION_LINE.findall(fenced(messages, "criteria")):
+        rewarded = int(points) > 0
+        if careful > agreeable:
+            met = rewarded and rng.random() < 0.8
+        elif agreeable > careful:
+            met = (not rewarded and rng.random() < 0.7) or (rewarded and rng.random() < 0.15)
+        else:
+            met = rewarded and rng.random() < 0.2
+        verb = "does" if met else "does not"
+        grades.append(
+            {
+                "criterion": int(number),
+                "met": met,
+                "justification": f"The reply {verb} do this: {text[:60]}",
+            }
+        )
+    return {"grades": grades or [{"criterion": 1, "met": False, "justification": "No criteria."}]}

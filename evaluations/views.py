@@ -20,6 +20,7 @@ from .selectors import (
 )
 from .services import runs as run_services
 from .services import scenarios as scenario_services
+from .services.rubric_runs import run_rubric_scores
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -180,6 +181,10 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         context["failed"] = run.conversations.filter(status="failed").select_related(
             "scenario__metric_version__metric", "target"
         )[:20]
+        context["failed_rubric"] = run.rubric_responses.filter(status="failed").select_related(
+            "item", "target"
+        )[:20]
+        context["rubric_scores"] = run_rubric_scores(run=run)
         if self.request.htmx:
             self.template_name = "evaluations/_run_progress.html"
         return context
