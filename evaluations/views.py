@@ -20,6 +20,7 @@ from .selectors import (
 )
 from .services import runs as run_services
 from .services import scenarios as scenario_services
+from .services.comparison import runs_compare
 from .services.rubric_runs import run_rubric_scores
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
@@ -216,3 +217,26 @@ class RunActionView(RoleRequiredMixin, View):
         else:
             messages.success(request, done)
         return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))
+
+
+class RunCompareView(RoleRequiredMixin, TemplateView):
+    required_roles = CURATE_ROLES
+    template_name = "evaluations/run_compare.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["runs"] = EvaluationRun.objects.filter(release__isnull=False).order_by("-pk")[:200]
+        a, b = self.request.GET.get("a", ""), self.request.GET.get("b", "")
+        if a.isdigit() and b.isdigit():
+            run_a = get_object_or_404(EvaluationRun, pk=int(a))
+            run_b = get_object_or_404(EvaluationRun, pk=int(b))
+            context.update(run_a=run_a, run_b=run_b)
+            try:
+                context["comparisons"] = runs_compare(run_a=run_a, run_b=run_b)
+            except ApplicationError as error:
+                context["error"] = error.message
+            context["offline"] = (
+                run_a.conversations.filter(is_offline=True).exists()
+                or run_b.conversations.filter(is_offline=True).exists()
+            )
+        return context
