@@ -10,7 +10,7 @@ from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
 from metrics_registry.models import MetricVersion, Release
 
-from .forms import ScenarioForm
+from .forms import RunCreateForm, ScenarioForm
 from .models import EvaluationRun, Scenario
 from .selectors import (
     metric_versions_with_scenarios,
@@ -240,3 +240,36 @@ class RunCompareView(RoleRequiredMixin, TemplateView):
                 or run_b.conversations.filter(is_offline=True).exists()
             )
         return context
+
+
+class RunCreateView(RoleRequiredMixin, View):
+    required_roles = (Role.MAINTAINER,)
+    template_name = "evaluations/run_form.html"
+
+    def get(self, request):
+        return render(request, self.template_name, {"form": RunCreateForm()})
+
+    def post(self, request):
+        form = RunCreateForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                run = run_services.run_create(
+                    name=data["name"],
+                    release=data["release"],
+                    metric_versions=list(data["metric_versions"]),
+                    rubric_items=list(data["rubric_items"]),
+                    targets=list(data["targets"]),
+                    simulator=data["simulator"],
+                    judge=data["judge"],
+                    turns=data["turns"],
+                    replicates=data["replicates"],
+                    judgments_per_conversation=data["judgments_per_conversation"],
+                    created_by=request.user,
+                )
+            except ApplicationError as error:
+                form.add_error(None, error.message)
+            else:
+                messages.info(request, "Run created: check the plan below, then launch it.")
+                return redirect("evaluations:run-detail", pk=run.pk)
+        return render(request, self.template_name, {"form": form})

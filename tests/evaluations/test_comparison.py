@@ -52,3 +52,31 @@ def test_comparison_page_shows_the_flag(client, maintainer, offline_release):  #
     assert page.status_code == 200
     assert b"beyond noise" in page.content
     assert b"offline demo model" in page.content
+
+
+def test_maintainers_create_a_run_from_the_web_and_see_its_plan(
+    client,
+    maintainer,
+    offline_release,  # noqa: F811
+):
+    client.force_login(maintainer)
+    assert client.get(reverse("evaluations:run-create")).status_code == 200
+    target = OfflineConfigurationFactory()
+    helper = OfflineConfigurationFactory()
+    response = client.post(
+        reverse("evaluations:run-create"),
+        {
+            "name": "From the web",
+            "release": offline_release.pk,
+            "targets": [target.pk],
+            "simulator": helper.pk,
+            "judge": helper.pk,
+            "turns": 8,
+            "replicates": 1,
+            "judgments_per_conversation": 3,
+        },
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert b"12 conversations" in response.content
+    assert b"Launch" in response.content
