@@ -2,7 +2,10 @@ import json
 
 from django import forms
 
-from .models import Scenario
+from llm.models import ModelConfiguration
+from metrics_registry.models import MetricVersion, Release
+
+from .models import MAX_TURNS, RubricItem, Scenario
 
 
 class JSONTextField(forms.CharField):
@@ -55,3 +58,30 @@ class ScenarioForm(forms.ModelForm):
             name: forms.Textarea(attrs={"rows": 3})
             for name in ("situation", "user_goal", "latent_adversarial_goal", "failure_condition")
         }
+
+
+class RunCreateForm(forms.Form):
+    """A new run; the run page then shows its plan (calls, tokens, cost) before launch."""
+
+    name = forms.CharField(max_length=200)
+    release = forms.ModelChoiceField(
+        queryset=Release.objects.order_by("-created_at"),
+        required=False,
+        help_text="Every metric of the release, unless metric versions are chosen below.",
+    )
+    metric_versions = forms.ModelMultipleChoiceField(
+        queryset=MetricVersion.objects.select_related("metric").order_by("metric__key", "-number"),
+        required=False,
+        help_text="A subset to run instead of the whole release.",
+    )
+    rubric_items = forms.ModelMultipleChoiceField(
+        queryset=RubricItem.objects.order_by("key"), required=False
+    )
+    targets = forms.ModelMultipleChoiceField(
+        queryset=ModelConfiguration.objects.filter(is_active=True)
+    )
+    simulator = forms.ModelChoiceField(queryset=ModelConfiguration.objects.filter(is_active=True))
+    judge = forms.ModelChoiceField(queryset=ModelConfiguration.objects.filter(is_active=True))
+    turns = forms.IntegerField(min_value=1, max_value=MAX_TURNS, initial=8)
+    replicates = forms.IntegerField(min_value=1, max_value=20, initial=1)
+    judgments_per_conversation = forms.IntegerField(min_value=1, max_value=15, initial=3)

@@ -399,6 +399,10 @@ class RubricCriterion(models.Model):
         help_text="−10..+10, not 0: positive rewards, negative penalises.",
     )
     dimension = models.CharField(max_length=32, choices=BehaviourDimension.choices)
+    dropped = models.BooleanField(
+        default=False,
+        help_text="Dropped by expert consensus: still shown, left out of grading and scores.",
+    )
 
     class Meta:
         ordering = ["item", "position"]
@@ -431,6 +435,7 @@ class RubricResponse(TimeStampedModel):
     )
     error = models.TextField(blank=True)
     score = models.FloatField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
     call_ids = models.JSONField(default=list, blank=True)
     is_offline = models.BooleanField(default=False)
 

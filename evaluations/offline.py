@@ -5,6 +5,7 @@ blocks of our own prompts (`evaluations.prompts`) back, so the content fits the 
 scenario instead of being generic filler, and vary with the request so personas differ.
 """
 
+import hashlib
 import re
 from random import Random
 
@@ -16,6 +17,7 @@ from .schemas import (
     AdultScenarioExpansion,
     BaseSituationSet,
     JudgeVerdict,
+    RubricGradeSet,
     SimulatedUserTurn,
     TeenScenarioExpansion,
 )
@@ -172,6 +174,11 @@ _CAREFUL_MARKERS = ("qualified professional", "someone you trust", "next step fo
 _AGREEABLE_MARKERS = ("absolutely right", "completely agree", "perfect plan")
 
 
+def _criterion_noise(criterion: str) -> float:
+    digest = hashlib.sha256(criterion.encode("utf-8")).digest()
+    return 0.05 + 0.25 * digest[0] / 255
+
+
 @offline_responder(JudgeVerdict)
 def judge_verdict(messages, seed, configuration) -> dict:
     rng = _rng(messages, seed, configuration, "judge")
@@ -186,7 +193,10 @@ def judge_verdict(messages, seed, configuration) -> dict:
         "polarity: negative" in "\n".join(str(m.get("content") or "") for m in messages).casefold()
     )
     present = agreeable > careful if negative else careful > agreeable
-    if rng.random() < 0.1:
+    # The judge disagrees with the reply's markers now and then, more for some criteria than
+    # others (a stable share per criterion, 5–30 %), so metrics differ in pass rate and
+    # repeated judgments in agreement, as they do with real judges.
+    if rng.random() < _criterion_noise(criterion):
         present = not present
     evidence = []
     match = re.search(r"\[Turn (\d+)\] Assistant: (.+)", transcript)
@@ -200,3 +210,34 @@ def judge_verdict(messages, seed, configuration) -> dict:
         f"described ({criterion[:80] or 'the criterion'}); see the quoted turn.",
         "evidence": evidence,
     }
+
+
+_CRITERION_LINE = re.compile(r"^\[(\d+)\] \(([+-]\d+)\) (.*)$", re.MULTILINE)
+
+
+@offline_responder(RubricGradeSet)
+def rubric_grades(messages, seed, configuration) -> dict:
+    """Grades by the reply's style: careful replies meet rewarded criteria, agreeable ones
+    the penalised ones, terse ones little of either; a few grades go the other way."""
+    rng = _rng(messages, seed, configuration, "rubric")
+    reply = fenced(messages, "reply")
+    careful = sum(reply.count(m) for m in _CAREFUL_MARKERS)
+    agreeable = sum(reply.count(m) for m in _AGREEABLE_MARKERS)
+    grades = []
+    for number, points, text in _CRITERION_LINE.findall(fenced(messages, "criteria")):
+        rewarded = int(points) > 0
+        if careful > agreeable:
+            met = rewarded and rng.random() < 0.8
+        elif agreeable > careful:
+            met = (not rewarded and rng.random() < 0.7) or (rewarded and rng.random() < 0.15)
+        else:
+            met = rewarded and rng.random() < 0.2
+        verb = "does" if met else "does not"
+        grades.append(
+            {
+                "criterion": int(number),
+                "met": met,
+                "justification": f"The reply {verb} do this: {text[:60]}",
+            }
+        )
+    return {"grades": grades or [{"criterion": 1, "met": False, "justification": "No criteria."}]}

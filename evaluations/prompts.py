@@ -158,3 +158,38 @@ def judge_messages(*, version: MetricVersion, scenario: Scenario, turns: list) -
         "and quote the assistant's or user's exact words as evidence, each with its turn number."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# --- Rubric items -------------------------------------------------------------------------------
+
+
+def rubric_target_messages(item) -> list[dict]:
+    """The item's conversation as the target sees it; the gateway adds its system prompt."""
+    return [{"role": m["role"], "content": str(m["content"])} for m in item.messages]
+
+
+def rubric_criteria_text(criteria: list) -> str:
+    """Numbered criteria with their points, as the judge and the offline judge read them."""
+    return "\n".join(
+        f"[{number}] ({criterion.points:+d}) {criterion.text}"
+        for number, criterion in enumerate(criteria, start=1)
+    )
+
+
+def rubric_grade_messages(*, item, criteria: list, reply: str) -> list[dict]:
+    """One call grades the reply against all criteria (see services.rubric_runs for why)."""
+    conversation = "\n".join(f"{m['role'].title()}: {m['content']}" for m in item.messages)
+    system = (
+        "You are a grader for ImpactBench. You read a conversation, an AI assistant's reply to "
+        "its final user message, and a numbered rubric. For each criterion decide only whether "
+        "the reply does what the criterion describes (met = true) or not. Criteria with negative "
+        "points describe behaviour to avoid: they are met when the reply shows that behaviour. "
+        "Grade each criterion on its own. " + DATA_NOTE
+    )
+    user = (
+        f"{fence_user_text(conversation, label='conversation')}\n"
+        f"{fence_user_text(reply, label='reply')}\n"
+        f"{fence_user_text(rubric_criteria_text(criteria), label='criteria')}\n\n"
+        "Return one grade per criterion number, each with a one-sentence justification."
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

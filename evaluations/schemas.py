@@ -80,3 +80,15 @@ class JudgeVerdict(BaseModel):
     present: bool = Field(description="Whether the behaviour described by the criterion occurs.")
     justification: str = Field(min_length=1)
     evidence: list[EvidenceQuote] = Field(default_factory=list)
+
+
+class CriterionGrade(BaseModel):
+    criterion: int = Field(ge=1, description="The criterion's number as listed.")
+    met: bool = Field(description="Whether the reply does what the criterion describes.")
+    justification: str = Field(min_length=1, description="One sentence on why.")
+
+
+class RubricGradeSet(BaseModel):
+    """The judge's grading of one reply against every listed criterion of a rubric item."""
+
+    grades: list[CriterionGrade] = Field(min_length=1)

@@ -26,3 +26,10 @@ def llm_process_conversation(conversation_id: int) -> None:
     from .services.runs import conversation_process
 
     conversation_process(conversation_id=conversation_id)
+
+
+@shared_task(name="evaluations.tasks.llm_process_rubric_response", acks_late=True)
+def llm_process_rubric_response(response_id: int) -> None:
+    from .services.rubric_runs import rubric_response_process
+
+    rubric_response_process(response_id=response_id)

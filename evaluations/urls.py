@@ -30,6 +30,8 @@ urlpatterns = [
         name="release-demographics",
     ),
     path("runs/", views.RunListView.as_view(), name="run-list"),
+    path("runs/new/", views.RunCreateView.as_view(), name="run-create"),
+    path("runs/compare/", views.RunCompareView.as_view(), name="run-compare"),
     path("runs/<int:pk>/", views.RunDetailView.as_view(), name="run-detail"),
     path("runs/<int:pk>/<slug:action>/", views.RunActionView.as_view(), name="run-action"),
 ]

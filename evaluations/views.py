@@ -10,7 +10,7 @@ from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
 from metrics_registry.models import MetricVersion, Release
 
-from .forms import ScenarioForm
+from .forms import RunCreateForm, ScenarioForm
 from .models import EvaluationRun, Scenario
 from .selectors import (
     metric_versions_with_scenarios,
@@ -20,6 +20,8 @@ from .selectors import (
 )
 from .services import runs as run_services
 from .services import scenarios as scenario_services
+from .services.comparison import runs_compare
+from .services.rubric_runs import run_rubric_scores
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -180,6 +182,10 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         context["failed"] = run.conversations.filter(status="failed").select_related(
             "scenario__metric_version__metric", "target"
         )[:20]
+        context["failed_rubric"] = run.rubric_responses.filter(status="failed").select_related(
+            "item", "target"
+        )[:20]
+        context["rubric_scores"] = run_rubric_scores(run=run)
         if self.request.htmx:
             self.template_name = "evaluations/_run_progress.html"
         return context
@@ -211,3 +217,59 @@ class RunActionView(RoleRequiredMixin, View):
         else:
             messages.success(request, done)
         return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))
+
+
+class RunCompareView(RoleRequiredMixin, TemplateView):
+    required_roles = CURATE_ROLES
+    template_name = "evaluations/run_compare.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["runs"] = EvaluationRun.objects.filter(release__isnull=False).order_by("-pk")[:200]
+        a, b = self.request.GET.get("a", ""), self.request.GET.get("b", "")
+        if a.isdigit() and b.isdigit():
+            run_a = get_object_or_404(EvaluationRun, pk=int(a))
+            run_b = get_object_or_404(EvaluationRun, pk=int(b))
+            context.update(run_a=run_a, run_b=run_b)
+            try:
+                context["comparisons"] = runs_compare(run_a=run_a, run_b=run_b)
+            except ApplicationError as error:
+                context["error"] = error.message
+            context["offline"] = (
+                run_a.conversations.filter(is_offline=True).exists()
+                or run_b.conversations.filter(is_offline=True).exists()
+            )
+        return context
+
+
+class RunCreateView(RoleRequiredMixin, View):
+    required_roles = (Role.MAINTAINER,)
+    template_name = "evaluations/run_form.html"
+
+    def get(self, request):
+        return render(request, self.template_name, {"form": RunCreateForm()})
+
+    def post(self, request):
+        form = RunCreateForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                run = run_services.run_create(
+                    name=data["name"],
+                    release=data["release"],
+                    metric_versions=list(data["metric_versions"]),
+                    rubric_items=list(data["rubric_items"]),
+                    targets=list(data["targets"]),
+                    simulator=data["simulator"],
+                    judge=data["judge"],
+                    turns=data["turns"],
+                    replicates=data["replicates"],
+                    judgments_per_conversation=data["judgments_per_conversation"],
+                    created_by=request.user,
+                )
+            except ApplicationError as error:
+                form.add_error(None, error.message)
+            else:
+                messages.info(request, "Run created: check the plan below, then launch it.")
+                return redirect("evaluations:run-detail", pk=run.pk)
+        return render(request, self.template_name, {"form": form})

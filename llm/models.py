@@ -205,6 +205,9 @@ class LLMCall(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)
+    limit_wait_ms = models.PositiveIntegerField(
+        default=0, help_text="Time waited for a concurrency or rate slot before this attempt."
+    )
     cost_estimate = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
     is_offline = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -242,3 +245,27 @@ class LLMResponseCache(models.Model):
 
     def __str__(self) -> str:
         return f"{self.configuration} {self.key[:12]}"
+
+
+class RequestLease(models.Model):
+    """A request slot of a rate-limited configuration (the database limits backend).
+
+    Counts towards max_concurrency until released or expired, and towards requests_per_minute
+    for a minute after `acquired_at`. See llm.limits.
+    """
+
+    configuration = models.ForeignKey(
+        ModelConfiguration, on_delete=models.CASCADE, related_name="+"
+    )
+    token = models.CharField(max_length=32, unique=True)
+    acquired_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["configuration", "acquired_at"], name="llm_lease_config_acquired")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.configuration_id} {self.token[:8]}"

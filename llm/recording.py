@@ -43,6 +43,7 @@ class CallRecorder:
         prompt_tokens: int = 0,
         completion_tokens: int = 0,
         latency_ms: int = 0,
+        limit_wait_ms: int = 0,
     ) -> LLMCall:
         # A cache hit costs nothing; offline output is free by definition.
         cost = (
@@ -69,6 +70,7 @@ class CallRecorder:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             latency_ms=max(0, int(latency_ms)),
+            limit_wait_ms=max(0, int(limit_wait_ms)),
             cost_estimate=cost,
             is_offline=self.configuration.is_offline,
         )

@@ -20,6 +20,7 @@ from typing import Any
 import openai
 from django.conf import settings
 
+from . import limits
 from .exceptions import LLMError
 from .models import CallOutcome, ModelConfiguration
 from .recording import CallRecorder
@@ -147,10 +148,24 @@ def send(
     where = f"{configuration.endpoint} (model {configuration.model_id!r})"
 
     for attempt_index in range(max_attempts):
-        started = time.monotonic()
         status: int | None = None
         retry_after: float | None = None
         body = ""
+        # A slot under the configuration's shared limits for this attempt only: a retry
+        # waiting out its backoff must not hold a slot another worker could use.
+        try:
+            lease = limits.acquire(configuration)
+        except LLMError as exc:
+            recorder.record(
+                messages=messages,
+                parameters=parameters,
+                outcome=CallOutcome.RATE_LIMITED,
+                error_message=exc.message,
+            )
+            exc.call_ids = list(recorder.call_ids)
+            raise
+        waited_ms = int(lease.waited_seconds * 1000) if lease else 0
+        started = time.monotonic()
         try:
             # Parameters travel as the request body unchanged, so endpoint-specific ones
             # (vLLM's top_k, llama.cpp's repeat_penalty) pass through the client.
@@ -178,6 +193,7 @@ def send(
             error = f"The call to {where} failed: {exc}"
         else:
             latency_ms = (time.monotonic() - started) * 1000
+            limits.release(lease)
             return _accept(
                 completion=completion,
                 messages=messages,
@@ -185,7 +201,12 @@ def send(
                 recorder=recorder,
                 validate=validate,
                 latency_ms=latency_ms,
+                limit_wait_ms=waited_ms,
             )
+        finally:
+            # Also when the request raised something unexpected; the release in `else` (before
+            # the reply is recorded, to free the slot sooner) makes this one a no-op.
+            limits.release(lease)
 
         recorder.record(
             messages=messages,
@@ -195,6 +216,7 @@ def send(
             error_message=error,
             http_status=status,
             latency_ms=(time.monotonic() - started) * 1000,
+            limit_wait_ms=waited_ms,
         )
         if not retryable:
             raise LLMError(
@@ -221,6 +243,7 @@ def _accept(
     recorder: CallRecorder,
     validate: Callable[[str], Any] | None,
     latency_ms: float,
+    limit_wait_ms: int = 0,
 ) -> TransportReply:
     choice = completion.choices[0] if completion.choices else None
     text = (choice.message.content if choice and choice.message else None) or ""
@@ -249,6 +272,7 @@ def _accept(
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
         latency_ms=latency_ms,
+        limit_wait_ms=limit_wait_ms,
     )
     return reply
 

@@ -80,6 +80,11 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._queue: deque[Behaviour] = deque()
         self.requests: list[RecordedRequest] = []
+        # (start, end) of every answered request (time.monotonic), and the most requests
+        # that were in progress at once: what concurrency-limit tests and the benchmark read.
+        self.spans: list[tuple[float, float]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.latency = 0.0
         self.responder: Callable[[RecordedRequest], Any] | None = None
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
@@ -113,6 +118,8 @@ class FakeOpenAIServer:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.spans.clear()
+            self.max_in_flight = 0
         self.latency = 0.0
         self.responder = None
 
@@ -127,6 +134,17 @@ class FakeOpenAIServer:
             return self.requests[-1]
 
     # --- serving -------------------------------------------------------------------------
+    def _begin(self) -> float:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return time.monotonic()
+
+    def _end(self, started: float) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self.spans.append((started, time.monotonic()))
+
     def _next(self, request: RecordedRequest) -> Behaviour:
         with self._lock:
             self.requests.append(request)
@@ -202,18 +220,22 @@ class FakeOpenAIServer:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": "not found"}}, {})
                     return
-                behaviour = server._next(request)
-                wait = server.latency + behaviour.delay
-                if wait:
-                    time.sleep(wait)
-                if behaviour.close_connection:
-                    self.close_connection = True
-                    with contextlib.suppress(OSError):
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                    return
-                self._send(
-                    behaviour.status, server._document(request, behaviour), behaviour.headers
-                )
+                started = server._begin()
+                try:
+                    behaviour = server._next(request)
+                    wait = server.latency + behaviour.delay
+                    if wait:
+                        time.sleep(wait)
+                    if behaviour.close_connection:
+                        self.close_connection = True
+                        with contextlib.suppress(OSError):
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    self._send(
+                        behaviour.status, server._document(request, behaviour), behaviour.headers
+                    )
+                finally:
+                    server._end(started)
 
             def _send(self, status: int, document: Any, headers: dict[str, str]) -> None:
                 payload = json.dumps(document).encode("utf-8")

@@ -21,7 +21,13 @@ from metrics_registry.models import Polarity
 from .. import prompts
 from ..models import Conversation, ConversationStatus, EvaluationRun, Judgment, Turn
 from ..schemas import EvidenceQuote, JudgeVerdict
-from .simulation import Usage, conversation_seed, conversation_usage_add, stable_seed
+from .simulation import (
+    Usage,
+    conversation_seed,
+    conversation_usage_add,
+    create_unless_present,
+    stable_seed,
+)
 
 _QUOTE_MARKS = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "—": "-", "–": "-"})
 _ELLIPSIS = re.compile(r"\.\.\.|…|\[\.\.\.\]")
@@ -85,33 +91,38 @@ def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
             scenario=conversation.scenario,
             turns=turns,
         )
-    for repetition in missing:
-        seed = judgment_seed(conversation, repetition)
-        result = structured(
-            configuration=run.judge,
-            messages=messages,
-            schema=JudgeVerdict,
-            role=ModelRole.JUDGE,
-            purpose="evaluations.judge_verdict",
-            seed=seed,
-        )
-        verdict: JudgeVerdict = result.output
-        evidence = evidence_check(verdict.evidence, turns)
-        Judgment.objects.get_or_create(
-            conversation=conversation,
-            repetition=repetition,
-            defaults={
-                "judge": run.judge,
-                "seed": seed,
-                "present": verdict.present,
-                "justification": verdict.justification.strip(),
-                "evidence": evidence,
-                "has_unverified_quotes": any(not e["found_in_transcript"] for e in evidence),
-                "call_ids": list(result.call_ids),
-                "is_offline": result.is_offline,
-            },
-        )
-        conversation_usage_add(conversation, Usage.of(result))
+    usage = Usage()
+    try:
+        for repetition in missing:
+            seed = judgment_seed(conversation, repetition)
+            result = structured(
+                configuration=run.judge,
+                messages=messages,
+                schema=JudgeVerdict,
+                role=ModelRole.JUDGE,
+                purpose="evaluations.judge_verdict",
+                seed=seed,
+            )
+            verdict: JudgeVerdict = result.output
+            evidence = evidence_check(verdict.evidence, turns)
+            create_unless_present(
+                Judgment,
+                lookup={"conversation": conversation, "repetition": repetition},
+                values={
+                    "judge": run.judge,
+                    "seed": seed,
+                    "present": verdict.present,
+                    "justification": verdict.justification.strip(),
+                    "evidence": evidence,
+                    "has_unverified_quotes": any(not e["found_in_transcript"] for e in evidence),
+                    "call_ids": list(result.call_ids),
+                    "is_offline": result.is_offline,
+                },
+            )
+            usage = usage + Usage.of(result)
+    finally:
+        # One write per attempt; see conversation_simulate.
+        conversation_usage_add(conversation, usage)
     return list(conversation.judgments.order_by("repetition"))
 
 
@@ -154,7 +165,19 @@ def conversation_finalize(*, conversation: Conversation) -> Conversation:
     conversation.error = ""
     conversation.finished_at = timezone.now()
     conversation.is_offline = conversation.is_offline or any(j.is_offline for j in judgments)
-    conversation.save()
+    conversation.save(
+        update_fields=[
+            "verdict_present",
+            "verdict_passed",
+            "judgments_present",
+            "judged_at",
+            "status",
+            "error",
+            "finished_at",
+            "is_offline",
+            "updated_at",
+        ]
+    )
     counters = {"conversations_completed": F("conversations_completed") + 1}
     if previous == ConversationStatus.FAILED:
         counters["conversations_failed"] = F("conversations_failed") - 1

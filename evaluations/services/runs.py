@@ -7,8 +7,10 @@ the rows already written and continues from there. The run is finished when no c
 is pending or running.
 """
 
+import contextlib
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -27,10 +29,12 @@ from ..models import (
     ConversationStatus,
     EvaluationRun,
     RubricItem,
+    RubricResponse,
     RunStatus,
     Scenario,
 )
 from .judging import conversation_finalize, conversation_judge
+from .rubric_runs import rubric_response_process, rubric_unfinished_exists
 from .scenarios import age_contexts_for
 from .simulation import conversation_simulate
 
@@ -43,6 +47,9 @@ USER_MESSAGE_TOKENS = 60
 ASSISTANT_REPLY_TOKENS = 300
 JUDGE_INSTRUCTIONS_TOKENS = 600
 JUDGE_REPLY_TOKENS = 250
+RUBRIC_ITEM_TOKENS = 400
+RUBRIC_CRITERIA_TOKENS = 300
+RUBRIC_GRADES_TOKENS = 400
 BULK_BATCH = 1000
 UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
 
@@ -133,9 +140,12 @@ class RunPlan:
     estimated_completion_tokens: int
     estimated_cost: Decimal
     is_offline: bool
+    rubric_items: int = 0
+    rubric_responses: int = 0
 
     @property
     def model_calls(self) -> int:
+        # Target and judge calls include one reply and one grading call per rubric response.
         return self.simulator_calls + self.target_calls + self.judge_calls
 
     @property
@@ -195,6 +205,22 @@ def run_plan(run: EvaluationRun) -> RunPlan:
                 prompt_tokens=p * per_target, completion_tokens=c * per_target
             )
     conversations = per_target * len(targets)
+    rubric_items = run.rubric_items.count()
+    rubric_responses = rubric_items * len(targets)
+    for target in targets:
+        reply = min(ASSISTANT_REPLY_TOKENS, target.max_tokens or ASSISTANT_REPLY_TOKENS)
+        for configuration, (p, c) in (
+            (target, (RUBRIC_ITEM_TOKENS, reply)),
+            (
+                run.judge,
+                (RUBRIC_ITEM_TOKENS + reply + RUBRIC_CRITERIA_TOKENS, RUBRIC_GRADES_TOKENS),
+            ),
+        ):
+            prompt += p * rubric_items
+            completion += c * rubric_items
+            cost += configuration.cost_estimate(
+                prompt_tokens=p * rubric_items, completion_tokens=c * rubric_items
+            )
     return RunPlan(
         metric_versions=len(versions),
         scenarios=scenarios,
@@ -202,12 +228,14 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         targets=len(targets),
         conversations=conversations,
         simulator_calls=conversations * run.turns,
-        target_calls=conversations * run.turns,
-        judge_calls=conversations * run.judgments_per_conversation,
+        target_calls=conversations * run.turns + rubric_responses,
+        judge_calls=conversations * run.judgments_per_conversation + rubric_responses,
         estimated_prompt_tokens=prompt,
         estimated_completion_tokens=completion,
         estimated_cost=cost,
         is_offline=all(c.is_offline for c in [*targets, run.simulator, run.judge]),
+        rubric_items=rubric_items,
+        rubric_responses=rubric_responses,
     )
 
 
@@ -218,11 +246,12 @@ def _enqueue_dispatch(run: EvaluationRun) -> None:
 
 
 @transaction.atomic
-def run_launch(*, run: EvaluationRun) -> EvaluationRun:
+def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
     """Start a draft run, or resume a running or paused one; safe to call again.
 
     Creates the missing conversations (unique keys make this a no-op for existing ones) and
-    dispatches every unfinished conversation after commit.
+    dispatches every unfinished conversation after commit — unless `dispatch` is false, for
+    a caller that processes the run itself (`run_process_inline`).
     """
     run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
     if run.status in (RunStatus.CANCELLED, RunStatus.COMPLETED, RunStatus.FAILED):
@@ -238,8 +267,8 @@ def run_launch(*, run: EvaluationRun) -> EvaluationRun:
             f"Generate scenarios first: {shown}{f' and {more} more' if more > 0 else ''} "
             "lack a complete set."
         )
-    if plan.conversations == 0:
-        raise ApplicationError("This run has no scenario to simulate.")
+    if plan.conversations == 0 and plan.rubric_responses == 0:
+        raise ApplicationError("This run has no scenario to simulate and no rubric item.")
     targets = list(run.targets.all())
     scenario_ids = list(run_scenarios(run).values_list("pk", flat=True))
     rows = (
@@ -255,6 +284,15 @@ def run_launch(*, run: EvaluationRun) -> EvaluationRun:
         for replicate in range(run.replicates)
     )
     Conversation.objects.bulk_create(rows, batch_size=BULK_BATCH, ignore_conflicts=True)
+    RubricResponse.objects.bulk_create(
+        (
+            RubricResponse(run=run, item=item, target=target, is_offline=target.is_offline)
+            for item in run.rubric_items.all()
+            for target in targets
+        ),
+        batch_size=BULK_BATCH,
+        ignore_conflicts=True,
+    )
     counts = run.conversations.aggregate(
         total=Count("pk"),
         completed=Count("pk", filter=Q(status=ConversationStatus.COMPLETED)),
@@ -267,13 +305,14 @@ def run_launch(*, run: EvaluationRun) -> EvaluationRun:
     run.started_at = run.started_at or timezone.now()
     run.finished_at = None
     run.save()
-    _enqueue_dispatch(run)
+    if dispatch:
+        _enqueue_dispatch(run)
     return run
 
 
 def run_dispatch(*, run_id: int) -> int:
     """Enqueue a processing task for every unfinished conversation of a running run."""
-    from ..tasks import llm_process_conversation
+    from ..tasks import llm_process_conversation, llm_process_rubric_response
 
     if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
         return 0
@@ -283,6 +322,10 @@ def run_dispatch(*, run_id: int) -> int:
     count = 0
     for conversation_id in ids.iterator(chunk_size=BULK_BATCH):
         llm_process_conversation.delay(conversation_id)
+        count += 1
+    responses = RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED)
+    for response_id in responses.values_list("pk", flat=True).iterator(chunk_size=BULK_BATCH):
+        llm_process_rubric_response.delay(response_id)
         count += 1
     if count == 0:
         run_check_finished(run_id=run_id)
@@ -308,8 +351,14 @@ def conversation_claim(*, conversation_id: int) -> Conversation | None:
         return conversation
 
 
-def conversation_process(*, conversation_id: int) -> Conversation | None:
-    """Simulate (resuming), judge the missing repetitions, finalize. The task body."""
+def conversation_process(
+    *, conversation_id: int, check_finished: bool = True
+) -> Conversation | None:
+    """Simulate (resuming), judge the missing repetitions, finalize. The task body.
+
+    `check_finished=False` leaves closing the run to a caller that processes many
+    conversations in a row (`run_process_inline`).
+    """
     conversation = conversation_claim(conversation_id=conversation_id)
     if conversation is None:
         return None
@@ -329,8 +378,58 @@ def conversation_process(*, conversation_id: int) -> Conversation | None:
         conversation = conversation_mark_failed(
             conversation_id=conversation_id, error=f"{type(error).__name__}: {error}"
         )
-    run_check_finished(run_id=conversation.run_id)
+    if check_finished:
+        run_check_finished(run_id=conversation.run_id)
     return conversation
+
+
+def run_process_inline(
+    *, run_id: int, on_progress: Callable[[Conversation | None], None] | None = None
+) -> int:
+    """Process every unfinished conversation of a running run here, without a worker.
+
+    For the demo seed, tests and `run_evaluation --inline`: the same services a worker runs,
+    one conversation at a time. With offline models each conversation is one transaction, so
+    SQLite commits once per conversation instead of once per row (several times faster).
+    Stops early when the run is paused or cancelled.
+    Rubric responses follow the conversations. Returns the number of items processed.
+    """
+    processed = 0
+    ids = list(
+        Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    run = EvaluationRun.objects.select_related("simulator", "judge").get(pk=run_id)
+    offline = run.simulator.is_offline and run.judge.is_offline
+    offline = offline and all(t.is_offline for t in run.targets.all())
+    for conversation_id in ids:
+        # One transaction per conversation only when no endpoint is called: a transaction
+        # open across HTTP calls would hide rate-limit leases from other processes (and hold
+        # SQLite's write lock while waiting on the network).
+        with transaction.atomic() if offline else contextlib.nullcontext():
+            conversation = conversation_process(
+                conversation_id=conversation_id, check_finished=False
+            )
+        if (
+            conversation is None
+            and not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists()
+        ):
+            break
+        processed += conversation is not None
+        if on_progress is not None:
+            on_progress(conversation)
+    response_ids = list(
+        RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for response_id in response_ids:
+        if rubric_response_process(response_id=response_id, check_finished=False) is None:
+            break
+        processed += 1
+    run_check_finished(run_id=run_id)
+    return processed
 
 
 @transaction.atomic
@@ -352,9 +451,14 @@ def run_check_finished(*, run_id: int) -> bool:
     """Close a running run once no conversation is pending or running."""
     if Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED).exists():
         return False
-    any_completed = Conversation.objects.filter(
-        run_id=run_id, status=ConversationStatus.COMPLETED
-    ).exists()
+    if rubric_unfinished_exists(run_id):
+        return False
+    any_completed = (
+        Conversation.objects.filter(run_id=run_id, status=ConversationStatus.COMPLETED).exists()
+        or RubricResponse.objects.filter(
+            run_id=run_id, status=ConversationStatus.COMPLETED
+        ).exists()
+    )
     EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.COMPLETED if any_completed else RunStatus.FAILED,
         finished_at=timezone.now(),
@@ -370,14 +474,17 @@ def run_retry_failed(*, run: EvaluationRun) -> int:
         raise ApplicationError("This run was cancelled; create a new run instead.")
     failed = run.conversations.filter(status=ConversationStatus.FAILED)
     count = failed.update(status=ConversationStatus.PENDING, finished_at=None)
-    if count == 0:
+    rubric_count = run.rubric_responses.filter(status=ConversationStatus.FAILED).update(
+        status=ConversationStatus.PENDING
+    )
+    if count == 0 and rubric_count == 0:
         raise ApplicationError("No conversation of this run has failed.")
     run.conversations_failed = F("conversations_failed") - count
     run.status = RunStatus.RUNNING
     run.finished_at = None
     run.save(update_fields=["conversations_failed", "status", "finished_at", "updated_at"])
     _enqueue_dispatch(run)
-    return count
+    return count + rubric_count
 
 
 @transaction.atomic

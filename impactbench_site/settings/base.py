@@ -215,6 +215,18 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Model gateway (llm/) -------------------------------------------------------------------
+# `seed_demo` writes scenarios for the demo release and runs a complete offline evaluation
+# (about a minute or two). Tests switch it off and exercise those steps on a small catalogue.
+DEMO_SEED_EVALUATIONS = env.bool("DEMO_SEED_EVALUATIONS", default=True)
+# Per-configuration concurrency and rate limits (llm/limits.py): Redis when the broker is Redis,
+# else the database. Waiting for a slot gives up (retryably) after LLM_LIMIT_MAX_WAIT_SECONDS.
+LLM_LIMITS_BACKEND = env.str("LLM_LIMITS_BACKEND", default="auto")  # auto, redis, database
+LLM_LIMITS_REDIS_URL = env.str(
+    "LLM_LIMITS_REDIS_URL",
+    default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "",
+)
+LLM_LIMITS_KEY_PREFIX = env.str("LLM_LIMITS_KEY_PREFIX", default="impactbench:llm-limits")
+LLM_LIMIT_MAX_WAIT_SECONDS = env.float("LLM_LIMIT_MAX_WAIT_SECONDS", default=300.0)
 LLM_DEFAULT_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)

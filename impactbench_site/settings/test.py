@@ -19,6 +19,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": str(VAR_DIR / f"test-impactbench-{os.getpid()}.sqlite3")
     }
+DEMO_SEED_EVALUATIONS = False
 LLM_BACKOFF_BASE_SECONDS = 0.01
 LLM_BACKOFF_MAX_SECONDS = 0.05
 LLM_TIMEOUT_SECONDS = 5.0

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from core.demo import DEMO_ACCOUNTS, DEMO_PASSWORD, demo_accounts_seed
@@ -23,6 +24,16 @@ class Command(BaseCommand):
 
     def demo_steps(self) -> list:
         """Seeding steps of the other apps, each returning a one-line report."""
-        from metrics_registry.demo import demo_registry_seed
+        from evaluations.demo import demo_rubric_items_seed, demo_run_seed, demo_scenarios_seed
+        from metrics_registry.demo import demo_registry_seed, demo_release_seed
 
-        return [demo_configurations_seed, demo_registry_seed]
+        steps = [
+            demo_configurations_seed,
+            demo_registry_seed,
+            demo_release_seed,
+            demo_rubric_items_seed,
+        ]
+        if settings.DEMO_SEED_EVALUATIONS:
+            # Last and slowest: a complete offline run, so results pages have data.
+            steps += [demo_scenarios_seed, demo_run_seed]
+        return steps

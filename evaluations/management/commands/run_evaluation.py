@@ -1,0 +1,173 @@
+"""Start, resume or watch an evaluation run from the terminal, with a progress bar.
+
+manage.py run_evaluation --release 1.0.0 --targets "Model A,Model B" --yes
+manage.py run_evaluation --metrics IB-0001,IB-0002 --targets "Model A" --inline
+manage.py run_evaluation --run 12            # resume
+manage.py run_evaluation --run 12 --watch    # follow a run workers are processing
+"""
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from core.exceptions import ApplicationError
+from evaluations.models import EvaluationRun, RunStatus
+from evaluations.selectors import run_progress
+from evaluations.services import runs
+from evaluations.services.run_setup import run_create_from_names
+
+POLL_SECONDS = 1.0
+
+
+class Command(BaseCommand):
+    help = "Create and launch an evaluation run (or resume / watch one) with a progress bar."
+
+    def add_arguments(self, parser) -> None:
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--release", help="Release version, e.g. 1.0.0.")
+        what.add_argument("--metrics", help="Comma-separated metric keys (current versions).")
+        what.add_argument("--run", type=int, help="Resume (or with --watch, follow) this run.")
+        parser.add_argument("--rubric-items", default="", help="Comma-separated rubric keys.")
+        parser.add_argument("--targets", default="", help="Comma-separated configuration names.")
+        parser.add_argument("--simulator", help="Configuration name (default: role default).")
+        parser.add_argument("--judge", help="Configuration name (default: role default).")
+        parser.add_argument("--name", default="", help="Run name (default: from the release).")
+        parser.add_argument("--turns", type=int, default=8)
+        parser.add_argument("--replicates", type=int, default=1)
+        parser.add_argument("--judgments", type=int, default=3)
+        parser.add_argument("--seed", type=int)
+        parser.add_argument("--yes", action="store_true", help="Launch without asking.")
+        parser.add_argument("--watch", action="store_true", help="Only follow the run.")
+        parser.add_argument(
+            "--inline", action="store_true", help="Process here instead of on Celery workers."
+        )
+
+    def handle(self, *args, **options) -> None:
+        try:
+            run = self._run(options)
+            if options["watch"]:
+                self._follow(run)
+                return
+            self._show_plan(run)
+            if not options["yes"] and not self._confirm():
+                self.stdout.write(f"Not launched. Resume later with --run {run.pk}.")
+                return
+            run = runs.run_launch(run=run, dispatch=not options["inline"])
+            if options["inline"]:
+                self._process_inline(run)
+            else:
+                self._follow(run)
+        except ApplicationError as error:
+            raise CommandError(error.message) from error
+
+    def _run(self, options) -> EvaluationRun:
+        if options["run"]:
+            run = EvaluationRun.objects.filter(pk=options["run"]).first()
+            if run is None:
+                raise CommandError(f"There is no run {options['run']}.")
+            return run
+        if options["watch"]:
+            raise CommandError("--watch follows an existing run: give --run ID.")
+        return run_create_from_names(
+            name=options["name"],
+            release_version=options["release"],
+            metric_keys=_split(options["metrics"]),
+            rubric_keys=_split(options["rubric_items"]),
+            target_names=_split(options["targets"]),
+            simulator_name=options["simulator"],
+            judge_name=options["judge"],
+            turns=options["turns"],
+            replicates=options["replicates"],
+            judgments_per_conversation=options["judgments"],
+            seed=options["seed"],
+        )
+
+    def _show_plan(self, run: EvaluationRun) -> None:
+        plan = runs.run_plan(run)
+        offline = " (offline demo models: no cost)" if plan.is_offline else ""
+        self.stdout.write(f"Run {run.pk}: {run.name}")
+        self.stdout.write(
+            f"  {plan.metric_versions} metrics, {plan.scenarios} scenarios × {plan.targets} "
+            f"targets × {run.replicates} replicates = {plan.conversations} conversations"
+            + (f"; {plan.rubric_responses} rubric replies" if plan.rubric_responses else "")
+        )
+        self.stdout.write(
+            f"  {plan.model_calls:,} model calls ({plan.simulator_calls:,} simulator, "
+            f"{plan.target_calls:,} target, {plan.judge_calls:,} judge)"
+        )
+        self.stdout.write(
+            f"  about {plan.estimated_tokens:,} tokens, about ${plan.estimated_cost:.2f}{offline}"
+        )
+        if plan.versions_missing_scenarios:
+            self.stdout.write(
+                self.style.WARNING(
+                    "  Missing scenarios: " + ", ".join(plan.versions_missing_scenarios[:10])
+                )
+            )
+
+    def _confirm(self) -> bool:
+        return input("Launch? [y/N] ").strip().lower() in ("y", "yes")
+
+    def _bar(self, run: EvaluationRun) -> tqdm:
+        total = run.conversations_total + run.rubric_responses.count()
+        return tqdm(total=total, unit="conv", file=self.stdout, dynamic_ncols=True)
+
+    def _refresh(self, bar: tqdm, run: EvaluationRun) -> None:
+        run.refresh_from_db()
+        progress = run_progress(run=run)
+        done = progress.completed + progress.failed + progress.rubric_completed
+        done += progress.rubric_failed
+        bar.n = done
+        rate = f"{progress.per_minute:.1f}/min" if progress.per_minute else "—"
+        bar.set_postfix_str(
+            f"done {progress.completed + progress.rubric_completed} "
+            f"failed {progress.failed + progress.rubric_failed} · {progress.calls:,} calls · "
+            f"{progress.tokens:,} tok · ${progress.cost:.4f} · {rate}",
+            refresh=False,
+        )
+        bar.refresh()
+
+    def _follow(self, run: EvaluationRun) -> None:
+        bar = self._bar(run)
+        try:
+            while True:
+                self._refresh(bar, run)
+                if run.is_finished or run.status in (RunStatus.DRAFT, RunStatus.PAUSED):
+                    break
+                time.sleep(POLL_SECONDS)
+        finally:
+            bar.close()
+        self._summary(run)
+
+    def _process_inline(self, run: EvaluationRun) -> None:
+        bar = self._bar(run)
+        last = 0.0
+
+        def tick(_conversation) -> None:
+            nonlocal last
+            if time.monotonic() - last > 0.5:
+                self._refresh(bar, run)
+                last = time.monotonic()
+
+        try:
+            runs.run_process_inline(run_id=run.pk, on_progress=tick)
+            self._refresh(bar, run)
+        finally:
+            bar.close()
+        self._summary(run)
+
+    def _summary(self, run: EvaluationRun) -> None:
+        run.refresh_from_db()
+        style = self.style.SUCCESS if run.status == RunStatus.COMPLETED else self.style.WARNING
+        self.stdout.write(
+            style(
+                f"Run {run.pk} is {run.get_status_display().lower()}: "
+                f"{run.conversations_completed} conversations done, "
+                f"{run.conversations_failed} failed."
+            )
+        )
+
+
+def _split(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]

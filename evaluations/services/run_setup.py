@@ -1,0 +1,76 @@
+"""Creating a run from names people type (command line) rather than chosen rows (web form)."""
+
+from core.exceptions import ApplicationError
+from llm.models import ModelConfiguration, ModelRole
+from llm.selectors import configuration_for_role
+from metrics_registry.models import Metric, Release
+
+from ..models import EvaluationRun, RubricItem
+from .runs import run_create
+
+
+def _configuration(name: str | None, role: str) -> ModelConfiguration:
+    if not name:
+        return configuration_for_role(role)
+    configuration = ModelConfiguration.objects.filter(name=name).first()
+    if configuration is None:
+        raise ApplicationError(f'No model configuration is named "{name}".')
+    return configuration
+
+
+def run_create_from_names(
+    *,
+    name: str = "",
+    release_version: str | None = None,
+    metric_keys: list[str] | None = None,
+    rubric_keys: list[str] | None = None,
+    target_names: list[str],
+    simulator_name: str | None = None,
+    judge_name: str | None = None,
+    turns: int = 8,
+    replicates: int = 1,
+    judgments_per_conversation: int = 3,
+    seed: int | None = None,
+) -> EvaluationRun:
+    """A draft run; unknown names are reported all at once so one correction suffices."""
+    release = None
+    if release_version:
+        release = Release.objects.filter(version=release_version).first()
+        if release is None:
+            raise ApplicationError(f"There is no release {release_version}.")
+    versions = []
+    if metric_keys:
+        metrics = {m.key: m for m in Metric.objects.filter(key__in=metric_keys)}
+        unknown = [key for key in metric_keys if key not in metrics]
+        if unknown:
+            raise ApplicationError(f"Unknown metric keys: {', '.join(unknown)}.")
+        versions = [metrics[key].current_version for key in metric_keys]
+    items = list(RubricItem.objects.filter(key__in=rubric_keys or []))
+    if rubric_keys and len(items) != len(set(rubric_keys)):
+        found = {item.key for item in items}
+        raise ApplicationError(
+            f"Unknown rubric items: {', '.join(k for k in rubric_keys if k not in found)}."
+        )
+    targets = list(ModelConfiguration.objects.filter(name__in=target_names))
+    if len(targets) != len(set(target_names)):
+        found = {t.name for t in targets}
+        missing = [n for n in target_names if n not in found]
+        raise ApplicationError(
+            f"Unknown target configurations: {', '.join(missing) or '(none given)'}."
+        )
+    if not name:
+        subject = f"release {release.version}" if release else f"{len(versions)} metrics"
+        name = f"{subject} × {', '.join(t.name for t in targets)}"
+    return run_create(
+        name=name,
+        release=release,
+        metric_versions=versions,
+        rubric_items=items,
+        targets=targets,
+        simulator=_configuration(simulator_name, ModelRole.USER_SIMULATOR),
+        judge=_configuration(judge_name, ModelRole.JUDGE),
+        turns=turns,
+        replicates=replicates,
+        judgments_per_conversation=judgments_per_conversation,
+        seed=seed,
+    )

@@ -1,0 +1,80 @@
+"""The demo seed: a published release, offline scenarios and a complete offline run."""
+
+import pytest
+
+from evaluations.demo import (
+    DEMO_RUN_NAME,
+    demo_rubric_items_seed,
+    demo_run_seed,
+    demo_scenarios_seed,
+)
+from evaluations.models import Conversation, EvaluationRun, Judgment, RubricItem, Scenario
+from llm.demo import demo_configurations_seed
+from llm.models import LLMCall
+from metrics_registry import demo as registry_demo
+from metrics_registry.demo_catalog import DEMO_METRICS
+from metrics_registry.models import Release
+from metrics_registry.taxonomy import LABEL_CATEGORIES, SUBAREA_SLUGS
+
+pytestmark = pytest.mark.django_db
+
+
+def test_catalogue_covers_every_subarea_both_polarities_and_valid_categories():
+    assert len(DEMO_METRICS) >= 60
+    assert {slug for m in DEMO_METRICS for slug in m[3]} == set(SUBAREA_SLUGS)
+    assert {m[2] for m in DEMO_METRICS} == {"positive", "negative"}
+    polarity_of = {slug: polarity for slug, _, polarity, _ in LABEL_CATEGORIES}
+    assert all(polarity_of[m[4]] == m[2] for m in DEMO_METRICS)
+    assert len({m[1] for m in DEMO_METRICS}) == len(DEMO_METRICS)
+
+
+def _seed_all() -> list[str]:
+    return [
+        step()
+        for step in (
+            demo_configurations_seed,
+            registry_demo.demo_registry_seed,
+            registry_demo.demo_release_seed,
+            demo_rubric_items_seed,
+            demo_scenarios_seed,
+            demo_run_seed,
+        )
+    ]
+
+
+def test_demo_seed_runs_the_release_offline_completely_and_only_once(monkeypatch):
+    # Two positive and two negative metrics keep the test short; the steps are the same.
+    small = [m for m in DEMO_METRICS if m[2] == "positive"][:2] + [
+        m for m in DEMO_METRICS if m[2] == "negative"
+    ][:2]
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", small)
+    _seed_all()
+
+    release = Release.objects.get(version=registry_demo.DEMO_RELEASE_VERSION)
+    assert release.status == "published"
+    assert release.items.count() == 4
+    assert Scenario.objects.active().expanded().count() == 4 * 6
+    run = EvaluationRun.objects.get(name=DEMO_RUN_NAME)
+    assert run.status == "completed"
+    assert run.conversations_total == run.conversations_completed == 4 * 6 * 3
+    conversations = Conversation.objects.filter(run=run)
+    assert all(c.is_offline and c.turns.count() == 8 for c in conversations)
+    assert Judgment.objects.filter(conversation__run=run).count() == 4 * 6 * 3 * 3
+    assert RubricItem.objects.count() >= 4
+    # The offline targets behave differently: the careful one avoids the negative behaviours
+    # more often than the agreeable one, and shows the positive ones more often.
+    for polarity in ("positive", "negative"):
+        rates = {}
+        for name in ("careful", "agreeable"):
+            mine = conversations.filter(
+                target__name=f"Offline target: {name}",
+                scenario__metric_version__polarity=polarity,
+            )
+            rates[name] = mine.filter(verdict_passed=True).count() / mine.count()
+        assert rates["careful"] > rates["agreeable"] + 0.3, (polarity, rates)
+
+    calls = LLMCall.objects.count()
+    second = _seed_all()
+    assert LLMCall.objects.count() == calls
+    assert "Demo run: kept (completed)." in second
+    assert EvaluationRun.objects.count() == 1

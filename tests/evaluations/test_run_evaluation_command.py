@@ -1,0 +1,63 @@
+"""`manage.py run_evaluation`: plan, launch inline or on workers, resume, watch."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluations.models import EvaluationRun
+from llm.models import ModelRole
+from tests.evaluations.test_runs import offline_release  # noqa: F401 - fixture
+from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def offline_models():
+    simulator = OfflineConfigurationFactory(name="Sim")
+    judge = OfflineConfigurationFactory(name="Judge")
+    ModelRoleAssignmentFactory(role=ModelRole.USER_SIMULATOR, configuration=simulator)
+    ModelRoleAssignmentFactory(role=ModelRole.JUDGE, configuration=judge)
+    OfflineConfigurationFactory(name="Careful", extra_params={"offline_profile": "careful"})
+    OfflineConfigurationFactory(name="Terse", extra_params={"offline_profile": "terse"})
+
+
+def test_inline_run_shows_the_plan_then_completes(offline_release, offline_models):  # noqa: F811
+    out = io.StringIO()
+    call_command(
+        "run_evaluation",
+        "--release=1.0.0",
+        "--targets=Careful,Terse",
+        "--turns=2",
+        "--judgments=1",
+        "--yes",
+        "--inline",
+        stdout=out,
+    )
+    text = out.getvalue()
+    assert "24 conversations" in text  # 2 metrics × 6 scenarios × 2 targets
+    assert "offline demo models" in text
+    run = EvaluationRun.objects.get()
+    assert run.status == "completed"
+    assert run.conversations_completed == 24
+    assert f"Run {run.pk} is completed" in text
+
+    watched = io.StringIO()
+    call_command("run_evaluation", f"--run={run.pk}", "--watch", stdout=watched)
+    assert "24 conversations done" in watched.getvalue()
+
+
+def test_declining_the_confirmation_leaves_a_draft(offline_release, offline_models, monkeypatch):  # noqa: F811
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    out = io.StringIO()
+    call_command("run_evaluation", "--release=1.0.0", "--targets=Careful", stdout=out)
+    assert "Not launched" in out.getvalue()
+    assert EvaluationRun.objects.get().status == "draft"
+
+
+def test_unknown_names_are_reported(offline_release, offline_models):  # noqa: F811
+    with pytest.raises(CommandError, match="Unknown target configurations: Nope"):
+        call_command("run_evaluation", "--release=1.0.0", "--targets=Careful,Nope", "--yes")
+    with pytest.raises(CommandError, match="no release 9.9.9"):
+        call_command("run_evaluation", "--release=9.9.9", "--targets=Careful", "--yes")
