@@ -9,6 +9,7 @@ interrupted demo run is resumed rather than started again.
 import json
 
 from django.db.models import Count, Q
+from tqdm import tqdm
 
 from llm.models import ModelConfiguration
 from metrics_registry.demo import DEMO_RELEASE_VERSION
@@ -205,7 +206,8 @@ def demo_scenarios_seed() -> str:
         .filter(ready__lt=SCENARIO_BASE_COUNT * 2)
     )
     generated = 0
-    for version in incomplete:
+    # disable=None: a bar on a terminal, silence in logs.
+    for version in tqdm(list(incomplete), desc="Demo scenarios", unit="metric", disable=None):
         # Fills only what is missing (a one-age-group metric stops at three).
         before = version.ready
         generated += len(scenarios_generate(metric_version=version, configuration=writer)) - before
@@ -240,7 +242,9 @@ def demo_run_seed() -> str:
         )
     if run.status in (RunStatus.DRAFT, RunStatus.PAUSED):
         run = run_launch(run=run, dispatch=False)
-    processed = run_process_inline(run_id=run.pk)
+    remaining = run.conversations_total - run.conversations_completed - run.conversations_failed
+    with tqdm(total=max(remaining, 0), desc="Demo run", unit="conv", disable=None) as bar:
+        processed = run_process_inline(run_id=run.pk, on_progress=lambda _c: bar.update(1))
     run.refresh_from_db()
     return (
         f"Demo run: {processed} conversations simulated and judged offline; "

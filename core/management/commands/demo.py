@@ -22,8 +22,13 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=2, help="Celery worker processes.")
 
     def handle(self, *args, host: str, port: int, concurrency: int, **options) -> None:
+        self.stdout.write("Migrating the database…")
         call_command("migrate", interactive=False, verbosity=0)
-        call_command("seed_demo", verbosity=0)
+        self.stdout.write(
+            "Loading demo data. The first time this includes a complete offline evaluation "
+            "run, which takes a few minutes; later starts skip it."
+        )
+        call_command("seed_demo", verbosity=1, logins=False)
         manage = str(Path(settings.BASE_DIR) / "manage.py")
         worker = subprocess.Popen(  # noqa: S603 - fixed argument list
             [

@@ -8,6 +8,11 @@ from llm.demo import demo_configurations_seed
 class Command(BaseCommand):
     help = "Load demo accounts and demo data. Safe to re-run: keeps everything users created."
 
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--no-logins", dest="logins", action="store_false", help="Do not print the logins."
+        )
+
     def handle(self, *args, **options) -> None:
         created = demo_accounts_seed()
         self.stdout.write(
@@ -16,7 +21,7 @@ class Command(BaseCommand):
         for step in self.demo_steps():
             self.stdout.write(step())
         self.stdout.write(self.style.SUCCESS("Demo data is ready."))
-        if options["verbosity"] > 0:
+        if options["verbosity"] > 0 and options["logins"]:
             self.stdout.write(f"Demo logins (password {DEMO_PASSWORD!r}):")
             for account in DEMO_ACCOUNTS:
                 roles = ", ".join(role.value for role in account.roles)
