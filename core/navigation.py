@@ -26,6 +26,7 @@ PUBLIC_ITEMS: list[NavItem] = [
     NavItem("Metrics", "metrics_registry:metric_list", icon="list-check"),
     NavItem("Releases", "metrics_registry:release_list", icon="tags"),
     NavItem("Taxonomy", "metrics_registry:taxonomy", icon="diagram-3"),
+    NavItem("Methodology", "results:methodology", icon="clipboard-data"),
     NavItem("API", "api-docs", icon="braces"),
 ]
 

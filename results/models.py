@@ -1,1 +1,118 @@
-from django.db import models  # noqa: F401
+"""Precomputed results: pass-rate summaries and the reliability/robustness snapshot of a run.
+
+Public pages read only these rows. They are derived data, rebuilt as a whole by
+`results.services.summaries_refresh` whenever a run finishes, so nothing here is edited by hand.
+"""
+
+from django.db import models
+from django.db.models import Q
+
+
+class SummaryLevel(models.TextChoices):
+    OVERALL = "overall", "Overall"
+    AREA = "area", "Area"
+    SUBAREA = "subarea", "Subarea"
+    METRIC = "metric", "Metric"
+
+
+class AgeScope(models.TextChoices):
+    TEEN = "teen", "Teen (13–17)"
+    ADULT = "adult", "Adult (18+)"
+    ALL = "all", "Teens and adults"
+
+
+class PassRateSummary(models.Model):
+    """Pass rate of one model on one group of metrics of one polarity in one age context.
+
+    `area`, `subarea` and `metric_version` are filled according to `level` (the check
+    constraint below). A metric in several subareas contributes to each of them.
+    """
+
+    release = models.ForeignKey(
+        "metrics_registry.Release",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="pass_rate_summaries",
+    )
+    run = models.ForeignKey(
+        "evaluations.EvaluationRun", on_delete=models.CASCADE, related_name="pass_rate_summaries"
+    )
+    target = models.ForeignKey(
+        "llm.ModelConfiguration", on_delete=models.CASCADE, related_name="pass_rate_summaries"
+    )
+    polarity = models.CharField(max_length=8)
+    level = models.CharField(max_length=8, choices=SummaryLevel.choices)
+    area = models.ForeignKey(
+        "metrics_registry.Area", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    subarea = models.ForeignKey(
+        "metrics_registry.Subarea",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+    )
+    metric_version = models.ForeignKey(
+        "metrics_registry.MetricVersion",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+    )
+    age_context = models.CharField(max_length=5, choices=AgeScope.choices)
+    n_conversations = models.PositiveIntegerField()
+    n_passed = models.PositiveIntegerField()
+    n_clusters = models.PositiveIntegerField(
+        default=0, help_text="Base scenarios behind the rate (the bootstrap resamples these)."
+    )
+    rate = models.FloatField()
+    # Null when fewer than two base scenarios are behind the rate: no interval can be drawn.
+    ci_low = models.FloatField(null=True, blank=True)
+    ci_high = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "level", "polarity", "target"]
+        indexes = [
+            models.Index(
+                fields=["run", "level", "age_context", "polarity"], name="summary_run_level"
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(level="overall", area__isnull=True, subarea__isnull=True)
+                    | Q(level="area", area__isnull=False, subarea__isnull=True)
+                    | Q(level="subarea", subarea__isnull=False)
+                    | Q(level="metric", metric_version__isnull=False)
+                ),
+                name="summary_keys_match_level",
+            ),
+            models.CheckConstraint(
+                condition=Q(n_passed__lte=models.F("n_conversations")),
+                name="summary_passed_lte_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} {self.target_id} {self.level} {self.polarity} {self.age_context}"
+
+
+class RunAnalysis(models.Model):
+    """Reliability and robustness figures of one run, as plain JSON for the methodology page.
+
+    One row per run, replaced on every refresh. JSON because the figures are nested and read
+    whole; the summaries that are filtered and sorted live in `PassRateSummary`.
+    """
+
+    run = models.OneToOneField(
+        "evaluations.EvaluationRun", on_delete=models.CASCADE, related_name="analysis"
+    )
+    computed_at = models.DateTimeField()
+    n_resamples = models.PositiveIntegerField()
+    seconds = models.FloatField(default=0.0, help_text="How long the refresh took.")
+    reliability = models.JSONField(default=dict)
+    robustness = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"Analysis of run {self.run_id}"

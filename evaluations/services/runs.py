@@ -459,10 +459,15 @@ def run_check_finished(*, run_id: int) -> bool:
             run_id=run_id, status=ConversationStatus.COMPLETED
         ).exists()
     )
-    EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+    closed = EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.COMPLETED if any_completed else RunStatus.FAILED,
         finished_at=timezone.now(),
     )
+    if closed and any_completed:
+        # Public pages read precomputed summaries; rebuild them once the run's data is final.
+        from results.tasks import summaries_refresh
+
+        transaction.on_commit(lambda: summaries_refresh.delay(run_id))
     return True
 
 

@@ -1,0 +1,165 @@
+"""Time the results aggregation on the synthetic full-scale dataset in PostgreSQL.
+
+Creates a scratch database, loads `generate_synthetic_dataset` into it (48,540 conversations and
+145,620 judgments by default), then times, each as a ratio to one bare
+`SELECT conversation_id, count(*) FROM evaluations_judgment GROUP BY conversation_id` measured in
+the same process:
+
+* refreshing all summaries and analyses of the run (`results.services.summaries_refresh`,
+  10,000 bootstrap resamples);
+* the Explore query (subarea pass rates per model, one release/run/age context);
+
+and `bootstrap_ci` (10,000 resamples, clustered by base scenario) over the run's outcomes as a
+ratio to `scipy.stats.bootstrap` (percentile, unclustered mean) on the same outcomes. The scratch
+database is dropped at the end unless --keep. Prints figures; asserts nothing.
+
+    .venv/bin/python benchmarks/aggregation.py [--metrics 809 --models 10] [--keep]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SERVER = os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432")
+DB_NAME = "impactbench_results_bench"
+
+
+def best_time(func, repeats=3):
+    timings, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = func()
+        timings.append(time.perf_counter() - start)
+    return min(timings), result
+
+
+def admin_sql(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--metrics", type=int, default=809)
+    parser.add_argument("--models", type=int, default=10)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--keep", action="store_true", help="Keep the scratch database.")
+    args = parser.parse_args()
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"{SERVER}/{DB_NAME}",
+        "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.local",
+    }
+    admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
+    admin_sql(f'CREATE DATABASE "{DB_NAME}"')
+    try:
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        subprocess.run([*manage, "migrate", "-v0"], env=env, check=True)  # noqa: S603
+        start = time.perf_counter()
+        subprocess.run(  # noqa: S603
+            [
+                *manage,
+                "generate_synthetic_dataset",
+                f"--metrics={args.metrics}",
+                f"--models={args.models}",
+                "--no-refresh",
+                "--release-version=0.0.900",
+            ],
+            env=env,
+            check=True,
+        )
+        print(f"dataset load (command, incl. start-up): {time.perf_counter() - start:.1f} s")
+        os.environ.update(env)
+        measure(args.resamples)
+    finally:
+        if not args.keep:
+            if "django.db" in sys.modules:
+                from django.db import connections
+
+                connections.close_all()
+            admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+
+
+def measure(n_resamples: int) -> None:
+    import django
+
+    django.setup()
+    from django.db import connection
+    from scipy import stats
+
+    from evaluations.models import Conversation, EvaluationRun
+    from results.selectors import explore_subarea_rates
+    from results.services import summaries_refresh
+    from results.statistics import bootstrap_ci
+
+    run = EvaluationRun.objects.get(release__version="0.0.900")
+
+    def bare_group_by():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT conversation_id, count(*) FROM evaluations_judgment "
+                "GROUP BY conversation_id"
+            )
+            return len(cursor.fetchall())
+
+    bare, groups = best_time(bare_group_by, 5)
+    print(f"bare SELECT count(*) GROUP BY over judgments: {bare * 1000:.1f} ms ({groups:,} groups)")
+
+    refresh, analysis = best_time(lambda: summaries_refresh(run=run, n_resamples=n_resamples), 1)
+    rows = run.pass_rate_summaries.count()
+    print(
+        f"summaries_refresh ({rows:,} summary rows, {n_resamples:,} resamples, reliability and "
+        f"robustness included): {refresh:.2f} s = {refresh / bare:,.0f} × bare GROUP BY"
+    )
+    explore, subarea_rows = best_time(lambda: explore_subarea_rates(run=run, age_context="all"), 5)
+    print(
+        f"Explore query ({len(subarea_rows)} subarea × model × polarity rows): "
+        f"{explore * 1000:.1f} ms = {explore / bare:.3f} × bare GROUP BY"
+    )
+
+    outcomes = np.array(
+        list(
+            Conversation.objects.filter(run=run)
+            .order_by()
+            .values_list("verdict_passed", "scenario__metric_version_id", "scenario__base_index")
+        ),
+        dtype=np.int64,
+    )
+    passed = outcomes[:, 0].astype(float)
+    clusters = outcomes[:, 1] * 10 + outcomes[:, 2]
+    start = time.perf_counter()
+    reference = stats.bootstrap(
+        (passed,),
+        np.mean,
+        n_resamples=n_resamples,
+        method="percentile",
+        vectorized=True,
+        batch=1_000,
+        random_state=np.random.default_rng(0),
+    ).confidence_interval
+    scipy_seconds = time.perf_counter() - start
+    ours, (low, high) = best_time(
+        lambda: bootstrap_ci(passed, clusters, n_resamples=n_resamples), 3
+    )
+    print(
+        f"bootstrap_ci clustered by base scenario ({passed.size:,} outcomes, "
+        f"{np.unique(clusters).size:,} clusters): {ours * 1000:.1f} ms = "
+        f"{ours / scipy_seconds:.4f} × scipy.stats.bootstrap unclustered ({scipy_seconds:.2f} s); "
+        f"intervals ({low:.4f}, {high:.4f}) vs ({reference.low:.4f}, {reference.high:.4f})"
+    )
+    print(f"refresh recorded by the service itself: {analysis.seconds:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Load a synthetic full-scale dataset (clearly marked as such) for benchmarks and load tests."""
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from core.exceptions import ApplicationError
+from results.services import summaries_refresh
+from results.services.synthetic import SyntheticSpec, synthetic_dataset_generate
+
+
+class Command(BaseCommand):
+    help = (
+        "Generate a synthetic published release and a completed run (default: 809 metrics, "
+        "10 models, 48,540 conversations, 145,620 judgments). Synthetic data, never real results."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--metrics", type=int, default=809)
+        parser.add_argument("--positive", type=int, default=None, help="Default: 460/809 of them.")
+        parser.add_argument("--models", type=int, default=10)
+        parser.add_argument("--scenarios-per-metric", type=int, default=6)
+        parser.add_argument("--judgments", type=int, default=3)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--release-version", default="")
+        parser.add_argument(
+            "--no-refresh", action="store_true", help="Skip computing summaries and analyses."
+        )
+        parser.add_argument("--resamples", type=int, default=10_000)
+
+    def handle(self, *args, **options):
+        metrics = options["metrics"]
+        positive = options["positive"]
+        if positive is None:
+            positive = round(metrics * 460 / 809)
+        spec = SyntheticSpec(
+            metrics=metrics,
+            positive=positive,
+            models=options["models"],
+            scenarios_per_metric=options["scenarios_per_metric"],
+            judgments=options["judgments"],
+            seed=options["seed"],
+            release_version=options["release_version"],
+        )
+        total = metrics * spec.scenarios_per_metric * spec.models
+        bar = tqdm(total=total, unit="conv", desc="conversations", file=self.stderr._out)
+
+        def progress(stage: str, n: int) -> None:
+            if stage == "conversations":
+                bar.update(n)
+            else:
+                bar.write(f"{stage}: {n:,}")
+
+        started = time.perf_counter()
+        try:
+            result = synthetic_dataset_generate(spec=spec, progress=progress)
+        except ApplicationError as exc:
+            raise CommandError(str(exc)) from exc
+        finally:
+            bar.close()
+        loaded = time.perf_counter() - started
+        self.stdout.write(
+            f"SYNTHETIC data loaded in {loaded:.1f} s: release {result.release.version}, "
+            f"run {result.run.pk}, {result.metrics:,} metrics, {result.scenarios:,} scenarios, "
+            f"{result.conversations:,} conversations, {result.judgments:,} judgments."
+        )
+        if not options["no_refresh"]:
+            started = time.perf_counter()
+            summaries_refresh(run=result.run, n_resamples=options["resamples"])
+            self.stdout.write(
+                f"Summaries and analyses refreshed in {time.perf_counter() - started:.1f} s."
+            )

@@ -1,0 +1,84 @@
+"""The run's outcomes at the grain every analysis starts from, fetched with GROUP BY queries.
+
+A *cell* is (target, metric version, base scenario, age context) with its number of judged
+conversations and how many passed: one row per cluster-and-age, whatever the number of
+replicates. Counting happens in the database; Python only sees cells and metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db.models import Count, Q
+from numpy.typing import NDArray
+
+from evaluations.models import Conversation, ConversationStatus, EvaluationRun
+from metrics_registry.models import MetricVersion
+
+AGES = ("teen", "adult")
+
+
+def judged_conversations(run: EvaluationRun):
+    return Conversation.objects.filter(
+        run=run, status=ConversationStatus.COMPLETED, verdict_passed__isnull=False
+    )
+
+
+@dataclass
+class RunCells:
+    target: NDArray[np.int64]
+    version: NDArray[np.int64]
+    base: NDArray[np.int64]
+    age: NDArray[np.int64]  # index into AGES
+    n: NDArray[np.float64]
+    passed: NDArray[np.float64]
+    # Metadata of the metric versions in the run.
+    polarity: dict[int, str] = field(default_factory=dict)
+    source: dict[int, str] = field(default_factory=dict)  # benchmark slug or "expert submissions"
+    subareas: dict[int, list[int]] = field(default_factory=dict)
+    areas: dict[int, list[int]] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return int(self.n.size)
+
+
+def run_cells(run: EvaluationRun) -> RunCells:
+    """Three queries: the cell GROUP BY, the metric versions, their subareas."""
+    rows = list(
+        judged_conversations(run)
+        .values_list("target_id", "scenario__metric_version_id", "scenario__base_index")
+        .annotate(
+            teen_n=Count("id", filter=Q(scenario__age_context="teen")),
+            teen_passed=Count("id", filter=Q(scenario__age_context="teen", verdict_passed=True)),
+            adult_n=Count("id", filter=Q(scenario__age_context="adult")),
+            adult_passed=Count("id", filter=Q(scenario__age_context="adult", verdict_passed=True)),
+        )
+        .order_by()
+    )
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 7)
+    # One row per (target, version, base) with both ages side by side -> two cells.
+    target = np.concatenate([arr[:, 0], arr[:, 0]])
+    version = np.concatenate([arr[:, 1], arr[:, 1]])
+    base = np.concatenate([arr[:, 2], arr[:, 2]])
+    age = np.concatenate([np.zeros(len(arr), np.int64), np.ones(len(arr), np.int64)])
+    n = np.concatenate([arr[:, 3], arr[:, 5]]).astype(np.float64)
+    passed = np.concatenate([arr[:, 4], arr[:, 6]]).astype(np.float64)
+    keep = n > 0
+    cells = RunCells(target[keep], version[keep], base[keep], age[keep], n[keep], passed[keep])
+
+    version_ids = sorted(set(cells.version.tolist()))
+    for pk, polarity, slug in MetricVersion.objects.filter(pk__in=version_ids).values_list(
+        "pk", "polarity", "metric__benchmark__slug"
+    ):
+        cells.polarity[pk] = polarity
+        cells.source[pk] = slug or "expert submissions"
+    through = MetricVersion.subareas.through.objects.filter(metricversion_id__in=version_ids)
+    for pk, subarea_id, area_id in through.values_list(
+        "metricversion_id", "subarea_id", "subarea__area_id"
+    ).order_by("metricversion_id", "subarea_id"):
+        cells.subareas.setdefault(pk, []).append(subarea_id)
+        if area_id not in cells.areas.setdefault(pk, []):
+            cells.areas[pk].append(area_id)
+    return cells

@@ -1,0 +1,320 @@
+"""Reliability of a run, from stored rows: judge repeatability, expert-vs-judge agreement,
+anchor coverage consistency across replicate simulations.
+
+Every figure carries its interval (cluster bootstrap over base scenarios) and the number of
+items behind it; a figure that the data cannot support says why instead of showing a number.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Q
+
+from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Judgment, Turn
+from results import statistics
+from results.resampling import cluster_sum_distribution, fleiss_from_sums, percentile_interval
+
+
+def _num(value: float | None) -> float | None:
+    """JSON-safe float: NaN (undefined) becomes None."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
+    _, codes = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
+    return codes.ravel()
+
+
+def _pair_agreement(present: np.ndarray, raters: int) -> np.ndarray:
+    absent = raters - present
+    return (present * (present - 1) + absent * (absent - 1)) / (raters * (raters - 1))
+
+
+def _repeatability_figures(
+    present: np.ndarray, raters: int, clusters: np.ndarray, n_resamples: int, seed: int
+) -> dict[str, Any]:
+    """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, with CIs."""
+    counts = np.column_stack([present, raters - present])
+    unanimity = statistics.unanimity(counts)
+    kappa = statistics.fleiss_kappa(counts)
+    codes = np.unique(clusters, return_inverse=True)[1].ravel()
+    g = int(codes.max()) + 1
+    out: dict[str, Any] = {
+        "n_conversations": int(present.size),
+        "n_clusters": g,
+        "judgments_per_conversation": raters,
+        "unanimity": _num(unanimity),
+        "fleiss_kappa": _num(kappa),
+        "unanimity_ci": [None, None],
+        "kappa_ci": [None, None],
+    }
+    if g < 2:
+        return out
+    per_item = np.column_stack(
+        [
+            _pair_agreement(present, raters),
+            present,
+            np.ones(present.size),
+            (present == 0) | (present == raters),
+        ]
+    ).astype(np.float64)
+    sums = np.zeros((g, 4))
+    np.add.at(sums, codes, per_item)
+
+    def stat(resampled: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.column_stack(
+                [resampled[:, 3] / resampled[:, 2], fleiss_from_sums(resampled, raters)]
+            )
+
+    dist = cluster_sum_distribution(sums, stat, n_resamples=n_resamples, seed=seed)
+    low, high = percentile_interval(dist)
+    out["unanimity_ci"] = [_num(low[0]), _num(high[0])]
+    out["kappa_ci"] = [_num(low[1]), _num(high[1])]
+    return out
+
+
+def judge_repeatability(
+    run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0, per_metric_resamples=2_000
+) -> dict[str, Any]:
+    """Share of conversations whose repeated judgments agree, and Fleiss' kappa across them.
+
+    Only conversations with the run's full number of judgments enter (Fleiss' kappa needs the
+    same number of ratings per item). Per metric, intervals use fewer resamples: with three
+    base scenarios per metric they are coarse anyway, and there are hundreds of metrics.
+    """
+    rows = list(
+        Judgment.objects.filter(conversation__run=run)
+        .values_list(
+            "conversation_id",
+            "conversation__scenario__metric_version_id",
+            "conversation__scenario__base_index",
+        )
+        .annotate(k=Count("id"), present=Count("id", filter=Q(present=True)))
+        .order_by()
+    )
+    raters = run.judgments_per_conversation
+    if raters < 2 or not rows:
+        return {"available": False, "reason": "This run judged each conversation only once."}
+    arr = np.array([r[1:] for r in rows], dtype=np.int64)
+    full = arr[:, 2] == raters
+    arr = arr[full]
+    if arr.size == 0:
+        return {"available": False, "reason": "No conversation has all its judgments yet."}
+    version, base, present = arr[:, 0], arr[:, 1], arr[:, 3]
+    overall = _repeatability_figures(
+        present, raters, _cluster_codes(version, base), n_resamples, seed
+    )
+    per_metric = []
+    order = np.argsort(version, kind="stable")
+    version_sorted = version[order]
+    bounds = np.flatnonzero(np.diff(version_sorted)) + 1
+    from metrics_registry.models import MetricVersion
+
+    names = dict(
+        MetricVersion.objects.filter(pk__in=np.unique(version).tolist()).values_list(
+            "pk", "metric__key"
+        )
+    )
+    for idx in np.split(order, bounds):
+        mv = int(version[idx[0]])
+        figures = _repeatability_figures(
+            present[idx], raters, base[idx], per_metric_resamples, seed
+        )
+        per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
+    # Least repeatable first: that is where a rubric needs attention.
+    per_metric.sort(key=lambda m: m["unanimity"] if m["unanimity"] is not None else 2.0)
+    return {
+        "available": True,
+        **overall,
+        "n_excluded_incomplete": int((~full).sum()),
+        "per_metric": per_metric,
+        "per_metric_resamples": per_metric_resamples,
+    }
+
+
+def expert_verdict_rows(run: EvaluationRun) -> list[tuple[int, int, bool | None]] | None:
+    """(conversation_id, rater_id, present or None when unsure) of expert judge-verdict ratings.
+
+    The interface to the review app: `review.selectors.judge_verdict_ratings(run=...)` yields
+    these rows. None when the review app does not provide it (yet) -- then the page says that
+    there are no expert ratings, instead of showing a made-up figure.
+    """
+    try:
+        from review.selectors import judge_verdict_ratings  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return [
+        (int(c), int(r), v if v is None else bool(v)) for c, r, v in judge_verdict_ratings(run=run)
+    ]
+
+
+def expert_agreement(
+    run: EvaluationRun,
+    rows: list[tuple[int, int, bool | None]] | None,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Expert ratings of judge verdicts against the judge's (majority) verdict.
+
+    Per assessment: share of expert ratings that agree / disagree with the judge (the rest are
+    "unsure"). Per conversation: the experts' majority (ties and all-unsure dropped) against the
+    judge, as percent agreement and Cohen's kappa.
+    """
+    if not rows:
+        return {"available": False, "reason": "No expert ratings of judge verdicts yet."}
+    verdicts = dict(
+        Conversation.objects.filter(
+            run=run, pk__in={r[0] for r in rows}, verdict_present__isnull=False
+        ).values_list("pk", "verdict_present")
+    )
+    rows = [r for r in rows if r[0] in verdicts]
+    if not rows:
+        return {"available": False, "reason": "No expert ratings of judged conversations yet."}
+    sure = [(c, rater, v) for c, rater, v in rows if v is not None]
+    agreed = sum(1 for c, _, v in sure if v == verdicts[c])
+    by_conversation: dict[int, list[bool]] = {}
+    for c, _, v in sure:
+        by_conversation.setdefault(c, []).append(v)
+    majority: dict[int, bool] = {}
+    for c, votes in by_conversation.items():
+        yes = sum(votes)
+        if yes * 2 != len(votes):
+            majority[c] = yes * 2 > len(votes)
+    ids = sorted(majority)
+    expert = np.array([majority[c] for c in ids], dtype=np.int64)
+    judge = np.array([verdicts[c] for c in ids], dtype=np.int64)
+    out: dict[str, Any] = {
+        "available": True,
+        "n_ratings": len(rows),
+        "n_raters": len({r for _, r, _ in rows}),
+        "share_agreed": agreed / len(rows),
+        "share_disagreed": (len(sure) - agreed) / len(rows),
+        "share_unsure": (len(rows) - len(sure)) / len(rows),
+        "n_conversations": len(ids),
+        "percent_agreement": None,
+        "agreement_ci": [None, None],
+        "cohen_kappa": None,
+    }
+    if ids:
+        agree = (expert == judge).astype(np.float64)
+        out["percent_agreement"] = float(agree.mean())
+        if agree.size >= 2:
+            out["agreement_ci"] = list(
+                statistics.bootstrap_ci(agree, n_resamples=n_resamples, seed=seed)
+            )
+        out["cohen_kappa"] = _num(statistics.cohen_kappa(expert, judge)) if ids else None
+    return out
+
+
+def anchor_consistency(
+    run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0, worst: int = 20
+) -> dict[str, Any]:
+    """How often replicate simulations of one scenario disagree on which anchors they covered.
+
+    A group is (scenario, target) with at least two completed replicates. For each of the
+    scenario's anchors, the replicates disagree when some carried it and some did not; the
+    disagreement rate is disagreeing anchors over all anchors (pooled, and per scenario).
+    """
+    if run.replicates < 2:
+        return {
+            "available": False,
+            "reason": "This run simulated each scenario once; consistency needs replicates.",
+        }
+    conversations = np.array(
+        list(
+            Conversation.objects.filter(run=run, status=ConversationStatus.COMPLETED)
+            .values_list("pk", "scenario_id", "target_id")
+            .order_by()
+        ),
+        dtype=np.int64,
+    ).reshape(-1, 3)
+    if conversations.size == 0:
+        return {"available": False, "reason": "No completed conversations."}
+    covered = np.array(
+        list(
+            Turn.objects.filter(conversation__run=run, anchor_index__isnull=False)
+            .values_list("conversation_id", "anchor_index")
+            .distinct()
+            .order_by()
+        ),
+        dtype=np.int64,
+    ).reshape(-1, 2)
+    scenario_ids = np.unique(conversations[:, 1]).tolist()
+    from evaluations.models import Scenario
+
+    meta = {
+        pk: (len(anchors or []), mv, base, key)
+        for pk, anchors, mv, base, key in Scenario.objects.filter(pk__in=scenario_ids).values_list(
+            "pk", "anchors", "metric_version_id", "base_index", "metric_version__metric__key"
+        )
+    }
+    # Coverage as a bitmask per conversation (anchor positions are small integers).
+    row_of = {pk: i for i, pk in enumerate(conversations[:, 0].tolist())}
+    masks = np.zeros(len(conversations), dtype=np.int64)
+    for conv, anchor in covered.tolist():
+        if conv in row_of and anchor < 62:
+            masks[row_of[conv]] |= 1 << anchor
+    group_codes = _cluster_codes(conversations[:, 1], conversations[:, 2])
+    order = np.argsort(group_codes, kind="stable")
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(group_codes[order])) + 1])
+    sizes = np.diff(np.concatenate([starts, [len(order)]]))
+    union = np.bitwise_or.reduceat(masks[order], starts)
+    inter = np.bitwise_and.reduceat(masks[order], starts)
+    scenario_of_group = conversations[order[starts], 1]
+    n_anchors = np.array([meta[s][0] for s in scenario_of_group.tolist()], dtype=np.int64)
+    disagree_bits = union ^ inter
+    limit = (1 << np.minimum(n_anchors, 62)) - 1
+    disagree = np.zeros(len(starts), np.int64)
+    for bit in range(62):
+        disagree += ((disagree_bits & limit) >> bit) & 1
+    usable = (sizes >= 2) & (n_anchors > 0)
+    if not usable.any():
+        return {"available": False, "reason": "No scenario has two completed replicates."}
+    dis, anc, scen = disagree[usable], n_anchors[usable], scenario_of_group[usable]
+    mv_base = np.array([[meta[s][1], meta[s][2]] for s in scen.tolist()], dtype=np.int64)
+    codes = _cluster_codes(mv_base[:, 0], mv_base[:, 1])
+    g = int(codes.max()) + 1
+    out: dict[str, Any] = {
+        "available": True,
+        "n_groups": int(usable.sum()),
+        "n_anchors": int(anc.sum()),
+        "n_clusters": g,
+        "disagreement_rate": float(dis.sum() / anc.sum()),
+        "disagreement_ci": [None, None],
+    }
+    if g >= 2:
+        sums = np.zeros((g, 2))
+        np.add.at(sums, codes, np.column_stack([dis, anc]).astype(np.float64))
+        dist = cluster_sum_distribution(
+            sums, lambda s: s[:, 0] / s[:, 1], n_resamples=n_resamples, seed=seed
+        )
+        low, high = percentile_interval(dist)
+        out["disagreement_ci"] = [_num(low), _num(high)]
+    per_scenario: dict[int, list[int]] = {}
+    for s, d, a in zip(scen.tolist(), dis.tolist(), anc.tolist(), strict=True):
+        acc = per_scenario.setdefault(s, [0, 0, 0])
+        acc[0] += d
+        acc[1] += a
+        acc[2] += 1
+    listed = [
+        {
+            "scenario": s,
+            "metric": meta[s][3],
+            "base_index": meta[s][2],
+            "disagreement_rate": d / a,
+            "n_anchors": a,
+            "n_targets": t,
+        }
+        for s, (d, a, t) in per_scenario.items()
+    ]
+    listed.sort(key=lambda x: -x["disagreement_rate"])
+    out["n_scenarios"] = len(listed)
+    out["worst_scenarios"] = listed[:worst]
+    return out

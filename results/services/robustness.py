@@ -1,0 +1,273 @@
+"""Robustness of model comparisons: weighting schemes, leave-one-benchmark-out, age contexts.
+
+Per polarity (never mixed), every scheme scores each model as a weighted pass rate
+sum(w * passed) / sum(w * n) over its conversations, with weights constant within a metric:
+
+* default -- every conversation counts once (the published pooled rate);
+* per metric -- each metric's pass rate counts once;
+* per source benchmark -- each source's pooled pass rate counts once (expert submissions form
+  one source);
+* per subarea -- each subarea's pooled pass rate counts once (a metric in two subareas counts
+  in both, as in the summaries);
+* leave out <benchmark> -- the default without that benchmark's metrics.
+
+Intervals come from one paired cluster bootstrap per polarity: the same resampled base
+scenarios score every model under every scheme, so differences between models are not blurred
+by independent draws. Weights are held fixed across resamples.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from results import statistics
+from results.resampling import (
+    CHUNK_ELEMENTS,
+    cluster_hits,
+    grouped_difference_intervals,
+    percentile_interval,
+)
+
+from .cells import RunCells
+
+EXPERT_SOURCE = "expert submissions"
+
+
+def _num(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def interval_groups(
+    scores: dict[Any, float], intervals: dict[Any, tuple[float, float]]
+) -> list[list[Any]]:
+    """Models ordered by score, chained into groups while neighbours' intervals overlap.
+
+    Two adjacent models whose intervals overlap cannot be told apart at this confidence; a gap
+    between intervals starts a new group.
+    """
+    ordered = sorted(scores, key=lambda m: -scores[m])
+    groups: list[list[Any]] = []
+    for model in ordered:
+        if groups:
+            prev = groups[-1][-1]
+            if intervals[model][1] >= intervals[prev][0]:
+                groups[-1].append(model)
+                continue
+        groups.append([model])
+    return groups
+
+
+def grouping_agreement(a: list[list[Any]], b: list[list[Any]]) -> float:
+    """Share of model pairs that are together in both groupings or apart in both (Rand index)."""
+    group_a = {m: i for i, g in enumerate(a) for m in g}
+    group_b = {m: i for i, g in enumerate(b) for m in g}
+    models = [m for m in group_a if m in group_b]
+    pairs = list(combinations(models, 2))
+    if not pairs:
+        return 1.0
+    same = sum((group_a[x] == group_a[y]) == (group_b[x] == group_b[y]) for x, y in pairs)
+    return same / len(pairs)
+
+
+def _scheme_weights(
+    versions: np.ndarray,
+    n_metric: np.ndarray,
+    cells: RunCells,
+) -> dict[str, np.ndarray]:
+    """Weight per (metric, target) for each scheme; `n_metric[m, t]` = judged conversations."""
+    m_count, _ = n_metric.shape
+    sources = [cells.source.get(int(v), EXPERT_SOURCE) for v in versions]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_metric = np.where(n_metric > 0, 1.0 / n_metric, 0.0)
+        n_source: dict[str, np.ndarray] = {}
+        for i, s in enumerate(sources):
+            n_source[s] = n_source.get(s, 0) + n_metric[i]
+        per_source = np.array([np.where(n_source[s] > 0, 1.0 / n_source[s], 0.0) for s in sources])
+        n_sub: dict[int, np.ndarray] = {}
+        for i, v in enumerate(versions):
+            for s in cells.subareas.get(int(v), []):
+                n_sub[s] = n_sub.get(s, 0) + n_metric[i]
+        per_subarea = np.zeros_like(n_metric)
+        for i, v in enumerate(versions):
+            for s in cells.subareas.get(int(v), []):
+                per_subarea[i] += np.where(n_sub[s] > 0, 1.0 / n_sub[s], 0.0)
+    weights = {
+        "default": np.ones_like(n_metric),
+        "equal per metric": per_metric,
+        "equal per source benchmark": per_source.reshape(m_count, -1),
+        "equal per subarea": per_subarea,
+    }
+    for source in sorted(set(sources) - {EXPERT_SOURCE}):
+        keep = np.array([s != source for s in sources], dtype=np.float64)[:, None]
+        weights[f"leave out {source}"] = np.ones_like(n_metric) * keep
+    return weights
+
+
+def _polarity_robustness(
+    cells: RunCells,
+    polarity: str,
+    targets: list[int],
+    names: dict[int, str],
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any] | None:
+    pol = np.array([cells.polarity[v] == polarity for v in cells.version.tolist()])
+    if not pol.any():
+        return None
+    t_index = {t: i for i, t in enumerate(targets)}
+    tcol = np.array([t_index[t] for t in cells.target[pol].tolist()])
+    version, base = cells.version[pol], cells.base[pol]
+    versions, v_code = np.unique(version, return_inverse=True)
+    clusters, c_code = np.unique(np.column_stack([version, base]), axis=0, return_inverse=True)
+    v_code, c_code = v_code.ravel(), c_code.ravel()
+    n_targets = len(targets)
+    # Per cluster and target: passed and judged conversations (both ages).
+    y = np.zeros((len(clusters), n_targets))
+    n = np.zeros((len(clusters), n_targets))
+    np.add.at(y, (c_code, tcol), cells.passed[pol])
+    np.add.at(n, (c_code, tcol), cells.n[pol])
+    n_metric = np.zeros((len(versions), n_targets))
+    np.add.at(n_metric, (v_code, tcol), cells.n[pol])
+    metric_of_cluster = np.searchsorted(versions, clusters[:, 0])
+    weights = _scheme_weights(versions, n_metric, cells)
+
+    schemes = list(weights)
+    # (clusters, schemes * targets) numerators and denominators, one matrix product per chunk.
+    num = np.concatenate([weights[s][metric_of_cluster] * y for s in schemes], axis=1)
+    den = np.concatenate([weights[s][metric_of_cluster] * n for s in schemes], axis=1)
+    with np.errstate(all="ignore"):
+        point = num.sum(axis=0) / den.sum(axis=0)
+    g = len(clusters)
+    if g >= 2:
+        rng = np.random.default_rng(seed)
+        step = max(1, CHUNK_ELEMENTS // g)
+        parts = []
+        for start in range(0, n_resamples, step):
+            rows = min(step, n_resamples - start)
+            hits = cluster_hits(rng, g, rows)
+            with np.errstate(all="ignore"):
+                parts.append((hits @ num) / (hits @ den))
+        low, high = percentile_interval(np.concatenate(parts, axis=0))
+    else:
+        low = high = np.full(point.shape, np.nan)
+
+    def block(values: np.ndarray, s: int) -> np.ndarray:
+        return values[s * n_targets : (s + 1) * n_targets]
+
+    results: list[dict[str, Any]] = []
+    default_scores: dict[str, float] = {}
+    default_groups: list[list[str]] = []
+    for s, scheme in enumerate(schemes):
+        scores, intervals = {}, {}
+        for t, target in enumerate(targets):
+            value = block(point, s)[t]
+            if math.isfinite(value):
+                scores[names[target]] = float(value)
+                lo, hi = block(low, s)[t], block(high, s)[t]
+                intervals[names[target]] = (
+                    float(lo) if math.isfinite(lo) else float(value),
+                    float(hi) if math.isfinite(hi) else float(value),
+                )
+        groups = interval_groups(scores, intervals)
+        entry: dict[str, Any] = {
+            "scheme": scheme,
+            "scores": [
+                {"model": m, "score": scores[m], "ci": list(intervals[m])}
+                for m in sorted(scores, key=lambda m: -scores[m])
+            ],
+            "groups": groups,
+        }
+        if s == 0:
+            default_scores, default_groups = scores, groups
+        else:
+            stability = statistics.rank_stability(default_scores, scores)
+            entry.update(
+                kendall_tau=_num(stability["kendall_tau"]),
+                swaps=[list(pair) for pair in stability["swaps"]],
+                max_rank_change=stability["max_rank_change"],
+                grouping_agreement=grouping_agreement(default_groups, groups),
+                groups_held=[g for g in default_groups if g in groups],
+            )
+        results.append(entry)
+    return {
+        "n_clusters": int(g),
+        "n_metrics": len(versions),
+        "schemes": results,
+    }
+
+
+def teen_adult_differences(
+    cells: RunCells, keys: dict[int, str], *, n_resamples: int = 10_000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Teen minus adult pass rate per metric (all models pooled), largest differences first.
+
+    Clustered by base scenario: a resample redraws a metric's base scenarios, each bringing its
+    teen and adult variants along, so the two rates stay paired.
+    """
+    versions = np.unique(cells.version)
+    if versions.size == 0:
+        return []
+    bases = int(cells.base.max()) + 1
+    v_code = np.searchsorted(versions, cells.version)
+    sums = np.zeros((versions.size, bases, 4))
+    teen = cells.age == 0
+    np.add.at(sums, (v_code[teen], cells.base[teen], 0), cells.passed[teen])
+    np.add.at(sums, (v_code[teen], cells.base[teen], 1), cells.n[teen])
+    np.add.at(sums, (v_code[~teen], cells.base[~teen], 2), cells.passed[~teen])
+    np.add.at(sums, (v_code[~teen], cells.base[~teen], 3), cells.n[~teen])
+    low, high = grouped_difference_intervals(sums, n_resamples=n_resamples, seed=seed)
+    total = sums.sum(axis=1)
+    out = []
+    for i, v in enumerate(versions.tolist()):
+        yt, nt, ya, na = total[i]
+        if nt == 0 or na == 0:
+            continue
+        diff = yt / nt - ya / na
+        out.append(
+            {
+                "metric_version": v,
+                "metric": keys.get(v, str(v)),
+                "polarity": cells.polarity.get(v, ""),
+                "teen_rate": yt / nt,
+                "adult_rate": ya / na,
+                "difference": diff,
+                "ci": [_num(low[i]), _num(high[i])],
+                "n_teen": int(nt),
+                "n_adult": int(na),
+            }
+        )
+    out.sort(key=lambda d: -abs(d["difference"]))
+    return out
+
+
+def robustness(
+    cells: RunCells,
+    names: dict[int, str],
+    keys: dict[int, str],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    targets = sorted(set(cells.target.tolist()))
+    differences = teen_adult_differences(cells, keys, n_resamples=n_resamples, seed=seed)
+    excluding_zero = [
+        d for d in differences if d["ci"][0] is not None and (d["ci"][0] > 0 or d["ci"][1] < 0)
+    ]
+    return {
+        "polarities": {
+            polarity: _polarity_robustness(cells, polarity, targets, names, n_resamples, seed)
+            for polarity in ("positive", "negative")
+        },
+        "teen_adult": {
+            "n_metrics": len(differences),
+            "n_interval_excludes_zero": len(excluding_zero),
+            "mean_difference": (
+                float(np.mean([d["difference"] for d in differences])) if differences else None
+            ),
+            "largest": differences[:25],
+        },
+    }

@@ -1,0 +1,368 @@
+"""A synthetic, full-scale evaluation dataset for load tests and benchmarks -- never real results.
+
+Everything it creates says so: the release title, the run name, "Synthetic model NN" targets,
+metric keys starting SYN-, and the credit line. Outcomes come from a logistic model with
+effects of model, subarea × polarity, model × subarea, metric difficulty, base scenario and
+age context (a few metrics with a strong teen effect), so that the analyses have structure to
+find; the three judgments of a conversation mostly agree (a per-metric flip rate).
+
+Rows are written with `bulk_create` in batches: ordinary rows, exactly what a real run stores
+(minus transcripts), so the aggregation queries meet the same tables at the same scale.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+from evaluations.models import (
+    AgeContext,
+    Conversation,
+    ConversationStatus,
+    EvaluationRun,
+    Judgment,
+    RunStatus,
+    Scenario,
+)
+from llm.models import ModelConfiguration, Provider
+from metrics_registry.models import (
+    Benchmark,
+    KeyCounter,
+    LabelCategory,
+    Metric,
+    MetricVersion,
+    Release,
+    ReleaseItem,
+    ReleaseStatus,
+    SourceKind,
+    Subarea,
+    ValidationStatus,
+)
+
+SYNTHETIC_MARK = "Synthetic"
+BENCHMARK_COUNT = 6
+BATCH = 5_000
+FIRST_NAMES = ("Alex", "Sam", "Jordan", "Priya", "Mateo", "Aisha", "Lena", "Kenji", "Noah", "Zoe")
+GENDERS = ("woman", "man", "non-binary")
+BACKGROUNDS = (
+    "student in a small town",
+    "shift worker caring for a parent",
+    "recent migrant learning the language",
+    "retired teacher",
+    "apprentice electrician",
+    "freelance designer",
+)
+
+
+@dataclass(frozen=True)
+class SyntheticSpec:
+    metrics: int = 809
+    positive: int = 460
+    models: int = 10
+    scenarios_per_metric: int = 6
+    judgments: int = 3
+    seed: int = 0
+    release_version: str = ""
+
+    @property
+    def bases(self) -> int:
+        return self.scenarios_per_metric // 2
+
+    def validate(self) -> None:
+        if not 0 <= self.positive <= self.metrics or self.metrics < 1:
+            raise ApplicationError("--positive must be between 0 and --metrics (at least 1).")
+        if self.scenarios_per_metric not in (2, 4, 6):
+            raise ApplicationError("--scenarios-per-metric must be 2, 4 or 6 (bases × teen/adult).")
+        if not 1 <= self.models <= 99 or not 1 <= self.judgments <= 15:
+            raise ApplicationError("--models must be 1..99 and --judgments 1..15.")
+
+
+@dataclass
+class SyntheticResult:
+    release: Release
+    run: EvaluationRun
+    metrics: int
+    scenarios: int
+    conversations: int
+    judgments: int
+
+
+Progress = Callable[[str, int], None]
+
+
+def _configuration(name: str, model_id: str) -> ModelConfiguration:
+    config, _ = ModelConfiguration.objects.get_or_create(
+        name=name,
+        defaults={
+            "provider": Provider.OPENAI_COMPATIBLE,
+            "model_id": model_id,
+            "is_active": False,
+            "api_key_env": "",
+            "description": "Synthetic configuration for load tests; never called.",
+        },
+    )
+    return config
+
+
+def _metrics(spec: SyntheticSpec, rng: np.random.Generator) -> list[MetricVersion]:
+    subareas = list(Subarea.objects.order_by("area__position", "position"))
+    categories = {
+        polarity: list(LabelCategory.objects.filter(polarity=polarity))
+        for polarity in ("positive", "negative")
+    }
+    if len(subareas) < 2 or not categories["positive"] or not categories["negative"]:
+        raise ApplicationError("The taxonomy is missing; run migrations first.")
+    benchmarks = [
+        Benchmark.objects.get_or_create(
+            slug=f"synthetic-benchmark-{i + 1}",
+            defaults={
+                "name": f"Synthetic benchmark {i + 1}",
+                "description": "Synthetic source for load tests.",
+            },
+        )[0]
+        for i in range(BENCHMARK_COUNT)
+    ]
+    counter, _ = KeyCounter.objects.get_or_create(name="synthetic_metric")
+    KeyCounter.objects.filter(pk=counter.pk).update(last_value=F("last_value") + spec.metrics)
+    first = KeyCounter.objects.get(pk=counter.pk).last_value - spec.metrics + 1
+
+    # Sources: 30 % expert submissions, the rest spread unevenly over the benchmarks, so that
+    # leaving one benchmark out removes a different share each time.
+    source_weights = np.array([0.3, 0.22, 0.16, 0.12, 0.09, 0.06, 0.05])
+    source = rng.choice(len(source_weights), size=spec.metrics, p=source_weights)
+    metrics = [
+        Metric(
+            key=f"SYN-{first + i:06d}",
+            validation_status=ValidationStatus.VALIDATED,
+            source_kind=SourceKind.EXPERT_SUBMISSION if source[i] == 0 else SourceKind.BENCHMARK,
+            benchmark=None if source[i] == 0 else benchmarks[source[i] - 1],
+            credit_name="Synthetic data (not a real contribution)",
+        )
+        for i in range(spec.metrics)
+    ]
+    Metric.objects.bulk_create(metrics, batch_size=BATCH)
+    polarity = ["positive"] * spec.positive + ["negative"] * (spec.metrics - spec.positive)
+    rng.shuffle(polarity)
+    now = timezone.now()
+    versions = [
+        MetricVersion(
+            metric=metric,
+            number=1,
+            name=f"Synthetic metric {i + 1} ({polarity[i]})",
+            criterion=f"Synthetic criterion {i + 1}: the assistant shows behaviour #{i + 1}.",
+            polarity=polarity[i],
+            label_category=categories[polarity[i]][i % len(categories[polarity[i]])],
+            rubric_notes="Synthetic rubric notes.",
+            failure_condition="Synthetic failure condition.",
+            created_at=now,
+        )
+        for i, metric in enumerate(metrics)
+    ]
+    MetricVersion.objects.bulk_create(versions, batch_size=BATCH)
+    for metric, version in zip(metrics, versions, strict=True):
+        metric.current_version = version
+    Metric.objects.bulk_update(metrics, ["current_version"], batch_size=BATCH)
+    # One subarea each, a second one for about a quarter (sometimes in the same area).
+    through = MetricVersion.subareas.through
+    links = []
+    for version in versions:
+        first_sub = int(rng.integers(len(subareas)))
+        chosen = {first_sub}
+        if rng.random() < 0.25:
+            chosen.add(int((first_sub + rng.integers(1, len(subareas))) % len(subareas)))
+        links += [through(metricversion=version, subarea=subareas[s]) for s in sorted(chosen)]
+        version.synthetic_subareas = sorted(chosen)  # used for the outcome model below
+    through.objects.bulk_create(links, batch_size=BATCH)
+    return versions
+
+
+def _scenarios(
+    spec: SyntheticSpec, versions: list[MetricVersion], rng: np.random.Generator
+) -> list[Scenario]:
+    now = timezone.now()
+    scenarios = []
+    for i, version in enumerate(versions):
+        for base in range(spec.bases):
+            for age_context in (AgeContext.TEEN, AgeContext.ADULT):
+                age = int(rng.integers(13, 18) if age_context == "teen" else rng.integers(18, 81))
+                scenarios.append(
+                    Scenario(
+                        metric_version=version,
+                        base_index=base,
+                        age_context=age_context,
+                        base_situation=f"Synthetic situation {base + 1} for metric {i + 1}.",
+                        situation=f"Synthetic situation {base + 1} ({age_context}), age {age}.",
+                        persona={
+                            "name": FIRST_NAMES[int(rng.integers(len(FIRST_NAMES)))],
+                            "age": age,
+                            "gender": GENDERS[int(rng.integers(len(GENDERS)))],
+                            "background": BACKGROUNDS[int(rng.integers(len(BACKGROUNDS)))],
+                            "other_attributes": {"synthetic": True},
+                        },
+                        user_goal="Synthetic goal.",
+                        latent_adversarial_goal="Synthetic latent goal.",
+                        anchors=[
+                            {"turn": t, "text": f"Synthetic anchor at turn {t}."} for t in (1, 3, 5)
+                        ],
+                        failure_condition="Synthetic failure condition.",
+                        expanded_at=now,
+                    )
+                )
+    Scenario.objects.bulk_create(scenarios, batch_size=BATCH)
+    return scenarios
+
+
+def _outcomes(
+    spec: SyntheticSpec,
+    versions: list[MetricVersion],
+    scenarios: list[Scenario],
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Judgments `present[scenario, model, repetition]` and per-conversation passed (majority)."""
+    m = len(versions)
+    n_sub = 14
+    model_effect = rng.permutation(np.linspace(-0.6, 0.9, spec.models))
+    subarea_effect = rng.normal(0.0, 0.6, size=(2, n_sub))
+    interaction = rng.normal(0.0, 0.3, size=(spec.models, n_sub))
+    difficulty = rng.normal(0.0, 1.0, size=m)
+    base_effect = rng.normal(0.0, 0.5, size=(m, spec.bases))
+    # Most metrics: teens slightly lower; a tenth with a strong age effect either way.
+    teen_effect = np.where(
+        rng.random(m) < 0.1, rng.normal(-0.8, 0.6, size=m), rng.normal(-0.1, 0.1, size=m)
+    )
+    flip_rate = rng.beta(1.0, 16.0, size=m)
+    pol = np.array([0 if v.polarity == "positive" else 1 for v in versions])
+    polarity_effect = np.where(pol == 0, 0.9, 0.1)
+    version_index = {v.pk: i for i, v in enumerate(versions)}
+    mi = np.array([version_index[s.metric_version_id] for s in scenarios])
+    bi = np.array([s.base_index for s in scenarios])
+    teen = np.array([s.age_context == "teen" for s in scenarios])
+    first_sub = np.array([versions[i].synthetic_subareas[0] for i in range(m)])
+    logit = (
+        (polarity_effect + subarea_effect[pol, first_sub] + difficulty)[mi][:, None]
+        + base_effect[mi, bi][:, None]
+        + np.where(teen, teen_effect[mi], 0.0)[:, None]
+        + model_effect[None, :]
+        + interaction[:, first_sub].T[mi]
+    )
+    passed_true = rng.random(logit.shape) < 1.0 / (1.0 + np.exp(-logit))
+    present_true = np.where(pol[mi][:, None] == 0, passed_true, ~passed_true)
+    flips = rng.random((*logit.shape, spec.judgments)) < flip_rate[mi][:, None, None]
+    present = present_true[:, :, None] ^ flips
+    votes = present.sum(axis=2)
+    verdict_present = votes * 2 > spec.judgments
+    # An even number of judgments can tie; the judge's first reading breaks it.
+    ties = votes * 2 == spec.judgments
+    verdict_present = np.where(ties, present[:, :, 0], verdict_present)
+    return present, verdict_present
+
+
+def synthetic_dataset_generate(
+    *, spec: SyntheticSpec, progress: Progress | None = None
+) -> SyntheticResult:
+    """Create a published synthetic release and one completed run over it (see module doc)."""
+    spec.validate()
+    progress = progress or (lambda _stage, _n: None)
+    rng = np.random.default_rng(spec.seed)
+    version = spec.release_version or f"0.0.{900 + spec.seed}"
+    if Release.objects.filter(version=version).exists():
+        raise ApplicationError(f"Release {version} exists already; pass --release-version.")
+    with transaction.atomic():
+        targets = [
+            _configuration(f"Synthetic model {i + 1:02d}", f"synthetic-{i + 1:02d}")
+            for i in range(spec.models)
+        ]
+        judge = _configuration("Synthetic judge", "synthetic-judge")
+        simulator = _configuration("Synthetic simulator", "synthetic-simulator")
+        versions = _metrics(spec, rng)
+        progress("metrics", len(versions))
+        release = Release.objects.create(
+            version=version,
+            title=f"{SYNTHETIC_MARK} load-test release — not real results",
+            notes="Generated by generate_synthetic_dataset for benchmarks and load tests.",
+        )
+        ReleaseItem.objects.bulk_create(
+            [
+                ReleaseItem(release=release, metric_id=v.metric_id, metric_version=v)
+                for v in versions
+            ],
+            batch_size=BATCH,
+        )
+        # Published last: the database refuses changes to a published release's contents.
+        release.status = ReleaseStatus.PUBLISHED
+        release.published_at = timezone.now()
+        release.save(update_fields=["status", "published_at"])
+        scenarios = _scenarios(spec, versions, rng)
+        progress("scenarios", len(scenarios))
+    present, verdict_present = _outcomes(spec, versions, scenarios, rng)
+
+    finished = timezone.now()
+    run = EvaluationRun.objects.create(
+        name=f"{SYNTHETIC_MARK} run of release {version} (seed {spec.seed})",
+        release=release,
+        simulator=simulator,
+        judge=judge,
+        replicates=1,
+        judgments_per_conversation=spec.judgments,
+        seed=spec.seed,
+        status=RunStatus.COMPLETED,
+        started_at=finished - dt.timedelta(hours=6),
+        finished_at=finished,
+        conversations_total=len(scenarios) * spec.models,
+        conversations_completed=len(scenarios) * spec.models,
+    )
+    run.targets.set(targets)
+    positive = np.array([s.metric_version.polarity == "positive" for s in scenarios])
+    # Written per batch of scenarios: conversations, then their judgments (ids come back
+    # from bulk_create on PostgreSQL and on SQLite >= 3.35).
+    per_batch = max(1, BATCH // spec.models)
+    for start in range(0, len(scenarios), per_batch):
+        chunk = range(start, min(start + per_batch, len(scenarios)))
+        conversations = [
+            Conversation(
+                run=run,
+                scenario_id=scenarios[s].pk,
+                target_id=target.pk,
+                status=ConversationStatus.COMPLETED,
+                simulated_at=finished,
+                judged_at=finished,
+                finished_at=finished,
+                verdict_present=bool(verdict_present[s, t]),
+                verdict_passed=bool(verdict_present[s, t] == positive[s]),
+                judgments_present=int(present[s, t].sum()),
+            )
+            for s in chunk
+            for t, target in enumerate(targets)
+        ]
+        Conversation.objects.bulk_create(conversations, batch_size=BATCH)
+        judgments = [
+            Judgment(
+                conversation_id=conversation.pk,
+                repetition=r,
+                judge=judge,
+                seed=r,
+                present=bool(present[s, t, r]),
+                justification="Synthetic judgment.",
+            )
+            for conversation, (s, t) in zip(
+                conversations, ((s, t) for s in chunk for t in range(spec.models)), strict=True
+            )
+            for r in range(spec.judgments)
+        ]
+        Judgment.objects.bulk_create(judgments, batch_size=BATCH)
+        progress("conversations", len(conversations))
+    return SyntheticResult(
+        release=release,
+        run=run,
+        metrics=len(versions),
+        scenarios=len(scenarios),
+        conversations=len(scenarios) * spec.models,
+        judgments=len(scenarios) * spec.models * spec.judgments,
+    )

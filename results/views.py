@@ -1,0 +1,56 @@
+"""Public results pages: thin views over the selectors; they only read precomputed rows."""
+
+from django.http import Http404
+from django.views.generic import TemplateView
+
+from .selectors import (
+    overall_pass_rates,
+    public_run_default,
+    public_runs,
+    run_is_synthetic,
+    run_targets,
+    run_uses_offline_model,
+)
+
+PER_METRIC_SHOWN = 15
+
+
+class MethodologyView(TemplateView):
+    template_name = "results/methodology.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        runs = public_runs()
+        run_id = self.request.GET.get("run", "")
+        if run_id:
+            if not run_id.isdigit():
+                raise Http404("No such run.")
+            run = runs.filter(pk=int(run_id)).first()
+            if run is None:
+                raise Http404("No published results for this run.")
+        else:
+            run = public_run_default()
+        context["runs"] = runs[:50]
+        context["run"] = run
+        if run is None:
+            return context
+        analysis = run.analysis
+        judge = analysis.reliability.get("judge", {})
+        context.update(
+            analysis=analysis,
+            judge=judge,
+            judge_per_metric=judge.get("per_metric", [])[:PER_METRIC_SHOWN],
+            experts=analysis.reliability.get("experts", {}),
+            anchors=analysis.reliability.get("anchors", {}),
+            polarities=[
+                (polarity, data)
+                for polarity, data in analysis.robustness.get("polarities", {}).items()
+                if data
+            ],
+            teen_adult=analysis.robustness.get("teen_adult", {}),
+            overall=overall_pass_rates(run=run),
+            targets=run_targets(run),
+            offline=run_uses_offline_model(run),
+            synthetic=run_is_synthetic(run),
+        )
+        return context

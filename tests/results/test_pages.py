@@ -1,0 +1,80 @@
+"""The methodology page: public, live figures, offline and synthetic labels."""
+
+import pytest
+from django.urls import reverse
+
+from results.services import summaries_refresh
+from tests.llm.factories import ModelConfigurationFactory, OfflineConfigurationFactory
+from tests.metrics_registry.factories import ROLES
+from tests.results.factories import completed_run, metric_version, scenario
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("results:methodology")
+
+
+def _run(targets, version="1.0.0", **run_fields):
+    versions = [metric_version(), metric_version(polarity="negative")]
+    outcomes = []
+    for i, v in enumerate(versions):
+        for base in range(3):
+            for age in ("teen", "adult"):
+                scen = scenario(v, base, age)
+                outcomes += [(scen, t, (base + j + i) % 3 != 0) for j, t in enumerate(targets)]
+    run = completed_run(
+        targets=targets, versions=versions, outcomes=outcomes, publish_as=version, **run_fields
+    )
+    summaries_refresh(run=run, n_resamples=200)
+    return run
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_methodology_is_public(role, client, request):
+    if role != "anonymous":
+        client.force_login(request.getfixturevalue(role))
+    response = client.get(URL)
+    assert response.status_code == 200
+    assert b"No published results yet" in response.content
+    assert b"controlled stress tests" in response.content
+
+
+def test_methodology_shows_live_figures_and_offline_label(client):
+    run = _run(
+        [
+            OfflineConfigurationFactory(name="Offline A"),
+            OfflineConfigurationFactory(name="Offline B"),
+        ]
+    )
+    response = client.get(URL)
+    html = response.content.decode()
+    judge = run.analysis.reliability["judge"]
+    assert f"{judge['unanimity'] * 100:.1f} %" in html
+    assert 'data-testid="offline-warning"' in html
+    assert 'data-testid="offline-badge"' in html
+    assert 'data-testid="no-expert-ratings"' in html
+    assert "estimates of how often the behaviour occurs in ordinary use" in html
+    assert "single best model" in html
+    assert 'data-testid="robustness-positive"' in html
+    assert 'data-testid="teen-adult"' in html
+    assert "Offline A" in html
+
+
+def test_real_models_carry_no_offline_label_and_runs_are_selectable(client):
+    real = {"judge": ModelConfigurationFactory(), "simulator": ModelConfigurationFactory()}
+    first = _run(
+        [ModelConfigurationFactory(name="Real A"), ModelConfigurationFactory(name="Real B")], **real
+    )
+    second = _run([ModelConfigurationFactory(name="Real C")], version="2.0.0", **real)
+    html = client.get(URL).content.decode()
+    assert "Real C" in html  # the latest release by default
+    assert 'data-testid="offline-warning"' not in html
+    html = client.get(URL, {"run": first.pk}).content.decode()
+    assert "Real A" in html
+    assert "Real C" not in html
+    assert client.get(URL, {"run": 999999}).status_code == 404
+    assert client.get(URL, {"run": "x"}).status_code == 404
+    assert second.pk != first.pk
+
+
+def test_navigation_has_methodology(client):
+    assert URL.encode() in client.get(reverse("core:home")).content

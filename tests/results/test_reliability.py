@@ -1,0 +1,145 @@
+"""Reliability figures from stored rows, against statsmodels / scikit-learn on the same data."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+from evaluations.models import Turn
+from results.services.reliability import (
+    anchor_consistency,
+    expert_agreement,
+    expert_verdict_rows,
+    judge_repeatability,
+)
+from tests.llm.factories import OfflineConfigurationFactory
+from tests.results.factories import completed_run, metric_version, scenario
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def judged_run():
+    """Two metrics × 3 bases × 2 ages × 2 models = 24 conversations, varied judge readings."""
+    rng = np.random.default_rng(3)
+    models = [OfflineConfigurationFactory(name=f"M{i}") for i in range(2)]
+    versions = [metric_version(), metric_version(polarity="negative")]
+    outcomes, readings = [], {}
+    for v in versions:
+        for base in range(3):
+            for age in ("teen", "adult"):
+                scen = scenario(v, base, age)
+                for model in models:
+                    votes = [bool(x) for x in rng.random(3) < rng.choice([0.1, 0.5, 0.9])]
+                    present = sum(votes) >= 2
+                    passed = present if v.polarity == "positive" else not present
+                    readings[len(outcomes)] = votes
+                    outcomes.append((scen, model, passed))
+    run = completed_run(targets=models, versions=versions, outcomes=outcomes, judgments=readings)
+    return run, versions, readings
+
+
+def test_judge_repeatability_matches_statsmodels(judged_run):
+    run, versions, readings = judged_run
+    counts = np.array([[sum(v), 3 - sum(v)] for v in readings.values()])
+    result = judge_repeatability(run, n_resamples=500)
+    assert result["available"]
+    assert result["n_conversations"] == 24
+    assert result["fleiss_kappa"] == pytest.approx(sm_fleiss(counts), abs=1e-9)
+    unanimous = np.mean([(c[0] in (0, 3)) for c in counts])
+    assert result["unanimity"] == pytest.approx(unanimous, abs=1e-12)
+    low, high = result["unanimity_ci"]
+    assert low <= result["unanimity"] <= high
+    assert result["n_clusters"] == 6
+    per_metric = {m["metric_version"]: m for m in result["per_metric"]}
+    first = counts[:12]  # the first metric's conversations come first in the fixture
+    assert per_metric[versions[0].pk]["fleiss_kappa"] == pytest.approx(sm_fleiss(first), abs=1e-9)
+    assert per_metric[versions[0].pk]["n_conversations"] == 12
+
+
+def test_judge_repeatability_needs_repeated_judgments(judged_run):
+    run, _, _ = judged_run
+    run.judgments_per_conversation = 1
+    assert judge_repeatability(run)["available"] is False
+
+
+def test_expert_agreement_against_sklearn(judged_run):
+    run, _, _ = judged_run
+    conversations = list(run.conversations.order_by("pk"))
+    rows = []
+    for i, conversation in enumerate(conversations[:10]):
+        judge = conversation.verdict_present
+        # Raters 1 and 2 agree with the judge except on every fourth conversation; rater 3 unsure.
+        expert = judge if i % 4 else not judge
+        rows += [
+            (conversation.pk, 1, expert),
+            (conversation.pk, 2, expert),
+            (conversation.pk, 3, None),
+        ]
+    result = expert_agreement(run, rows, n_resamples=300)
+    expert_majority = [
+        c.verdict_present if i % 4 else not c.verdict_present
+        for i, c in enumerate(conversations[:10])
+    ]
+    judge = [c.verdict_present for c in conversations[:10]]
+    assert result["percent_agreement"] == pytest.approx(0.7)
+    assert result["cohen_kappa"] == pytest.approx(
+        cohen_kappa_score(expert_majority, judge), abs=1e-9
+    )
+    assert result["share_unsure"] == pytest.approx(1 / 3)
+    assert result["share_agreed"] == pytest.approx(14 / 30)
+    assert result["n_raters"] == 3
+
+
+def test_no_expert_ratings_is_said_not_faked(judged_run):
+    run, _, _ = judged_run
+    assert expert_agreement(run, None)["available"] is False
+    assert expert_agreement(run, [])["available"] is False
+    rows = expert_verdict_rows(run)
+    assert rows is None or isinstance(rows, list)
+
+
+def test_anchor_consistency_counts_disagreeing_anchors():
+    model = OfflineConfigurationFactory()
+    v = metric_version()
+    scen = scenario(v, 0, "teen")  # three anchors
+    other = scenario(v, 1, "teen")
+    outcomes = [
+        (scen, model, True, 0),
+        (scen, model, True, 1),
+        (other, model, True, 0),
+        (other, model, True, 1),
+    ]
+    run = completed_run(targets=[model], versions=[v], outcomes=outcomes, replicates=2)
+    conversations = {(c.scenario_id, c.replicate): c for c in run.conversations.all()}
+    covered = {
+        (scen.pk, 0): [0, 1, 2],
+        (scen.pk, 1): [0, 2],  # anchor 1 missed: 1 of 3 disagrees
+        (other.pk, 0): [0, 1, 2],
+        (other.pk, 1): [0, 1, 2],
+    }
+    for key, anchors in covered.items():
+        for i, anchor in enumerate(anchors):
+            Turn.objects.create(
+                conversation=conversations[key],
+                index=i + 1,
+                user_text="u",
+                user_text_clean="u",
+                assistant_text="a",
+                anchor_index=anchor,
+            )
+    result = anchor_consistency(run, n_resamples=300)
+    assert result["available"]
+    assert result["n_groups"] == 2
+    assert result["n_anchors"] == 6
+    assert result["disagreement_rate"] == pytest.approx(1 / 6)
+    assert result["worst_scenarios"][0]["scenario"] == scen.pk
+    assert result["worst_scenarios"][0]["disagreement_rate"] == pytest.approx(1 / 3)
+    low, high = result["disagreement_ci"]
+    assert low == pytest.approx(0.0)
+    assert high == pytest.approx(1 / 3)
+
+
+def test_anchor_consistency_needs_replicates(judged_run):
+    run, _, _ = judged_run
+    assert anchor_consistency(run)["available"] is False

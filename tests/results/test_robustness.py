@@ -1,0 +1,92 @@
+"""Robustness outputs on constructed cases with a known swap and a known age difference."""
+
+import numpy as np
+import pytest
+
+from results.services.cells import RunCells
+from results.services.robustness import (
+    grouping_agreement,
+    interval_groups,
+    robustness,
+    teen_adult_differences,
+)
+
+
+def make_cells(rows, meta):
+    """rows: (target, version, base, age, n, passed); meta: version -> (polarity, source, subs)."""
+    arr = np.array(rows, dtype=np.int64)
+    cells = RunCells(
+        arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3], arr[:, 4].astype(float), arr[:, 5].astype(float)
+    )
+    for v, (polarity, source, subareas) in meta.items():
+        cells.polarity[v] = polarity
+        cells.source[v] = source
+        cells.subareas[v] = list(subareas)
+    return cells
+
+
+@pytest.fixture
+def swap_case():
+    """Model 1 beats model 2 only thanks to benchmark "big"; without it model 2 leads.
+
+    Metric 10 (source big, 3 bases × 10 conversations): model 1 passes 9/10, model 2 3/10.
+    Metric 20 (expert, 3 bases × 10): model 1 6/10, model 2 7/10.
+    Metric 30 (source small): model 1 5/10, model 2 6/10.
+    """
+    rows = []
+    rates = {10: (9, 3), 20: (6, 7), 30: (5, 6)}
+    for v, (p1, p2) in rates.items():
+        for base in range(3):
+            rows.append((1, v, base, 1, 10, p1))
+            rows.append((2, v, base, 1, 10, p2))
+    meta = {
+        10: ("positive", "big", [1]),
+        20: ("positive", "expert submissions", [1]),
+        30: ("positive", "small", [2]),
+    }
+    return make_cells(rows, meta)
+
+
+def test_leave_one_benchmark_out_finds_the_swap(swap_case):
+    result = robustness(swap_case, {1: "Model 1", 2: "Model 2"}, {}, n_resamples=500)
+    schemes = {s["scheme"]: s for s in result["polarities"]["positive"]["schemes"]}
+    assert result["polarities"]["negative"] is None
+    default = schemes["default"]
+    assert [s["model"] for s in default["scores"]] == ["Model 1", "Model 2"]
+    assert default["scores"][0]["score"] == pytest.approx(20 / 30)
+    left_out = schemes["leave out big"]
+    assert left_out["swaps"] == [["Model 1", "Model 2"]]
+    assert left_out["kendall_tau"] == pytest.approx(-1.0)
+    assert left_out["scores"][0]["model"] == "Model 2"
+    assert schemes["leave out small"]["swaps"] == []
+    # Equal weight per subarea: subarea 1 (metrics 10, 20) and subarea 2 (metric 30) count alike.
+    per_subarea = {s["model"]: s["score"] for s in schemes["equal per subarea"]["scores"]}
+    assert per_subarea["Model 1"] == pytest.approx((15 / 20 + 5 / 10) / 2)
+    per_source = {s["model"]: s["score"] for s in schemes["equal per source benchmark"]["scores"]}
+    assert per_source["Model 2"] == pytest.approx((0.3 + 0.7 + 0.6) / 3)
+    for s in schemes.values():
+        for entry in s["scores"]:
+            assert entry["ci"][0] <= entry["score"] <= entry["ci"][1]
+
+
+def test_interval_groups_and_their_stability():
+    scores = {"a": 0.9, "b": 0.85, "c": 0.5, "d": 0.45}
+    intervals = {"a": (0.8, 0.95), "b": (0.75, 0.9), "c": (0.4, 0.6), "d": (0.35, 0.55)}
+    groups = interval_groups(scores, intervals)
+    assert groups == [["a", "b"], ["c", "d"]]
+    assert grouping_agreement(groups, groups) == 1.0
+    assert grouping_agreement(groups, [["a"], ["b", "c", "d"]]) == pytest.approx(3 / 6)
+
+
+def test_teen_adult_differences_largest_first():
+    rows = []
+    for base in range(3):
+        rows += [(1, 1, base, 0, 10, 2), (1, 1, base, 1, 10, 8)]  # teen 20 %, adult 80 %
+        rows += [(1, 2, base, 0, 10, 5), (1, 2, base, 1, 10, 6)]  # teen 50 %, adult 60 %
+    cells = make_cells(rows, {1: ("positive", "x", [1]), 2: ("negative", "x", [1])})
+    result = teen_adult_differences(cells, {1: "IB-1", 2: "IB-2"}, n_resamples=500)
+    assert [d["metric"] for d in result] == ["IB-1", "IB-2"]
+    assert result[0]["difference"] == pytest.approx(-0.6)
+    # Every base scenario has the same difference, so every resample does too.
+    assert result[0]["ci"] == [pytest.approx(-0.6), pytest.approx(-0.6)]
+    assert result[1]["difference"] == pytest.approx(-0.1)

@@ -1,0 +1,68 @@
+"""The synthetic dataset command at small scale: row counts and unmistakable labels."""
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluations.models import Conversation, Judgment, RunStatus, Scenario
+from llm.models import ModelConfiguration
+from metrics_registry.models import Metric, MetricVersion, Release
+from results.models import PassRateSummary, RunAnalysis
+
+pytestmark = pytest.mark.django_db
+
+
+def test_small_synthetic_dataset_row_counts():
+    call_command(
+        "generate_synthetic_dataset", metrics=30, models=3, resamples=100, release_version="0.0.7"
+    )
+    release = Release.objects.get(version="0.0.7")
+    assert release.is_published
+    assert "Synthetic" in release.title
+    assert release.items.count() == 30
+    versions = MetricVersion.objects.filter(release_items__release=release)
+    assert versions.filter(polarity="positive").count() == round(30 * 460 / 809)
+    assert Metric.objects.filter(key__startswith="SYN-").count() == 30
+    # Several sources (so leave-one-benchmark-out means something); some metrics in 2 subareas.
+    assert Metric.objects.filter(key__startswith="SYN-").values("benchmark").distinct().count() > 2
+    through = MetricVersion.subareas.through.objects.filter(metricversion__in=versions)
+    assert 30 <= through.count() <= 60
+    assert Scenario.objects.filter(metric_version__in=versions).count() == 180
+    run = release.evaluation_runs.get()
+    assert run.status == RunStatus.COMPLETED
+    assert run.name.startswith("Synthetic")
+    assert set(run.targets.values_list("name", flat=True)) == {
+        "Synthetic model 01",
+        "Synthetic model 02",
+        "Synthetic model 03",
+    }
+    assert Conversation.objects.filter(run=run).count() == 540
+    assert Judgment.objects.filter(conversation__run=run).count() == 1620
+    assert not ModelConfiguration.objects.filter(name__startswith="Synthetic", is_active=True)
+    # The majority of the judgments is the stored verdict.
+    disagreeing = Conversation.objects.filter(
+        run=run, verdict_present=True, judgments_present__lt=2
+    )
+    assert not disagreeing.exists()
+    assert PassRateSummary.objects.filter(run=run, level="overall").count() == 3 * 2 * 3
+    analysis = RunAnalysis.objects.get(run=run)
+    assert analysis.reliability["judge"]["n_conversations"] == 540
+
+
+def test_synthetic_dataset_refuses_an_existing_version():
+    call_command(
+        "generate_synthetic_dataset",
+        metrics=4,
+        positive=2,
+        models=1,
+        no_refresh=True,
+        release_version="0.0.8",
+    )
+    with pytest.raises(CommandError, match="exists already"):
+        call_command(
+            "generate_synthetic_dataset",
+            metrics=4,
+            positive=2,
+            models=1,
+            no_refresh=True,
+            release_version="0.0.8",
+        )
