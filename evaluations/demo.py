@@ -250,3 +250,21 @@ def demo_run_seed() -> str:
         f"Demo run: {processed} conversations simulated and judged offline; "
         f"{run.conversations_completed} of {run.conversations_total} complete."
     )
+
+
+def demo_summaries_seed() -> str:
+    """Compute the demo run's summaries now, so results pages are ready when the server starts.
+
+    The run's completion also queues a refresh for the worker; doing it here only means the
+    first visitor does not wait for it. Kept when already computed.
+    """
+    from results.models import RunAnalysis
+    from results.services import summaries_refresh
+
+    run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME, status=RunStatus.COMPLETED).first()
+    if run is None:
+        return "Demo summaries: skipped (no completed demo run)."
+    if RunAnalysis.objects.filter(run=run).exists():
+        return "Demo summaries: kept."
+    summaries_refresh(run=run)
+    return "Demo summaries: pass rates, reliability and robustness computed."

@@ -29,7 +29,12 @@ class Command(BaseCommand):
 
     def demo_steps(self) -> list:
         """Seeding steps of the other apps, each returning a one-line report."""
-        from evaluations.demo import demo_rubric_items_seed, demo_run_seed, demo_scenarios_seed
+        from evaluations.demo import (
+            demo_rubric_items_seed,
+            demo_run_seed,
+            demo_scenarios_seed,
+            demo_summaries_seed,
+        )
         from metrics_registry.demo import demo_registry_seed, demo_release_seed
 
         steps = [
@@ -40,5 +45,5 @@ class Command(BaseCommand):
         ]
         if settings.DEMO_SEED_EVALUATIONS:
             # Last and slowest: a complete offline run, so results pages have data.
-            steps += [demo_scenarios_seed, demo_run_seed]
+            steps += [demo_scenarios_seed, demo_run_seed, demo_summaries_seed]
         return steps
