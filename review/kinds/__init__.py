@@ -1,0 +1,27 @@
+"""Adapters per kind of rated item. Importing this package registers the available ones."""
+
+from . import metric  # noqa: F401 - registers the adapter
+from .base import (
+    Candidate,
+    Choice,
+    KindAdapter,
+    Question,
+    adapter_for,
+    available_kinds,
+    register,
+    unregister,
+)
+from .questions import FORMS, rubric_consensus_survives
+
+__all__ = [
+    "FORMS",
+    "Candidate",
+    "Choice",
+    "KindAdapter",
+    "Question",
+    "adapter_for",
+    "available_kinds",
+    "register",
+    "rubric_consensus_survives",
+    "unregister",
+]
