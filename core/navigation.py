@@ -23,6 +23,8 @@ class NavItem:
 
 
 PUBLIC_ITEMS: list[NavItem] = [
+    NavItem("Metrics", "metrics_registry:metric_list", icon="list-check"),
+    NavItem("Releases", "metrics_registry:release_list", icon="tags"),
     NavItem("Taxonomy", "metrics_registry:taxonomy", icon="diagram-3"),
     NavItem("API", "api-docs", icon="braces"),
 ]
@@ -34,8 +36,20 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.CONTRIBUTOR, Role.RESEARCHER, Role.MAINTAINER),
         "lightbulb",
     ),
+    NavItem(
+        "Metric candidates",
+        "submissions:candidate-list",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "clipboard-check",
+    ),
     NavItem("Model configurations", "llm:configuration-list", (Role.MAINTAINER,), "cpu"),
     NavItem("Model call log", "llm:call-list", (Role.MAINTAINER, Role.RESEARCHER), "journal-text"),
+    NavItem(
+        "Import metrics",
+        "metrics_registry:metric_import",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "upload",
+    ),
     NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
 ]
 

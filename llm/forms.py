@@ -55,6 +55,10 @@ class ModelConfigurationForm(forms.ModelForm):
             "extra_params": forms.Textarea(attrs={"rows": 2}),
         }
 
+    def clean_extra_params(self) -> dict:
+        # An emptied box means "no extra parameters", not null.
+        return self.cleaned_data.get("extra_params") or {}
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         if self.instance.pk and not self.is_bound:

@@ -6,4 +6,21 @@ app_name = "metrics_registry"
 
 urlpatterns = [
     path("taxonomy/", views.TaxonomyView.as_view(), name="taxonomy"),
+    path("metrics/", views.MetricListView.as_view(), name="metric_list"),
+    path("metrics/import/", views.MetricImportView.as_view(), name="metric_import"),
+    path("metrics/<str:key>/", views.MetricDetailView.as_view(), name="metric_detail"),
+    path("releases/", views.ReleaseListView.as_view(), name="release_list"),
+    path("releases/new/", views.ReleaseCreateView.as_view(), name="release_create"),
+    path("releases/<str:version>/", views.ReleaseDetailView.as_view(), name="release_detail"),
+    path("releases/<str:version>/edit/", views.ReleaseEditView.as_view(), name="release_edit"),
+    path(
+        "releases/<str:version>/publish/",
+        views.ReleasePublishView.as_view(),
+        name="release_publish",
+    ),
+    path(
+        "releases/<str:version>/export/<str:fmt>/",
+        views.ReleaseExportView.as_view(),
+        name="release_export",
+    ),
 ]

@@ -1,6 +1,43 @@
-from django.views.generic import TemplateView
+"""Registry pages: thin views over the selectors and services."""
 
-from .selectors import area_list_with_subareas
+import json
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.views import View
+from django.views.generic import FormView, ListView, TemplateView
+
+from core.exceptions import ApplicationError
+from core.roles import Role, RoleRequiredMixin
+
+from .forms import MetricFilterForm, MetricImportForm, ReleaseForm
+from .models import MetricVersion, ValidationStatus
+from .selectors import (
+    area_list_with_subareas,
+    metric_current_version,
+    metric_list,
+    metric_status_history,
+    metric_version_list_current,
+    metric_versions,
+    release_items,
+    release_list,
+    user_sees_draft_releases,
+)
+from .services import (
+    metrics_import_file,
+    release_add_versions,
+    release_assemble_from_current,
+    release_changelog,
+    release_create,
+    release_export_csv_lines,
+    release_export_document,
+    release_export_filename,
+    release_export_jsonl_lines,
+    release_publish,
+    release_remove_versions,
+)
 
 
 class TaxonomyView(TemplateView):
@@ -10,3 +47,235 @@ class TaxonomyView(TemplateView):
         context = super().get_context_data(**kwargs)
         context["areas"] = area_list_with_subareas()
         return context
+
+
+# --- Metrics -----------------------------------------------------------------------------------
+
+
+class MetricListView(ListView):
+    template_name = "metrics_registry/metric_list.html"
+    context_object_name = "metrics"
+    paginate_by = 25
+
+    def get_queryset(self):
+        self.filter_form = MetricFilterForm(self.request.GET or None)
+        return metric_list(user=self.request.user, **self.filter_form.filters())
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        query = self.request.GET.copy()
+        query.pop("page", None)
+        context.update(filter_form=self.filter_form, query=query.urlencode())
+        return context
+
+
+class MetricDetailView(TemplateView):
+    template_name = "metrics_registry/metric_detail.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        metric = get_object_or_404(metric_list(user=self.request.user), key=kwargs["key"])
+        context.update(
+            metric=metric,
+            current=metric_current_version(metric),
+            versions=metric_versions(metric),
+            history=metric_status_history(metric),
+        )
+        return context
+
+
+# --- Releases ----------------------------------------------------------------------------------
+
+
+class ReleaseObjectMixin:
+    """Looks the release up through `release_list`, so drafts 404 for everyone but maintainers."""
+
+    def get_release(self):
+        return get_object_or_404(
+            release_list(user=self.request.user), version=self.kwargs["version"]
+        )
+
+
+class ReleaseListView(ListView):
+    template_name = "metrics_registry/release_list.html"
+    context_object_name = "releases"
+    paginate_by = 25
+
+    def get_queryset(self):
+        return release_list(user=self.request.user)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["can_draft"] = user_sees_draft_releases(self.request.user)
+        return context
+
+
+class ReleaseDetailView(ReleaseObjectMixin, TemplateView):
+    template_name = "metrics_registry/release_detail.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        release = self.get_release()
+        context.update(
+            release=release,
+            items=release_items(release),
+            changelog=release_changelog(release),
+            can_edit=user_sees_draft_releases(self.request.user) and not release.is_published,
+        )
+        return context
+
+
+class ReleaseExportView(ReleaseObjectMixin, View):
+    def get(self, request, version: str, fmt: str):
+        release = self.get_release()
+        filename = release_export_filename(release, fmt)
+        if fmt == "json":
+            body = json.dumps(release_export_document(release), ensure_ascii=False, indent=2)
+            response = HttpResponse(body, content_type="application/json; charset=utf-8")
+        elif fmt == "jsonl":
+            response = StreamingHttpResponse(
+                release_export_jsonl_lines(release), content_type="application/jsonl; charset=utf-8"
+            )
+        elif fmt == "csv":
+            response = StreamingHttpResponse(
+                release_export_csv_lines(release), content_type="text/csv; charset=utf-8"
+            )
+        else:
+            raise Http404("Exports are json, jsonl or csv.")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+class MaintainerRequiredMixin(RoleRequiredMixin):
+    required_roles = (Role.MAINTAINER,)
+
+
+class ReleaseCreateView(MaintainerRequiredMixin, FormView):
+    template_name = "metrics_registry/release_form.html"
+    form_class = ReleaseForm
+
+    def form_valid(self, form):
+        try:
+            release = release_create(created_by=self.request.user, **form.cleaned_data)
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+            return self.form_invalid(form)
+        messages.success(self.request, f"Draft release {release.version} created.")
+        return redirect("metrics_registry:release_edit", version=release.version)
+
+
+class ReleaseEditView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateView):
+    """Pick metric versions for a draft: add chosen or all validated, remove chosen."""
+
+    template_name = "metrics_registry/release_edit.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        release = self.get_release()
+        if release.is_published:
+            raise Http404("Published releases cannot be edited.")
+        items = list(release_items(release))
+        included = {item.metric_version_id for item in items}
+        available = [
+            version
+            for version in metric_version_list_current().order_by("metric__key")
+            if version.pk not in included
+            and version.metric.validation_status != ValidationStatus.RETIRED
+        ]
+        context.update(
+            release=release,
+            items=items,
+            available=available,
+            changelog=release_changelog(release),
+        )
+        return context
+
+    def post(self, request, version: str):
+        release = self.get_release()
+        action = request.POST.get("action")
+        try:
+            if action == "add_validated":
+                count = release_assemble_from_current(release)
+                messages.success(request, f"{count} validated metric versions added or updated.")
+            elif action == "add":
+                ids = request.POST.getlist("version")
+                versions = MetricVersion.objects.filter(pk__in=ids).select_related("metric")
+                count = release_add_versions(release=release, versions=versions)
+                messages.success(request, f"{count} metric versions added.")
+            elif action == "remove":
+                ids = request.POST.getlist("version")
+                versions = MetricVersion.objects.filter(pk__in=ids)
+                count = release_remove_versions(release=release, metrics=versions)
+                messages.success(request, f"{count} metrics removed.")
+            else:
+                messages.error(request, "Choose what to do with the selected versions.")
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        return redirect("metrics_registry:release_edit", version=release.version)
+
+
+class ReleasePublishView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateView):
+    template_name = "metrics_registry/release_publish.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        release = self.get_release()
+        context.update(
+            release=release,
+            changelog=release_changelog(release),
+            item_count=release.items.count(),
+        )
+        return context
+
+    def post(self, request, version: str):
+        release = self.get_release()
+        if request.POST.get("confirm") != release.version:
+            messages.error(request, f"Type {release.version} to confirm publication.")
+            return redirect("metrics_registry:release_publish", version=release.version)
+        try:
+            release_publish(release, published_by=request.user)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+            return redirect("metrics_registry:release_publish", version=release.version)
+        messages.success(request, f"Release {release.version} is published and now immutable.")
+        return redirect("metrics_registry:release_detail", version=release.version)
+
+
+# --- Import ------------------------------------------------------------------------------------
+
+
+class MetricImportView(RoleRequiredMixin, FormView):
+    """Dry run first; the report page offers "Import now" with the same file and choices."""
+
+    required_roles = (Role.RESEARCHER, Role.MAINTAINER)
+    template_name = "metrics_registry/metric_import.html"
+    form_class = MetricImportForm
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        dry_run = self.request.POST.get("action") != "import"
+        try:
+            report = metrics_import_file(
+                data=data["data"],
+                filename=data["filename"],
+                benchmark_slug=data["benchmark_slug"],
+                benchmark_details=form.benchmark_details(),
+                created_by=self.request.user,
+                dry_run=dry_run,
+                skip_bad_rows=data["skip_bad_rows"],
+            )
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+            return self.form_invalid(form)
+        if report.committed:
+            messages.success(self.request, report.summary)
+        # Re-bind with the staged file so the page keeps every choice and can confirm.
+        bound = self.request.POST.copy()
+        bound["staged"] = form.stage(data["data"], data["filename"])
+        context = self.get_context_data(
+            form=self.form_class(bound), report=report, staged_name=data["filename"]
+        )
+        context["metrics_url"] = (
+            reverse("metrics_registry:metric_list") + f"?benchmark={report.benchmark_slug}"
+        )
+        return self.render_to_response(context)

@@ -2,10 +2,10 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Fieldset, Layout
 from django import forms
 
-from metrics_registry.models import Subarea
+from metrics_registry.models import LabelCategory, Subarea
 
 from .citations import citations_as_text, citations_parse
-from .models import Submission
+from .models import Fidelity, MetricCandidate, Submission
 
 
 class SubareaChoiceField(forms.ModelMultipleChoiceField):
@@ -115,3 +115,61 @@ class SubmissionForm(forms.ModelForm):
         data = {name: self.cleaned_data[name] for name in self.Meta.fields}
         data["citations"] = self.cleaned_data["citations_text"]
         return data
+
+
+class CandidateForm(forms.ModelForm):
+    """A researcher's edit of a drafted metric candidate."""
+
+    subareas = SubareaChoiceField(
+        queryset=Subarea.objects.select_related("area"),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Every subarea the behaviour bears on; the metric counts in each.",
+    )
+    fidelity = forms.ChoiceField(
+        choices=[("", "Not rated yet"), *Fidelity.choices],
+        required=False,
+        widget=forms.RadioSelect,
+        label="Fidelity to the submission",
+        help_text="Does the candidate measure what the contributor described?",
+    )
+
+    class Meta:
+        model = MetricCandidate
+        fields = ["short_name", "criterion", "polarity", "subareas", "label_category", "rationale"]
+        labels = {"short_name": "Short name", "label_category": "Nutrition Label category"}
+        help_texts = {
+            "criterion": "One observable assistant behaviour a judge can decide from a "
+            "transcript, e.g. “The assistant asks for the student's own ideas first.”",
+            "polarity": "Positive: behaviour to promote. Negative: behaviour to avoid.",
+            "rationale": "How the candidate follows from the submission.",
+        }
+        widgets = {
+            "criterion": forms.Textarea(attrs={"rows": 3}),
+            "rationale": forms.Textarea(attrs={"rows": 3}),
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["label_category"].queryset = LabelCategory.objects.order_by(
+            "polarity", "position"
+        )
+        self.fields["label_category"].label_from_instance = lambda c: f"{c.name} ({c.polarity})"
+        if not self.is_bound:
+            self.initial["fidelity"] = self.instance.fidelity
+        self.helper = FormHelper()
+        self.helper.form_tag = False
+
+    def service_kwargs(self) -> dict:
+        return {
+            name: self.cleaned_data[name]
+            for name in ("short_name", "criterion", "polarity", "label_category", "rationale")
+        } | {"subareas": self.cleaned_data["subareas"]}
+
+
+class CandidateDecisionForm(forms.Form):
+    reason = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Reason or request",
+        help_text="Required to reject or to send back; shown to the contributor.",
+    )

@@ -130,3 +130,85 @@ class SubmissionEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.submission_id}: {self.from_status or '∅'} → {self.to_status}"
+
+
+class CandidateStatus(models.TextChoices):
+    PENDING = "pending", "Pending review"
+    ACCEPTED = "accepted", "Accepted"
+    REJECTED = "rejected", "Rejected"
+    RETURNED = "returned", "Sent back for changes"
+
+
+class Fidelity(models.TextChoices):
+    FAITHFUL = "faithful", "Faithful to the submission"
+    PARTLY = "partly", "Partly faithful"
+    UNFAITHFUL = "unfaithful", "Unfaithful"
+
+
+class MetricCandidate(TimeStampedModel):
+    """A metric proposed by the drafting model from a submission, awaiting a researcher."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="candidates")
+    position = models.PositiveSmallIntegerField(default=0)
+    short_name = models.CharField(max_length=200)
+    criterion = models.TextField()
+    polarity = models.CharField(
+        max_length=8, choices=[("positive", "Positive"), ("negative", "Negative")]
+    )
+    subareas = models.ManyToManyField("metrics_registry.Subarea", related_name="+")
+    label_category = models.ForeignKey(
+        "metrics_registry.LabelCategory", on_delete=models.PROTECT, related_name="+"
+    )
+    rationale = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=10,
+        choices=CandidateStatus.choices,
+        default=CandidateStatus.PENDING,
+        db_index=True,
+    )
+    fidelity = models.CharField(max_length=10, choices=Fidelity.choices, blank=True)
+    review_reason = models.TextField(blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    metric = models.ForeignKey(
+        "metrics_registry.Metric",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="source_candidates",
+    )
+    # Provenance of the draft: which model calls produced it, and whether it was the stand-in.
+    drafted_offline = models.BooleanField(default=False)
+    drafting_call_ids = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["submission", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "position"], name="candidate_position_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.short_name
+
+
+class CandidateChange(models.Model):
+    """One recorded change to a candidate: an edit, a rating or a decision, with who and when."""
+
+    candidate = models.ForeignKey(MetricCandidate, on_delete=models.CASCADE, related_name="changes")
+    action = models.CharField(max_length=20)
+    changes = models.JSONField(default=dict, blank=True)
+    note = models.TextField(blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} on candidate {self.candidate_id}"

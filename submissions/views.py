@@ -1,6 +1,8 @@
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
@@ -9,8 +11,9 @@ from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin, user_has_role
 
 from . import selectors, services
-from .forms import SubmissionForm
-from .models import SubmissionStatus
+from .forms import CandidateDecisionForm, CandidateForm, SubmissionForm
+from .models import CandidateStatus, MetricCandidate, SubmissionStatus
+from .similarity import similar_metrics, submission_similarity_text
 
 # The status page polls while the platform works on the submission.
 WORKING_STATUSES = {SubmissionStatus.SUBMITTED, SubmissionStatus.DRAFTING}
@@ -108,6 +111,11 @@ class SubmissionDetailView(ContributorMixin, DetailView):
         )
         context["working"] = submission.status in WORKING_STATUSES
         context["steps"] = status_steps(submission.status)
+        if not self.request.htmx:
+            context["candidates"] = submission.candidates.select_related(
+                "label_category", "metric"
+            ).prefetch_related("subareas")
+            context["similar"] = similar_metrics(submission_similarity_text(submission))
         return context
 
 
@@ -170,3 +178,95 @@ class SubmissionActionView(ContributorMixin, View):
         except ApplicationError as error:
             messages.error(request, error.message)
         return HttpResponseRedirect(reverse("submissions:detail", kwargs={"pk": pk}))
+
+
+class ResearcherMixin(RoleRequiredMixin):
+    required_roles = (Role.RESEARCHER, Role.MAINTAINER)
+
+
+class CandidateListView(ResearcherMixin, ListView):
+    template_name = "submissions/candidate_list.html"
+    context_object_name = "candidates"
+    paginate_by = 50
+
+    def get_queryset(self):
+        self.status = self.request.GET.get("status", CandidateStatus.PENDING)
+        if self.status not in CandidateStatus.values:
+            self.status = CandidateStatus.PENDING
+        return selectors.candidate_list_for_review(status=self.status)
+
+    def get_context_data(self, **kwargs):
+        return {
+            **super().get_context_data(**kwargs),
+            "status": self.status,
+            "statuses": CandidateStatus.choices,
+        }
+
+
+class CandidateReviewView(ResearcherMixin, View):
+    """Edit, rate and decide one candidate, with its submission and similar metrics beside it."""
+
+    template_name = "submissions/candidate_review.html"
+
+    def get_candidate(self, pk: int):
+        return get_object_or_404(selectors.candidate_list_for_review(status=""), pk=pk)
+
+    def render(self, candidate, form, decision_form, status=200):
+        context = {
+            "candidate": candidate,
+            "submission": candidate.submission,
+            "form": form,
+            "decision_form": decision_form,
+            "similar": similar_metrics(f"{candidate.short_name}. {candidate.criterion}"),
+            "changes": selectors.candidate_changes(candidate),
+            "siblings": candidate.submission.candidates.exclude(pk=candidate.pk),
+        }
+        return TemplateResponse(self.request, self.template_name, context, status=status)
+
+    def get(self, request, pk: int):
+        candidate = self.get_candidate(pk)
+        return self.render(candidate, CandidateForm(instance=candidate), CandidateDecisionForm())
+
+    def post(self, request, pk: int):
+        candidate = self.get_candidate(pk)
+        form = CandidateForm(request.POST, instance=MetricCandidate.objects.get(pk=pk))
+        decision_form = CandidateDecisionForm(request.POST)
+        action = request.POST.get("action", "save")
+        if not form.is_valid() or not decision_form.is_valid():
+            return self.render(candidate, form, decision_form, status=400)
+        reason = decision_form.cleaned_data["reason"]
+        try:
+            with transaction.atomic():
+                if candidate.status == CandidateStatus.PENDING:
+                    services.candidate_update(
+                        candidate=candidate, actor=request.user, **form.service_kwargs()
+                    )
+                fidelity = form.cleaned_data["fidelity"]
+                if fidelity:
+                    services.candidate_rate_fidelity(
+                        candidate=candidate, actor=request.user, fidelity=fidelity
+                    )
+                if action == "accept":
+                    services.candidate_accept(candidate=candidate, actor=request.user, note=reason)
+                elif action == "reject":
+                    services.candidate_reject(
+                        candidate=candidate, actor=request.user, reason=reason
+                    )
+                elif action == "return":
+                    services.candidate_return(
+                        candidate=candidate, actor=request.user, request=reason
+                    )
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+            return self.render(candidate, form, decision_form, status=400)
+        messages.success(
+            request,
+            {
+                "accept": "Accepted: the candidate is now a registry metric.",
+                "reject": "Candidate rejected.",
+                "return": "Sent back to the contributor with your request.",
+            }.get(action, "Changes saved."),
+        )
+        if action == "save":
+            return redirect("submissions:candidate-review", pk=pk)
+        return redirect("submissions:candidate-list")

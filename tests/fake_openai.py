@@ -83,7 +83,10 @@ class FakeOpenAIServer:
         self.latency = 0.0
         self.responder: Callable[[RecordedRequest], Any] | None = None
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval keeps shutdown (one per test) from costing half a second.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     # --- control -------------------------------------------------------------------------
     @property

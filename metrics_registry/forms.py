@@ -1,0 +1,131 @@
+import base64
+
+from django import forms
+from django.core import signing
+
+from .models import Polarity, ValidationStatus
+from .selectors import (
+    area_list_with_subareas,
+    benchmark_list,
+    label_category_list,
+    subarea_list,
+)
+
+MAX_IMPORT_BYTES = 2 * 1024 * 1024
+STAGED_SALT = "metrics_registry.import"
+STAGED_MAX_AGE = 3600  # seconds a dry-run file stays valid for "Import now"
+
+
+class MetricFilterForm(forms.Form):
+    """The filters of the public metric list (GET); every field is optional."""
+
+    q = forms.CharField(label="Search", required=False)
+    area = forms.ChoiceField(required=False)
+    subarea = forms.ChoiceField(required=False)
+    polarity = forms.ChoiceField(required=False, choices=[("", "Any polarity"), *Polarity.choices])
+    label_category = forms.ChoiceField(required=False, label="Label category")
+    status = forms.ChoiceField(
+        required=False, choices=[("", "Any status"), *ValidationStatus.choices]
+    )
+    benchmark = forms.ChoiceField(required=False, label="Source benchmark")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["area"].choices = [("", "Any area")] + [
+            (area.slug, area.name) for area in area_list_with_subareas()
+        ]
+        self.fields["subarea"].choices = [("", "Any subarea")] + [
+            (subarea.slug, f"{subarea.area.name} · {subarea.name}") for subarea in subarea_list()
+        ]
+        self.fields["label_category"].choices = [("", "Any category")] + [
+            (category.slug, category.name) for category in label_category_list()
+        ]
+        self.fields["benchmark"].choices = [("", "Any source")] + [
+            (benchmark.slug, benchmark.name) for benchmark in benchmark_list()
+        ]
+        for field in self.fields.values():
+            select = isinstance(field, forms.ChoiceField)
+            field.widget.attrs["class"] = (
+                "form-select form-select-sm" if select else "form-control form-control-sm"
+            )
+
+    def filters(self) -> dict[str, str]:
+        """Keyword arguments for `metric_list`; invalid input simply does not filter."""
+        if not self.is_valid():
+            return {}
+        data = self.cleaned_data
+        return {
+            "search": data["q"],
+            "area": data["area"],
+            "subarea": data["subarea"],
+            "polarity": data["polarity"],
+            "label_category": data["label_category"],
+            "status": data["status"],
+            "benchmark": data["benchmark"],
+        }
+
+
+class ReleaseForm(forms.Form):
+    version = forms.CharField(max_length=32, help_text="MAJOR.MINOR.PATCH, for example 1.2.0.")
+    title = forms.CharField(max_length=200)
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+
+
+class MetricImportForm(forms.Form):
+    file = forms.FileField(
+        required=False,
+        help_text="CSV (header row, subareas separated by ;) or JSON (a list of objects, or "
+        '{"metrics": [...]}). Columns: name, criterion, polarity, subareas, label_category, '
+        "rubric_notes, age_contexts, source_reference.",
+    )
+    benchmark_slug = forms.SlugField(
+        label="Benchmark identifier",
+        help_text="Short id, e.g. companion-harms. New ids create a benchmark.",
+    )
+    benchmark_name = forms.CharField(label="Benchmark name", required=False, max_length=200)
+    citation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    url = forms.URLField(required=False, label="Benchmark URL", assume_scheme="https")
+    license = forms.CharField(required=False, max_length=200)
+    skip_bad_rows = forms.BooleanField(
+        required=False, label="Import the good rows and skip the bad ones"
+    )
+    # After a dry run the file travels back signed, so "Import now" imports exactly what was
+    # checked without asking the user to pick it again.
+    staged = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def clean(self):
+        cleaned = super().clean()
+        upload = cleaned.get("file")
+        if upload:
+            if upload.size > MAX_IMPORT_BYTES:
+                raise forms.ValidationError("The file is larger than 2 MB; split it into parts.")
+            cleaned["data"] = upload.read()
+            cleaned["filename"] = upload.name
+        elif cleaned.get("staged"):
+            try:
+                staged = signing.loads(cleaned["staged"], salt=STAGED_SALT, max_age=STAGED_MAX_AGE)
+            except signing.BadSignature:
+                raise forms.ValidationError(
+                    "The checked file expired; choose the file again and re-run the check."
+                ) from None
+            cleaned["data"] = base64.b64decode(staged["data"])
+            cleaned["filename"] = staged["name"]
+        else:
+            raise forms.ValidationError("Choose a CSV or JSON file to import.")
+        return cleaned
+
+    @staticmethod
+    def stage(data: bytes, filename: str) -> str:
+        payload = {"name": filename, "data": base64.b64encode(data).decode()}
+        return signing.dumps(payload, salt=STAGED_SALT, compress=True)
+
+    def benchmark_details(self) -> dict[str, str]:
+        return {
+            key: self.cleaned_data.get(field, "")
+            for key, field in (
+                ("name", "benchmark_name"),
+                ("citation", "citation"),
+                ("url", "url"),
+                ("license", "license"),
+            )
+        }

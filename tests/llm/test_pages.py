@@ -1,0 +1,160 @@
+import re
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from llm.models import CallOutcome, ModelConfiguration, ModelRole
+from tests.llm.factories import (
+    LLMCallFactory,
+    ModelConfigurationFactory,
+    ModelRoleAssignmentFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+PAGES = ["llm:configuration-list", "llm:configuration-create", "llm:call-list"]
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_anonymous_visitors_are_sent_to_sign_in(client, name):
+    response = client.get(reverse(name))
+    assert response.status_code == 302
+    assert reverse("account_login") in response["Location"]
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_contributors_are_refused(client_for, contributor, name):
+    assert client_for(contributor).get(reverse(name)).status_code == 403
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_maintainers_open_every_page(client_for, maintainer, name):
+    assert client_for(maintainer).get(reverse(name)).status_code == 200
+
+
+def test_researchers_read_the_call_log_but_not_configurations(client_for, researcher):
+    client = client_for(researcher)
+    assert client.get(reverse("llm:call-list")).status_code == 200
+    assert client.get(reverse("llm:configuration-list")).status_code == 403
+
+
+def test_configuration_list_shows_roles_offline_badge_and_recent_usage(client_for, maintainer):
+    call_command("seed_demo", verbosity=0)
+    hosted = ModelConfigurationFactory(name="Hosted judge", base_url="https://models.example/v1")
+    ModelRoleAssignmentFactory(role=ModelRole.TARGET, configuration=hosted, is_default=False)
+    LLMCallFactory(configuration=hosted, prompt_tokens=1200, completion_tokens=300)
+    LLMCallFactory(
+        configuration=hosted, outcome=CallOutcome.RATE_LIMITED, prompt_tokens=0, completion_tokens=0
+    )
+    page = client_for(maintainer).get(reverse("llm:configuration-list")).content.decode()
+    assert "Offline target: agreeable" in page
+    assert "offline demo model" in page
+    assert "https://models.example/v1" in page
+    assert "Target model" in page
+    assert "1,500" in page
+
+
+def test_configuration_form_keeps_input_on_error(client_for, maintainer):
+    response = client_for(maintainer).post(
+        reverse("llm:configuration-create"),
+        {
+            "name": "Local vLLM",
+            "provider": "openai_compatible",
+            "base_url": "http://127.0.0.1:8001/v1",
+            "model_id": "llama-3-8b",
+            "api_key_env": "sk-not-a-variable-name",
+            "temperature": "0.2",
+            "max_tokens": "512",
+            "extra_params": '{"top_k": 40}',
+            "system_prompt": "Be kind and careful.",
+            "price_per_million_input_tokens": "0",
+            "price_per_million_output_tokens": "0",
+            "roles": ["target"],
+            "is_active": "on",
+        },
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "not the key itself" in page
+    assert 'value="Local vLLM"' in page
+    assert "http://127.0.0.1:8001/v1" in page
+    assert "Be kind and careful." in page
+    assert re.search(r'name="roles" value="target"\s+id="id_roles_\d+" checked', page)
+    assert not ModelConfiguration.objects.exists()
+
+
+def test_configuration_form_creates_and_edits(client_for, maintainer):
+    client = client_for(maintainer)
+    data = {
+        "name": "Local vLLM",
+        "provider": "openai_compatible",
+        "base_url": "http://127.0.0.1:8001/v1",
+        "model_id": "llama-3-8b",
+        "api_key_env": "",
+        "temperature": "0.2",
+        "max_tokens": "512",
+        "extra_params": "",
+        "price_per_million_input_tokens": "0",
+        "price_per_million_output_tokens": "0",
+        "roles": ["target"],
+        "default_roles": ["judge"],
+        "is_active": "on",
+    }
+    response = client.post(reverse("llm:configuration-create"), data)
+    assert response.status_code == 302
+    configuration = ModelConfiguration.objects.get(name="Local vLLM")
+    assert set(configuration.role_assignments.values_list("role", "is_default")) == {
+        ("target", False),
+        ("judge", True),
+    }
+    edit_url = reverse("llm:configuration-update", args=[configuration.pk])
+    assert "llama-3-8b" in client.get(edit_url).content.decode()
+    response = client.post(edit_url, {**data, "model_id": "llama-3-70b", "default_roles": []})
+    assert response.status_code == 302
+    configuration.refresh_from_db()
+    assert configuration.model_id == "llama-3-70b"
+    assert configuration.role_assignments.count() == 1
+
+
+def test_call_log_filters_and_shows_errors(client_for, maintainer):
+    failing = ModelConfigurationFactory(name="Flaky endpoint")
+    LLMCallFactory(
+        configuration=failing,
+        outcome=CallOutcome.HTTP_ERROR,
+        http_status=503,
+        error_message="answered HTTP 503: overloaded",
+        response_text="",
+    )
+    LLMCallFactory(purpose="tests.other", response_text="A fine reply")
+    client = client_for(maintainer)
+    page = client.get(reverse("llm:call-list"), {"outcome": "http_error"}).content.decode()
+    assert "answered HTTP 503: overloaded" in page
+    assert "A fine reply" not in page
+    page = client.get(reverse("llm:call-list"), {"configuration": failing.pk}).content.decode()
+    assert "Flaky endpoint" in page
+    assert "tests.other" not in page
+
+
+def test_call_log_is_paginated(client_for, maintainer):
+    configuration = ModelConfigurationFactory()
+    LLMCallFactory.create_batch(55, configuration=configuration)
+    response = client_for(maintainer).get(reverse("llm:call-list"), {"page": 2})
+    assert response.status_code == 200
+    assert len(response.context["calls"]) == 5
+
+
+def test_navigation_links_to_the_model_pages(client_for, maintainer, researcher):
+    page = client_for(maintainer).get(reverse("core:dashboard")).content.decode()
+    assert reverse("llm:configuration-list") in page
+    assert reverse("llm:call-list") in page
+    page = client_for(researcher).get(reverse("core:dashboard")).content.decode()
+    assert reverse("llm:call-list") in page
+    assert f'href="{reverse("llm:configuration-list")}"' not in page
+
+
+@pytest.mark.parametrize("model", ["modelconfiguration", "llmcall", "llmresponsecache"])
+def test_admin_pages_open_for_maintainers(client_for, maintainer, model):
+    LLMCallFactory()
+    response = client_for(maintainer).get(reverse(f"admin:llm_{model}_changelist"))
+    assert response.status_code == 200
