@@ -42,6 +42,16 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.RESEARCHER, Role.MAINTAINER),
         "clipboard-check",
     ),
+    NavItem("Rating queue", "review:rater-queues", (Role.EXPERT_REVIEWER,), "ui-checks"),
+    NavItem(
+        "Review queues", "review:queue-list", (Role.RESEARCHER, Role.MAINTAINER), "clipboard-data"
+    ),
+    NavItem(
+        "Contested metrics",
+        "review:contested",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "exclamation-triangle",
+    ),
     NavItem("Model configurations", "llm:configuration-list", (Role.MAINTAINER,), "cpu"),
     NavItem("Model call log", "llm:call-list", (Role.MAINTAINER, Role.RESEARCHER), "journal-text"),
     NavItem(

@@ -3,7 +3,10 @@
 from collections.abc import Iterable
 from typing import Any
 
+from django.db.models import Prefetch
+
 from metrics_registry.models import Metric
+from submissions.models import MetricCandidate
 
 from .base import Candidate, KindAdapter, Question, register
 from .questions import FORMS
@@ -21,12 +24,19 @@ class MetricAdapter(KindAdapter):
             Metric.objects.exclude(validation_status__in=("draft", "retired"))
             .filter(current_version__isnull=False)
             .select_related("current_version")
-            .prefetch_related("current_version__subareas")
+            .prefetch_related(
+                "current_version__subareas",
+                Prefetch(
+                    "source_candidates",
+                    queryset=MetricCandidate.objects.select_related("submission"),
+                ),
+            )
             .order_by("pk")
         )
         for metric in metrics:
             version = metric.current_version
             subareas = sorted(s.slug for s in version.subareas.all())
+            submitters = {c.submission.contributor_id for c in metric.source_candidates.all()}
             yield Candidate(
                 object_id=metric.pk,
                 # A metric in several subareas is stratified under its first (alphabetical)
@@ -37,7 +47,9 @@ class MetricAdapter(KindAdapter):
                     "model": "",
                 },
                 metric_id=metric.pk,
-                owner_id=metric.contributor_id,
+                # The accepting researcher credits the contributor on the metric; a metric
+                # accepted without that credit still belongs to whoever submitted the construct.
+                owner_id=metric.contributor_id or next(iter(sorted(submitters)), None),
             )
 
     def render_context(self, item, assignment) -> dict[str, Any]:
@@ -48,7 +60,11 @@ class MetricAdapter(KindAdapter):
             .prefetch_related("current_version__subareas")
             .get(pk=item.object_id)
         )
-        return {"metric": metric, "version": metric.current_version}
+        sources = [
+            candidate.submission
+            for candidate in metric.source_candidates.select_related("submission")
+        ]
+        return {"metric": metric, "version": metric.current_version, "submissions": sources}
 
 
 register(MetricAdapter())
