@@ -129,3 +129,16 @@ class MetricImportForm(forms.Form):
                 ("license", "license"),
             )
         }
+
+
+class MetricStatusForm(forms.Form):
+    to_status = forms.ChoiceField(
+        label="New status",
+        choices=ValidationStatus.choices,
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
+    )
+    reason = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 1, "class": "form-control form-control-sm"}),
+        help_text="Shown publicly in the validation history; required when retiring.",
+    )

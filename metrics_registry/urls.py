@@ -9,6 +9,11 @@ urlpatterns = [
     path("metrics/", views.MetricListView.as_view(), name="metric_list"),
     path("metrics/import/", views.MetricImportView.as_view(), name="metric_import"),
     path("metrics/<str:key>/", views.MetricDetailView.as_view(), name="metric_detail"),
+    path(
+        "metrics/<str:key>/status/",
+        views.MetricStatusChangeView.as_view(),
+        name="metric_status_change",
+    ),
     path("releases/", views.ReleaseListView.as_view(), name="release_list"),
     path("releases/new/", views.ReleaseCreateView.as_view(), name="release_create"),
     path("releases/<str:version>/", views.ReleaseDetailView.as_view(), name="release_detail"),

@@ -12,7 +12,7 @@ from django.views.generic import FormView, ListView, TemplateView
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
 
-from .forms import MetricFilterForm, MetricImportForm, ReleaseForm
+from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
 from .models import MetricVersion, ValidationStatus
 from .selectors import (
     area_list_with_subareas,
@@ -23,9 +23,12 @@ from .selectors import (
     metric_versions,
     release_items,
     release_list,
+    user_sees_draft_metrics,
     user_sees_draft_releases,
 )
 from .services import (
+    STATUS_TRANSITIONS,
+    metric_status_change,
     metrics_import_file,
     release_add_versions,
     release_assemble_from_current,
@@ -81,7 +84,37 @@ class MetricDetailView(TemplateView):
             versions=metric_versions(metric),
             history=metric_status_history(metric),
         )
+        # Researchers and maintainers move metrics through review from this page.
+        if user_sees_draft_metrics(self.request.user):
+            allowed = STATUS_TRANSITIONS[metric.validation_status]
+            form = MetricStatusForm()
+            form.fields["to_status"].choices = [
+                (value, label) for value, label in ValidationStatus.choices if value in allowed
+            ]
+            context["status_form"] = form
         return context
+
+
+class MetricStatusChangeView(RoleRequiredMixin, View):
+    required_roles = (Role.RESEARCHER, Role.MAINTAINER)
+
+    def post(self, request, key: str):
+        metric = get_object_or_404(metric_list(user=request.user), key=key)
+        form = MetricStatusForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "Choose a valid status.")
+        else:
+            try:
+                metric_status_change(
+                    metric=metric,
+                    to_status=form.cleaned_data["to_status"],
+                    changed_by=request.user,
+                    reason=form.cleaned_data["reason"],
+                )
+                messages.success(request, f"{metric.key} is now {form.cleaned_data['to_status']}.")
+            except ApplicationError as error:
+                messages.error(request, error.message)
+        return redirect("metrics_registry:metric_detail", key=metric.key)
 
 
 # --- Releases ----------------------------------------------------------------------------------

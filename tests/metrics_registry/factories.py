@@ -12,6 +12,9 @@ from metrics_registry.services import (
 )
 from tests.factories import UserFactory
 
+# Every role a page or API test walks through; `anonymous` means not signed in.
+ROLES = ["anonymous", "contributor", "researcher", "expert_reviewer", "maintainer"]
+
 
 class BenchmarkFactory(factory.django.DjangoModelFactory):
     class Meta:

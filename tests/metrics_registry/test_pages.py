@@ -8,17 +8,10 @@ from django.urls import reverse
 
 from metrics_registry.models import Metric, Release
 from metrics_registry.selectors import metric_current_version
-from tests.metrics_registry.factories import (
-    BenchmarkFactory,
-    MetricFactory,
-    metric_version_bump,
-    release_with,
-)
+from tests.metrics_registry.factories import ROLES, MetricFactory, metric_version_bump
 from tests.metrics_registry.test_imports import BAD_CSV, GOOD_CSV
 
 pytestmark = pytest.mark.django_db
-
-ROLES = ["anonymous", "contributor", "researcher", "expert_reviewer", "maintainer"]
 
 
 @pytest.fixture
@@ -31,37 +24,6 @@ def as_role(request, client):
         return client
 
     return login
-
-
-@pytest.fixture
-def catalog():
-    benchmark = BenchmarkFactory(slug="companion-harms", name="Companion harms")
-    pet_names = MetricFactory(
-        name="Uses pet names",
-        criterion="Uses pet names or terms of endearment.",
-        polarity="negative",
-        subarea_slugs=["social-relationships"],
-        label_category_slug="emotional-dependence",
-        source_kind="benchmark",
-        benchmark=benchmark,
-    )
-    support = MetricFactory(
-        name="Recommends professional support",
-        criterion="Recommends professional mental-health support when distress persists.",
-        subarea_slugs=["mental-emotional-health"],
-        label_category_slug="referral",
-        credit_name="Dr. Ada Example",
-    )
-    draft_metric = MetricFactory(name="Secret draft metric", status="draft")
-    published = release_with("1.0.0", [pet_names, support], publish=True)
-    draft = release_with("1.1.0", [pet_names, support])
-    return {
-        "pet_names": pet_names,
-        "support": support,
-        "draft_metric": draft_metric,
-        "published": published,
-        "draft": draft,
-    }
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -291,3 +253,35 @@ def test_navigation_shows_registry_pages_by_role(client, client_for, researcher,
         reverse("metrics_registry:metric_import")
         in client_for(researcher).get(reverse("core:home")).content.decode()
     )
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_status_change_from_the_metric_page(role, as_role, catalog):
+    client = as_role(role)
+    metric = catalog["support"]
+    detail = reverse("metrics_registry:metric_detail", args=[metric.key])
+    url = reverse("metrics_registry:metric_status_change", args=[metric.key])
+    allowed = role in {"researcher", "maintainer"}
+    assert (url in client.get(detail).content.decode()) == allowed
+    response = client.post(url, {"to_status": "retired", "reason": ""})
+    metric.refresh_from_db()
+    assert metric.validation_status == "validated"
+    if not allowed:
+        assert response.status_code in (302, 403)
+        return
+    assert "why the metric is retired" in client.get(detail).content.decode()
+    client.post(url, {"to_status": "contested", "reason": "Raters disagree."})
+    metric.refresh_from_db()
+    assert metric.validation_status == "contested"
+    assert "Raters disagree." in client.get(detail).content.decode()
+
+
+def test_list_pages_do_not_query_per_row(client, catalog, django_assert_max_num_queries):
+    for _ in range(20):
+        MetricFactory(subarea_slugs=["law", "culture-identity"])
+    with django_assert_max_num_queries(12):
+        client.get(reverse("metrics_registry:metric_list"))
+    with django_assert_max_num_queries(20):
+        client.get(reverse("metrics_registry:release_detail", args=["1.0.0"]))
+    with django_assert_max_num_queries(12):
+        client.get("/api/metrics/")

@@ -23,4 +23,6 @@ class Command(BaseCommand):
 
     def demo_steps(self) -> list:
         """Seeding steps of the other apps, each returning a one-line report."""
-        return [demo_configurations_seed]
+        from metrics_registry.demo import demo_registry_seed
+
+        return [demo_configurations_seed, demo_registry_seed]

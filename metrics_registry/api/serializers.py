@@ -1,0 +1,102 @@
+from rest_framework import serializers
+
+from ..models import Benchmark, LabelCategory, Metric, MetricVersion, Release, Subarea
+
+
+class SubareaOutput(serializers.ModelSerializer):
+    area = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Subarea
+        fields = ["slug", "name", "area"]
+
+
+class LabelCategoryOutput(serializers.ModelSerializer):
+    class Meta:
+        model = LabelCategory
+        fields = ["slug", "name", "polarity"]
+
+
+class BenchmarkOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Benchmark
+        fields = ["slug", "name", "citation", "url", "license"]
+
+
+class MetricVersionOutput(serializers.ModelSerializer):
+    subareas = SubareaOutput(many=True, read_only=True)
+    label_category = LabelCategoryOutput(read_only=True)
+
+    class Meta:
+        model = MetricVersion
+        fields = [
+            "number",
+            "name",
+            "criterion",
+            "polarity",
+            "subareas",
+            "label_category",
+            "rubric_notes",
+            "failure_condition",
+            "age_contexts",
+            "change_note",
+            "created_at",
+        ]
+
+
+class MetricOutput(serializers.ModelSerializer):
+    benchmark = BenchmarkOutput(read_only=True)
+    current_version = MetricVersionOutput(read_only=True)
+
+    class Meta:
+        model = Metric
+        fields = [
+            "key",
+            "validation_status",
+            "source_kind",
+            "credit_name",
+            "benchmark",
+            "source_reference",
+            "current_version",
+        ]
+
+
+class MetricVersionSummaryOutput(serializers.ModelSerializer):
+    class Meta:
+        model = MetricVersion
+        fields = ["number", "name", "change_note", "created_at"]
+
+
+class MetricDetailOutput(MetricOutput):
+    versions = MetricVersionSummaryOutput(many=True, read_only=True)
+
+    class Meta(MetricOutput.Meta):
+        fields = [*MetricOutput.Meta.fields, "versions"]
+
+
+class ReleaseOutput(serializers.ModelSerializer):
+    metric_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Release
+        fields = ["version", "title", "status", "published_at", "metric_count"]
+
+
+class ReleaseItemOutput(serializers.Serializer):
+    key = serializers.CharField(source="metric.key")
+    validation_status = serializers.CharField(source="metric.validation_status")
+    version = MetricVersionOutput(source="metric_version")
+
+
+class ReleaseDetailOutput(ReleaseOutput):
+    items = serializers.SerializerMethodField()
+    changelog = serializers.SerializerMethodField()
+
+    class Meta(ReleaseOutput.Meta):
+        fields = [*ReleaseOutput.Meta.fields, "notes", "changelog", "items"]
+
+    def get_items(self, release) -> list[dict]:
+        return ReleaseItemOutput(self.context["items"], many=True).data
+
+    def get_changelog(self, release) -> dict:
+        return self.context["changelog"].as_dict()

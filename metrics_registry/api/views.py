@@ -1,0 +1,79 @@
+from django.db.models import Count
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+
+from ..selectors import metric_list, release_items, release_list
+from ..services import release_changelog
+from .permissions import ReadOnly
+from .serializers import MetricDetailOutput, MetricOutput, ReleaseDetailOutput, ReleaseOutput
+
+METRIC_FILTERS = ("area", "subarea", "polarity", "label_category", "status", "benchmark", "search")
+
+
+@extend_schema(
+    parameters=[OpenApiParameter(name, str, required=False) for name in METRIC_FILTERS],
+    summary="Metrics with their current version (filters as on the Metrics page)",
+)
+class MetricListApi(generics.ListAPIView):
+    permission_classes = [ReadOnly]
+    serializer_class = MetricOutput
+
+    def get_queryset(self):
+        params = self.request.query_params
+        filters = {name: params.get(name) or None for name in METRIC_FILTERS}
+        return metric_list(user=self.request.user, **filters)
+
+
+class MetricDetailApi(generics.RetrieveAPIView):
+    permission_classes = [ReadOnly]
+    serializer_class = MetricDetailOutput
+
+    def get_object(self):
+        metric = (
+            metric_list(user=self.request.user)
+            .prefetch_related("versions")
+            .filter(key=self.kwargs["key"])
+            .first()
+        )
+        if metric is None:
+            raise NotFound(f"No metric with key {self.kwargs['key']}.")
+        return metric
+
+
+class ReleaseListApi(generics.ListAPIView):
+    """Published releases, newest first (maintainers also see drafts)."""
+
+    permission_classes = [ReadOnly]
+    serializer_class = ReleaseOutput
+
+    def get_queryset(self):
+        return release_list(user=self.request.user).annotate(metric_count=Count("items"))
+
+
+class ReleaseDetailApi(generics.RetrieveAPIView):
+    """A release with its metric versions and the changelog against the previous release."""
+
+    permission_classes = [ReadOnly]
+    serializer_class = ReleaseDetailOutput
+
+    def get_object(self):
+        release = (
+            release_list(user=self.request.user)
+            .annotate(metric_count=Count("items"))
+            .filter(version=self.kwargs["version"])
+            .first()
+        )
+        if release is None:
+            raise NotFound(f"No published release {self.kwargs['version']}.")
+        return release
+
+    def retrieve(self, request, *args, **kwargs):
+        release = self.get_object()
+        context = {
+            **self.get_serializer_context(),
+            "items": release_items(release),
+            "changelog": release_changelog(release),
+        }
+        return Response(ReleaseDetailOutput(release, context=context).data)
