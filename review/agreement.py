@@ -379,3 +379,61 @@ def export_rows(queue: RatingQueue) -> Iterator[list]:
             *[rating.answers.get(name, "") for name in names],
             rating.comment,
         ]
+
+
+def simulator_ranking(queue: RatingQueue) -> list[dict]:
+    """Candidate user simulators ranked from blind pairwise choices, one table per question.
+
+    Items carry the two candidates' names in ``strata["simulator_first"]`` and
+    ``strata["simulator_second"]`` (set by the adapter when sampling); answers are canonical
+    "first"/"second". Bradley-Terry log-strengths order the candidates when they are identified
+    (otherwise win rates do); win rates come with item-clustered bootstrap intervals.
+    """
+    ratings = list(Rating.objects.current().filter(queue=queue).select_related("item"))
+    tables = []
+    for question in FORMS["simulator_pair"]:
+        comparisons: list[tuple[int, str, str]] = []
+        for rating in ratings:
+            first = rating.item.strata.get("simulator_first")
+            second = rating.item.strata.get("simulator_second")
+            answer = rating.answers.get(question.name)
+            if not (first and second and answer):
+                continue
+            winner, loser = (first, second) if answer == "first" else (second, first)
+            comparisons.append((rating.item_id, winner, loser))
+        if not comparisons:
+            continue
+        names = sorted({name for _, won, lost in comparisons for name in (won, lost)})
+        index = {name: i for i, name in enumerate(names)}
+        wins = np.zeros((len(names), len(names)))
+        for _, winner, loser in comparisons:
+            wins[index[winner], index[loser]] += 1
+        try:
+            strengths = stats.bradley_terry(wins)
+        except ValueError:
+            strengths = None
+        rows = []
+        for name in names:
+            outcomes = [
+                (item, float(won == name)) for item, won, lost in comparisons if name in (won, lost)
+            ]
+            values = np.array([v for _, v in outcomes])
+            clusters = np.array([item for item, _ in outcomes])
+            low = high = None
+            if len(set(clusters.tolist())) >= 2:
+                low, high = stats.bootstrap_ci(values, clusters=clusters, n_resamples=_resamples())
+            rows.append(
+                {
+                    "candidate": name,
+                    "strength": None if strengths is None else float(strengths[index[name]]),
+                    "win_rate": Estimate(float(values.mean()), low, high, len(values)),
+                }
+            )
+        rows.sort(
+            key=lambda row: (
+                -(row["strength"] if row["strength"] is not None else row["win_rate"].value),
+                row["candidate"],
+            )
+        )
+        tables.append({"question": question, "rows": rows, "identified": strengths is not None})
+    return tables

@@ -15,7 +15,8 @@ from metrics_registry.models import Metric
 from . import agreement, selectors, services
 from .forms import KeepForm, QueueForm
 from .kinds import adapter_for
-from .models import Assignment, RatingQueue
+from .models import Assignment, ItemKind, RatingQueue
+from .services.assignments import undo_window
 
 
 class RaterMixin(RoleRequiredMixin):
@@ -115,7 +116,8 @@ class AssignmentSubmitView(RaterMixin, View):
                 answers=_answers_from(request.POST),
                 comment=request.POST.get("comment", ""),
             )
-            messages.success(request, "Rating saved. Press U within ten minutes to undo it.")
+            minutes = max(1, round(undo_window().total_seconds() / 60))
+            messages.success(request, f"Rating saved. Press U within {minutes} minutes to undo it.")
         except ApplicationError as error:
             messages.error(request, error.message)
         return redirect("review:rate", pk=assignment.queue_id)
@@ -204,6 +206,9 @@ class QueueDetailView(ManagerMixin, DetailView):
             **super().get_context_data(**kwargs),
             "progress": selectors.queue_progress(queue),
             "figures": agreement.queue_figures(queue),
+            "ranking": (
+                agreement.simulator_ranking(queue) if queue.kind == ItemKind.SIMULATOR_PAIR else []
+            ),
             "raters": queue.eligible_raters.all(),
         }
 

@@ -2,6 +2,7 @@
 
 from . import metric  # noqa: F401 - registers the adapter
 from .base import (
+    BlindPairMixin,
     Candidate,
     Choice,
     KindAdapter,
@@ -14,6 +15,7 @@ from .base import (
 from .questions import FORMS, rubric_consensus_survives
 
 __all__ = [
+    "BlindPairMixin",
     "FORMS",
     "Candidate",
     "Choice",

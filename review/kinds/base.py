@@ -4,6 +4,7 @@ A rating form is data (`Question`s), so one definition drives validation, the ra
 its keyboard shortcuts, and the agreement figures (which questions are nominal or ordinal).
 """
 
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -69,6 +70,14 @@ class KindAdapter:
         """What the rater's screen shows; never the model's identity."""
         raise NotImplementedError
 
+    def presentation(self, item) -> dict[str, Any]:
+        """Chosen once per rater and item at claim time (e.g. the order of a pair)."""
+        return {}
+
+    def orient_answers(self, item, assignment, answers: Mapping[str, str]) -> dict[str, str]:
+        """Map answers between what the rater saw and the stored, canonical form (both ways)."""
+        return dict(answers)
+
     def reference_answers(self, item) -> dict[str, str]:
         """The automated judge's answer per question, where there is one (judge verdicts)."""
         return {}
@@ -105,6 +114,26 @@ class KindAdapter:
             name: value
             for name, value in answers.items()
             if name in valid and isinstance(value, str) and value in valid[name]
+        }
+
+
+class BlindPairMixin:
+    """Two objects shown unlabeled in an order drawn per rater; answers are stored as
+    "first"/"second" of the item's canonical order (object_id, object_id_b), so the order a
+    rater saw never leaks into the results."""
+
+    PAIR_QUESTIONS: tuple[str, ...] = ()
+
+    def presentation(self, item) -> dict[str, Any]:
+        return {"swap": secrets.randbelow(2) == 1}
+
+    def orient_answers(self, item, assignment, answers: Mapping[str, str]) -> dict[str, str]:
+        if not assignment.presentation.get("swap"):
+            return dict(answers)
+        flip = {"first": "second", "second": "first"}
+        return {
+            name: flip.get(value, value) if name in self.PAIR_QUESTIONS else value
+            for name, value in answers.items()
         }
 
 

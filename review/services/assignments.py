@@ -157,7 +157,10 @@ def assignment_claim(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
     ).update(resolved_at=None, **fields)
     if renewed:
         return Assignment.objects.get(item=item, rater=rater)
-    return Assignment.objects.create(queue=queue, item=item, rater=rater, **fields)
+    presentation = adapter_for(item.kind).presentation(item)
+    return Assignment.objects.create(
+        queue=queue, item=item, rater=rater, presentation=presentation, **fields
+    )
 
 
 def _lock_open_item(queue: RatingQueue, rater: AbstractBaseUser) -> QueueItem | None:
@@ -198,7 +201,8 @@ def rating_submit(
     if assignment.status in (AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED):
         raise ApplicationError("You have already finished with this item.")
     item = QueueItem.objects.select_for_update().get(pk=assignment.item_id)
-    cleaned = adapter_for(item.kind).validate_answers(item, answers)
+    adapter = adapter_for(item.kind)
+    cleaned = adapter.orient_answers(item, assignment, adapter.validate_answers(item, answers))
     # Re-count under the lock rather than trusting the counter alone.
     done = Rating.objects.current().filter(item=item).count()
     holds_slot = assignment.status == AssignmentStatus.CLAIMED
@@ -284,9 +288,11 @@ def rating_undo_last(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
     assignment.expires_at = now + timedelta(minutes=queue.claim_timeout_minutes)
     assignment.resolved_at = None
     assignment.save(update_fields=["status", "claimed_at", "expires_at", "resolved_at"])
+    item = QueueItem.objects.get(pk=rating.item_id)
+    shown = adapter_for(item.kind).orient_answers(item, assignment, rating.answers)
     RatingDraft.objects.update_or_create(
         assignment=assignment,
-        defaults={"answers": rating.answers, "comment": rating.comment, "saved_at": now},
+        defaults={"answers": shown, "comment": rating.comment, "saved_at": now},
     )
     return assignment
 
