@@ -107,22 +107,29 @@ def percent_agreement(table: RatingsTable) -> Estimate:
         return Estimate(None)
     c = counts[pairable]
     value = stats.percent_agreement(c)
-    low, high = _interval_over_items(len(c), lambda idx: stats.percent_agreement(c[idx]))
-    return Estimate(value, low, high, n=len(c))
+    if len(c) < 2:
+        return Estimate(value, n=1)
+    # Percent agreement is the mean of the per-item pair agreements, so resampling items is
+    # the plain (vectorised) bootstrap of those per-item values.
+    per_item = (c * (c - 1)).sum(axis=1) / (c.sum(axis=1) * (c.sum(axis=1) - 1.0))
+    low, high = stats.bootstrap_ci(per_item, n_resamples=_resamples())
+    return Estimate(value, _finite(low), _finite(high), n=len(c))
 
 
-def fleiss(table: RatingsTable) -> Estimate:
+def fleiss(table: RatingsTable, *, intervals: bool = True) -> Estimate:
     counts = table.counts
     full = counts.sum(axis=1) == table.required
     if table.required < 2 or full.sum() < 2:
         return Estimate(None)
     c = counts[full]
     value = _finite(stats.fleiss_kappa(c))
+    if not intervals:
+        return Estimate(value, n=len(c))
     low, high = _interval_over_items(len(c), lambda idx: stats.fleiss_kappa(c[idx]))
     return Estimate(value, low, high, n=len(c))
 
 
-def krippendorff(table: RatingsTable) -> Estimate:
+def krippendorff(table: RatingsTable, *, intervals: bool = True) -> Estimate:
     level = table.question.level
     data = (table.numeric() if level == "ordinal" else table.labels).T
     if data.shape[0] < 2:
@@ -131,6 +138,8 @@ def krippendorff(table: RatingsTable) -> Estimate:
         value = _finite(stats.krippendorff_alpha(data, level=level))
     except ValueError:  # no unit with two ratings yet
         return Estimate(None)
+    if not intervals:
+        return Estimate(value, n=int(data.shape[1]))
 
     def resampled(idx: np.ndarray) -> float:
         try:
@@ -241,7 +250,9 @@ def _questions_for(queue: RatingQueue, ratings: Sequence[Rating]) -> list[Questi
     return questions
 
 
-def _figures_for(ratings, question, required, reference=None) -> QuestionFigures | None:
+def _figures_for(
+    ratings, question, required, reference=None, *, coefficient_intervals: bool = True
+) -> QuestionFigures | None:
     table = _table(ratings, question, required)
     if table is None:
         return None
@@ -250,8 +261,8 @@ def _figures_for(ratings, question, required, reference=None) -> QuestionFigures
         items_rated=len(table.item_ids),
         ratings=sum(1 for r in ratings if question.name in r.answers),
         percent_agreement=percent_agreement(table),
-        fleiss_kappa=fleiss(table),
-        krippendorff_alpha=krippendorff(table),
+        fleiss_kappa=fleiss(table, intervals=coefficient_intervals),
+        krippendorff_alpha=krippendorff(table, intervals=coefficient_intervals),
         shares=choice_shares(ratings, question),
         judge=reference_agreement(table, reference) if reference else None,
     )
@@ -278,7 +289,12 @@ def queue_figures(queue: RatingQueue) -> QueueFigures:
             by_metric[rating.item.metric.key].append(rating)
     for key in sorted(by_metric):
         rows = by_metric[key]
-        per_question = [_figures_for(rows, q, required, references.get(q.name)) for q in questions]
+        # Per metric the kappa/alpha intervals (one bootstrap fit per resample) would cost a
+        # page load seconds per metric; the queue-level ones above carry the uncertainty.
+        per_question = [
+            _figures_for(rows, q, required, references.get(q.name), coefficient_intervals=False)
+            for q in questions
+        ]
         figures.metrics.append(
             {
                 "key": key,

@@ -100,3 +100,24 @@ def test_nobody_rates_a_metric_they_contributed():
     queue = queue_create(name="Mine", kind="metric", created_by=None, size=1, seed=1)
     assert queue.items.get().owner == author
     assert assignment_claim(queue=queue, rater=author) is None
+
+
+def test_nobody_rates_a_metric_drafted_from_their_submission():
+    from metrics_registry.models import LabelCategory
+    from submissions.models import MetricCandidate
+    from tests.submissions.factories import SubmissionFactory
+
+    submission = SubmissionFactory()
+    submission.contributor.groups.add(*UserFactory(roles=[Role.EXPERT_REVIEWER]).groups.all())
+    metric = MetricFactory(status="validated", contributor=None)
+    MetricCandidate.objects.create(
+        submission=submission,
+        short_name="Asks for the student's ideas",
+        criterion="The assistant asks for the student's own ideas first.",
+        polarity="positive",
+        label_category=LabelCategory.objects.get(slug="agency"),
+        metric=metric,
+    )
+    queue = queue_create(name="Drafted", kind="metric", created_by=None, size=1, seed=1)
+    assert queue.items.get().owner == submission.contributor
+    assert assignment_claim(queue=queue, rater=submission.contributor) is None
