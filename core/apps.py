@@ -1,6 +1,12 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class CoreConfig(AppConfig):
     name = "core"
     verbose_name = "Core"
+
+    def ready(self) -> None:
+        from .roles import role_groups_ensure
+
+        post_migrate.connect(role_groups_ensure, sender=self)

@@ -65,3 +65,17 @@ class RoleRequiredMixin(AccessMixin):
             self.raise_exception = True
             return self.handle_no_permission()
         return super().dispatch(request, *args, **kwargs)
+
+
+def role_groups_ensure(sender=None, *, apps=None, using="default", **kwargs) -> None:
+    """Create any missing role group. Connected to post_migrate, so a flushed database (tests,
+    `manage.py flush`) gets its roles back; the data migration creates them the first time."""
+    from django.apps import apps as global_apps
+
+    apps = apps or global_apps
+    try:
+        Group = apps.get_model("auth", "Group")
+    except LookupError:
+        return
+    for role in Role:
+        Group.objects.using(using).get_or_create(name=role.value)

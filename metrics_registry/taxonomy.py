@@ -176,3 +176,49 @@ LABEL_CATEGORIES: list[tuple[str, str, str, str]] = [
         "Giving clear, accurate, actionable information suited to the user's situation.",
     ),
 ]
+
+
+def reference_rows_ensure(sender=None, *, apps=None, using="default", **kwargs) -> None:
+    """Create any missing area, subarea or label category (never overwrites edits).
+
+    Connected to post_migrate: the data migrations create these rows once, and this puts them
+    back when a database was flushed (as test runs and `manage.py flush` do).
+    """
+    from django.apps import apps as global_apps
+
+    apps = apps or global_apps
+    try:
+        Area = apps.get_model("metrics_registry", "Area")
+        Subarea = apps.get_model("metrics_registry", "Subarea")
+        LabelCategory = apps.get_model("metrics_registry", "LabelCategory")
+    except LookupError:  # migrating backwards past the tables
+        return
+    for area_position, spec in enumerate(AREAS):
+        area, _ = Area.objects.using(using).get_or_create(
+            slug=spec["slug"],
+            defaults={
+                "name": spec["name"],
+                "description": spec["description"],
+                "position": area_position,
+            },
+        )
+        for position, (slug, name, description) in enumerate(spec["subareas"]):
+            Subarea.objects.using(using).get_or_create(
+                slug=slug,
+                defaults={
+                    "area": area,
+                    "name": name,
+                    "description": description,
+                    "position": position,
+                },
+            )
+    for position, (slug, name, polarity, description) in enumerate(LABEL_CATEGORIES):
+        LabelCategory.objects.using(using).get_or_create(
+            slug=slug,
+            defaults={
+                "name": name,
+                "polarity": polarity,
+                "description": description,
+                "position": position,
+            },
+        )

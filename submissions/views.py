@@ -97,6 +97,13 @@ class SubmissionDetailView(ContributorMixin, DetailView):
             "citations", "suggested_subareas__area", "events__actor"
         )
 
+    def render_to_response(self, context, **response_kwargs):
+        response = super().render_to_response(context, **response_kwargs)
+        if self.request.htmx and not context["working"]:
+            # The background work ended: reload the whole page to show what it produced.
+            response["HX-Refresh"] = "true"
+        return response
+
     def get_template_names(self):
         if self.request.htmx:
             return ["submissions/_submission_status.html"]

@@ -177,3 +177,33 @@ def fake_openai():
     server = FakeOpenAIServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def transactional_db(transactional_db):
+    """Lift the published-release guards before the flush that ends a transactional test.
+
+    SQLite flushes with row-by-row DELETEs, which the guard triggers refuse once a release is
+    published (PostgreSQL's TRUNCATE does not fire them). `_release_guards_present` puts them
+    back before the next test.
+    """
+    yield
+    if connection.vendor == "sqlite":
+        from metrics_registry.db_guards import guards_remove
+
+        with connection.schema_editor() as editor:
+            guards_remove(editor)
+
+
+@pytest.fixture(autouse=True)
+def _release_guards_present(request, django_db_blocker):
+    if connection.vendor != "sqlite" or "django_db_setup" not in request.fixturenames:
+        yield
+        return
+    from metrics_registry.db_guards import TRIGGER_NAMES, guards_install, guards_installed
+
+    with django_db_blocker.unblock():
+        if guards_installed(connection) != set(TRIGGER_NAMES):
+            with connection.schema_editor() as editor:
+                guards_install(editor)
+    yield

@@ -1,5 +1,7 @@
 """Test settings: fast hashing, in-memory email, the same database and broker variables as base."""
 
+import os
+
 from .base import *  # noqa: F403
 from .base import CELERY_BROKER_URL, DATABASES, VAR_DIR, filesystem_broker_options
 
@@ -13,7 +15,10 @@ STORAGES = {
 # Worker subprocesses started by tests must see the test database, so SQLite tests use a file
 # rather than the in-memory default.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-impactbench.sqlite3")}
+    # One file per test process, so two test runs on one machine do not collide.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(VAR_DIR / f"test-impactbench-{os.getpid()}.sqlite3")
+    }
 LLM_BACKOFF_BASE_SECONDS = 0.01
 LLM_BACKOFF_MAX_SECONDS = 0.05
 LLM_TIMEOUT_SECONDS = 5.0

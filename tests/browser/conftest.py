@@ -42,7 +42,8 @@ def browser():
 @pytest.fixture
 def page(browser, live_server):
     context = browser.new_context(base_url=live_server.url)
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(30_000)
+    context.set_default_navigation_timeout(45_000)
     page = context.new_page()
     yield page
     context.close()
@@ -56,7 +57,8 @@ def phone_page(browser, live_server):
         is_mobile=True,
         has_touch=True,
     )
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(30_000)
+    context.set_default_navigation_timeout(45_000)
     page = context.new_page()
     yield page
     context.close()
