@@ -1,7 +1,5 @@
 """Three raters in three browsers work one rating queue to completion."""
 
-import importlib
-
 import pytest
 
 from core.roles import Role
@@ -14,28 +12,14 @@ from tests.metrics_registry.factories import MetricFactory
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def registry_reference_data(transactional_db):
-    """Subareas and label categories come from data migrations, which an earlier transactional
-    test may have flushed; the migrations' own loaders put them back (they are idempotent)."""
-    from django.apps import apps
-
-    for module, loader in (
-        ("metrics_registry.migrations.0002_load_taxonomy", "load_taxonomy"),
-        ("metrics_registry.migrations.0004_load_label_categories", "load_label_categories"),
-    ):
-        getattr(importlib.import_module(module), loader)(apps, None)
-
-
 def new_page(browser, live_server, **options):
     context = browser.new_context(base_url=live_server.url, **options)
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(30_000)
+    context.set_default_navigation_timeout(45_000)
     return context, context.new_page()
 
 
-def test_three_raters_complete_a_queue_without_over_rating(
-    browser, live_server, registry_reference_data
-):
+def test_three_raters_complete_a_queue_without_over_rating(browser, live_server):
     for n in range(4):
         MetricFactory(name=f"Suggests a step the user takes {n}", status="validated")
     queue = queue_create(
