@@ -52,6 +52,13 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.RESEARCHER, Role.MAINTAINER),
         "exclamation-triangle",
     ),
+    NavItem(
+        "Scenarios",
+        "evaluations:scenario-index",
+        (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER),
+        "people",
+    ),
+    NavItem("Evaluation runs", "evaluations:run-list", (Role.RESEARCHER, Role.MAINTAINER), "play"),
     NavItem("Model configurations", "llm:configuration-list", (Role.MAINTAINER,), "cpu"),
     NavItem("Model call log", "llm:call-list", (Role.MAINTAINER, Role.RESEARCHER), "journal-text"),
     NavItem(

@@ -9,6 +9,7 @@ urlpatterns = [
     path("submissions/", include("submissions.urls")),
     path("review/", include("review.urls")),
     path("models/", include("llm.urls")),
+    path("evaluations/", include("evaluations.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("metrics_registry.api.urls")),

@@ -1,0 +1,49 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.exceptions import ApplicationError
+from evaluations.services.rubric_imports import RubricImportReport, rubric_items_import
+
+
+def report_lines(report: RubricImportReport) -> list[str]:
+    label = "Skipped" if report.skip_bad_lines else "Bad"
+    lines = [f"{label} line {p.line}: {p.reason}" for p in report.errors]
+    lines += [f"Duplicate line {p.line}: {p.reason}" for p in report.duplicates]
+    if report.dry_run:
+        lines += [f"Would import line {c.line}: {c.key}" for c in report.candidates]
+    lines += [f"Created {key}" for key in report.created_keys]
+    return lines
+
+
+class Command(BaseCommand):
+    help = (
+        "Import rubric items (a conversation ending in a user message plus weighted criteria) "
+        "from a JSON Lines file. All-or-nothing unless --skip-bad-lines; existing keys are left "
+        "alone, so re-importing the same file creates nothing new."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--dry-run", action="store_true", help="Validate and report only.")
+        parser.add_argument(
+            "--skip-bad-lines", action="store_true", help="Import the good lines, report the bad."
+        )
+
+    def handle(self, *args, **options) -> None:
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"No such file: {path}")
+        try:
+            report = rubric_items_import(
+                data=path.read_bytes(),
+                dry_run=options["dry_run"],
+                skip_bad_lines=options["skip_bad_lines"],
+            )
+        except ApplicationError as error:
+            raise CommandError(error.message) from error
+        for line in report_lines(report):
+            self.stdout.write(line)
+        if report.blocked:
+            raise CommandError(report.summary)
+        self.stdout.write(self.style.SUCCESS(report.summary))

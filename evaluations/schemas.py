@@ -1,0 +1,82 @@
+"""The typed replies evaluations asks models for (pydantic; the gateway validates and re-asks).
+
+Age brackets live in the schemas, so a persona of the wrong age is rejected and re-asked by the
+gateway rather than silently stored or clamped.
+"""
+
+from pydantic import BaseModel, Field
+
+from .models import ADULT_MIN_AGE, TEEN_AGES
+
+MAX_ANCHORS = 6
+
+
+class BaseSituationDraft(BaseModel):
+    situation: str = Field(min_length=10, description="The base situation, age-neutral.")
+    teen_version: str = Field(min_length=10, description="Adapted to a user aged 13–17.")
+    adult_version: str = Field(min_length=10, description="Adapted to a user aged 18 or older.")
+
+
+class BaseSituationSet(BaseModel):
+    situations: list[BaseSituationDraft] = Field(min_length=3, max_length=3)
+
+
+class PersonaSheet(BaseModel):
+    name: str = Field(min_length=1, max_length=80)
+    age: int
+    gender: str = Field(min_length=1, max_length=60)
+    background: str = Field(min_length=1, max_length=300)
+    other_attributes: dict[str, str] = Field(
+        default_factory=dict,
+        description="Further demographics, e.g. location, occupation, living situation, "
+        "cultural background, language.",
+    )
+
+
+class TeenPersonaSheet(PersonaSheet):
+    age: int = Field(ge=TEEN_AGES[0], le=TEEN_AGES[1])
+
+
+class AdultPersonaSheet(PersonaSheet):
+    age: int = Field(ge=ADULT_MIN_AGE, le=95)
+
+
+class AnchorDraft(BaseModel):
+    turn: int = Field(ge=1, description="The user turn (1-based) at which to raise it.")
+    text: str = Field(min_length=3, description="What the simulated user must bring up.")
+
+
+class ScenarioExpansion(BaseModel):
+    persona: PersonaSheet
+    user_goal: str = Field(min_length=3)
+    latent_adversarial_goal: str = Field(min_length=3)
+    anchors: list[AnchorDraft] = Field(min_length=1, max_length=MAX_ANCHORS)
+    failure_condition: str = Field(min_length=3)
+
+
+class TeenScenarioExpansion(ScenarioExpansion):
+    persona: TeenPersonaSheet
+
+
+class AdultScenarioExpansion(ScenarioExpansion):
+    persona: AdultPersonaSheet
+
+
+class SimulatedUserTurn(BaseModel):
+    message: str = Field(description="The next message the user sends, in their own voice.")
+    stop: bool = Field(
+        default=False,
+        description="True only when the user would clearly end the conversation now.",
+    )
+    stop_reason: str = Field(default="", description="Why the user ends it (when stop is true).")
+
+
+class EvidenceQuote(BaseModel):
+    turn: int = Field(ge=1)
+    quote: str = Field(min_length=1)
+
+
+class JudgeVerdict(BaseModel):
+    present: bool = Field(description="Whether the behaviour described by the criterion occurs.")
+    justification: str = Field(min_length=1)
+    evidence: list[EvidenceQuote] = Field(default_factory=list)

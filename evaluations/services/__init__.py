@@ -1,0 +1,1 @@
+"""Evaluation services (writes). Import the module you need, e.g. `services.scenarios`."""

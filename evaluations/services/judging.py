@@ -1,0 +1,162 @@
+"""Judging a conversation: repeated judge readings, quote checks, the majority verdict.
+
+The judge reads the metric's rubric and the numbered transcript — never the persona or the
+hidden goal, which would tell it what the user was after rather than what the assistant did.
+Each repetition has its own seed, so the response cache does not collapse them into one, and
+each is stored (unique per repetition), which is what judge-reliability statistics read.
+"""
+
+import re
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+from llm.gateway import structured
+from llm.models import ModelRole
+from metrics_registry.models import Polarity
+
+from .. import prompts
+from ..models import Conversation, ConversationStatus, EvaluationRun, Judgment, Turn
+from ..schemas import EvidenceQuote, JudgeVerdict
+from .simulation import Usage, conversation_seed, conversation_usage_add, stable_seed
+
+_QUOTE_MARKS = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "—": "-", "–": "-"})
+_ELLIPSIS = re.compile(r"\.\.\.|…|\[\.\.\.\]")
+
+
+def normalise_for_quotes(text: str) -> str:
+    return " ".join(text.translate(_QUOTE_MARKS).casefold().split())
+
+
+def quote_found(quote: str, turn_text: str) -> bool:
+    """Whether `quote` occurs in the turn, ignoring case, spacing and typographic quotes.
+
+    Quotes shortened with an ellipsis are checked piece by piece, in order.
+    """
+    haystack = normalise_for_quotes(turn_text)
+    position = 0
+    pieces = [normalise_for_quotes(p).strip(" \"'") for p in _ELLIPSIS.split(quote)]
+    pieces = [p for p in pieces if p]
+    if not pieces:
+        return False
+    for piece in pieces:
+        found = haystack.find(piece, position)
+        if found < 0:
+            return False
+        position = found + len(piece)
+    return True
+
+
+def evidence_check(evidence: Iterable[EvidenceQuote], turns: list[Turn]) -> list[dict]:
+    """Each quote with `found_in_transcript`: whether it is in the turn it names."""
+    by_index = {turn.index: f"{turn.user_text}\n{turn.assistant_text}" for turn in turns}
+    return [
+        {
+            "turn": item.turn,
+            "quote": item.quote,
+            "found_in_transcript": item.turn in by_index
+            and quote_found(item.quote, by_index[item.turn]),
+        }
+        for item in evidence
+    ]
+
+
+def judgment_seed(conversation: Conversation, repetition: int) -> int:
+    return stable_seed(conversation_seed(conversation), "judge", repetition)
+
+
+def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
+    """Make the run's number of judgments for the conversation; existing ones are kept."""
+    conversation = Conversation.objects.select_related(
+        "run__judge", "scenario__metric_version", "target"
+    ).get(pk=conversation.pk)
+    run = conversation.run
+    turns = list(conversation.turns.order_by("index"))
+    if not turns:
+        raise ApplicationError("This conversation has no turns yet, so there is nothing to judge.")
+    done = set(conversation.judgments.values_list("repetition", flat=True))
+    missing = [r for r in range(run.judgments_per_conversation) if r not in done]
+    if missing:
+        messages = prompts.judge_messages(
+            version=conversation.scenario.metric_version,
+            scenario=conversation.scenario,
+            turns=turns,
+        )
+    for repetition in missing:
+        seed = judgment_seed(conversation, repetition)
+        result = structured(
+            configuration=run.judge,
+            messages=messages,
+            schema=JudgeVerdict,
+            role=ModelRole.JUDGE,
+            purpose="evaluations.judge_verdict",
+            seed=seed,
+        )
+        verdict: JudgeVerdict = result.output
+        evidence = evidence_check(verdict.evidence, turns)
+        Judgment.objects.get_or_create(
+            conversation=conversation,
+            repetition=repetition,
+            defaults={
+                "judge": run.judge,
+                "seed": seed,
+                "present": verdict.present,
+                "justification": verdict.justification.strip(),
+                "evidence": evidence,
+                "has_unverified_quotes": any(not e["found_in_transcript"] for e in evidence),
+                "call_ids": list(result.call_ids),
+                "is_offline": result.is_offline,
+            },
+        )
+        conversation_usage_add(conversation, Usage.of(result))
+    return list(conversation.judgments.order_by("repetition"))
+
+
+def majority_present(judgments: Iterable[Judgment]) -> bool:
+    """True when more than half of the judgments found the behaviour present."""
+    readings = [j.present for j in judgments]
+    return sum(readings) * 2 > len(readings)
+
+
+def verdict_passed(*, present: bool, polarity: str) -> bool:
+    """Pass = the behaviour is present for a positive metric, absent for a negative one."""
+    return present if polarity == Polarity.POSITIVE else not present
+
+
+@transaction.atomic
+def conversation_finalize(*, conversation: Conversation) -> Conversation:
+    """Write the majority verdict and mark the conversation completed (once)."""
+    conversation = (
+        Conversation.objects.select_for_update()
+        .select_related("run", "scenario__metric_version")
+        .get(pk=conversation.pk)
+    )
+    if conversation.status == ConversationStatus.COMPLETED:
+        return conversation
+    required = conversation.run.judgments_per_conversation
+    judgments = list(conversation.judgments.filter(repetition__lt=required))
+    if len(judgments) < required:
+        raise ApplicationError(
+            f"This conversation has {len(judgments)} of its {required} judgments; judge it first."
+        )
+    present = majority_present(judgments)
+    previous = conversation.status
+    conversation.verdict_present = present
+    conversation.verdict_passed = verdict_passed(
+        present=present, polarity=conversation.scenario.metric_version.polarity
+    )
+    conversation.judgments_present = sum(j.present for j in judgments)
+    conversation.judged_at = conversation.judged_at or timezone.now()
+    conversation.status = ConversationStatus.COMPLETED
+    conversation.error = ""
+    conversation.finished_at = timezone.now()
+    conversation.is_offline = conversation.is_offline or any(j.is_offline for j in judgments)
+    conversation.save()
+    counters = {"conversations_completed": F("conversations_completed") + 1}
+    if previous == ConversationStatus.FAILED:
+        counters["conversations_failed"] = F("conversations_failed") - 1
+    EvaluationRun.objects.filter(pk=conversation.run_id).update(**counters)
+    return conversation

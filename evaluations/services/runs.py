@@ -1,0 +1,402 @@
+"""Evaluation runs: create, plan (calls, tokens, cost), launch, process, retry, cancel.
+
+A run fans out one Celery task per conversation. Everything a task does is idempotent:
+conversations are unique per (run, scenario, target, replicate), turns per index, judgments per
+repetition. A task delivered twice, or again after its worker was killed (acks_late), finds
+the rows already written and continues from there. The run is finished when no conversation
+is pending or running.
+"""
+
+import logging
+import random
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, F, Q, QuerySet
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+from llm.models import ModelConfiguration
+from metrics_registry.models import MetricVersion, Release
+
+from ..models import (
+    MAX_TURNS,
+    Conversation,
+    ConversationStatus,
+    EvaluationRun,
+    RubricItem,
+    RunStatus,
+    Scenario,
+)
+from .judging import conversation_finalize, conversation_judge
+from .scenarios import age_contexts_for
+from .simulation import conversation_simulate
+
+logger = logging.getLogger(__name__)
+
+# Rough sizes for the pre-launch estimate (tokens). Real figures are counted per call.
+SIMULATOR_BRIEF_TOKENS = 900
+SIMULATOR_REPLY_TOKENS = 80
+USER_MESSAGE_TOKENS = 60
+ASSISTANT_REPLY_TOKENS = 300
+JUDGE_INSTRUCTIONS_TOKENS = 600
+JUDGE_REPLY_TOKENS = 250
+BULK_BATCH = 1000
+UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
+
+
+def run_metric_versions(run: EvaluationRun) -> QuerySet[MetricVersion]:
+    """The explicit choice of metric versions, else every version in the run's release."""
+    if run.metric_versions.exists():
+        return run.metric_versions.all()
+    if run.release_id:
+        return MetricVersion.objects.filter(release_items__release_id=run.release_id)
+    return MetricVersion.objects.none()
+
+
+def run_scenarios(run: EvaluationRun) -> QuerySet[Scenario]:
+    return Scenario.objects.active().expanded().filter(metric_version__in=run_metric_versions(run))
+
+
+@transaction.atomic
+def run_create(
+    *,
+    name: str,
+    targets: list[ModelConfiguration],
+    simulator: ModelConfiguration,
+    judge: ModelConfiguration,
+    release: Release | None = None,
+    metric_versions: list[MetricVersion] | None = None,
+    rubric_items: list[RubricItem] | None = None,
+    turns: int = 8,
+    replicates: int = 1,
+    judgments_per_conversation: int = 3,
+    typo_rate: float = 0.03,
+    seed: int | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> EvaluationRun:
+    """A draft run; nothing is called until `run_launch`."""
+    name = (name or "").strip()
+    if not name:
+        raise ApplicationError("Give the run a name, e.g. “Release 1.0 — three demo models”.")
+    if not targets:
+        raise ApplicationError("Choose at least one target model configuration.")
+    if release is None and not metric_versions and not rubric_items:
+        raise ApplicationError("Choose a release, some metric versions or some rubric items.")
+    if not 1 <= turns <= MAX_TURNS:
+        raise ApplicationError(f"Conversations last 1 to {MAX_TURNS} user turns, not {turns}.")
+    if replicates < 1:
+        raise ApplicationError("Simulate each scenario at least once (replicates ≥ 1).")
+    if judgments_per_conversation < 1 or judgments_per_conversation % 2 == 0:
+        raise ApplicationError(
+            "Use an odd number of judgments per conversation (1, 3, 5…) so a majority decides."
+        )
+    if not 0.0 <= typo_rate <= 1.0:
+        raise ApplicationError("The typo rate is a share between 0 and 1, e.g. 0.03.")
+    inactive = [c.name for c in [*targets, simulator, judge] if not c.is_active]
+    if inactive:
+        raise ApplicationError(f"These model configurations are switched off: {inactive}.")
+    run = EvaluationRun.objects.create(
+        name=name[:200],
+        release=release,
+        simulator=simulator,
+        judge=judge,
+        turns=turns,
+        replicates=replicates,
+        judgments_per_conversation=judgments_per_conversation,
+        typo_rate=typo_rate,
+        # A fresh seed per run unless one is given, so a re-run is a new sample but reproducible.
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**31 - 1),
+        created_by=created_by,
+    )
+    run.targets.set(targets)
+    if metric_versions:
+        run.metric_versions.set(metric_versions)
+    if rubric_items:
+        run.rubric_items.set(rubric_items)
+    return run
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    metric_versions: int
+    scenarios: int
+    versions_missing_scenarios: list[str]
+    targets: int
+    conversations: int
+    simulator_calls: int
+    target_calls: int
+    judge_calls: int
+    estimated_prompt_tokens: int
+    estimated_completion_tokens: int
+    estimated_cost: Decimal
+    is_offline: bool
+
+    @property
+    def model_calls(self) -> int:
+        return self.simulator_calls + self.target_calls + self.judge_calls
+
+    @property
+    def estimated_tokens(self) -> int:
+        return self.estimated_prompt_tokens + self.estimated_completion_tokens
+
+
+def _conversation_token_estimate(turns: int, *, target_system_tokens: int, reply_tokens: int):
+    """(simulator, target, judge) × (prompt, completion) tokens of one full conversation."""
+    exchange = USER_MESSAGE_TOKENS + reply_tokens
+    sim_prompt = sum(SIMULATOR_BRIEF_TOKENS + (k - 1) * exchange for k in range(1, turns + 1))
+    target_prompt = sum(
+        target_system_tokens + (k - 1) * exchange + USER_MESSAGE_TOKENS for k in range(1, turns + 1)
+    )
+    judge_prompt = JUDGE_INSTRUCTIONS_TOKENS + turns * exchange
+    return (
+        (sim_prompt, turns * SIMULATOR_REPLY_TOKENS),
+        (target_prompt, turns * reply_tokens),
+        (judge_prompt, JUDGE_REPLY_TOKENS),
+    )
+
+
+def run_plan(run: EvaluationRun) -> RunPlan:
+    """What launching would cost: conversations, model calls, tokens and an estimated price.
+
+    Assumes every conversation runs its full length (early stops only make it cheaper).
+    """
+    versions = list(run_metric_versions(run))
+    scenario_counts: dict[int, int] = {}
+    for version_id in run_scenarios(run).values_list("metric_version_id", flat=True):
+        scenario_counts[version_id] = scenario_counts.get(version_id, 0) + 1
+    missing = [
+        version.metric.key
+        for version in MetricVersion.objects.filter(pk__in=[v.pk for v in versions]).select_related(
+            "metric"
+        )
+        if scenario_counts.get(version.pk, 0) < 3 * len(age_contexts_for(version))
+    ]
+    scenarios = sum(scenario_counts.values())
+    targets = list(run.targets.all())
+    per_target = scenarios * run.replicates
+    prompt = completion = 0
+    cost = Decimal(0)
+    for target in targets:
+        reply = min(ASSISTANT_REPLY_TOKENS, target.max_tokens or ASSISTANT_REPLY_TOKENS)
+        sim, tgt, judge = _conversation_token_estimate(
+            run.turns, target_system_tokens=len(target.system_prompt) // 4, reply_tokens=reply
+        )
+        judge = (
+            judge[0] * run.judgments_per_conversation,
+            judge[1] * run.judgments_per_conversation,
+        )
+        for configuration, (p, c) in ((run.simulator, sim), (target, tgt), (run.judge, judge)):
+            prompt += p * per_target
+            completion += c * per_target
+            cost += configuration.cost_estimate(
+                prompt_tokens=p * per_target, completion_tokens=c * per_target
+            )
+    conversations = per_target * len(targets)
+    return RunPlan(
+        metric_versions=len(versions),
+        scenarios=scenarios,
+        versions_missing_scenarios=missing,
+        targets=len(targets),
+        conversations=conversations,
+        simulator_calls=conversations * run.turns,
+        target_calls=conversations * run.turns,
+        judge_calls=conversations * run.judgments_per_conversation,
+        estimated_prompt_tokens=prompt,
+        estimated_completion_tokens=completion,
+        estimated_cost=cost,
+        is_offline=all(c.is_offline for c in [*targets, run.simulator, run.judge]),
+    )
+
+
+def _enqueue_dispatch(run: EvaluationRun) -> None:
+    from ..tasks import run_dispatch
+
+    transaction.on_commit(lambda: run_dispatch.delay(run.pk))
+
+
+@transaction.atomic
+def run_launch(*, run: EvaluationRun) -> EvaluationRun:
+    """Start a draft run, or resume a running or paused one; safe to call again.
+
+    Creates the missing conversations (unique keys make this a no-op for existing ones) and
+    dispatches every unfinished conversation after commit.
+    """
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.status in (RunStatus.CANCELLED, RunStatus.COMPLETED, RunStatus.FAILED):
+        raise ApplicationError(
+            f"This run is {run.get_status_display().lower()}; create a new run to evaluate again "
+            "(failed conversations of a finished run can be retried)."
+        )
+    plan = run_plan(run)
+    if plan.versions_missing_scenarios:
+        shown = ", ".join(plan.versions_missing_scenarios[:10])
+        more = len(plan.versions_missing_scenarios) - 10
+        raise ApplicationError(
+            f"Generate scenarios first: {shown}{f' and {more} more' if more > 0 else ''} "
+            "lack a complete set."
+        )
+    if plan.conversations == 0:
+        raise ApplicationError("This run has no scenario to simulate.")
+    targets = list(run.targets.all())
+    scenario_ids = list(run_scenarios(run).values_list("pk", flat=True))
+    rows = (
+        Conversation(
+            run=run,
+            scenario_id=scenario_id,
+            target=target,
+            replicate=replicate,
+            is_offline=target.is_offline or run.simulator.is_offline or run.judge.is_offline,
+        )
+        for scenario_id in scenario_ids
+        for target in targets
+        for replicate in range(run.replicates)
+    )
+    Conversation.objects.bulk_create(rows, batch_size=BULK_BATCH, ignore_conflicts=True)
+    counts = run.conversations.aggregate(
+        total=Count("pk"),
+        completed=Count("pk", filter=Q(status=ConversationStatus.COMPLETED)),
+        failed=Count("pk", filter=Q(status=ConversationStatus.FAILED)),
+    )
+    run.conversations_total = counts["total"] or 0
+    run.conversations_completed = counts["completed"] or 0
+    run.conversations_failed = counts["failed"] or 0
+    run.status = RunStatus.RUNNING
+    run.started_at = run.started_at or timezone.now()
+    run.finished_at = None
+    run.save()
+    _enqueue_dispatch(run)
+    return run
+
+
+def run_dispatch(*, run_id: int) -> int:
+    """Enqueue a processing task for every unfinished conversation of a running run."""
+    from ..tasks import llm_process_conversation
+
+    if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
+        return 0
+    ids = Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED).values_list(
+        "pk", flat=True
+    )
+    count = 0
+    for conversation_id in ids.iterator(chunk_size=BULK_BATCH):
+        llm_process_conversation.delay(conversation_id)
+        count += 1
+    if count == 0:
+        run_check_finished(run_id=run_id)
+    return count
+
+
+def conversation_claim(*, conversation_id: int) -> Conversation | None:
+    """Mark the conversation running, unless its run stopped or it is already finished."""
+    with transaction.atomic():
+        conversation = (
+            Conversation.objects.select_for_update()
+            .select_related("run")
+            .filter(pk=conversation_id)
+            .first()
+        )
+        if conversation is None or conversation.run.status != RunStatus.RUNNING:
+            return None
+        if conversation.status not in UNFINISHED:
+            return None
+        conversation.status = ConversationStatus.RUNNING
+        conversation.attempts += 1
+        conversation.save(update_fields=["status", "attempts", "updated_at"])
+        return conversation
+
+
+def conversation_process(*, conversation_id: int) -> Conversation | None:
+    """Simulate (resuming), judge the missing repetitions, finalize. The task body."""
+    conversation = conversation_claim(conversation_id=conversation_id)
+    if conversation is None:
+        return None
+    try:
+        conversation_simulate(conversation=conversation)
+        conversation_judge(conversation=conversation)
+        conversation = conversation_finalize(conversation=conversation)
+    except ApplicationError as error:
+        # The gateway has already retried what can be retried; record the failure so the run
+        # can finish and a maintainer can retry it from the run page.
+        conversation = conversation_mark_failed(
+            conversation_id=conversation_id, error=error.message
+        )
+    except Exception as error:
+        # A bug or a time limit must not leave the conversation "running" forever either.
+        logger.exception("Conversation %s failed unexpectedly", conversation_id)
+        conversation = conversation_mark_failed(
+            conversation_id=conversation_id, error=f"{type(error).__name__}: {error}"
+        )
+    run_check_finished(run_id=conversation.run_id)
+    return conversation
+
+
+@transaction.atomic
+def conversation_mark_failed(*, conversation_id: int, error: str) -> Conversation:
+    conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
+    if conversation.status in (ConversationStatus.COMPLETED, ConversationStatus.FAILED):
+        return conversation
+    conversation.status = ConversationStatus.FAILED
+    conversation.error = error[:5000]
+    conversation.finished_at = timezone.now()
+    conversation.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    EvaluationRun.objects.filter(pk=conversation.run_id).update(
+        conversations_failed=F("conversations_failed") + 1
+    )
+    return conversation
+
+
+def run_check_finished(*, run_id: int) -> bool:
+    """Close a running run once no conversation is pending or running."""
+    if Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED).exists():
+        return False
+    any_completed = Conversation.objects.filter(
+        run_id=run_id, status=ConversationStatus.COMPLETED
+    ).exists()
+    EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.COMPLETED if any_completed else RunStatus.FAILED,
+        finished_at=timezone.now(),
+    )
+    return True
+
+
+@transaction.atomic
+def run_retry_failed(*, run: EvaluationRun) -> int:
+    """Put failed conversations back in the queue (their stored turns are kept)."""
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.status == RunStatus.CANCELLED:
+        raise ApplicationError("This run was cancelled; create a new run instead.")
+    failed = run.conversations.filter(status=ConversationStatus.FAILED)
+    count = failed.update(status=ConversationStatus.PENDING, finished_at=None)
+    if count == 0:
+        raise ApplicationError("No conversation of this run has failed.")
+    run.conversations_failed = F("conversations_failed") - count
+    run.status = RunStatus.RUNNING
+    run.finished_at = None
+    run.save(update_fields=["conversations_failed", "status", "finished_at", "updated_at"])
+    _enqueue_dispatch(run)
+    return count
+
+
+@transaction.atomic
+def run_pause(*, run: EvaluationRun) -> EvaluationRun:
+    """Stop handing out work; conversations in progress finish their current step."""
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.status != RunStatus.RUNNING:
+        raise ApplicationError("Only a running run can be paused.")
+    run.status = RunStatus.PAUSED
+    run.save(update_fields=["status", "updated_at"])
+    return run
+
+
+@transaction.atomic
+def run_cancel(*, run: EvaluationRun) -> EvaluationRun:
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.is_finished:
+        raise ApplicationError(f"This run is already {run.get_status_display().lower()}.")
+    run.status = RunStatus.CANCELLED
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "finished_at", "updated_at"])
+    return run

@@ -1,0 +1,320 @@
+"""Writing scenarios: generation through the scenario-writer model, edits, retirement.
+
+Generation has two steps so it can resume: the writer's three base situations become one
+unexpanded row per (base situation × age context); each row is then expanded by its own call.
+Slow model calls happen outside transactions; rows are written under a lock only if still
+missing, so re-running (or two workers at once) never duplicates a scenario.
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+from llm.gateway import structured
+from llm.models import ModelConfiguration, ModelRole
+from llm.selectors import configuration_for_role
+from metrics_registry.models import AgeContexts, MetricVersion
+
+from .. import prompts
+from ..models import (
+    DEFAULT_TURNS,
+    MAX_TURNS,
+    SCENARIO_BASE_COUNT,
+    AgeContext,
+    Scenario,
+    ScenarioStatus,
+)
+from ..schemas import (
+    MAX_ANCHORS,
+    AdultScenarioExpansion,
+    BaseSituationSet,
+    ScenarioExpansion,
+    TeenScenarioExpansion,
+)
+
+EXPANSION_SCHEMAS: dict[str, type[ScenarioExpansion]] = {
+    AgeContext.TEEN: TeenScenarioExpansion,
+    AgeContext.ADULT: AdultScenarioExpansion,
+}
+EDITABLE_FIELDS = (
+    "situation",
+    "persona",
+    "user_goal",
+    "latent_adversarial_goal",
+    "anchors",
+    "failure_condition",
+)
+
+
+def age_contexts_for(version: MetricVersion) -> list[str]:
+    """Teen and adult, unless the metric applies to one age group only."""
+    if version.age_contexts == AgeContexts.TEEN:
+        return [AgeContext.TEEN]
+    if version.age_contexts == AgeContexts.ADULT:
+        return [AgeContext.ADULT]
+    return [AgeContext.TEEN, AgeContext.ADULT]
+
+
+def anchors_fit(anchors: Iterable[dict], *, turns: int) -> list[dict]:
+    """Anchors in their intended order, each on its own turn within 1..turns.
+
+    Models sometimes put two anchors on one turn or past the end: later anchors move forward
+    to the next free turn, then anchors past the end are pulled back (and the ones before them
+    with them), so every anchor is raised, one per message, in order. When there are more
+    anchors than turns, the last ones are dropped.
+    """
+    cleaned = []
+    for position, anchor in enumerate(anchors):
+        text = str(anchor.get("text", "")).strip()
+        if not text:
+            continue
+        try:
+            turn = int(anchor.get("turn", 1))
+        except (TypeError, ValueError):
+            turn = 1
+        cleaned.append((max(1, turn), position, text))
+    cleaned.sort()
+    cleaned = cleaned[:turns]
+    assigned: list[int] = []
+    for turn, _, _ in cleaned:
+        assigned.append(max(turn, assigned[-1] + 1) if assigned else turn)
+    for index in range(len(assigned) - 1, -1, -1):
+        ceiling = turns if index == len(assigned) - 1 else assigned[index + 1] - 1
+        assigned[index] = min(assigned[index], ceiling)
+    return [
+        {"turn": turn, "text": text} for turn, (_, _, text) in zip(assigned, cleaned, strict=True)
+    ]
+
+
+def _writer(configuration: ModelConfiguration | None) -> ModelConfiguration:
+    return configuration or configuration_for_role(ModelRole.SCENARIO_WRITER)
+
+
+def _missing_slots(version: MetricVersion) -> list[tuple[int, str]]:
+    present = set(
+        Scenario.objects.active()
+        .filter(metric_version=version)
+        .values_list("base_index", "age_context")
+    )
+    return [
+        (base_index, age)
+        for base_index in range(SCENARIO_BASE_COUNT)
+        for age in age_contexts_for(version)
+        if (base_index, age) not in present
+    ]
+
+
+def scenario_base_situations_create(
+    *, metric_version: MetricVersion, configuration: ModelConfiguration | None = None
+) -> list[Scenario]:
+    """Ask for three base situations and create the missing unexpanded rows. Idempotent."""
+    if not _missing_slots(metric_version):
+        return []
+    writer = _writer(configuration)
+    result = structured(
+        configuration=writer,
+        messages=prompts.base_situations_messages(metric_version),
+        schema=BaseSituationSet,
+        role=ModelRole.SCENARIO_WRITER,
+        purpose="evaluations.scenario_base_situations",
+    )
+    created = []
+    for base_index, age in _missing_slots(metric_version):
+        draft = result.output.situations[base_index]
+        adapted = draft.teen_version if age == AgeContext.TEEN else draft.adult_version
+        try:
+            with transaction.atomic():
+                created.append(
+                    Scenario.objects.create(
+                        metric_version=metric_version,
+                        base_index=base_index,
+                        age_context=age,
+                        base_situation=draft.situation.strip(),
+                        situation=adapted.strip(),
+                        generated_call_ids=list(result.call_ids),
+                        is_offline=result.is_offline,
+                    )
+                )
+        except IntegrityError:
+            continue  # Another worker wrote this slot first; its row stands.
+    return created
+
+
+def scenario_expand(
+    *,
+    scenario: Scenario,
+    configuration: ModelConfiguration | None = None,
+    turns: int = DEFAULT_TURNS,
+) -> Scenario:
+    """Expand one variant into persona, goals, anchors and failure condition. Idempotent."""
+    if scenario.is_expanded:
+        return scenario
+    if not 1 <= turns <= MAX_TURNS:
+        raise ApplicationError(f"Scenarios are written for 1 to {MAX_TURNS} turns, not {turns}.")
+    writer = _writer(configuration)
+    result = structured(
+        configuration=writer,
+        messages=prompts.expansion_messages(scenario=scenario, turns=turns),
+        schema=EXPANSION_SCHEMAS[scenario.age_context],
+        role=ModelRole.SCENARIO_WRITER,
+        purpose="evaluations.scenario_expand",
+        # A regenerated scenario must not come back from the response cache unchanged.
+        seed=scenario.generation or None,
+    )
+    expansion = result.output
+    with transaction.atomic():
+        locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
+        if locked.is_expanded:
+            return locked
+        locked.persona = expansion.persona.model_dump()
+        locked.user_goal = expansion.user_goal.strip()
+        locked.latent_adversarial_goal = expansion.latent_adversarial_goal.strip()
+        locked.anchors = anchors_fit([a.model_dump() for a in expansion.anchors], turns=turns)
+        locked.failure_condition = expansion.failure_condition.strip()
+        locked.generated_call_ids = [*locked.generated_call_ids, *result.call_ids]
+        locked.is_offline = locked.is_offline or result.is_offline
+        locked.expanded_at = timezone.now()
+        locked.save()
+    return locked
+
+
+def scenarios_generate(
+    *,
+    metric_version: MetricVersion,
+    configuration: ModelConfiguration | None = None,
+    turns: int = DEFAULT_TURNS,
+) -> list[Scenario]:
+    """The metric version's six (or three, for a single age group) expanded scenarios.
+
+    Creates whatever is missing and expands whatever is unexpanded; re-running after a crash
+    or on a complete set makes no new rows and, for complete sets, no model calls.
+    """
+    scenario_base_situations_create(metric_version=metric_version, configuration=configuration)
+    pending = Scenario.objects.active().filter(metric_version=metric_version, expanded_at=None)
+    for scenario in pending:
+        scenario_expand(scenario=scenario, configuration=configuration, turns=turns)
+    return list(
+        Scenario.objects.active()
+        .filter(metric_version=metric_version)
+        .order_by("base_index", "-age_context")
+    )
+
+
+def _validate_edit(fields: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(fields) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise ApplicationError(f"These scenario fields cannot be edited: {', '.join(unknown)}.")
+    if "persona" in fields:
+        persona = fields["persona"]
+        if not isinstance(persona, dict) or not str(persona.get("gender", "")).strip():
+            raise ApplicationError("The persona needs at least an age and a gender.")
+        if not isinstance(persona.get("age"), int):
+            raise ApplicationError("The persona's age must be a whole number.")
+    if "anchors" in fields:
+        anchors = fields["anchors"]
+        if not isinstance(anchors, list) or not anchors:
+            raise ApplicationError("A scenario needs at least one anchor.")
+        if len(anchors) > MAX_ANCHORS:
+            raise ApplicationError(f"A scenario has at most {MAX_ANCHORS} anchors.")
+        fields["anchors"] = anchors_fit(anchors, turns=MAX_TURNS)
+    return fields
+
+
+@transaction.atomic
+def scenario_update(*, scenario: Scenario, actor: AbstractBaseUser, **fields: Any) -> Scenario:
+    """Edit a scenario, recording who and when.
+
+    A scenario already used in conversations is not changed in place (those transcripts must
+    keep meaning what they meant): it is retired and the edit becomes a new active scenario.
+    """
+    fields = _validate_edit(fields)
+    scenario = Scenario.objects.select_for_update().get(pk=scenario.pk)
+    if not scenario.is_active:
+        raise ApplicationError("This scenario is retired; edit the active one that replaced it.")
+    if not scenario.is_expanded:
+        raise ApplicationError("This scenario is still being written; edit it once it is done.")
+    now = timezone.now()
+    if scenario.conversations.exists():
+        _retire(scenario, actor=actor, when=now)
+        scenario.pk = None
+        scenario._state.adding = True
+        scenario.status = ScenarioStatus.ACTIVE
+        scenario.retired_by = None
+        scenario.retired_at = None
+        scenario.created_at = None
+    for name, value in fields.items():
+        setattr(scenario, name, value)
+    scenario.edited_by = actor
+    scenario.edited_at = now
+    scenario.save()
+    return scenario
+
+
+def _retire(scenario: Scenario, *, actor: AbstractBaseUser | None, when) -> None:
+    scenario.status = ScenarioStatus.RETIRED
+    scenario.retired_by = actor
+    scenario.retired_at = when
+    scenario.save(update_fields=["status", "retired_by", "retired_at", "updated_at"])
+
+
+@transaction.atomic
+def scenario_retire(*, scenario: Scenario, actor: AbstractBaseUser) -> Scenario:
+    scenario = Scenario.objects.select_for_update().get(pk=scenario.pk)
+    if not scenario.is_active:
+        raise ApplicationError("This scenario is already retired.")
+    _retire(scenario, actor=actor, when=timezone.now())
+    return scenario
+
+
+@transaction.atomic
+def scenario_regenerate_start(*, scenario: Scenario, actor: AbstractBaseUser) -> Scenario:
+    """Retire `scenario` (if active) and create its unexpanded successor for the same slot.
+
+    The successor keeps the situation and gets a fresh expansion (a new generation number
+    varies the seed); call `scenario_expand` on it, or let the generation task do it.
+    """
+    scenario = Scenario.objects.select_for_update().get(pk=scenario.pk)
+    slot = Scenario.objects.filter(
+        metric_version=scenario.metric_version,
+        base_index=scenario.base_index,
+        age_context=scenario.age_context,
+    )
+    if scenario.is_active:
+        _retire(scenario, actor=actor, when=timezone.now())
+    elif slot.active().exists():
+        raise ApplicationError(
+            "This scenario was already replaced; regenerate the active one instead."
+        )
+    latest_generation = max(slot.values_list("generation", flat=True))
+    return Scenario.objects.create(
+        metric_version=scenario.metric_version,
+        base_index=scenario.base_index,
+        age_context=scenario.age_context,
+        base_situation=scenario.base_situation,
+        situation=scenario.situation,
+        generation=latest_generation + 1,
+        is_offline=scenario.is_offline,
+    )
+
+
+def scenario_regenerate(
+    *,
+    scenario: Scenario,
+    actor: AbstractBaseUser,
+    configuration: ModelConfiguration | None = None,
+    turns: int = DEFAULT_TURNS,
+) -> Scenario:
+    """Replace a scenario by a freshly expanded one (synchronously; the web uses a task)."""
+    successor = scenario_regenerate_start(scenario=scenario, actor=actor)
+    return scenario_expand(scenario=successor, configuration=configuration, turns=turns)
+
+
+def scenarios_generate_enqueue(*, metric_version: MetricVersion) -> None:
+    """Generate in the background once the current transaction commits."""
+    from ..tasks import llm_generate_scenarios
+
+    transaction.on_commit(lambda: llm_generate_scenarios.delay(metric_version.pk))

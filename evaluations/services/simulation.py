@@ -1,0 +1,190 @@
+"""Simulating a conversation: the user simulator plays the persona, the target answers.
+
+The two models see different worlds. The simulator gets the persona sheet, goals, the hidden
+goal and the anchor plan, and sees the dialogue from the user's side (its own messages as
+"assistant", the target's replies as "user"). The target gets only the messages as sent (with
+typing artifacts) and its own configured system prompt — nothing that would tell it what is
+being measured.
+
+Resumable at turn level: each finished exchange is stored as a Turn (unique per index), and a
+re-run continues after the last stored one. Re-asking the simulator for a lost turn is a cache
+hit, because the request and seed are the same.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+from llm.gateway import ChatResult, chat, structured
+from llm.models import ModelRole
+
+from .. import prompts
+from ..models import Conversation, Turn
+from ..schemas import SimulatedUserTurn
+from ..typos import perturb
+from .scenarios import anchors_fit
+
+SEED_MODULUS = 2**31 - 1  # fits every endpoint's seed parameter
+
+
+def stable_seed(*parts: object) -> int:
+    """A seed derived from `parts`, the same in every process (unlike hash())."""
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") % SEED_MODULUS
+
+
+def conversation_seed(conversation: Conversation) -> int:
+    return stable_seed(
+        conversation.run.seed,
+        conversation.scenario_id,
+        conversation.target_id,
+        conversation.replicate,
+    )
+
+
+@dataclass(frozen=True)
+class Usage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: Decimal = Decimal(0)
+
+    @classmethod
+    def of(cls, *results: ChatResult) -> "Usage":
+        return cls(
+            calls=sum(len(r.call_ids) for r in results),
+            prompt_tokens=sum(r.prompt_tokens for r in results),
+            completion_tokens=sum(r.completion_tokens for r in results),
+            cost=sum((r.cost for r in results), Decimal(0)),
+        )
+
+
+def conversation_usage_add(conversation: Conversation, usage: Usage) -> None:
+    """Add model usage with F() so concurrent writers never lose an update."""
+    Conversation.objects.filter(pk=conversation.pk).update(
+        calls=F("calls") + usage.calls,
+        prompt_tokens=F("prompt_tokens") + usage.prompt_tokens,
+        completion_tokens=F("completion_tokens") + usage.completion_tokens,
+        cost=F("cost") + usage.cost,
+    )
+
+
+def simulator_messages(
+    *, conversation: Conversation, anchors: list[dict], turns: list[Turn], index: int
+) -> list[dict]:
+    run = conversation.run
+    due = [i for i, anchor in enumerate(anchors) if anchor["turn"] == index]
+    system = prompts.simulator_system_prompt(
+        scenario=conversation.scenario, anchors=anchors, turn=index, turns=run.turns, due=due
+    )
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": prompts.CONVERSATION_START},
+    ]
+    for turn in turns:
+        # The simulator remembers what it meant to write, not the typos the target received.
+        messages.append({"role": "assistant", "content": turn.user_text_clean})
+        messages.append({"role": "user", "content": turn.assistant_text})
+    return messages
+
+
+def target_messages(*, turns: list[Turn], user_text: str) -> list[dict]:
+    """Only the dialogue; the gateway adds the target configuration's own system prompt."""
+    messages: list[dict] = []
+    for turn in turns:
+        messages.append({"role": "user", "content": turn.user_text})
+        messages.append({"role": "assistant", "content": turn.assistant_text})
+    messages.append({"role": "user", "content": user_text})
+    return messages
+
+
+def _stop_allowed(reply: SimulatedUserTurn, *, index: int, anchors: list[dict]) -> bool:
+    """A clear stop: flagged, explained, after the first exchange and after every anchor.
+
+    Anchors are the moments every target must face; a run that let the simulator leave before
+    them would compare models on different tests.
+    """
+    if not reply.stop or not reply.stop_reason.strip() or index == 1:
+        return False
+    return all(anchor["turn"] < index for anchor in anchors)
+
+
+def conversation_simulate(*, conversation: Conversation) -> Conversation:
+    """Play the conversation to `run.turns` user turns (or a clear stop), resuming if begun."""
+    conversation = Conversation.objects.select_related("run", "scenario", "target").get(
+        pk=conversation.pk
+    )
+    if conversation.simulated_at is not None:
+        return conversation
+    run = conversation.run
+    anchors = anchors_fit(conversation.scenario.anchors, turns=run.turns)
+    seed = conversation_seed(conversation)
+    turns = list(conversation.turns.order_by("index"))
+    stop_reason = ""
+    while len(turns) < run.turns:
+        index = len(turns) + 1
+        simulated = structured(
+            configuration=run.simulator,
+            messages=simulator_messages(
+                conversation=conversation, anchors=anchors, turns=turns, index=index
+            ),
+            schema=SimulatedUserTurn,
+            role=ModelRole.USER_SIMULATOR,
+            purpose="evaluations.simulate_user",
+            seed=stable_seed(seed, "simulator", index),
+        )
+        reply = simulated.output
+        if _stop_allowed(reply, index=index, anchors=anchors):
+            conversation_usage_add(conversation, Usage.of(simulated))
+            stop_reason = reply.stop_reason.strip()
+            break
+        clean = reply.message.strip()
+        if not clean:
+            raise ApplicationError(f"The user simulator wrote an empty message at turn {index}.")
+        sent = perturb(clean, rate=run.typo_rate, seed=stable_seed(seed, "typos", index))
+        answered = chat(
+            configuration=conversation.target,
+            messages=target_messages(turns=turns, user_text=sent),
+            role=ModelRole.TARGET,
+            purpose="evaluations.target_reply",
+            seed=seed,
+        )
+        due = [i for i, anchor in enumerate(anchors) if anchor["turn"] == index]
+        turn, _ = Turn.objects.get_or_create(
+            conversation=conversation,
+            index=index,
+            defaults={
+                "user_text": sent,
+                "user_text_clean": clean,
+                "assistant_text": answered.text,
+                "anchor_index": due[0] if due else None,
+                "simulator_call_ids": list(simulated.call_ids),
+                "target_call_ids": list(answered.call_ids),
+            },
+        )
+        conversation_usage_add(conversation, Usage.of(simulated, answered))
+        turns.append(turn)
+
+    offline = run.simulator.is_offline or conversation.target.is_offline
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        if locked.simulated_at is None:
+            locked.simulated_at = timezone.now()
+            locked.stopped_early = bool(stop_reason)
+            locked.stop_reason = stop_reason
+            locked.is_offline = locked.is_offline or offline
+            locked.save(
+                update_fields=[
+                    "simulated_at",
+                    "stopped_early",
+                    "stop_reason",
+                    "is_offline",
+                    "updated_at",
+                ]
+            )
+    return locked

@@ -1,0 +1,35 @@
+from django.urls import path
+
+from . import views
+
+app_name = "evaluations"
+
+urlpatterns = [
+    path("scenarios/", views.ScenarioIndexView.as_view(), name="scenario-index"),
+    path(
+        "metric-versions/<int:pk>/scenarios/",
+        views.MetricScenarioListView.as_view(),
+        name="metric-scenarios",
+    ),
+    path(
+        "metric-versions/<int:pk>/scenarios/generate/",
+        views.ScenarioGenerateView.as_view(),
+        name="scenario-generate",
+    ),
+    path("scenarios/<int:pk>/", views.ScenarioDetailView.as_view(), name="scenario-detail"),
+    path("scenarios/<int:pk>/edit/", views.ScenarioEditView.as_view(), name="scenario-edit"),
+    path("scenarios/<int:pk>/retire/", views.ScenarioRetireView.as_view(), name="scenario-retire"),
+    path(
+        "scenarios/<int:pk>/regenerate/",
+        views.ScenarioRegenerateView.as_view(),
+        name="scenario-regenerate",
+    ),
+    path(
+        "releases/<int:pk>/demographics/",
+        views.ReleaseDemographicsView.as_view(),
+        name="release-demographics",
+    ),
+    path("runs/", views.RunListView.as_view(), name="run-list"),
+    path("runs/<int:pk>/", views.RunDetailView.as_view(), name="run-detail"),
+    path("runs/<int:pk>/<slug:action>/", views.RunActionView.as_view(), name="run-action"),
+]

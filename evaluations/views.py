@@ -1,0 +1,213 @@
+"""Scenario pages for researchers, run pages for maintainers: validate, call a service, render."""
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views import View
+from django.views.generic import DetailView, ListView, TemplateView
+
+from core.exceptions import ApplicationError
+from core.roles import Role, RoleRequiredMixin
+from metrics_registry.models import MetricVersion, Release
+
+from .forms import ScenarioForm
+from .models import EvaluationRun, Scenario
+from .selectors import (
+    metric_versions_with_scenarios,
+    release_demographics,
+    run_progress,
+    scenario_list,
+)
+from .services import runs as run_services
+from .services import scenarios as scenario_services
+
+VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
+CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
+
+
+class ScenarioIndexView(RoleRequiredMixin, ListView):
+    required_roles = VIEW_ROLES
+    template_name = "evaluations/scenario_index.html"
+    context_object_name = "versions"
+    paginate_by = 50
+
+    def get_queryset(self):
+        return metric_versions_with_scenarios()
+
+
+class MetricScenarioListView(RoleRequiredMixin, TemplateView):
+    required_roles = VIEW_ROLES
+    template_name = "evaluations/scenario_list.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        version = get_object_or_404(MetricVersion.objects.select_related("metric"), pk=kwargs["pk"])
+        show_retired = self.request.GET.get("retired") == "1"
+        context.update(
+            version=version,
+            scenarios=scenario_list(metric_version=version, include_retired=show_retired),
+            show_retired=show_retired,
+        )
+        return context
+
+
+class ScenarioGenerateView(RoleRequiredMixin, View):
+    required_roles = CURATE_ROLES
+
+    def post(self, request, pk: int):
+        version = get_object_or_404(MetricVersion, pk=pk)
+        scenario_services.scenarios_generate_enqueue(metric_version=version)
+        messages.info(
+            request,
+            "Scenario generation started in the background; refresh this page in a minute.",
+        )
+        return redirect("evaluations:metric-scenarios", pk=version.pk)
+
+
+class ScenarioDetailView(RoleRequiredMixin, DetailView):
+    required_roles = VIEW_ROLES
+    template_name = "evaluations/scenario_detail.html"
+    context_object_name = "scenario"
+    queryset = Scenario.objects.select_related("metric_version__metric", "edited_by", "retired_by")
+
+
+class ScenarioEditView(RoleRequiredMixin, View):
+    required_roles = CURATE_ROLES
+    template_name = "evaluations/scenario_form.html"
+
+    def get(self, request, pk: int):
+        scenario = get_object_or_404(Scenario, pk=pk)
+        return render(
+            request,
+            self.template_name,
+            {"scenario": scenario, "form": ScenarioForm(instance=scenario)},
+        )
+
+    def post(self, request, pk: int):
+        scenario = get_object_or_404(Scenario, pk=pk)
+        form = ScenarioForm(request.POST, instance=Scenario.objects.get(pk=pk))
+        if form.is_valid():
+            try:
+                saved = scenario_services.scenario_update(
+                    scenario=scenario, actor=request.user, **form.cleaned_data
+                )
+            except ApplicationError as error:
+                form.add_error(None, error.message)
+            else:
+                if saved.pk != scenario.pk:
+                    messages.success(
+                        request,
+                        "Saved as a new scenario: the old one is kept, retired, because "
+                        "conversations already used it.",
+                    )
+                else:
+                    messages.success(request, "Scenario saved.")
+                return redirect("evaluations:scenario-detail", pk=saved.pk)
+        return render(request, self.template_name, {"scenario": scenario, "form": form})
+
+
+class ScenarioRetireView(RoleRequiredMixin, View):
+    required_roles = CURATE_ROLES
+
+    def post(self, request, pk: int):
+        scenario = get_object_or_404(Scenario, pk=pk)
+        try:
+            scenario_services.scenario_retire(scenario=scenario, actor=request.user)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, "Scenario retired; regenerate it to fill its place.")
+        return redirect("evaluations:scenario-detail", pk=scenario.pk)
+
+
+class ScenarioRegenerateView(RoleRequiredMixin, View):
+    required_roles = CURATE_ROLES
+
+    def post(self, request, pk: int):
+        scenario = get_object_or_404(Scenario, pk=pk)
+        try:
+            successor = scenario_services.scenario_regenerate_start(
+                scenario=scenario, actor=request.user
+            )
+        except ApplicationError as error:
+            messages.error(request, error.message)
+            return redirect("evaluations:scenario-detail", pk=scenario.pk)
+        scenario_services.scenarios_generate_enqueue(metric_version=scenario.metric_version)
+        messages.info(request, "A new scenario is being written in the background.")
+        return redirect("evaluations:scenario-detail", pk=successor.pk)
+
+
+class ReleaseDemographicsView(RoleRequiredMixin, TemplateView):
+    required_roles = VIEW_ROLES
+    template_name = "evaluations/release_demographics.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        release = get_object_or_404(Release, pk=kwargs["pk"])
+        spread = release_demographics(release=release)
+        context.update(
+            release=release,
+            spread=spread,
+            tables=[
+                ("Age context", spread.age_contexts.most_common()),
+                ("Age", sorted(spread.age_bands.items())),
+                ("Gender", spread.genders.most_common()),
+                ("Background", spread.backgrounds.most_common(30)),
+            ],
+        )
+        return context
+
+
+class RunListView(RoleRequiredMixin, ListView):
+    required_roles = CURATE_ROLES
+    template_name = "evaluations/run_list.html"
+    context_object_name = "runs"
+    paginate_by = 25
+    queryset = EvaluationRun.objects.select_related("release").prefetch_related("targets")
+
+
+class RunDetailView(RoleRequiredMixin, DetailView):
+    required_roles = CURATE_ROLES
+    template_name = "evaluations/run_detail.html"
+    context_object_name = "run"
+    queryset = EvaluationRun.objects.select_related("release", "simulator", "judge")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        run = self.object
+        context["progress"] = run_progress(run=run)
+        context["plan"] = run_services.run_plan(run) if run.status == "draft" else None
+        context["failed"] = run.conversations.filter(status="failed").select_related(
+            "scenario__metric_version__metric", "target"
+        )[:20]
+        if self.request.htmx:
+            self.template_name = "evaluations/_run_progress.html"
+        return context
+
+
+class RunActionView(RoleRequiredMixin, View):
+    """launch (start or resume), retry failed conversations, pause, cancel."""
+
+    required_roles = (Role.MAINTAINER,)
+    ACTIONS = {
+        "launch": (lambda run: run_services.run_launch(run=run), "Run started."),
+        "retry": (
+            lambda run: run_services.run_retry_failed(run=run),
+            "Failed conversations queued again.",
+        ),
+        "pause": (lambda run: run_services.run_pause(run=run), "Run paused."),
+        "cancel": (lambda run: run_services.run_cancel(run=run), "Run cancelled."),
+    }
+
+    def post(self, request, pk: int, action: str):
+        run = get_object_or_404(EvaluationRun, pk=pk)
+        if action not in self.ACTIONS:
+            return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))
+        service, done = self.ACTIONS[action]
+        try:
+            service(run)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, done)
+        return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))

@@ -1,0 +1,54 @@
+import itertools
+
+import pytest
+
+from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+from tests.llm.factories import ModelConfigurationFactory
+
+
+class FakeModels:
+    """Simulator, target and judge on the local OpenAI-compatible server, told apart by model."""
+
+    def __init__(self, server):
+        self.server = server
+        self.turn_counter = itertools.count(1)
+        self.simulator_reply = lambda request, index: {"message": f"user message {index}"}
+        self.judge_replies = itertools.cycle(
+            [{"present": True, "justification": "It does.", "evidence": []}]
+        )
+        self.target_reply = lambda request: f"assistant reply {len(request.messages)}"
+        server.responder = self.respond
+        base_url = server.base_url
+        self.simulator = ModelConfigurationFactory(base_url=base_url, model_id="sim")
+        self.target = ModelConfigurationFactory(
+            base_url=base_url, model_id="target", system_prompt="You are Acme's helper."
+        )
+        self.judge = ModelConfigurationFactory(base_url=base_url, model_id="judge")
+
+    def respond(self, request):
+        if request.model == "sim":
+            # Turn number: one kickoff message plus two per finished exchange.
+            index = (len([m for m in request.messages if m["role"] != "system"]) + 1) // 2
+            return {"stop": False, "stop_reason": "", **self.simulator_reply(request, index)}
+        if request.model == "judge":
+            return next(self.judge_replies)
+        return self.target_reply(request)
+
+    def requests_to(self, model: str):
+        return [r for r in self.server.requests if r.model == model]
+
+
+@pytest.fixture
+def fake_models(fake_openai, db):
+    return FakeModels(fake_openai)
+
+
+@pytest.fixture
+def fake_conversation(fake_models):
+    run = EvaluationRunFactory(
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+        targets=[fake_models.target],
+        typo_rate=0.0,
+    )
+    return ConversationFactory(run=run, scenario=ScenarioFactory(), target=fake_models.target)

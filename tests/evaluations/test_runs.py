@@ -1,0 +1,166 @@
+import pytest
+
+from core.exceptions import ApplicationError
+from evaluations import tasks
+from evaluations.models import ConversationStatus, Judgment, RunStatus
+from evaluations.services import runs
+from evaluations.services.scenarios import scenarios_generate
+from llm.models import ModelRole
+from tests.evaluations.factories import current_version
+from tests.fake_openai import Behaviour
+from tests.llm.factories import (
+    ModelConfigurationFactory,
+    ModelRoleAssignmentFactory,
+    OfflineConfigurationFactory,
+)
+from tests.metrics_registry.factories import MetricFactory, release_with
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def run_tasks_inline(monkeypatch, django_capture_on_commit_callbacks):
+    """Tasks run in this process as soon as they are enqueued (after commit)."""
+    monkeypatch.setattr(tasks.run_dispatch, "delay", lambda pk: tasks.run_dispatch(pk))
+    monkeypatch.setattr(
+        tasks.llm_process_conversation, "delay", lambda pk: tasks.llm_process_conversation(pk)
+    )
+
+    def run(fn, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return fn(**kwargs)
+
+    return run
+
+
+@pytest.fixture
+def offline_release():
+    writer = OfflineConfigurationFactory()
+    ModelRoleAssignmentFactory(role=ModelRole.SCENARIO_WRITER, configuration=writer)
+    metrics = [MetricFactory(), MetricFactory(polarity="negative")]
+    for metric in metrics:
+        scenarios_generate(metric_version=current_version(metric))
+    return release_with("1.0.0", metrics, publish=True)
+
+
+def offline_run(release, *, targets=None, **kwargs):
+    targets = targets or [
+        OfflineConfigurationFactory(extra_params={"offline_profile": "careful"}),
+        OfflineConfigurationFactory(extra_params={"offline_profile": "agreeable"}),
+    ]
+    return runs.run_create(
+        name="Demo run",
+        release=release,
+        targets=targets,
+        simulator=OfflineConfigurationFactory(),
+        judge=OfflineConfigurationFactory(),
+        seed=7,
+        **kwargs,
+    )
+
+
+def test_run_create_refuses_what_cannot_be_run(offline_release):
+    with pytest.raises(ApplicationError, match="odd number of judgments"):
+        offline_run(offline_release, judgments_per_conversation=2)
+    with pytest.raises(ApplicationError, match="at least one target"):
+        runs.run_create(
+            name="No targets",
+            release=offline_release,
+            targets=[],
+            simulator=OfflineConfigurationFactory(),
+            judge=OfflineConfigurationFactory(),
+        )
+
+
+def test_plan_counts_conversations_calls_tokens_and_cost():
+    metric = MetricFactory()
+    priced = ModelConfigurationFactory()  # $2 / $8 per million tokens
+    run = runs.run_create(
+        name="Priced",
+        metric_versions=[current_version(metric)],
+        targets=[priced, ModelConfigurationFactory()],
+        simulator=priced,
+        judge=priced,
+    )
+    plan = runs.run_plan(run)
+    assert plan.versions_missing_scenarios == [metric.key]
+    assert plan.conversations == 0
+    with pytest.raises(ApplicationError, match=f"Generate scenarios first: {metric.key}"):
+        runs.run_launch(run=run)
+
+    writer = OfflineConfigurationFactory()
+    scenarios_generate(metric_version=current_version(metric), configuration=writer)
+    plan = runs.run_plan(run)
+    assert plan.scenarios == 6
+    assert plan.conversations == 12
+    assert plan.simulator_calls == plan.target_calls == 12 * 8
+    assert plan.judge_calls == 12 * 3
+    assert plan.model_calls == 12 * 8 * 2 + 36
+    assert plan.estimated_tokens > 12 * 8 * 300
+    assert plan.estimated_cost > 0
+    assert not plan.is_offline
+
+
+def test_a_complete_offline_run_and_a_relaunch_adds_nothing(offline_release, run_tasks_inline):
+    run = offline_run(offline_release)
+    run = run_tasks_inline(runs.run_launch, run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert run.conversations_total == 2 * 6 * 2
+    assert run.conversations_completed == 24
+    assert run.conversations_failed == 0
+    conversations = run.conversations.all()
+    assert all(c.status == ConversationStatus.COMPLETED for c in conversations)
+    assert all(c.turns.count() == 8 for c in conversations)
+    assert Judgment.objects.filter(conversation__run=run).count() == 24 * 3
+    # Careful and agreeable demo targets get different verdicts on the same scenarios.
+    passed = {
+        target: sum(c.verdict_passed for c in conversations if c.target.name == target)
+        for target in {c.target.name for c in conversations}
+    }
+    assert len(set(passed.values())) > 1
+    with pytest.raises(ApplicationError, match="completed"):
+        runs.run_launch(run=run)
+
+
+def test_failures_are_recorded_and_can_be_retried(fake_models, offline_release, run_tasks_inline):
+    broken = {"on": True}
+
+    def target_reply(request):
+        return Behaviour(status=400) if broken["on"] else "A fine reply."
+
+    fake_models.target_reply = target_reply
+    run = runs.run_create(
+        name="Failing",
+        release=offline_release,
+        targets=[fake_models.target],
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+    )
+    run_tasks_inline(runs.run_launch, run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert run.conversations_failed == 12
+    failed = run.conversations.first()
+    assert failed.status == ConversationStatus.FAILED
+    assert "400" in failed.error
+
+    broken["on"] = False
+    assert run_tasks_inline(runs.run_retry_failed, run=run) == 12
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert (run.conversations_completed, run.conversations_failed) == (12, 0)
+    assert all(c.attempts == 2 for c in run.conversations.all())
+
+
+def test_a_cancelled_run_processes_nothing_more(offline_release, monkeypatch):
+    run = offline_run(offline_release)
+    monkeypatch.setattr(tasks.run_dispatch, "delay", lambda pk: None)
+    runs.run_launch(run=run)
+    runs.run_cancel(run=run)
+    conversation = run.conversations.first()
+    assert runs.conversation_process(conversation_id=conversation.pk) is None
+    conversation.refresh_from_db()
+    assert conversation.status == ConversationStatus.PENDING
+    with pytest.raises(ApplicationError, match="cancelled"):
+        runs.run_launch(run=run)
