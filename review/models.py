@@ -258,3 +258,25 @@ class ContestedMetricKeep(models.Model):
 
     def __str__(self) -> str:
         return f"keep {self.metric_id}"
+
+
+class CriterionConsensus(models.Model):
+    """The expert consensus on one rubric criterion (MentalHealthBench's rule): it survives with
+    at least three reviews, at least two agreeing and none contradicting; otherwise it is
+    dropped from scoring."""
+
+    criterion = models.OneToOneField(
+        "evaluations.RubricCriterion", on_delete=models.CASCADE, related_name="consensus"
+    )
+    queue = models.ForeignKey(RatingQueue, on_delete=models.CASCADE, related_name="+")
+    reviews = models.PositiveSmallIntegerField()
+    agrees = models.PositiveSmallIntegerField()
+    contradicts = models.PositiveSmallIntegerField()
+    survives = models.BooleanField()
+    decided_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "criterion consensus"
+
+    def __str__(self) -> str:
+        return f"criterion {self.criterion_id}: {'survives' if self.survives else 'dropped'}"

@@ -96,3 +96,50 @@ def metrics_contested() -> QuerySet[Metric]:
         .prefetch_related("status_changes")
         .order_by("key")
     )
+
+
+def rubric_criterion_ids_dropped() -> set[int]:
+    """Rubric criteria that failed expert consensus; scoring leaves them out."""
+    from .models import CriterionConsensus
+
+    return set(
+        CriterionConsensus.objects.filter(survives=False).values_list("criterion_id", flat=True)
+    )
+
+
+def scenarios_rated_poor(queue: RatingQueue) -> list[dict]:
+    """Completed scenario items whose median quality rating is "poor" or worse."""
+    from .kinds.questions import SCENARIO_QUALITY
+
+    poor = SCENARIO_QUALITY.rank("poor")
+    by_item: dict[int, list[int]] = {}
+    for object_id, answer in (
+        Rating.objects.current()
+        .filter(queue=queue, item__completed_at__isnull=False)
+        .values_list("item__object_id", "answers__quality")
+    ):
+        if answer in SCENARIO_QUALITY.values:
+            by_item.setdefault(object_id, []).append(SCENARIO_QUALITY.rank(answer))
+    flagged = []
+    for object_id, ranks in sorted(by_item.items()):
+        ranks.sort()
+        median_rank = ranks[(len(ranks) - 1) // 2]  # lower median: a tie leans to "poor"
+        if median_rank <= poor:
+            flagged.append(
+                {
+                    "scenario_id": object_id,
+                    "median": SCENARIO_QUALITY.choices[median_rank].label,
+                    "ratings": len(ranks),
+                }
+            )
+    return flagged
+
+
+def criterion_consensus_for(queue: RatingQueue):
+    from .models import CriterionConsensus
+
+    return (
+        CriterionConsensus.objects.filter(queue=queue)
+        .select_related("criterion", "criterion__item")
+        .order_by("survives", "criterion__item__key", "criterion__position")
+    )

@@ -210,6 +210,14 @@ class QueueDetailView(ManagerMixin, DetailView):
                 agreement.simulator_ranking(queue) if queue.kind == ItemKind.SIMULATOR_PAIR else []
             ),
             "raters": queue.eligible_raters.all(),
+            "poor_scenarios": (
+                selectors.scenarios_rated_poor(queue) if queue.kind == ItemKind.SCENARIO else []
+            ),
+            "consensus": (
+                selectors.criterion_consensus_for(queue)
+                if queue.kind == ItemKind.RUBRIC_CRITERION
+                else []
+            ),
         }
 
 

@@ -1,6 +1,6 @@
 """Adapters per kind of rated item. Importing this package registers the available ones."""
 
-from . import metric  # noqa: F401 - registers the adapter
+from . import evaluations, metric  # noqa: F401 - register the adapters
 from .base import (
     BlindPairMixin,
     Candidate,

@@ -140,13 +140,18 @@ class BlindPairMixin:
 _ADAPTERS: dict[str, KindAdapter] = {}
 
 
-def register(adapter: KindAdapter) -> KindAdapter:
+def register(adapter: KindAdapter) -> KindAdapter | None:
+    """Install `adapter` for its kind; returns the one it replaces (tests put it back)."""
+    previous = _ADAPTERS.get(adapter.kind)
     _ADAPTERS[adapter.kind] = adapter
-    return adapter
+    return previous
 
 
-def unregister(kind: str) -> None:
-    _ADAPTERS.pop(kind, None)
+def unregister(kind: str, *, restore: KindAdapter | None = None) -> None:
+    if restore is not None:
+        _ADAPTERS[kind] = restore
+    else:
+        _ADAPTERS.pop(kind, None)
 
 
 def adapter_for(kind: str) -> KindAdapter:

@@ -16,6 +16,8 @@ from .feedback import (
     contested_threshold,
     metric_review_feedback,
     metric_support_share,
+    review_item_completed,
+    rubric_criterion_consensus_record,
 )
 from .queues import queue_create, queue_set_status
 
@@ -35,4 +37,6 @@ __all__ = [
     "rating_draft_save",
     "rating_submit",
     "rating_undo_last",
+    "review_item_completed",
+    "rubric_criterion_consensus_record",
 ]

@@ -235,10 +235,11 @@ def rating_submit(
     assignment.resolved_at = now
     assignment.save(update_fields=["status", "resolved_at"])
     RatingDraft.objects.filter(assignment=assignment).delete()
-    if complete and item.metric_id:
-        from .feedback import metric_review_feedback
+    if complete:
+        from .feedback import review_item_completed
 
-        metric_review_feedback(queue=assignment.queue, metric_id=item.metric_id)
+        item.refresh_from_db()
+        review_item_completed(queue=assignment.queue, item=item)
     return rating
 
 

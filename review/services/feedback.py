@@ -10,14 +10,25 @@ leaves it out of new release drafts until a maintainer keeps it with a written r
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from core.roles import Role, user_has_role
 from metrics_registry.models import Metric, ValidationStatus
 from metrics_registry.services import metric_status_change
 
-from ..kinds import adapter_for
-from ..models import ContestedMetricKeep, ItemKind, Rating, RatingQueue
+from ..kinds import adapter_for, rubric_consensus_survives
+from ..models import (
+    ContestedMetricKeep,
+    CriterionConsensus,
+    ItemKind,
+    QueueItem,
+    Rating,
+    RatingQueue,
+)
+
+# Kinds whose ratings speak for or against the metric itself.
+CONTESTING_KINDS = (ItemKind.METRIC, ItemKind.JUDGE_VERDICT, ItemKind.EXTERNAL_PANEL)
 
 # Statuses a review may move to "contested"; drafts are not reviewed yet, retired metrics are out.
 CONTESTABLE = (ValidationStatus.VALIDATED, ValidationStatus.UNDER_REVIEW)
@@ -53,7 +64,10 @@ def metric_support_share(*, queue: RatingQueue, metric_id: int) -> tuple[float, 
 
 @transaction.atomic
 def metric_review_feedback(*, queue: RatingQueue, metric_id: int) -> Metric | None:
-    """Contest the metric if the review so far falls below the threshold; returns it if so."""
+    """Contest the metric once all its items in the queue are complete, if the experts'
+    support falls below the threshold; returns the metric if it was contested."""
+    if QueueItem.objects.filter(queue=queue, metric_id=metric_id, completed_at=None).exists():
+        return None
     result = metric_support_share(queue=queue, metric_id=metric_id)
     if result is None:
         return None
@@ -106,3 +120,38 @@ def contested_metric_keep_revoke(*, metric: Metric, revoked_by: AbstractBaseUser
 def contested_metric_ids_kept() -> set[int]:
     """For the registry's release assembly (registered in `ReviewConfig.ready`)."""
     return set(ContestedMetricKeep.objects.values_list("metric_id", flat=True))
+
+
+@transaction.atomic
+def rubric_criterion_consensus_record(*, item: QueueItem) -> CriterionConsensus:
+    """Apply the consensus rule to a completed rubric-criterion item and record the outcome.
+
+    Rubric queues need at least three ratings per item, so a complete item always has the
+    three reviews the rule asks for.
+    """
+    answers = list(
+        Rating.objects.current()
+        .filter(item=item)
+        .order_by("submitted_at")
+        .values_list("answers__consensus", flat=True)
+    )
+    consensus, _ = CriterionConsensus.objects.update_or_create(
+        criterion_id=item.object_id,
+        defaults={
+            "queue_id": item.queue_id,
+            "reviews": len(answers),
+            "agrees": answers.count("agree"),
+            "contradicts": answers.count("contradicts"),
+            "survives": rubric_consensus_survives(answers),
+            "decided_at": timezone.now(),
+        },
+    )
+    return consensus
+
+
+def review_item_completed(*, queue: RatingQueue, item: QueueItem) -> None:
+    """What a completed item changes outside the queue."""
+    if item.kind == ItemKind.RUBRIC_CRITERION:
+        rubric_criterion_consensus_record(item=item)
+    elif item.metric_id and item.kind in CONTESTING_KINDS:
+        metric_review_feedback(queue=queue, metric_id=item.metric_id)

@@ -143,7 +143,7 @@ class JudgeStub(MetricAdapter):
 
 
 def test_cohen_kappa_between_the_experts_majority_and_the_judge_matches_sklearn():
-    kinds.register(JudgeStub())
+    previous = kinds.register(JudgeStub())
     try:
         from review.services import queue_create
 
@@ -190,7 +190,7 @@ def test_cohen_kappa_between_the_experts_majority_and_the_judge_matches_sklearn(
         agreed = sum(r.answers["agreement"] == "agree" for r in ratings) / len(ratings)
         assert shares["agree"] == pytest.approx(agreed)
     finally:
-        kinds.unregister("judge_verdict")
+        kinds.unregister("judge_verdict", restore=previous)
 
 
 def test_a_queue_without_ratings_has_no_figures():

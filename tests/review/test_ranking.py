@@ -68,9 +68,9 @@ class PairStub(BlindPairMixin, KindAdapter):
 
 @pytest.fixture
 def pair_adapter():
-    kinds.register(PairStub())
+    previous = kinds.register(PairStub())
     yield
-    kinds.unregister("simulator_pair")
+    kinds.unregister("simulator_pair", restore=previous)
 
 
 @pytest.mark.django_db
