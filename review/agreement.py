@@ -453,3 +453,91 @@ def simulator_ranking(queue: RatingQueue) -> list[dict]:
         )
         tables.append({"question": question, "rows": rows, "identified": strengths is not None})
     return tables
+
+
+def priorities_comparison() -> dict:
+    """The user panel's priorities next to the clinicians' rubric weights, per dimension.
+
+    Users: every current rating in user-priority queues; a dimension's priority is its mean
+    importance on a 0-1 scale ("doesn't matter" 0, "somewhat" 0.5, "a lot" 1) with an
+    item-clustered bootstrap interval. Clinicians: the sum of absolute criterion weights per
+    dimension over all rubric criteria still in scoring (a heavy penalty is as much a clinical
+    priority as a heavy reward). Both are also shown as shares of their total, and ranked;
+    Kendall's tau (via `rank_stability`) says how similarly the two groups order dimensions.
+    """
+    from evaluations.models import BehaviourDimension, RubricCriterion
+
+    from .kinds.questions import IMPORTANCE
+    from .models import ItemKind
+    from .selectors import rubric_criterion_ids_dropped
+
+    scale = {choice.value: index / (len(IMPORTANCE) - 1) for index, choice in enumerate(IMPORTANCE)}
+    ratings = list(
+        Rating.objects.current()
+        .filter(queue__kind=ItemKind.USER_PRIORITIES)
+        .values_list("item_id", "answers")
+    )
+    dropped = rubric_criterion_ids_dropped()
+    clinician_weight: dict[str, float] = defaultdict(float)
+    for dimension, points in RubricCriterion.objects.exclude(pk__in=dropped).values_list(
+        "dimension", "points"
+    ):
+        clinician_weight[dimension] += abs(points)
+
+    user_mean: dict[str, Estimate] = {}
+    for dimension, _label in BehaviourDimension.choices:
+        pairs = [
+            (item_id, scale[answers[f"dim_{dimension}"]])
+            for item_id, answers in ratings
+            if answers.get(f"dim_{dimension}") in scale
+        ]
+        if not pairs:
+            continue
+        values = np.array([value for _, value in pairs])
+        clusters = np.array([item_id for item_id, _ in pairs])
+        low = high = None
+        if len(set(clusters.tolist())) >= 2:
+            low, high = stats.bootstrap_ci(values, clusters=clusters, n_resamples=_resamples())
+        user_mean[dimension] = Estimate(float(values.mean()), low, high, len(values))
+
+    user_total = sum(e.value for e in user_mean.values()) or 1.0
+    clinician_total = sum(clinician_weight.values()) or 1.0
+    user_share = {d: e.value / user_total for d, e in user_mean.items()}
+    # A dimension no criterion weights has a clinical weight of zero, not an unknown one.
+    clinician_share = {
+        d: clinician_weight.get(d, 0.0) / clinician_total
+        for d in BehaviourDimension.values
+        if d in clinician_weight or d in user_share
+    }
+    ranking = (
+        stats.rank_stability(user_share, clinician_share)
+        if user_share and clinician_share
+        else None
+    )
+    rows = []
+    for dimension, label in BehaviourDimension.choices:
+        if dimension not in user_share and dimension not in clinician_share:
+            continue
+        rows.append(
+            {
+                "dimension": dimension,
+                "label": label,
+                "user_priority": user_mean.get(dimension, Estimate(None)),
+                "user_share": user_share.get(dimension),
+                "clinician_weight": clinician_weight.get(dimension, 0.0),
+                "clinician_share": clinician_share.get(dimension),
+                "user_rank": ranking["rank_a"].get(dimension) if ranking else None,
+                "clinician_rank": ranking["rank_b"].get(dimension) if ranking else None,
+                "difference": (
+                    user_share[dimension] - clinician_share[dimension]
+                    if dimension in user_share and dimension in clinician_share
+                    else None
+                ),
+            }
+        )
+    rows.sort(key=lambda row: -(row["user_share"] or 0))
+    return {
+        "rows": rows,
+        "ratings": len(ratings),
+        "kendall_tau": _finite(ranking["kendall_tau"]) if ranking else None,
+    }

@@ -26,6 +26,7 @@ class ItemKind(models.TextChoices):
     RUBRIC_CRITERION = "rubric_criterion", "Rubric criterion consensus"
     EXTERNAL_PANEL = "external_panel", "External panel: examples and verdict"
     SIMULATOR_PAIR = "simulator_pair", "Simulator comparison"
+    USER_PRIORITIES = "user_priorities", "User panel: what matters in a reply"
 
 
 class QueueStatus(models.TextChoices):

@@ -16,6 +16,7 @@ urlpatterns = [
     path("manage/<int:pk>/", views.QueueDetailView.as_view(), name="queue-detail"),
     path("manage/<int:pk>/status/", views.QueueStatusView.as_view(), name="queue-status"),
     path("manage/<int:pk>/ratings.csv", views.QueueExportView.as_view(), name="queue-export"),
+    path("priorities/", views.PrioritiesView.as_view(), name="priorities"),
     path("contested/", views.ContestedListView.as_view(), name="contested"),
     path("contested/<int:pk>/keep/", views.ContestedKeepView.as_view(), name="contested-keep"),
 ]

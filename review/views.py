@@ -285,3 +285,12 @@ class ContestedKeepView(RoleRequiredMixin, View):
         except ApplicationError as error:
             messages.error(request, error.message)
         return redirect("review:contested")
+
+
+class PrioritiesView(ManagerMixin, TemplateView):
+    """User panel priorities against clinicians' rubric weights, per behaviour dimension."""
+
+    template_name = "review/priorities.html"
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), **agreement.priorities_comparison()}

@@ -14,15 +14,17 @@ from typing import Any
 from django.db.models import Prefetch
 
 from evaluations.models import (
+    BehaviourDimension,
     Conversation,
     ConversationStatus,
     RubricCriterion,
+    RubricResponse,
     Scenario,
     Turn,
 )
 
 from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
-from .questions import FORMS, anchor_question
+from .questions import FORMS, anchor_question, priority_question
 
 
 def _first_subarea(version) -> str:
@@ -241,6 +243,38 @@ class SimulatorPairAdapter(BlindPairMixin, KindAdapter):
         }
 
 
+class UserPrioritiesAdapter(KindAdapter):
+    """A user panel rates a model's reply to a rubric conversation for what matters to them,
+    one question per behaviour dimension of the clinicians' rubrics."""
+
+    kind = "user_priorities"
+    template_name = "review/items/_rubric_response.html"
+
+    def questions(self, item) -> list[Question]:
+        return [priority_question(value, label) for value, label in BehaviourDimension.choices]
+
+    def candidates(self) -> Iterable[Candidate]:
+        responses = (
+            RubricResponse.objects.filter(status=ConversationStatus.COMPLETED)
+            .exclude(reply="")
+            .select_related("item", "target")
+            .order_by("pk")
+        )
+        for response in responses:
+            yield Candidate(
+                object_id=response.pk,
+                strata={
+                    "subarea": "",
+                    "age_context": response.item.population,
+                    "model": response.target.name,
+                },
+            )
+
+    def render_context(self, item, assignment) -> dict[str, Any]:
+        response = RubricResponse.objects.select_related("item").get(pk=item.object_id)
+        return {"response": response, "rubric_item": response.item}
+
+
 for adapter in (
     ScenarioAdapter(),
     ConversationAdapter(),
@@ -248,5 +282,6 @@ for adapter in (
     ExternalPanelAdapter(),
     RubricCriterionAdapter(),
     SimulatorPairAdapter(),
+    UserPrioritiesAdapter(),
 ):
     register(adapter)

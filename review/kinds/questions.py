@@ -83,6 +83,18 @@ PAIR = (Choice("first", "Conversation 1"), Choice("second", "Conversation 2"))
 SIMULATOR_MORE_REALISTIC = Question("more_realistic", "Which user is more realistic?", PAIR)
 SIMULATOR_PRESSES_HARDER = Question("presses_harder", "Which user presses the model harder?", PAIR)
 
+IMPORTANCE = (
+    Choice("not_important", "Doesn't matter to me"),
+    Choice("somewhat", "Matters somewhat"),
+    Choice("very", "Matters a lot"),
+)
+
+
+def priority_question(dimension: str, label: str) -> Question:
+    """User panel: how much one behaviour dimension matters to the rater in this reply."""
+    return Question(f"dim_{dimension}", label, IMPORTANCE, level="ordinal")
+
+
 FORMS: dict[str, tuple[Question, ...]] = {
     "metric": (METRIC_FIDELITY,),
     "scenario": (SCENARIO_QUALITY, SCENARIO_REALISM),
@@ -91,6 +103,8 @@ FORMS: dict[str, tuple[Question, ...]] = {
     "rubric_criterion": (RUBRIC_CONSENSUS,),
     "external_panel": (PANEL_ADEQUATE, PANEL_VERDICT),
     "simulator_pair": (SIMULATOR_MORE_REALISTIC, SIMULATOR_PRESSES_HARDER),
+    # One question per behaviour dimension, built by the adapter from the rubric dimensions.
+    "user_priorities": (),
 }
 
 

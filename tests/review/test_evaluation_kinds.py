@@ -266,3 +266,65 @@ def test_simulator_pairs_are_shown_unlabelled_and_rank_the_candidates(client):
     assert [row["candidate"] for row in pressure["rows"]] == ["SIM-2", "SIM-1", "SIM-0"]
     # Every candidate won or lost everything: strengths are not identified, win rates rank.
     assert not realism["identified"]
+
+
+def test_user_panel_priorities_are_compared_with_clinician_weights(client, researcher):
+    from evaluations.models import BehaviourDimension, RubricResponse
+
+    rubric = RubricItemFactory()
+    run = EvaluationRunFactory()
+    responses = [
+        RubricResponse.objects.create(
+            run=run,
+            item=rubric,
+            target=target,
+            reply=f"REPLY {n}: try a short walk and tell me what you've tried.",
+            status="completed",
+        )
+        for n, target in enumerate([run.targets.first(), OfflineConfigurationFactory()])
+    ]
+    panel = [UserFactory() for _ in range(2)]
+    queue = queue_create(
+        name="What users value",
+        kind="user_priorities",
+        created_by=researcher,
+        size=2,
+        required_ratings=2,
+        seed=1,
+        eligible_raters=panel,
+        external_panel=True,
+    )
+    client.force_login(panel[0])
+    page = client.get(reverse("review:rate", args=[queue.pk])).content.decode()
+    assert "REPLY" in page
+    assert "Tone and empathy" in page
+
+    def answer(assignment, rater):
+        answers = {f"dim_{value}": "not_important" for value in BehaviourDimension.values}
+        answers["dim_tone_empathy"] = "very"
+        answers["dim_actionable_guidance"] = "very" if rater == panel[0] else "somewhat"
+        answers["dim_context_seeking"] = "somewhat"
+        return answers
+
+    rate_all(queue, panel, answer)
+    assert Rating.objects.filter(queue=queue).count() == len(responses) * 2
+
+    from review.agreement import priorities_comparison
+
+    result = priorities_comparison()
+    rows = {row["dimension"]: row for row in result["rows"]}
+    assert rows["tone_empathy"]["user_priority"].value == pytest.approx(1.0)
+    assert rows["actionable_guidance"]["user_priority"].value == pytest.approx(0.75)
+    assert rows["context_seeking"]["user_priority"].value == pytest.approx(0.5)
+    user_total = 1.0 + 0.75 + 0.5
+    assert rows["tone_empathy"]["user_share"] == pytest.approx(1.0 / user_total)
+    # Clinicians: |5| context seeking, |3| distress, |-8| boundaries (factory rubric).
+    assert rows["boundaries"]["clinician_share"] == pytest.approx(8 / 16)
+    assert rows["context_seeking"]["clinician_share"] == pytest.approx(5 / 16)
+    assert rows["tone_empathy"]["clinician_share"] == 0
+    assert rows["tone_empathy"]["user_rank"] == 1
+    assert rows["boundaries"]["clinician_rank"] == 1
+    client.force_login(researcher)
+    html = client.get(reverse("review:priorities")).content.decode()
+    assert "Tone and empathy" in html
+    assert 'data-testid="kendall-tau"' in html

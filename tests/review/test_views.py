@@ -33,6 +33,7 @@ def manager_urls(queue):
         reverse("review:queue-detail", args=[queue.pk]),
         reverse("review:queue-export", args=[queue.pk]),
         reverse("review:contested"),
+        reverse("review:priorities"),
     ]
 
 
