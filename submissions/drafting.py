@@ -113,6 +113,17 @@ def drafting_messages(submission: Submission) -> list[dict]:
 
 _FENCE = re.compile(r"<(?P<label>[a-z_]+)>\n(?P<body>.*?)\n</(?P=label)>", re.S)
 _SUGGESTED = re.compile(r"Subareas the expert suggested: (?P<slugs>[^\n]*)\.")
+# Words that point the offline stand-in at a subarea when the contributor suggested none.
+_SUBAREA_CUES = {
+    "learning-skill-development": ("student", "homework", "essay", "learn", "school", "maths"),
+    "mental-emotional-health": ("lonely", "anxious", "depress", "distress", "emotional", "sad"),
+    "physical-health": ("medication", "diagnos", "symptom", "doctor", "health"),
+    "agency-purpose": ("decision", "decide", "choice", "goal"),
+    "social-relationships": ("friend", "family", "partner", "relationship"),
+    "privacy-security": ("privacy", "password", "personal data", "address"),
+    "career-finance": ("job", "money", "invest", "debt", "career"),
+    "physical-safety": ("danger", "injur", "unsafe", "weapon"),
+}
 _NEGATIVE_CUES = re.compile(r"\b(avoid|not|never|stop|harm|shouldn.t|don.t|without)\b", re.I)
 
 
@@ -127,7 +138,12 @@ def _offline_drafts(messages, seed, configuration) -> dict:
         s.strip()
         for s in (suggested.group("slugs") if suggested else "").split(",")
         if s.strip() in SUBAREA_SLUGS
-    ] or ["mental-emotional-health"]
+    ]
+    if not slugs:
+        lowered = " ".join(fields.values()).lower()
+        slugs = [
+            slug for slug, cues in _SUBAREA_CUES.items() if any(cue in lowered for cue in cues)
+        ][:2] or ["mental-emotional-health"]
     title = (fields.get("title") or behavior)[:100]
     focus = behavior.rstrip(".")[:300]
     positive = {
