@@ -43,6 +43,16 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.RESEARCHER, Role.MAINTAINER),
         "clipboard-check",
     ),
+    NavItem("Rating queue", "review:rater-queues", (Role.EXPERT_REVIEWER,), "ui-checks"),
+    NavItem(
+        "Review queues", "review:queue-list", (Role.RESEARCHER, Role.MAINTAINER), "clipboard-data"
+    ),
+    NavItem(
+        "Contested metrics",
+        "review:contested",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "exclamation-triangle",
+    ),
     NavItem(
         "Scenarios",
         "evaluations:scenario-index",

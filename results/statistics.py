@@ -31,6 +31,7 @@ from scipy import stats as _scipy_stats
 
 __all__ = [
     "bootstrap_ci",
+    "bradley_terry",
     "category_counts",
     "cohen_kappa",
     "fleiss_kappa",
@@ -779,3 +780,56 @@ def rank_stability(
         "only_in_a": only_a,
         "only_in_b": only_b,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# Paired comparisons
+# --------------------------------------------------------------------------------------------
+
+
+def bradley_terry(
+    wins: ArrayLike, max_iter: int = 10_000, tol: float = 1e-10
+) -> NDArray[np.float64]:
+    """Bradley-Terry log-strengths from a paired-comparison table (Bradley & Terry 1952).
+
+    ``wins[i, j]`` is how often candidate ``i`` was preferred over ``j``. The model says ``i``
+    beats ``j`` with probability ``p_i / (p_i + p_j)``; the maximum-likelihood strengths are
+    found with Hunter's (2004) MM iteration ``p_i <- W_i / sum_j n_ij / (p_i + p_j)`` and
+    returned as ``log p`` centred on mean 0 (only differences are identified). This equals a
+    logistic regression without intercept on +1/-1 indicators of the two candidates, e.g.
+    ``statsmodels`` ``Logit``. The MLE exists only when every candidate can be reached from
+    every other by a chain of wins (strongly connected comparison graph); otherwise -- someone
+    never lost or never won -- raises ``ValueError``, as do non-square, negative or
+    non-finite tables and fewer than two candidates.
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    w = np.asarray(wins, dtype=np.float64)
+    if w.ndim != 2 or w.shape[0] != w.shape[1]:
+        raise ValueError("wins must be a square candidates x candidates table")
+    k = w.shape[0]
+    if k < 2:
+        raise ValueError("ranking needs at least two candidates")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("wins must be finite and non-negative")
+    w = w.copy()
+    np.fill_diagonal(w, 0.0)
+    n_components, _ = connected_components(w > 0, directed=True, connection="strong")
+    if n_components != 1:
+        raise ValueError(
+            "strengths are not identified: some candidate never won or never lost against the "
+            "others (the comparison graph is not strongly connected)"
+        )
+    games = w + w.T
+    won = w.sum(axis=1)
+    p = np.ones(k)
+    for _ in range(max_iter):
+        denominator = (games / (p[:, None] + p[None, :])).sum(axis=1)
+        updated = won / denominator
+        updated /= np.exp(np.log(updated).mean())
+        if np.max(np.abs(np.log(updated) - np.log(p))) < tol:
+            p = updated
+            break
+        p = updated
+    log_p = np.log(p)
+    return log_p - log_p.mean()

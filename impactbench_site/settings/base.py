@@ -235,6 +235,15 @@ LLM_BACKOFF_MAX_SECONDS = env.float("LLM_BACKOFF_MAX_SECONDS", default=30.0)
 LLM_STRUCTURED_REASKS = env.int("LLM_STRUCTURED_REASKS", default=2)
 LLM_CACHE_ENABLED = env.bool("LLM_CACHE_ENABLED", default=True)
 
+# --- Expert review (review/) ----------------------------------------------------------------
+# Below this share of experts supporting a metric (rated faithful, or agreeing with the judge)
+# the metric becomes "contested" and is held back from new release drafts.
+REVIEW_CONTESTED_AGREEMENT_THRESHOLD = env.float(
+    "REVIEW_CONTESTED_AGREEMENT_THRESHOLD", default=0.6
+)
+# How long after submitting a rater may take their last rating back.
+REVIEW_UNDO_WINDOW_SECONDS = env.int("REVIEW_UNDO_WINDOW_SECONDS", default=600)
+
 # --- Logging --------------------------------------------------------------------------------
 LOGGING = {
     "version": 1,

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from core.exceptions import ApplicationError
 
+from ..hooks import contested_metric_ids_kept
 from ..models import (
     Metric,
     MetricVersion,
@@ -112,13 +113,23 @@ def release_remove_versions(*, release: Release, metrics: Iterable[Metric | Metr
 def release_assemble_from_current(
     release: Release, *, include_statuses: tuple[str, ...] = (ValidationStatus.VALIDATED,)
 ) -> int:
-    """Add the current version of every metric whose status is in `include_statuses`."""
+    """Add the current version of every metric whose status is in `include_statuses`.
+
+    Contested metrics are held back whatever `include_statuses` says, except those a maintainer
+    kept with a written reason (see `hooks.contested_keep_providers`); kept ones are added.
+    """
     unknown = set(include_statuses) - set(ValidationStatus.values)
     if unknown:
         raise ApplicationError(f"Unknown validation status: {', '.join(sorted(unknown))}.")
-    return release_add_versions(
-        release=release, versions=metric_version_list_current(statuses=tuple(include_statuses))
-    )
+    statuses = tuple(s for s in include_statuses if s != ValidationStatus.CONTESTED)
+    # An empty status filter would mean "all metrics" to the selector.
+    versions = list(metric_version_list_current(statuses=statuses)) if statuses else []
+    kept = contested_metric_ids_kept()
+    if kept:
+        versions += metric_version_list_current(statuses=(ValidationStatus.CONTESTED,)).filter(
+            metric_id__in=kept
+        )
+    return release_add_versions(release=release, versions=versions)
 
 
 @transaction.atomic

@@ -50,12 +50,27 @@ def test_assemble_from_current_takes_validated_current_versions(maintainer):
     validated = MetricFactory(status="validated")
     newer = metric_version_bump(validated, name="Better name")
     MetricFactory(status="under_review")
-    contested = MetricFactory(status="contested")
+    MetricFactory(status="contested")
     release = release_create(version="1.0.0", title="First", created_by=maintainer)
     assert release_assemble_from_current(release) == 1
     assert [item.metric_version for item in release.items.all()] == [newer]
+    # Contested metrics are held back even when asked for, unless a maintainer kept them.
     release_assemble_from_current(release, include_statuses=("validated", "contested"))
-    assert {item.metric for item in release.items.all()} == {validated, contested}
+    assert {item.metric for item in release.items.all()} == {validated}
+
+
+def test_assemble_adds_contested_metrics_only_when_a_keep_provider_names_them(
+    maintainer, monkeypatch
+):
+    from metrics_registry import hooks
+
+    validated = MetricFactory(status="validated")
+    kept = MetricFactory(status="contested")
+    MetricFactory(status="contested")
+    monkeypatch.setattr(hooks, "contested_keep_providers", [lambda: [kept.pk]])
+    release = release_create(version="1.0.0", title="First", created_by=maintainer)
+    assert release_assemble_from_current(release) == 2
+    assert {item.metric for item in release.items.all()} == {validated, kept}
 
 
 def test_publish_freezes_and_services_refuse_changes(maintainer):

@@ -1,0 +1,24 @@
+"""Extension points other apps plug into, so the registry never imports them.
+
+`contested_keep_providers`: callables returning ids of contested metrics a maintainer decided
+to keep in new releases (the review app registers one). Release assembly leaves every other
+contested metric out.
+"""
+
+from collections.abc import Callable, Iterable
+
+ContestedKeepProvider = Callable[[], Iterable[int]]
+
+contested_keep_providers: list[ContestedKeepProvider] = []
+
+
+def register_contested_keep_provider(provider: ContestedKeepProvider) -> None:
+    if provider not in contested_keep_providers:
+        contested_keep_providers.append(provider)
+
+
+def contested_metric_ids_kept() -> set[int]:
+    kept: set[int] = set()
+    for provider in contested_keep_providers:
+        kept.update(provider())
+    return kept

@@ -1,0 +1,29 @@
+"""Adapters per kind of rated item. Importing this package registers the available ones."""
+
+from . import evaluations, metric  # noqa: F401 - register the adapters
+from .base import (
+    BlindPairMixin,
+    Candidate,
+    Choice,
+    KindAdapter,
+    Question,
+    adapter_for,
+    available_kinds,
+    register,
+    unregister,
+)
+from .questions import FORMS, rubric_consensus_survives
+
+__all__ = [
+    "BlindPairMixin",
+    "FORMS",
+    "Candidate",
+    "Choice",
+    "KindAdapter",
+    "Question",
+    "adapter_for",
+    "available_kinds",
+    "register",
+    "rubric_consensus_survives",
+    "unregister",
+]

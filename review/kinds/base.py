@@ -1,0 +1,167 @@
+"""What a kind of rated item must provide: its questions, its population, how to show it.
+
+A rating form is data (`Question`s), so one definition drives validation, the rater's screen and
+its keyboard shortcuts, and the agreement figures (which questions are nominal or ordinal).
+"""
+
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.exceptions import ApplicationError
+
+Level = Literal["nominal", "ordinal"]
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Question:
+    name: str
+    label: str
+    choices: tuple[Choice, ...]
+    # Ordinal questions list their choices from one end of the scale to the other.
+    level: Level = "nominal"
+    help: str = ""
+    required: bool = True
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(choice.value for choice in self.choices)
+
+    def rank(self, value: str) -> int:
+        """Position of `value` on the scale (ordinal agreement needs numbers)."""
+        return self.values.index(value)
+
+
+YES_NO = (Choice("yes", "Yes"), Choice("no", "No"))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One item a queue could sample, with what sampling and assignment need to know."""
+
+    object_id: int
+    strata: Mapping[str, str] = field(default_factory=dict)
+    metric_id: int | None = None
+    owner_id: int | None = None
+    object_id_b: int = 0
+
+
+class KindAdapter:
+    """Base for the per-kind adapters; subclasses set `kind` and implement the three readers."""
+
+    kind: str = ""
+    template_name: str = ""
+
+    def questions(self, item) -> list[Question]:
+        raise NotImplementedError
+
+    def candidates(self) -> Iterable[Candidate]:
+        """Everything a queue of this kind may sample from, in a stable order."""
+        raise NotImplementedError
+
+    def render_context(self, item, assignment) -> dict[str, Any]:
+        """What the rater's screen shows; never the model's identity."""
+        raise NotImplementedError
+
+    def presentation(self, item) -> dict[str, Any]:
+        """Chosen once per rater and item at claim time (e.g. the order of a pair)."""
+        return {}
+
+    def orient_answers(self, item, assignment, answers: Mapping[str, str]) -> dict[str, str]:
+        """Map answers between what the rater saw and the stored, canonical form (both ways)."""
+        return dict(answers)
+
+    def reference_answers(self, item) -> dict[str, str]:
+        """The automated judge's answer per question, where there is one (judge verdicts)."""
+        return {}
+
+    def validate_answers(self, item, answers: Mapping[str, Any]) -> dict[str, str]:
+        """Answers restricted to this item's questions; raises for missing or unknown values."""
+        if not isinstance(answers, Mapping):
+            raise ApplicationError("Answers must be a set of question → choice pairs.")
+        cleaned: dict[str, str] = {}
+        problems: list[str] = []
+        for question in self.questions(item):
+            value = answers.get(question.name)
+            if value in (None, ""):
+                if question.required:
+                    problems.append(f"Answer “{question.label}”.")
+                continue
+            if value not in question.values:
+                problems.append(f"“{value}” is not a choice for “{question.label}”.")
+                continue
+            cleaned[question.name] = value
+        unknown = set(answers) - {q.name for q in self.questions(item)}
+        if unknown:
+            problems.append(f"Unknown questions: {', '.join(sorted(map(str, unknown)))}.")
+        if problems:
+            raise ApplicationError(" ".join(problems))
+        return cleaned
+
+    def draft_answers(self, item, answers: Mapping[str, Any]) -> dict[str, str]:
+        """Like `validate_answers` but partial: a draft keeps whatever valid choices it has."""
+        if not isinstance(answers, Mapping):
+            return {}
+        valid = {q.name: q.values for q in self.questions(item)}
+        return {
+            name: value
+            for name, value in answers.items()
+            if name in valid and isinstance(value, str) and value in valid[name]
+        }
+
+
+class BlindPairMixin:
+    """Two objects shown unlabeled in an order drawn per rater; answers are stored as
+    "first"/"second" of the item's canonical order (object_id, object_id_b), so the order a
+    rater saw never leaks into the results."""
+
+    PAIR_QUESTIONS: tuple[str, ...] = ()
+
+    def presentation(self, item) -> dict[str, Any]:
+        return {"swap": secrets.randbelow(2) == 1}
+
+    def orient_answers(self, item, assignment, answers: Mapping[str, str]) -> dict[str, str]:
+        if not assignment.presentation.get("swap"):
+            return dict(answers)
+        flip = {"first": "second", "second": "first"}
+        return {
+            name: flip.get(value, value) if name in self.PAIR_QUESTIONS else value
+            for name, value in answers.items()
+        }
+
+
+_ADAPTERS: dict[str, KindAdapter] = {}
+
+
+def register(adapter: KindAdapter) -> KindAdapter | None:
+    """Install `adapter` for its kind; returns the one it replaces (tests put it back)."""
+    previous = _ADAPTERS.get(adapter.kind)
+    _ADAPTERS[adapter.kind] = adapter
+    return previous
+
+
+def unregister(kind: str, *, restore: KindAdapter | None = None) -> None:
+    if restore is not None:
+        _ADAPTERS[kind] = restore
+    else:
+        _ADAPTERS.pop(kind, None)
+
+
+def adapter_for(kind: str) -> KindAdapter:
+    try:
+        return _ADAPTERS[kind]
+    except KeyError:
+        raise ApplicationError(
+            f"Items of kind “{kind}” cannot be rated yet: their adapter is not available."
+        ) from None
+
+
+def available_kinds() -> list[str]:
+    return list(_ADAPTERS)

@@ -1,0 +1,287 @@
+"""Adapters for items the evaluations app produces: scenarios, conversations, judge verdicts
+(also shown to the external panel), rubric criteria and pairs of conversations by candidate
+user simulators.
+
+Blindness: the rater's screen never names the target model or the simulator; the model is
+kept in the item's strata for stratified sampling and for the figures only.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+from itertools import combinations
+from typing import Any
+
+from django.db.models import Prefetch
+
+from evaluations.models import (
+    BehaviourDimension,
+    Conversation,
+    ConversationStatus,
+    RubricCriterion,
+    RubricResponse,
+    Scenario,
+    Turn,
+)
+
+from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
+from .questions import FORMS, anchor_question, priority_question
+
+
+def _first_subarea(version) -> str:
+    slugs = sorted(subarea.slug for subarea in version.subareas.all())
+    return slugs[0] if slugs else ""
+
+
+def _conversations():
+    return (
+        Conversation.objects.filter(status=ConversationStatus.COMPLETED)
+        .select_related("scenario__metric_version__metric", "target", "run__simulator")
+        .prefetch_related("scenario__metric_version__subareas")
+        .order_by("pk")
+    )
+
+
+def _conversation_candidate(conversation: Conversation, **extra) -> Candidate:
+    version = conversation.scenario.metric_version
+    return Candidate(
+        object_id=conversation.pk,
+        strata={
+            "subarea": _first_subarea(version),
+            "age_context": conversation.scenario.age_context,
+            "model": conversation.target.name,
+            **extra.pop("strata", {}),
+        },
+        metric_id=version.metric_id,
+        owner_id=version.metric.contributor_id,
+        **extra,
+    )
+
+
+def _conversation_for_screen(pk: int) -> Conversation:
+    return (
+        Conversation.objects.select_related(
+            "scenario__metric_version__metric", "scenario__metric_version__label_category"
+        )
+        .prefetch_related(Prefetch("turns", queryset=Turn.objects.order_by("index")))
+        .get(pk=pk)
+    )
+
+
+class ScenarioAdapter(KindAdapter):
+    kind = "scenario"
+    template_name = "review/items/_scenario.html"
+
+    def questions(self, item) -> list[Question]:
+        return list(FORMS["scenario"])
+
+    def candidates(self) -> Iterable[Candidate]:
+        scenarios = (
+            Scenario.objects.active()
+            .expanded()
+            .select_related("metric_version__metric")
+            .prefetch_related("metric_version__subareas")
+            .order_by("pk")
+        )
+        for scenario in scenarios:
+            version = scenario.metric_version
+            yield Candidate(
+                object_id=scenario.pk,
+                strata={
+                    "subarea": _first_subarea(version),
+                    "age_context": scenario.age_context,
+                    "model": "",
+                },
+                metric_id=version.metric_id,
+                owner_id=version.metric.contributor_id,
+            )
+
+    def render_context(self, item, assignment) -> dict[str, Any]:
+        scenario = Scenario.objects.select_related("metric_version").get(pk=item.object_id)
+        return {"scenario": scenario, "version": scenario.metric_version}
+
+
+class ConversationAdapter(KindAdapter):
+    kind = "conversation"
+    template_name = "review/items/_conversation.html"
+
+    def questions(self, item) -> list[Question]:
+        anchors = (
+            Conversation.objects.filter(pk=item.object_id)
+            .values_list("scenario__anchors", flat=True)
+            .first()
+        ) or []
+        return [
+            *FORMS["conversation"],
+            *(
+                anchor_question(index, str(anchor.get("text", "")))
+                for index, anchor in enumerate(anchors, start=1)
+            ),
+        ]
+
+    def candidates(self) -> Iterable[Candidate]:
+        return (_conversation_candidate(c) for c in _conversations())
+
+    def render_context(self, item, assignment) -> dict[str, Any]:
+        conversation = _conversation_for_screen(item.object_id)
+        return {
+            "conversation": conversation,
+            "scenario": conversation.scenario,
+            "version": conversation.scenario.metric_version,
+            "show_scenario": True,
+        }
+
+
+class JudgeVerdictAdapter(KindAdapter):
+    kind = "judge_verdict"
+    template_name = "review/items/_judge_verdict.html"
+    # Internal experts rate the judge's verdict, so they see it; the external panel gives its
+    # own verdict first and never sees the judge's.
+    shows_judge = True
+
+    def questions(self, item) -> list[Question]:
+        return list(FORMS[self.kind])
+
+    def candidates(self) -> Iterable[Candidate]:
+        judged = _conversations().filter(verdict_present__isnull=False)
+        return (_conversation_candidate(c) for c in judged)
+
+    def reference_answers(self, item) -> dict[str, str]:
+        present = (
+            Conversation.objects.filter(pk=item.object_id)
+            .values_list("verdict_present", flat=True)
+            .first()
+        )
+        if present is None:
+            return {}
+        return {"verdict": "present" if present else "absent"}
+
+    def render_context(self, item, assignment) -> dict[str, Any]:
+        conversation = _conversation_for_screen(item.object_id)
+        context = {
+            "conversation": conversation,
+            "version": conversation.scenario.metric_version,
+            "shows_judge": self.shows_judge,
+        }
+        if self.shows_judge:
+            # The justification of a judgment that agrees with the (majority) verdict.
+            context["judgment"] = (
+                conversation.judgments.filter(present=conversation.verdict_present)
+                .order_by("repetition")
+                .first()
+            )
+        return context
+
+
+class ExternalPanelAdapter(JudgeVerdictAdapter):
+    kind = "external_panel"
+    shows_judge = False
+
+
+class RubricCriterionAdapter(KindAdapter):
+    kind = "rubric_criterion"
+    template_name = "review/items/_rubric_criterion.html"
+
+    def questions(self, item) -> list[Question]:
+        return list(FORMS["rubric_criterion"])
+
+    def candidates(self) -> Iterable[Candidate]:
+        criteria = RubricCriterion.objects.select_related("item").order_by("pk")
+        for criterion in criteria:
+            yield Candidate(
+                object_id=criterion.pk,
+                # Rubric items have no subarea or age context: the behaviour dimension and
+                # the population (adult, teen, caregiver, clinician) stand in for them.
+                strata={
+                    "subarea": criterion.dimension,
+                    "age_context": criterion.item.population,
+                    "model": "",
+                },
+            )
+
+    def render_context(self, item, assignment) -> dict[str, Any]:
+        criterion = RubricCriterion.objects.select_related("item").get(pk=item.object_id)
+        return {"criterion": criterion, "rubric_item": criterion.item}
+
+
+class SimulatorPairAdapter(BlindPairMixin, KindAdapter):
+    """Two conversations of the same scenario with the same target, simulated by two candidate
+    user simulators (the runs' simulator configurations)."""
+
+    kind = "simulator_pair"
+    template_name = "review/items/_simulator_pair.html"
+    PAIR_QUESTIONS = ("more_realistic", "presses_harder")
+
+    def questions(self, item) -> list[Question]:
+        return list(FORMS["simulator_pair"])
+
+    def candidates(self) -> Iterable[Candidate]:
+        # One conversation per (scenario, target, simulator): the first one simulated.
+        chosen: dict[tuple[int, int], dict[str, Conversation]] = defaultdict(dict)
+        for conversation in _conversations():
+            slot = chosen[(conversation.scenario_id, conversation.target_id)]
+            slot.setdefault(conversation.run.simulator.name, conversation)
+        for (_scenario, _target), by_simulator in sorted(chosen.items()):
+            for first, second in combinations(sorted(by_simulator), 2):
+                a, b = by_simulator[first], by_simulator[second]
+                yield _conversation_candidate(
+                    a,
+                    object_id_b=b.pk,
+                    strata={"simulator_first": first, "simulator_second": second},
+                )
+
+    def render_context(self, item, assignment) -> dict[str, Any]:
+        conversations = [
+            _conversation_for_screen(item.object_id),
+            _conversation_for_screen(item.object_id_b),
+        ]
+        if assignment.presentation.get("swap"):
+            conversations.reverse()
+        return {
+            "conversations": conversations,
+            "scenario": conversations[0].scenario,
+            "version": conversations[0].scenario.metric_version,
+        }
+
+
+class UserPrioritiesAdapter(KindAdapter):
+    """A user panel rates a model's reply to a rubric conversation for what matters to them,
+    one question per behaviour dimension of the clinicians' rubrics."""
+
+    kind = "user_priorities"
+    template_name = "review/items/_rubric_response.html"
+
+    def questions(self, item) -> list[Question]:
+        return [priority_question(value, label) for value, label in BehaviourDimension.choices]
+
+    def candidates(self) -> Iterable[Candidate]:
+        responses = (
+            RubricResponse.objects.filter(status=ConversationStatus.COMPLETED)
+            .exclude(reply="")
+            .select_related("item", "target")
+            .order_by("pk")
+        )
+        for response in responses:
+            yield Candidate(
+                object_id=response.pk,
+                strata={
+                    "subarea": "",
+                    "age_context": response.item.population,
+                    "model": response.target.name,
+                },
+            )
+
+    def render_context(self, item, assignment) -> dict[str, Any]:
+        response = RubricResponse.objects.select_related("item").get(pk=item.object_id)
+        return {"response": response, "rubric_item": response.item}
+
+
+for adapter in (
+    ScenarioAdapter(),
+    ConversationAdapter(),
+    JudgeVerdictAdapter(),
+    ExternalPanelAdapter(),
+    RubricCriterionAdapter(),
+    SimulatorPairAdapter(),
+    UserPrioritiesAdapter(),
+):
+    register(adapter)

@@ -1,0 +1,145 @@
+"""Reading queues and their progress. Agreement figures live in `review.agreement`."""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.utils import timezone
+
+from metrics_registry.models import Metric, ValidationStatus
+
+from .models import Assignment, AssignmentStatus, Rating, RatingQueue
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    items: int
+    items_complete: int
+    ratings_required: int
+    ratings_done: int
+    claims_open: int
+
+    @property
+    def ratings_remaining(self) -> int:
+        return self.ratings_required - self.ratings_done
+
+    @property
+    def percent(self) -> int:
+        if not self.ratings_required:
+            return 0
+        return round(100 * self.ratings_done / self.ratings_required)
+
+
+def queue_list() -> QuerySet[RatingQueue]:
+    return (
+        RatingQueue.objects.select_related("created_by", "eligible_group")
+        .annotate(item_count=Count("items"))
+        .order_by("-created_at", "-pk")
+    )
+
+
+def queue_list_rateable(*, user: AbstractBaseUser) -> QuerySet[RatingQueue]:
+    return RatingQueue.objects.rateable_by(user).order_by("-created_at")
+
+
+def queue_progress(queue: RatingQueue) -> QueueProgress:
+    totals = queue.items.aggregate(
+        items=Count("pk"),
+        complete=Count("pk", filter=Q(ratings_done__gte=F("required"))),
+        required=Sum("required"),
+        done=Sum("ratings_done"),
+        claims=Sum("claims_open"),
+    )
+    return QueueProgress(
+        items=totals["items"],
+        items_complete=totals["complete"],
+        ratings_required=totals["required"] or 0,
+        ratings_done=totals["done"] or 0,
+        claims_open=totals["claims"] or 0,
+    )
+
+
+def rater_done_count(*, queue: RatingQueue, rater: AbstractBaseUser) -> int:
+    return Rating.objects.current().filter(queue=queue, rater=rater).count()
+
+
+def rater_can_undo(*, queue: RatingQueue, rater: AbstractBaseUser) -> bool:
+    from .services.assignments import undo_window
+
+    return (
+        Rating.objects.current()
+        .filter(queue=queue, rater=rater, submitted_at__gte=timezone.now() - undo_window())
+        .exists()
+    )
+
+
+def assignment_for_rater(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:
+    return Assignment.objects.filter(rater=rater).select_related("queue", "item")
+
+
+def assignments_open(*, queue: RatingQueue) -> QuerySet[Assignment]:
+    return queue.assignments.filter(status=AssignmentStatus.CLAIMED)
+
+
+def ratings_for_export(queue: RatingQueue) -> QuerySet[Rating]:
+    return (
+        Rating.objects.filter(queue=queue)
+        .select_related("item", "item__metric", "rater")
+        .order_by("item__position", "submitted_at", "id")
+    )
+
+
+def metrics_contested() -> QuerySet[Metric]:
+    return (
+        Metric.objects.filter(validation_status=ValidationStatus.CONTESTED)
+        .select_related("current_version", "contested_keep", "contested_keep__kept_by")
+        .prefetch_related("status_changes")
+        .order_by("key")
+    )
+
+
+def rubric_criterion_ids_dropped() -> set[int]:
+    """Rubric criteria that failed expert consensus; scoring leaves them out."""
+    from .models import CriterionConsensus
+
+    return set(
+        CriterionConsensus.objects.filter(survives=False).values_list("criterion_id", flat=True)
+    )
+
+
+def scenarios_rated_poor(queue: RatingQueue) -> list[dict]:
+    """Completed scenario items whose median quality rating is "poor" or worse."""
+    from .kinds.questions import SCENARIO_QUALITY
+
+    poor = SCENARIO_QUALITY.rank("poor")
+    by_item: dict[int, list[int]] = {}
+    for object_id, answer in (
+        Rating.objects.current()
+        .filter(queue=queue, item__completed_at__isnull=False)
+        .values_list("item__object_id", "answers__quality")
+    ):
+        if answer in SCENARIO_QUALITY.values:
+            by_item.setdefault(object_id, []).append(SCENARIO_QUALITY.rank(answer))
+    flagged = []
+    for object_id, ranks in sorted(by_item.items()):
+        ranks.sort()
+        median_rank = ranks[(len(ranks) - 1) // 2]  # lower median: a tie leans to "poor"
+        if median_rank <= poor:
+            flagged.append(
+                {
+                    "scenario_id": object_id,
+                    "median": SCENARIO_QUALITY.choices[median_rank].label,
+                    "ratings": len(ranks),
+                }
+            )
+    return flagged
+
+
+def criterion_consensus_for(queue: RatingQueue):
+    from .models import CriterionConsensus
+
+    return (
+        CriterionConsensus.objects.filter(queue=queue)
+        .select_related("criterion", "criterion__item")
+        .order_by("survives", "criterion__item__key", "criterion__position")
+    )

@@ -1,0 +1,157 @@
+"""What expert review changes in the registry: contested metrics and maintainers' keep decisions.
+
+A metric becomes "contested" when experts disagree with it often enough: for metric-fidelity
+queues, the share of its ratings that call it faithful; for judge-verdict and external-panel
+queues, the share of ratings agreeing with the judge (or whose own verdict matches it). Below
+REVIEW_CONTESTED_AGREEMENT_THRESHOLD the metric is contested, and `release_assemble_from_current`
+leaves it out of new release drafts until a maintainer keeps it with a written reason.
+"""
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+from core.roles import Role, user_has_role
+from metrics_registry.models import Metric, ValidationStatus
+from metrics_registry.services import metric_status_change
+
+from ..kinds import adapter_for, rubric_consensus_survives
+from ..models import (
+    ContestedMetricKeep,
+    CriterionConsensus,
+    ItemKind,
+    QueueItem,
+    Rating,
+    RatingQueue,
+)
+
+# Kinds whose ratings speak for or against the metric itself.
+CONTESTING_KINDS = (ItemKind.METRIC, ItemKind.JUDGE_VERDICT, ItemKind.EXTERNAL_PANEL)
+
+# Statuses a review may move to "contested"; drafts are not reviewed yet, retired metrics are out.
+CONTESTABLE = (ValidationStatus.VALIDATED, ValidationStatus.UNDER_REVIEW)
+
+
+def contested_threshold() -> float:
+    return float(getattr(settings, "REVIEW_CONTESTED_AGREEMENT_THRESHOLD", 0.6))
+
+
+def metric_support_share(*, queue: RatingQueue, metric_id: int) -> tuple[float, int] | None:
+    """(share of supporting ratings, number of ratings) over the metric's completed items."""
+    ratings = list(
+        Rating.objects.current()
+        .filter(queue=queue, item__metric_id=metric_id, item__completed_at__isnull=False)
+        .select_related("item")
+    )
+    if not ratings:
+        return None
+    if queue.kind == ItemKind.METRIC:
+        support = [r.answers.get("fidelity") == "faithful" for r in ratings]
+    elif queue.kind == ItemKind.JUDGE_VERDICT:
+        support = [r.answers.get("agreement") == "agree" for r in ratings]
+    elif queue.kind == ItemKind.EXTERNAL_PANEL:
+        adapter = adapter_for(queue.kind)
+        support = [
+            r.answers.get("verdict") == adapter.reference_answers(r.item).get("verdict")
+            for r in ratings
+        ]
+    else:
+        return None
+    return sum(support) / len(support), len(support)
+
+
+@transaction.atomic
+def metric_review_feedback(*, queue: RatingQueue, metric_id: int) -> Metric | None:
+    """Contest the metric once all its items in the queue are complete, if the experts'
+    support falls below the threshold; returns the metric if it was contested."""
+    if QueueItem.objects.filter(queue=queue, metric_id=metric_id, completed_at=None).exists():
+        return None
+    result = metric_support_share(queue=queue, metric_id=metric_id)
+    if result is None:
+        return None
+    share, count = result
+    threshold = contested_threshold()
+    metric = Metric.objects.select_for_update().get(pk=metric_id)
+    if share >= threshold or metric.validation_status not in CONTESTABLE:
+        return None
+    what = "rated it faithful" if queue.kind == ItemKind.METRIC else "agreed with the judge"
+    metric = metric_status_change(
+        metric=metric,
+        to_status=ValidationStatus.CONTESTED,
+        changed_by=None,
+        reason=(
+            f"Expert review “{queue.name}”: {share:.0%} of {count} ratings {what}, below the "
+            f"threshold of {threshold:.0%}."
+        ),
+    )
+    # A keep decision answered an earlier dispute, not this one.
+    ContestedMetricKeep.objects.filter(metric=metric).delete()
+    return metric
+
+
+@transaction.atomic
+def contested_metric_keep(
+    *, metric: Metric, reason: str, kept_by: AbstractBaseUser
+) -> ContestedMetricKeep:
+    """A maintainer keeps a contested metric in new release drafts, saying why."""
+    if not user_has_role(kept_by, Role.MAINTAINER):
+        raise ApplicationError("Only a maintainer can keep a contested metric in releases.")
+    metric = Metric.objects.select_for_update().get(pk=metric.pk)
+    if metric.validation_status != ValidationStatus.CONTESTED:
+        raise ApplicationError(f"{metric.key} is not contested; there is nothing to keep.")
+    reason = (reason or "").strip()
+    if len(reason) < 10:
+        raise ApplicationError("Write why the metric stays in releases despite the review.")
+    keep, _ = ContestedMetricKeep.objects.update_or_create(
+        metric=metric, defaults={"reason": reason, "kept_by": kept_by}
+    )
+    return keep
+
+
+@transaction.atomic
+def contested_metric_keep_revoke(*, metric: Metric, revoked_by: AbstractBaseUser) -> None:
+    if not user_has_role(revoked_by, Role.MAINTAINER):
+        raise ApplicationError("Only a maintainer can change this decision.")
+    ContestedMetricKeep.objects.filter(metric=metric).delete()
+
+
+def contested_metric_ids_kept() -> set[int]:
+    """For the registry's release assembly (registered in `ReviewConfig.ready`)."""
+    return set(ContestedMetricKeep.objects.values_list("metric_id", flat=True))
+
+
+@transaction.atomic
+def rubric_criterion_consensus_record(*, item: QueueItem) -> CriterionConsensus:
+    """Apply the consensus rule to a completed rubric-criterion item and record the outcome.
+
+    Rubric queues need at least three ratings per item, so a complete item always has the
+    three reviews the rule asks for.
+    """
+    answers = list(
+        Rating.objects.current()
+        .filter(item=item)
+        .order_by("submitted_at")
+        .values_list("answers__consensus", flat=True)
+    )
+    consensus, _ = CriterionConsensus.objects.update_or_create(
+        criterion_id=item.object_id,
+        defaults={
+            "queue_id": item.queue_id,
+            "reviews": len(answers),
+            "agrees": answers.count("agree"),
+            "contradicts": answers.count("contradicts"),
+            "survives": rubric_consensus_survives(answers),
+            "decided_at": timezone.now(),
+        },
+    )
+    return consensus
+
+
+def review_item_completed(*, queue: RatingQueue, item: QueueItem) -> None:
+    """What a completed item changes outside the queue."""
+    if item.kind == ItemKind.RUBRIC_CRITERION:
+        rubric_criterion_consensus_record(item=item)
+    elif item.metric_id and item.kind in CONTESTING_KINDS:
+        metric_review_feedback(queue=queue, metric_id=item.metric_id)

@@ -1,0 +1,111 @@
+"""Creating and closing rating queues."""
+
+import secrets
+from collections.abc import Iterable, Sequence
+
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.db import transaction
+
+from core.exceptions import ApplicationError
+
+from ..kinds import Candidate, adapter_for
+from ..models import ItemKind, QueueItem, QueueStatus, RatingQueue, StratumField
+from ..sampling import stratified_sample
+
+BULK_BATCH = 5_000
+
+
+@transaction.atomic
+def queue_create(
+    *,
+    name: str,
+    kind: str,
+    created_by: AbstractBaseUser | None,
+    size: int | None = None,
+    fraction: float | None = None,
+    strata: Sequence[str] = (),
+    required_ratings: int = 3,
+    eligible_group: Group | None = None,
+    eligible_raters: Iterable[AbstractBaseUser] = (),
+    external_panel: bool = False,
+    claim_timeout_minutes: int = 30,
+    seed: int | None = None,
+    instructions: str = "",
+    candidates: Sequence[Candidate] | None = None,
+) -> RatingQueue:
+    """A queue over a stratified random sample of one kind of item.
+
+    `candidates` defaults to everything the kind's adapter offers; callers may pass a narrower
+    population. Without `seed` one is drawn and stored, so the sample can be redrawn exactly.
+    """
+    name = (name or "").strip()
+    if not name:
+        raise ApplicationError("Give the queue a name raters will recognise.")
+    if kind not in ItemKind.values:
+        raise ApplicationError(f"Unknown kind of item: {kind}.")
+    adapter = adapter_for(kind)
+    unknown = set(strata) - set(StratumField.values)
+    if unknown:
+        raise ApplicationError(f"Cannot stratify by {', '.join(sorted(unknown))}.")
+    if not 1 <= required_ratings <= 20:
+        raise ApplicationError("Each item needs between 1 and 20 ratings.")
+    if kind == ItemKind.RUBRIC_CRITERION and required_ratings < 3:
+        raise ApplicationError(
+            "Rubric criteria need at least three reviews each: the consensus rule asks for three."
+        )
+    if claim_timeout_minutes < 1:
+        raise ApplicationError("The claim timeout must be at least one minute.")
+    raters = list(eligible_raters)
+    if external_panel and not (raters or eligible_group):
+        raise ApplicationError("Name the external panel's raters or choose their group.")
+    population = list(adapter.candidates() if candidates is None else candidates)
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    chosen = stratified_sample(
+        population, strata=list(strata), size=size, fraction=fraction, seed=seed
+    )
+    queue = RatingQueue.objects.create(
+        name=name,
+        kind=kind,
+        instructions=(instructions or "").strip(),
+        required_ratings=required_ratings,
+        eligible_group=eligible_group,
+        external_panel=external_panel,
+        claim_timeout_minutes=claim_timeout_minutes,
+        sample_size=size,
+        sample_fraction=fraction,
+        strata=list(strata),
+        seed=seed,
+        population_size=len(population),
+        created_by=created_by,
+    )
+    if raters:
+        queue.eligible_raters.set(raters)
+    QueueItem.objects.bulk_create(
+        (
+            QueueItem(
+                queue=queue,
+                kind=kind,
+                object_id=candidate.object_id,
+                object_id_b=candidate.object_id_b,
+                position=position,
+                strata=dict(candidate.strata),
+                metric_id=candidate.metric_id,
+                owner_id=candidate.owner_id,
+                required=required_ratings,
+            )
+            for position, candidate in enumerate(chosen)
+        ),
+        batch_size=BULK_BATCH,
+    )
+    return queue
+
+
+@transaction.atomic
+def queue_set_status(*, queue: RatingQueue, status: str) -> RatingQueue:
+    """Close a queue to new claims (ratings already claimed may still be submitted) or reopen."""
+    if status not in QueueStatus.values:
+        raise ApplicationError(f"Unknown queue status: {status}.")
+    queue = RatingQueue.objects.select_for_update().get(pk=queue.pk)
+    queue.status = status
+    queue.save(update_fields=["status", "updated_at"])
+    return queue

@@ -1,0 +1,296 @@
+"""Thin views over the review services: the rater's screen, queue management, exports."""
+
+import csv
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.views import View
+from django.views.generic import DetailView, FormView, ListView, TemplateView
+
+from core.exceptions import ApplicationError
+from core.roles import Role, RoleRequiredMixin, user_has_role
+from metrics_registry.models import Metric
+
+from . import agreement, selectors, services
+from .forms import KeepForm, QueueForm
+from .kinds import adapter_for
+from .models import Assignment, ItemKind, RatingQueue
+from .services.assignments import undo_window
+
+
+class RaterMixin(RoleRequiredMixin):
+    """Any signed-in user; which queues they may rate is decided per queue (group, named)."""
+
+    def rateable_queue(self, pk: int) -> RatingQueue:
+        return get_object_or_404(selectors.queue_list_rateable(user=self.request.user), pk=pk)
+
+    def own_assignment(self, pk: int) -> Assignment:
+        return get_object_or_404(
+            Assignment.objects.select_related("queue", "item"), pk=pk, rater=self.request.user
+        )
+
+
+class ManagerMixin(RoleRequiredMixin):
+    required_roles = (Role.RESEARCHER, Role.MAINTAINER)
+
+
+def _answers_from(post) -> dict[str, str]:
+    prefix = "answer-"
+    return {key[len(prefix) :]: value for key, value in post.items() if key.startswith(prefix)}
+
+
+class RaterQueueListView(RaterMixin, TemplateView):
+    template_name = "review/ratingqueue_rater_list.html"
+
+    def get_context_data(self, **kwargs):
+        user = self.request.user
+        queues = [
+            {
+                "queue": queue,
+                "progress": selectors.queue_progress(queue),
+                "done": selectors.rater_done_count(queue=queue, rater=user),
+            }
+            for queue in selectors.queue_list_rateable(user=user)
+        ]
+        return {**super().get_context_data(**kwargs), "queues": queues}
+
+
+class RateView(RaterMixin, TemplateView):
+    """One item at a time: the item, its questions, progress, skip and undo."""
+
+    template_name = "review/rate.html"
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        self.queue = self.rateable_queue(kwargs["pk"])
+        try:
+            self.assignment = services.assignment_claim(queue=self.queue, rater=request.user)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+            return redirect("review:rater-queues")
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        queue, assignment, user = self.queue, self.assignment, self.request.user
+        context = {
+            **super().get_context_data(**kwargs),
+            "queue": queue,
+            "assignment": assignment,
+            "progress": selectors.queue_progress(queue),
+            "done": selectors.rater_done_count(queue=queue, rater=user),
+            "can_undo": selectors.rater_can_undo(queue=queue, rater=user),
+        }
+        if assignment is None:
+            return context
+        item = assignment.item
+        adapter = adapter_for(item.kind)
+        draft = getattr(assignment, "draft", None)
+        chosen = draft.answers if draft else {}
+        context.update(
+            item=item,
+            item_template=adapter.template_name,
+            questions=[
+                {
+                    "question": question,
+                    "number": number,
+                    "choices": [
+                        {"choice": choice, "key": index, "checked": chosen.get(question.name)}
+                        for index, choice in enumerate(question.choices, start=1)
+                    ],
+                }
+                for number, question in enumerate(adapter.questions(item), start=1)
+            ],
+            draft_comment=draft.comment if draft else "",
+            **adapter.render_context(item, assignment),
+        )
+        return context
+
+
+class AssignmentSubmitView(RaterMixin, View):
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        assignment = self.own_assignment(pk)
+        try:
+            services.rating_submit(
+                assignment=assignment,
+                rater=request.user,
+                answers=_answers_from(request.POST),
+                comment=request.POST.get("comment", ""),
+            )
+            minutes = max(1, round(undo_window().total_seconds() / 60))
+            messages.success(request, f"Rating saved. Press U within {minutes} minutes to undo it.")
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        return redirect("review:rate", pk=assignment.queue_id)
+
+
+class AssignmentSkipView(RaterMixin, View):
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        assignment = self.own_assignment(pk)
+        try:
+            services.assignment_skip(assignment=assignment, rater=request.user)
+            messages.info(request, "Skipped; another rater will take that item.")
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        return redirect("review:rate", pk=assignment.queue_id)
+
+
+class AssignmentDraftView(RaterMixin, View):
+    """Autosave target: the screen posts the current choices every few seconds and on change."""
+
+    def post(self, request: HttpRequest, pk: int) -> JsonResponse:
+        assignment = self.own_assignment(pk)
+        try:
+            draft = services.rating_draft_save(
+                assignment=assignment,
+                rater=request.user,
+                answers=_answers_from(request.POST),
+                comment=request.POST.get("comment", ""),
+            )
+        except ApplicationError as error:
+            return JsonResponse({"error": error.message}, status=409)
+        return JsonResponse({"saved_at": draft.saved_at.isoformat(), "answers": draft.answers})
+
+
+class RatingUndoView(RaterMixin, View):
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        queue = self.rateable_queue(pk)
+        try:
+            services.rating_undo_last(queue=queue, rater=request.user)
+            messages.info(request, "Your last rating was taken back; change it and submit again.")
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        return redirect("review:rate", pk=queue.pk)
+
+
+class QueueListView(ManagerMixin, ListView):
+    template_name = "review/ratingqueue_list.html"
+    context_object_name = "queues"
+    paginate_by = 25
+
+    def get_queryset(self):
+        return selectors.queue_list()
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["rows"] = [
+            {"queue": queue, "progress": selectors.queue_progress(queue)}
+            for queue in context["queues"]
+        ]
+        return context
+
+
+class QueueCreateView(ManagerMixin, FormView):
+    template_name = "review/ratingqueue_form.html"
+    form_class = QueueForm
+
+    def form_valid(self, form):
+        try:
+            queue = services.queue_create(created_by=self.request.user, **form.service_kwargs())
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+            return self.form_invalid(form)
+        messages.success(self.request, f"Queue created with {queue.items.count()} items.")
+        return redirect("review:queue-detail", pk=queue.pk)
+
+
+class QueueDetailView(ManagerMixin, DetailView):
+    template_name = "review/ratingqueue_detail.html"
+    context_object_name = "queue"
+
+    def get_queryset(self):
+        return selectors.queue_list()
+
+    def get_context_data(self, **kwargs):
+        queue = self.object
+        return {
+            **super().get_context_data(**kwargs),
+            "progress": selectors.queue_progress(queue),
+            "figures": agreement.queue_figures(queue),
+            "ranking": (
+                agreement.simulator_ranking(queue) if queue.kind == ItemKind.SIMULATOR_PAIR else []
+            ),
+            "raters": queue.eligible_raters.all(),
+            "poor_scenarios": (
+                selectors.scenarios_rated_poor(queue) if queue.kind == ItemKind.SCENARIO else []
+            ),
+            "consensus": (
+                selectors.criterion_consensus_for(queue)
+                if queue.kind == ItemKind.RUBRIC_CRITERION
+                else []
+            ),
+        }
+
+
+class QueueStatusView(ManagerMixin, View):
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        queue = get_object_or_404(RatingQueue, pk=pk)
+        services.queue_set_status(queue=queue, status=request.POST.get("status", ""))
+        return redirect("review:queue-detail", pk=queue.pk)
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+class QueueExportView(ManagerMixin, View):
+    """Every rating of the queue, undone ones included and marked, one row per rating."""
+
+    def get(self, request: HttpRequest, pk: int) -> StreamingHttpResponse:
+        queue = get_object_or_404(RatingQueue, pk=pk)
+        writer = csv.writer(_Echo())
+
+        def rows():
+            yield writer.writerow(agreement.export_header(queue))
+            for row in agreement.export_rows(queue):
+                yield writer.writerow(row)
+
+        response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="queue-{queue.pk}-ratings.csv"'
+        return response
+
+
+class ContestedListView(ManagerMixin, TemplateView):
+    template_name = "review/contested_list.html"
+
+    def get_context_data(self, **kwargs):
+        return {
+            **super().get_context_data(**kwargs),
+            "rows": [
+                {"metric": metric, "last_change": list(metric.status_changes.all())[-1:]}
+                for metric in selectors.metrics_contested()
+            ],
+            "can_keep": user_has_role(self.request.user, Role.MAINTAINER),
+            "form": KeepForm(),
+        }
+
+
+class ContestedKeepView(RoleRequiredMixin, View):
+    required_roles = (Role.MAINTAINER,)
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        metric = get_object_or_404(Metric, pk=pk)
+        if "revoke" in request.POST:
+            services.contested_metric_keep_revoke(metric=metric, revoked_by=request.user)
+            messages.info(request, f"{metric.key} will be left out of new release drafts.")
+            return redirect("review:contested")
+        form = KeepForm(request.POST)
+        try:
+            if not form.is_valid():
+                raise ApplicationError("Write why the metric stays (at least ten characters).")
+            services.contested_metric_keep(
+                metric=metric, reason=form.cleaned_data["reason"], kept_by=request.user
+            )
+            messages.success(request, f"{metric.key} stays in new release drafts.")
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        return redirect("review:contested")
+
+
+class PrioritiesView(ManagerMixin, TemplateView):
+    """User panel priorities against clinicians' rubric weights, per behaviour dimension."""
+
+    template_name = "review/priorities.html"
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), **agreement.priorities_comparison()}

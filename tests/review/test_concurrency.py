@@ -1,0 +1,56 @@
+"""Simultaneous raters on PostgreSQL: row locks with SKIP LOCKED keep every item at its target."""
+
+import threading
+
+import pytest
+from django.db import connection, connections
+
+from core.roles import Role
+from review.models import QueueItem, Rating
+from review.services import assignment_claim, rating_submit
+from tests.factories import UserFactory
+
+from .factories import metric_queue, synthetic_candidates
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql",
+        reason="Needs PostgreSQL: SQLite serialises writers, so there are no concurrent claims "
+        "to race (set DATABASE_URL to a PostgreSQL database to run this).",
+    ),
+]
+
+
+def test_simultaneous_raters_never_push_an_item_past_its_target():
+    items, required, threads = 40, 3, 12
+    queue = metric_queue(n=items, required=required, candidates=synthetic_candidates(items))
+    team = [UserFactory(roles=[Role.EXPERT_REVIEWER]) for _ in range(threads)]
+    start = threading.Barrier(threads)
+    errors: list[BaseException] = []
+    done_per_rater: dict[int, int] = {}
+
+    def work(rater):
+        try:
+            start.wait()
+            count = 0
+            while (assignment := assignment_claim(queue=queue, rater=rater)) is not None:
+                rating_submit(assignment=assignment, rater=rater, answers={"fidelity": "faithful"})
+                count += 1
+            done_per_rater[rater.pk] = count
+        except BaseException as error:  # noqa: BLE001 - reported by the main thread
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    workers = [threading.Thread(target=work, args=(rater,)) for rater in team]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert not errors, errors
+    assert sum(done_per_rater.values()) == items * required
+    assert not QueueItem.objects.filter(queue=queue).exclude(ratings_done=required).exists()
+    assert Rating.objects.filter(queue=queue).count() == items * required
+    # Several raters really worked in parallel rather than one taking everything.
+    assert sum(1 for n in done_per_rater.values() if n) >= required
