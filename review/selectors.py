@@ -98,6 +98,31 @@ def metrics_contested() -> QuerySet[Metric]:
     )
 
 
+def judge_verdict_ratings(*, run) -> list[tuple[int, int, bool | None]]:
+    """Expert verdicts on a run's conversations: (conversation id, rater id, present or None).
+
+    From judge-verdict and external-panel queues (both ask for the rater's own verdict); None
+    when the rater left the verdict open. Undone ratings count nowhere. Read by the results
+    app's expert-vs-judge agreement.
+    """
+    from evaluations.models import Conversation
+
+    from .models import ItemKind
+
+    conversations = Conversation.objects.filter(run=run).values("pk")
+    rows = (
+        Rating.objects.current()
+        .filter(
+            item__kind__in=(ItemKind.JUDGE_VERDICT, ItemKind.EXTERNAL_PANEL),
+            item__object_id__in=conversations,
+        )
+        .values_list("item__object_id", "rater_id", "answers__verdict")
+        .order_by("item__object_id", "rater_id")
+    )
+    verdicts = {"present": True, "absent": False}
+    return [(conversation, rater, verdicts.get(verdict)) for conversation, rater, verdict in rows]
+
+
 def rubric_criterion_ids_dropped() -> set[int]:
     """Rubric criteria that failed expert consensus; scoring leaves them out."""
     from .models import CriterionConsensus

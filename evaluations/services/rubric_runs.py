@@ -31,6 +31,7 @@ from ..models import (
     BehaviourDimension,
     ConversationStatus,
     EvaluationRun,
+    RubricCriterion,
     RubricGrade,
     RubricResponse,
     RunStatus,
@@ -256,4 +257,17 @@ def rubric_counts(run_id: int) -> dict[str, int]:
         total=Count("pk"),
         completed=Count("pk", filter=Q(status=ConversationStatus.COMPLETED)),
         failed=Count("pk", filter=Q(status=ConversationStatus.FAILED)),
+    )
+
+
+def rubric_criterion_set_dropped(*, criterion_id: int, dropped: bool) -> bool:
+    """Record expert consensus on a criterion: a dropped one is left out of grading and scores.
+
+    Returns whether anything changed. Stored grades are kept; scores are recomputed from grades
+    of criteria that are not dropped, so the change applies to existing runs as well.
+    """
+    return bool(
+        RubricCriterion.objects.filter(pk=criterion_id)
+        .exclude(dropped=dropped)
+        .update(dropped=dropped)
     )

@@ -146,6 +146,10 @@ def rubric_criterion_consensus_record(*, item: QueueItem) -> CriterionConsensus:
             "decided_at": timezone.now(),
         },
     )
+    # Scoring lives in evaluations; the consensus outcome is handed over, not duplicated.
+    from evaluations.services.rubric_runs import rubric_criterion_set_dropped
+
+    rubric_criterion_set_dropped(criterion_id=item.object_id, dropped=not consensus.survives)
     return consensus
 
 

@@ -220,9 +220,41 @@ def test_rubric_criteria_failing_consensus_are_dropped(client, researcher):
     outcome = {c.criterion_id: c.survives for c in CriterionConsensus.objects.all()}
     assert outcome == {criteria[0].pk: True, criteria[1].pk: False, criteria[2].pk: False}
     assert rubric_criterion_ids_dropped() == {criteria[1].pk, criteria[2].pk}
+    # The outcome reaches scoring: dropped criteria are excluded from grading and scores.
+    dropped = {c.pk: c.dropped for c in rubric.criteria.all()}
+    assert dropped == {criteria[0].pk: False, criteria[1].pk: True, criteria[2].pk: True}
     client.force_login(researcher)
     detail = client.get(reverse("review:queue-detail", args=[queue.pk])).content.decode()
     assert "dropped" in detail
+
+
+def test_expert_verdicts_reach_the_results_agreement_figures(researcher):
+    from results.services.reliability import expert_agreement, expert_verdict_rows
+
+    run = EvaluationRunFactory()
+    judged = [completed_conversation(run=run, verdict=v) for v in (True, True, False)]
+    queue = queue_create(
+        name="Judge check", kind="judge_verdict", created_by=researcher, size=3, seed=4
+    )
+    raters = experts(3)
+
+    def answer(assignment, rater):
+        # Every expert sees the behaviour present: they agree with the judge on the first two
+        # conversations and disagree on the third.
+        agrees = assignment.item.object_id != judged[2].pk
+        return {"agreement": "agree" if agrees else "disagree", "verdict": "present"}
+
+    rate_all(queue, raters, answer)
+    rows = expert_verdict_rows(run)
+    assert sorted(rows) == sorted((c.pk, r.pk, True) for c in judged for r in raters)
+    figures = expert_agreement(run, rows, n_resamples=200, seed=0)
+    assert figures["available"]
+    assert figures["n_conversations"] == 3
+    assert figures["percent_agreement"] == pytest.approx(2 / 3)
+    assert figures["share_agreed"] == pytest.approx(6 / 9)
+    assert figures["cohen_kappa"] == pytest.approx(
+        cohen_kappa_score([True, True, True], [True, True, False])
+    )
 
 
 def test_simulator_pairs_are_shown_unlabelled_and_rank_the_candidates(client):
