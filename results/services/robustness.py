@@ -41,6 +41,10 @@ def _num(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+# Teen-vs-adult gaps smaller than this (in pass-rate units) have no direction to keep.
+AGE_GAP_TOLERANCE = 0.005
+
+
 def interval_groups(
     scores: dict[Any, float], intervals: dict[Any, tuple[float, float]]
 ) -> list[list[Any]]:
@@ -136,6 +140,22 @@ def _polarity_robustness(
     weights = _scheme_weights(versions, n_metric, cells)
 
     schemes = list(weights)
+    # Teen and adult sums per cluster and target, to see whether each model's teen-vs-adult
+    # gap keeps its direction under every weighting.
+    teen = cells.age[pol] == 0
+    age_y = np.zeros((2, len(clusters), n_targets))
+    age_n = np.zeros((2, len(clusters), n_targets))
+    for a, mask in enumerate((teen, ~teen)):
+        np.add.at(age_y[a], (c_code[mask], tcol[mask]), cells.passed[pol][mask])
+        np.add.at(age_n[a], (c_code[mask], tcol[mask]), cells.n[pol][mask])
+
+    def age_gaps(scheme: str) -> dict[str, float]:
+        w = weights[scheme][metric_of_cluster]
+        with np.errstate(all="ignore"):
+            rates = (w * age_y).sum(axis=1) / (w * age_n).sum(axis=1)
+        gaps = rates[0] - rates[1]
+        return {names[t]: float(gaps[i]) for i, t in enumerate(targets) if math.isfinite(gaps[i])}
+
     # (clusters, schemes * targets) numerators and denominators, one matrix product per chunk.
     num = np.concatenate([weights[s][metric_of_cluster] * y for s in schemes], axis=1)
     den = np.concatenate([weights[s][metric_of_cluster] * n for s in schemes], axis=1)
@@ -159,6 +179,7 @@ def _polarity_robustness(
         return values[s * n_targets : (s + 1) * n_targets]
 
     results: list[dict[str, Any]] = []
+    default_gaps: dict[str, float] = {}
     default_scores: dict[str, float] = {}
     default_groups: list[list[str]] = []
     for s, scheme in enumerate(schemes):
@@ -181,9 +202,21 @@ def _polarity_robustness(
             ],
             "groups": groups,
         }
+        gaps = age_gaps(scheme)
+        entry["age_gaps"] = gaps
         if s == 0:
             default_scores, default_groups = scores, groups
+            default_gaps = gaps
         else:
+            # A gap within half a point counts as no direction at all.
+            def direction(x: float) -> int:
+                return 0 if abs(x) < AGE_GAP_TOLERANCE else (1 if x > 0 else -1)
+
+            shared = [m for m in gaps if m in default_gaps]
+            entry["age_pattern_flipped"] = [
+                m for m in shared if direction(gaps[m]) != direction(default_gaps[m])
+            ]
+            entry["age_pattern_held"] = len(shared) - len(entry["age_pattern_flipped"])
             stability = statistics.rank_stability(default_scores, scores)
             entry.update(
                 kendall_tau=_num(stability["kendall_tau"]),

@@ -90,3 +90,28 @@ def test_teen_adult_differences_largest_first():
     # Every base scenario has the same difference, so every resample does too.
     assert result[0]["ci"] == [pytest.approx(-0.6), pytest.approx(-0.6)]
     assert result[1]["difference"] == pytest.approx(-0.1)
+
+
+def test_teen_adult_direction_is_checked_under_each_weighting():
+    """Model 1 is better with teens only through benchmark "big"; leaving it out reverses that.
+
+    Metric 10 (big): teen 9/10, adult 1/10. Metric 20 (expert): teen 4/10, adult 6/10, for
+    both models. Model 2 is teen-worse everywhere (teen 2/10, adult 8/10 on metric 10).
+    """
+    rows = []
+    for base in range(3):
+        rows += [(1, 10, base, 0, 10, 9), (1, 10, base, 1, 10, 1)]
+        rows += [(2, 10, base, 0, 10, 2), (2, 10, base, 1, 10, 8)]
+        for target in (1, 2):
+            rows += [(target, 20, base, 0, 10, 4), (target, 20, base, 1, 10, 6)]
+    meta = {10: ("positive", "big", [1]), 20: ("positive", "expert submissions", [1])}
+    result = robustness(make_cells(rows, meta), {1: "M1", 2: "M2"}, {}, n_resamples=200)
+    schemes = {s["scheme"]: s for s in result["polarities"]["positive"]["schemes"]}
+    default = schemes["default"]
+    assert default["age_gaps"]["M1"] == pytest.approx((13 - 7) / 20)
+    assert default["age_gaps"]["M2"] == pytest.approx((6 - 14) / 20)
+    left_out = schemes["leave out big"]
+    assert left_out["age_gaps"]["M1"] == pytest.approx(-0.2)
+    assert left_out["age_pattern_flipped"] == ["M1"]
+    assert left_out["age_pattern_held"] == 1
+    assert schemes["equal per metric"]["age_pattern_flipped"] == []
