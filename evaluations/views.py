@@ -7,7 +7,7 @@ from django.views import View
 from django.views.generic import DetailView, ListView, TemplateView
 
 from core.exceptions import ApplicationError
-from core.roles import Role, RoleRequiredMixin
+from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.models import MetricVersion, Release
 
 from .forms import RunCreateForm, ScenarioForm
@@ -166,6 +166,11 @@ class RunListView(RoleRequiredMixin, ListView):
     context_object_name = "runs"
     paginate_by = 25
     queryset = EvaluationRun.objects.select_related("release").prefetch_related("targets")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["can_create"] = user_has_role(self.request.user, *RunCreateView.required_roles)
+        return context
 
 
 class RunDetailView(RoleRequiredMixin, DetailView):

@@ -141,3 +141,18 @@ def test_run_pages_for_maintainers_with_live_progress(client_for, maintainer, re
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED
     assert runs.run_check_finished(run_id=run.pk) is False
+
+
+def test_run_list_links_to_the_new_run_form_for_maintainers_only(
+    client_for, maintainer, researcher
+):
+    from django.urls import reverse
+
+    create = reverse("evaluations:run-create")
+    compare = reverse("evaluations:run-compare")
+    page = client_for(maintainer).get(reverse("evaluations:run-list")).content.decode()
+    assert create in page
+    assert compare in page
+    page = client_for(researcher).get(reverse("evaluations:run-list")).content.decode()
+    assert create not in page
+    assert compare in page
