@@ -1,6 +1,14 @@
-"""Formatting of rates and intervals: one place, so every page prints them the same way."""
+"""Formatting of rates and intervals: one place, so every page prints them the same way.
+
+Every published figure is rendered by ``{% estimate e %}``: the value, its interval, its n and
+what was excluded, or "not enough data" where the figure cannot be supported.
+"""
+
+from collections.abc import Mapping
 
 from django import template
+
+from results.estimates import Estimate
 
 register = template.Library()
 
@@ -28,3 +36,48 @@ def interval(low, high, percent: bool = True) -> str:
     if percent:
         return f"[{float(low) * 100:.1f} %, {float(high) * 100:.1f} %]"
     return f"[{float(low):.3f}, {float(high):.3f}]"
+
+
+def format_figure(value: float | None, unit: str) -> str:
+    """One number in the unit's own notation: percent, percentage points, or a coefficient."""
+    if value is None:
+        return "—"
+    if unit == "proportion":
+        return f"{value * 100:.1f} %"
+    if unit == "difference":
+        return f"{value * 100:+.1f} pp"
+    if unit == "count":
+        return f"{value:,.0f}"
+    return f"{value:.3f}"
+
+
+def as_estimate(value) -> Estimate | None:
+    if isinstance(value, Estimate):
+        return value
+    if isinstance(value, Mapping):
+        return Estimate.from_dict(value)
+    return None
+
+
+@register.filter
+def figure(e) -> str:
+    """The value of an estimate alone, e.g. for a chart label ("—" when not defined)."""
+    est = as_estimate(e)
+    return format_figure(est.value if est else None, est.unit if est else "proportion")
+
+
+@register.inclusion_tag("results/_estimate.html")
+def estimate(e, compact: bool = False, label: str = "") -> dict:
+    """Render an Estimate (or its stored dict): value, interval, n, exclusions."""
+    est = as_estimate(e)
+    if est is None:
+        est = Estimate.insufficient(reason="not computed")
+    return {
+        "e": est,
+        "compact": compact,
+        "label": label,
+        "value": format_figure(est.value, est.unit),
+        "low": format_figure(est.low, est.unit),
+        "high": format_figure(est.high, est.unit),
+        "confidence": f"{est.confidence * 100:.0f} %",
+    }
