@@ -7,6 +7,8 @@ Public pages read only these rows. They are derived data, rebuilt as a whole by
 from django.db import models
 from django.db.models import Q
 
+from results.estimates import Estimate
+
 
 class SummaryLevel(models.TextChoices):
     OVERALL = "overall", "Overall"
@@ -96,6 +98,20 @@ class PassRateSummary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id} {self.target_id} {self.level} {self.polarity} {self.age_context}"
+
+    @property
+    def estimate(self) -> Estimate:
+        """This pass rate as the estimate every page renders (``{% estimate row.estimate %}``)."""
+        if not self.n_conversations:
+            return Estimate.insufficient(n=0, reason="no conversations")
+        return Estimate(
+            value=self.rate,
+            low=self.ci_low,
+            high=self.ci_high,
+            method="cluster bootstrap over base scenarios",
+            n=self.n_conversations,
+            n_clusters=self.n_clusters,
+        )
 
 
 class RunAnalysis(models.Model):
