@@ -4,20 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0002_request_leases_and_limit_wait'),
+        ("llm", "0002_request_leases_and_limit_wait"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='llmcall',
-            name='finish_reason',
-            field=models.CharField(blank=True, help_text='As the endpoint sent it: "stop", "length"…', max_length=32),
+            model_name="llmcall",
+            name="finish_reason",
+            field=models.CharField(
+                blank=True, help_text='As the endpoint sent it: "stop", "length"…', max_length=32
+            ),
         ),
         migrations.AddField(
-            model_name='modelconfiguration',
-            name='structured_output',
-            field=models.CharField(choices=[('json_schema', 'JSON schema (OpenAI, vLLM, llama.cpp server, Ollama)'), ('json_object', 'JSON object (any JSON, fields described in the prompt)'), ('prompt', 'Prompt only (no response_format sent)')], default='json_schema', help_text='For judge, simulator and other structured calls. Fall back to JSON object or prompt only when the server rejects or ignores json_schema response formats.', max_length=12),
+            model_name="modelconfiguration",
+            name="structured_output",
+            field=models.CharField(
+                choices=[
+                    ("json_schema", "JSON schema (OpenAI, vLLM, llama.cpp server, Ollama)"),
+                    ("json_object", "JSON object (any JSON, fields described in the prompt)"),
+                    ("prompt", "Prompt only (no response_format sent)"),
+                ],
+                default="json_schema",
+                help_text="For judge, simulator and other structured calls. Fall back to JSON object or prompt only when the server rejects or ignores json_schema response formats.",
+                max_length=12,
+            ),
         ),
     ]

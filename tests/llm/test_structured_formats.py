@@ -41,7 +41,8 @@ def test_json_schema_response_format_carries_the_schema_and_the_prompt_does_not(
     assert sent["json_schema"]["strict"] is False
 
     system = fake_openai.last_request.messages[0]["content"]
-    assert "$defs" not in system and "$ref" not in system and '"properties"' not in system
+    for raw_schema_word in ("$defs", "$ref", '"properties"'):
+        assert raw_schema_word not in system
     assert '"evidence": a list of objects' in system
     assert '"turn": an integer ≥ 1 (required)' in system
     assert '{"present": true, "justification": "…", "evidence": [{"turn": 1' in system
@@ -73,9 +74,7 @@ def test_the_example_shape_uses_defaults_so_a_simulated_user_is_not_told_to_stop
     [(StructuredMode.JSON_OBJECT, {"type": "json_object"}), (StructuredMode.PROMPT, None)],
 )
 def test_configurations_fall_back_to_json_object_or_prompt_only(fake_openai, mode, expected):
-    configuration = ModelConfigurationFactory(
-        base_url=fake_openai.base_url, structured_output=mode
-    )
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url, structured_output=mode)
     fake_openai.enqueue(json=VALID)
     assert judge(configuration).output.justification == VALID["justification"]
     assert fake_openai.last_request.param("response_format") == expected
