@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import rubric_views, views
 
 app_name = "evaluations"
 
@@ -28,6 +28,12 @@ urlpatterns = [
         "releases/<int:pk>/demographics/",
         views.ReleaseDemographicsView.as_view(),
         name="release-demographics",
+    ),
+    path("rubric-items/import/", rubric_views.RubricImportView.as_view(), name="rubric-import"),
+    path(
+        "rubric-items/export/healthbench/",
+        rubric_views.RubricExportView.as_view(),
+        name="rubric-export-healthbench",
     ),
     path("runs/", views.RunListView.as_view(), name="run-list"),
     path("runs/new/", views.RunCreateView.as_view(), name="run-create"),

@@ -28,7 +28,6 @@ from llm.models import ModelRole
 from .. import prompts
 from ..models import (
     Acuity,
-    BehaviourDimension,
     ConversationStatus,
     EvaluationRun,
     RubricCriterion,
@@ -37,6 +36,7 @@ from ..models import (
     RunStatus,
 )
 from ..rubric import aggregate_score, item_score
+from ..rubric_dimensions import dimension_labels as dimension_labels_read
 from ..schemas import RubricGradeSet
 from .simulation import create_unless_present, stable_seed
 
@@ -226,12 +226,12 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
                 per_dimension[response.target_id][dimension].append(
                     item_score([g.criterion.points for g in mine], [g.met for g in mine])
                 )
-    dimension_labels = dict(BehaviourDimension.choices)
+    dimension_labels = dimension_labels_read()
     acuity_labels = dict(Acuity.choices)
     for target_id, scores in by_target.items():
         scores.overall = _mean(overall[target_id])
         scores.by_dimension = [
-            (dimension_labels[d], aggregate_score(v), len(v))
+            (dimension_labels.get(d, d), aggregate_score(v), len(v))
             for d, v in sorted(per_dimension[target_id].items())
         ]
         scores.by_acuity = [
