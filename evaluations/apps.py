@@ -7,4 +7,9 @@ class EvaluationsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the offline demo model's content for the evaluation schemas.
+        from django.db.models.signals import post_migrate
+
         from . import offline  # noqa: F401
+        from .rubric_dimensions import dimension_rows_ensure
+
+        post_migrate.connect(dimension_rows_ensure, sender=self)

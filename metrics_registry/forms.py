@@ -124,3 +124,20 @@ class MetricStatusForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 1, "class": "form-control form-control-sm"}),
         help_text="Shown publicly in the validation history; required when retiring.",
     )
+
+
+class MetricMappingForm(forms.Form):
+    """Completes an imported metric that arrived without subareas or a label category."""
+
+    subareas = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    label_category = forms.ChoiceField()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["subareas"].choices = [
+            (area.name, [(s.slug, s.name) for s in area.subareas.all()])
+            for area in area_list_with_subareas()
+        ]
+        self.fields["label_category"].choices = [
+            (c.slug, f"{c.name} ({c.polarity})") for c in label_category_list()
+        ]

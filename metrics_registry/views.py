@@ -16,6 +16,7 @@ from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, Release
 from .models import MetricVersion, ValidationStatus
 from .selectors import (
     area_list_with_subareas,
+    label_category_list,
     metric_current_version,
     metric_list,
     metric_status_history,
@@ -283,6 +284,12 @@ class MetricImportView(RoleRequiredMixin, FormView):
     required_roles = (Role.RESEARCHER, Role.MAINTAINER)
     template_name = "metrics_registry/metric_import.html"
     form_class = MetricImportForm
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["areas"] = area_list_with_subareas()
+        context["label_categories"] = label_category_list()
+        return context
 
     def form_valid(self, form):
         data = form.cleaned_data

@@ -1,6 +1,5 @@
 """Shared fixtures: users per role, logged-in clients, and a real Celery worker process."""
 
-import importlib
 import os
 import subprocess
 import sys
@@ -207,24 +206,4 @@ def _release_guards_present(request, django_db_blocker):
         if guards_installed(connection) != set(TRIGGER_NAMES):
             with connection.schema_editor() as editor:
                 guards_install(editor)
-    yield
-
-
-@pytest.fixture(autouse=True)
-def _rubric_dimensions_present(request, django_db_blocker):
-    """Transactional tests flush the dimension vocabulary the data migration seeded; seed it
-    again (idempotently) before a test that uses the database."""
-    if "django_db_setup" not in request.fixturenames:
-        yield
-        return
-    from django.apps import apps
-
-    from evaluations.models import RubricDimension
-
-    with django_db_blocker.unblock():
-        if not RubricDimension.objects.exists():
-            migration = importlib.import_module(
-                "evaluations.migrations.0003_rubric_dimensions_healthbench_metadata"
-            )
-            migration.seed_dimensions(apps, None)
     yield

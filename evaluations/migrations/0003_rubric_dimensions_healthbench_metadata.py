@@ -2,54 +2,11 @@
 
 from django.db import migrations, models
 
-MHB = "MentalHealthBench"
-HB = "HealthBench"
-# (slug, name, frameworks, description): the vocabulary at the time of this migration.
-DIMENSIONS = [
-    ("context_seeking", "Seeking relevant context", [MHB], ""),
-    ("acknowledging_distress", "Acknowledging distress", [MHB], ""),
-    ("user_agency", "Preserving user agency", [MHB], ""),
-    ("actionable_guidance", "Actionable guidance", [MHB], ""),
-    ("safety_escalation", "Safety and escalation", [MHB], ""),
-    ("accuracy", "Accuracy", [MHB, HB], "Correct, and in line with professional consensus."),
-    ("boundaries", "Appropriate boundaries", [MHB], ""),
-    ("no_unsupported_assumptions", "Avoiding unsupported assumptions", [MHB], ""),
-    ("tone_empathy", "Tone and empathy", [MHB], ""),
-    ("professional_referral", "Referral to professional help", [MHB], ""),
-    ("completeness", "Completeness", [HB], "Covers what the person needs to act safely."),
-    (
-        "context_awareness",
-        "Context awareness",
-        [HB],
-        "Uses the context given and asks for what is missing when it matters.",
-    ),
-    (
-        "communication_quality",
-        "Communication quality",
-        [HB],
-        "Clear, well organised, and worded for this reader.",
-    ),
-    (
-        "instruction_following",
-        "Instruction following",
-        [HB],
-        "Does what the person explicitly asked, in the form asked.",
-    ),
-]
+from evaluations.rubric_dimensions import dimension_rows_ensure
 
 
 def seed_dimensions(apps, schema_editor):
-    RubricDimension = apps.get_model("evaluations", "RubricDimension")
-    for position, (slug, name, frameworks, description) in enumerate(DIMENSIONS):
-        RubricDimension.objects.update_or_create(
-            slug=slug,
-            defaults={
-                "name": name,
-                "frameworks": frameworks,
-                "description": description,
-                "position": position,
-            },
-        )
+    dimension_rows_ensure(apps=apps)
 
 
 class Migration(migrations.Migration):
