@@ -1,4 +1,5 @@
-"""Researcher pages for rubric items: import (HealthBench or our own lines) and export."""
+"""Researcher pages for rubric items (import from HealthBench or our own lines, export) and
+the Inspect AI download of a release."""
 
 from django.contrib import messages
 from django.http import StreamingHttpResponse
@@ -7,10 +8,16 @@ from django.views.generic import FormView
 
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
+from metrics_registry.views import ReleaseObjectMixin
 
 from .forms import RubricImportForm
 from .models import RubricItem
 from .rubric_dimensions import dimension_choices
+from .services.inspect_export import (
+    INSPECT_CONTENT_TYPE,
+    release_inspect_lines,
+    rubric_inspect_lines,
+)
 from .services.rubric_exports import (
     HEALTHBENCH_CONTENT_TYPE,
     healthbench_jsonl,
@@ -69,4 +76,19 @@ class RubricExportView(RoleRequiredMixin, View):
             content_type=HEALTHBENCH_CONTENT_TYPE,
         )
         response["Content-Disposition"] = 'attachment; filename="rubric-items-healthbench.jsonl"'
+        return response
+
+
+class ReleaseInspectExportView(ReleaseObjectMixin, View):
+    """/registry/releases/<version>/export/inspect/ (?kind=rubric for the rubric items)."""
+
+    def get(self, request, version: str):
+        release = self.get_release()
+        if request.GET.get("kind") == "rubric":
+            lines, name = rubric_inspect_lines(), "rubric-items"
+        else:
+            lines, name = release_inspect_lines(release), "scenarios"
+        response = StreamingHttpResponse(lines, content_type=INSPECT_CONTENT_TYPE)
+        filename = f"impactbench-{release.version}-{name}-inspect.jsonl"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
