@@ -13,3 +13,9 @@ class EvaluationsConfig(AppConfig):
         from .rubric_dimensions import dimension_rows_ensure
 
         post_migrate.connect(dimension_rows_ensure, sender=self)
+
+        from metrics_registry.hooks import register_release_download_provider
+
+        from .interop_views import release_run_downloads
+
+        register_release_download_provider(release_run_downloads)

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from evaluations.rubric_views import ReleaseInspectExportView
+from evaluations.interop_views import ReleaseInspectExportView
 
 urlpatterns = [
     path("", include("core.urls")),

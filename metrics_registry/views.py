@@ -13,6 +13,7 @@ from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
 
 from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
+from .hooks import release_downloads
 from .models import MetricVersion, ValidationStatus
 from .selectors import (
     area_list_with_subareas,
@@ -155,6 +156,7 @@ class ReleaseDetailView(ReleaseObjectMixin, TemplateView):
             items=release_items(release),
             changelog=release_changelog(release),
             can_edit=user_sees_draft_releases(self.request.user) and not release.is_published,
+            downloads=release_downloads(release),
         )
         return context
 
