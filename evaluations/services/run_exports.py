@@ -23,7 +23,6 @@ from collections.abc import Iterable, Iterator
 from django.db.models import Prefetch
 
 from llm.models import ModelConfiguration
-from metrics_registry.models import Polarity
 from results import statistics
 
 from ..models import Conversation, EvaluationRun, Judgment, RubricGrade, RubricResponse, Turn
@@ -232,7 +231,7 @@ def run_result_rows(run: EvaluationRun) -> list[dict]:
             "metric_key": key,
             "metric_version": number,
             "metric_name": name,
-            "polarity": Polarity(polarity).label,
+            "polarity": polarity,
             "model": model,
             "age_context": age,
             "n": len(cell["passed"]),

@@ -121,3 +121,31 @@ def test_the_larger_limit_is_tried_once_then_reported_as_cut_off(fake_openai, se
         judge(configuration)
     assert fake_openai.request_count == 2
     assert "cut off at max_tokens (100)" in caught.value.message
+
+
+def test_test_this_endpoint_shows_the_raw_reply_and_what_failed(
+    fake_openai, client_for, maintainer
+):
+    from django.urls import reverse
+
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url, max_tokens=16)
+    url = reverse("llm:configuration-test", args=[configuration.pk])
+    client = client_for(maintainer)
+
+    fake_openai.enqueue(json={"ok": True, "word": "harbour"})
+    page = client.post(url).content.decode()
+    assert "Endpoint works" in page
+    assert fake_openai.last_request.param("response_format")["json_schema"]["name"] == (
+        "EndpointCheck"
+    )
+
+    # A server that echoes a schema, then runs out of tokens twice.
+    fake_openai.enqueue(content='{"type": "object", "properties": {}}')
+    fake_openai.enqueue(content='{"ok": tr', finish_reason="length")
+    fake_openai.enqueue(content='{"ok": true, "wo', finish_reason="length")
+    fake_openai.enqueue(content="Sure! Here you go.")
+    page = client.post(url).content.decode()
+    assert "Endpoint test failed" in page
+    assert "cut off at max_tokens (32)" in page
+    assert "Sure! Here you go." in page
+    assert page.count("length") >= 2
