@@ -17,13 +17,14 @@ continues where the last one stopped.
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q, Sum
 
 from core.exceptions import ApplicationError
 from llm.gateway import chat, structured
-from llm.models import ModelRole
+from llm.models import LLMCall, ModelRole
 
 from .. import prompts
 from ..models import (
@@ -248,6 +249,31 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
 
 def rubric_unfinished_exists(run_id: int) -> bool:
     return RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED).exists()
+
+
+def rubric_usage(run_id: int) -> dict:
+    """Calls, tokens and cost of a run's rubric work (target replies and grading), read from
+    the call log through the call ids its rows keep."""
+    call_ids: set[int] = set()
+    for ids in RubricResponse.objects.filter(run_id=run_id).values_list("call_ids", flat=True):
+        call_ids.update(ids or [])
+    for ids in RubricGrade.objects.filter(response__run_id=run_id).values_list(
+        "call_ids", flat=True
+    ):
+        call_ids.update(ids or [])
+    if not call_ids:
+        return {"calls": 0, "tokens": 0, "cost": Decimal(0)}
+    usage = LLMCall.objects.filter(pk__in=call_ids).aggregate(
+        calls=Count("pk"),
+        prompt=Sum("prompt_tokens"),
+        completion=Sum("completion_tokens"),
+        cost=Sum("cost_estimate"),
+    )
+    return {
+        "calls": usage["calls"] or 0,
+        "tokens": (usage["prompt"] or 0) + (usage["completion"] or 0),
+        "cost": usage["cost"] or Decimal(0),
+    }
 
 
 def rubric_counts(run_id: int) -> dict[str, int]:
