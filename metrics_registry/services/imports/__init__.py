@@ -19,10 +19,10 @@ from ..metrics import benchmark_get_or_create, metric_create
 from .parsing import IMPORT_COLUMNS, REQUIRED_COLUMNS, ImportRow, import_file_parse
 from .validation import (
     ImportCandidate,
-    _criterion_key,
-    _existing_criteria,
-    _row_validate,
-    _Vocabulary,
+    Vocabulary,
+    criterion_key,
+    existing_criteria,
+    row_validate,
 )
 
 __all__ = [
@@ -125,32 +125,32 @@ def metrics_import(
     benchmark = Benchmark.objects.select_for_update().filter(slug=slug).first()
     if benchmark is None:
         report.notes.append(f'Benchmark "{slug}" is new and will be created.')
-    subareas = _Vocabulary(
+    subareas = Vocabulary(
         list(Subarea.objects.values_list("slug", "name")), kind="subarea", plural="subareas"
     )
-    categories = _Vocabulary(
+    categories = Vocabulary(
         list(LabelCategory.objects.values_list("slug", "name")),
         kind="label category",
         plural="label categories",
     )
-    existing = _existing_criteria(benchmark)
+    existing = existing_criteria(benchmark)
     seen_in_file: dict[str, int] = {}
 
     for row in rows:
-        result = _row_validate(row, subareas, categories)
+        result = row_validate(row, subareas, categories)
         if isinstance(result, str):
             report.errors.append(ImportProblem(row.number, result))
             continue
-        criterion_key = _criterion_key(result.criterion)
-        if criterion_key in seen_in_file:
+        folded = criterion_key(result.criterion)
+        if folded in seen_in_file:
             report.duplicates.append(
-                ImportProblem(row.number, f"same criterion as row {seen_in_file[criterion_key]}")
+                ImportProblem(row.number, f"same criterion as row {seen_in_file[folded]}")
             )
             continue
-        seen_in_file[criterion_key] = row.number
-        if criterion_key in existing:
+        seen_in_file[folded] = row.number
+        if folded in existing:
             report.duplicates.append(
-                ImportProblem(row.number, f"already imported as {existing[criterion_key]}")
+                ImportProblem(row.number, f"already imported as {existing[folded]}")
             )
             continue
         report.candidates.append(result)

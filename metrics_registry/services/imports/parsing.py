@@ -33,7 +33,7 @@ class ImportRow:
     data: dict[str, Any]
 
 
-def _text(value: Any) -> str:
+def cell_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, list | dict):
@@ -133,7 +133,7 @@ def _weights_apply(rows: list[ImportRow], weights: dict, notes: list[str]) -> li
     by_name = {fold(str(name)): value for name, value in weights.items()}
     used: set[str] = set()
     for row in rows:
-        name = fold(_text(row.data.get("name")))
+        name = fold(cell_text(row.data.get("name")))
         if name in by_name and "__invalid__" not in row.data:
             row.data.setdefault("weight", by_name[name])
             used.add(name)

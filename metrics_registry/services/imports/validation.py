@@ -7,7 +7,7 @@ from typing import Any
 from django.utils.text import slugify
 
 from ...models import AgeContexts, Benchmark, MetricVersion
-from .parsing import ImportRow, _text, fold
+from .parsing import ImportRow, cell_text, fold
 
 POLARITY_WORDS = {
     "positive": "positive",
@@ -39,11 +39,11 @@ class ImportCandidate:
         return not self.subarea_slugs or not self.label_category_slug
 
 
-def _criterion_key(criterion: str) -> str:
+def criterion_key(criterion: str) -> str:
     return " ".join(criterion.casefold().split())
 
 
-class _Vocabulary:
+class Vocabulary:
     """Resolves slugs or display names (any spelling) to slugs, suggesting near misses and
     listing the valid values when nothing is close."""
 
@@ -72,16 +72,16 @@ class _Vocabulary:
         return f'unknown {self.kind} "{value}"{hint} Valid {self.plural}: {valid}'
 
 
-def _row_validate(
-    row: ImportRow, subareas: _Vocabulary, categories: _Vocabulary
+def row_validate(
+    row: ImportRow, subareas: Vocabulary, categories: Vocabulary
 ) -> ImportCandidate | str:
     """A candidate, or the reasons (joined) why the row cannot be imported."""
     data = row.data
     if "__invalid__" in data:
         return "the entry is not an object with metric fields"
     reasons = []
-    name = _text(data.get("name"))
-    criterion = _text(data.get("criterion"))
+    name = cell_text(data.get("name"))
+    criterion = cell_text(data.get("criterion"))
     if not criterion:
         reasons.append("missing criterion")
     if not name:
@@ -89,7 +89,7 @@ def _row_validate(
     elif len(name) > 200:
         reasons.append(f"name is too long ({len(name)} characters, at most 200)")
 
-    raw_polarity = _text(data.get("polarity"))
+    raw_polarity = cell_text(data.get("polarity"))
     polarity = POLARITY_WORDS.get(raw_polarity.casefold())
     if not raw_polarity:
         reasons.append("missing polarity (positive or negative)")
@@ -98,9 +98,9 @@ def _row_validate(
 
     raw_subareas = data.get("subareas")
     if isinstance(raw_subareas, list):
-        subarea_values = [_text(value) for value in raw_subareas]
+        subarea_values = [cell_text(value) for value in raw_subareas]
     else:
-        subarea_values = _text(raw_subareas).split(";")
+        subarea_values = cell_text(raw_subareas).split(";")
     subarea_values = [value for value in (v.strip() for v in subarea_values) if value]
     subarea_slugs: list[str] = []
     for value in subarea_values:
@@ -110,14 +110,14 @@ def _row_validate(
         elif slug not in subarea_slugs:
             subarea_slugs.append(slug)
 
-    raw_category = _text(data.get("label_category"))
+    raw_category = cell_text(data.get("label_category"))
     category = categories.resolve(raw_category) if raw_category else ""
     if category is None:
         reasons.append(categories.unknown(raw_category))
 
     weight = _weight(data.get("weight"), reasons)
 
-    age_contexts = _text(data.get("age_contexts")).casefold() or AgeContexts.BOTH
+    age_contexts = cell_text(data.get("age_contexts")).casefold() or AgeContexts.BOTH
     if age_contexts not in AgeContexts.values:
         reasons.append(f'bad age_contexts "{age_contexts}": use teen, adult or both')
 
@@ -130,15 +130,15 @@ def _row_validate(
         polarity=polarity,
         subarea_slugs=tuple(subarea_slugs),
         label_category_slug=category,
-        rubric_notes=_text(data.get("rubric_notes")),
+        rubric_notes=cell_text(data.get("rubric_notes")),
         age_contexts=age_contexts,
-        source_reference=_text(data.get("source_reference")),
+        source_reference=cell_text(data.get("source_reference")),
         weight=weight,
     )
 
 
 def _weight(raw: Any, reasons: list[str]) -> float | None:
-    text = _text(raw)
+    text = cell_text(raw)
     if not text:
         return None
     try:
@@ -152,11 +152,11 @@ def _weight(raw: Any, reasons: list[str]) -> float | None:
     return value
 
 
-def _existing_criteria(benchmark: Benchmark | None) -> dict[str, str]:
+def existing_criteria(benchmark: Benchmark | None) -> dict[str, str]:
     """Criteria of every version of the benchmark's metrics, so revised metrics still match."""
     if benchmark is None:
         return {}
     versions = MetricVersion.objects.filter(metric__benchmark=benchmark).values_list(
         "criterion", "metric__key"
     )
-    return {_criterion_key(criterion): key for criterion, key in versions}
+    return {criterion_key(criterion): key for criterion, key in versions}
