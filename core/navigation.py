@@ -68,6 +68,12 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.RESEARCHER, Role.MAINTAINER),
         "upload",
     ),
+    NavItem(
+        "Import rubric items",
+        "evaluations:rubric-import",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "upload",
+    ),
     NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
 ]
 

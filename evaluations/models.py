@@ -332,17 +332,31 @@ class Judgment(models.Model):
 # --- Rubric items: the second benchmark form ----------------------------------------------------
 
 
-class BehaviourDimension(models.TextChoices):
-    CONTEXT_SEEKING = "context_seeking", "Seeking relevant context"
-    ACKNOWLEDGING_DISTRESS = "acknowledging_distress", "Acknowledging distress"
-    USER_AGENCY = "user_agency", "Preserving user agency"
-    ACTIONABLE_GUIDANCE = "actionable_guidance", "Actionable guidance"
-    SAFETY_ESCALATION = "safety_escalation", "Safety and escalation"
-    ACCURACY = "accuracy", "Accuracy"
-    BOUNDARIES = "boundaries", "Appropriate boundaries"
-    NO_UNSUPPORTED_ASSUMPTIONS = "no_unsupported_assumptions", "Avoiding unsupported assumptions"
-    TONE_EMPATHY = "tone_empathy", "Tone and empathy"
-    PROFESSIONAL_REFERRAL = "professional_referral", "Referral to professional help"
+class RubricDimension(models.Model):
+    """A behaviour dimension rubric criteria are tagged with: vocabulary kept as data.
+
+    Seeded with MentalHealthBench's ten dimensions and HealthBench's five axes (accuracy is
+    shared); a maintainer can add more in the admin without a code change.
+    """
+
+    slug = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    frameworks = models.JSONField(
+        default=list, blank=True, help_text='Benchmarks using it, e.g. ["HealthBench"].'
+    )
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CriterionOrigin(models.TextChoices):
+    PLATFORM = "platform", "Written on the platform (counts after expert consensus)"
+    PUBLISHED = "published", "Imported from a published benchmark (validated by its source)"
 
 
 class Acuity(models.TextChoices):
@@ -372,12 +386,28 @@ class RubricItem(TimeStampedModel):
     messages = models.JSONField(
         help_text='[{"role": "user"|"assistant", "content": "..."}], ending with a user message.'
     )
-    acuity = models.CharField(max_length=12, choices=Acuity.choices, db_index=True)
-    population = models.CharField(max_length=10, choices=Population.choices, db_index=True)
+    acuity = models.CharField(
+        max_length=12, choices=Acuity.choices, blank=True, db_index=True, help_text="Optional."
+    )
+    population = models.CharField(
+        max_length=10, choices=Population.choices, blank=True, db_index=True, help_text="Optional."
+    )
     language = models.CharField(
         max_length=16, default="en", help_text="BCP 47 tag, e.g. en, pt-BR."
     )
     source = models.CharField(max_length=200, blank=True)
+    source_format = models.CharField(
+        max_length=20, default="impactbench", help_text='"impactbench" or "healthbench".'
+    )
+    external_id = models.CharField(
+        max_length=200, blank=True, help_text="The identifier in the source file (prompt_id)."
+    )
+    metadata = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Kept from the source row: HealthBench's example_tags (themes, physician "
+        "categories) and ideal_completions_data, and any other field it carried.",
+    )
 
     class Meta:
         ordering = ["key"]
@@ -398,7 +428,15 @@ class RubricCriterion(models.Model):
         validators=[MinValueValidator(-10), MaxValueValidator(10)],
         help_text="−10..+10, not 0: positive rewards, negative penalises.",
     )
-    dimension = models.CharField(max_length=32, choices=BehaviourDimension.choices)
+    dimension = models.CharField(
+        max_length=40, help_text="A RubricDimension slug (checked on import and in forms)."
+    )
+    tags = models.JSONField(
+        default=list, blank=True, help_text='As in the source, e.g. ["level:example", "axis:..."].'
+    )
+    origin = models.CharField(
+        max_length=10, choices=CriterionOrigin.choices, default=CriterionOrigin.PLATFORM
+    )
     dropped = models.BooleanField(
         default=False,
         help_text="Dropped by expert consensus: still shown, left out of grading and scores.",
@@ -419,6 +457,17 @@ class RubricCriterion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id}#{self.position} ({self.points:+d})"
+
+    @property
+    def dimension_name(self) -> str:
+        from .rubric_dimensions import dimension_label
+
+        return dimension_label(self.dimension)
+
+    @property
+    def source_validated(self) -> bool:
+        """Imported from a published benchmark: counts without platform consensus."""
+        return self.origin == CriterionOrigin.PUBLISHED
 
 
 class RubricResponse(TimeStampedModel):

@@ -10,7 +10,7 @@ from django.utils import timezone
 from metrics_registry.models import MetricVersion, Release
 
 from .models import EvaluationRun, Scenario
-from .services.rubric_runs import rubric_counts
+from .services.rubric_runs import rubric_counts, rubric_usage
 
 AGE_BANDS = ((13, 15), (16, 17), (18, 24), (25, 39), (40, 59), (60, 120))
 
@@ -102,15 +102,19 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
     per_minute = done / elapsed * 60 if elapsed > 0 and done else None
     remaining = run.conversations_remaining
     rubric = rubric_counts(run.pk)
+    # Rubric-only runs made real calls too; they count in the run's totals.
+    rubric_spent = rubric_usage(run.pk) if rubric["total"] else None
     eta = remaining / per_minute * 60 if per_minute and not run.is_finished else None
     return RunProgress(
         total=run.conversations_total,
         completed=run.conversations_completed,
         failed=run.conversations_failed,
         remaining=remaining,
-        calls=usage["calls"] or 0,
-        tokens=(usage["prompt"] or 0) + (usage["completion"] or 0),
-        cost=usage["cost"] or Decimal(0),
+        calls=(usage["calls"] or 0) + (rubric_spent["calls"] if rubric_spent else 0),
+        tokens=(usage["prompt"] or 0)
+        + (usage["completion"] or 0)
+        + (rubric_spent["tokens"] if rubric_spent else 0),
+        cost=(usage["cost"] or Decimal(0)) + (rubric_spent["cost"] if rubric_spent else 0),
         elapsed_seconds=elapsed,
         per_minute=per_minute,
         eta_seconds=eta,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import interop_views, views
 
 app_name = "evaluations"
 
@@ -29,9 +29,18 @@ urlpatterns = [
         views.ReleaseDemographicsView.as_view(),
         name="release-demographics",
     ),
+    path("rubric-items/import/", interop_views.RubricImportView.as_view(), name="rubric-import"),
+    path(
+        "rubric-items/export/healthbench/",
+        interop_views.RubricExportView.as_view(),
+        name="rubric-export-healthbench",
+    ),
     path("runs/", views.RunListView.as_view(), name="run-list"),
     path("runs/new/", views.RunCreateView.as_view(), name="run-create"),
     path("runs/compare/", views.RunCompareView.as_view(), name="run-compare"),
     path("runs/<int:pk>/", views.RunDetailView.as_view(), name="run-detail"),
+    path(
+        "runs/<int:pk>/export/<str:fmt>/", interop_views.RunExportView.as_view(), name="run-export"
+    ),
     path("runs/<int:pk>/<slug:action>/", views.RunActionView.as_view(), name="run-action"),
 ]

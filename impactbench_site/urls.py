@@ -3,8 +3,16 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from evaluations.interop_views import ReleaseInspectExportView
+
 urlpatterns = [
     path("", include("core.urls")),
+    # Scenarios belong to evaluations; the download sits beside the release's other exports.
+    path(
+        "registry/releases/<str:version>/export/inspect/",
+        ReleaseInspectExportView.as_view(),
+        name="release-export-inspect",
+    ),
     path("registry/", include("metrics_registry.urls")),
     path("submissions/", include("submissions.urls")),
     path("review/", include("review.urls")),

@@ -3,7 +3,7 @@ from crispy_forms.layout import Fieldset, Layout, Submit
 from django import forms
 from django.db import models
 
-from .models import ModelConfiguration, ModelRole
+from .models import ModelConfiguration, ModelRole, StructuredMode
 
 
 def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:
@@ -42,6 +42,7 @@ class ModelConfigurationForm(forms.ModelForm):
             "seed",
             "extra_params",
             "system_prompt",
+            "structured_output",
             "price_per_million_input_tokens",
             "price_per_million_output_tokens",
             "max_concurrency",
@@ -55,12 +56,17 @@ class ModelConfigurationForm(forms.ModelForm):
             "extra_params": forms.Textarea(attrs={"rows": 2}),
         }
 
+    def clean_structured_output(self) -> str:
+        return self.cleaned_data.get("structured_output") or StructuredMode.JSON_SCHEMA
+
     def clean_extra_params(self) -> dict:
         # An emptied box means "no extra parameters", not null.
         return self.cleaned_data.get("extra_params") or {}
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        # Scripts and older clients posting without it get the default, not an error.
+        self.fields["structured_output"].required = False
         if self.instance.pk and not self.is_bound:
             assignments = list(self.instance.role_assignments.all())
             self.initial["roles"] = [a.role for a in assignments]
@@ -76,6 +82,7 @@ class ModelConfigurationForm(forms.ModelForm):
                 "seed",
                 "extra_params",
                 "system_prompt",
+                "structured_output",
             ),
             Fieldset(
                 "Cost and limits",

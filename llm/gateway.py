@@ -227,12 +227,15 @@ def structured(
             )
 
     conversation = list(request.messages)
+    parameters = request.parameters
     reply = None
-    for _ in range(settings.LLM_STRUCTURED_REASKS + 1):
+    reasks = 0
+    enlarged = False
+    while True:
         reply = transport.send(
             configuration=configuration,
             messages=conversation,
-            parameters=request.parameters,
+            parameters=parameters,
             recorder=recorder,
             validate=validate,
         )
@@ -254,6 +257,15 @@ def structured(
                 text=reply.text,
                 output=reply.output,
             )
+        if reply.cut_off and not enlarged:
+            # Showing a model its own truncated JSON teaches it nothing; the same question
+            # with room to finish does. Once only, so a rambling model cannot run up a bill.
+            enlarged = True
+            parameters = {**parameters, "max_tokens": larger_token_limit(parameters)}
+            continue
+        if reasks >= settings.LLM_STRUCTURED_REASKS:
+            break
+        reasks += 1
         conversation = [
             *conversation,
             {"role": "assistant", "content": reply.text},
@@ -272,6 +284,12 @@ def structured(
         validation_error=reply.rejection,
         call_ids=recorder.call_ids,
     )
+
+
+def larger_token_limit(parameters: dict) -> int:
+    """The limit for re-asking a reply that was cut off: twice the one that cut it."""
+    current = parameters.get("max_tokens") or settings.LLM_CUTOFF_DEFAULT_MAX_TOKENS
+    return int(current) * 2
 
 
 def chat_for_role(
@@ -329,6 +347,7 @@ def _record_offline(
         messages=request.messages,
         parameters=request.parameters,
         outcome=CallOutcome.INVALID_OUTPUT if rejection else CallOutcome.SUCCESS,
+        finish_reason="stop",
         response_text=text,
         parsed_json=parsed,
         error_message=rejection,

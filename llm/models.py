@@ -27,6 +27,14 @@ class Provider(models.TextChoices):
     OFFLINE = "offline", "Offline demo model"
 
 
+class StructuredMode(models.TextChoices):
+    """How a configuration is asked for JSON: the strongest request its server understands."""
+
+    JSON_SCHEMA = "json_schema", "JSON schema (OpenAI, vLLM, llama.cpp server, Ollama)"
+    JSON_OBJECT = "json_object", "JSON object (any JSON, fields described in the prompt)"
+    PROMPT = "prompt", "Prompt only (no response_format sent)"
+
+
 class ModelRole(models.TextChoices):
     METRIC_DRAFTER = "metric_drafter", "Metric drafter"
     SCENARIO_WRITER = "scenario_writer", "Scenario writer"
@@ -74,6 +82,13 @@ class ModelConfiguration(TimeStampedModel):
         ),
     )
     system_prompt = models.TextField(blank=True)
+    structured_output = models.CharField(
+        max_length=12,
+        choices=StructuredMode.choices,
+        default=StructuredMode.JSON_SCHEMA,
+        help_text="For judge, simulator and other structured calls. Fall back to JSON object or "
+        "prompt only when the server rejects or ignores json_schema response formats.",
+    )
     api_key_env = models.CharField(
         "API key environment variable",
         max_length=100,
@@ -202,6 +217,9 @@ class LLMCall(models.Model):
     outcome = models.CharField(max_length=20, choices=CallOutcome.choices)
     error_message = models.TextField(blank=True)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    finish_reason = models.CharField(
+        max_length=32, blank=True, help_text='As the endpoint sent it: "stop", "length"…'
+    )
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)

@@ -3,8 +3,6 @@
 Also the validator that turns a reply into the caller's pydantic schema.
 """
 
-import functools
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -14,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from .cache import request_fingerprint
 from .exceptions import LLMError
 from .models import ModelConfiguration, ModelRole
+from .schema_prompt import response_format, schema_instructions
 from .transport import OutputRejected
 
 T = TypeVar("T", bound=BaseModel)
@@ -69,7 +68,7 @@ def prepare_request(
     parameters.update(params)
     parameters["seed"] = effective_seed
     if schema is not None:
-        parameters["response_format"] = {"type": "json_object"}
+        parameters["response_format"] = response_format(schema, configuration.structured_output)
     parameters = {k: v for k, v in parameters.items() if v is not None}
     fingerprint = request_fingerprint(
         configuration=configuration,
@@ -78,17 +77,6 @@ def prepare_request(
         schema_name=schema.__name__ if schema is not None else "",
     )
     return PreparedRequest(composed, parameters, fingerprint, effective_seed)
-
-
-@functools.cache
-def schema_instructions(schema: type[BaseModel]) -> str:
-    # Building a JSON schema costs milliseconds; at hundreds of thousands of calls per release
-    # that is minutes of CPU, and a schema class never changes within a process.
-    return (
-        "Reply with one JSON object and nothing else: no prose, no code fences. "
-        f"It must validate against this JSON schema ({schema.__name__}):\n"
-        + json.dumps(schema.model_json_schema(), ensure_ascii=False)
-    )
 
 
 def json_validator(schema: type[T]):

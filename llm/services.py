@@ -1,10 +1,13 @@
-"""Writes: saving configurations together with the roles they fill."""
+"""Writes: saving configurations together with the roles they fill; testing an endpoint."""
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from django.db import transaction
+from pydantic import BaseModel, Field
 
-from .models import ModelConfiguration, ModelRole, ModelRoleAssignment
+from .exceptions import LLMError, StructuredOutputError
+from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment
 
 
 @transaction.atomic
@@ -39,3 +42,61 @@ def configuration_save(
             defaults={"is_default": role in default_roles},
         )
     return configuration
+
+
+class EndpointCheck(BaseModel):
+    """The one small structured reply "Test this endpoint" asks for."""
+
+    ok: bool = Field(description="Always true.")
+    word: str = Field(min_length=1, max_length=40, description="The word you were given.")
+
+
+@dataclass(frozen=True)
+class EndpointTestResult:
+    ok: bool
+    summary: str
+    raw_reply: str
+    error: str
+    structured_output: str
+    calls: list = field(default_factory=list)
+
+
+def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResult:
+    """One small structured call, uncached, recorded like any other: what came back and what
+    failed (HTTP, JSON, schema or the token limit), for the configuration's page."""
+    from .gateway import structured
+
+    mode = configuration.get_structured_output_display()
+    messages = [{"role": "user", "content": 'Reply with ok true and the word "harbour".'}]
+    try:
+        result = structured(
+            configuration=configuration,
+            messages=messages,
+            schema=EndpointCheck,
+            role=ModelRole.JUDGE,
+            purpose="llm.endpoint_test",
+            use_cache=False,
+        )
+    except StructuredOutputError as error:
+        calls = list(LLMCall.objects.filter(pk__in=error.call_ids).order_by("attempt"))
+        return EndpointTestResult(
+            False,
+            "The endpoint answered, but not with the JSON asked for.",
+            error.raw_text,
+            error.message,
+            mode,
+            calls,
+        )
+    except LLMError as error:
+        calls = list(LLMCall.objects.filter(pk__in=error.call_ids).order_by("attempt"))
+        return EndpointTestResult(False, "The call failed.", "", error.message, mode, calls)
+    calls = list(LLMCall.objects.filter(pk__in=result.call_ids).order_by("attempt"))
+    return EndpointTestResult(
+        True,
+        f"Structured output works ({len(calls)} attempt{'s' if len(calls) != 1 else ''}, "
+        f"{result.latency_ms} ms).",
+        result.text,
+        "",
+        mode,
+        calls,
+    )

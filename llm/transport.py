@@ -47,6 +47,12 @@ class TransportReply:
     completion_tokens: int
     output: Any = None
     rejection: str = ""
+    finish_reason: str = ""
+
+    @property
+    def cut_off(self) -> bool:
+        """The endpoint stopped at the token limit, so the text is a truncated reply."""
+        return self.finish_reason == "length"
 
     @property
     def accepted(self) -> bool:
@@ -252,13 +258,19 @@ def _accept(
         text=text,
         prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
         completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+        finish_reason=str(getattr(choice, "finish_reason", None) or ""),
     )
     parsed_json = None
     if validate is not None:
         try:
             reply.output = validate(text)
         except OutputRejected as exc:
-            reply.rejection = str(exc)
+            # Truncated JSON is not the model's mistake: say so instead of quoting a parser.
+            reply.rejection = (
+                f"cut off at max_tokens ({parameters.get('max_tokens', 'endpoint default')})"
+                if reply.cut_off
+                else str(exc)
+            )
         else:
             parsed_json = _jsonable(reply.output)
     recorder.record(
@@ -269,6 +281,7 @@ def _accept(
         parsed_json=parsed_json,
         error_message=reply.rejection,
         http_status=200,
+        finish_reason=reply.finish_reason,
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
         latency_ms=latency_ms,

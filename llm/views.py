@@ -3,9 +3,10 @@ from datetime import timedelta
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views import View
 from django.views.generic import FormView, ListView
 
 from core.exceptions import ApplicationError
@@ -14,7 +15,7 @@ from core.roles import Role, RoleRequiredMixin
 from .forms import ModelConfigurationForm
 from .models import CallOutcome, ModelConfiguration
 from .selectors import configuration_list_with_usage, llm_call_list
-from .services import configuration_save
+from .services import configuration_save, configuration_test
 
 USAGE_WINDOW = timedelta(hours=24)
 
@@ -71,6 +72,25 @@ class ConfigurationUpdateView(ConfigurationFormMixin, FormView):
     def dispatch(self, request, *args, **kwargs):
         self.instance = get_object_or_404(ModelConfiguration, pk=kwargs["pk"])
         return super().dispatch(request, *args, **kwargs)
+
+
+class ConfigurationTestView(RoleRequiredMixin, View):
+    """ "Test this endpoint": one small structured call, its raw reply and what failed."""
+
+    required_roles = (Role.MAINTAINER,)
+
+    def post(self, request, pk: int):
+        configuration = get_object_or_404(ModelConfiguration, pk=pk)
+        result = configuration_test(configuration=configuration)
+        return render(
+            request,
+            "llm/modelconfiguration_form.html",
+            {
+                "form": ModelConfigurationForm(instance=configuration),
+                "configuration": configuration,
+                "endpoint_test": result,
+            },
+        )
 
 
 class CallFilterForm(forms.Form):

@@ -1,7 +1,6 @@
-import base64
-
 from django import forms
-from django.core import signing
+
+from core.uploads import upload_from_form, upload_stage
 
 from .models import Polarity, ValidationStatus
 from .selectors import (
@@ -11,9 +10,7 @@ from .selectors import (
     subarea_list,
 )
 
-MAX_IMPORT_BYTES = 2 * 1024 * 1024
 STAGED_SALT = "metrics_registry.import"
-STAGED_MAX_AGE = 3600  # seconds a dry-run file stays valid for "Import now"
 
 
 class MetricFilterForm(forms.Form):
@@ -95,29 +92,14 @@ class MetricImportForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        upload = cleaned.get("file")
-        if upload:
-            if upload.size > MAX_IMPORT_BYTES:
-                raise forms.ValidationError("The file is larger than 2 MB; split it into parts.")
-            cleaned["data"] = upload.read()
-            cleaned["filename"] = upload.name
-        elif cleaned.get("staged"):
-            try:
-                staged = signing.loads(cleaned["staged"], salt=STAGED_SALT, max_age=STAGED_MAX_AGE)
-            except signing.BadSignature:
-                raise forms.ValidationError(
-                    "The checked file expired; choose the file again and re-run the check."
-                ) from None
-            cleaned["data"] = base64.b64decode(staged["data"])
-            cleaned["filename"] = staged["name"]
-        else:
-            raise forms.ValidationError("Choose a CSV or JSON file to import.")
+        cleaned["data"], cleaned["filename"] = upload_from_form(
+            cleaned, salt=STAGED_SALT, kinds="CSV or JSON"
+        )
         return cleaned
 
     @staticmethod
     def stage(data: bytes, filename: str) -> str:
-        payload = {"name": filename, "data": base64.b64encode(data).decode()}
-        return signing.dumps(payload, salt=STAGED_SALT, compress=True)
+        return upload_stage(data, filename, salt=STAGED_SALT)
 
     def benchmark_details(self) -> dict[str, str]:
         return {
@@ -142,3 +124,20 @@ class MetricStatusForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 1, "class": "form-control form-control-sm"}),
         help_text="Shown publicly in the validation history; required when retiring.",
     )
+
+
+class MetricMappingForm(forms.Form):
+    """Completes an imported metric that arrived without subareas or a label category."""
+
+    subareas = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    label_category = forms.ChoiceField()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["subareas"].choices = [
+            (area.name, [(s.slug, s.name) for s in area.subareas.all()])
+            for area in area_list_with_subareas()
+        ]
+        self.fields["label_category"].choices = [
+            (c.slug, f"{c.name} ({c.polarity})") for c in label_category_list()
+        ]

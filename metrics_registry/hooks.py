@@ -22,3 +22,23 @@ def contested_metric_ids_kept() -> set[int]:
     for provider in contested_keep_providers:
         kept.update(provider())
     return kept
+
+
+# `release_download_providers`: callables (release) -> [{"label", "url", "format"}] adding
+# downloads other apps own (the evaluations app adds Inspect AI scenarios and run exports)
+# to the release page and its API record. URLs are site-relative.
+ReleaseDownloadProvider = Callable[[object], Iterable[dict]]
+
+release_download_providers: list[ReleaseDownloadProvider] = []
+
+
+def register_release_download_provider(provider: ReleaseDownloadProvider) -> None:
+    if provider not in release_download_providers:
+        release_download_providers.append(provider)
+
+
+def release_downloads(release) -> list[dict]:
+    downloads: list[dict] = []
+    for provider in release_download_providers:
+        downloads.extend(provider(release))
+    return downloads

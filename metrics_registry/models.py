@@ -1,7 +1,7 @@
 import re
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils import timezone
 
@@ -141,6 +141,13 @@ class Metric(models.Model):
         Benchmark, null=True, blank=True, on_delete=models.PROTECT, related_name="metrics"
     )
     source_reference = models.TextField(blank=True)
+    source_weight = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0)],
+        help_text="The weight the source benchmark gives this item (its own scoring weights); "
+        "used by the weighting sensitivity analysis. Blank: the source gives none.",
+    )
     # Denormalised pointer kept by the services so lists can filter on current content in SQL.
     current_version = models.ForeignKey(
         "MetricVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -206,8 +213,14 @@ class MetricVersion(models.Model):
     criterion = models.TextField(help_text="One observable assistant behaviour.")
     polarity = models.CharField(max_length=8, choices=Polarity.choices)
     subareas = models.ManyToManyField(Subarea, related_name="metric_versions")
+    # Blank only for an imported metric that still needs mapping onto the taxonomy; such a
+    # version cannot enter a release (services refuse it).
     label_category = models.ForeignKey(
-        LabelCategory, on_delete=models.PROTECT, related_name="metric_versions"
+        LabelCategory,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="metric_versions",
     )
     rubric_notes = models.TextField(blank=True)
     failure_condition = models.TextField(blank=True)
@@ -236,6 +249,11 @@ class MetricVersion(models.Model):
                 "A metric version cannot be changed once created; create a new version instead."
             )
         super().save(*args, **kwargs)
+
+    @property
+    def needs_mapping(self) -> bool:
+        """Imported without a label category or subareas: a researcher must map it first."""
+        return self.label_category_id is None or not self.subareas.exists()
 
 
 SEMVER_RE = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"

@@ -1,7 +1,7 @@
 """Reading the registry. Visibility rules live here so pages and the API agree."""
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Prefetch, Q, QuerySet
 
 from core.roles import Role, user_has_role
 
@@ -15,6 +15,7 @@ from .models import (
     Release,
     ReleaseItem,
     Subarea,
+    ValidationStatus,
 )
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -162,4 +163,31 @@ def release_items(release: Release) -> QuerySet[ReleaseItem]:
             Prefetch("metric_version__subareas", queryset=Subarea.objects.select_related("area"))
         )
         .order_by("metric__key")
+    )
+
+
+def _unmapped(versions: QuerySet[MetricVersion]) -> QuerySet[MetricVersion]:
+    return versions.annotate(subarea_count=Count("subareas")).filter(
+        Q(label_category__isnull=True) | Q(subarea_count=0)
+    )
+
+
+def version_ids_needing_mapping(version_ids: list[int]) -> set[int]:
+    """Which of these versions lack a label category or subareas (one query)."""
+    if not version_ids:
+        return set()
+    found = _unmapped(MetricVersion.objects.filter(pk__in=version_ids))
+    return set(found.values_list("pk", flat=True))
+
+
+def metrics_needing_mapping() -> QuerySet[MetricVersion]:
+    """Current versions of metrics imported without subareas or a label category, for the
+    researchers who complete them."""
+    current = MetricVersion.objects.filter(metric__current_version=F("pk")).exclude(
+        metric__validation_status=ValidationStatus.RETIRED
+    )
+    return (
+        _unmapped(current)
+        .select_related("metric", "metric__benchmark", "label_category")
+        .order_by("metric__benchmark__name", "metric__key")
     )

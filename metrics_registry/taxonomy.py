@@ -222,3 +222,18 @@ def reference_rows_ensure(sender=None, *, apps=None, using="default", **kwargs) 
                 "position": position,
             },
         )
+
+
+def taxonomy_help_text() -> str:
+    """The valid subareas and label categories as plain text (command help, upload page)."""
+    lines = ["Subareas (slug: name), by area:"]
+    for spec in AREAS:
+        lines.append(f"  {spec['name']}:")
+        lines += [f"    {slug}: {name}" for slug, name, _ in spec["subareas"]]
+    lines.append("Label categories (slug: name, polarity):")
+    lines += [f"  {slug}: {name}, {polarity}" for slug, name, polarity, _ in LABEL_CATEGORIES]
+    lines.append(
+        'Names or slugs in any case; "&" and "and" and punctuation do not matter. Leave '
+        "subareas and label_category blank to import a metric as needing mapping."
+    )
+    return "\n".join(lines)

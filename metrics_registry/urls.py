@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import mapping_views, views
 
 app_name = "metrics_registry"
 
@@ -8,6 +8,11 @@ urlpatterns = [
     path("taxonomy/", views.TaxonomyView.as_view(), name="taxonomy"),
     path("metrics/", views.MetricListView.as_view(), name="metric_list"),
     path("metrics/import/", views.MetricImportView.as_view(), name="metric_import"),
+    path(
+        "metrics/needs-mapping/",
+        mapping_views.MetricsNeedingMappingView.as_view(),
+        name="metrics_needing_mapping",
+    ),
     path("metrics/<str:key>/", views.MetricDetailView.as_view(), name="metric_detail"),
     path(
         "metrics/<str:key>/status/",

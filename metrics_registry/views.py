@@ -13,9 +13,11 @@ from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
 
 from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
+from .hooks import release_downloads
 from .models import MetricVersion, ValidationStatus
 from .selectors import (
     area_list_with_subareas,
+    label_category_list,
     metric_current_version,
     metric_list,
     metric_status_history,
@@ -154,6 +156,7 @@ class ReleaseDetailView(ReleaseObjectMixin, TemplateView):
             items=release_items(release),
             changelog=release_changelog(release),
             can_edit=user_sees_draft_releases(self.request.user) and not release.is_published,
+            downloads=release_downloads(release),
         )
         return context
 
@@ -283,6 +286,12 @@ class MetricImportView(RoleRequiredMixin, FormView):
     required_roles = (Role.RESEARCHER, Role.MAINTAINER)
     template_name = "metrics_registry/metric_import.html"
     form_class = MetricImportForm
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["areas"] = area_list_with_subareas()
+        context["label_categories"] = label_category_list()
+        return context
 
     def form_valid(self, form):
         data = form.cleaned_data

@@ -465,7 +465,10 @@ def priorities_comparison() -> dict:
     priority as a heavy reward). Both are also shown as shares of their total, and ranked;
     Kendall's tau (via `rank_stability`) says how similarly the two groups order dimensions.
     """
-    from evaluations.models import BehaviourDimension, RubricCriterion
+    from evaluations.models import RubricCriterion
+    from evaluations.rubric_dimensions import dimension_choices
+
+    dimensions = dimension_choices()
 
     from .kinds.questions import IMPORTANCE
     from .models import ItemKind
@@ -485,7 +488,7 @@ def priorities_comparison() -> dict:
         clinician_weight[dimension] += abs(points)
 
     user_mean: dict[str, Estimate] = {}
-    for dimension, _label in BehaviourDimension.choices:
+    for dimension, _label in dimensions:
         pairs = [
             (item_id, scale[answers[f"dim_{dimension}"]])
             for item_id, answers in ratings
@@ -506,7 +509,7 @@ def priorities_comparison() -> dict:
     # A dimension no criterion weights has a clinical weight of zero, not an unknown one.
     clinician_share = {
         d: clinician_weight.get(d, 0.0) / clinician_total
-        for d in BehaviourDimension.values
+        for d, _name in dimensions
         if d in clinician_weight or d in user_share
     }
     ranking = (
@@ -515,7 +518,7 @@ def priorities_comparison() -> dict:
         else None
     )
     rows = []
-    for dimension, label in BehaviourDimension.choices:
+    for dimension, label in dimensions:
         if dimension not in user_share and dimension not in clinician_share:
             continue
         rows.append(

@@ -5,6 +5,7 @@
     fake_openai.enqueue(json={"present": True})
     fake_openai.enqueue(delay=1.0)               # slower than the client timeout
     fake_openai.enqueue(close_connection=True)   # drop the socket without answering
+    fake_openai.enqueue(content='{"pres', finish_reason="length")  # cut off at max_tokens
     fake_openai.responder = lambda request: "reply"  # for every unscripted request
     fake_openai.latency = 0.05                    # added to every request
 
@@ -40,6 +41,7 @@ class Behaviour:
     body: Any = None  # a raw JSON body, replacing the chat.completion document
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str = "stop"  # "length": the reply stopped at max_tokens
     responder: Callable[["RecordedRequest"], Any] | None = None
 
 
@@ -186,7 +188,7 @@ class FakeOpenAIServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": behaviour.finish_reason,
                 }
             ],
             "usage": {

@@ -17,18 +17,18 @@ continues where the last one stopped.
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q, Sum
 
 from core.exceptions import ApplicationError
 from llm.gateway import chat, structured
-from llm.models import ModelRole
+from llm.models import LLMCall, ModelRole
 
 from .. import prompts
 from ..models import (
     Acuity,
-    BehaviourDimension,
     ConversationStatus,
     EvaluationRun,
     RubricCriterion,
@@ -37,6 +37,7 @@ from ..models import (
     RunStatus,
 )
 from ..rubric import aggregate_score, item_score
+from ..rubric_dimensions import dimension_labels as dimension_labels_read
 from ..schemas import RubricGradeSet
 from .simulation import create_unless_present, stable_seed
 
@@ -226,12 +227,12 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
                 per_dimension[response.target_id][dimension].append(
                     item_score([g.criterion.points for g in mine], [g.met for g in mine])
                 )
-    dimension_labels = dict(BehaviourDimension.choices)
+    dimension_labels = dimension_labels_read()
     acuity_labels = dict(Acuity.choices)
     for target_id, scores in by_target.items():
         scores.overall = _mean(overall[target_id])
         scores.by_dimension = [
-            (dimension_labels[d], aggregate_score(v), len(v))
+            (dimension_labels.get(d, d), aggregate_score(v), len(v))
             for d, v in sorted(per_dimension[target_id].items())
         ]
         scores.by_acuity = [
@@ -248,6 +249,31 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
 
 def rubric_unfinished_exists(run_id: int) -> bool:
     return RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED).exists()
+
+
+def rubric_usage(run_id: int) -> dict:
+    """Calls, tokens and cost of a run's rubric work (target replies and grading), read from
+    the call log through the call ids its rows keep."""
+    call_ids: set[int] = set()
+    for ids in RubricResponse.objects.filter(run_id=run_id).values_list("call_ids", flat=True):
+        call_ids.update(ids or [])
+    for ids in RubricGrade.objects.filter(response__run_id=run_id).values_list(
+        "call_ids", flat=True
+    ):
+        call_ids.update(ids or [])
+    if not call_ids:
+        return {"calls": 0, "tokens": 0, "cost": Decimal(0)}
+    usage = LLMCall.objects.filter(pk__in=call_ids).aggregate(
+        calls=Count("pk"),
+        prompt=Sum("prompt_tokens"),
+        completion=Sum("completion_tokens"),
+        cost=Sum("cost_estimate"),
+    )
+    return {
+        "calls": usage["calls"] or 0,
+        "tokens": (usage["prompt"] or 0) + (usage["completion"] or 0),
+        "cost": usage["cost"] or Decimal(0),
+    }
 
 
 def rubric_counts(run_id: int) -> dict[str, int]:

@@ -472,8 +472,10 @@ def run_check_finished(*, run_id: int) -> bool:
 
 
 @transaction.atomic
-def run_retry_failed(*, run: EvaluationRun) -> int:
-    """Put failed conversations back in the queue (their stored turns are kept)."""
+def run_retry_failed(*, run: EvaluationRun, dispatch: bool = True) -> int:
+    """Put failed conversations and rubric replies back in the queue (stored turns are kept).
+
+    `dispatch` false: the caller processes the run itself (`run_process_inline`)."""
     run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
     if run.status == RunStatus.CANCELLED:
         raise ApplicationError("This run was cancelled; create a new run instead.")
@@ -488,7 +490,8 @@ def run_retry_failed(*, run: EvaluationRun) -> int:
     run.status = RunStatus.RUNNING
     run.finished_at = None
     run.save(update_fields=["conversations_failed", "status", "finished_at", "updated_at"])
-    _enqueue_dispatch(run)
+    if dispatch:
+        _enqueue_dispatch(run)
     return count + rubric_count
 
 

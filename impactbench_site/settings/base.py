@@ -233,6 +233,9 @@ LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)
 LLM_BACKOFF_BASE_SECONDS = env.float("LLM_BACKOFF_BASE_SECONDS", default=1.0)
 LLM_BACKOFF_MAX_SECONDS = env.float("LLM_BACKOFF_MAX_SECONDS", default=30.0)
 LLM_STRUCTURED_REASKS = env.int("LLM_STRUCTURED_REASKS", default=2)
+# A structured reply cut off at max_tokens is asked again once with twice the limit; with no
+# limit configured, twice this one.
+LLM_CUTOFF_DEFAULT_MAX_TOKENS = env.int("LLM_CUTOFF_DEFAULT_MAX_TOKENS", default=2048)
 LLM_CACHE_ENABLED = env.bool("LLM_CACHE_ENABLED", default=True)
 
 # --- Expert review (review/) ----------------------------------------------------------------

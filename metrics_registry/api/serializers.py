@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from ..hooks import release_downloads
 from ..models import Benchmark, LabelCategory, Metric, MetricVersion, Release, Subarea
 
 
@@ -91,9 +92,18 @@ class ReleaseItemOutput(serializers.Serializer):
 class ReleaseDetailOutput(ReleaseOutput):
     items = serializers.SerializerMethodField()
     changelog = serializers.SerializerMethodField()
+    downloads = serializers.SerializerMethodField()
 
     class Meta(ReleaseOutput.Meta):
-        fields = [*ReleaseOutput.Meta.fields, "notes", "changelog", "items"]
+        fields = [*ReleaseOutput.Meta.fields, "notes", "changelog", "downloads", "items"]
+
+    def get_downloads(self, release) -> list[dict]:
+        """Inspect AI scenarios and run exports (transcripts, verdicts, results CSV)."""
+        request = self.context.get("request")
+        return [
+            {**d, "url": request.build_absolute_uri(d["url"]) if request else d["url"]}
+            for d in release_downloads(release)
+        ]
 
     def get_items(self, release) -> list[dict]:
         return ReleaseItemOutput(self.context["items"], many=True).data

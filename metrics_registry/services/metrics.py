@@ -143,8 +143,15 @@ def metric_create(
     created_by: AbstractBaseUser | None,
     status: str = ValidationStatus.UNDER_REVIEW,
     change_note: str = "First version.",
+    unmapped_allowed: bool = False,
+    source_weight: float | None = None,
 ) -> Metric:
-    """Create a metric with a fresh key and its version 1."""
+    """Create a metric with a fresh key and its version 1.
+
+    `unmapped_allowed` (imports only) accepts a blank label category and no subareas: the
+    metric is then listed as needing mapping and kept out of releases until a researcher
+    gives it a new version that maps it.
+    """
     source_kind = _choice(source_kind, SourceKind, "source kind")
     status = _choice(status, ValidationStatus, "validation status")
     if source_kind == SourceKind.BENCHMARK and benchmark is None:
@@ -153,12 +160,17 @@ def metric_create(
         "name": _required_text(name, "metric name", max_length=200),
         "criterion": _required_text(criterion, "criterion"),
         "polarity": _choice(polarity, Polarity, "polarity"),
-        "label_category": label_category_from_slug(label_category_slug),
+        "label_category": (
+            None
+            if unmapped_allowed and not (label_category_slug or "").strip()
+            else label_category_from_slug(label_category_slug)
+        ),
         "rubric_notes": (rubric_notes or "").strip(),
         "failure_condition": (failure_condition or "").strip(),
         "age_contexts": _choice(age_contexts or AgeContexts.BOTH, AgeContexts, "age context"),
     }
-    subareas = subareas_from_slugs(subarea_slugs)
+    subarea_slugs = list(subarea_slugs)
+    subareas = [] if unmapped_allowed and not subarea_slugs else subareas_from_slugs(subarea_slugs)
     metric = Metric.objects.create(
         key=_metric_key_next(),
         validation_status=status,
@@ -167,6 +179,7 @@ def metric_create(
         credit_name=(credit_name or "").strip(),
         benchmark=benchmark,
         source_reference=(source_reference or "").strip(),
+        source_weight=source_weight,
     )
     _version_write(
         metric=metric,

@@ -22,7 +22,12 @@ from ..models import (
     ValidationStatus,
     parse_semver,
 )
-from ..selectors import metric_version_list_current, release_items, release_previous_published
+from ..selectors import (
+    metric_version_list_current,
+    release_items,
+    release_previous_published,
+    version_ids_needing_mapping,
+)
 
 
 def _release_lock_draft(release: Release) -> Release:
@@ -86,6 +91,14 @@ def release_add_versions(*, release: Release, versions: Iterable[MetricVersion])
                 "of each metric."
             )
         by_metric[version.metric_id] = version
+    unmapped = version_ids_needing_mapping([v.pk for v in by_metric.values()])
+    if unmapped:
+        keys = sorted(v.metric.key for v in by_metric.values() if v.pk in unmapped)
+        raise ApplicationError(
+            f"{', '.join(keys)} still need mapping onto subareas and a label category; "
+            "a researcher must complete them (see the metrics needing mapping) before they can "
+            "enter a release."
+        )
     existing = {item.metric_id: item for item in release.items.all()}
     changed = 0
     for metric_id, version in by_metric.items():
@@ -129,6 +142,9 @@ def release_assemble_from_current(
         versions += metric_version_list_current(statuses=(ValidationStatus.CONTESTED,)).filter(
             metric_id__in=kept
         )
+    # Metrics still needing mapping wait for a researcher; they are not an error here.
+    unmapped = version_ids_needing_mapping([v.pk for v in versions])
+    versions = [v for v in versions if v.pk not in unmapped]
     return release_add_versions(release=release, versions=versions)
 
 

@@ -36,6 +36,7 @@ class RunCells:
     # Metadata of the metric versions in the run.
     polarity: dict[int, str] = field(default_factory=dict)
     source: dict[int, str] = field(default_factory=dict)  # benchmark slug or "expert submissions"
+    source_weight: dict[int, float] = field(default_factory=dict)  # the source's own, if given
     subareas: dict[int, list[int]] = field(default_factory=dict)
     areas: dict[int, list[int]] = field(default_factory=dict)
 
@@ -69,11 +70,13 @@ def run_cells(run: EvaluationRun) -> RunCells:
     cells = RunCells(target[keep], version[keep], base[keep], age[keep], n[keep], passed[keep])
 
     version_ids = sorted(set(cells.version.tolist()))
-    for pk, polarity, slug in MetricVersion.objects.filter(pk__in=version_ids).values_list(
-        "pk", "polarity", "metric__benchmark__slug"
+    for pk, polarity, slug, weight in MetricVersion.objects.filter(pk__in=version_ids).values_list(
+        "pk", "polarity", "metric__benchmark__slug", "metric__source_weight"
     ):
         cells.polarity[pk] = polarity
         cells.source[pk] = slug or "expert submissions"
+        if weight is not None:
+            cells.source_weight[pk] = float(weight)
     through = MetricVersion.subareas.through.objects.filter(metricversion_id__in=version_ids)
     for pk, subarea_id, area_id in through.values_list(
         "metricversion_id", "subarea_id", "subarea__area_id"

@@ -7,6 +7,9 @@ sum(w * passed) / sum(w * n) over its conversations, with weights constant withi
 * per metric -- each metric's pass rate counts once;
 * per source benchmark -- each source's pooled pass rate counts once (expert submissions form
   one source);
+* source benchmarks' own weights -- as per source benchmark, but within a source that gives
+  every one of its metrics a weight (Spiral-Bench's scoring weights, say) each metric's pass
+  rate counts in proportion to that weight; only shown when some source gives weights;
 * per subarea -- each subarea's pooled pass rate counts once (a metric in two subareas counts
   in both, as in the summaries);
 * leave out <benchmark> -- the default without that benchmark's metrics.
@@ -105,10 +108,42 @@ def _scheme_weights(
         "equal per source benchmark": per_source.reshape(m_count, -1),
         "equal per subarea": per_subarea,
     }
+    own = _source_own_weights(sources, versions, n_metric, per_source, cells)
+    if own is not None:
+        weights["source benchmarks' own weights"] = own
     for source in sorted(set(sources) - {EXPERT_SOURCE}):
         keep = np.array([s != source for s in sources], dtype=np.float64)[:, None]
         weights[f"leave out {source}"] = np.ones_like(n_metric) * keep
     return weights
+
+
+def _source_own_weights(
+    sources: list[str],
+    versions: np.ndarray,
+    n_metric: np.ndarray,
+    per_source: np.ndarray,
+    cells: RunCells,
+) -> np.ndarray | None:
+    """Per (metric, target): each source totals 1; inside a fully weighted source metric i
+    gets w_i / sum(w of the source's metrics judged for that target), spread over its
+    conversations. Sources without (complete) weights keep their pooled rate."""
+    given = {int(v): cells.source_weight[int(v)] for v in versions if int(v) in cells.source_weight}
+    weighted = {
+        s
+        for s in set(sources)
+        if all(int(v) in given for v, t in zip(versions, sources, strict=True) if t == s)
+    }
+    if not weighted:
+        return None
+    result = np.array(per_source, dtype=np.float64).reshape(n_metric.shape)
+    for source in weighted:
+        rows = [i for i, s in enumerate(sources) if s == source]
+        w = np.array([given[int(versions[i])] for i in rows])[:, None] * (n_metric[rows] > 0)
+        total = w.sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(total > 0, w / total, 0.0)
+            result[rows] = np.where(n_metric[rows] > 0, share / n_metric[rows], 0.0)
+    return result
 
 
 def _polarity_robustness(

@@ -14,7 +14,6 @@ from typing import Any
 from django.db.models import Prefetch
 
 from evaluations.models import (
-    BehaviourDimension,
     Conversation,
     ConversationStatus,
     RubricCriterion,
@@ -22,6 +21,7 @@ from evaluations.models import (
     Scenario,
     Turn,
 )
+from evaluations.rubric_dimensions import dimension_choices
 
 from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
 from .questions import FORMS, anchor_question, priority_question
@@ -251,7 +251,7 @@ class UserPrioritiesAdapter(KindAdapter):
     template_name = "review/items/_rubric_response.html"
 
     def questions(self, item) -> list[Question]:
-        return [priority_question(value, label) for value, label in BehaviourDimension.choices]
+        return [priority_question(value, label) for value, label in dimension_choices()]
 
     def candidates(self) -> Iterable[Candidate]:
         responses = (

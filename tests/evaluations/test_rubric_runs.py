@@ -115,3 +115,20 @@ def test_rubric_runs_over_http_send_the_item_conversation_to_the_target(fake_mod
     assert sent[0] == {"role": "system", "content": "You are Acme's helper."}
     assert sent[-1]["content"] == item.final_user_message
     assert ModelConfigurationFactory._meta.model.objects.count() >= 3
+
+
+def test_a_rubric_only_run_counts_its_calls_and_tokens_in_the_run_totals(fake_models):
+    from evaluations.selectors import run_progress
+    from llm.models import LLMCall
+
+    item = RubricItemFactory()
+    fake_models.judge_replies = iter(
+        [{"grades": [{"criterion": n, "met": True, "justification": "ok"} for n in (1, 2, 3)]}]
+    )
+    run = _rubric_run([fake_models.target], fake_models.judge, [item])
+    runs.run_process_inline(run_id=run.pk)
+    progress = run_progress(run=run)
+    calls = LLMCall.objects.filter(purpose__startswith="evaluations.rubric")
+    assert calls.count() == len(fake_models.server.requests) == 2
+    assert progress.calls == 2
+    assert progress.tokens == sum(c.prompt_tokens + c.completion_tokens for c in calls) > 0

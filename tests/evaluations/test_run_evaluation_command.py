@@ -61,3 +61,33 @@ def test_unknown_names_are_reported(offline_release, offline_models):  # noqa: F
         call_command("run_evaluation", "--release=1.0.0", "--targets=Careful,Nope", "--yes")
     with pytest.raises(CommandError, match="no release 9.9.9"):
         call_command("run_evaluation", "--release=9.9.9", "--targets=Careful", "--yes")
+
+
+def test_retry_failed_reruns_failed_conversations_from_the_command_line(
+    offline_release,  # noqa: F811
+    offline_models,
+    fake_openai,
+):
+    from tests.fake_openai import Behaviour
+    from tests.llm.factories import ModelConfigurationFactory
+
+    ModelConfigurationFactory(name="Flaky", base_url=fake_openai.base_url)
+    fake_openai.responder = lambda request: Behaviour(status=400)  # refused: not retried
+    options = ["--release=1.0.0", "--targets=Flaky", "--turns=1", "--judgments=1", "--yes"]
+    call_command("run_evaluation", *options, "--inline", stdout=io.StringIO())
+    run = EvaluationRun.objects.get()
+    assert run.conversations_failed == 12
+    assert run.conversations_completed == 0
+
+    fake_openai.responder = lambda request: "A careful, kind reply."
+    out = io.StringIO()
+    call_command("run_evaluation", f"--retry-failed={run.pk}", "--inline", stdout=out)
+    assert f"Run {run.pk}: 12 failed conversations and rubric replies queued." in out.getvalue()
+    run.refresh_from_db()
+    assert (run.status, run.conversations_completed, run.conversations_failed) == (
+        "completed",
+        12,
+        0,
+    )
+    with pytest.raises(CommandError, match="No conversation of this run has failed"):
+        call_command("run_evaluation", f"--retry-failed={run.pk}", "--inline")

@@ -46,7 +46,7 @@ def test_structured_asks_for_json_and_returns_a_validated_object(fake_openai, co
     result = judge(configuration)
     assert result.output == Verdict(**VALID)
     request = fake_openai.last_request
-    assert request.param("response_format") == {"type": "json_object"}
+    assert request.param("response_format")["type"] == "json_schema"
     assert request.messages[0]["role"] == "system"
     assert '"justification"' in request.messages[0]["content"]
     call = LLMCall.objects.get(pk=result.call_ids[0])

@@ -131,9 +131,10 @@ def test_json_list_and_object_forms_number_rows_from_one():
     for document in (rows, {"metrics": rows}):
         report = run(json.dumps(document), filename="harms.json", dry_run=True)
         assert report.file_format == "json"
-        assert [c.number for c in report.candidates] == [1]
-        assert [p.number for p in report.errors] == [2, 3]
-        assert "missing subareas" in report.errors[0].reason
+        assert [c.number for c in report.candidates] == [1, 2]
+        assert [p.number for p in report.errors] == [3]
+        # Blank subareas and label category: imported as needing mapping, not refused.
+        assert [c.number for c in report.needing_mapping] == [2]
 
 
 @pytest.mark.parametrize(
@@ -141,7 +142,7 @@ def test_json_list_and_object_forms_number_rows_from_one():
     [
         ("{not json", "x.json", "not valid JSON"),
         ('{"items": []}', "x.json", "list of metrics"),
-        ("name,polarity\nA,positive", "x.csv", "no criterion, subareas, label_category column"),
+        ("name,polarity\nA,positive", "x.csv", "no criterion column"),
         (b"\xff\xfe\x00bad", "x.csv", "not UTF-8"),
         (HEADER, "x.csv", "no metric rows"),
     ],

@@ -115,3 +115,35 @@ def test_teen_adult_direction_is_checked_under_each_weighting():
     assert left_out["age_pattern_flipped"] == ["M1"]
     assert left_out["age_pattern_held"] == 1
     assert schemes["equal per metric"]["age_pattern_flipped"] == []
+
+
+def test_a_source_with_its_own_weights_is_weighted_by_them():
+    """Source "spiral" weights metric 10 three times metric 11 (its scoring weights).
+
+    Model 1: metric 10 9/10, metric 11 1/10, expert metric 20 6/10 (per base, 2 bases).
+    Own weights: spiral = (3 × 0.9 + 1 × 0.1) / 4 = 0.7; with the expert source: (0.7 + 0.6) / 2.
+    Equal per source pools spiral's conversations instead: (0.5 + 0.6) / 2.
+    """
+    rows = []
+    for v, (p1, p2) in {10: (9, 2), 11: (1, 8), 20: (6, 6)}.items():
+        for base in range(2):
+            rows.append((1, v, base, 1, 10, p1))
+            rows.append((2, v, base, 1, 10, p2))
+    meta = {
+        10: ("positive", "spiral", [1]),
+        11: ("positive", "spiral", [1]),
+        20: ("positive", "expert submissions", [2]),
+    }
+    cells = make_cells(rows, meta)
+    unweighted = robustness(cells, {1: "Model 1", 2: "Model 2"}, {}, n_resamples=200)
+    names = {s["scheme"] for s in unweighted["polarities"]["positive"]["schemes"]}
+    assert "source benchmarks' own weights" not in names
+
+    cells.source_weight.update({10: 3.0, 11: 1.0})
+    result = robustness(cells, {1: "Model 1", 2: "Model 2"}, {}, n_resamples=200)
+    schemes = {s["scheme"]: s for s in result["polarities"]["positive"]["schemes"]}
+    own = {s["model"]: s["score"] for s in schemes["source benchmarks' own weights"]["scores"]}
+    assert own["Model 1"] == pytest.approx((0.7 + 0.6) / 2)
+    assert own["Model 2"] == pytest.approx(((3 * 0.2 + 1 * 0.8) / 4 + 0.6) / 2)
+    pooled = {s["model"]: s["score"] for s in schemes["equal per source benchmark"]["scores"]}
+    assert pooled["Model 1"] == pytest.approx((0.5 + 0.6) / 2)

@@ -301,7 +301,7 @@ def test_simulator_pairs_are_shown_unlabelled_and_rank_the_candidates(client):
 
 
 def test_user_panel_priorities_are_compared_with_clinician_weights(client, researcher):
-    from evaluations.models import BehaviourDimension, RubricResponse
+    from evaluations.models import RubricDimension, RubricResponse
 
     rubric = RubricItemFactory()
     run = EvaluationRunFactory()
@@ -332,7 +332,10 @@ def test_user_panel_priorities_are_compared_with_clinician_weights(client, resea
     assert "Tone and empathy" in page
 
     def answer(assignment, rater):
-        answers = {f"dim_{value}": "not_important" for value in BehaviourDimension.values}
+        answers = {
+            f"dim_{slug}": "not_important"
+            for slug in RubricDimension.objects.values_list("slug", flat=True)
+        }
         answers["dim_tone_empathy"] = "very"
         answers["dim_actionable_guidance"] = "very" if rater == panel[0] else "somewhat"
         answers["dim_context_seeking"] = "somewhat"

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.exceptions import ApplicationError
-from evaluations.services.rubric_imports import RubricImportReport, rubric_items_import
+from evaluations.services.rubric_imports import FORMATS, RubricImportReport, rubric_items_import
 
 
 def report_lines(report: RubricImportReport) -> list[str]:
@@ -19,8 +19,9 @@ def report_lines(report: RubricImportReport) -> list[str]:
 class Command(BaseCommand):
     help = (
         "Import rubric items (a conversation ending in a user message plus weighted criteria) "
-        "from a JSON Lines file. All-or-nothing unless --skip-bad-lines; existing keys are left "
-        "alone, so re-importing the same file creates nothing new."
+        "from a JSON Lines file: the platform's own lines or HealthBench's oss_eval.jsonl rows "
+        "unchanged (detected, or --format healthbench). All-or-nothing unless --skip-bad-lines; "
+        "existing keys are left alone, so re-importing the same file creates nothing new."
     )
 
     def add_arguments(self, parser) -> None:
@@ -28,6 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Validate and report only.")
         parser.add_argument(
             "--skip-bad-lines", action="store_true", help="Import the good lines, report the bad."
+        )
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            default="auto",
+            help="auto (default) detects HealthBench rows by their prompt_id and rubrics fields.",
         )
 
     def handle(self, *args, **options) -> None:
@@ -39,9 +46,11 @@ class Command(BaseCommand):
                 data=path.read_bytes(),
                 dry_run=options["dry_run"],
                 skip_bad_lines=options["skip_bad_lines"],
+                fmt=options["format"],
             )
         except ApplicationError as error:
             raise CommandError(error.message) from error
+        self.stdout.write(f"Format: {report.format}")
         for line in report_lines(report):
             self.stdout.write(line)
         if report.blocked:

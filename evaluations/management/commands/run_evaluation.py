@@ -4,6 +4,7 @@ manage.py run_evaluation --release 1.0.0 --targets "Model A,Model B" --yes
 manage.py run_evaluation --metrics IB-0001,IB-0002 --targets "Model A" --inline
 manage.py run_evaluation --run 12            # resume
 manage.py run_evaluation --run 12 --watch    # follow a run workers are processing
+manage.py run_evaluation --retry-failed 12   # queue failed conversations and rubric replies again
 """
 
 import time
@@ -28,6 +29,12 @@ class Command(BaseCommand):
         what.add_argument("--release", help="Release version, e.g. 1.0.0.")
         what.add_argument("--metrics", help="Comma-separated metric keys (current versions).")
         what.add_argument("--run", type=int, help="Resume (or with --watch, follow) this run.")
+        what.add_argument(
+            "--retry-failed",
+            type=int,
+            metavar="RUN",
+            help="Retry this run's failed conversations and rubric replies.",
+        )
         parser.add_argument("--rubric-items", default="", help="Comma-separated rubric keys.")
         parser.add_argument("--targets", default="", help="Comma-separated configuration names.")
         parser.add_argument("--simulator", help="Configuration name (default: role default).")
@@ -45,6 +52,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         try:
+            if options["retry_failed"]:
+                self._retry(options)
+                return
             run = self._run(options)
             if options["watch"]:
                 self._follow(run)
@@ -60,6 +70,18 @@ class Command(BaseCommand):
                 self._follow(run)
         except ApplicationError as error:
             raise CommandError(error.message) from error
+
+    def _retry(self, options) -> None:
+        run = EvaluationRun.objects.filter(pk=options["retry_failed"]).first()
+        if run is None:
+            raise CommandError(f"There is no run {options['retry_failed']}.")
+        count = runs.run_retry_failed(run=run, dispatch=not options["inline"])
+        self.stdout.write(f"Run {run.pk}: {count} failed conversations and rubric replies queued.")
+        run.refresh_from_db()
+        if options["inline"]:
+            self._process_inline(run)
+        else:
+            self._follow(run)
 
     def _run(self, options) -> EvaluationRun:
         if options["run"]:

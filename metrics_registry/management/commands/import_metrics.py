@@ -1,14 +1,24 @@
+import argparse
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from core.exceptions import ApplicationError
 from metrics_registry.services import ImportReport, metrics_import_file
+from metrics_registry.taxonomy import taxonomy_help_text
+
+
+class _HelpWithTaxonomy(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Keeps the taxonomy listing's line breaks in --help."""
 
 
 def report_lines(report: ImportReport) -> list[str]:
     lines = [*report.notes]
+    lines += [
+        f"Needs mapping, row {c.number}: {c.name} (no subareas or label category)"
+        for c in report.needing_mapping
+    ]
     label = "Skipped" if report.skip_bad_rows else "Bad"
     lines += [f"{label} row {p.number}: {p.reason}" for p in report.errors]
     lines += [f"Duplicate row {p.number}: {p.reason}" for p in report.duplicates]
@@ -21,8 +31,17 @@ def report_lines(report: ImportReport) -> list[str]:
 class Command(BaseCommand):
     help = (
         "Import metrics from a CSV or JSON file of an existing benchmark or harm taxonomy. "
-        "All-or-nothing unless --skip-bad-rows; re-importing the same file creates nothing new."
+        "All-or-nothing unless --skip-bad-rows; re-importing the same file creates nothing new. "
+        "Columns: name, criterion, polarity (required), subareas (separated by ;), "
+        "label_category, rubric_notes, age_contexts, source_reference, weight (the source's own "
+        'weight). JSON may add "source_weights": {"metric name": weight}.'
     )
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs):
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.formatter_class = _HelpWithTaxonomy
+        parser.epilog = taxonomy_help_text()
+        return parser
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", type=Path)

@@ -1,0 +1,98 @@
+"""The platform's own rubric item line (the MentalHealthBench form).
+
+    {"key": "mhb-0001", "title": "Exam stress", "acuity": "non_acute", "population": "teen",
+     "language": "en", "source": "MentalHealthBench sample",
+     "messages": [{"role": "user", "content": "…"}, …],
+     "criteria": [{"text": "Asks what the user has tried", "points": 5,
+                   "dimension": "context_seeking", "tags": ["theme:sleep"]}, …]}
+
+Acuity and population are optional. `"source_validated": true` marks the criteria as taken
+from a published benchmark (they count without platform consensus); `metadata` is kept as is.
+"""
+
+from typing import Any
+
+from django.utils.text import slugify
+
+from ...models import CriterionOrigin
+from .rows import (
+    ACUITY,
+    POPULATION,
+    DimensionVocabulary,
+    RubricCriterionCandidate,
+    RubricItemCandidate,
+    messages_validate,
+    optional_choice,
+    points_validate,
+    positive_points_check,
+    text,
+)
+
+
+def _criteria_validate(
+    raw: Any, reasons: list[str], vocabulary: DimensionVocabulary
+) -> list[RubricCriterionCandidate]:
+    if not isinstance(raw, list) or not raw:
+        reasons.append("criteria must be a non-empty list")
+        return []
+    criteria = []
+    for position, criterion in enumerate(raw, start=1):
+        if not isinstance(criterion, dict):
+            reasons.append(f"criterion {position} is not an object")
+            continue
+        wording = text(criterion.get("text"))
+        if not wording:
+            reasons.append(f"criterion {position} has no text")
+        points = points_validate(position, criterion.get("points"), reasons)
+        raw_dimension = text(criterion.get("dimension"))
+        dimension = vocabulary.get(raw_dimension)
+        if dimension is None:
+            reasons.append(vocabulary.unknown(position, raw_dimension))
+        tags = criterion.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            reasons.append(f"criterion {position} tags must be a list of text")
+            tags = []
+        if wording and points is not None and dimension:
+            criteria.append(RubricCriterionCandidate(wording, points, dimension, tuple(tags)))
+    positive_points_check(criteria, reasons)
+    return criteria
+
+
+def native_line_validate(
+    line: int, data: dict, vocabulary: DimensionVocabulary
+) -> RubricItemCandidate | str:
+    reasons: list[str] = []
+    key = slugify(text(data.get("key")))[:100]
+    if not key:
+        reasons.append("missing key (a stable identifier such as mhb-0001)")
+    messages = messages_validate(data.get("messages"), reasons)
+    criteria = _criteria_validate(data.get("criteria"), reasons, vocabulary)
+    acuity = optional_choice(data, "acuity", ACUITY, "non_acute, high_acuity or emergency", reasons)
+    population = optional_choice(
+        data, "population", POPULATION, "adult, teen, caregiver or clinician", reasons
+    )
+    language = text(data.get("language")) or "en"
+    if len(language) > 16:
+        reasons.append(f'language "{language[:20]}…" is not a language tag such as en or pt-BR')
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        reasons.append("metadata must be a JSON object")
+    if reasons:
+        return "; ".join(reasons)
+    return RubricItemCandidate(
+        line=line,
+        key=key,
+        title=text(data.get("title"))[:200],
+        messages=messages,
+        acuity=acuity,
+        population=population,
+        language=language,
+        source=text(data.get("source"))[:200],
+        criteria=tuple(criteria),
+        origin=(
+            CriterionOrigin.PUBLISHED
+            if data.get("source_validated") is True
+            else CriterionOrigin.PLATFORM
+        ),
+        metadata=metadata,
+    )

@@ -1,0 +1,270 @@
+"""One evaluation run as data: everything behind its results, for researchers elsewhere.
+
+JSONL (`run_export_jsonl_lines`), one JSON object per line, each with a "type":
+
+* "run" (first line): the run's settings and every model configuration it used (endpoint,
+  model, sampling parameters, structured-output mode; never a key);
+* "conversation": scenario and metric, target, the full transcript (what the target received
+  and what the simulator meant to write), every judgment with its justification and evidence,
+  the majority verdict and pass/fail by polarity;
+* "rubric_response": the reply to a rubric item, each criterion's grade and the item score.
+
+CSV (`run_export_csv_lines`): pass rate per metric × model × age context, with its 95%
+bootstrap interval (resampling scenarios; blank with fewer than two scenarios) and n;
+conversations not yet judged are left out and counted in the `unjudged` column.
+"""
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from django.db.models import Prefetch
+
+from llm.models import ModelConfiguration
+from results import statistics
+
+from ..models import Conversation, EvaluationRun, Judgment, RubricGrade, RubricResponse, Turn
+
+CSV_COLUMNS = (
+    "metric_key",
+    "metric_version",
+    "metric_name",
+    "polarity",
+    "model",
+    "age_context",
+    "n",
+    "passed",
+    "pass_rate",
+    "ci_low",
+    "ci_high",
+    "unjudged",
+    "offline_demo",
+)
+CSV_RESAMPLES = 2000
+CHUNK = 200
+
+
+def configuration_record(configuration: ModelConfiguration) -> dict:
+    return {
+        "id": configuration.pk,
+        "name": configuration.name,
+        "provider": configuration.provider,
+        "endpoint": configuration.endpoint,
+        "model_id": configuration.model_id,
+        "temperature": configuration.temperature,
+        "top_p": configuration.top_p,
+        "max_tokens": configuration.max_tokens,
+        "seed": configuration.seed,
+        "extra_params": configuration.extra_params,
+        "system_prompt": configuration.system_prompt,
+        "structured_output": configuration.structured_output,
+        "offline_demo": configuration.is_offline,
+    }
+
+
+def run_record(run: EvaluationRun) -> dict:
+    targets = list(run.targets.order_by("name"))
+    return {
+        "type": "run",
+        "id": run.pk,
+        "name": run.name,
+        "release": run.release.version if run.release_id else None,
+        "status": run.status,
+        "turns": run.turns,
+        "replicates": run.replicates,
+        "judgments_per_conversation": run.judgments_per_conversation,
+        "typo_rate": run.typo_rate,
+        "seed": run.seed,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "models": {
+            "targets": [configuration_record(t) for t in targets],
+            "simulator": configuration_record(run.simulator),
+            "judge": configuration_record(run.judge),
+        },
+    }
+
+
+def _conversations(run: EvaluationRun):
+    return (
+        Conversation.objects.filter(run=run)
+        .select_related("scenario__metric_version__metric", "target")
+        .prefetch_related(
+            Prefetch("turns", queryset=Turn.objects.order_by("index")),
+            Prefetch(
+                "judgments",
+                queryset=Judgment.objects.select_related("judge").order_by("repetition"),
+            ),
+        )
+        .order_by("pk")
+    )
+
+
+def conversation_record(conversation: Conversation) -> dict:
+    scenario = conversation.scenario
+    version = scenario.metric_version
+    return {
+        "type": "conversation",
+        "id": conversation.pk,
+        "metric_key": version.metric.key,
+        "metric_version": version.number,
+        "criterion": version.criterion,
+        "polarity": version.polarity,
+        "scenario_id": scenario.pk,
+        "base_index": scenario.base_index,
+        "age_context": scenario.age_context,
+        "model": conversation.target.name,
+        "replicate": conversation.replicate,
+        "status": conversation.status,
+        "error": conversation.error,
+        "stopped_early": conversation.stopped_early,
+        "stop_reason": conversation.stop_reason,
+        "transcript": [
+            {
+                "turn": turn.index,
+                "user": turn.user_text,
+                "user_as_written": turn.user_text_clean,
+                "assistant": turn.assistant_text,
+                "anchor": turn.anchor_index,
+            }
+            for turn in conversation.turns.all()
+        ],
+        "judgments": [
+            {
+                "repetition": judgment.repetition,
+                "judge": judgment.judge.name,
+                "seed": judgment.seed,
+                "present": judgment.present,
+                "justification": judgment.justification,
+                "evidence": judgment.evidence,
+                "has_unverified_quotes": judgment.has_unverified_quotes,
+            }
+            for judgment in conversation.judgments.all()
+        ],
+        "verdict_present": conversation.verdict_present,
+        "passed": conversation.verdict_passed,
+        "offline_demo": conversation.is_offline,
+    }
+
+
+def rubric_response_record(response: RubricResponse) -> dict:
+    return {
+        "type": "rubric_response",
+        "id": response.pk,
+        "item": response.item.key,
+        "model": response.target.name,
+        "status": response.status,
+        "reply": response.reply,
+        "score": response.score,
+        "grades": [
+            {
+                "criterion": grade.criterion.text,
+                "points": grade.criterion.points,
+                "dimension": grade.criterion.dimension,
+                "met": grade.met,
+                "justification": grade.justification,
+                "dropped": grade.criterion.dropped,
+            }
+            for grade in response.grades.all()
+        ],
+        "offline_demo": response.is_offline,
+    }
+
+
+def _lines(records: Iterable[dict]) -> Iterator[str]:
+    for record in records:
+        yield json.dumps(record, ensure_ascii=False, default=str) + "\n"
+
+
+def run_export_jsonl_lines(run: EvaluationRun) -> Iterator[str]:
+    yield from _lines([run_record(run)])
+    yield from _lines(conversation_record(c) for c in _conversations(run).iterator(CHUNK))
+    responses = (
+        RubricResponse.objects.filter(run=run)
+        .select_related("item", "target")
+        .prefetch_related(
+            Prefetch(
+                "grades",
+                queryset=RubricGrade.objects.select_related("criterion").order_by(
+                    "criterion__position"
+                ),
+            )
+        )
+        .order_by("pk")
+    )
+    yield from _lines(rubric_response_record(r) for r in responses.iterator(CHUNK))
+
+
+def run_result_rows(run: EvaluationRun) -> list[dict]:
+    """Pass rate per metric × model × age context, with interval and n (one query)."""
+    rows = (
+        Conversation.objects.filter(run=run)
+        .values_list(
+            "scenario__metric_version__metric__key",
+            "scenario__metric_version__number",
+            "scenario__metric_version__name",
+            "scenario__metric_version__polarity",
+            "target__name",
+            "scenario__age_context",
+            "scenario_id",
+            "verdict_passed",
+            "is_offline",
+        )
+        .order_by()
+    )
+    cells: dict[tuple, dict] = defaultdict(
+        lambda: {"passed": [], "clusters": [], "unjudged": 0, "offline": False}
+    )
+    for key, number, name, polarity, model, age, scenario_id, passed, offline in rows:
+        cell = cells[(key, number, name, polarity, model, age)]
+        cell["offline"] = cell["offline"] or offline
+        if passed is None:
+            cell["unjudged"] += 1
+            continue
+        cell["passed"].append(1.0 if passed else 0.0)
+        cell["clusters"].append(scenario_id)
+    result = []
+    for (key, number, name, polarity, model, age), cell in sorted(cells.items()):
+        row = {
+            "metric_key": key,
+            "metric_version": number,
+            "metric_name": name,
+            "polarity": polarity,
+            "model": model,
+            "age_context": age,
+            "n": len(cell["passed"]),
+            "passed": int(sum(cell["passed"])),
+            "pass_rate": None,
+            "ci_low": None,
+            "ci_high": None,
+            "unjudged": cell["unjudged"],
+            "offline_demo": cell["offline"],
+        }
+        if cell["passed"]:
+            row["pass_rate"] = round(sum(cell["passed"]) / len(cell["passed"]), 4)
+        if len(set(cell["clusters"])) >= 2:
+            # Conversations of one scenario are not independent: resample scenarios.
+            estimate = statistics.pass_rate_ci(
+                cell["passed"], clusters=cell["clusters"], n_resamples=CSV_RESAMPLES
+            )
+            row.update(
+                ci_low=round(estimate["ci_low"], 4),
+                ci_high=round(estimate["ci_high"], 4),
+            )
+        result.append(row)
+    return result
+
+
+def run_export_csv_lines(run: EvaluationRun) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    for row in run_result_rows(run):
+        writer.writerow(row)
+    yield buffer.getvalue()
+
+
+def run_export_filename(run: EvaluationRun, fmt: str) -> str:
+    return f"impactbench-run-{run.pk}.{fmt}"

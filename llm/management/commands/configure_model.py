@@ -1,0 +1,114 @@
+"""Create or update a model configuration and its roles from the command line (idempotent).
+
+manage.py configure_model --name "Local Llama" --base-url http://localhost:8080/v1 \\
+    --model-id llama-3.2-3b --api-key-env "" --roles target,judge --structured json_object
+"""
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from llm.models import ModelConfiguration, ModelRole, Provider, StructuredMode
+from llm.services import configuration_save
+
+
+def _roles(value: str) -> list[str]:
+    roles = [r.strip() for r in value.split(",") if r.strip()]
+    unknown = [r for r in roles if r not in ModelRole.values]
+    if unknown:
+        raise CommandError(
+            f"Unknown role {', '.join(unknown)}; use any of {', '.join(ModelRole.values)}."
+        )
+    return roles
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a model configuration, or update the one with this --name, and make its roles "
+        "exactly --roles. Running the same command again changes nothing. Options left out keep "
+        "their current (or default) value."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. .../v1.")
+        parser.add_argument("--model-id", help="The model name the endpoint expects.")
+        parser.add_argument(
+            "--api-key-env",
+            help='Environment variable holding the key; "" for local servers without one.',
+        )
+        parser.add_argument(
+            "--roles",
+            help=f"Comma-separated: {', '.join(ModelRole.values)}. Left out: unchanged.",
+        )
+        parser.add_argument(
+            "--default-for", default="", help="Roles this configuration becomes the default for."
+        )
+        parser.add_argument("--max-concurrency", type=int)
+        parser.add_argument("--requests-per-minute", type=int)
+        parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--temperature", type=float)
+        parser.add_argument(
+            "--structured",
+            choices=StructuredMode.values,
+            help="How structured calls ask for JSON (default json_schema).",
+        )
+        parser.add_argument("--offline", action="store_true", help="Use the offline demo model.")
+        parser.add_argument("--inactive", action="store_true", help="Switch it off.")
+
+    def handle(self, *args, **options) -> None:
+        configuration = ModelConfiguration.objects.filter(name=options["name"]).first()
+        created = configuration is None
+        if created:
+            configuration = ModelConfiguration(name=options["name"])
+        fields = {
+            "base_url": options["base_url"],
+            "model_id": options["model_id"],
+            "api_key_env": options["api_key_env"],
+            "max_concurrency": options["max_concurrency"],
+            "requests_per_minute": options["requests_per_minute"],
+            "max_tokens": options["max_tokens"],
+            "temperature": options["temperature"],
+            "structured_output": options["structured"],
+        }
+        for field, value in fields.items():
+            if value is not None:
+                setattr(configuration, field, value)
+        if options["offline"]:
+            configuration.provider = Provider.OFFLINE
+            configuration.model_id = configuration.model_id or "offline-demo"
+        configuration.is_active = not options["inactive"]
+        if options["roles"] is not None:
+            roles = _roles(options["roles"])
+        elif created:
+            roles = []
+        else:
+            roles = list(configuration.role_assignments.values_list("role", flat=True))
+        default_for = _roles(options["default_for"])
+        if not created and not options["default_for"]:
+            # Keep being the default where it was, for the roles it still fills.
+            default_for = [
+                role
+                for role in configuration.role_assignments.filter(is_default=True).values_list(
+                    "role", flat=True
+                )
+                if role in roles
+            ]
+        try:
+            configuration_save(configuration=configuration, roles=roles, default_roles=default_for)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items()
+            )
+            raise CommandError(f"Not saved: {problems}") from error
+        assignments = ", ".join(
+            f"{a.role}{' (default)' if a.is_default else ''}"
+            for a in configuration.role_assignments.order_by("role")
+        )
+        verb = "Created" if created else "Updated"
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{verb} {configuration.name}: {configuration.endpoint} model "
+                f"{configuration.model_id!r}, structured output {configuration.structured_output}"
+                f", roles {assignments or 'none'}."
+            )
+        )
