@@ -13,7 +13,7 @@ from core.roles import Role, RoleRequiredMixin, user_has_role
 from . import selectors, services
 from .forms import CandidateDecisionForm, CandidateForm, SubmissionForm
 from .models import CandidateStatus, MetricCandidate, SubmissionStatus
-from .similarity import similar_metrics, submission_similarity_text
+from .similarity import NEAR_DUPLICATE_SCORE, similar_metrics_for_submission
 
 # The status page polls while the platform works on the submission.
 WORKING_STATUSES = {SubmissionStatus.SUBMITTED, SubmissionStatus.DRAFTING}
@@ -122,7 +122,7 @@ class SubmissionDetailView(ContributorMixin, DetailView):
             context["candidates"] = submission.candidates.select_related(
                 "label_category", "metric"
             ).prefetch_related("subareas")
-            context["similar"] = similar_metrics(submission_similarity_text(submission))
+            context["similar"] = similar_metrics_for_submission(submission)
         return context
 
 
@@ -224,7 +224,8 @@ class CandidateReviewView(ResearcherMixin, View):
             "submission": candidate.submission,
             "form": form,
             "decision_form": decision_form,
-            "similar": similar_metrics(f"{candidate.short_name}. {candidate.criterion}"),
+            "similar": similar_metrics_for_submission(candidate.submission),
+            "near_duplicate_score": NEAR_DUPLICATE_SCORE,
             "changes": selectors.candidate_changes(candidate),
             "siblings": candidate.submission.candidates.exclude(pk=candidate.pk),
         }
