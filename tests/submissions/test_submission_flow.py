@@ -79,7 +79,7 @@ def test_submit_moves_status_records_history_and_emails(django_capture_on_commit
     assert len(callbacks) == 2  # the email and the drafting task, both after commit
     callbacks[0]()
     assert len(mail.outbox) == 1
-    assert "is now: Submitted" in mail.outbox[0].body
+    assert "we have received your submission" in mail.outbox[0].body
     assert f"/submissions/{submission.pk}/" in mail.outbox[0].body
     assert mail.outbox[0].to == [submission.contributor.email]
 
