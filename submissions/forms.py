@@ -1,11 +1,12 @@
 from crispy_forms.helper import FormHelper
-from crispy_forms.layout import HTML, Fieldset, Layout
+from crispy_forms.layout import HTML, Field, Fieldset, Layout
 from django import forms
 
 from metrics_registry.models import LabelCategory, Subarea
 
 from .citations import citations_as_text, citations_parse
 from .models import Fidelity, MetricCandidate, Submission
+from .services import submission_missing_for_submit
 
 
 class SubareaChoiceField(forms.ModelMultipleChoiceField):
@@ -89,16 +90,29 @@ class SubmissionForm(forms.ModelForm):
             "age_context": forms.RadioSelect,
         }
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, submitting: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        # Submit checks everything at once; Save draft keeps whatever is there.
+        self.submitting = submitting
         if self.instance.pk and not self.is_bound:
             self.initial["citations_text"] = citations_as_text(self.instance.citations.all())
+        for name in ("supportive_examples", "harmful_examples"):
+            self.fields[name].help_text += " One of the two examples is needed to submit."
+
+        def needed(name: str) -> Field:
+            # Marked like a required field (static CSS), though a draft can be saved without it.
+            return Field(name, wrapper_class="needed-to-submit")
+
         self.helper = FormHelper()
         self.helper.form_tag = False
         self.helper.layout = Layout(
-            Fieldset("The behaviour", "title", "behavior", "context"),
-            Fieldset("Examples", "supportive_examples", "harmful_examples"),
-            Fieldset("Evidence", "justification", "citations_text"),
+            HTML(
+                '<p class="small text-body-secondary" data-testid="required-note">Fields marked '
+                "* are needed to submit. You can save a draft without them.</p>"
+            ),
+            Fieldset("The behaviour", "title", "behavior", needed("context")),
+            Fieldset("Examples", needed("supportive_examples"), needed("harmful_examples")),
+            Fieldset("Evidence", needed("justification"), "citations_text"),
             Fieldset("Scope", "age_context", "suggested_subareas"),
             Fieldset("About you", "expertise", "credit_name"),
             HTML(
@@ -106,6 +120,14 @@ class SubmissionForm(forms.ModelForm):
                 "come back later. Nothing is sent to reviewers until you submit.</p>"
             ),
         )
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.submitting:
+            for field, message in submission_missing_for_submit(cleaned).items():
+                if field not in self.errors:
+                    self.add_error(field, message)
+        return cleaned
 
     def clean_citations_text(self) -> list:
         # Parsed here so a bad line is reported next to the box, with the text kept.

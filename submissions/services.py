@@ -150,22 +150,34 @@ def submission_notify_status(*, event_id: int) -> None:
     )
 
 
+# What Submit needs beyond a saved draft, one message per field so the form can show each inline.
+SUBMIT_REQUIRED = {
+    "title": "Add a short title.",
+    "behavior": "Describe the behaviour of interest.",
+    "context": "Say when this comes up: the person, situation or conversation.",
+    "justification": "Say why it matters: the evidence or professional knowledge behind it.",
+}
+EXAMPLES_REQUIRED = "Add at least one example: a supportive reply, a harmful one, or both."
+
+
+def submission_missing_for_submit(values) -> dict[str, str]:
+    """Fields still missing before a submission can be submitted, with what to add."""
+    missing = {
+        field: message
+        for field, message in SUBMIT_REQUIRED.items()
+        if not (values.get(field) or "").strip()
+    }
+    if not any((values.get(f) or "").strip() for f in ("supportive_examples", "harmful_examples")):
+        missing["supportive_examples"] = EXAMPLES_REQUIRED
+    return missing
+
+
 def _check_complete(submission: Submission) -> None:
-    missing = [
-        label
-        for field, label in (
-            ("title", "a short title"),
-            ("behavior", "the behaviour of interest"),
-            ("context", "the context in which it arises"),
-            ("justification", "a justification"),
-        )
-        if not getattr(submission, field).strip()
-    ]
-    if not (submission.supportive_examples.strip() or submission.harmful_examples.strip()):
-        missing.append("at least one example of a supportive or a harmful response")
+    values = {field: getattr(submission, field) for field in CONTENT_FIELDS}
+    missing = submission_missing_for_submit(values)
     if missing:
         raise ApplicationError(
-            "Before submitting, please add " + ", ".join(missing) + ". Your draft is saved."
+            "Before submitting: " + " ".join(missing.values()) + " Your draft is saved."
         )
 
 

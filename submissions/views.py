@@ -41,6 +41,9 @@ class SubmissionFormMixin(ContributorMixin):
     def save(self, form):
         raise NotImplementedError
 
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "submitting": "submit" in self.request.POST}
+
     def form_valid(self, form):
         try:
             submission = self.save(form)
