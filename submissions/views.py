@@ -4,6 +4,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
 
@@ -270,10 +271,13 @@ class CandidateReviewView(ResearcherMixin, View):
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.render(candidate, form, decision_form, status=400)
+        if action == "accept":
+            candidate.refresh_from_db()
+            messages.success(request, accepted_message(candidate.metric))
+            return redirect("submissions:candidate-list")
         messages.success(
             request,
             {
-                "accept": "Accepted: the candidate is now a registry metric.",
                 "reject": "Candidate rejected.",
                 "return": "Sent back to the contributor with your request.",
             }.get(action, "Changes saved."),
@@ -281,3 +285,13 @@ class CandidateReviewView(ResearcherMixin, View):
         if action == "save":
             return redirect("submissions:candidate-review", pk=pk)
         return redirect("submissions:candidate-list")
+
+
+def accepted_message(metric) -> str:
+    """Which metric an acceptance created, linked, so the researcher can go on from there."""
+    return format_html(
+        'Accepted: created metric <a href="{}" data-testid="created-metric">{}</a> “{}”.',
+        reverse("metrics_registry:metric_detail", kwargs={"key": metric.key}),
+        metric.key,
+        metric.current_version.name if metric.current_version_id else metric.key,
+    )

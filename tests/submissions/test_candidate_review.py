@@ -227,3 +227,21 @@ def test_the_decision_email_gives_every_drafted_metrics_outcome(
         assert f"{other.short_name}: not accepted. Covered already." in body
     assert "candidate" not in body
     assert "(s)" not in body
+
+
+def test_after_accept_the_researcher_is_told_which_metric_was_created(
+    client_for, researcher, in_review
+):
+    candidate = in_review.candidates.order_by("position").first()
+    client = client_for(researcher)
+    response = client.post(
+        review_url(candidate),
+        form_data(candidate, fidelity="faithful", action="accept"),
+        follow=True,
+    )
+    candidate.refresh_from_db()
+    metric = candidate.metric
+    page = response.content.decode()
+    link = reverse("metrics_registry:metric_detail", kwargs={"key": metric.key})
+    assert f'<a href="{link}" data-testid="created-metric">{metric.key}</a>' in page
+    assert "the candidate is now" not in page
