@@ -7,6 +7,7 @@ urlpatterns = [
     path("", include("core.urls")),
     path("registry/", include("metrics_registry.urls")),
     path("submissions/", include("submissions.urls")),
+    path("contact/", include("submissions.contact_urls")),
     path("review/", include("review.urls")),
     path("models/", include("llm.urls")),
     path("evaluations/", include("evaluations.urls")),
