@@ -36,3 +36,10 @@ def test_a_process_started_with_the_demo_environment_links_to_that_port():
         timeout=60,
     )
     assert out.stdout.strip().splitlines()[-1] == "http://127.0.0.1:8765/x/"
+
+
+def test_the_demo_shows_visitors_pages_unless_debug_is_asked_for():
+    environ = {k: v for k, v in os.environ.items() if k != "DJANGO_DEBUG"}
+    assert demo_environment(host="127.0.0.1", port=8000, environ=environ)["DJANGO_DEBUG"] == "false"
+    asked = demo_environment(host="127.0.0.1", port=8000, environ={"DJANGO_DEBUG": "true"})
+    assert asked["DJANGO_DEBUG"] == "true"

@@ -15,14 +15,16 @@ from core.demo import DEMO_ACCOUNTS, DEMO_PASSWORD
 
 
 def demo_environment(*, host: str, port: int, environ: dict[str, str]) -> dict[str, str]:
-    """The web server's and worker's environment: links in emails point at this demo's port.
-
-    An explicit SITE_URL (a proxy in front, say) is kept.
+    """The web server's and worker's environment: links in emails point at this demo's port,
+    and pages are those a visitor sees (debug off). An explicit SITE_URL or DJANGO_DEBUG is kept.
     """
-    if environ.get("SITE_URL"):
-        return dict(environ)
-    link_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # noqa: S104 - compared
-    return {**environ, "SITE_URL": f"http://{link_host}:{port}"}
+    environment = dict(environ)
+    # A newcomer should meet the site's own 404 page, not Django's debug page listing every URL.
+    environment.setdefault("DJANGO_DEBUG", "false")
+    if not environ.get("SITE_URL"):
+        link_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # noqa: S104
+        environment["SITE_URL"] = f"http://{link_host}:{port}"
+    return environment
 
 
 class Command(BaseCommand):
