@@ -5,8 +5,8 @@ from django import forms
 from metrics_registry.models import LabelCategory, Subarea
 
 from .citations import citations_as_text, citations_parse
+from .completeness import submission_missing_for_submit
 from .models import Enquiry, Fidelity, MetricCandidate, Submission
-from .services import submission_missing_for_submit
 
 
 class SubareaChoiceField(forms.ModelMultipleChoiceField):
