@@ -43,6 +43,9 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.RESEARCHER, Role.MAINTAINER),
         "clipboard-check",
     ),
+    NavItem(
+        "Enquiries", "submissions:enquiry-list", (Role.RESEARCHER, Role.MAINTAINER), "envelope"
+    ),
     NavItem("Rating queue", "review:rater-queues", (Role.EXPERT_REVIEWER,), "ui-checks"),
     NavItem(
         "Review queues", "review:queue-list", (Role.RESEARCHER, Role.MAINTAINER), "clipboard-data"

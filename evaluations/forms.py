@@ -1,9 +1,14 @@
 import json
 
+from crispy_forms.helper import FormHelper
+from crispy_forms.layout import Div, Field, Layout
 from django import forms
+from django.db.models import F
 
+from core.exceptions import ApplicationError
 from core.uploads import upload_from_form, upload_stage
-from llm.models import ModelConfiguration
+from llm.models import ModelConfiguration, ModelRole
+from llm.selectors import configuration_for_role, configurations_for_role
 from metrics_registry.models import MetricVersion, Release
 
 from .models import MAX_TURNS, RubricItem, Scenario
@@ -61,6 +66,28 @@ class ScenarioForm(forms.ModelForm):
         }
 
 
+class ConfigurationChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: ModelConfiguration) -> str:
+        return f"{obj.name} (offline demo model)" if obj.is_offline else obj.name
+
+
+class ConfigurationMultipleChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: ModelConfiguration) -> str:
+        return ConfigurationChoiceField.label_from_instance(self, obj)
+
+
+class MetricVersionChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: MetricVersion) -> str:
+        return f"{obj.metric.key} · {obj.name} ({obj.polarity})"
+
+
+def _role_default(role: str) -> ModelConfiguration | None:
+    try:
+        return configuration_for_role(role)
+    except ApplicationError:  # no default yet: the maintainer picks one
+        return None
+
+
 class RunCreateForm(forms.Form):
     """A new run; the run page then shows its plan (calls, tokens, cost) before launch."""
 
@@ -68,24 +95,96 @@ class RunCreateForm(forms.Form):
     release = forms.ModelChoiceField(
         queryset=Release.objects.order_by("-created_at"),
         required=False,
-        help_text="Every metric of the release, unless metric versions are chosen below.",
+        help_text="Every metric of the release, unless metrics are ticked below.",
     )
-    metric_versions = forms.ModelMultipleChoiceField(
-        queryset=MetricVersion.objects.select_related("metric").order_by("metric__key", "-number"),
+    metric_versions = MetricVersionChoiceField(
+        queryset=MetricVersion.objects.filter(metric__current_version=F("pk"))
+        .select_related("metric")
+        .prefetch_related("subareas__area")
+        .order_by("metric__key"),
         required=False,
-        help_text="A subset to run instead of the whole release.",
+        widget=forms.CheckboxSelectMultiple,
+        label="Metrics",
+        help_text="A subset to run instead of the whole release (current versions), grouped "
+        "by subarea.",
     )
     rubric_items = forms.ModelMultipleChoiceField(
-        queryset=RubricItem.objects.order_by("key"), required=False
+        queryset=RubricItem.objects.order_by("key"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
     )
-    targets = forms.ModelMultipleChoiceField(
-        queryset=ModelConfiguration.objects.filter(is_active=True)
+    targets = ConfigurationMultipleChoiceField(
+        queryset=configurations_for_role(ModelRole.TARGET),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The models under test: configurations assigned the target role.",
     )
-    simulator = forms.ModelChoiceField(queryset=ModelConfiguration.objects.filter(is_active=True))
-    judge = forms.ModelChoiceField(queryset=ModelConfiguration.objects.filter(is_active=True))
+    simulator = ConfigurationChoiceField(
+        queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
+        label="User simulator",
+        help_text="Plays the user; preset to the user-simulator role's default.",
+    )
+    judge = ConfigurationChoiceField(
+        queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
+        help_text="Decides each verdict; preset to the judge role's default.",
+    )
     turns = forms.IntegerField(min_value=1, max_value=MAX_TURNS, initial=8)
     replicates = forms.IntegerField(min_value=1, max_value=20, initial=1)
     judgments_per_conversation = forms.IntegerField(min_value=1, max_value=15, initial=3)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Querysets are re-evaluated per form, so newly assigned targets appear at once.
+        self.fields["targets"].queryset = configurations_for_role(ModelRole.TARGET)
+        if not self.is_bound:
+            for field, role in (
+                ("simulator", ModelRole.USER_SIMULATOR),
+                ("judge", ModelRole.JUDGE),
+            ):
+                default = _role_default(role)
+                if default is not None:
+                    self.initial.setdefault(field, default.pk)
+        if not self.fields["targets"].queryset.exists():
+            self.fields[
+                "targets"
+            ].help_text = (
+                "No configuration has the target role yet: assign it under Model configurations."
+            )
+        self.helper = FormHelper()
+        self.helper.form_tag = False
+        self.helper.layout = Layout(
+            "name",
+            "release",
+            Field("metric_versions", template="evaluations/_metric_version_groups.html"),
+            "rubric_items",
+            "targets",
+            Div(
+                Div("simulator", css_class="col-md-6"),
+                Div("judge", css_class="col-md-6"),
+                css_class="row",
+            ),
+            Div(
+                Div("turns", css_class="col-sm-4"),
+                Div("replicates", css_class="col-sm-4"),
+                Div("judgments_per_conversation", css_class="col-sm-4"),
+                css_class="row",
+            ),
+        )
+
+    def metric_version_groups(self) -> list[dict]:
+        """The metric checkboxes grouped under each version's first subarea, in taxonomy order."""
+        versions = {str(v.pk): v for v in self.fields["metric_versions"].queryset}
+        groups: dict[tuple, dict] = {}
+        for widget in self["metric_versions"]:
+            version = versions[str(widget.data["value"])]
+            subareas = sorted(version.subareas.all(), key=lambda s: (s.area.position, s.position))
+            first = subareas[0] if subareas else None
+            key = (first.area.position, first.position) if first else (99, 99)
+            label = f"{first.area.name} · {first.name}" if first else "No subarea"
+            group = groups.setdefault(
+                key, {"label": label, "slug": first.slug if first else "none", "widgets": []}
+            )
+            group["widgets"].append(widget)
+        return [groups[key] for key in sorted(groups)]
 
 
 RUBRIC_STAGED_SALT = "evaluations.rubric_import"

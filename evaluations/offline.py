@@ -9,6 +9,7 @@ import hashlib
 import re
 from random import Random
 
+from core.text import shorten_words
 from llm.models import ModelConfiguration
 from llm.offline import offline_responder, offline_rng
 
@@ -207,7 +208,7 @@ def judge_verdict(messages, seed, configuration) -> dict:
     return {
         "present": present,
         "justification": f"Across the conversation the assistant {verb} the behaviour "
-        f"described ({criterion[:80] or 'the criterion'}); see the quoted turn.",
+        f"described ({shorten_words(criterion, 80) or 'the criterion'}); see the quoted turn.",
         "evidence": evidence,
     }
 
@@ -237,7 +238,7 @@ def rubric_grades(messages, seed, configuration) -> dict:
             {
                 "criterion": int(number),
                 "met": met,
-                "justification": f"The reply {verb} do this: {text[:60]}",
+                "justification": f"The reply {verb} do this: {shorten_words(text, 60)}",
             }
         )
     return {"grades": grades or [{"criterion": 1, "met": False, "justification": "No criteria."}]}

@@ -22,6 +22,21 @@ def scenario_list(*, metric_version: MetricVersion, include_retired: bool = Fals
     return scenarios.order_by("base_index", "-age_context", "-created_at")
 
 
+def scenario_set_complete(*, metric_version: MetricVersion) -> bool:
+    """Every (base situation × age context) slot has an active, fully written scenario."""
+    from .models import SCENARIO_BASE_COUNT
+    from .services.scenarios import age_contexts_for
+
+    written = (
+        Scenario.objects.active()
+        .filter(metric_version=metric_version, expanded_at__isnull=False)
+        .values_list("base_index", "age_context")
+        .distinct()
+        .count()
+    )
+    return written >= SCENARIO_BASE_COUNT * len(age_contexts_for(metric_version))
+
+
 def metric_versions_with_scenarios() -> QuerySet[MetricVersion]:
     """Current metric versions with their number of active scenarios, for the index."""
     return (

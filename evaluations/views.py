@@ -1,5 +1,7 @@
 """Scenario pages for researchers, run pages for maintainers: validate, call a service, render."""
 
+import time
+
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,6 +19,7 @@ from .selectors import (
     release_demographics,
     run_progress,
     scenario_list,
+    scenario_set_complete,
 )
 from .services import runs as run_services
 from .services import scenarios as scenario_services
@@ -37,18 +40,36 @@ class ScenarioIndexView(RoleRequiredMixin, ListView):
         return metric_versions_with_scenarios()
 
 
+# After "Generate", the scenario page polls until the set is written or this many seconds pass
+# (a writer that fails leaves the set incomplete; the page then says so instead of polling on).
+GENERATION_WATCH_SECONDS = 600
+
+
 class MetricScenarioListView(RoleRequiredMixin, TemplateView):
     required_roles = VIEW_ROLES
-    template_name = "evaluations/scenario_list.html"
+
+    def get_template_names(self):
+        if self.request.htmx:
+            return ["evaluations/_scenario_table.html"]
+        return ["evaluations/scenario_list.html"]
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         version = get_object_or_404(MetricVersion.objects.select_related("metric"), pk=kwargs["pk"])
         show_retired = self.request.GET.get("retired") == "1"
+        try:
+            started = int(self.request.GET.get("generating", ""))
+        except ValueError:
+            started = 0
+        watching = 0 < time.time() - started < GENERATION_WATCH_SECONDS if started else False
+        complete = scenario_set_complete(metric_version=version)
         context.update(
             version=version,
             scenarios=scenario_list(metric_version=version, include_retired=show_retired),
             show_retired=show_retired,
+            generating=watching and not complete,
+            generation_finished=bool(started) and complete,
+            generation_stalled=bool(started) and not watching and not complete,
         )
         return context
 
@@ -61,9 +82,10 @@ class ScenarioGenerateView(RoleRequiredMixin, View):
         scenario_services.scenarios_generate_enqueue(metric_version=version)
         messages.info(
             request,
-            "Scenario generation started in the background; refresh this page in a minute.",
+            "Scenario generation started in the background; this page updates as they arrive.",
         )
-        return redirect("evaluations:metric-scenarios", pk=version.pk)
+        url = reverse("evaluations:metric-scenarios", kwargs={"pk": version.pk})
+        return redirect(f"{url}?generating={int(time.time())}")
 
 
 class ScenarioDetailView(RoleRequiredMixin, DetailView):

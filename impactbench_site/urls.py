@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from evaluations.interop_views import ReleaseInspectExportView
@@ -15,6 +17,7 @@ urlpatterns = [
     ),
     path("registry/", include("metrics_registry.urls")),
     path("submissions/", include("submissions.urls")),
+    path("contact/", include("submissions.contact_urls")),
     path("review/", include("review.urls")),
     path("models/", include("llm.urls")),
     path("evaluations/", include("evaluations.urls")),
@@ -24,7 +27,12 @@ urlpatterns = [
     path("api/", include("metrics_registry.api.urls")),
     path("api/", include("submissions.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", template_name="core/api_docs.html"),
+        name="api-docs",
+    ),
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
 ]
 
 if settings.DEBUG:

@@ -5,6 +5,7 @@ import json
 from django.contrib import messages
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
@@ -186,9 +187,33 @@ class MaintainerRequiredMixin(RoleRequiredMixin):
     required_roles = (Role.MAINTAINER,)
 
 
+def next_release_version(version: str) -> str:
+    """The next minor version (1.2.3 → 1.3.0); empty when `version` is not MAJOR.MINOR.PATCH."""
+    parts = version.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return ""
+    return f"{parts[0]}.{int(parts[1]) + 1}.0"
+
+
+def published_release_unchangeable(request, release) -> TemplateResponse:
+    """What editing a published release says instead of a bare 404: why, and what to do."""
+    return TemplateResponse(
+        request,
+        "metrics_registry/release_unchangeable.html",
+        {"release": release, "next_version": next_release_version(release.version)},
+        status=409,
+    )
+
+
 class ReleaseCreateView(MaintainerRequiredMixin, FormView):
     template_name = "metrics_registry/release_form.html"
     form_class = ReleaseForm
+
+    def get_initial(self):
+        # "Draft the next version" from a published release arrives with ?after=<version>.
+        after = self.request.GET.get("after", "")
+        following = next_release_version(after)
+        return {"version": following} if following else {}
 
     def form_valid(self, form):
         try:
@@ -205,11 +230,15 @@ class ReleaseEditView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateView)
 
     template_name = "metrics_registry/release_edit.html"
 
+    def get(self, request, *args, **kwargs):
+        release = self.get_release()
+        if release.is_published:
+            return published_release_unchangeable(request, release)
+        return super().get(request, *args, **kwargs)
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         release = self.get_release()
-        if release.is_published:
-            raise Http404("Published releases cannot be edited.")
         items = list(release_items(release))
         included = {item.metric_version_id for item in items}
         available = [
@@ -228,6 +257,8 @@ class ReleaseEditView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateView)
 
     def post(self, request, version: str):
         release = self.get_release()
+        if release.is_published:
+            return published_release_unchangeable(request, release)
         action = request.POST.get("action")
         try:
             if action == "add_validated":

@@ -80,3 +80,13 @@ def explore_subarea_rates(*, run: EvaluationRun, age_context: str = "all") -> li
             "n_conversations",
         )
     )
+
+
+def metric_labels_for_versions(version_ids) -> dict[int, dict]:
+    """Metric version id -> its metric's key and name, for tables that list metrics by version."""
+    from metrics_registry.models import MetricVersion
+
+    rows = MetricVersion.objects.filter(pk__in=list(version_ids)).values_list(
+        "pk", "metric__key", "name"
+    )
+    return {pk: {"key": key, "name": name} for pk, key, name in rows}

@@ -4,6 +4,7 @@ from django.http import Http404
 from django.views.generic import TemplateView
 
 from .selectors import (
+    metric_labels_for_versions,
     overall_pass_rates,
     public_run_default,
     public_runs,
@@ -36,7 +37,14 @@ class MethodologyView(TemplateView):
             return context
         analysis = run.analysis
         judge = analysis.reliability.get("judge", {})
+        teen_adult = analysis.robustness.get("teen_adult", {})
+        largest = teen_adult.get("largest", [])
+        labels = metric_labels_for_versions(d["metric_version"] for d in largest)
         context.update(
+            teen_adult_rows=[
+                {**d, **labels.get(d["metric_version"], {"key": d["metric"], "name": ""})}
+                for d in largest
+            ],
             analysis=analysis,
             judge=judge,
             judge_per_metric=judge.get("per_metric", [])[:PER_METRIC_SHOWN],
@@ -47,7 +55,7 @@ class MethodologyView(TemplateView):
                 for polarity, data in analysis.robustness.get("polarities", {}).items()
                 if data
             ],
-            teen_adult=analysis.robustness.get("teen_adult", {}),
+            teen_adult=teen_adult,
             overall=overall_pass_rates(run=run),
             targets=run_targets(run),
             offline=run_uses_offline_model(run),

@@ -231,10 +231,14 @@ def submission_draft_candidates(*, submission_id: int) -> Submission | None:
         submission_status_set(
             submission=submission,
             to_status=SubmissionStatus.IN_REVIEW,
-            note=f"{len(result.output.candidates)} metric candidate(s) drafted"
-            + (" by the offline demo model." if result.is_offline else "."),
+            note=_drafted_note(len(result.output.candidates), offline=result.is_offline),
         )
     return submission
+
+
+def _drafted_note(count: int, *, offline: bool) -> str:
+    drafted = f"Drafted {count} {'metric' if count == 1 else 'metrics'} for review"
+    return drafted + (" with the offline demo model." if offline else ".")
 
 
 def _candidates_write(submission: Submission, result) -> None:

@@ -1,11 +1,12 @@
 from crispy_forms.helper import FormHelper
-from crispy_forms.layout import HTML, Fieldset, Layout
+from crispy_forms.layout import HTML, Field, Fieldset, Layout
 from django import forms
 
 from metrics_registry.models import LabelCategory, Subarea
 
 from .citations import citations_as_text, citations_parse
-from .models import Fidelity, MetricCandidate, Submission
+from .completeness import submission_missing_for_submit
+from .models import Enquiry, Fidelity, MetricCandidate, Submission
 
 
 class SubareaChoiceField(forms.ModelMultipleChoiceField):
@@ -89,16 +90,29 @@ class SubmissionForm(forms.ModelForm):
             "age_context": forms.RadioSelect,
         }
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, submitting: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        # Submit checks everything at once; Save draft keeps whatever is there.
+        self.submitting = submitting
         if self.instance.pk and not self.is_bound:
             self.initial["citations_text"] = citations_as_text(self.instance.citations.all())
+        for name in ("supportive_examples", "harmful_examples"):
+            self.fields[name].help_text += " One of the two examples is needed to submit."
+
+        def needed(name: str) -> Field:
+            # Marked like a required field (static CSS), though a draft can be saved without it.
+            return Field(name, wrapper_class="needed-to-submit")
+
         self.helper = FormHelper()
         self.helper.form_tag = False
         self.helper.layout = Layout(
-            Fieldset("The behaviour", "title", "behavior", "context"),
-            Fieldset("Examples", "supportive_examples", "harmful_examples"),
-            Fieldset("Evidence", "justification", "citations_text"),
+            HTML(
+                '<p class="small text-body-secondary" data-testid="required-note">Fields marked '
+                "* are needed to submit. You can save a draft without them.</p>"
+            ),
+            Fieldset("The behaviour", "title", "behavior", needed("context")),
+            Fieldset("Examples", needed("supportive_examples"), needed("harmful_examples")),
+            Fieldset("Evidence", needed("justification"), "citations_text"),
             Fieldset("Scope", "age_context", "suggested_subareas"),
             Fieldset("About you", "expertise", "credit_name"),
             HTML(
@@ -106,6 +120,14 @@ class SubmissionForm(forms.ModelForm):
                 "come back later. Nothing is sent to reviewers until you submit.</p>"
             ),
         )
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.submitting:
+            for field, message in submission_missing_for_submit(cleaned).items():
+                if field not in self.errors:
+                    self.add_error(field, message)
+        return cleaned
 
     def clean_citations_text(self) -> list:
         # Parsed here so a bad line is reported next to the box, with the text kept.
@@ -172,4 +194,75 @@ class CandidateDecisionForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         label="Reason or request",
         help_text="Required to reject or to send back; shown to the contributor.",
+    )
+
+
+class EnquiryForm(forms.ModelForm):
+    """The public contact form. `website` is a honeypot: hidden from people, filled by bots."""
+
+    benchmark_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        label="Link to an existing benchmark",
+        help_text="Optional: a paper, data set or repository we should look at.",
+    )
+    website = forms.CharField(
+        required=False,
+        label="Leave this field empty",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "tabindex": "-1"}),
+    )
+
+    class Meta:
+        model = Enquiry
+        fields = ["kind", "name", "email", "affiliation", "benchmark_url", "message"]
+        labels = {
+            "kind": "What is it about?",
+            "name": "Your name",
+            "email": "Your email",
+            "affiliation": "Affiliation",
+            "benchmark_url": "Link to an existing benchmark",
+            "message": "Your message",
+        }
+        help_texts = {
+            "affiliation": "Optional: your university, clinic, school or organisation.",
+            "benchmark_url": "Optional: a paper, data set or repository we should look at.",
+            "message": "What you propose or ask. A link above is enough for a benchmark.",
+            "email": "We answer here, and use it for nothing else.",
+        }
+        widgets = {"kind": forms.RadioSelect, "message": forms.Textarea(attrs={"rows": 6})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.helper = FormHelper()
+        self.helper.form_tag = False
+        self.helper.layout = Layout(
+            "kind",
+            "name",
+            "email",
+            "affiliation",
+            "benchmark_url",
+            "message",
+            Field("website", wrapper_class="hp-field", aria_hidden="true"),
+        )
+
+    @property
+    def is_bot(self) -> bool:
+        return bool(self.cleaned_data.get("website"))
+
+    def clean(self):
+        cleaned = super().clean()
+        if not (cleaned.get("message", "").strip() or cleaned.get("benchmark_url")):
+            self.add_error("message", "Write a message or give the address of the benchmark.")
+        return cleaned
+
+    def service_kwargs(self) -> dict:
+        return {name: self.cleaned_data[name] for name in self.Meta.fields}
+
+
+class EnquiryAnswerForm(forms.Form):
+    answer = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        label="Answer",
+        help_text="Sent by email to the sender, with their message quoted below it.",
     )

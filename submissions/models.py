@@ -212,3 +212,42 @@ class CandidateChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} on candidate {self.candidate_id}"
+
+
+class EnquiryKind(models.TextChoices):
+    BENCHMARK = "benchmark", "Propose a benchmark"
+    CONTACT = "contact", "Get in touch"
+
+
+class EnquiryStatus(models.TextChoices):
+    NEW = "new", "New"
+    ANSWERED = "answered", "Answered"
+    CLOSED = "closed", "Closed without answer"
+
+
+class Enquiry(TimeStampedModel):
+    """A message from the public contact form, triaged by researchers and answered by email."""
+
+    kind = models.CharField(max_length=12, choices=EnquiryKind.choices)
+    name = models.CharField(max_length=160)
+    email = models.EmailField()
+    affiliation = models.CharField(max_length=200, blank=True)
+    message = models.TextField(blank=True)
+    benchmark_url = models.URLField(max_length=500, blank=True)
+    # A keyed hash of the sender's address, only for the rate limit; the address is not kept.
+    client_hash = models.CharField(max_length=64, db_index=True)
+    status = models.CharField(
+        max_length=10, choices=EnquiryStatus.choices, default=EnquiryStatus.NEW, db_index=True
+    )
+    answer = models.TextField(blank=True)
+    answered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "enquiries"
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} from {self.name}"

@@ -25,3 +25,32 @@ def candidate_list_for_review(*, status: str = "pending") -> QuerySet:
 
 def candidate_changes(candidate) -> QuerySet:
     return candidate.changes.select_related("actor").order_by("-created_at", "-id")
+
+
+def submission_outcomes(submission: Submission) -> list[dict]:
+    """What became of each drafted metric: accepted as which registry metric, or why not.
+
+    Drafts superseded by a request for changes are left out; they were never decided.
+    """
+    from core.links import site_reverse
+
+    from .models import CandidateStatus
+
+    outcomes = []
+    decided = submission.candidates.filter(
+        status__in=[CandidateStatus.ACCEPTED, CandidateStatus.REJECTED]
+    ).select_related("metric")
+    for candidate in decided.order_by("position"):
+        metric = candidate.metric if candidate.status == CandidateStatus.ACCEPTED else None
+        outcomes.append(
+            {
+                "name": candidate.short_name,
+                "accepted": metric is not None,
+                "metric_key": metric.key if metric else "",
+                "metric_url": site_reverse("metrics_registry:metric_detail", key=metric.key)
+                if metric
+                else "",
+                "reason": candidate.review_reason,
+            }
+        )
+    return outcomes

@@ -2,17 +2,18 @@
 
 from collections.abc import Iterable
 
-from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from core.links import site_reverse
 from metrics_registry.models import Subarea
 
+from . import selectors
 from .citations import ParsedCitation
+from .completeness import submission_missing_for_submit
 from .models import (
     EDITABLE_STATUSES,
     FINAL_STATUSES,
@@ -97,6 +98,20 @@ def submission_update(
     return submission
 
 
+# The changes a contributor hears about: the receipt, and each point where they can act or learn
+# the outcome. Drafting and "in review" follow a submission within seconds and need nothing from
+# them; the status page shows them live.
+NOTIFIED_STATUSES = frozenset(
+    {
+        SubmissionStatus.SUBMITTED,
+        SubmissionStatus.DRAFTING_FAILED,
+        SubmissionStatus.CHANGES_REQUESTED,
+        SubmissionStatus.ACCEPTED,
+        SubmissionStatus.DECLINED,
+    }
+)
+
+
 def submission_status_set(
     *, submission: Submission, to_status: str, actor=None, note: str = "", notify: bool = True
 ) -> Submission:
@@ -107,7 +122,7 @@ def submission_status_set(
     event = SubmissionEvent.objects.create(
         submission=submission, from_status=from_status, to_status=to_status, actor=actor, note=note
     )
-    if notify and to_status != from_status:
+    if notify and to_status != from_status and to_status in NOTIFIED_STATUSES:
         transaction.on_commit(lambda: submission_notify_status(event_id=event.pk))
     return submission
 
@@ -121,8 +136,11 @@ def submission_notify_status(*, event_id: int) -> None:
     context = {
         "submission": submission,
         "event": event,
-        "status_url": settings.SITE_URL.rstrip("/")
-        + reverse("submissions:detail", kwargs={"pk": submission.pk}),
+        "status_url": site_reverse("submissions:detail", pk=submission.pk),
+        "edit_url": site_reverse("submissions:edit", pk=submission.pk),
+        "outcomes": selectors.submission_outcomes(submission)
+        if event.to_status in (SubmissionStatus.ACCEPTED, SubmissionStatus.DECLINED)
+        else [],
     }
     send_mail(
         subject=f"[ImpactBench] Your submission is now {event.get_to_status_display().lower()}: "
@@ -134,21 +152,11 @@ def submission_notify_status(*, event_id: int) -> None:
 
 
 def _check_complete(submission: Submission) -> None:
-    missing = [
-        label
-        for field, label in (
-            ("title", "a short title"),
-            ("behavior", "the behaviour of interest"),
-            ("context", "the context in which it arises"),
-            ("justification", "a justification"),
-        )
-        if not getattr(submission, field).strip()
-    ]
-    if not (submission.supportive_examples.strip() or submission.harmful_examples.strip()):
-        missing.append("at least one example of a supportive or a harmful response")
+    values = {field: getattr(submission, field) for field in CONTENT_FIELDS}
+    missing = submission_missing_for_submit(values)
     if missing:
         raise ApplicationError(
-            "Before submitting, please add " + ", ".join(missing) + ". Your draft is saved."
+            "Before submitting: " + " ".join(missing.values()) + " Your draft is saved."
         )
 
 
@@ -322,12 +330,12 @@ def _submission_settle(submission: Submission, *, actor) -> None:
         return
     if CandidateStatus.ACCEPTED in statuses:
         accepted = submission.candidates.filter(status=CandidateStatus.ACCEPTED)
-        keys = ", ".join(c.metric.key for c in accepted.select_related("metric"))
+        keys = [c.metric.key for c in accepted.select_related("metric")]
         submission_status_set(
             submission=submission,
             to_status=SubmissionStatus.ACCEPTED,
             actor=actor,
-            note=f"Accepted as metric(s) {keys}.",
+            note=f"Accepted as {'metric' if len(keys) == 1 else 'metrics'} {', '.join(keys)}.",
         )
     else:
         submission_status_set(

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import views
+from . import enquiry_views, views
 
 app_name = "submissions"
 
@@ -11,6 +11,8 @@ urlpatterns = [
     path("<int:pk>/edit/", views.SubmissionUpdateView.as_view(), name="edit"),
     path("candidates/", views.CandidateListView.as_view(), name="candidate-list"),
     path("candidates/<int:pk>/", views.CandidateReviewView.as_view(), name="candidate-review"),
+    path("enquiries/", enquiry_views.EnquiryListView.as_view(), name="enquiry-list"),
+    path("enquiries/<int:pk>/", enquiry_views.EnquiryDetailView.as_view(), name="enquiry-detail"),
     re_path(
         r"^(?P<pk>\d+)/(?P<action>submit|withdraw|retry)/$",
         views.SubmissionActionView.as_view(),

@@ -4,6 +4,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
 
@@ -13,7 +14,7 @@ from core.roles import Role, RoleRequiredMixin, user_has_role
 from . import selectors, services
 from .forms import CandidateDecisionForm, CandidateForm, SubmissionForm
 from .models import CandidateStatus, MetricCandidate, SubmissionStatus
-from .similarity import similar_metrics, submission_similarity_text
+from .similarity import NEAR_DUPLICATE_SCORE, similar_metrics_for_submission
 
 # The status page polls while the platform works on the submission.
 WORKING_STATUSES = {SubmissionStatus.SUBMITTED, SubmissionStatus.DRAFTING}
@@ -40,6 +41,9 @@ class SubmissionFormMixin(ContributorMixin):
 
     def save(self, form):
         raise NotImplementedError
+
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "submitting": "submit" in self.request.POST}
 
     def form_valid(self, form):
         try:
@@ -122,7 +126,7 @@ class SubmissionDetailView(ContributorMixin, DetailView):
             context["candidates"] = submission.candidates.select_related(
                 "label_category", "metric"
             ).prefetch_related("subareas")
-            context["similar"] = similar_metrics(submission_similarity_text(submission))
+            context["similar"] = similar_metrics_for_submission(submission)
         return context
 
 
@@ -224,7 +228,8 @@ class CandidateReviewView(ResearcherMixin, View):
             "submission": candidate.submission,
             "form": form,
             "decision_form": decision_form,
-            "similar": similar_metrics(f"{candidate.short_name}. {candidate.criterion}"),
+            "similar": similar_metrics_for_submission(candidate.submission),
+            "near_duplicate_score": NEAR_DUPLICATE_SCORE,
             "changes": selectors.candidate_changes(candidate),
             "siblings": candidate.submission.candidates.exclude(pk=candidate.pk),
         }
@@ -266,10 +271,13 @@ class CandidateReviewView(ResearcherMixin, View):
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.render(candidate, form, decision_form, status=400)
+        if action == "accept":
+            candidate.refresh_from_db()
+            messages.success(request, accepted_message(candidate.metric))
+            return redirect("submissions:candidate-list")
         messages.success(
             request,
             {
-                "accept": "Accepted: the candidate is now a registry metric.",
                 "reject": "Candidate rejected.",
                 "return": "Sent back to the contributor with your request.",
             }.get(action, "Changes saved."),
@@ -277,3 +285,13 @@ class CandidateReviewView(ResearcherMixin, View):
         if action == "save":
             return redirect("submissions:candidate-review", pk=pk)
         return redirect("submissions:candidate-list")
+
+
+def accepted_message(metric) -> str:
+    """Which metric an acceptance created, linked, so the researcher can go on from there."""
+    return format_html(
+        'Accepted: created metric <a href="{}" data-testid="created-metric">{}</a> “{}”.',
+        reverse("metrics_registry:metric_detail", kwargs={"key": metric.key}),
+        metric.key,
+        metric.current_version.name if metric.current_version_id else metric.key,
+    )

@@ -11,3 +11,24 @@ def user_text(value: str) -> SafeString:
     """Render text a user wrote: harmless formatting kept, everything else escaped, lines kept."""
     cleaned = sanitize_html(str(value or "")).replace("\r\n", "\n").replace("\n", "<br>\n")
     return mark_safe(cleaned)  # noqa: S308 - nh3 output is safe by construction
+
+
+# Persona keys written by the scenario writer, shown to people.
+PERSONA_LABELS = {
+    "name": "Name",
+    "age": "Age",
+    "gender": "Gender",
+    "background": "Background",
+    "first_language": "First language",
+    "living_situation": "Living situation",
+}
+
+
+@register.filter
+def persona_label(key: str) -> str:
+    """`living_situation` → "Living situation": a persona key as a person would write it."""
+    key = str(key or "")
+    if key in PERSONA_LABELS:
+        return PERSONA_LABELS[key]
+    words = key.replace("_", " ").replace("-", " ").split()
+    return " ".join(words).capitalize() if words else key

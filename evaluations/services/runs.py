@@ -142,6 +142,8 @@ class RunPlan:
     is_offline: bool
     rubric_items: int = 0
     rubric_responses: int = 0
+    # (metric key, metric version id) of each version lacking scenarios, for links to them.
+    missing_scenario_links: tuple[tuple[str, int], ...] = ()
 
     @property
     def model_calls(self) -> int:
@@ -177,13 +179,14 @@ def run_plan(run: EvaluationRun) -> RunPlan:
     scenario_counts: dict[int, int] = {}
     for version_id in run_scenarios(run).values_list("metric_version_id", flat=True):
         scenario_counts[version_id] = scenario_counts.get(version_id, 0) + 1
-    missing = [
-        version.metric.key
-        for version in MetricVersion.objects.filter(pk__in=[v.pk for v in versions]).select_related(
-            "metric"
-        )
+    missing_versions = [
+        version
+        for version in MetricVersion.objects.filter(pk__in=[v.pk for v in versions])
+        .select_related("metric")
+        .order_by("metric__key")
         if scenario_counts.get(version.pk, 0) < 3 * len(age_contexts_for(version))
     ]
+    missing = [version.metric.key for version in missing_versions]
     scenarios = sum(scenario_counts.values())
     targets = list(run.targets.all())
     per_target = scenarios * run.replicates
@@ -225,6 +228,7 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         metric_versions=len(versions),
         scenarios=scenarios,
         versions_missing_scenarios=missing,
+        missing_scenario_links=tuple((v.metric.key, v.pk) for v in missing_versions),
         targets=len(targets),
         conversations=conversations,
         simulator_calls=conversations * run.turns,

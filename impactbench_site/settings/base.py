@@ -165,7 +165,14 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ImpactBench API",
-    "DESCRIPTION": "Metrics, releases and results of ImpactBench.",
+    # Says what the endpoints below offer, no more: results are on the website and in exports.
+    "DESCRIPTION": (
+        "Read-only access to the ImpactBench metric registry: every metric with its current "
+        "version, and each release with the metric versions it froze. Signed-in contributors "
+        "also read their own construct submissions and what was drafted from them (researchers "
+        "and maintainers: all submissions). Evaluation results are published on the website; "
+        "a release's full data is downloadable as JSON, JSON Lines or CSV from its release page."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     # Swagger UI from the sidecar package, served locally: no CDN.

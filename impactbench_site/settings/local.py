@@ -4,3 +4,7 @@ from .base import *  # noqa: F403
 from .base import env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
+# Static files straight from the source folders, so the demo also runs with debug off
+# (`make demo` turns it off) without a collectstatic step.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG

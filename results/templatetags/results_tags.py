@@ -81,3 +81,17 @@ def estimate(e, compact: bool = False, label: str = "") -> dict:
         "high": format_figure(est.high, est.unit),
         "confidence": f"{est.confidence * 100:.0f} %",
     }
+@register.filter
+def pp(value, digits: int = 1) -> str:
+    """A difference of two rates in percentage points: 0.052 -> "+5.2 pp"; None -> "—"."""
+    if value is None:
+        return "—"
+    return f"{float(value) * 100:+.{int(digits)}f} pp"
+
+
+@register.simple_tag
+def pp_interval(low, high) -> str:
+    """ "[−3.1, +8.0] pp", or "no interval" when it could not be drawn."""
+    if low is None or high is None:
+        return "no interval"
+    return f"[{float(low) * 100:+.1f}, {float(high) * 100:+.1f}] pp"

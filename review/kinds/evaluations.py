@@ -22,6 +22,7 @@ from evaluations.models import (
     Turn,
 )
 from evaluations.rubric_dimensions import dimension_choices
+from metrics_registry.models import MetricVersion
 
 from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
 from .questions import FORMS, anchor_question, priority_question
@@ -32,27 +33,57 @@ def _first_subarea(version) -> str:
     return slugs[0] if slugs else ""
 
 
+# Sampling reads only these columns: a release has tens of thousands of conversations, and
+# loading each with its scenario, metric version and run made queue creation take seconds.
+_CANDIDATE_COLUMNS = (
+    "pk",
+    "scenario_id",
+    "target_id",
+    "scenario__age_context",
+    "target__name",
+    "scenario__metric_version_id",
+    "scenario__metric_version__metric_id",
+    "scenario__metric_version__metric__contributor_id",
+    "run__simulator__name",
+)
+
+
 def _conversations():
-    return (
-        Conversation.objects.filter(status=ConversationStatus.COMPLETED)
-        .select_related("scenario__metric_version__metric", "target", "run__simulator")
-        .prefetch_related("scenario__metric_version__subareas")
-        .order_by("pk")
+    return Conversation.objects.filter(status=ConversationStatus.COMPLETED).order_by("pk")
+
+
+def _first_subareas(version_ids: set[int]) -> dict[int, str]:
+    """The alphabetically first subarea slug of each metric version, in one query."""
+    through = MetricVersion.subareas.through
+    first: dict[int, str] = {}
+    rows = through.objects.filter(metricversion_id__in=version_ids).values_list(
+        "metricversion_id", "subarea__slug"
     )
+    for version_id, slug in rows:
+        if version_id not in first or slug < first[version_id]:
+            first[version_id] = slug
+    return first
 
 
-def _conversation_candidate(conversation: Conversation, **extra) -> Candidate:
-    version = conversation.scenario.metric_version
+def _conversation_rows(conversations) -> list[dict]:
+    rows = list(conversations.values(*_CANDIDATE_COLUMNS))
+    subareas = _first_subareas({row["scenario__metric_version_id"] for row in rows})
+    for row in rows:
+        row["subarea"] = subareas.get(row["scenario__metric_version_id"], "")
+    return rows
+
+
+def _conversation_candidate(row: dict, **extra) -> Candidate:
     return Candidate(
-        object_id=conversation.pk,
+        object_id=row["pk"],
         strata={
-            "subarea": _first_subarea(version),
-            "age_context": conversation.scenario.age_context,
-            "model": conversation.target.name,
+            "subarea": row["subarea"],
+            "age_context": row["scenario__age_context"],
+            "model": row["target__name"],
             **extra.pop("strata", {}),
         },
-        metric_id=version.metric_id,
-        owner_id=version.metric.contributor_id,
+        metric_id=row["scenario__metric_version__metric_id"],
+        owner_id=row["scenario__metric_version__metric__contributor_id"],
         **extra,
     )
 
@@ -119,7 +150,7 @@ class ConversationAdapter(KindAdapter):
         ]
 
     def candidates(self) -> Iterable[Candidate]:
-        return (_conversation_candidate(c) for c in _conversations())
+        return (_conversation_candidate(row) for row in _conversation_rows(_conversations()))
 
     def render_context(self, item, assignment) -> dict[str, Any]:
         conversation = _conversation_for_screen(item.object_id)
@@ -143,7 +174,7 @@ class JudgeVerdictAdapter(KindAdapter):
 
     def candidates(self) -> Iterable[Candidate]:
         judged = _conversations().filter(verdict_present__isnull=False)
-        return (_conversation_candidate(c) for c in judged)
+        return (_conversation_candidate(row) for row in _conversation_rows(judged))
 
     def reference_answers(self, item) -> dict[str, str]:
         present = (
@@ -216,16 +247,16 @@ class SimulatorPairAdapter(BlindPairMixin, KindAdapter):
 
     def candidates(self) -> Iterable[Candidate]:
         # One conversation per (scenario, target, simulator): the first one simulated.
-        chosen: dict[tuple[int, int], dict[str, Conversation]] = defaultdict(dict)
-        for conversation in _conversations():
-            slot = chosen[(conversation.scenario_id, conversation.target_id)]
-            slot.setdefault(conversation.run.simulator.name, conversation)
+        chosen: dict[tuple[int, int], dict[str, dict]] = defaultdict(dict)
+        for row in _conversation_rows(_conversations()):
+            slot = chosen[(row["scenario_id"], row["target_id"])]
+            slot.setdefault(row["run__simulator__name"], row)
         for (_scenario, _target), by_simulator in sorted(chosen.items()):
             for first, second in combinations(sorted(by_simulator), 2):
                 a, b = by_simulator[first], by_simulator[second]
                 yield _conversation_candidate(
                     a,
-                    object_id_b=b.pk,
+                    object_id_b=b["pk"],
                     strata={"simulator_first": first, "simulator_second": second},
                 )
 

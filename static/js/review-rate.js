@@ -73,3 +73,28 @@
   setInterval(save, 5000);
   form.addEventListener("submit", () => { dirty = false; clearTimeout(timer); });
 })();
+
+// Phones: the item and its questions as two panes with a switch, instead of one long page.
+(function () {
+  "use strict";
+  const layout = document.querySelector("[data-rate-layout]");
+  const switcher = document.querySelector("[data-pane-switch]");
+  if (!layout || !switcher) return;
+  const buttons = Array.from(switcher.querySelectorAll("[data-pane]"));
+  function show(pane) {
+    layout.dataset.show = pane;
+    buttons.forEach((button) => {
+      const on = button.dataset.pane === pane;
+      button.classList.toggle("active", on);
+      button.setAttribute("aria-pressed", String(on));
+    });
+    window.scrollTo({ top: 0 });
+  }
+  switcher.hidden = false;
+  document.querySelectorAll("[data-pane-next]").forEach((button) => { button.hidden = false; });
+  document.addEventListener("click", (event) => {
+    const target = event.target.closest("[data-pane]");
+    if (target) show(target.dataset.pane);
+  });
+  show("item");
+})();

@@ -6,10 +6,22 @@ is missing the browser tests are skipped locally; CI sets REQUIRE_BROWSER=1 to f
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+# Screenshots of what people see, kept by CI as artifacts.
+SCREENSHOTS = Path(
+    os.environ.get("SCREENSHOT_DIR") or Path(__file__).resolve().parents[2] / "var" / "screenshots"
+)
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
 
 
 @pytest.fixture(scope="session")

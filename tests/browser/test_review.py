@@ -63,6 +63,9 @@ def test_three_raters_complete_a_queue_without_over_rating(browser, live_server)
                     page.keyboard.press("1")
                     page.keyboard.press("Enter")
                 else:
+                    switch = page.get_by_test_id("show-questions")
+                    if switch.is_visible():  # the phone shows the item first, questions on tap
+                        switch.click()
                     page.get_by_text("Partly faithful").click()
                     page.get_by_test_id("submit-rating").click()
                 page.wait_for_load_state()

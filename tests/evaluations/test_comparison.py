@@ -6,8 +6,9 @@ from django.urls import reverse
 from core.exceptions import ApplicationError
 from evaluations.services import runs
 from evaluations.services.comparison import runs_compare
+from llm.models import ModelRole
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401
-from tests.llm.factories import OfflineConfigurationFactory
+from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -62,6 +63,7 @@ def test_maintainers_create_a_run_from_the_web_and_see_its_plan(
     client.force_login(maintainer)
     assert client.get(reverse("evaluations:run-create")).status_code == 200
     target = OfflineConfigurationFactory()
+    ModelRoleAssignmentFactory(role=ModelRole.TARGET, configuration=target)
     helper = OfflineConfigurationFactory()
     response = client.post(
         reverse("evaluations:run-create"),

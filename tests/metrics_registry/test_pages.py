@@ -166,10 +166,19 @@ def test_maintainer_drafts_fills_and_publishes_a_release(client_for, maintainer,
     release.refresh_from_db()
     assert release.status == "published"
     assert release.published_by == maintainer
-    # Once published, the edit page is gone and posts are refused with a message.
-    assert client.get(edit).status_code == 404
-    client.post(edit, {"action": "add", "version": [extra.pk]})
+    # Once published, the edit page explains why it cannot change and offers the next draft.
+    response = client.get(edit)
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "Published releases cannot change" in page
+    draft_next = reverse("metrics_registry:release_create") + "?after=2.0.0"
+    assert f'href="{draft_next}"' in page
+    assert "URLconf" not in page
+    refused = client.post(edit, {"action": "add", "version": [extra.pk]})
+    assert refused.status_code == 409
     assert release.items.count() == 2
+    form = client.get(draft_next).content.decode()
+    assert 'value="2.1.0"' in form
 
 
 def test_release_create_form_reports_bad_versions(client_for, maintainer, catalog):

@@ -78,3 +78,19 @@ def test_real_models_carry_no_offline_label_and_runs_are_selectable(client):
 
 def test_navigation_has_methodology(client):
     assert URL.encode() in client.get(reverse("core:home")).content
+
+
+def test_teen_adult_table_names_and_links_metrics_in_percentage_points(client):
+    run = _run([OfflineConfigurationFactory(name="Offline A")])
+    html = client.get(URL).content.decode()
+    table = html.split('data-testid="teen-adult"')[1].split("</table>")[0]
+    first = run.analysis.robustness["teen_adult"]["largest"][0]
+    from metrics_registry.models import MetricVersion
+
+    version = MetricVersion.objects.select_related("metric").get(pk=first["metric_version"])
+    link = reverse("metrics_registry:metric_detail", args=[version.metric.key])
+    assert f'<a href="{link}">{version.metric.key}</a>' in table
+    assert version.name in table
+    assert f"{first['difference'] * 100:+.1f} pp" in table
+    # Each table scrolls inside its own container on a narrow screen.
+    assert html.count("<table") == html.count('class="table-responsive"')

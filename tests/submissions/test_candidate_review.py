@@ -206,3 +206,42 @@ def test_candidate_pages_are_for_researchers_and_maintainers(
 def test_subarea_list_is_complete_in_the_form(client_for, researcher, in_review):
     page = client_for(researcher).get(review_url(in_review.candidates.first())).content.decode()
     assert page.count('name="subareas"') == Subarea.objects.count()
+
+
+def test_the_decision_email_gives_every_drafted_metrics_outcome(
+    researcher, in_review, django_capture_on_commit_callbacks, settings
+):
+    settings.SITE_URL = "http://demo.example:8555/"
+    first, *others = list(in_review.candidates.order_by("position"))
+    assert others, "the offline drafter proposes more than one metric"
+    with django_capture_on_commit_callbacks(execute=True):
+        services.candidate_accept(candidate=first, actor=researcher, fidelity="faithful")
+        for other in others:
+            services.candidate_reject(candidate=other, actor=researcher, reason="Covered already.")
+    first.refresh_from_db()
+    assert len(mail.outbox) == 1
+    body = mail.outbox[0].body
+    assert f"{first.short_name}: accepted as {first.metric.key}" in body
+    assert f"http://demo.example:8555/registry/metrics/{first.metric.key}/" in body
+    for other in others:
+        assert f"{other.short_name}: not accepted. Covered already." in body
+    assert "candidate" not in body
+    assert "(s)" not in body
+
+
+def test_after_accept_the_researcher_is_told_which_metric_was_created(
+    client_for, researcher, in_review
+):
+    candidate = in_review.candidates.order_by("position").first()
+    client = client_for(researcher)
+    response = client.post(
+        review_url(candidate),
+        form_data(candidate, fidelity="faithful", action="accept"),
+        follow=True,
+    )
+    candidate.refresh_from_db()
+    metric = candidate.metric
+    page = response.content.decode()
+    link = reverse("metrics_registry:metric_detail", kwargs={"key": metric.key})
+    assert f'<a href="{link}" data-testid="created-metric">{metric.key}</a>' in page
+    assert "the candidate is now" not in page

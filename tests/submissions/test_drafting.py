@@ -163,15 +163,34 @@ def test_no_drafter_configured_is_a_clear_failure():
     assert "metric drafter" in submission.drafting_error.lower()
 
 
-def test_each_status_change_emails_the_contributor(
-    offline_drafter, django_capture_on_commit_callbacks
+def test_submitting_sends_one_email_however_fast_drafting_follows(
+    offline_drafter, django_capture_on_commit_callbacks, settings
 ):
+    settings.SITE_URL = "http://127.0.0.1:8123"
     submission = SubmissionFactory()
     with django_capture_on_commit_callbacks(execute=True):
         services.submission_submit(submission=submission, actor=submission.contributor)
     with django_capture_on_commit_callbacks(execute=True):
         submission_draft_candidates(submission_id=submission.pk)
-    subjects = [m.subject for m in mail.outbox]
-    assert any("now submitted" in s for s in subjects)
-    assert any("now drafting metrics" in s for s in subjects)
-    assert any("now in review" in s for s in subjects)
+    submission.refresh_from_db()
+    assert submission.status == SubmissionStatus.IN_REVIEW
+    assert [m.subject for m in mail.outbox] == [
+        f"[ImpactBench] Your submission is now submitted: {submission.title}"
+    ]
+    body = mail.outbox[0].body
+    assert f"http://127.0.0.1:8123/submissions/{submission.pk}/" in body
+    assert "candidate" not in body
+    assert "(s)" not in body
+    # The history still records every step, in plain wording.
+    notes = list(submission.events.values_list("note", flat=True))
+    assert any(n.startswith("Drafted ") and "(s)" not in n for n in notes)
+
+
+def test_a_failed_drafting_is_emailed(django_capture_on_commit_callbacks):
+    submission = SubmissionFactory()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.submission_submit(submission=submission, actor=submission.contributor)
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_draft_candidates(submission_id=submission.pk)  # no drafter configured
+    assert len(mail.outbox) == 2
+    assert "did not succeed" in mail.outbox[1].body

@@ -60,9 +60,47 @@ def test_a_bad_citation_line_keeps_everything_the_user_typed(client_for, contrib
     assert not Submission.objects.exists()
 
 
+def test_submit_reports_every_missing_field_inline_at_once(client_for, contributor):
+    data = {
+        **FORM,
+        "context": "",
+        "justification": " ",
+        "supportive_examples": "",
+        "harmful_examples": "",
+        "submit": "1",
+    }
+    response = client_for(contributor).post(reverse("submissions:create"), data)
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert set(form.errors) == {"context", "justification", "supportive_examples"}
+    assert all(len(errors) == 1 for errors in form.errors.values())
+    page = response.content.decode()
+    for message in ("Say when this comes up", "Say why it matters", "at least one example"):
+        assert page.count(message) == 1
+    # Each message sits under its own highlighted field, and the text typed stays.
+    assert 'id="id_context"' in page.split("Say when this comes up")[0]
+    assert page.count("is-invalid") >= 3
+    assert "The assistant asks for the student&#x27;s own ideas" in page
+    assert not Submission.objects.exists()
+
+
+def test_fields_needed_to_submit_are_marked_up_front(client_for, contributor):
+    page = client_for(contributor).get(reverse("submissions:create")).content.decode()
+    assert "Fields marked * are needed to submit" in page
+    for name in ("context", "justification", "supportive_examples", "harmful_examples"):
+        assert f'id="div_id_{name}"' in page
+        wrapper_tag = page.split(f'id="div_id_{name}"')[1].split(">")[0]
+        assert "needed-to-submit" in wrapper_tag
+
+
+def test_a_draft_can_still_be_saved_without_them(client_for, contributor):
+    data = {**FORM, "context": "", "justification": "", "save": "1"}
+    assert client_for(contributor).post(reverse("submissions:create"), data).status_code == 302
+
+
 def test_submitting_an_incomplete_draft_explains_what_is_missing(contributor):
     submission = services.submission_create(contributor=contributor, title="Only a title")
-    with pytest.raises(ApplicationError, match="the behaviour of interest"):
+    with pytest.raises(ApplicationError, match="Describe the behaviour of interest"):
         services.submission_submit(submission=submission, actor=contributor)
     submission.refresh_from_db()
     assert submission.status == SubmissionStatus.DRAFT
@@ -79,7 +117,7 @@ def test_submit_moves_status_records_history_and_emails(django_capture_on_commit
     assert len(callbacks) == 2  # the email and the drafting task, both after commit
     callbacks[0]()
     assert len(mail.outbox) == 1
-    assert "is now: Submitted" in mail.outbox[0].body
+    assert "we have received your submission" in mail.outbox[0].body
     assert f"/submissions/{submission.pk}/" in mail.outbox[0].body
     assert mail.outbox[0].to == [submission.contributor.email]
 

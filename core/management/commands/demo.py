@@ -1,5 +1,6 @@
 """Start the platform for a demo: migrate, seed, then a web server and a Celery worker together."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -11,6 +12,19 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from core.demo import DEMO_ACCOUNTS, DEMO_PASSWORD
+
+
+def demo_environment(*, host: str, port: int, environ: dict[str, str]) -> dict[str, str]:
+    """The web server's and worker's environment: links in emails point at this demo's port,
+    and pages are those a visitor sees (debug off). An explicit SITE_URL or DJANGO_DEBUG is kept.
+    """
+    environment = dict(environ)
+    # A newcomer should meet the site's own 404 page, not Django's debug page listing every URL.
+    environment.setdefault("DJANGO_DEBUG", "false")
+    if not environ.get("SITE_URL"):
+        link_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # noqa: S104
+        environment["SITE_URL"] = f"http://{link_host}:{port}"
+    return environment
 
 
 class Command(BaseCommand):
@@ -30,6 +44,8 @@ class Command(BaseCommand):
         )
         call_command("seed_demo", verbosity=1, logins=False)
         manage = str(Path(settings.BASE_DIR) / "manage.py")
+        environment = demo_environment(host=host, port=port, environ=dict(os.environ))
+        settings.SITE_URL = environment["SITE_URL"]
         worker = subprocess.Popen(  # noqa: S603 - fixed argument list
             [
                 sys.executable,
@@ -48,10 +64,12 @@ class Command(BaseCommand):
                 "demo@%h",
             ],
             cwd=settings.BASE_DIR,
+            env=environment,
         )
         web = subprocess.Popen(  # noqa: S603 - fixed argument list
             [sys.executable, manage, "runserver", f"{host}:{port}", "--noreload"],
             cwd=settings.BASE_DIR,
+            env=environment,
         )
         children = {worker: "Celery worker", web: "web server"}
 

@@ -36,6 +36,7 @@ class Command(BaseCommand):
             demo_summaries_seed,
         )
         from metrics_registry.demo import demo_registry_seed, demo_release_seed
+        from review.demo import demo_rating_queues_seed
 
         steps = [
             demo_configurations_seed,
@@ -46,4 +47,6 @@ class Command(BaseCommand):
         if settings.DEMO_SEED_EVALUATIONS:
             # Last and slowest: a complete offline run, so results pages have data.
             steps += [demo_scenarios_seed, demo_run_seed, demo_summaries_seed]
+        # After the content it samples from: each kind with something to rate gets a queue.
+        steps.append(demo_rating_queues_seed)
         return steps

@@ -1,0 +1,82 @@
+"""The new-run form: grouped metric checkboxes, target-role configurations, role defaults."""
+
+import pytest
+from django.urls import reverse
+
+from evaluations.forms import RunCreateForm
+from llm.models import ModelRole
+from tests.evaluations.factories import current_version
+from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
+from tests.metrics_registry.factories import MetricFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def models():
+    target = OfflineConfigurationFactory(name="Target A")
+    simulator = OfflineConfigurationFactory(name="Sim")
+    judge = OfflineConfigurationFactory(name="Judge")
+    ModelRoleAssignmentFactory(role=ModelRole.TARGET, configuration=target)
+    ModelRoleAssignmentFactory(
+        role=ModelRole.USER_SIMULATOR, configuration=simulator, is_default=True
+    )
+    ModelRoleAssignmentFactory(role=ModelRole.JUDGE, configuration=judge, is_default=True)
+    return {"target": target, "simulator": simulator, "judge": judge}
+
+
+def test_targets_list_only_target_role_configurations_and_helpers_default(models):
+    form = RunCreateForm()
+    assert list(form.fields["targets"].queryset) == [models["target"]]
+    assert form.initial["simulator"] == models["simulator"].pk
+    assert form.initial["judge"] == models["judge"].pk
+    bound = RunCreateForm(
+        {
+            "name": "x",
+            "targets": [models["simulator"].pk],
+            "simulator": models["simulator"].pk,
+            "judge": models["judge"].pk,
+            "turns": 4,
+            "replicates": 1,
+            "judgments_per_conversation": 1,
+        }
+    )
+    assert "targets" in bound.errors  # a non-target configuration is refused
+
+
+def test_metrics_are_checkboxes_grouped_by_subarea_with_select_all(client_for, maintainer, models):
+    learning = MetricFactory(subarea_slugs=["learning-skill-development"])
+    social = MetricFactory(subarea_slugs=["social-relationships"])
+    page = client_for(maintainer).get(reverse("evaluations:run-create")).content.decode()
+    assert "<select" not in page.split('data-testid="metric-groups"')[1].split("</fieldset>")[0]
+    groups = page.split("data-metric-group")[1:]
+    learning_group = next(g for g in groups if "Learning" in g.split("</summary>")[0])
+    assert "Select all in Psychological · Learning" in learning_group
+    assert f'value="{current_version(learning).pk}"' in learning_group
+    assert f'value="{current_version(social).pk}"' not in learning_group
+    assert "js/run-form.js" in page
+    assert "<script>" not in page  # no inline script (Content-Security-Policy)
+    assert 'class="select form-select"' in page  # crispy-bootstrap5 widgets
+    assert f'<option value="{models["judge"].pk}" selected>Judge (offline demo model)' in page
+
+
+def test_a_ticked_subset_becomes_the_runs_metric_versions(client_for, maintainer, models):
+    chosen = current_version(MetricFactory())
+    current_version(MetricFactory())
+    response = client_for(maintainer).post(
+        reverse("evaluations:run-create"),
+        {
+            "name": "Subset",
+            "metric_versions": [chosen.pk],
+            "targets": [models["target"].pk],
+            "simulator": models["simulator"].pk,
+            "judge": models["judge"].pk,
+            "turns": 4,
+            "replicates": 1,
+            "judgments_per_conversation": 1,
+        },
+    )
+    assert response.status_code == 302
+    from evaluations.models import EvaluationRun
+
+    assert list(EvaluationRun.objects.get(name="Subset").metric_versions.all()) == [chosen]
