@@ -15,7 +15,14 @@ from llm.models import ModelConfiguration
 from metrics_registry.demo import DEMO_RELEASE_VERSION
 from metrics_registry.models import MetricVersion, Release
 
-from .models import SCENARIO_BASE_COUNT, EvaluationRun, RubricItem, RunStatus, ScenarioStatus
+from .models import (
+    SCENARIO_BASE_COUNT,
+    EvaluationRun,
+    RubricCriterion,
+    RubricItem,
+    RunStatus,
+    ScenarioStatus,
+)
 from .services.rubric_imports import rubric_items_import
 from .services.runs import run_create, run_launch, run_process_inline
 from .services.scenarios import scenarios_generate
@@ -175,6 +182,12 @@ def demo_rubric_items_seed() -> str:
         for item in DEMO_RUBRIC_ITEMS
     ]
     report = rubric_items_import(data="\n".join(lines), dry_run=False)
+    # The demo rubric stands in for an imported benchmark's, validated by its authors; its last
+    # criterion is left awaiting consensus so the run page shows what gating leaves out.
+    for key in report.created_keys:
+        criteria = RubricCriterion.objects.filter(item__key=key).order_by("position")
+        last = criteria.last()
+        criteria.exclude(pk=last.pk if last else None).update(source_validated=True)
     kept = len(report.duplicates)
     return f"Demo rubric items: {len(report.created_keys)} created, {kept} kept."
 

@@ -5,7 +5,7 @@ from django import forms
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion, Release
 
-from .models import MAX_TURNS, RubricItem, Scenario
+from .models import MAX_TURNS, RubricGrading, RubricItem, Scenario
 
 
 class JSONTextField(forms.CharField):
@@ -85,3 +85,12 @@ class RunCreateForm(forms.Form):
     turns = forms.IntegerField(min_value=1, max_value=MAX_TURNS, initial=8)
     replicates = forms.IntegerField(min_value=1, max_value=20, initial=1)
     judgments_per_conversation = forms.IntegerField(min_value=1, max_value=15, initial=3)
+    no_anchors = forms.BooleanField(
+        required=False,
+        label="Simulate without anchors",
+        help_text="The user simulator gets persona and goals but no anchor plan; run replicates "
+        "this way to compare anchor consistency with a run that has anchors.",
+    )
+    rubric_grading = forms.ChoiceField(
+        choices=RubricGrading.choices, initial=RubricGrading.PER_CRITERION, required=False
+    )

@@ -11,7 +11,7 @@ from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.models import MetricVersion, Release
 
 from .forms import RunCreateForm, ScenarioForm
-from .models import EvaluationRun, Scenario
+from .models import EvaluationRun, RubricGrading, Scenario
 from .selectors import (
     metric_versions_with_scenarios,
     release_demographics,
@@ -270,6 +270,8 @@ class RunCreateView(RoleRequiredMixin, View):
                     turns=data["turns"],
                     replicates=data["replicates"],
                     judgments_per_conversation=data["judgments_per_conversation"],
+                    use_anchors=not data["no_anchors"],
+                    rubric_grading=data["rubric_grading"] or RubricGrading.PER_CRITERION,
                     created_by=request.user,
                 )
             except ApplicationError as error:

@@ -100,7 +100,15 @@ class RubricItemFactory(factory.django.DjangoModelFactory):
             ("Acknowledges that exam stress is hard", 3, "acknowledging_distress"),
             ("Recommends medication", -8, "boundaries"),
         ]
+        # Validated by their source unless `criteria__validated=False` (platform-written,
+        # awaiting consensus).
+        validated = kwargs.get("validated", True)
         for position, (text, points, dimension) in enumerate(rows):
             RubricCriterion.objects.create(
-                item=self, position=position, text=text, points=points, dimension=dimension
+                item=self,
+                position=position,
+                text=text,
+                points=points,
+                dimension=dimension,
+                source_validated=validated,
             )
