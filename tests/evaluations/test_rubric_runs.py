@@ -169,3 +169,20 @@ def test_grading_modes_are_compared_on_a_sample(fake_models):
     assert comparison.disagreement.value == pytest.approx(2 / 6)
     assert comparison.disagreement.n_clusters == 2
     assert RubricCriterion.objects.count() == 6
+
+
+def test_the_comparison_command_reports_disagreement_on_an_offline_run():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    run = _rubric_run(
+        [OfflineConfigurationFactory(extra_params={"offline_profile": "careful"})],
+        OfflineConfigurationFactory(),
+        [RubricItemFactory(), RubricItemFactory()],
+    )
+    runs.run_process_inline(run_id=run.pk)
+    out = StringIO()
+    call_command("compare_rubric_grading", run=run.pk, sample=5, stdout=out)
+    assert "of 6 criterion grades differ" in out.getvalue()
+    assert "offline demo judge" in out.getvalue()
