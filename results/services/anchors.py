@@ -34,7 +34,8 @@ def anchor_consistency(
     if run.replicates < 2:
         return {
             **base,
-            "reason": "This run simulated each scenario once; consistency needs replicates.",
+            "reason": "This run simulated each scenario once; consistency needs replicates "
+            "(choose a run with replicates, such as an anchor study, above).",
         }
     completed = list(
         Conversation.objects.filter(run=run, status=ConversationStatus.COMPLETED)
