@@ -44,7 +44,8 @@ DEMO_ANCHOR_STUDY = (
     ("Demo anchor study — with anchors", True),
     ("Demo anchor study — without anchors", False),
 )
-DEMO_ANCHOR_STUDY_METRICS = 4
+DEMO_ANCHOR_STUDY_METRICS = 3
+DEMO_ANCHOR_STUDY_TURNS = 5  # the offline anchors fall on turns 1, 3 and 5
 DEMO_ANCHOR_STUDY_REPLICATES = 3
 
 # Written for the demo: varied acuity and population, criteria across the ten dimensions.
@@ -253,6 +254,7 @@ def _demo_anchor_study_seed(release, target, simulator, judge) -> str:
                 targets=[target],
                 simulator=simulator,
                 judge=judge,
+                turns=DEMO_ANCHOR_STUDY_TURNS,
                 replicates=DEMO_ANCHOR_STUDY_REPLICATES,
                 judgments_per_conversation=1,
                 use_anchors=use_anchors,
@@ -263,7 +265,10 @@ def _demo_anchor_study_seed(release, target, simulator, judge) -> str:
         if not run.is_finished:
             run_process_inline(run_id=run.pk)
         done.append(name)
-    return f"Demo anchor study: {len(done)} runs of {len(versions)} metrics × 3 replicates."
+    return (
+        f"Demo anchor study: {len(done)} runs of {len(versions)} metrics × "
+        f"{DEMO_ANCHOR_STUDY_REPLICATES} replicates."
+    )
 
 
 def demo_run_seed() -> str:
