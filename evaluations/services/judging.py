@@ -162,14 +162,18 @@ def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
             reasked = bool(unverified)
             call_ids = list(result.call_ids)
             if reasked:
-                again = _judge_once(
-                    run=run,
-                    messages=prompts.evidence_reask_messages(messages, unverified),
-                    seed=stable_seed(seed, "evidence"),
-                )
-                usage = usage + Usage.of(again)
-                result, call_ids = again, [*call_ids, *again.call_ids]
-                evidence = evidence_check(result.output.evidence, turns)
+                try:
+                    again = _judge_once(
+                        run=run,
+                        messages=prompts.evidence_reask_messages(messages, unverified),
+                        seed=stable_seed(seed, "evidence"),
+                    )
+                except ConversationFailure:
+                    again = None  # the first reading stands, flagged as unverified
+                if again is not None:
+                    usage = usage + Usage.of(again)
+                    result, call_ids = again, [*call_ids, *again.call_ids]
+                    evidence = evidence_check(result.output.evidence, turns)
             verdict: JudgeVerdict = result.output
             create_unless_present(
                 Judgment,

@@ -150,3 +150,21 @@ def test_offline_judging_end_to_end():
     conversation = conversation_finalize(conversation=conversation)
     assert conversation.verdict_present is not None
     assert conversation.is_offline
+
+
+def test_an_unreadable_evidence_reask_keeps_the_first_reading_flagged(
+    fake_models, fake_conversation, settings
+):
+    unreadable = ["not a verdict"] * ((1 + settings.LLM_STRUCTURED_REASKS) * 2)
+    fake_models.judge_replies = iter(
+        [verdict(True, (1, "words nobody wrote")), *unreadable]
+        + [verdict(True, (2, "assistant reply 4"))] * 2
+    )
+    conversation_simulate(conversation=fake_conversation)
+    judgments = conversation_judge(conversation=fake_conversation)
+    first = judgments[0]
+    assert first.present is True
+    assert first.reasked_for_evidence
+    assert first.has_unverified_quotes
+    assert first.evidence[0]["quote"] == "words nobody wrote"
+    assert [j.has_unverified_quotes for j in judgments[1:]] == [False, False]
