@@ -13,7 +13,7 @@ conversation goes on without coverage rows, and the consistency figure counts it
 
 import logging
 
-from llm.exceptions import StructuredOutputError
+from llm.exceptions import LLMError
 from llm.gateway import structured
 from llm.models import ModelRole
 
@@ -50,8 +50,9 @@ def conversation_anchors_check(*, conversation: Conversation) -> list[AnchorCove
             purpose="evaluations.anchor_check",
             seed=stable_seed(conversation_seed(conversation), "anchors"),
         )
-    except StructuredOutputError:
-        logger.warning("Anchor check of conversation %s unusable; left unchecked", conversation.pk)
+    except LLMError as error:
+        # Unusable output or an endpoint error alike: the figure counts it as unchecked.
+        logger.warning("Anchor check of conversation %s failed: %s", conversation.pk, error)
         return []
     conversation_usage_add(conversation, Usage.of(result))
     by_number = {answer.anchor: answer for answer in result.output.anchors}

@@ -21,7 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
-from llm.exceptions import StructuredOutputError
+from llm.exceptions import LLMError, StructuredOutputError
 from llm.gateway import structured
 from llm.models import ModelRole
 from metrics_registry.models import Polarity
@@ -123,6 +123,12 @@ def _judge_once(*, run: EvaluationRun, messages: list[dict], seed: int):
             )
         except StructuredOutputError as error:
             last = error
+        except LLMError as error:
+            # The judge's endpoint failed after the gateway's retries: the target is not to
+            # blame, the conversation is simply not judged (and can be retried).
+            raise ConversationFailure(
+                f"Not judged: {error.message}", kind=FailureKind.NOT_JUDGED
+            ) from error
     raise ConversationFailure(
         f"Not judged: the judge's output could not be read after {JUDGE_RETRIES + 1} attempts "
         f"({last.message})",

@@ -203,3 +203,13 @@ def test_a_cancelled_run_processes_nothing_more(offline_release, monkeypatch):
     assert conversation.status == ConversationStatus.PENDING
     with pytest.raises(ApplicationError, match="cancelled"):
         runs.run_launch(run=run)
+
+
+def test_a_judge_endpoint_error_is_not_judged_not_a_target_failure(fake_models, fake_conversation):
+    fake_models.judge_replies = itertools.repeat(Behaviour(status=400))
+    EvaluationRun = type(fake_conversation.run)
+    EvaluationRun.objects.filter(pk=fake_conversation.run_id).update(status=RunStatus.RUNNING)
+    conversation = runs.conversation_process(conversation_id=fake_conversation.pk)
+    assert conversation.status == ConversationStatus.FAILED
+    assert conversation.failure_kind == FailureKind.NOT_JUDGED
+    assert conversation.turns.count() == conversation.run.turns  # the simulation is kept
