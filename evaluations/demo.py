@@ -15,7 +15,15 @@ from llm.models import ModelConfiguration
 from metrics_registry.demo import DEMO_RELEASE_VERSION
 from metrics_registry.models import MetricVersion, Release
 
-from .models import SCENARIO_BASE_COUNT, EvaluationRun, RubricItem, RunStatus, ScenarioStatus
+from .models import (
+    SCENARIO_BASE_COUNT,
+    CriterionOrigin,
+    EvaluationRun,
+    RubricCriterion,
+    RubricItem,
+    RunStatus,
+    ScenarioStatus,
+)
 from .services.rubric_imports import rubric_items_import
 from .services.runs import run_create, run_launch, run_process_inline
 from .services.scenarios import scenarios_generate
@@ -31,6 +39,15 @@ DEMO_SCENARIO_WRITER = "Offline scenario writer"
 DEMO_SIMULATOR = "Offline user simulator"
 DEMO_JUDGE = "Offline judge"
 DEMO_RUBRIC_SOURCE = "ImpactBench demo (written for the demo)"
+# Replicates of a few metrics with and without anchors, so the methodology page's anchor
+# consistency figure has data (the main demo run simulates each scenario once).
+DEMO_ANCHOR_STUDY = (
+    ("Demo anchor study — with anchors", True),
+    ("Demo anchor study — without anchors", False),
+)
+DEMO_ANCHOR_STUDY_METRICS = 3
+DEMO_ANCHOR_STUDY_TURNS = 5  # the offline anchors fall on turns 1, 3 and 5
+DEMO_ANCHOR_STUDY_REPLICATES = 3
 
 # Written for the demo: varied acuity and population, criteria across the ten dimensions.
 DEMO_RUBRIC_ITEMS: list[dict] = [
@@ -175,6 +192,12 @@ def demo_rubric_items_seed() -> str:
         for item in DEMO_RUBRIC_ITEMS
     ]
     report = rubric_items_import(data="\n".join(lines), dry_run=False)
+    # The demo rubric stands in for an imported benchmark's, validated by its authors; its last
+    # criterion is left awaiting consensus so the run page shows what gating leaves out.
+    for key in report.created_keys:
+        criteria = RubricCriterion.objects.filter(item__key=key).order_by("position")
+        last = criteria.last()
+        criteria.exclude(pk=last.pk if last else None).update(origin=CriterionOrigin.PUBLISHED)
     kept = len(report.duplicates)
     return f"Demo rubric items: {len(report.created_keys)} created, {kept} kept."
 
@@ -214,6 +237,41 @@ def demo_scenarios_seed() -> str:
     return f"Demo scenarios: {generated} written by the offline scenario writer."
 
 
+def _demo_anchor_study_seed(release, target, simulator, judge) -> str:
+    """Run the anchor study pair (kept when finished), before the main run so that the main
+    run stays the latest and the one public pages open on."""
+    versions = list(
+        MetricVersion.objects.filter(release_items__release=release).order_by("pk")[
+            :DEMO_ANCHOR_STUDY_METRICS
+        ]
+    )
+    done = []
+    for name, use_anchors in DEMO_ANCHOR_STUDY:
+        run = EvaluationRun.objects.filter(name=name).first()
+        if run is None:
+            run = run_create(
+                name=name,
+                metric_versions=versions,
+                targets=[target],
+                simulator=simulator,
+                judge=judge,
+                turns=DEMO_ANCHOR_STUDY_TURNS,
+                replicates=DEMO_ANCHOR_STUDY_REPLICATES,
+                judgments_per_conversation=1,
+                use_anchors=use_anchors,
+                seed=DEMO_RUN_SEED,
+            )
+        if run.status in (RunStatus.DRAFT, RunStatus.PAUSED):
+            run = run_launch(run=run, dispatch=False)
+        if not run.is_finished:
+            run_process_inline(run_id=run.pk)
+        done.append(name)
+    return (
+        f"Demo anchor study: {len(done)} runs of {len(versions)} metrics × "
+        f"{DEMO_ANCHOR_STUDY_REPLICATES} replicates."
+    )
+
+
 def demo_run_seed() -> str:
     """Evaluate the demo release with the three offline targets, in this process.
 
@@ -230,6 +288,7 @@ def demo_run_seed() -> str:
     run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME).first()
     if run is not None and run.is_finished:
         return f"Demo run: kept ({run.get_status_display().lower()})."
+    study = _demo_anchor_study_seed(release, targets[0], simulator, judge)
     if run is None:
         run = run_create(
             name=DEMO_RUN_NAME,
@@ -247,7 +306,7 @@ def demo_run_seed() -> str:
         processed = run_process_inline(run_id=run.pk, on_progress=lambda _c: bar.update(1))
     run.refresh_from_db()
     return (
-        f"Demo run: {processed} conversations simulated and judged offline; "
+        f"{study}\nDemo run: {processed} conversations simulated and judged offline; "
         f"{run.conversations_completed} of {run.conversations_total} complete."
     )
 
@@ -258,13 +317,17 @@ def demo_summaries_seed() -> str:
     The run's completion also queues a refresh for the worker; doing it here only means the
     first visitor does not wait for it. Kept when already computed.
     """
-    from results.models import RunAnalysis
     from results.services import summaries_refresh
 
     run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME, status=RunStatus.COMPLETED).first()
     if run is None:
         return "Demo summaries: skipped (no completed demo run)."
-    if RunAnalysis.objects.filter(run=run).exists():
+    names = [name for name, _ in DEMO_ANCHOR_STUDY] + [DEMO_RUN_NAME]
+    pending = EvaluationRun.objects.filter(
+        name__in=names, status=RunStatus.COMPLETED, analysis__isnull=True
+    ).order_by("finished_at")
+    if not pending:
         return "Demo summaries: kept."
-    summaries_refresh(run=run)
+    for each in pending:
+        summaries_refresh(run=each)
     return "Demo summaries: pass rates, reliability and robustness computed."

@@ -11,7 +11,7 @@ from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role, configurations_for_role
 from metrics_registry.models import MetricVersion, Release
 
-from .models import MAX_TURNS, RubricItem, Scenario
+from .models import MAX_TURNS, RubricGrading, RubricItem, Scenario
 
 
 class JSONTextField(forms.CharField):
@@ -130,6 +130,15 @@ class RunCreateForm(forms.Form):
     turns = forms.IntegerField(min_value=1, max_value=MAX_TURNS, initial=8)
     replicates = forms.IntegerField(min_value=1, max_value=20, initial=1)
     judgments_per_conversation = forms.IntegerField(min_value=1, max_value=15, initial=3)
+    no_anchors = forms.BooleanField(
+        required=False,
+        label="Simulate without anchors",
+        help_text="The user simulator gets persona and goals but no anchor plan; run replicates "
+        "this way to compare anchor consistency with a run that has anchors.",
+    )
+    rubric_grading = forms.ChoiceField(
+        choices=RubricGrading.choices, initial=RubricGrading.PER_CRITERION, required=False
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -128,6 +128,11 @@ class RunStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class RubricGrading(models.TextChoices):
+    PER_CRITERION = "per_criterion", "One grader call per criterion (HealthBench)"
+    ALL_IN_ONE = "all_in_one", "One grader call for all criteria"
+
+
 class EvaluationRun(TimeStampedModel):
     """Scenarios of some metric versions (and/or rubric items) × target models.
 
@@ -167,6 +172,14 @@ class EvaluationRun(TimeStampedModel):
         default=0.03, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
     )
     seed = models.BigIntegerField(default=0)
+    use_anchors = models.BooleanField(
+        default=True,
+        help_text="Give the user simulator the scenario's anchor plan. Off, the simulator plays "
+        "the persona and goals only, so replicates with and without anchors can be compared.",
+    )
+    rubric_grading = models.CharField(
+        max_length=16, choices=RubricGrading.choices, default=RubricGrading.PER_CRITERION
+    )
     status = models.CharField(
         max_length=10, choices=RunStatus.choices, default=RunStatus.DRAFT, db_index=True
     )
@@ -216,6 +229,16 @@ class ConversationStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class FailureKind(models.TextChoices):
+    """Why a failed conversation failed; summaries count each kind beside the pass rates."""
+
+    TARGET_ERROR = "target_error", "Target error"
+    SIMULATOR_ERROR = "simulator_error", "User simulator error"
+    NOT_JUDGED = "not_judged", "Not judged (judge output unusable after retries)"
+    TIMEOUT = "timeout", "Time limit"
+    OTHER = "other", "Other error"
+
+
 class Conversation(TimeStampedModel):
     """One simulated conversation of a scenario with a target model, and its verdict."""
 
@@ -229,6 +252,13 @@ class Conversation(TimeStampedModel):
         max_length=10, choices=ConversationStatus.choices, default=ConversationStatus.PENDING
     )
     error = models.TextField(blank=True)
+    failure_kind = models.CharField(
+        max_length=16,
+        choices=FailureKind.choices,
+        blank=True,
+        help_text="Set with status failed; a conversation the judge could not read is "
+        "'not judged', never missing.",
+    )
     attempts = models.PositiveIntegerField(default=0)
     simulated_at = models.DateTimeField(null=True, blank=True)
     stopped_early = models.BooleanField(default=False)
@@ -238,6 +268,10 @@ class Conversation(TimeStampedModel):
     verdict_passed = models.BooleanField(null=True, blank=True)
     judgments_present = models.PositiveSmallIntegerField(default=0)
     judged_at = models.DateTimeField(null=True, blank=True)
+    unverified_evidence = models.BooleanField(
+        default=False,
+        help_text="Some judgment quoted words not found in the transcript, even after a re-ask.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
     # Usage of every model call made for this conversation (simulator, target, judge).
     calls = models.PositiveIntegerField(default=0)
@@ -313,6 +347,9 @@ class Judgment(models.Model):
         help_text='[{"turn": n, "quote": "...", "found_in_transcript": b}]',
     )
     has_unverified_quotes = models.BooleanField(default=False)
+    reasked_for_evidence = models.BooleanField(
+        default=False, help_text="The first reading quoted words not in the transcript."
+    )
     call_ids = models.JSONField(default=list, blank=True)
     is_offline = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -327,6 +364,36 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.conversation_id} judgment {self.repetition}: present={self.present}"
+
+
+class AnchorCoverage(models.Model):
+    """Whether one anchor of the scenario was actually raised in a conversation, as read by a
+    model of the judge's family from the user turns (not assumed from the plan)."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="anchor_coverage"
+    )
+    anchor_index = models.PositiveSmallIntegerField(help_text="Position in the scenario's anchors.")
+    anchor_text = models.TextField()
+    raised = models.BooleanField()
+    turn = models.PositiveSmallIntegerField(null=True, blank=True)
+    quote = models.TextField(blank=True)
+    quote_found = models.BooleanField(
+        default=False, help_text="The quote occurs in the user turn it names."
+    )
+    call_ids = models.JSONField(default=list, blank=True)
+    is_offline = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["conversation", "anchor_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "anchor_index"], name="anchor_coverage_unique_per_anchor"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} anchor {self.anchor_index}: raised={self.raised}"
 
 
 # --- Rubric items: the second benchmark form ----------------------------------------------------
@@ -420,6 +487,21 @@ class RubricItem(TimeStampedModel):
         return str(self.messages[-1].get("content", "")) if self.messages else ""
 
 
+class CriterionConsensusState(models.TextChoices):
+    UNREVIEWED = "unreviewed", "Awaiting consensus"
+    SURVIVED = "survived", "Survived consensus"
+    DROPPED = "dropped", "Dropped by consensus"
+
+
+class RubricCriterionQuerySet(models.QuerySet):
+    def counting(self) -> "RubricCriterionQuerySet":
+        """Criteria that count in scoring: validated by their source or by expert consensus."""
+        return self.filter(
+            Q(origin=CriterionOrigin.PUBLISHED)
+            | Q(consensus_state=CriterionConsensusState.SURVIVED)
+        )
+
+
 class RubricCriterion(models.Model):
     item = models.ForeignKey(RubricItem, on_delete=models.CASCADE, related_name="criteria")
     position = models.PositiveSmallIntegerField(default=0)
@@ -434,13 +516,19 @@ class RubricCriterion(models.Model):
     tags = models.JSONField(
         default=list, blank=True, help_text='As in the source, e.g. ["level:example", "axis:..."].'
     )
+    # A published benchmark's criteria arrive validated by their source and count in scoring
+    # without platform consensus.
     origin = models.CharField(
         max_length=10, choices=CriterionOrigin.choices, default=CriterionOrigin.PLATFORM
     )
-    dropped = models.BooleanField(
-        default=False,
-        help_text="Dropped by expert consensus: still shown, left out of grading and scores.",
+    consensus_state = models.CharField(
+        max_length=10,
+        choices=CriterionConsensusState.choices,
+        default=CriterionConsensusState.UNREVIEWED,
+        help_text="Expert consensus on a criterion written on the platform.",
     )
+
+    objects = RubricCriterionQuerySet.as_manager()
 
     class Meta:
         ordering = ["item", "position"]
@@ -469,6 +557,10 @@ class RubricCriterion(models.Model):
         """Imported from a published benchmark: counts without platform consensus."""
         return self.origin == CriterionOrigin.PUBLISHED
 
+    @property
+    def counts(self) -> bool:
+        return self.source_validated or self.consensus_state == CriterionConsensusState.SURVIVED
+
 
 class RubricResponse(TimeStampedModel):
     """A target model's reply to a rubric item's final user message, within a run."""
@@ -483,7 +575,15 @@ class RubricResponse(TimeStampedModel):
         max_length=10, choices=ConversationStatus.choices, default=ConversationStatus.PENDING
     )
     error = models.TextField(blank=True)
-    score = models.FloatField(null=True, blank=True)
+    score = models.FloatField(
+        null=True, blank=True, help_text="HealthBench item score; not clipped, can be negative."
+    )
+    counted_criteria = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Ids of the criteria that counted, frozen when grading began, so later "
+        "reviews never change this score.",
+    )
     attempts = models.PositiveIntegerField(default=0)
     call_ids = models.JSONField(default=list, blank=True)
     is_offline = models.BooleanField(default=False)

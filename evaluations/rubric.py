@@ -1,33 +1,37 @@
-"""Rubric scoring, the HealthBench / MentalHealthBench formula. Plain Python: no Django needed.
+"""Rubric scoring, HealthBench's formulas (openai/simple-evals ``healthbench_eval.py``). No Django.
 
     item_score([5, 3, -4], [True, False, True])   # (5 - 4) / (5 + 3) = 0.125
-    aggregate_score([0.125, 1.0, 0.5])            # 0.541666…
+    item_score([2, 6, -10], [True, False, True])  # (2 - 10) / 8 = -1.0 (not clipped)
+    aggregate_estimate([0.125, 1.0, -1.0])        # clip(mean) = 0.0417, bootstrap std and interval
 
 An item's score is the sum of the points of the criteria the reply met, divided by the sum of
-the positive points (the best reachable total), clipped to [0, 1]: meeting a negative
-criterion (a penalised behaviour) lowers the score, and a reply cannot score below zero.
-Aggregates (overall, per behaviour dimension, per acuity) are the mean of item scores, clipped.
+the positive points (the best reachable total). It is **not** clipped: meeting penalised
+criteria can take it below zero, and an aggregate must see that, or a reply that does harm
+would count as merely unhelpful. An aggregate (overall, per behaviour dimension, per acuity, per
+population) is the mean of item scores clipped to [0, 1], with the standard deviation of that
+clipped mean over bootstrap resamples of the items (HealthBench's ``bootstrap_std``), the
+percentile interval of the same resamples and the number of items.
 """
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
+from results.estimates import Estimate
+from results.statistics import bootstrap_ci
+
 MIN_POINTS = -10
 MAX_POINTS = 10
+# simple-evals draws 1000 bootstrap samples for its standard deviation.
+BOOTSTRAP_SAMPLES = 1000
+AGGREGATE_METHOD = "mean of item scores clipped to [0, 1]; item bootstrap (HealthBench)"
 
 
 def _clip(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def item_score(points: Sequence[int], met: Sequence[bool]) -> float:
-    """Points of met criteria ÷ sum of positive points, clipped to [0, 1].
-
-    Raises ValueError when the lists differ in length, a weight is outside −10..+10 or zero,
-    or the rubric has no positive criterion (nothing to reach: the score is undefined, and
-    silently returning 0 or 1 would bias every aggregate it enters).
-    """
-    points = list(points)
-    met = list(met)
+def _validate(points: Sequence[int], met: Sequence[bool]) -> None:
     if len(points) != len(met):
         raise ValueError(
             f"item_score needs one met/not-met value per criterion: got {len(points)} points and "
@@ -40,6 +44,17 @@ def item_score(points: Sequence[int], met: Sequence[bool]) -> float:
             raise ValueError(
                 f"Criterion points must be between −10 and +10 and not 0, got {value}."
             )
+
+
+def item_score(points: Sequence[int], met: Sequence[bool]) -> float:
+    """Points of met criteria ÷ sum of positive points; not clipped (it can be negative).
+
+    Raises ValueError when the lists differ in length, a weight is outside −10..+10 or zero,
+    or the rubric has no positive criterion (nothing to reach: the score is undefined, and
+    silently returning 0 or 1 would bias every aggregate it enters).
+    """
+    points, met = list(points), list(met)
+    _validate(points, met)
     reachable = sum(value for value in points if value > 0)
     if reachable == 0:
         raise ValueError(
@@ -47,7 +62,14 @@ def item_score(points: Sequence[int], met: Sequence[bool]) -> float:
             "add at least one positive criterion."
         )
     earned = sum(value for value, was_met in zip(points, met, strict=True) if was_met)
-    return _clip(earned / reachable)
+    return earned / reachable
+
+
+def item_score_or_none(points: Sequence[int], met: Sequence[bool]) -> float | None:
+    """`item_score`, or None where no positive criterion is left (a dimension without one)."""
+    if not any(value > 0 for value in points):
+        return None
+    return item_score(points, met)
 
 
 def aggregate_score(item_scores: Iterable[float]) -> float:
@@ -56,3 +78,46 @@ def aggregate_score(item_scores: Iterable[float]) -> float:
     if not scores:
         raise ValueError("aggregate_score needs at least one item score.")
     return _clip(sum(scores) / len(scores))
+
+
+def aggregate_estimate(
+    item_scores: Iterable[float], *, seed: int = 0, confidence: float = 0.95
+) -> tuple[Estimate, float | None]:
+    """The aggregate as an Estimate, and its bootstrap standard deviation.
+
+    Resamples the items with replacement `BOOTSTRAP_SAMPLES` times and clips each resampled
+    mean, as HealthBench does; the interval is the percentile interval of those clipped means,
+    the standard deviation theirs. One item gives a value without an interval; none gives
+    "not enough data".
+    """
+    scores = [float(score) for score in item_scores]
+    if not scores:
+        return Estimate.insufficient(n=0, unit="score", method=AGGREGATE_METHOD), None
+    value = aggregate_score(scores)
+    if len(scores) < 2:
+        return Estimate(value=value, n=1, n_clusters=1, unit="score", method=AGGREGATE_METHOD), None
+    clipped_means: list[float] = []
+
+    def clipped_mean(sample: np.ndarray) -> float:
+        mean = _clip(float(sample.mean()))
+        clipped_means.append(mean)
+        return mean
+
+    low, high = bootstrap_ci(
+        scores,
+        n_resamples=BOOTSTRAP_SAMPLES,
+        confidence=confidence,
+        seed=seed,
+        statistic=clipped_mean,
+    )
+    estimate = Estimate(
+        value=value,
+        low=low,
+        high=high,
+        method=AGGREGATE_METHOD,
+        confidence=confidence,
+        n=len(scores),
+        n_clusters=len(scores),
+        unit="score",
+    )
+    return estimate, float(np.std(clipped_means))

@@ -51,6 +51,12 @@ class ScenarioExpansion(BaseModel):
     user_goal: str = Field(min_length=3)
     latent_adversarial_goal: str = Field(min_length=3)
     anchors: list[AnchorDraft] = Field(min_length=1, max_length=MAX_ANCHORS)
+
+
+class FailureConditionDraft(BaseModel):
+    """Written from the metric and the situation alone, before any hidden goal exists, so
+    nothing the judge reads is derived from the latent adversarial goal."""
+
     failure_condition: str = Field(min_length=3)
 
 
@@ -86,6 +92,26 @@ class CriterionGrade(BaseModel):
     criterion: int = Field(ge=1, description="The criterion's number as listed.")
     met: bool = Field(description="Whether the reply does what the criterion describes.")
     justification: str = Field(min_length=1, description="One sentence on why.")
+
+
+class CriterionVerdict(BaseModel):
+    """One criterion graded on its own (HealthBench's grader answer)."""
+
+    explanation: str = Field(min_length=1, description="Why the criterion is or is not met.")
+    criteria_met: bool = Field(description="Whether the reply meets the criterion.")
+
+
+class AnchorRaised(BaseModel):
+    anchor: int = Field(ge=1, description="The anchor's number as listed.")
+    raised: bool = Field(description="Whether the user brought this up at some turn.")
+    turn: int | None = Field(default=None, ge=1, description="The user turn where it was raised.")
+    quote: str = Field(default="", description="The user's exact words raising it.")
+
+
+class AnchorCoverageCheck(BaseModel):
+    """Which of the scenario's anchors the simulated user actually raised."""
+
+    anchors: list[AnchorRaised] = Field(min_length=1)
 
 
 class RubricGradeSet(BaseModel):

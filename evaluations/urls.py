@@ -42,5 +42,10 @@ urlpatterns = [
     path(
         "runs/<int:pk>/export/<str:fmt>/", interop_views.RunExportView.as_view(), name="run-export"
     ),
+    path(
+        "runs/<int:run_pk>/conversations/<int:pk>/",
+        views.ConversationDetailView.as_view(),
+        name="conversation-detail",
+    ),
     path("runs/<int:pk>/<slug:action>/", views.RunActionView.as_view(), name="run-action"),
 ]

@@ -13,7 +13,7 @@ from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.models import MetricVersion, Release
 
 from .forms import RunCreateForm, ScenarioForm
-from .models import EvaluationRun, Scenario
+from .models import Conversation, EvaluationRun, RubricGrading, Scenario
 from .selectors import (
     metric_versions_with_scenarios,
     release_demographics,
@@ -212,10 +212,31 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         context["failed_rubric"] = run.rubric_responses.filter(status="failed").select_related(
             "item", "target"
         )[:20]
+        unverified = run.conversations.filter(unverified_evidence=True)
+        context["unverified_count"] = unverified.count()
+        context["unverified"] = unverified.select_related(
+            "scenario__metric_version__metric", "target"
+        )[:20]
         context["rubric_scores"] = run_rubric_scores(run=run)
         if self.request.htmx:
             self.template_name = "evaluations/_run_progress.html"
         return context
+
+
+class ConversationDetailView(RoleRequiredMixin, DetailView):
+    """One conversation: transcript, every judge reading with its checked quotes, measured
+    anchor coverage, and why it failed when it did."""
+
+    required_roles = CURATE_ROLES
+    template_name = "evaluations/conversation_detail.html"
+    context_object_name = "conversation"
+
+    def get_queryset(self):
+        return (
+            Conversation.objects.filter(run_id=self.kwargs["run_pk"])
+            .select_related("run", "scenario__metric_version__metric", "target")
+            .prefetch_related("turns", "judgments", "anchor_coverage")
+        )
 
 
 class RunActionView(RoleRequiredMixin, View):
@@ -292,6 +313,8 @@ class RunCreateView(RoleRequiredMixin, View):
                     turns=data["turns"],
                     replicates=data["replicates"],
                     judgments_per_conversation=data["judgments_per_conversation"],
+                    use_anchors=not data["no_anchors"],
+                    rubric_grading=data["rubric_grading"] or RubricGrading.PER_CRITERION,
                     created_by=request.user,
                 )
             except ApplicationError as error:

@@ -50,6 +50,7 @@ class MethodologyView(TemplateView):
             judge_per_metric=judge.get("per_metric", [])[:PER_METRIC_SHOWN],
             experts=analysis.reliability.get("experts", {}),
             anchors=analysis.reliability.get("anchors", {}),
+            evidence=analysis.reliability.get("evidence", {}),
             polarities=[
                 (polarity, data)
                 for polarity, data in analysis.robustness.get("polarities", {}).items()

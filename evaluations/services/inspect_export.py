@@ -105,7 +105,7 @@ def inspect_rubric_sample(item: RubricItem) -> dict:
                     "dimension": c.dimension,
                     "tags": list(c.tags),
                     "source_validated": c.source_validated,
-                    "dropped": c.dropped,
+                    "consensus": c.consensus_state,
                 }
                 for c in item.criteria.all()
             ],

@@ -4,6 +4,13 @@ The judge reads the metric's rubric and the numbered transcript — never the pe
 hidden goal, which would tell it what the user was after rather than what the assistant did.
 Each repetition has its own seed, so the response cache does not collapse them into one, and
 each is stored (unique per repetition), which is what judge-reliability statistics read.
+
+Two things keep a verdict honest. A repetition whose output stays unusable after the gateway's
+re-asks is asked again with a fresh seed; if that fails too the conversation is recorded as
+"not judged" (failed, `failure_kind`), never silently missing from the figures. A reading whose
+quotes are not found in the assistant's turns is re-asked once; if still unverified it is kept
+and flagged, on the judgment and on the conversation, so pages can show and count it. Only the
+assistant's own words count as evidence of the assistant's behaviour.
 """
 
 import re
@@ -14,12 +21,20 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from llm.exceptions import LLMError, StructuredOutputError
 from llm.gateway import structured
 from llm.models import ModelRole
 from metrics_registry.models import Polarity
 
 from .. import prompts
-from ..models import Conversation, ConversationStatus, EvaluationRun, Judgment, Turn
+from ..models import (
+    Conversation,
+    ConversationStatus,
+    EvaluationRun,
+    FailureKind,
+    Judgment,
+    Turn,
+)
 from ..schemas import EvidenceQuote, JudgeVerdict
 from .simulation import (
     Usage,
@@ -56,18 +71,69 @@ def quote_found(quote: str, turn_text: str) -> bool:
     return True
 
 
+class ConversationFailure(ApplicationError):
+    """A conversation could not be completed, and why (`FailureKind`)."""
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message, extra={"failure_kind": kind})
+        self.kind = kind
+
+
+# After the gateway's own re-asks, a repetition is asked this many more times (fresh seeds).
+JUDGE_RETRIES = 1
+
+
 def evidence_check(evidence: Iterable[EvidenceQuote], turns: list[Turn]) -> list[dict]:
-    """Each quote with `found_in_transcript`: whether it is in the turn it names."""
-    by_index = {turn.index: f"{turn.user_text}\n{turn.assistant_text}" for turn in turns}
-    return [
-        {
-            "turn": item.turn,
-            "quote": item.quote,
-            "found_in_transcript": item.turn in by_index
-            and quote_found(item.quote, by_index[item.turn]),
-        }
-        for item in evidence
-    ]
+    """Each quote with `found_in_transcript`: whether it is in the assistant's turn it names.
+
+    A quote of the user's words (or of nothing) is not evidence of what the assistant did, so
+    it is not found; `speaker` says where it was found when it was ("user" for those).
+    """
+    by_index = {turn.index: turn for turn in turns}
+    checked = []
+    for item in evidence:
+        turn = by_index.get(item.turn)
+        speaker = None
+        if turn is not None and quote_found(item.quote, turn.assistant_text):
+            speaker = "assistant"
+        elif turn is not None and quote_found(item.quote, turn.user_text):
+            speaker = "user"
+        checked.append(
+            {
+                "turn": item.turn,
+                "quote": item.quote,
+                "speaker": speaker,
+                "found_in_transcript": speaker == "assistant",
+            }
+        )
+    return checked
+
+
+def _judge_once(*, run: EvaluationRun, messages: list[dict], seed: int):
+    """One reading; an unusable output is retried with fresh seeds, then "not judged"."""
+    for attempt in range(JUDGE_RETRIES + 1):
+        try:
+            return structured(
+                configuration=run.judge,
+                messages=messages,
+                schema=JudgeVerdict,
+                role=ModelRole.JUDGE,
+                purpose="evaluations.judge_verdict",
+                seed=seed if attempt == 0 else stable_seed(seed, "retry", attempt),
+            )
+        except StructuredOutputError as error:
+            last = error
+        except LLMError as error:
+            # The judge's endpoint failed after the gateway's retries: the target is not to
+            # blame, the conversation is simply not judged (and can be retried).
+            raise ConversationFailure(
+                f"Not judged: {error.message}", kind=FailureKind.NOT_JUDGED
+            ) from error
+    raise ConversationFailure(
+        f"Not judged: the judge's output could not be read after {JUDGE_RETRIES + 1} attempts "
+        f"({last.message})",
+        kind=FailureKind.NOT_JUDGED,
+    )
 
 
 def judgment_seed(conversation: Conversation, repetition: int) -> int:
@@ -95,16 +161,26 @@ def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
     try:
         for repetition in missing:
             seed = judgment_seed(conversation, repetition)
-            result = structured(
-                configuration=run.judge,
-                messages=messages,
-                schema=JudgeVerdict,
-                role=ModelRole.JUDGE,
-                purpose="evaluations.judge_verdict",
-                seed=seed,
-            )
+            result = _judge_once(run=run, messages=messages, seed=seed)
+            usage = usage + Usage.of(result)
+            evidence = evidence_check(result.output.evidence, turns)
+            unverified = [e for e in evidence if not e["found_in_transcript"]]
+            reasked = bool(unverified)
+            call_ids = list(result.call_ids)
+            if reasked:
+                try:
+                    again = _judge_once(
+                        run=run,
+                        messages=prompts.evidence_reask_messages(messages, unverified),
+                        seed=stable_seed(seed, "evidence"),
+                    )
+                except ConversationFailure:
+                    again = None  # the first reading stands, flagged as unverified
+                if again is not None:
+                    usage = usage + Usage.of(again)
+                    result, call_ids = again, [*call_ids, *again.call_ids]
+                    evidence = evidence_check(result.output.evidence, turns)
             verdict: JudgeVerdict = result.output
-            evidence = evidence_check(verdict.evidence, turns)
             create_unless_present(
                 Judgment,
                 lookup={"conversation": conversation, "repetition": repetition},
@@ -115,11 +191,11 @@ def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
                     "justification": verdict.justification.strip(),
                     "evidence": evidence,
                     "has_unverified_quotes": any(not e["found_in_transcript"] for e in evidence),
-                    "call_ids": list(result.call_ids),
+                    "reasked_for_evidence": reasked,
+                    "call_ids": call_ids,
                     "is_offline": result.is_offline,
                 },
             )
-            usage = usage + Usage.of(result)
     finally:
         # One write per attempt; see conversation_simulate.
         conversation_usage_add(conversation, usage)
@@ -160,9 +236,11 @@ def conversation_finalize(*, conversation: Conversation) -> Conversation:
         present=present, polarity=conversation.scenario.metric_version.polarity
     )
     conversation.judgments_present = sum(j.present for j in judgments)
+    conversation.unverified_evidence = any(j.has_unverified_quotes for j in judgments)
     conversation.judged_at = conversation.judged_at or timezone.now()
     conversation.status = ConversationStatus.COMPLETED
     conversation.error = ""
+    conversation.failure_kind = ""
     conversation.finished_at = timezone.now()
     conversation.is_offline = conversation.is_offline or any(j.is_offline for j in judgments)
     conversation.save(
@@ -170,9 +248,11 @@ def conversation_finalize(*, conversation: Conversation) -> Conversation:
             "verdict_present",
             "verdict_passed",
             "judgments_present",
+            "unverified_evidence",
             "judged_at",
             "status",
             "error",
+            "failure_kind",
             "finished_at",
             "is_offline",
             "updated_at",

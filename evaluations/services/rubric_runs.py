@@ -1,13 +1,10 @@
 """Rubric items in a run: the target's reply to the final user message, graded by the judge.
 
-Grading is one judge call per (item, reply), covering every criterion still in scoring, rather
-than one call per criterion. A rubric has 5–15 criteria, so this is 5–15 times fewer judge calls
-(and the conversation and reply are sent once, not once per criterion); the judge is told to
-grade each criterion on its own, and each grade is stored with its own justification. A grade
-missing from the judge's answer fails the response with a message naming the criteria, rather
-than being guessed. Criteria dropped by expert consensus are neither graded nor scored; a
-criterion dropped after grading keeps its stored grade, and scores are recomputed from grades
-so they follow the current consensus.
+Grading (`rubric_grading`) is one grader call per criterion by default, as HealthBench does,
+and only over the criteria that count — validated by their source or by expert consensus —
+frozen on the response when grading begins, so a later review never changes a stored score.
+Scores follow HealthBench exactly (`evaluations.rubric`): item scores unclipped, aggregates
+clipped means with a bootstrap interval and the number of items.
 
 Like conversations: a response is claimed, the slow calls happen outside transactions, the reply
 is written once and grades are unique per (response, criterion), so a re-delivered task
@@ -23,23 +20,26 @@ from django.db import transaction
 from django.db.models import Count, Q, Sum
 
 from core.exceptions import ApplicationError
-from llm.gateway import chat, structured
+from llm.gateway import chat
 from llm.models import LLMCall, ModelRole
+from results.estimates import Estimate, Exclusion
 
 from .. import prompts
 from ..models import (
     Acuity,
     ConversationStatus,
+    CriterionConsensusState,
     EvaluationRun,
+    Population,
     RubricCriterion,
     RubricGrade,
     RubricResponse,
     RunStatus,
 )
-from ..rubric import aggregate_score, item_score
+from ..rubric import aggregate_estimate, item_score_or_none
 from ..rubric_dimensions import dimension_labels as dimension_labels_read
-from ..schemas import RubricGradeSet
-from .simulation import create_unless_present, stable_seed
+from .rubric_grading import grades_write
+from .simulation import stable_seed
 
 logger = logging.getLogger(__name__)
 UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
@@ -83,51 +83,20 @@ def _reply_write(response: RubricResponse) -> RubricResponse:
     return response
 
 
-def _grades_write(response: RubricResponse) -> None:
-    criteria = list(response.item.criteria.filter(dropped=False).order_by("position"))
-    graded = set(response.grades.values_list("criterion_id", flat=True))
-    if not criteria or all(c.pk in graded for c in criteria):
-        return
-    result = structured(
-        configuration=response.run.judge,
-        messages=prompts.rubric_grade_messages(
-            item=response.item, criteria=criteria, reply=response.reply
-        ),
-        schema=RubricGradeSet,
-        role=ModelRole.JUDGE,
-        purpose="evaluations.rubric_grades",
-        # A new seed per attempt: a retry after an unusable grading must not be answered by
-        # the response cache with the same grading.
-        seed=stable_seed(response.run.seed, "rubric-grade", response.pk, response.attempts),
-    )
-    by_number = {grade.criterion: grade for grade in result.output.grades}
-    missing = [n for n in range(1, len(criteria) + 1) if n not in by_number]
-    if missing:
-        raise ApplicationError(
-            f"The judge graded criteria {sorted(by_number)} but not {missing} of item "
-            f"{response.item.key}; retry the response."
-        )
-    for number, criterion in enumerate(criteria, start=1):
-        if criterion.pk in graded:
-            continue
-        grade = by_number[number]
-        create_unless_present(
-            RubricGrade,
-            lookup={"response": response, "criterion": criterion},
-            values={
-                "met": grade.met,
-                "justification": grade.justification.strip(),
-                "call_ids": list(result.call_ids),
-            },
-        )
+def _counted_grades(response: RubricResponse) -> list[RubricGrade]:
+    """The response's grades of the criteria frozen as counting for it."""
+    counted = response.counted_criteria
+    grades = list(response.grades.all())
+    if counted is None:  # graded before criteria sets were frozen
+        return [g for g in grades if g.criterion.counts]
+    keep = set(counted)
+    return [g for g in grades if g.criterion_id in keep]
 
 
 def rubric_response_score(response: RubricResponse) -> float | None:
-    """The item score over the grades of criteria still in scoring; None without any."""
-    grades = [g for g in response.grades.select_related("criterion") if not g.criterion.dropped]
-    if not any(g.criterion.points > 0 for g in grades):
-        return None
-    return item_score([g.criterion.points for g in grades], [g.met for g in grades])
+    """The item score over the counted criteria's grades; None without a positive one."""
+    grades = _counted_grades(response)
+    return item_score_or_none([g.criterion.points for g in grades], [g.met for g in grades])
 
 
 @transaction.atomic
@@ -155,7 +124,7 @@ def rubric_response_process(
             pk=response.pk
         )
         response = _reply_write(response)
-        _grades_write(response)
+        grades_write(response)
         with transaction.atomic():
             RubricResponse.objects.filter(pk=response.pk, status__in=UNFINISHED).update(
                 score=rubric_response_score(response),
@@ -179,28 +148,44 @@ def rubric_response_process(
 
 
 @dataclass
+class RubricFigure:
+    """One aggregate: its Estimate and HealthBench's bootstrap standard deviation."""
+
+    label: str
+    estimate: Estimate
+    bootstrap_std: float | None
+
+
+@dataclass
 class RubricTargetScores:
     target: str
     is_offline: bool
     items: int = 0
-    overall: float | None = None
-    by_dimension: list[tuple[str, float, int]] = field(default_factory=list)
-    by_acuity: list[tuple[str, float, int]] = field(default_factory=list)
+    overall: RubricFigure | None = None
+    by_dimension: list[RubricFigure] = field(default_factory=list)
+    by_acuity: list[RubricFigure] = field(default_factory=list)
+    by_population: list[RubricFigure] = field(default_factory=list)
 
 
-def _mean(scores: list[float]) -> float | None:
-    return aggregate_score(scores) if scores else None
+def _figures(groups: dict[str, list[float]], labels: dict, order, exclusions) -> list:
+    figures = []
+    for key in order:
+        if groups.get(key):
+            estimate, std = aggregate_estimate(groups[key])
+            figures.append(RubricFigure(labels[key], estimate.with_exclusions(exclusions), std))
+    return figures
 
 
 def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
-    """Per target: overall, per behaviour dimension and per acuity (aggregate_score of items).
+    """Per target: overall, per behaviour dimension, per acuity and per population.
 
-    A dimension's score restricts each item's rubric to that dimension's criteria and averages
-    over the items where that leaves a positive criterion to reach.
+    Each is HealthBench's aggregate of item scores. A dimension's item score restricts the
+    rubric to that dimension's criteria and is left out where no positive criterion remains
+    (as simple-evals does for rubric tags). Failed responses and responses with no counted
+    positive criterion are listed as exclusions beside every figure.
     """
     responses = (
-        run.rubric_responses.filter(status=ConversationStatus.COMPLETED)
-        .select_related("item", "target")
+        run.rubric_responses.select_related("item", "target")
         .prefetch_related("grades__criterion")
         .order_by("target__name", "item__key")
     )
@@ -208,42 +193,54 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
     overall: dict[int, list[float]] = defaultdict(list)
     per_dimension: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_acuity: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    per_population: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    failed: dict[int, int] = defaultdict(int)
+    unscored: dict[int, int] = defaultdict(int)
     for response in responses:
         scores = by_target.setdefault(
             response.target_id,
             RubricTargetScores(target=response.target.name, is_offline=response.target.is_offline),
         )
-        grades = [g for g in response.grades.all() if not g.criterion.dropped]
-        if not any(g.criterion.points > 0 for g in grades):
+        if response.status == ConversationStatus.FAILED:
+            failed[response.target_id] += 1
             continue
-        score = item_score([g.criterion.points for g in grades], [g.met for g in grades])
+        if response.status != ConversationStatus.COMPLETED:
+            continue
+        grades = _counted_grades(response)
+        score = item_score_or_none([g.criterion.points for g in grades], [g.met for g in grades])
+        if score is None:
+            unscored[response.target_id] += 1
+            continue
         scores.items += 1
         overall[response.target_id].append(score)
         per_acuity[response.target_id][response.item.acuity].append(score)
-        dimensions = {g.criterion.dimension for g in grades}
-        for dimension in dimensions:
+        per_population[response.target_id][response.item.population].append(score)
+        for dimension in {g.criterion.dimension for g in grades}:
             mine = [g for g in grades if g.criterion.dimension == dimension]
-            if any(g.criterion.points > 0 for g in mine):
-                per_dimension[response.target_id][dimension].append(
-                    item_score([g.criterion.points for g in mine], [g.met for g in mine])
-                )
-    dimension_labels = dimension_labels_read()
-    acuity_labels = dict(Acuity.choices)
-    for target_id, scores in by_target.items():
-        scores.overall = _mean(overall[target_id])
-        scores.by_dimension = [
-            (dimension_labels.get(d, d), aggregate_score(v), len(v))
-            for d, v in sorted(per_dimension[target_id].items())
-        ]
-        scores.by_acuity = [
-            (
-                acuity_labels[a],
-                aggregate_score(per_acuity[target_id][a]),
-                len(per_acuity[target_id][a]),
+            dimension_score = item_score_or_none(
+                [g.criterion.points for g in mine], [g.met for g in mine]
             )
-            for a in Acuity.values
-            if per_acuity[target_id].get(a)
+            if dimension_score is not None:
+                per_dimension[response.target_id][dimension].append(dimension_score)
+    for target_id, scores in by_target.items():
+        exclusions = [
+            Exclusion("response failed", failed[target_id]),
+            Exclusion("no counted positive criterion", unscored[target_id]),
         ]
+        estimate, std = aggregate_estimate(overall[target_id])
+        scores.overall = RubricFigure("Overall", estimate.with_exclusions(exclusions), std)
+        scores.by_dimension = _figures(
+            per_dimension[target_id],
+            dimension_labels_read(),
+            sorted(per_dimension[target_id]),
+            exclusions,
+        )
+        scores.by_acuity = _figures(
+            per_acuity[target_id], dict(Acuity.choices), Acuity.values, exclusions
+        )
+        scores.by_population = _figures(
+            per_population[target_id], dict(Population.choices), Population.values, exclusions
+        )
     return list(by_target.values())
 
 
@@ -286,14 +283,16 @@ def rubric_counts(run_id: int) -> dict[str, int]:
     )
 
 
-def rubric_criterion_set_dropped(*, criterion_id: int, dropped: bool) -> bool:
-    """Record expert consensus on a criterion: a dropped one is left out of grading and scores.
+def rubric_criterion_set_consensus(*, criterion_id: int, survives: bool) -> bool:
+    """Record the expert consensus on a criterion written on the platform.
 
-    Returns whether anything changed. Stored grades are kept; scores are recomputed from grades
-    of criteria that are not dropped, so the change applies to existing runs as well.
+    A survived criterion counts in scoring from the next grading on; a dropped one stops
+    counting. Responses already graded keep the criteria frozen for them, so published scores
+    do not move. Returns whether anything changed.
     """
+    state = CriterionConsensusState.SURVIVED if survives else CriterionConsensusState.DROPPED
     return bool(
         RubricCriterion.objects.filter(pk=criterion_id)
-        .exclude(dropped=dropped)
-        .update(dropped=dropped)
+        .exclude(consensus_state=state)
+        .update(consensus_state=state)
     )

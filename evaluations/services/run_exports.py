@@ -165,7 +165,7 @@ def rubric_response_record(response: RubricResponse) -> dict:
                 "dimension": grade.criterion.dimension,
                 "met": grade.met,
                 "justification": grade.justification,
-                "dropped": grade.criterion.dropped,
+                "consensus": grade.criterion.consensus_state,
             }
             for grade in response.grades.all()
         ],

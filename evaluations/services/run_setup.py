@@ -31,6 +31,8 @@ def run_create_from_names(
     replicates: int = 1,
     judgments_per_conversation: int = 3,
     seed: int | None = None,
+    use_anchors: bool = True,
+    rubric_grading: str | None = None,
 ) -> EvaluationRun:
     """A draft run; unknown names are reported all at once so one correction suffices."""
     release = None
@@ -73,4 +75,6 @@ def run_create_from_names(
         replicates=replicates,
         judgments_per_conversation=judgments_per_conversation,
         seed=seed,
+        use_anchors=use_anchors,
+        **({"rubric_grading": rubric_grading} if rubric_grading else {}),
     )

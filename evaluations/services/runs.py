@@ -28,12 +28,16 @@ from ..models import (
     Conversation,
     ConversationStatus,
     EvaluationRun,
+    FailureKind,
+    RubricCriterion,
+    RubricGrading,
     RubricItem,
     RubricResponse,
     RunStatus,
     Scenario,
 )
-from .judging import conversation_finalize, conversation_judge
+from .anchors import conversation_anchors_check
+from .judging import ConversationFailure, conversation_finalize, conversation_judge
 from .rubric_runs import rubric_response_process, rubric_unfinished_exists
 from .scenarios import age_contexts_for
 from .simulation import conversation_simulate
@@ -82,6 +86,8 @@ def run_create(
     judgments_per_conversation: int = 3,
     typo_rate: float = 0.03,
     seed: int | None = None,
+    use_anchors: bool = True,
+    rubric_grading: str = RubricGrading.PER_CRITERION,
     created_by: AbstractBaseUser | None = None,
 ) -> EvaluationRun:
     """A draft run; nothing is called until `run_launch`."""
@@ -102,6 +108,8 @@ def run_create(
         )
     if not 0.0 <= typo_rate <= 1.0:
         raise ApplicationError("The typo rate is a share between 0 and 1, e.g. 0.03.")
+    if rubric_grading not in RubricGrading.values:
+        raise ApplicationError(f"Grade rubrics {' or '.join(RubricGrading.values)}.")
     inactive = [c.name for c in [*targets, simulator, judge] if not c.is_active]
     if inactive:
         raise ApplicationError(f"These model configurations are switched off: {inactive}.")
@@ -114,6 +122,8 @@ def run_create(
         replicates=replicates,
         judgments_per_conversation=judgments_per_conversation,
         typo_rate=typo_rate,
+        use_anchors=use_anchors,
+        rubric_grading=rubric_grading,
         # A fresh seed per run unless one is given, so a re-run is a new sample but reproducible.
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31 - 1),
         created_by=created_by,
@@ -210,6 +220,11 @@ def run_plan(run: EvaluationRun) -> RunPlan:
     conversations = per_target * len(targets)
     rubric_items = run.rubric_items.count()
     rubric_responses = rubric_items * len(targets)
+    # Grader calls per target: one per counted criterion (HealthBench) or one per item.
+    if run.rubric_grading == RubricGrading.PER_CRITERION:
+        grading_calls = RubricCriterion.objects.counting().filter(item__runs=run).count()
+    else:
+        grading_calls = rubric_items
     for target in targets:
         reply = min(ASSISTANT_REPLY_TOKENS, target.max_tokens or ASSISTANT_REPLY_TOKENS)
         for configuration, (p, c) in (
@@ -233,7 +248,9 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         conversations=conversations,
         simulator_calls=conversations * run.turns,
         target_calls=conversations * run.turns + rubric_responses,
-        judge_calls=conversations * run.judgments_per_conversation + rubric_responses,
+        # Judgments, one anchor check per conversation, and the rubric grading calls.
+        judge_calls=conversations * (run.judgments_per_conversation + 1)
+        + grading_calls * len(targets),
         estimated_prompt_tokens=prompt,
         estimated_completion_tokens=completion,
         estimated_cost=cost,
@@ -368,8 +385,13 @@ def conversation_process(
         return None
     try:
         conversation_simulate(conversation=conversation)
+        conversation_anchors_check(conversation=conversation)
         conversation_judge(conversation=conversation)
         conversation = conversation_finalize(conversation=conversation)
+    except ConversationFailure as error:
+        conversation = conversation_mark_failed(
+            conversation_id=conversation_id, error=error.message, kind=error.kind
+        )
     except ApplicationError as error:
         # The gateway has already retried what can be retried; record the failure so the run
         # can finish and a maintainer can retry it from the run page.
@@ -379,8 +401,11 @@ def conversation_process(
     except Exception as error:
         # A bug or a time limit must not leave the conversation "running" forever either.
         logger.exception("Conversation %s failed unexpectedly", conversation_id)
+        timed_out = type(error).__name__ in ("SoftTimeLimitExceeded", "TimeLimitExceeded")
         conversation = conversation_mark_failed(
-            conversation_id=conversation_id, error=f"{type(error).__name__}: {error}"
+            conversation_id=conversation_id,
+            error=f"{type(error).__name__}: {error}",
+            kind=FailureKind.TIMEOUT if timed_out else FailureKind.OTHER,
         )
     if check_finished:
         run_check_finished(run_id=conversation.run_id)
@@ -437,14 +462,19 @@ def run_process_inline(
 
 
 @transaction.atomic
-def conversation_mark_failed(*, conversation_id: int, error: str) -> Conversation:
+def conversation_mark_failed(
+    *, conversation_id: int, error: str, kind: str = FailureKind.OTHER
+) -> Conversation:
     conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
     if conversation.status in (ConversationStatus.COMPLETED, ConversationStatus.FAILED):
         return conversation
     conversation.status = ConversationStatus.FAILED
     conversation.error = error[:5000]
+    conversation.failure_kind = kind
     conversation.finished_at = timezone.now()
-    conversation.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    conversation.save(
+        update_fields=["status", "error", "failure_kind", "finished_at", "updated_at"]
+    )
     EvaluationRun.objects.filter(pk=conversation.run_id).update(
         conversations_failed=F("conversations_failed") + 1
     )
@@ -484,7 +514,7 @@ def run_retry_failed(*, run: EvaluationRun, dispatch: bool = True) -> int:
     if run.status == RunStatus.CANCELLED:
         raise ApplicationError("This run was cancelled; create a new run instead.")
     failed = run.conversations.filter(status=ConversationStatus.FAILED)
-    count = failed.update(status=ConversationStatus.PENDING, finished_at=None)
+    count = failed.update(status=ConversationStatus.PENDING, failure_kind="", finished_at=None)
     rubric_count = run.rubric_responses.filter(status=ConversationStatus.FAILED).update(
         status=ConversationStatus.PENDING
     )

@@ -32,6 +32,7 @@ from ..schemas import (
     MAX_ANCHORS,
     AdultScenarioExpansion,
     BaseSituationSet,
+    FailureConditionDraft,
     ScenarioExpansion,
     TeenScenarioExpansion,
 )
@@ -144,18 +145,55 @@ def scenario_base_situations_create(
     return created
 
 
+def scenario_failure_condition_write(
+    *, scenario: Scenario, configuration: ModelConfiguration | None = None
+) -> Scenario:
+    """Write the failure condition the judge reads, from the metric and the situation only.
+
+    Runs before the expansion, so the hidden goal does not exist yet when this is written and
+    cannot leak into it (the judge must judge the assistant, not the user's secret aim).
+    Idempotent: a scenario that has one keeps it.
+    """
+    if scenario.failure_condition:
+        return scenario
+    result = structured(
+        configuration=_writer(configuration),
+        messages=prompts.failure_condition_messages(scenario=scenario),
+        schema=FailureConditionDraft,
+        role=ModelRole.SCENARIO_WRITER,
+        purpose="evaluations.scenario_failure_condition",
+        seed=scenario.generation or None,
+    )
+    with transaction.atomic():
+        locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
+        if not locked.failure_condition:
+            locked.failure_condition = result.output.failure_condition.strip()
+            locked.generated_call_ids = [*locked.generated_call_ids, *result.call_ids]
+            locked.is_offline = locked.is_offline or result.is_offline
+            locked.save(
+                update_fields=[
+                    "failure_condition",
+                    "generated_call_ids",
+                    "is_offline",
+                    "updated_at",
+                ]
+            )
+    return locked
+
+
 def scenario_expand(
     *,
     scenario: Scenario,
     configuration: ModelConfiguration | None = None,
     turns: int = DEFAULT_TURNS,
 ) -> Scenario:
-    """Expand one variant into persona, goals, anchors and failure condition. Idempotent."""
+    """Write the failure condition, then expand into persona, goals and anchors. Idempotent."""
     if scenario.is_expanded:
         return scenario
     if not 1 <= turns <= MAX_TURNS:
         raise ApplicationError(f"Scenarios are written for 1 to {MAX_TURNS} turns, not {turns}.")
     writer = _writer(configuration)
+    scenario = scenario_failure_condition_write(scenario=scenario, configuration=writer)
     result = structured(
         configuration=writer,
         messages=prompts.expansion_messages(scenario=scenario, turns=turns),
@@ -174,7 +212,6 @@ def scenario_expand(
         locked.user_goal = expansion.user_goal.strip()
         locked.latent_adversarial_goal = expansion.latent_adversarial_goal.strip()
         locked.anchors = anchors_fit([a.model_dump() for a in expansion.anchors], turns=turns)
-        locked.failure_condition = expansion.failure_condition.strip()
         locked.generated_call_ids = [*locked.generated_call_ids, *result.call_ids]
         locked.is_offline = locked.is_offline or result.is_offline
         locked.expanded_at = timezone.now()

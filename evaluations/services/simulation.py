@@ -11,6 +11,7 @@ re-run continues after the last stored one. Re-asking the simulator for a lost t
 hit, because the request and seed are the same.
 """
 
+import contextlib
 import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
@@ -21,11 +22,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from llm.exceptions import LLMError
 from llm.gateway import ChatResult, chat, structured
 from llm.models import ModelRole
 
 from .. import prompts
-from ..models import Conversation, Turn
+from ..models import Conversation, FailureKind, Turn
 from ..schemas import SimulatedUserTurn
 from ..typos import perturb
 from .scenarios import anchors_fit
@@ -128,6 +130,17 @@ def target_messages(*, turns: list[Turn], user_text: str) -> list[dict]:
     return messages
 
 
+@contextlib.contextmanager
+def _failure_kind(kind: str):
+    """Name the side that failed: a gateway error becomes a ConversationFailure of `kind`."""
+    from .judging import ConversationFailure
+
+    try:
+        yield
+    except LLMError as error:
+        raise ConversationFailure(error.message, kind=kind) from error
+
+
 def _stop_allowed(reply: SimulatedUserTurn, *, index: int, anchors: list[dict]) -> bool:
     """A clear stop: flagged, explained, after the first exchange and after every anchor.
 
@@ -147,7 +160,9 @@ def conversation_simulate(*, conversation: Conversation) -> Conversation:
     if conversation.simulated_at is not None:
         return conversation
     run = conversation.run
-    anchors = anchors_fit(conversation.scenario.anchors, turns=run.turns)
+    # Without anchors (`--no-anchors`) the simulator plays persona and goals only; whether the
+    # anchors came up anyway is measured afterwards (`anchors.conversation_anchors_check`).
+    anchors = anchors_fit(conversation.scenario.anchors, turns=run.turns) if run.use_anchors else []
     seed = conversation_seed(conversation)
     turns = list(conversation.turns.order_by("index"))
     stop_reason = ""
@@ -158,16 +173,17 @@ def conversation_simulate(*, conversation: Conversation) -> Conversation:
     try:
         while len(turns) < run.turns:
             index = len(turns) + 1
-            simulated = structured(
-                configuration=run.simulator,
-                messages=simulator_messages(
-                    conversation=conversation, anchors=anchors, turns=turns, index=index
-                ),
-                schema=SimulatedUserTurn,
-                role=ModelRole.USER_SIMULATOR,
-                purpose="evaluations.simulate_user",
-                seed=stable_seed(seed, "simulator", index),
-            )
+            with _failure_kind(FailureKind.SIMULATOR_ERROR):
+                simulated = structured(
+                    configuration=run.simulator,
+                    messages=simulator_messages(
+                        conversation=conversation, anchors=anchors, turns=turns, index=index
+                    ),
+                    schema=SimulatedUserTurn,
+                    role=ModelRole.USER_SIMULATOR,
+                    purpose="evaluations.simulate_user",
+                    seed=stable_seed(seed, "simulator", index),
+                )
             reply = simulated.output
             if _stop_allowed(reply, index=index, anchors=anchors):
                 usage = usage + Usage.of(simulated)
@@ -179,13 +195,14 @@ def conversation_simulate(*, conversation: Conversation) -> Conversation:
                     f"The user simulator wrote an empty message at turn {index}."
                 )
             sent = perturb(clean, rate=run.typo_rate, seed=stable_seed(seed, "typos", index))
-            answered = chat(
-                configuration=conversation.target,
-                messages=target_messages(turns=turns, user_text=sent),
-                role=ModelRole.TARGET,
-                purpose="evaluations.target_reply",
-                seed=seed,
-            )
+            with _failure_kind(FailureKind.TARGET_ERROR):
+                answered = chat(
+                    configuration=conversation.target,
+                    messages=target_messages(turns=turns, user_text=sent),
+                    role=ModelRole.TARGET,
+                    purpose="evaluations.target_reply",
+                    seed=seed,
+                )
             due = [i for i, anchor in enumerate(anchors) if anchor["turn"] == index]
             turn = create_unless_present(
                 Turn,

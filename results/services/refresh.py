@@ -13,6 +13,7 @@ from metrics_registry.models import MetricVersion
 from results.models import PassRateSummary, RunAnalysis
 
 from .cells import run_cells
+from .evidence import evidence_verification
 from .reliability import (
     anchor_consistency,
     expert_agreement,
@@ -51,6 +52,7 @@ def summaries_refresh(
             run, expert_verdict_rows(run), n_resamples=n_resamples, seed=seed
         ),
         "anchors": anchor_consistency(run, n_resamples=n_resamples, seed=seed),
+        "evidence": evidence_verification(run, n_resamples=n_resamples, seed=seed),
     }
     robust = robustness(cells, names, keys, n_resamples=n_resamples, seed=seed)
     with transaction.atomic():

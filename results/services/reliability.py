@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Q
 
-from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Judgment, Turn
+from evaluations.models import Conversation, EvaluationRun, Judgment
 from results import statistics
 from results.resampling import cluster_sum_distribution, fleiss_from_sums, percentile_interval
 
@@ -213,108 +213,8 @@ def expert_agreement(
     return out
 
 
-def anchor_consistency(
-    run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0, worst: int = 20
-) -> dict[str, Any]:
-    """How often replicate simulations of one scenario disagree on which anchors they covered.
+def anchor_consistency(run: EvaluationRun, **options: Any) -> dict[str, Any]:
+    """Anchor disagreement across replicates, from measured coverage (see `anchors`)."""
+    from .anchors import anchor_consistency as measured
 
-    A group is (scenario, target) with at least two completed replicates. For each of the
-    scenario's anchors, the replicates disagree when some carried it and some did not; the
-    disagreement rate is disagreeing anchors over all anchors (pooled, and per scenario).
-    """
-    if run.replicates < 2:
-        return {
-            "available": False,
-            "reason": "This run simulated each scenario once; consistency needs replicates.",
-        }
-    conversations = np.array(
-        list(
-            Conversation.objects.filter(run=run, status=ConversationStatus.COMPLETED)
-            .values_list("pk", "scenario_id", "target_id")
-            .order_by()
-        ),
-        dtype=np.int64,
-    ).reshape(-1, 3)
-    if conversations.size == 0:
-        return {"available": False, "reason": "No completed conversations."}
-    covered = np.array(
-        list(
-            Turn.objects.filter(conversation__run=run, anchor_index__isnull=False)
-            .values_list("conversation_id", "anchor_index")
-            .distinct()
-            .order_by()
-        ),
-        dtype=np.int64,
-    ).reshape(-1, 2)
-    scenario_ids = np.unique(conversations[:, 1]).tolist()
-    from evaluations.models import Scenario
-
-    meta = {
-        pk: (len(anchors or []), mv, base, key)
-        for pk, anchors, mv, base, key in Scenario.objects.filter(pk__in=scenario_ids).values_list(
-            "pk", "anchors", "metric_version_id", "base_index", "metric_version__metric__key"
-        )
-    }
-    # Coverage as a bitmask per conversation (anchor positions are small integers).
-    row_of = {pk: i for i, pk in enumerate(conversations[:, 0].tolist())}
-    masks = np.zeros(len(conversations), dtype=np.int64)
-    for conv, anchor in covered.tolist():
-        if conv in row_of and anchor < 62:
-            masks[row_of[conv]] |= 1 << anchor
-    group_codes = _cluster_codes(conversations[:, 1], conversations[:, 2])
-    order = np.argsort(group_codes, kind="stable")
-    starts = np.concatenate([[0], np.flatnonzero(np.diff(group_codes[order])) + 1])
-    sizes = np.diff(np.concatenate([starts, [len(order)]]))
-    union = np.bitwise_or.reduceat(masks[order], starts)
-    inter = np.bitwise_and.reduceat(masks[order], starts)
-    scenario_of_group = conversations[order[starts], 1]
-    n_anchors = np.array([meta[s][0] for s in scenario_of_group.tolist()], dtype=np.int64)
-    disagree_bits = union ^ inter
-    limit = (1 << np.minimum(n_anchors, 62)) - 1
-    disagree = np.zeros(len(starts), np.int64)
-    for bit in range(62):
-        disagree += ((disagree_bits & limit) >> bit) & 1
-    usable = (sizes >= 2) & (n_anchors > 0)
-    if not usable.any():
-        return {"available": False, "reason": "No scenario has two completed replicates."}
-    dis, anc, scen = disagree[usable], n_anchors[usable], scenario_of_group[usable]
-    mv_base = np.array([[meta[s][1], meta[s][2]] for s in scen.tolist()], dtype=np.int64)
-    codes = _cluster_codes(mv_base[:, 0], mv_base[:, 1])
-    g = int(codes.max()) + 1
-    out: dict[str, Any] = {
-        "available": True,
-        "n_groups": int(usable.sum()),
-        "n_anchors": int(anc.sum()),
-        "n_clusters": g,
-        "disagreement_rate": float(dis.sum() / anc.sum()),
-        "disagreement_ci": [None, None],
-    }
-    if g >= 2:
-        sums = np.zeros((g, 2))
-        np.add.at(sums, codes, np.column_stack([dis, anc]).astype(np.float64))
-        dist = cluster_sum_distribution(
-            sums, lambda s: s[:, 0] / s[:, 1], n_resamples=n_resamples, seed=seed
-        )
-        low, high = percentile_interval(dist)
-        out["disagreement_ci"] = [_num(low), _num(high)]
-    per_scenario: dict[int, list[int]] = {}
-    for s, d, a in zip(scen.tolist(), dis.tolist(), anc.tolist(), strict=True):
-        acc = per_scenario.setdefault(s, [0, 0, 0])
-        acc[0] += d
-        acc[1] += a
-        acc[2] += 1
-    listed = [
-        {
-            "scenario": s,
-            "metric": meta[s][3],
-            "base_index": meta[s][2],
-            "disagreement_rate": d / a,
-            "n_anchors": a,
-            "n_targets": t,
-        }
-        for s, (d, a, t) in per_scenario.items()
-    ]
-    listed.sort(key=lambda x: -x["disagreement_rate"])
-    out["n_scenarios"] = len(listed)
-    out["worst_scenarios"] = listed[:worst]
-    return out
+    return measured(run, **options)

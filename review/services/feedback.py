@@ -147,9 +147,9 @@ def rubric_criterion_consensus_record(*, item: QueueItem) -> CriterionConsensus:
         },
     )
     # Scoring lives in evaluations; the consensus outcome is handed over, not duplicated.
-    from evaluations.services.rubric_runs import rubric_criterion_set_dropped
+    from evaluations.services.rubric_runs import rubric_criterion_set_consensus
 
-    rubric_criterion_set_dropped(criterion_id=item.object_id, dropped=not consensus.survives)
+    rubric_criterion_set_consensus(criterion_id=item.object_id, survives=consensus.survives)
     return consensus
 
 

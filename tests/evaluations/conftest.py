@@ -17,6 +17,10 @@ class FakeModels:
             [{"present": True, "justification": "It does.", "evidence": []}]
         )
         self.target_reply = lambda request: f"assistant reply {len(request.messages)}"
+        # The anchor check (a judge-family call reading the user turns): none raised unless set.
+        self.anchor_reply = lambda request: {
+            "anchors": [{"anchor": 1, "raised": False, "turn": None, "quote": ""}]
+        }
         server.responder = self.respond
         base_url = server.base_url
         self.simulator = ModelConfigurationFactory(base_url=base_url, model_id="sim")
@@ -31,6 +35,8 @@ class FakeModels:
             index = (len([m for m in request.messages if m["role"] != "system"]) + 1) // 2
             return {"stop": False, "stop_reason": "", **self.simulator_reply(request, index)}
         if request.model == "judge":
+            if "<user_turns>" in request.messages[-1]["content"]:
+                return self.anchor_reply(request)
             return next(self.judge_replies)
         return self.target_reply(request)
 

@@ -77,4 +77,28 @@ def test_demo_seed_runs_the_release_offline_completely_and_only_once(monkeypatch
     second = _seed_all()
     assert LLMCall.objects.count() == calls
     assert "Demo run: kept (completed)." in second
-    assert EvaluationRun.objects.count() == 1
+    assert EvaluationRun.objects.count() == 3  # the main run and the anchor study pair
+
+
+def test_the_demo_anchor_study_gives_the_consistency_figure_data(monkeypatch):
+    from evaluations.demo import DEMO_ANCHOR_STUDY
+    from results.estimates import Estimate
+    from results.services.anchors import anchor_consistency
+
+    small = [m for m in DEMO_METRICS if m[2] == "positive"][:2]
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", small)
+    _seed_all()
+    study = {name: EvaluationRun.objects.get(name=name) for name, _ in DEMO_ANCHOR_STUDY}
+    figures = {}
+    for name, use_anchors in DEMO_ANCHOR_STUDY:
+        run = study[name]
+        assert run.status == "completed"
+        assert run.use_anchors is use_anchors
+        assert run.conversations_completed == 2 * 6 * 3  # metrics × scenarios × replicates
+        figure = anchor_consistency(run, n_resamples=200)
+        assert figure["available"]
+        figures[use_anchors] = Estimate.from_dict(figure["disagreement"])
+    assert figures[True].n == figures[False].n == 2 * 6 * 3  # groups × anchors
+    # The main run stays the one public pages open on.
+    main = EvaluationRun.objects.get(name=DEMO_RUN_NAME)
+    assert main.finished_at > max(run.finished_at for run in study.values())

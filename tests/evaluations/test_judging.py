@@ -36,26 +36,34 @@ def test_three_judgments_stored_majority_decides_and_quotes_are_checked(
 ):
     fake_models.judge_replies = iter(
         [
-            verdict(True, (2, "Assistant   REPLY 4"), (1, "user message 1")),
-            verdict(False, (2, "words nobody wrote")),
-            verdict(True, (9, "user message 1")),
+            verdict(True, (2, "Assistant   REPLY 4")),
+            verdict(False, (2, "words nobody wrote")),  # not in the transcript: re-asked
+            verdict(False, (2, "assistant reply 4")),  # ...and verified the second time
+            verdict(True, (9, "user message 1")),  # no turn 9: re-asked
+            verdict(True, (1, "user message 1")),  # the user's words are no evidence: flagged
         ]
     )
     conversation_simulate(conversation=fake_conversation)
     judgments = conversation_judge(conversation=fake_conversation)
+    assert len(fake_models.requests_to("judge")) == 5
     assert [j.repetition for j in judgments] == [0, 1, 2]
     assert len({j.seed for j in judgments}) == 3  # distinct seeds: the cache cannot merge them
     assert [j.present for j in judgments] == [True, False, True]
-    assert [e["found_in_transcript"] for e in judgments[0].evidence] == [True, True]
-    assert not judgments[0].has_unverified_quotes
-    assert judgments[1].has_unverified_quotes  # not in the transcript at all
-    assert judgments[2].has_unverified_quotes  # there is no turn 9
+    assert [e["found_in_transcript"] for e in judgments[0].evidence] == [True]
+    assert [j.reasked_for_evidence for j in judgments] == [False, True, True]
+    assert [j.has_unverified_quotes for j in judgments] == [False, False, True]
+    assert judgments[2].evidence[0]["speaker"] == "user"
+    # The re-ask names the quotes that were not found.
+    reask = fake_models.requests_to("judge")[2].messages[-1]["content"]
+    assert "words nobody wrote" in reask
+    assert len(judgments[1].call_ids) == 2
 
     conversation = conversation_finalize(conversation=fake_conversation)
     assert conversation.status == ConversationStatus.COMPLETED
     assert conversation.verdict_present is True
     assert conversation.judgments_present == 2
     assert conversation.verdict_passed is True  # positive metric, behaviour present
+    assert conversation.unverified_evidence is True  # flagged for the conversation page
     assert conversation.run.conversations_completed == 0  # in-memory; reload:
     conversation.run.refresh_from_db()
     assert conversation.run.conversations_completed == 1
@@ -142,3 +150,21 @@ def test_offline_judging_end_to_end():
     conversation = conversation_finalize(conversation=conversation)
     assert conversation.verdict_present is not None
     assert conversation.is_offline
+
+
+def test_an_unreadable_evidence_reask_keeps_the_first_reading_flagged(
+    fake_models, fake_conversation, settings
+):
+    unreadable = ["not a verdict"] * ((1 + settings.LLM_STRUCTURED_REASKS) * 2)
+    fake_models.judge_replies = iter(
+        [verdict(True, (1, "words nobody wrote")), *unreadable]
+        + [verdict(True, (2, "assistant reply 4"))] * 2
+    )
+    conversation_simulate(conversation=fake_conversation)
+    judgments = conversation_judge(conversation=fake_conversation)
+    first = judgments[0]
+    assert first.present is True
+    assert first.reasked_for_evidence
+    assert first.has_unverified_quotes
+    assert first.evidence[0]["quote"] == "words nobody wrote"
+    assert [j.has_unverified_quotes for j in judgments[1:]] == [False, False]

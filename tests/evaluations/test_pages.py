@@ -156,3 +156,72 @@ def test_run_list_links_to_the_new_run_form_for_maintainers_only(
     page = client_for(researcher).get(reverse("evaluations:run-list")).content.decode()
     assert create not in page
     assert compare in page
+
+
+def test_the_conversation_page_shows_checked_evidence_coverage_and_failures(
+    client_for, researcher, client
+):
+    from evaluations.models import AnchorCoverage, Judgment, Turn
+
+    conversation = ConversationFactory(status="completed", unverified_evidence=True)
+    Turn.objects.create(
+        conversation=conversation,
+        index=1,
+        user_text="my boss wants an answer by friday",
+        user_text_clean="my boss wants an answer by friday",
+        assistant_text="Take a moment to list your options.",
+    )
+    Judgment.objects.create(
+        conversation=conversation,
+        repetition=0,
+        judge=conversation.run.judge,
+        seed=1,
+        present=True,
+        justification="It helps the user weigh options.",
+        evidence=[
+            {
+                "turn": 1,
+                "quote": "list your options",
+                "speaker": "assistant",
+                "found_in_transcript": True,
+            },
+            {
+                "turn": 1,
+                "quote": "answer by friday",
+                "speaker": "user",
+                "found_in_transcript": False,
+            },
+        ],
+        has_unverified_quotes=True,
+        reasked_for_evidence=True,
+    )
+    AnchorCoverage.objects.create(
+        conversation=conversation,
+        anchor_index=0,
+        anchor_text="Mention the deadline.",
+        raised=True,
+        turn=1,
+        quote="answer by friday",
+        quote_found=True,
+    )
+    url = reverse("evaluations:conversation-detail", args=[conversation.run_id, conversation.pk])
+    assert client.get(url).status_code == 302
+    page = client_for(researcher).get(url).content.decode()
+    assert 'data-testid="unverified-evidence"' in page
+    assert "asked again for its evidence" in page
+    assert "the user&#x27;s words, not evidence" in page or "the user's words, not evidence" in page
+    assert "raised at turn 1" in page
+
+    failed = ConversationFactory(
+        run=conversation.run, status="failed", failure_kind="not_judged", error="Not judged: x"
+    )
+    url = reverse("evaluations:conversation-detail", args=[failed.run_id, failed.pk])
+    page = client_for(researcher).get(url).content.decode()
+    assert "Not judged (judge output unusable after retries)" in page
+    run_page = (
+        client_for(researcher)
+        .get(reverse("evaluations:run-detail", args=[conversation.run_id]))
+        .content.decode()
+    )
+    assert 'data-testid="unverified-list"' in run_page
+    assert "Not judged (judge output unusable after retries)" in run_page

@@ -1,11 +1,13 @@
-"""Rubric items in runs: reply, grade criterion by criterion, score with item_score."""
+"""Rubric items in runs: reply, grade one criterion per call, score with HealthBench's formula."""
 
 import pytest
 
-from evaluations.models import RubricCriterion, RubricGrade, RubricResponse
+from evaluations.models import RubricCriterion, RubricResponse
 from evaluations.rubric import item_score
 from evaluations.services import runs
+from evaluations.services.rubric_grading import grading_modes_compare
 from evaluations.services.rubric_runs import (
+    rubric_criterion_set_consensus,
     rubric_response_process,
     rubric_response_score,
     run_rubric_scores,
@@ -16,7 +18,7 @@ from tests.llm.factories import ModelConfigurationFactory, OfflineConfigurationF
 pytestmark = pytest.mark.django_db
 
 
-def _rubric_run(targets, judge, items):
+def _rubric_run(targets, judge, items, **options):
     run = runs.run_create(
         name="Rubric run",
         targets=targets,
@@ -24,11 +26,12 @@ def _rubric_run(targets, judge, items):
         judge=judge,
         rubric_items=items,
         seed=3,
+        **options,
     )
     return runs.run_launch(run=run, dispatch=False)
 
 
-def test_a_rubric_only_run_grades_every_criterion_and_scores_by_the_formula():
+def test_a_rubric_only_run_grades_each_criterion_in_its_own_call_and_scores_by_the_formula():
     careful = OfflineConfigurationFactory(extra_params={"offline_profile": "careful"})
     agreeable = OfflineConfigurationFactory(extra_params={"offline_profile": "agreeable"})
     items = [RubricItemFactory(), RubricItemFactory(acuity="emergency", population="adult")]
@@ -36,7 +39,7 @@ def test_a_rubric_only_run_grades_every_criterion_and_scores_by_the_formula():
     plan = runs.run_plan(run)
     assert plan.rubric_responses == 4
     assert plan.conversations == 0
-    assert plan.model_calls == 8  # one reply and one grading call per response
+    assert plan.model_calls == 4 + 4 * 3  # a reply per response, a grader call per criterion
 
     runs.run_process_inline(run_id=run.pk)
     run.refresh_from_db()
@@ -49,34 +52,49 @@ def test_a_rubric_only_run_grades_every_criterion_and_scores_by_the_formula():
         assert response.is_offline
         grades = list(response.grades.select_related("criterion"))
         assert len(grades) == 3
+        # One call per criterion: no two grades share a call.
+        assert len({tuple(g.call_ids) for g in grades}) == 3
         assert response.score == item_score(
             [g.criterion.points for g in grades], [g.met for g in grades]
         )
     summary = {s.target: s for s in run_rubric_scores(run=run)}
     assert summary[careful.name].items == 2
-    assert {label for label, _, _ in summary[careful.name].by_acuity} == {"Non-acute", "Emergency"}
-    assert summary[careful.name].overall >= summary[agreeable.name].overall
+    assert summary[careful.name].overall.estimate.n == 2
+    assert summary[careful.name].overall.estimate.has_interval
+    assert {f.label for f in summary[careful.name].by_acuity} == {"Non-acute", "Emergency"}
+    assert {f.label for f in summary[careful.name].by_population} == {"Teen", "Adult"}
+    assert (
+        summary[careful.name].overall.estimate.value
+        >= summary[agreeable.name].overall.estimate.value
+    )
 
 
-def test_dropped_criteria_are_neither_graded_nor_scored():
-    item = RubricItemFactory()
-    dropped = item.criteria.get(points=3)
-    dropped.dropped = True
-    dropped.save()
+def test_the_counted_criteria_are_frozen_when_grading_begins():
+    item = RubricItemFactory(criteria__validated=False)
+    survived, unreviewed, penalty = item.criteria.order_by("position")
+    for criterion in (survived, penalty):
+        rubric_criterion_set_consensus(criterion_id=criterion.pk, survives=True)
     run = _rubric_run([OfflineConfigurationFactory()], OfflineConfigurationFactory(), [item])
     runs.run_process_inline(run_id=run.pk)
     response = RubricResponse.objects.get(run=run)
-    assert not response.grades.filter(criterion=dropped).exists()
-    assert response.grades.count() == 2
-    # Dropping a criterion after grading takes it out of the score too.
-    kept = response.grades.get(criterion__points=5)
-    RubricGrade.objects.filter(pk=kept.pk).update(met=True)
-    assert rubric_response_score(response) == pytest.approx(1.0)
-    RubricCriterion.objects.filter(pk=kept.criterion_id).update(dropped=True)
-    assert rubric_response_score(response) is None
+    assert response.counted_criteria == [survived.pk, penalty.pk]
+    assert not response.grades.filter(criterion=unreviewed).exists()
+    response.grades.filter(criterion=survived).update(met=True)
+    response.grades.filter(criterion=penalty).update(met=True)
+    assert rubric_response_score(response) == pytest.approx((5 - 8) / 5)  # negative, unclipped
+    # A later review neither adds the newly survived criterion nor removes a dropped one.
+    rubric_criterion_set_consensus(criterion_id=unreviewed.pk, survives=True)
+    rubric_criterion_set_consensus(criterion_id=penalty.pk, survives=False)
+    assert rubric_response_score(response) == pytest.approx(-0.6)
+    # A new run grades with the consensus as it is now.
+    later = _rubric_run([OfflineConfigurationFactory()], OfflineConfigurationFactory(), [item])
+    runs.run_process_inline(run_id=later.pk)
+    assert RubricResponse.objects.get(run=later).counted_criteria == [survived.pk, unreviewed.pk]
 
 
-def test_a_judge_that_skips_a_criterion_fails_the_response_and_retry_completes_it(fake_models):
+def test_the_all_in_one_option_fails_a_response_missing_a_grade_and_retry_completes_it(
+    fake_models,
+):
     item = RubricItemFactory()
     replies = iter(
         [
@@ -85,7 +103,8 @@ def test_a_judge_that_skips_a_criterion_fails_the_response_and_retry_completes_i
         ]
     )
     fake_models.judge_replies = replies
-    run = _rubric_run([fake_models.target], fake_models.judge, [item])
+    run = _rubric_run([fake_models.target], fake_models.judge, [item], rubric_grading="all_in_one")
+    assert runs.run_plan(run).judge_calls == 1
     runs.run_process_inline(run_id=run.pk)
     response = RubricResponse.objects.get(run=run)
     assert response.status == "failed"
@@ -104,16 +123,25 @@ def test_a_judge_that_skips_a_criterion_fails_the_response_and_retry_completes_i
     assert len(fake_models.requests_to("target")) == 1
 
 
-def test_rubric_runs_over_http_send_the_item_conversation_to_the_target(fake_models):
+def test_per_criterion_grading_over_http_sends_one_criterion_per_call(fake_models):
     item = RubricItemFactory()
     fake_models.judge_replies = iter(
-        [{"grades": [{"criterion": n, "met": True, "justification": "ok"} for n in (1, 2, 3)]}]
+        [{"explanation": "ok", "criteria_met": met} for met in (True, False, True)]
     )
     run = _rubric_run([fake_models.target], fake_models.judge, [item])
     runs.run_process_inline(run_id=run.pk)
     sent = fake_models.requests_to("target")[0].messages
     assert sent[0] == {"role": "system", "content": "You are Acme's helper."}
     assert sent[-1]["content"] == item.final_user_message
+    grader = fake_models.requests_to("judge")
+    assert len(grader) == 3
+    for request, criterion in zip(grader, item.criteria.order_by("position"), strict=True):
+        prompt = request.messages[-1]["content"]
+        assert criterion.text in prompt
+        others = item.criteria.exclude(pk=criterion.pk)
+        assert not any(other.text in prompt for other in others)
+    response = RubricResponse.objects.get(run=run)
+    assert response.score == pytest.approx((5 - 8) / 8)  # met +5 and the −8 penalty
     assert ModelConfigurationFactory._meta.model.objects.count() >= 3
 
 
@@ -122,13 +150,57 @@ def test_a_rubric_only_run_counts_its_calls_and_tokens_in_the_run_totals(fake_mo
     from llm.models import LLMCall
 
     item = RubricItemFactory()
+    # One grader call per criterion (the default), three criteria.
     fake_models.judge_replies = iter(
-        [{"grades": [{"criterion": n, "met": True, "justification": "ok"} for n in (1, 2, 3)]}]
+        [{"explanation": "ok", "criteria_met": True} for _ in range(3)]
     )
     run = _rubric_run([fake_models.target], fake_models.judge, [item])
     runs.run_process_inline(run_id=run.pk)
     progress = run_progress(run=run)
     calls = LLMCall.objects.filter(purpose__startswith="evaluations.rubric")
-    assert calls.count() == len(fake_models.server.requests) == 2
-    assert progress.calls == 2
+    assert calls.count() == len(fake_models.server.requests) == 4
+    assert progress.calls == 4
     assert progress.tokens == sum(c.prompt_tokens + c.completion_tokens for c in calls) > 0
+
+
+def test_grading_modes_are_compared_on_a_sample(fake_models):
+    items = [RubricItemFactory(), RubricItemFactory()]
+    per_criterion = [True, False, False, True, True, False]
+    all_in_one = [[True, True, False], [False, True, False]]  # differs on two criteria
+    fake_models.judge_replies = iter(
+        [{"explanation": "ok", "criteria_met": met} for met in per_criterion]
+        + [
+            {
+                "grades": [
+                    {"criterion": n + 1, "met": m, "justification": "ok"} for n, m in enumerate(g)
+                ]
+            }
+            for g in all_in_one
+        ]
+    )
+    run = _rubric_run([fake_models.target], fake_models.judge, items)
+    runs.run_process_inline(run_id=run.pk)
+    responses = list(RubricResponse.objects.filter(run=run).order_by("pk"))
+    comparison = grading_modes_compare(responses)
+    assert comparison.criteria == 6
+    assert comparison.disagreeing == 2
+    assert comparison.disagreement.value == pytest.approx(2 / 6)
+    assert comparison.disagreement.n_clusters == 2
+    assert RubricCriterion.objects.count() == 6
+
+
+def test_the_comparison_command_reports_disagreement_on_an_offline_run():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    run = _rubric_run(
+        [OfflineConfigurationFactory(extra_params={"offline_profile": "careful"})],
+        OfflineConfigurationFactory(),
+        [RubricItemFactory(), RubricItemFactory()],
+    )
+    runs.run_process_inline(run_id=run.pk)
+    out = StringIO()
+    call_command("compare_rubric_grading", run=run.pk, sample=5, stdout=out)
+    assert "of 6 criterion grades differ" in out.getvalue()
+    assert "offline demo judge" in out.getvalue()

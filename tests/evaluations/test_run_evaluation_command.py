@@ -48,6 +48,25 @@ def test_inline_run_shows_the_plan_then_completes(offline_release, offline_model
     assert "24 conversations done" in watched.getvalue()
 
 
+def test_no_anchors_and_grading_options_reach_the_run(
+    offline_release,  # noqa: F811
+    offline_models,
+    monkeypatch,
+):
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    call_command(
+        "run_evaluation",
+        "--release=1.0.0",
+        "--targets=Careful",
+        "--no-anchors",
+        "--rubric-grading=all_in_one",
+        stdout=io.StringIO(),
+    )
+    run = EvaluationRun.objects.get()
+    assert run.use_anchors is False
+    assert run.rubric_grading == "all_in_one"
+
+
 def test_declining_the_confirmation_leaves_a_draft(offline_release, offline_models, monkeypatch):  # noqa: F811
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
     out = io.StringIO()

@@ -1,9 +1,13 @@
+import itertools
+
 import pytest
+from django.conf import settings
 
 from core.exceptions import ApplicationError
 from evaluations import tasks
-from evaluations.models import ConversationStatus, Judgment, RunStatus
+from evaluations.models import ConversationStatus, FailureKind, Judgment, RunStatus
 from evaluations.services import runs
+from evaluations.services.judging import JUDGE_RETRIES
 from evaluations.services.scenarios import scenarios_generate
 from llm.models import ModelRole
 from tests.evaluations.factories import current_version
@@ -94,8 +98,8 @@ def test_plan_counts_conversations_calls_tokens_and_cost():
     assert plan.scenarios == 6
     assert plan.conversations == 12
     assert plan.simulator_calls == plan.target_calls == 12 * 8
-    assert plan.judge_calls == 12 * 3
-    assert plan.model_calls == 12 * 8 * 2 + 36
+    assert plan.judge_calls == 12 * (3 + 1)  # three judgments and an anchor check each
+    assert plan.model_calls == 12 * 8 * 2 + 48
     assert plan.estimated_tokens > 12 * 8 * 300
     assert plan.estimated_cost > 0
     assert not plan.is_offline
@@ -143,6 +147,7 @@ def test_failures_are_recorded_and_can_be_retried(fake_models, offline_release, 
     assert run.conversations_failed == 12
     failed = run.conversations.first()
     assert failed.status == ConversationStatus.FAILED
+    assert failed.failure_kind == FailureKind.TARGET_ERROR
     assert "400" in failed.error
 
     broken["on"] = False
@@ -151,6 +156,40 @@ def test_failures_are_recorded_and_can_be_retried(fake_models, offline_release, 
     assert run.status == RunStatus.COMPLETED
     assert (run.conversations_completed, run.conversations_failed) == (12, 0)
     assert all(c.attempts == 2 for c in run.conversations.all())
+    assert not run.conversations.exclude(failure_kind="").exists()
+
+
+def test_a_judge_that_cannot_be_read_leaves_the_conversation_not_judged(fake_models):
+    """Retried with a fresh seed after the gateway's re-asks, then recorded, never dropped."""
+    writer = OfflineConfigurationFactory()
+    version = current_version(MetricFactory(age_contexts="adult"))
+    scenarios_generate(metric_version=version, configuration=writer)
+    fake_models.judge_replies = itertools.repeat("this is not a verdict")
+    run = runs.run_create(
+        name="Unreadable judge",
+        metric_versions=[version],
+        targets=[fake_models.target],
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+        turns=2,
+        judgments_per_conversation=1,
+    )
+    runs.run_process_inline(run_id=runs.run_launch(run=run, dispatch=False).pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert run.conversations_failed == run.conversations_total == 3
+    for conversation in run.conversations.all():
+        assert conversation.status == ConversationStatus.FAILED
+        assert conversation.failure_kind == FailureKind.NOT_JUDGED
+        assert conversation.error.startswith("Not judged")
+        assert conversation.verdict_passed is None
+    verdict_requests = [
+        r for r in fake_models.requests_to("judge") if "<user_turns>" not in str(r.messages)
+    ]
+    reasks = settings.LLM_STRUCTURED_REASKS
+    assert len(verdict_requests) == 3 * (1 + reasks) * (1 + JUDGE_RETRIES)
+    # Each conversation's retry has its own seed (2 seeds per conversation).
+    assert len({r.param("seed") for r in verdict_requests}) == 3 * 2
 
 
 def test_a_cancelled_run_processes_nothing_more(offline_release, monkeypatch):
@@ -164,3 +203,13 @@ def test_a_cancelled_run_processes_nothing_more(offline_release, monkeypatch):
     assert conversation.status == ConversationStatus.PENDING
     with pytest.raises(ApplicationError, match="cancelled"):
         runs.run_launch(run=run)
+
+
+def test_a_judge_endpoint_error_is_not_judged_not_a_target_failure(fake_models, fake_conversation):
+    fake_models.judge_replies = itertools.repeat(Behaviour(status=400))
+    EvaluationRun = type(fake_conversation.run)
+    EvaluationRun.objects.filter(pk=fake_conversation.run_id).update(status=RunStatus.RUNNING)
+    conversation = runs.conversation_process(conversation_id=fake_conversation.pk)
+    assert conversation.status == ConversationStatus.FAILED
+    assert conversation.failure_kind == FailureKind.NOT_JUDGED
+    assert conversation.turns.count() == conversation.run.turns  # the simulation is kept

@@ -76,6 +76,8 @@ def fake_writer(request) -> dict:
                 for i in range(3)
             ]
         }
+    if "situation that fails the metric" in prompt:
+        return {"failure_condition": "It decides for her"}
     teen = "Age context: teen" in prompt
     return {
         "persona": {
@@ -88,7 +90,6 @@ def fake_writer(request) -> dict:
         "user_goal": "Get help",
         "latent_adversarial_goal": "Make the assistant decide",
         "anchors": [{"turn": 9, "text": "Late anchor"}, {"turn": 2, "text": "Early anchor"}],
-        "failure_condition": "It decides for her",
     }
 
 
@@ -108,7 +109,8 @@ def test_generation_through_a_real_endpoint_and_idempotent_rerun(fake_openai):
     version = current_version(MetricFactory())
     scenarios = services.scenarios_generate(metric_version=version, configuration=writer)
     assert len(scenarios) == 6
-    assert fake_openai.request_count == 1 + 6 + 1  # base situations, 6 expansions, 1 re-ask
+    # Base situations, 6 failure conditions, 6 expansions, 1 re-ask.
+    assert fake_openai.request_count == 1 + 6 + 6 + 1
     teen = next(s for s in scenarios if s.age_context == "teen" and s.base_index == 0)
     assert teen.situation == "Teen version of situation 0."
     assert teen.persona["age"] == 15
@@ -119,8 +121,47 @@ def test_generation_through_a_real_endpoint_and_idempotent_rerun(fake_openai):
     assert "<criterion>" in fake_openai.requests[0].messages[-1]["content"]
 
     services.scenarios_generate(metric_version=version, configuration=writer)
-    assert fake_openai.request_count == 8
+    assert fake_openai.request_count == 14
     assert Scenario.objects.count() == 6
+
+
+def test_the_failure_condition_the_judge_reads_is_written_before_and_apart_from_the_hidden_goal(
+    fake_openai,
+):
+    from evaluations.prompts import judge_messages
+
+    writer = ModelConfigurationFactory(base_url=fake_openai.base_url)
+    fake_openai.responder = fake_writer
+    version = current_version(MetricFactory())
+    scenarios = services.scenarios_generate(metric_version=version, configuration=writer)
+    requests = list(fake_openai.requests)
+    failure_requests = [
+        i for i, r in enumerate(requests) if "situation that fails the metric" in str(r.messages)
+    ]
+    expansion_requests = [
+        i for i, r in enumerate(requests) if "latent_adversarial_goal" in str(r.messages)
+    ]
+    assert len(failure_requests) == len(expansion_requests) == 6
+    for scenario in scenarios:
+        assert scenario.failure_condition == "It decides for her"
+        assert scenario.latent_adversarial_goal == "Make the assistant decide"
+    expansion_output = ("Make the assistant decide", "Get help", "Late anchor", "Ana")
+    for i in failure_requests:
+        sent = json.dumps(requests[i].messages)
+        # The failure condition's call never sees the expansion: no hidden goal, persona,
+        # user goal or anchors.
+        assert not any(text in sent for text in expansion_output)
+    # Each scenario's failure condition was asked before its expansion existed.
+    for scenario in scenarios:
+        situation = json.dumps(scenario.situation)[1:-1]
+        mine = [i for i in range(len(requests)) if situation in json.dumps(requests[i].messages)]
+        first_failure = min(i for i in mine if i in failure_requests)
+        first_expansion = min(i for i in mine if i in expansion_requests)
+        assert first_failure < first_expansion
+    # What the judge reads holds the failure condition but nothing from the expansion call.
+    judge_prompt = json.dumps(judge_messages(version=version, scenario=scenarios[0], turns=[]))
+    assert "It decides for her" in judge_prompt
+    assert not any(text in judge_prompt for text in expansion_output)
 
 
 def test_an_interrupted_generation_resumes_with_the_unexpanded_variants(offline_writer):

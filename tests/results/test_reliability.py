@@ -5,7 +5,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from evaluations.models import Turn
+from evaluations.models import AnchorCoverage, Turn
+from results.estimates import Estimate
 from results.services.reliability import (
     anchor_consistency,
     expert_agreement,
@@ -99,45 +100,53 @@ def test_no_expert_ratings_is_said_not_faked(judged_run):
     assert rows is None or isinstance(rows, list)
 
 
-def test_anchor_consistency_counts_disagreeing_anchors():
+def test_anchor_consistency_counts_disagreeing_anchors_from_measured_coverage():
     model = OfflineConfigurationFactory()
     v = metric_version()
     scen = scenario(v, 0, "teen")  # three anchors
     other = scenario(v, 1, "teen")
+    unchecked = scenario(v, 2, "teen")
     outcomes = [
-        (scen, model, True, 0),
-        (scen, model, True, 1),
-        (other, model, True, 0),
-        (other, model, True, 1),
+        (s, model, True, replicate) for s in (scen, other, unchecked) for replicate in (0, 1)
     ]
     run = completed_run(targets=[model], versions=[v], outcomes=outcomes, replicates=2)
     conversations = {(c.scenario_id, c.replicate): c for c in run.conversations.all()}
-    covered = {
-        (scen.pk, 0): [0, 1, 2],
-        (scen.pk, 1): [0, 2],  # anchor 1 missed: 1 of 3 disagrees
-        (other.pk, 0): [0, 1, 2],
-        (other.pk, 1): [0, 1, 2],
+    raised = {
+        (scen.pk, 0): [True, True, True],
+        (scen.pk, 1): [True, False, True],  # anchor 1 not raised: 1 of 3 disagrees
+        (other.pk, 0): [True, True, True],
+        (other.pk, 1): [True, True, True],
     }
-    for key, anchors in covered.items():
-        for i, anchor in enumerate(anchors):
-            Turn.objects.create(
+    for key, readings in raised.items():
+        for anchor, was_raised in enumerate(readings):
+            AnchorCoverage.objects.create(
                 conversation=conversations[key],
-                index=i + 1,
-                user_text="u",
-                user_text_clean="u",
-                assistant_text="a",
                 anchor_index=anchor,
+                anchor_text=f"anchor {anchor}",
+                raised=was_raised,
             )
+    # The plan says every anchor was carried; the figure must not read it.
+    Turn.objects.create(
+        conversation=conversations[(scen.pk, 1)],
+        index=1,
+        user_text="u",
+        user_text_clean="u",
+        assistant_text="a",
+        anchor_index=1,
+    )
     result = anchor_consistency(run, n_resamples=300)
     assert result["available"]
     assert result["n_groups"] == 2
-    assert result["n_anchors"] == 6
-    assert result["disagreement_rate"] == pytest.approx(1 / 6)
+    estimate = Estimate.from_dict(result["disagreement"])
+    assert estimate.n == 6
+    assert estimate.n_clusters == 2
+    assert estimate.value == pytest.approx(1 / 6)
+    # The scenario whose conversations were never checked is counted as excluded.
+    assert {(e.reason, e.count) for e in estimate.excluded} == {("coverage not checked", 2)}
     assert result["worst_scenarios"][0]["scenario"] == scen.pk
     assert result["worst_scenarios"][0]["disagreement_rate"] == pytest.approx(1 / 3)
-    low, high = result["disagreement_ci"]
-    assert low == pytest.approx(0.0)
-    assert high == pytest.approx(1 / 3)
+    assert estimate.low == pytest.approx(0.0)
+    assert estimate.high == pytest.approx(1 / 3)
 
 
 def test_anchor_consistency_needs_replicates(judged_run):

@@ -196,9 +196,28 @@ def test_the_external_panel_gives_its_verdict_without_seeing_the_judges(client):
     assert "adequate" in page
 
 
-def test_rubric_criteria_failing_consensus_are_dropped(client, researcher):
-    rubric = RubricItemFactory()
+def test_only_criteria_that_survive_consensus_count_in_scoring(client, researcher):
+    from evaluations.models import RubricResponse
+    from evaluations.services import runs
+
+    rubric = RubricItemFactory(criteria__validated=False)  # written on the platform
     criteria = list(rubric.criteria.order_by("position"))
+
+    def rubric_run():
+        helper = OfflineConfigurationFactory()
+        run = runs.run_create(
+            name="Rubric", targets=[helper], simulator=helper, judge=helper, rubric_items=[rubric]
+        )
+        runs.run_process_inline(run_id=runs.run_launch(run=run, dispatch=False).pk)
+        return RubricResponse.objects.get(run=run)
+
+    # Unreviewed criteria do not count: nothing is graded and the item has no score.
+    before = rubric_run()
+    assert before.status == "completed"
+    assert before.counted_criteria == []
+    assert before.score is None
+    assert not before.grades.exists()
+
     with pytest.raises(ApplicationError, match="at least three"):
         queue_create(
             name="Too few", kind="rubric_criterion", created_by=None, size=3, required_ratings=2
@@ -220,9 +239,21 @@ def test_rubric_criteria_failing_consensus_are_dropped(client, researcher):
     outcome = {c.criterion_id: c.survives for c in CriterionConsensus.objects.all()}
     assert outcome == {criteria[0].pk: True, criteria[1].pk: False, criteria[2].pk: False}
     assert rubric_criterion_ids_dropped() == {criteria[1].pk, criteria[2].pk}
-    # The outcome reaches scoring: dropped criteria are excluded from grading and scores.
-    dropped = {c.pk: c.dropped for c in rubric.criteria.all()}
-    assert dropped == {criteria[0].pk: False, criteria[1].pk: True, criteria[2].pk: True}
+    # The outcome reaches scoring: only the surviving criterion is graded and scored.
+    states = {c.pk: c.consensus_state for c in rubric.criteria.all()}
+    assert states == {
+        criteria[0].pk: "survived",
+        criteria[1].pk: "dropped",
+        criteria[2].pk: "dropped",
+    }
+    after = rubric_run()
+    assert after.counted_criteria == [criteria[0].pk]
+    assert list(after.grades.values_list("criterion_id", flat=True)) == [criteria[0].pk]
+    assert after.score in (0.0, 1.0)  # one criterion of +5: met or not
+    # The earlier response keeps the (empty) set frozen for it.
+    before.refresh_from_db()
+    assert before.counted_criteria == []
+    assert before.score is None
     client.force_login(researcher)
     detail = client.get(reverse("review:queue-detail", args=[queue.pk])).content.decode()
     assert "dropped" in detail

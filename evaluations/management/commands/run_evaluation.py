@@ -44,6 +44,16 @@ class Command(BaseCommand):
         parser.add_argument("--replicates", type=int, default=1)
         parser.add_argument("--judgments", type=int, default=3)
         parser.add_argument("--seed", type=int)
+        parser.add_argument(
+            "--no-anchors",
+            action="store_true",
+            help="Simulate without the anchor plan (to compare anchor consistency).",
+        )
+        parser.add_argument(
+            "--rubric-grading",
+            choices=["per_criterion", "all_in_one"],
+            help="One grader call per criterion (default) or one for all criteria.",
+        )
         parser.add_argument("--yes", action="store_true", help="Launch without asking.")
         parser.add_argument("--watch", action="store_true", help="Only follow the run.")
         parser.add_argument(
@@ -103,6 +113,8 @@ class Command(BaseCommand):
             replicates=options["replicates"],
             judgments_per_conversation=options["judgments"],
             seed=options["seed"],
+            use_anchors=not options["no_anchors"],
+            rubric_grading=options["rubric_grading"],
         )
 
     def _show_plan(self, run: EvaluationRun) -> None:

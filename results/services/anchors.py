@@ -1,0 +1,133 @@
+"""Anchor coverage consistency across replicate simulations, from measured coverage.
+
+Reads `AnchorCoverage` rows (a model of the judge's family read each conversation's user turns
+and said, per anchor, whether it was raised), never the simulator's plan, so the figure can be
+non-zero. A group is (scenario, target) with at least two checked, completed replicates; an
+anchor of a group *disagrees* when some replicates raised it and some did not. The figure is
+disagreeing anchors over all anchors, an Estimate with a cluster bootstrap interval over base
+scenarios (the replicates and variants of one base situation are not independent).
+
+Run the same scenarios with and without anchors (`run_evaluation --no-anchors`) to see what the
+anchors do for consistency.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from evaluations.models import AnchorCoverage, Conversation, ConversationStatus, EvaluationRun
+from results.estimates import Estimate, Exclusion
+from results.statistics import bootstrap_ci
+
+METHOD = (
+    "share of anchors raised in some replicates and not others; "
+    "cluster bootstrap over base scenarios"
+)
+
+
+def anchor_consistency(
+    run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0, worst: int = 20
+) -> dict[str, Any]:
+    """The run's anchor disagreement across replicates (``disagreement``, an Estimate dict)."""
+    base = {"available": False, "use_anchors": run.use_anchors}
+    if run.replicates < 2:
+        return {
+            **base,
+            "reason": "This run simulated each scenario once; consistency needs replicates "
+            "(choose a run with replicates, such as an anchor study, above).",
+        }
+    completed = list(
+        Conversation.objects.filter(run=run, status=ConversationStatus.COMPLETED)
+        .values_list(
+            "pk",
+            "scenario_id",
+            "target_id",
+            "scenario__metric_version_id",
+            "scenario__base_index",
+            "scenario__metric_version__metric__key",
+        )
+        .order_by()
+    )
+    if not completed:
+        return {**base, "reason": "No completed conversations."}
+    coverage: dict[int, dict[int, bool]] = defaultdict(dict)
+    for conversation_id, anchor, raised in (
+        AnchorCoverage.objects.filter(conversation__run=run)
+        .values_list("conversation_id", "anchor_index", "raised")
+        .order_by()
+    ):
+        coverage[conversation_id][anchor] = raised
+    groups: dict[tuple[int, int], list[dict[int, bool]]] = defaultdict(list)
+    meta: dict[int, tuple[int, int, str]] = {}
+    unchecked = 0
+    for pk, scenario, target, version, base_index, key in completed:
+        if pk not in coverage:
+            unchecked += 1
+            continue
+        groups[(scenario, target)].append(coverage[pk])
+        meta[scenario] = (version, base_index, key)
+    flags: list[float] = []
+    clusters: list[str] = []
+    per_scenario: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+    single = 0
+    for (scenario, _target), replicates in groups.items():
+        if len(replicates) < 2:
+            single += len(replicates)
+            continue
+        anchors = set().union(*replicates)
+        version, base_index, _ = meta[scenario]
+        for anchor in sorted(anchors):
+            readings = {r.get(anchor, False) for r in replicates}
+            disagree = len(readings) > 1
+            flags.append(float(disagree))
+            clusters.append(f"{version}:{base_index}")
+            per_scenario[scenario][0] += disagree
+            per_scenario[scenario][1] += 1
+        per_scenario[scenario][2] += 1
+    exclusions = [
+        Exclusion("coverage not checked", unchecked),
+        Exclusion("fewer than two checked replicates", single),
+    ]
+    if not flags:
+        estimate = Estimate.insufficient(n=0, method=METHOD, excluded=exclusions)
+        return {
+            **base,
+            "reason": "No scenario has two checked replicates.",
+            "disagreement": estimate.as_dict(),
+        }
+    value = sum(flags) / len(flags)
+    n_clusters = len(set(clusters))
+    low = high = None
+    if n_clusters >= 2:
+        low, high = bootstrap_ci(flags, clusters=clusters, n_resamples=n_resamples, seed=seed)
+    estimate = Estimate(
+        value=value,
+        low=low,
+        high=high,
+        method=METHOD,
+        n=len(flags),
+        n_clusters=n_clusters,
+        excluded=tuple(e for e in exclusions if e.count),
+    )
+    listed = [
+        {
+            "scenario": scenario,
+            "metric": meta[scenario][2],
+            "base_index": meta[scenario][1],
+            "disagreement_rate": d / a,
+            "n_anchors": a,
+            "n_targets": t,
+        }
+        for scenario, (d, a, t) in per_scenario.items()
+    ]
+    listed.sort(key=lambda x: -x["disagreement_rate"])
+    return {
+        **base,
+        "available": True,
+        "disagreement": estimate.as_dict(),
+        "n_groups": sum(1 for r in groups.values() if len(r) >= 2),
+        "n_anchors": len(flags),
+        "n_scenarios": len(listed),
+        "worst_scenarios": listed[:worst],
+    }

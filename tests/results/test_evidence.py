@@ -1,0 +1,40 @@
+"""The share of judge readings whose evidence stayed unverified, for the methodology page."""
+
+import numpy as np
+import pytest
+
+from evaluations.models import Judgment
+from results.estimates import Estimate
+from results.services.evidence import evidence_verification
+from tests.llm.factories import OfflineConfigurationFactory
+from tests.results.factories import completed_run, metric_version, scenario
+
+pytestmark = pytest.mark.django_db
+
+
+def test_unverified_readings_are_counted_with_a_cluster_interval():
+    model = OfflineConfigurationFactory()
+    v = metric_version()
+    scenarios = [scenario(v, base, "adult") for base in range(3)]
+    run = completed_run(
+        targets=[model], versions=[v], outcomes=[(s, model, True) for s in scenarios]
+    )
+    judgments = list(Judgment.objects.filter(conversation__run=run).order_by("pk"))
+    assert len(judgments) == 9
+    flagged = judgments[:2]  # two readings of the first base scenario
+    Judgment.objects.filter(pk__in=[j.pk for j in flagged]).update(
+        has_unverified_quotes=True, reasked_for_evidence=True
+    )
+    Judgment.objects.filter(pk=judgments[5].pk).update(reasked_for_evidence=True)
+    flagged[0].conversation.__class__.objects.filter(pk=flagged[0].conversation_id).update(
+        unverified_evidence=True
+    )
+    figure = evidence_verification(run, n_resamples=2000)
+    estimate = Estimate.from_dict(figure["unverified"])
+    assert estimate.value == pytest.approx(2 / 9)
+    assert (estimate.n, estimate.n_clusters) == (9, 3)
+    # Resampling three clusters of three readings: the mean ranges over k/9 with k in 0..6.
+    assert estimate.low == pytest.approx(0.0)
+    assert estimate.high == pytest.approx(np.mean([2 / 3, 2 / 3, 2 / 3]))
+    assert figure["reasked"] == 3
+    assert figure["conversations_flagged"] == 1
