@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from core.exceptions import ApplicationError
 from evaluations.models import CriterionOrigin, RubricCriterion, RubricDimension, RubricItem
-from evaluations.rubric import item_score
+from evaluations.rubric import aggregate_score, item_score
 from evaluations.services.rubric_exports import healthbench_jsonl, rubric_items_for_export
 from evaluations.services.rubric_imports import rubric_items_import
 
@@ -90,7 +90,8 @@ def test_raw_scores_can_be_negative_as_simple_evals_computes_them():
     positive = sum(p for p in points if p > 0)
     raw = sum(p for p, m in zip(points, met, strict=True) if m) / positive
     assert raw < 0
-    assert item_score(points, met) == max(0.0, raw)
+    assert item_score(points, met) == pytest.approx(raw)  # not clipped per item
+    assert aggregate_score([item_score(points, met)]) == 0.0  # the mean is clipped
 
 
 def test_unknown_axes_and_missing_fields_are_reported_per_line():
