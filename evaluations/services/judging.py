@@ -21,10 +21,10 @@ from metrics_registry.models import Polarity
 from .. import prompts
 from ..models import Conversation, ConversationStatus, EvaluationRun, Judgment, Turn
 from ..schemas import EvidenceQuote, JudgeVerdict
+from .claims import Claim, ClaimLost, claim_fence
 from .simulation import (
-    Usage,
+    conversation_attribution,
     conversation_seed,
-    conversation_usage_add,
     create_unless_present,
     stable_seed,
 )
@@ -74,8 +74,10 @@ def judgment_seed(conversation: Conversation, repetition: int) -> int:
     return stable_seed(conversation_seed(conversation), "judge", repetition)
 
 
-def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
-    """Make the run's number of judgments for the conversation; existing ones are kept."""
+def conversation_judge(*, conversation: Conversation, claim: Claim | None = None) -> list[Judgment]:
+    """Make the run's number of judgments for the conversation; existing ones are kept.
+
+    Each judgment is written under the claim's fence (see conversation_simulate)."""
     conversation = Conversation.objects.select_related(
         "run__judge", "scenario__metric_version", "target"
     ).get(pk=conversation.pk)
@@ -91,8 +93,7 @@ def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
             scenario=conversation.scenario,
             turns=turns,
         )
-    usage = Usage()
-    try:
+    with conversation_attribution(conversation, claim):
         for repetition in missing:
             seed = judgment_seed(conversation, repetition)
             result = structured(
@@ -105,24 +106,23 @@ def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
             )
             verdict: JudgeVerdict = result.output
             evidence = evidence_check(verdict.evidence, turns)
-            create_unless_present(
-                Judgment,
-                lookup={"conversation": conversation, "repetition": repetition},
-                values={
-                    "judge": run.judge,
-                    "seed": seed,
-                    "present": verdict.present,
-                    "justification": verdict.justification.strip(),
-                    "evidence": evidence,
-                    "has_unverified_quotes": any(not e["found_in_transcript"] for e in evidence),
-                    "call_ids": list(result.call_ids),
-                    "is_offline": result.is_offline,
-                },
-            )
-            usage = usage + Usage.of(result)
-    finally:
-        # One write per attempt; see conversation_simulate.
-        conversation_usage_add(conversation, usage)
+            with claim_fence(claim):
+                create_unless_present(
+                    Judgment,
+                    lookup={"conversation": conversation, "repetition": repetition},
+                    values={
+                        "judge": run.judge,
+                        "seed": seed,
+                        "present": verdict.present,
+                        "justification": verdict.justification.strip(),
+                        "evidence": evidence,
+                        "has_unverified_quotes": any(
+                            not e["found_in_transcript"] for e in evidence
+                        ),
+                        "call_ids": list(result.call_ids),
+                        "is_offline": result.is_offline,
+                    },
+                )
     return list(conversation.judgments.order_by("repetition"))
 
 
@@ -138,8 +138,10 @@ def verdict_passed(*, present: bool, polarity: str) -> bool:
 
 
 @transaction.atomic
-def conversation_finalize(*, conversation: Conversation) -> Conversation:
-    """Write the majority verdict and mark the conversation completed (once)."""
+def conversation_finalize(
+    *, conversation: Conversation, claim: Claim | None = None
+) -> Conversation:
+    """Write the majority verdict and mark the conversation completed (once, by the claim)."""
     conversation = (
         Conversation.objects.select_for_update()
         .select_related("run", "scenario__metric_version")
@@ -147,6 +149,10 @@ def conversation_finalize(*, conversation: Conversation) -> Conversation:
     )
     if conversation.status == ConversationStatus.COMPLETED:
         return conversation
+    if claim is not None and (
+        conversation.attempts != claim.token or conversation.status != ConversationStatus.RUNNING
+    ):
+        raise ClaimLost(f"{claim.work_item} is no longer claimed by attempt {claim.token}.")
     required = conversation.run.judgments_per_conversation
     judgments = list(conversation.judgments.filter(repetition__lt=required))
     if len(judgments) < required:
@@ -165,8 +171,10 @@ def conversation_finalize(*, conversation: Conversation) -> Conversation:
     conversation.error = ""
     conversation.finished_at = timezone.now()
     conversation.is_offline = conversation.is_offline or any(j.is_offline for j in judgments)
+    conversation.lease_expires_at = None
     conversation.save(
         update_fields=[
+            "lease_expires_at",
             "verdict_present",
             "verdict_passed",
             "judgments_present",

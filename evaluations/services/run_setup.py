@@ -1,5 +1,7 @@
 """Creating a run from names people type (command line) rather than chosen rows (web form)."""
 
+from decimal import Decimal
+
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role
@@ -31,6 +33,7 @@ def run_create_from_names(
     replicates: int = 1,
     judgments_per_conversation: int = 3,
     seed: int | None = None,
+    spending_cap: Decimal | None = None,
 ) -> EvaluationRun:
     """A draft run; unknown names are reported all at once so one correction suffices."""
     release = None
@@ -73,4 +76,5 @@ def run_create_from_names(
         replicates=replicates,
         judgments_per_conversation=judgments_per_conversation,
         seed=seed,
+        spending_cap=spending_cap,
     )
