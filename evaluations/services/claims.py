@@ -11,7 +11,7 @@ A worker claims an item before working on it. The claim carries
   deliveries of one task never both write.
 
 These are plain functions on primary keys and tokens, so a batch engine can call them from
-its own loop: `claims_renew` renews many claims in one statement and says which were lost.
+its own loop: `claims_renew` renews many claims at once and returns the lost ones.
 """
 
 import contextlib
@@ -90,18 +90,20 @@ def claim_renew(claim: Claim) -> bool:
     )
 
 
-def claims_renew(claims: list[Claim]) -> set[int]:
-    """Renew many claims of one model in one UPDATE; returns the primary keys of lost ones."""
+def claims_renew(claims: list[Claim]) -> list[Claim]:
+    """Renew many claims of one model in one statement; returns the claims that were lost."""
     if not claims:
-        return set()
+        return []
     model = claims[0].model
     held = Q()
     for claim in claims:
         held |= _held(claim)
     with transaction.atomic():
-        kept = set(model.objects.filter(held).select_for_update().values_list("pk", flat=True))
-        model.objects.filter(pk__in=kept).update(lease_expires_at=timezone.now() + lease_duration())
-    return {claim.pk for claim in claims} - kept
+        kept = set(model.objects.filter(held).select_for_update().values_list("pk", "attempts"))
+        model.objects.filter(pk__in=[pk for pk, _ in kept]).update(
+            lease_expires_at=timezone.now() + lease_duration()
+        )
+    return [claim for claim in claims if (claim.pk, claim.token) not in kept]
 
 
 @contextlib.contextmanager
