@@ -34,11 +34,13 @@ def expire(pk: int) -> None:
 
 def test_a_live_claim_is_refused_and_an_expired_one_taken_over(conversation):
     first = claim_take(Conversation, pk=conversation.pk, worker="a@host")
-    assert first is not None and first.token == 1
+    assert first is not None
+    assert first.token == 1
     assert claim_take(Conversation, pk=conversation.pk, worker="b@host") is None
     expire(conversation.pk)
     second = claim_take(Conversation, pk=conversation.pk, worker="b@host")
-    assert second is not None and second.token == 2
+    assert second is not None
+    assert second.token == 2
     conversation.refresh_from_db()
     assert (conversation.claimed_by, conversation.attempts) == ("b@host", 2)
 

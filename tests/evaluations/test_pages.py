@@ -193,7 +193,8 @@ def test_run_page_shows_call_log_usage_waiting_and_why_it_stopped(client_for, ma
     text = page.content.decode()
     assert "6 attempts: 3 succeeded · 2 failed · 1 cache hits" in text
     waiting = re.search(r"Waiting (\d+) s before retrying", text)
-    assert waiting and 0 < int(waiting.group(1)) <= 25
+    assert waiting
+    assert 0 < int(waiting.group(1)) <= 25
     assert "2 attempts rate limited (HTTP 429)" in text
     assert "Stopped at the spending cap" in text
     assert "authentication failed (HTTP 401)" in text
