@@ -142,8 +142,10 @@ def run_process_inline(
         # SQLite's write lock while waiting on the network).
         try:
             with transaction.atomic() if offline else contextlib.nullcontext():
+                # Offline conversations take milliseconds; others renew their lease (a
+                # thread's write would wait on this transaction's SQLite lock).
                 conversation = conversation_process(
-                    conversation_id=conversation_id, check_finished=False
+                    conversation_id=conversation_id, check_finished=False, heartbeat=not offline
                 )
         except Exception as error:  # noqa: BLE001 - recorded on the conversation
             logger.warning("Conversation %s failed: %s", conversation_id, error)

@@ -238,11 +238,20 @@ RUN_TASK_MAX_RETRIES = env.int("RUN_TASK_MAX_RETRIES", default=3)
 RUN_TASK_RETRY_BACKOFF_SECONDS = env.float("RUN_TASK_RETRY_BACKOFF_SECONDS", default=30.0)
 # A configuration whose last this-many calls in a run all failed is paused for the run.
 RUN_PAUSE_AFTER_ERRORS = env.int("RUN_PAUSE_AFTER_ERRORS", default=20)
+# /health/ready/ wants a worker heartbeat (sent by beat every HEALTH_HEARTBEAT_SECONDS) at
+# most this old.
+HEALTH_HEARTBEAT_SECONDS = env.float("HEALTH_HEARTBEAT_SECONDS", default=30.0)
+HEALTH_WORKER_MAX_AGE_SECONDS = env.int("HEALTH_WORKER_MAX_AGE_SECONDS", default=120)
 CELERY_BEAT_SCHEDULE = {
     "evaluations-reap-runs": {
         "task": "evaluations.tasks.runs_reap",
         "schedule": RUN_REAPER_INTERVAL_SECONDS,
         "options": {"expires": RUN_REAPER_INTERVAL_SECONDS},
+    },
+    "core-worker-heartbeat": {
+        "task": "core.tasks.worker_heartbeat",
+        "schedule": HEALTH_HEARTBEAT_SECONDS,
+        "options": {"expires": HEALTH_HEARTBEAT_SECONDS},
     },
 }
 
