@@ -78,7 +78,7 @@ def readiness_checks() -> list[Check]:
     try:
         from impactbench_site.celery import app
 
-        with app.connection_for_write() as broker:
+        with app.connection_for_write(url=settings.CELERY_BROKER_URL, connect_timeout=2) as broker:
             broker.ensure_connection(max_retries=1, timeout=2)
             checks.append(Check("broker", True, broker.transport_cls))
     except Exception as error:  # noqa: BLE001

@@ -172,6 +172,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Distinct names for choice sets whose fields share a name across the API.
+    "ENUM_NAME_OVERRIDES": {
+        "ReleaseStatusEnum": "metrics_registry.models.ReleaseStatus",
+        "SubmissionStatusEnum": "submissions.models.SubmissionStatus",
+        "MetricPolarityEnum": "metrics_registry.models.Polarity",
+    },
 }
 
 # --- Celery ---------------------------------------------------------------------------------

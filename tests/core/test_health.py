@@ -32,16 +32,10 @@ def test_ready_only_with_a_recent_worker_heartbeat(client, settings):
     assert "limit 60 s" in response.json()["checks"]["worker"]["detail"]
 
 
-def test_not_ready_when_the_broker_is_unreachable(client):
-    from impactbench_site.celery import app
-
+def test_not_ready_when_the_broker_is_unreachable(client, settings):
     worker_heartbeat_record()
-    previous = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:9/0"
-    try:
-        response = client.get(reverse("core:ready"))
-    finally:
-        app.conf.broker_url = previous
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:9/0"
+    response = client.get(reverse("core:ready"))
     assert response.status_code == 503
     assert not response.json()["checks"]["broker"]["ok"]
 
