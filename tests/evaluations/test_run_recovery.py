@@ -147,3 +147,34 @@ def test_dropped_database_connections_are_survived(celery_worker_factory, fake_o
         assert cursor.fetchone()[0] >= 1
     wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=90, what="the run")
     assert_exactly_once_with_exact_accounting(run, fake, conversations=6)
+
+
+@pytest.mark.skipif(
+    not __import__("django.conf").conf.settings.CELERY_BROKER_URL.startswith("redis://"),
+    reason="workers on separate hosts share Redis, not a broker folder",
+)
+def test_two_workers_as_on_separate_hosts_keep_the_shared_concurrency_limit(
+    celery_worker_factory, fake_openai, tmp_path
+):
+    fake = FakeModels(fake_openai)
+    fake_openai.latency = 0.05
+    for configuration in (fake.simulator, fake.target, fake.judge):
+        configuration.max_concurrency = 1
+        configuration.save()
+    hosts = []
+    for host in ("host-a", "host-b"):
+        # Own settings and files per "host"; only PostgreSQL and Redis are shared.
+        var = tmp_path / host
+        var.mkdir()
+        hosts.append(
+            celery_worker_factory(
+                concurrency=3, extra_env={**FAST_RECOVERY, "IMPACTBENCH_VAR_DIR": str(var)}
+            )
+        )
+    run = launch(fake, metrics=1)
+    wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=90, what="the run")
+    assert_exactly_once_with_exact_accounting(run, fake, conversations=6)
+    # Six processes could send six requests at once; the three limits of one allow three.
+    assert 2 <= fake_openai.max_in_flight <= 3
+    workers = set(Conversation.objects.filter(run=run).values_list("claimed_by", flat=True))
+    assert len(workers) == 2, workers
