@@ -178,3 +178,30 @@ def test_two_workers_as_on_separate_hosts_keep_the_shared_concurrency_limit(
     assert 2 <= fake_openai.max_in_flight <= 3
     workers = set(Conversation.objects.filter(run=run).values_list("claimed_by", flat=True))
     assert len(workers) == 2, workers
+
+
+@pytest.mark.skipif(
+    not __import__("django.conf").conf.settings.CELERY_BROKER_URL.startswith("redis://"),
+    reason="empties a Redis broker database",
+)
+def test_a_broker_that_lost_its_queues_is_recovered_by_the_reaper(
+    celery_worker_factory, fake_openai
+):
+    """A broker restarted without persistence: every queued and unacknowledged message is gone."""
+    import redis
+    from django.conf import settings
+
+    fake = FakeModels(fake_openai)
+    fake_openai.latency = 0.05
+    celery_worker_factory(concurrency=1, beat=True, extra_env=FAST_RECOVERY)
+    run = launch(fake, metrics=1)
+    wait_for(
+        lambda: Turn.objects.filter(conversation__run=run).count() >= 2,
+        timeout=60,
+        what="the first turns",
+    )
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    assert broker.llen("llm") >= 1  # conversations still waiting in the queue
+    broker.flushdb()
+    wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=90, what="the run")
+    assert_exactly_once_with_exact_accounting(run, fake, conversations=6)
