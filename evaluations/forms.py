@@ -1,4 +1,5 @@
 import json
+from decimal import Decimal
 
 from django import forms
 
@@ -85,3 +86,11 @@ class RunCreateForm(forms.Form):
     turns = forms.IntegerField(min_value=1, max_value=MAX_TURNS, initial=8)
     replicates = forms.IntegerField(min_value=1, max_value=20, initial=1)
     judgments_per_conversation = forms.IntegerField(min_value=1, max_value=15, initial=3)
+    spending_cap = forms.DecimalField(
+        required=False,
+        min_value=Decimal("0.01"),
+        max_digits=12,
+        decimal_places=4,
+        help_text="Optional, in the configurations' price units: launch is refused if the "
+        "estimate exceeds it, and the run pauses when its actual cost reaches it.",
+    )

@@ -270,6 +270,7 @@ class RunCreateView(RoleRequiredMixin, View):
                     turns=data["turns"],
                     replicates=data["replicates"],
                     judgments_per_conversation=data["judgments_per_conversation"],
+                    spending_cap=data["spending_cap"],
                     created_by=request.user,
                 )
             except ApplicationError as error:

@@ -184,3 +184,24 @@ def test_the_spending_cap_pauses_the_run_and_says_so(fake_models):
     # The first conversation ran; the cap stopped the others before any call.
     assert run.conversations.filter(status=ConversationStatus.COMPLETED).count() == 1
     assert run.conversations.filter(status=ConversationStatus.PENDING).count() == 2
+
+
+def test_launch_is_refused_when_the_estimate_exceeds_the_cap(fake_models):
+    from core.exceptions import ApplicationError
+    from tests.evaluations.test_run_worker import release_with_scenarios
+
+    fake_models.target.price_per_million_input_tokens = Decimal("100")
+    fake_models.target.save()
+    run = runs.run_create(
+        name="Capped",
+        release=release_with_scenarios(1),
+        targets=[fake_models.target],
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+        spending_cap=Decimal("0.01"),
+    )
+    with pytest.raises(ApplicationError, match="exceeds this run's spending cap of \\$0.01"):
+        runs.run_launch(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DRAFT
+    assert not run.conversations.exists()
