@@ -202,6 +202,13 @@ def test_a_broker_that_lost_its_queues_is_recovered_by_the_reaper(
     )
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     assert broker.llen("llm") >= 1  # conversations still waiting in the queue
+    # A restart both empties the database and drops every connection; only this test's
+    # database (and its clients) are touched, as other users may share the server.
+    db = broker.connection_pool.connection_kwargs.get("db", 0)
     broker.flushdb()
+    me = broker.client_id()
+    for client in broker.client_list():
+        if int(client.get("db", -1)) == db and int(client["id"]) != me:
+            broker.client_kill_filter(_id=client["id"])
     wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=90, what="the run")
     assert_exactly_once_with_exact_accounting(run, fake, conversations=6)
