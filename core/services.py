@@ -1,9 +1,11 @@
 import socket
 import time
 import uuid
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .exceptions import ApplicationError
@@ -40,3 +42,57 @@ def worker_ping_roundtrip(*, timeout_seconds: float = 60.0) -> WorkerPing:
         f"No Celery worker answered within {timeout_seconds:.0f} s. "
         "Start one with `.venv/bin/celery -A impactbench_site worker -Q default,llm`."
     )
+
+
+HEARTBEAT_KEEP = timedelta(days=1)
+
+
+def worker_heartbeat_record() -> WorkerPing:
+    """A ping answered at once (the beat entry's), keeping one day of them."""
+    now = timezone.now()
+    WorkerPing.objects.filter(answered_at__lt=now - HEARTBEAT_KEEP).delete()
+    return WorkerPing.objects.create(
+        token=f"heartbeat-{uuid.uuid4().hex}",
+        requested_at=now,
+        answered_at=now,
+        worker_hostname=socket.gethostname(),
+    )
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def readiness_checks() -> list[Check]:
+    """Database, broker and a worker: what must work for the platform to serve and evaluate."""
+    checks = []
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks.append(Check("database", True, connection.vendor))
+    except Exception as error:  # noqa: BLE001 - reported, not raised
+        checks.append(Check("database", False, f"{type(error).__name__}: {error}"))
+    try:
+        from impactbench_site.celery import app
+
+        with app.connection_for_write(url=settings.CELERY_BROKER_URL, connect_timeout=2) as broker:
+            broker.ensure_connection(max_retries=1, timeout=2)
+            checks.append(Check("broker", True, broker.transport_cls))
+    except Exception as error:  # noqa: BLE001
+        checks.append(Check("broker", False, f"{type(error).__name__}: {error}"))
+    max_age = settings.HEALTH_WORKER_MAX_AGE_SECONDS
+    try:
+        last = WorkerPing.objects.order_by("-answered_at").values_list("answered_at", flat=True)
+        last = last.first()
+    except Exception:  # noqa: BLE001 - the database check already says why
+        last = None
+    if last is None:
+        checks.append(Check("worker", False, "no worker has answered yet (is beat running?)"))
+    else:
+        age = (timezone.now() - last).total_seconds()
+        detail = f"last heartbeat {age:.0f} s ago (limit {max_age} s)"
+        checks.append(Check("worker", age <= max_age, detail))
+    return checks

@@ -8,4 +8,5 @@ urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("dashboard/", views.DashboardView.as_view(), name="dashboard"),
     path("health/", views.health, name="health"),
+    path("health/ready/", views.ready, name="ready"),
 ]

@@ -7,6 +7,7 @@ from metrics_registry.selectors import area_list_with_subareas
 
 from .models import WorkerPing
 from .roles import ROLE_DESCRIPTIONS, user_roles
+from .services import readiness_checks
 
 
 class HomeView(TemplateView):
@@ -47,4 +48,18 @@ def health(request: HttpRequest) -> JsonResponse:
             "database": connection.vendor,
             "last_worker_ping": last_ping.isoformat() if last_ping else None,
         }
+    )
+
+
+def ready(request: HttpRequest) -> JsonResponse:
+    """Readiness: 200 when the database, the broker and a worker (via beat's heartbeat) work,
+    else 503 naming what does not."""
+    checks = readiness_checks()
+    ok = all(check.ok for check in checks)
+    return JsonResponse(
+        {
+            "status": "ready" if ok else "not ready",
+            "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in checks},
+        },
+        status=200 if ok else 503,
     )

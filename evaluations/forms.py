@@ -1,4 +1,5 @@
 import json
+from decimal import Decimal
 
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Div, Field, Layout
@@ -139,6 +140,14 @@ class RunCreateForm(forms.Form):
     rubric_grading = forms.ChoiceField(
         choices=RubricGrading.choices, initial=RubricGrading.PER_CRITERION, required=False
     )
+    spending_cap = forms.DecimalField(
+        required=False,
+        min_value=Decimal("0.01"),
+        max_digits=12,
+        decimal_places=4,
+        help_text="Optional, in the configurations' price units: launch is refused if the "
+        "estimate exceeds it, and the run pauses when its actual cost reaches it.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -175,6 +184,12 @@ class RunCreateForm(forms.Form):
                 Div("turns", css_class="col-sm-4"),
                 Div("replicates", css_class="col-sm-4"),
                 Div("judgments_per_conversation", css_class="col-sm-4"),
+                css_class="row",
+            ),
+            Div(
+                Div("rubric_grading", css_class="col-sm-4"),
+                Div("spending_cap", css_class="col-sm-4"),
+                Div("no_anchors", css_class="col-sm-4 pt-sm-4"),
                 css_class="row",
             ),
         )

@@ -4,7 +4,6 @@ Uniqueness constraints are the backbone of idempotency: a Celery task that runs 
 row it (or another worker) already wrote instead of writing a second one.
 """
 
-from decimal import Decimal
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -193,6 +192,12 @@ class EvaluationRun(TimeStampedModel):
     conversations_total = models.PositiveIntegerField(default=0)
     conversations_completed = models.PositiveIntegerField(default=0)
     conversations_failed = models.PositiveIntegerField(default=0)
+    # Budget and health (evaluations/services/health.py). The cap is in the configurations'
+    # price units; the run stops handing out work once the call log's cost reaches it.
+    spending_cap = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    halt_reason = models.TextField(blank=True)
+    # {configuration id: reason} for targets paused in this run after persistent failures.
+    paused_configurations = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -273,12 +278,12 @@ class Conversation(TimeStampedModel):
         help_text="Some judgment quoted words not found in the transcript, even after a re-ask.",
     )
     finished_at = models.DateTimeField(null=True, blank=True)
-    # Usage of every model call made for this conversation (simulator, target, judge).
-    calls = models.PositiveIntegerField(default=0)
-    prompt_tokens = models.PositiveBigIntegerField(default=0)
-    completion_tokens = models.PositiveBigIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
     is_offline = models.BooleanField(default=False)
+    # The claim of the worker processing it (evaluations/services/claims.py): `attempts` is the
+    # fencing token, the lease is renewed by the worker's heartbeat while it works.
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "scenario", "target", "replicate"]
@@ -587,6 +592,9 @@ class RubricResponse(TimeStampedModel):
     attempts = models.PositiveIntegerField(default=0)
     call_ids = models.JSONField(default=list, blank=True)
     is_offline = models.BooleanField(default=False)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "item", "target"]

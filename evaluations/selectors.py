@@ -2,15 +2,17 @@
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
+from llm.models import ERROR_OUTCOMES, CallOutcome, LLMCall
 from metrics_registry.models import MetricVersion, Release
 
 from .models import EvaluationRun, Scenario
-from .services.rubric_runs import rubric_counts, rubric_usage
+from .services.rubric_runs import rubric_counts
 
 AGE_BANDS = ((13, 15), (16, 17), (18, 24), (25, 39), (40, 59), (60, 120))
 
@@ -84,14 +86,76 @@ def release_demographics(*, release: Release) -> Demographics:
 
 
 @dataclass(frozen=True)
+class RunUsage:
+    """A run's model usage, summed over the call log: every attempt, whatever became of it."""
+
+    attempts: int = 0
+    successes: int = 0
+    failures: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: Decimal = Decimal(0)
+    limit_wait_ms: int = 0
+    rate_limited: int = 0
+    backoff_ms: int = 0
+    # Seconds until the latest backoff (a Retry-After, say) ends; 0 when nothing waits now.
+    waiting_seconds: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def run_usage(*, run_id: int, work_item: str | None = None) -> RunUsage:
+    """Attempts, successes, failures, cache hits, tokens and cost from the run's LLMCall rows.
+
+    `work_item` ("conversation:17") narrows it to one item of the run.
+    """
+    calls = LLMCall.objects.filter(run_id=run_id)
+    if work_item is not None:
+        calls = calls.filter(work_item=work_item)
+    figures = calls.aggregate(
+        attempts=Count("pk"),
+        successes=Count("pk", filter=Q(outcome=CallOutcome.SUCCESS)),
+        failures=Count("pk", filter=Q(outcome__in=ERROR_OUTCOMES)),
+        cache_hits=Count("pk", filter=Q(outcome=CallOutcome.CACHED)),
+        prompt=Sum("prompt_tokens"),
+        completion=Sum("completion_tokens"),
+        cost=Sum("cost_estimate"),
+        waited=Sum("limit_wait_ms"),
+        rate_limited=Count("pk", filter=Q(outcome=CallOutcome.RATE_LIMITED)),
+        backoff=Sum("backoff_ms"),
+    )
+    waiting = 0.0
+    if figures["backoff"]:
+        latest = calls.filter(backoff_ms__gt=0).order_by("-id").values("created_at", "backoff_ms")
+        latest = latest.first()
+        if latest:
+            ends = latest["created_at"] + timedelta(milliseconds=latest["backoff_ms"])
+            waiting = max(0.0, (ends - timezone.now()).total_seconds())
+    return RunUsage(
+        attempts=figures["attempts"] or 0,
+        successes=figures["successes"] or 0,
+        failures=figures["failures"] or 0,
+        cache_hits=figures["cache_hits"] or 0,
+        prompt_tokens=figures["prompt"] or 0,
+        completion_tokens=figures["completion"] or 0,
+        cost=figures["cost"] or Decimal(0),
+        limit_wait_ms=figures["waited"] or 0,
+        rate_limited=figures["rate_limited"] or 0,
+        backoff_ms=figures["backoff"] or 0,
+        waiting_seconds=waiting,
+    )
+
+
+@dataclass(frozen=True)
 class RunProgress:
     total: int
     completed: int
     failed: int
     remaining: int
-    calls: int
-    tokens: int
-    cost: Decimal
+    usage: RunUsage
     elapsed_seconds: float
     per_minute: float | None
     eta_seconds: float | None
@@ -103,33 +167,33 @@ class RunProgress:
     def percent(self) -> int:
         return int(100 * (self.completed + self.failed) / self.total) if self.total else 0
 
+    @property
+    def calls(self) -> int:
+        return self.usage.attempts
+
+    @property
+    def tokens(self) -> int:
+        return self.usage.tokens
+
+    @property
+    def cost(self) -> Decimal:
+        return self.usage.cost
+
 
 def run_progress(*, run: EvaluationRun) -> RunProgress:
-    usage = run.conversations.aggregate(
-        calls=Sum("calls"),
-        prompt=Sum("prompt_tokens"),
-        completion=Sum("completion_tokens"),
-        cost=Sum("cost"),
-    )
     done = run.conversations_completed + run.conversations_failed
     end = run.finished_at or timezone.now()
     elapsed = (end - run.started_at).total_seconds() if run.started_at else 0.0
     per_minute = done / elapsed * 60 if elapsed > 0 and done else None
     remaining = run.conversations_remaining
     rubric = rubric_counts(run.pk)
-    # Rubric-only runs made real calls too; they count in the run's totals.
-    rubric_spent = rubric_usage(run.pk) if rubric["total"] else None
     eta = remaining / per_minute * 60 if per_minute and not run.is_finished else None
     return RunProgress(
         total=run.conversations_total,
         completed=run.conversations_completed,
         failed=run.conversations_failed,
         remaining=remaining,
-        calls=(usage["calls"] or 0) + (rubric_spent["calls"] if rubric_spent else 0),
-        tokens=(usage["prompt"] or 0)
-        + (usage["completion"] or 0)
-        + (rubric_spent["tokens"] if rubric_spent else 0),
-        cost=(usage["cost"] or Decimal(0)) + (rubric_spent["cost"] if rubric_spent else 0),
+        usage=run_usage(run_id=run.pk),
         elapsed_seconds=elapsed,
         per_minute=per_minute,
         eta_seconds=eta,

@@ -1,6 +1,20 @@
-"""Celery tasks: take primary keys, call one service. Names starting llm_ go to the llm queue."""
+"""Celery tasks: take primary keys, call one service, own the retry policy.
+
+Names starting llm_ go to the llm queue. A work item's task retries transient failures with
+backoff (the service has given its claim back) and fails the item once its retries are spent.
+"""
+
+import logging
 
 from celery import shared_task
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+MAX_RETRY_COUNTDOWN = 600.0
+
+
+def _countdown(retries: int) -> float:
+    return min(MAX_RETRY_COUNTDOWN, settings.RUN_TASK_RETRY_BACKOFF_SECONDS * 2**retries)
 
 
 @shared_task(name="evaluations.tasks.llm_generate_scenarios", acks_late=True)
@@ -21,15 +35,63 @@ def run_dispatch(run_id: int) -> int:
     return dispatch(run_id=run_id)
 
 
-@shared_task(name="evaluations.tasks.llm_process_conversation", acks_late=True)
-def llm_process_conversation(conversation_id: int) -> None:
-    from .services.runs import conversation_process
+@shared_task(name="evaluations.tasks.runs_reap", acks_late=True)
+def runs_reap() -> dict:
+    from .services.reaper import runs_reap as reap
 
-    conversation_process(conversation_id=conversation_id)
+    report = reap()
+    if report.expired or report.redispatched or report.closed:
+        logger.info("Reaper: %s", report)
+    return report.__dict__
 
 
-@shared_task(name="evaluations.tasks.llm_process_rubric_response", acks_late=True)
-def llm_process_rubric_response(response_id: int) -> None:
-    from .services.rubric_runs import rubric_response_process
+@shared_task(bind=True, name="evaluations.tasks.llm_process_conversation", acks_late=True)
+def llm_process_conversation(self, conversation_id: int) -> None:
+    from .services.processing import (
+        conversation_mark_failed,
+        conversation_process,
+        failure_kind_of,
+    )
+    from .services.runs import run_check_finished
 
-    rubric_response_process(response_id=response_id)
+    try:
+        conversation_process(
+            conversation_id=conversation_id, worker=self.request.hostname or "", heartbeat=True
+        )
+    except Exception as error:
+        if self.request.retries < settings.RUN_TASK_MAX_RETRIES:
+            logger.warning("Conversation %s will be retried: %s", conversation_id, error)
+            raise self.retry(
+                exc=error,
+                countdown=_countdown(self.request.retries),
+                max_retries=settings.RUN_TASK_MAX_RETRIES,
+            ) from error
+        conversation = conversation_mark_failed(
+            conversation_id=conversation_id,
+            error=f"Gave up after {self.request.retries + 1} attempts: {error}",
+            kind=failure_kind_of(error),
+        )
+        run_check_finished(run_id=conversation.run_id)
+
+
+@shared_task(bind=True, name="evaluations.tasks.llm_process_rubric_response", acks_late=True)
+def llm_process_rubric_response(self, response_id: int) -> None:
+    from .services.rubric_runs import rubric_response_mark_failed, rubric_response_process
+    from .services.runs import run_check_finished
+
+    try:
+        rubric_response_process(
+            response_id=response_id, worker=self.request.hostname or "", heartbeat=True
+        )
+    except Exception as error:
+        if self.request.retries < settings.RUN_TASK_MAX_RETRIES:
+            raise self.retry(
+                exc=error,
+                countdown=_countdown(self.request.retries),
+                max_retries=settings.RUN_TASK_MAX_RETRIES,
+            ) from error
+        response = rubric_response_mark_failed(
+            response_id=response_id,
+            error=f"Gave up after {self.request.retries + 1} attempts: {error}",
+        )
+        run_check_finished(run_id=response.run_id)

@@ -315,6 +315,7 @@ class RunCreateView(RoleRequiredMixin, View):
                     judgments_per_conversation=data["judgments_per_conversation"],
                     use_anchors=not data["no_anchors"],
                     rubric_grading=data["rubric_grading"] or RubricGrading.PER_CRITERION,
+                    spending_cap=data["spending_cap"],
                     created_by=request.user,
                 )
             except ApplicationError as error:

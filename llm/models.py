@@ -182,6 +182,7 @@ class CallOutcome(models.TextChoices):
     TIMEOUT = "timeout", "Timeout"
     CONNECTION_ERROR = "connection_error", "Connection error"
     INVALID_OUTPUT = "invalid_output", "Invalid output"
+    MALFORMED = "malformed", "Malformed response"
     FAILED = "failed", "Failed"
 
 
@@ -192,6 +193,7 @@ ERROR_OUTCOMES = frozenset(
         CallOutcome.TIMEOUT,
         CallOutcome.CONNECTION_ERROR,
         CallOutcome.INVALID_OUTPUT,
+        CallOutcome.MALFORMED,
         CallOutcome.FAILED,
     }
 )
@@ -226,14 +228,25 @@ class LLMCall(models.Model):
     limit_wait_ms = models.PositiveIntegerField(
         default=0, help_text="Time waited for a concurrency or rate slot before this attempt."
     )
+    backoff_ms = models.PositiveIntegerField(
+        default=0,
+        help_text="Time waited after this failed attempt before the next (Retry-After or backoff).",
+    )
     cost_estimate = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
     is_offline = models.BooleanField(default=False)
+    # What the call was made for (llm/attribution.py): a run's accounting is a sum over its
+    # rows, and `claim` is the fencing token of the work item's claim that made the attempt.
+    run_id = models.BigIntegerField(null=True, blank=True)
+    work_item = models.CharField(max_length=40, blank=True)
+    claim = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["configuration", "created_at"], name="llm_call_config_created"),
+            models.Index(fields=["run_id", "outcome"], name="llm_call_run_outcome"),
+            models.Index(fields=["work_item"], name="llm_call_work_item"),
         ]
 
     def __str__(self) -> str:

@@ -7,6 +7,7 @@ attempts that were paid for.
 import uuid
 from decimal import Decimal
 
+from . import attribution
 from .models import CallOutcome, LLMCall, ModelConfiguration
 
 
@@ -45,6 +46,7 @@ class CallRecorder:
         completion_tokens: int = 0,
         latency_ms: int = 0,
         limit_wait_ms: int = 0,
+        backoff_ms: float = 0,
     ) -> LLMCall:
         # A cache hit costs nothing; offline output is free by definition.
         cost = (
@@ -54,6 +56,7 @@ class CallRecorder:
                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
             )
         )
+        made_for = attribution.current()
         call = LLMCall.objects.create(
             configuration=self.configuration,
             role=self.role,
@@ -73,8 +76,12 @@ class CallRecorder:
             completion_tokens=completion_tokens,
             latency_ms=max(0, int(latency_ms)),
             limit_wait_ms=max(0, int(limit_wait_ms)),
+            backoff_ms=max(0, int(backoff_ms)),
             cost_estimate=cost,
             is_offline=self.configuration.is_offline,
+            run_id=made_for.run_id,
+            work_item=made_for.work_item,
+            claim=made_for.claim,
         )
         self.call_ids.append(call.pk)
         self.prompt_tokens += prompt_tokens

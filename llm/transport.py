@@ -2,8 +2,10 @@
 
 The `openai` client is created with `max_retries=0`: retries happen here so that every attempt
 is recorded as its own LLMCall and the backoff is under the platform's settings. Retryable:
-429, 408, 5xx, timeouts and connection errors, with capped exponential backoff and full jitter,
-honouring Retry-After (capped). Anything else fails at once with an LLMError naming the
+429, 408, 5xx, timeouts, connection errors and malformed successes (a 200 without `choices`,
+with null or empty content, or with a body that is not JSON: recorded with outcome
+"malformed", never returned as an empty reply), with capped exponential backoff and full
+jitter, honouring Retry-After (capped). Anything else fails at once with an LLMError naming the
 endpoint, the model and the status.
 """
 
@@ -197,9 +199,45 @@ def send(
         except openai.OpenAIError as exc:
             outcome, retryable = CallOutcome.FAILED, False
             error = f"The call to {where} failed: {exc}"
+        except ValueError as exc:
+            # The client could not decode the body of a 200 (json.JSONDecodeError).
+            outcome, retryable, status = CallOutcome.MALFORMED, True, 200
+            error = f"{where} answered HTTP 200 with a body that is not JSON: {exc}"
         else:
             latency_ms = (time.monotonic() - started) * 1000
             limits.release(lease)
+            problem = malformed_reason(completion)
+            if problem:
+                # A success in name only: recorded and retried like a server error, never
+                # returned as an empty reply.
+                outcome, retryable, status = CallOutcome.MALFORMED, True, 200
+                body = _raw_text(completion)
+                error = f"{where} answered HTTP 200 but {problem}."
+                usage = getattr(completion, "usage", None)
+                last = attempt_index + 1 == max_attempts
+                delay = 0.0 if last else backoff_delay(attempt_index, None)
+                recorder.record(
+                    messages=messages,
+                    parameters=parameters,
+                    outcome=outcome,
+                    response_text=body,
+                    error_message=error,
+                    http_status=status,
+                    prompt_tokens=_usage_tokens(usage, "prompt_tokens"),
+                    completion_tokens=_usage_tokens(usage, "completion_tokens"),
+                    latency_ms=latency_ms,
+                    limit_wait_ms=waited_ms,
+                    backoff_ms=delay * 1000,
+                )
+                if last:
+                    raise LLMError(
+                        f"Gave up on {where} after {max_attempts} attempts; last error: {error}",
+                        status_code=status,
+                        retryable=True,
+                        call_ids=list(recorder.call_ids),
+                    )
+                sleep(delay)
+                continue
             return _accept(
                 completion=completion,
                 messages=messages,
@@ -214,6 +252,8 @@ def send(
             # the reply is recorded, to free the slot sooner) makes this one a no-op.
             limits.release(lease)
 
+        last = attempt_index + 1 == max_attempts
+        delay = backoff_delay(attempt_index, retry_after) if retryable and not last else 0.0
         recorder.record(
             messages=messages,
             parameters=parameters,
@@ -223,6 +263,7 @@ def send(
             http_status=status,
             latency_ms=(time.monotonic() - started) * 1000,
             limit_wait_ms=waited_ms,
+            backoff_ms=delay * 1000,
         )
         if not retryable:
             raise LLMError(
@@ -230,15 +271,43 @@ def send(
                 status_code=status,
                 call_ids=list(recorder.call_ids),
             )
-        if attempt_index + 1 == max_attempts:
+        if last:
             raise LLMError(
                 f"Gave up on {where} after {max_attempts} attempts; last error: {error}",
                 status_code=status,
                 retryable=True,
                 call_ids=list(recorder.call_ids),
             )
-        sleep(backoff_delay(attempt_index, retry_after))
+        sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def malformed_reason(completion: Any) -> str:
+    """Why a 200 reply carries no usable text ("" when it does): what the error will say."""
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return "without any choice in the reply (no `choices`)"
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if content is None:
+        return "the message content is null"
+    if not isinstance(content, str) or not content.strip():
+        return "the message content is empty"
+    return ""
+
+
+def _usage_tokens(usage: Any, name: str) -> int:
+    value = getattr(usage, name, 0) if usage is not None else 0
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def _raw_text(completion: Any) -> str:
+    dump = getattr(completion, "model_dump_json", None)
+    try:
+        text = dump() if dump else str(completion)
+    except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
+        text = repr(completion)
+    return text[:ERROR_DETAIL_LIMIT]
 
 
 def _accept(

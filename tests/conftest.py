@@ -76,10 +76,19 @@ def database_url_of_current_connection() -> str:
 class WorkerProcess:
     """A `celery worker` subprocess bound to the test database and the configured broker."""
 
-    def __init__(self, *, queues: str = "default,llm", concurrency: int = 2, extra_env=None):
+    def __init__(
+        self,
+        *,
+        queues: str = "default,llm",
+        concurrency: int = 2,
+        extra_env=None,
+        beat: bool = False,
+    ):
         self.queues = queues
         self.concurrency = concurrency
         self.extra_env = extra_env or {}
+        # With `beat`, the worker also runs Celery beat (-B), so the reaper sweeps runs.
+        self.beat = beat
         self.process: subprocess.Popen | None = None
         self.log_path = (
             Path(settings.VAR_DIR) / f"test-worker-{os.getpid()}-{time.monotonic_ns()}.log"
@@ -113,6 +122,11 @@ class WorkerProcess:
                 "--without-heartbeat",
                 "--hostname",
                 f"test-{time.monotonic_ns()}@%h",
+                *(
+                    ["-B", "--schedule", str(self.log_path.with_suffix(".beat"))]
+                    if self.beat
+                    else []
+                ),
             ],
             cwd=ROOT,
             env=env,
@@ -156,6 +170,8 @@ def celery_worker_factory(transactional_db):
     for worker in workers:
         worker.stop()
         worker.log_path.unlink(missing_ok=True)
+        for leftover in worker.log_path.parent.glob(worker.log_path.stem + ".beat*"):
+            leftover.unlink(missing_ok=True)
 
 
 @pytest.fixture

@@ -6,6 +6,8 @@
     fake_openai.enqueue(delay=1.0)               # slower than the client timeout
     fake_openai.enqueue(close_connection=True)   # drop the socket without answering
     fake_openai.enqueue(content='{"pres', finish_reason="length")  # cut off at max_tokens
+    fake_openai.enqueue(malformed="no_choices")  # a 200 that is not a usable reply: no_choices,
+                                                 # null_content, empty_content, not_json
     fake_openai.responder = lambda request: "reply"  # for every unscripted request
     fake_openai.latency = 0.05                    # added to every request
 
@@ -28,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 DEFAULT_CONTENT = "Hello from the local test model."
+MALFORMED_SHAPES = ("no_choices", "null_content", "empty_content", "not_json")
+NOT_JSON_BODY = "<html><body>502 Bad Gateway (proxy)</body></html>"
 
 
 @dataclass
@@ -39,6 +43,7 @@ class Behaviour:
     delay: float = 0.0
     close_connection: bool = False
     body: Any = None  # a raw JSON body, replacing the chat.completion document
+    malformed: str = ""  # one of MALFORMED_SHAPES: a broken 200 as some servers send
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str = "stop"  # "length": the reply stopped at max_tokens
@@ -167,6 +172,8 @@ class FakeOpenAIServer:
     def _document(self, request: RecordedRequest, behaviour: Behaviour) -> dict:
         if behaviour.body is not None:
             return behaviour.body
+        if behaviour.malformed:
+            return self._malformed(request, behaviour)
         if behaviour.status >= 400:
             return {"error": {"message": f"scripted HTTP {behaviour.status}", "type": "test"}}
         if behaviour.json is not None:
@@ -197,6 +204,20 @@ class FakeOpenAIServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+    def _malformed(self, request: RecordedRequest, behaviour: Behaviour) -> Any:
+        shape = behaviour.malformed
+        if shape not in MALFORMED_SHAPES:
+            raise ValueError(f"Unknown malformed shape {shape!r}; use one of {MALFORMED_SHAPES}.")
+        if shape == "not_json":
+            return NOT_JSON_BODY  # sent as is, with a JSON content type
+        document = self._document(request, Behaviour(content="placeholder"))
+        if shape == "no_choices":
+            del document["choices"]
+        else:
+            content = None if shape == "null_content" else ""
+            document["choices"][0]["message"]["content"] = content
+        return document
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -240,7 +261,8 @@ class FakeOpenAIServer:
                     server._end(started)
 
             def _send(self, status: int, document: Any, headers: dict[str, str]) -> None:
-                payload = json.dumps(document).encode("utf-8")
+                raw = document if isinstance(document, str) else json.dumps(document)
+                payload = raw.encode("utf-8")
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")

@@ -20,14 +20,17 @@ from llm.models import ModelRole
 from .. import prompts
 from ..models import AnchorCoverage, Conversation
 from ..schemas import AnchorCoverageCheck
+from .claims import Claim, claim_fence
 from .judging import quote_found
 from .scenarios import anchors_fit
-from .simulation import Usage, conversation_seed, conversation_usage_add, stable_seed
+from .simulation import conversation_attribution, conversation_seed, stable_seed
 
 logger = logging.getLogger(__name__)
 
 
-def conversation_anchors_check(*, conversation: Conversation) -> list[AnchorCoverage]:
+def conversation_anchors_check(
+    *, conversation: Conversation, claim: Claim | None = None
+) -> list[AnchorCoverage]:
     """Check and store coverage of every anchor of the scenario; existing rows are kept."""
     conversation = Conversation.objects.select_related("run__judge", "scenario").get(
         pk=conversation.pk
@@ -42,19 +45,19 @@ def conversation_anchors_check(*, conversation: Conversation) -> list[AnchorCove
     if not turns:
         return []
     try:
-        result = structured(
-            configuration=run.judge,
-            messages=prompts.anchor_check_messages(anchors=anchors, turns=turns),
-            schema=AnchorCoverageCheck,
-            role=ModelRole.JUDGE,
-            purpose="evaluations.anchor_check",
-            seed=stable_seed(conversation_seed(conversation), "anchors"),
-        )
+        with conversation_attribution(conversation, claim):
+            result = structured(
+                configuration=run.judge,
+                messages=prompts.anchor_check_messages(anchors=anchors, turns=turns),
+                schema=AnchorCoverageCheck,
+                role=ModelRole.JUDGE,
+                purpose="evaluations.anchor_check",
+                seed=stable_seed(conversation_seed(conversation), "anchors"),
+            )
     except LLMError as error:
         # Unusable output or an endpoint error alike: the figure counts it as unchecked.
         logger.warning("Anchor check of conversation %s failed: %s", conversation.pk, error)
         return []
-    conversation_usage_add(conversation, Usage.of(result))
     by_number = {answer.anchor: answer for answer in result.output.anchors}
     by_turn = {turn.index: turn.user_text_clean for turn in turns}
     rows = []
@@ -76,5 +79,6 @@ def conversation_anchors_check(*, conversation: Conversation) -> list[AnchorCove
                 is_offline=result.is_offline,
             )
         )
-    AnchorCoverage.objects.bulk_create(rows, ignore_conflicts=True)
+    with claim_fence(claim):
+        AnchorCoverage.objects.bulk_create(rows, ignore_conflicts=True)
     return list(conversation.anchor_coverage.all())

@@ -36,10 +36,10 @@ from ..models import (
     Turn,
 )
 from ..schemas import EvidenceQuote, JudgeVerdict
+from .claims import Claim, ClaimLost, claim_fence
 from .simulation import (
-    Usage,
+    conversation_attribution,
     conversation_seed,
-    conversation_usage_add,
     create_unless_present,
     stable_seed,
 )
@@ -74,9 +74,11 @@ def quote_found(quote: str, turn_text: str) -> bool:
 class ConversationFailure(ApplicationError):
     """A conversation could not be completed, and why (`FailureKind`)."""
 
-    def __init__(self, message: str, *, kind: str) -> None:
+    def __init__(self, message: str, *, kind: str, retryable: bool = False) -> None:
         super().__init__(message, extra={"failure_kind": kind})
         self.kind = kind
+        # A transient endpoint error stays transient: the task retries it before failing.
+        self.retryable = retryable
 
 
 # After the gateway's own re-asks, a repetition is asked this many more times (fresh seeds).
@@ -127,7 +129,9 @@ def _judge_once(*, run: EvaluationRun, messages: list[dict], seed: int):
             # The judge's endpoint failed after the gateway's retries: the target is not to
             # blame, the conversation is simply not judged (and can be retried).
             raise ConversationFailure(
-                f"Not judged: {error.message}", kind=FailureKind.NOT_JUDGED
+                f"Not judged: {error.message}",
+                kind=FailureKind.NOT_JUDGED,
+                retryable=getattr(error, "retryable", False),
             ) from error
     raise ConversationFailure(
         f"Not judged: the judge's output could not be read after {JUDGE_RETRIES + 1} attempts "
@@ -140,8 +144,10 @@ def judgment_seed(conversation: Conversation, repetition: int) -> int:
     return stable_seed(conversation_seed(conversation), "judge", repetition)
 
 
-def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
-    """Make the run's number of judgments for the conversation; existing ones are kept."""
+def conversation_judge(*, conversation: Conversation, claim: Claim | None = None) -> list[Judgment]:
+    """Make the run's number of judgments for the conversation; existing ones are kept.
+
+    Each judgment is written under the claim's fence (see conversation_simulate)."""
     conversation = Conversation.objects.select_related(
         "run__judge", "scenario__metric_version", "target"
     ).get(pk=conversation.pk)
@@ -157,12 +163,10 @@ def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
             scenario=conversation.scenario,
             turns=turns,
         )
-    usage = Usage()
-    try:
+    with conversation_attribution(conversation, claim):
         for repetition in missing:
             seed = judgment_seed(conversation, repetition)
             result = _judge_once(run=run, messages=messages, seed=seed)
-            usage = usage + Usage.of(result)
             evidence = evidence_check(result.output.evidence, turns)
             unverified = [e for e in evidence if not e["found_in_transcript"]]
             reasked = bool(unverified)
@@ -177,28 +181,27 @@ def conversation_judge(*, conversation: Conversation) -> list[Judgment]:
                 except ConversationFailure:
                     again = None  # the first reading stands, flagged as unverified
                 if again is not None:
-                    usage = usage + Usage.of(again)
                     result, call_ids = again, [*call_ids, *again.call_ids]
                     evidence = evidence_check(result.output.evidence, turns)
             verdict: JudgeVerdict = result.output
-            create_unless_present(
-                Judgment,
-                lookup={"conversation": conversation, "repetition": repetition},
-                values={
-                    "judge": run.judge,
-                    "seed": seed,
-                    "present": verdict.present,
-                    "justification": verdict.justification.strip(),
-                    "evidence": evidence,
-                    "has_unverified_quotes": any(not e["found_in_transcript"] for e in evidence),
-                    "reasked_for_evidence": reasked,
-                    "call_ids": call_ids,
-                    "is_offline": result.is_offline,
-                },
-            )
-    finally:
-        # One write per attempt; see conversation_simulate.
-        conversation_usage_add(conversation, usage)
+            with claim_fence(claim):
+                create_unless_present(
+                    Judgment,
+                    lookup={"conversation": conversation, "repetition": repetition},
+                    values={
+                        "judge": run.judge,
+                        "seed": seed,
+                        "present": verdict.present,
+                        "justification": verdict.justification.strip(),
+                        "evidence": evidence,
+                        "has_unverified_quotes": any(
+                            not e["found_in_transcript"] for e in evidence
+                        ),
+                        "reasked_for_evidence": reasked,
+                        "call_ids": call_ids,
+                        "is_offline": result.is_offline,
+                    },
+                )
     return list(conversation.judgments.order_by("repetition"))
 
 
@@ -214,8 +217,10 @@ def verdict_passed(*, present: bool, polarity: str) -> bool:
 
 
 @transaction.atomic
-def conversation_finalize(*, conversation: Conversation) -> Conversation:
-    """Write the majority verdict and mark the conversation completed (once)."""
+def conversation_finalize(
+    *, conversation: Conversation, claim: Claim | None = None
+) -> Conversation:
+    """Write the majority verdict and mark the conversation completed (once, by the claim)."""
     conversation = (
         Conversation.objects.select_for_update()
         .select_related("run", "scenario__metric_version")
@@ -223,6 +228,10 @@ def conversation_finalize(*, conversation: Conversation) -> Conversation:
     )
     if conversation.status == ConversationStatus.COMPLETED:
         return conversation
+    if claim is not None and (
+        conversation.attempts != claim.token or conversation.status != ConversationStatus.RUNNING
+    ):
+        raise ClaimLost(f"{claim.work_item} is no longer claimed by attempt {claim.token}.")
     required = conversation.run.judgments_per_conversation
     judgments = list(conversation.judgments.filter(repetition__lt=required))
     if len(judgments) < required:
@@ -243,8 +252,10 @@ def conversation_finalize(*, conversation: Conversation) -> Conversation:
     conversation.failure_kind = ""
     conversation.finished_at = timezone.now()
     conversation.is_offline = conversation.is_offline or any(j.is_offline for j in judgments)
+    conversation.lease_expires_at = None
     conversation.save(
         update_fields=[
+            "lease_expires_at",
             "verdict_present",
             "verdict_passed",
             "judgments_present",

@@ -19,6 +19,7 @@ from results.statistics import bootstrap_ci
 from .. import prompts
 from ..models import RubricCriterion, RubricGrade, RubricGrading, RubricResponse
 from ..schemas import CriterionVerdict, RubricGradeSet
+from .claims import Claim, claim_fence
 from .simulation import create_unless_present, stable_seed
 
 
@@ -82,8 +83,10 @@ def _grade_all(
     }
 
 
-def grades_write(response: RubricResponse) -> None:
-    """Grade every counted criterion not yet graded, in the run's grading mode."""
+def grades_write(response: RubricResponse, claim: Claim | None = None) -> None:
+    """Grade every counted criterion not yet graded, in the run's grading mode.
+
+    Each grade is written under the claim's fence, so a redelivered task cannot add twice."""
     criteria = response_counted_criteria(response)
     graded = set(response.grades.values_list("criterion_id", flat=True))
     todo = [c for c in criteria if c.pk not in graded]
@@ -92,25 +95,27 @@ def grades_write(response: RubricResponse) -> None:
     judge = response.run.judge
     if response.run.rubric_grading == RubricGrading.ALL_IN_ONE:
         grades = _grade_all(response, criteria, judge, response.attempts)
-        for criterion in todo:
-            met, justification, call_ids = grades[criterion.pk]
-            create_unless_present(
-                RubricGrade,
-                lookup={"response": response, "criterion": criterion},
-                values={"met": met, "justification": justification, "call_ids": call_ids},
-            )
+        with claim_fence(claim):
+            for criterion in todo:
+                met, justification, call_ids = grades[criterion.pk]
+                create_unless_present(
+                    RubricGrade,
+                    lookup={"response": response, "criterion": criterion},
+                    values={"met": met, "justification": justification, "call_ids": call_ids},
+                )
         return
     for criterion in todo:
         result = _grade_one(response, criterion, judge, response.attempts)
-        create_unless_present(
-            RubricGrade,
-            lookup={"response": response, "criterion": criterion},
-            values={
-                "met": result.output.criteria_met,
-                "justification": result.output.explanation.strip(),
-                "call_ids": list(result.call_ids),
-            },
-        )
+        with claim_fence(claim):
+            create_unless_present(
+                RubricGrade,
+                lookup={"response": response, "criterion": criterion},
+                values={
+                    "met": result.output.criteria_met,
+                    "justification": result.output.explanation.strip(),
+                    "call_ids": list(result.call_ids),
+                },
+            )
 
 
 @dataclass(frozen=True)

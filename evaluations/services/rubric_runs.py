@@ -11,17 +11,16 @@ is written once and grades are unique per (response, criterion), so a re-deliver
 continues where the last one stopped.
 """
 
+import contextlib
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from decimal import Decimal
 
-from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q
 
-from core.exceptions import ApplicationError
+from llm.attribution import call_attribution
 from llm.gateway import chat
-from llm.models import LLMCall, ModelRole
+from llm.models import ModelRole
 from results.estimates import Estimate, Exclusion
 
 from .. import prompts
@@ -34,10 +33,10 @@ from ..models import (
     RubricCriterion,
     RubricGrade,
     RubricResponse,
-    RunStatus,
 )
 from ..rubric import aggregate_estimate, item_score_or_none
 from ..rubric_dimensions import dimension_labels as dimension_labels_read
+from .claims import Claim, ClaimLost, LeaseHeartbeat, claim_fence, claim_release, claim_take
 from .rubric_grading import grades_write
 from .simulation import stable_seed
 
@@ -45,25 +44,7 @@ logger = logging.getLogger(__name__)
 UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
 
 
-def rubric_response_claim(*, response_id: int) -> RubricResponse | None:
-    with transaction.atomic():
-        response = (
-            RubricResponse.objects.select_for_update()
-            .select_related("run")
-            .filter(pk=response_id)
-            .first()
-        )
-        if response is None or response.run.status != RunStatus.RUNNING:
-            return None
-        if response.status not in UNFINISHED:
-            return None
-        response.status = ConversationStatus.RUNNING
-        response.attempts += 1
-        response.save(update_fields=["status", "attempts", "updated_at"])
-        return response
-
-
-def _reply_write(response: RubricResponse) -> RubricResponse:
+def _reply_write(response: RubricResponse, claim: Claim | None) -> RubricResponse:
     if response.reply:
         return response
     result = chat(
@@ -73,12 +54,13 @@ def _reply_write(response: RubricResponse) -> RubricResponse:
         purpose="evaluations.rubric_reply",
         seed=stable_seed(response.run.seed, "rubric", response.item_id, response.target_id),
     )
-    # Written only if no other delivery of the task wrote a reply first.
-    RubricResponse.objects.filter(pk=response.pk, reply="").update(
-        reply=result.text,
-        call_ids=list(result.call_ids),
-        is_offline=result.is_offline,
-    )
+    # Written only by the claim's holder, and only if no reply was written first.
+    with claim_fence(claim):
+        RubricResponse.objects.filter(pk=response.pk, reply="").update(
+            reply=result.text,
+            call_ids=list(result.call_ids),
+            is_offline=result.is_offline,
+        )
     response.refresh_from_db()
     return response
 
@@ -99,45 +81,59 @@ def rubric_response_score(response: RubricResponse) -> float | None:
     return item_score_or_none([g.criterion.points for g in grades], [g.met for g in grades])
 
 
-@transaction.atomic
-def rubric_response_mark_failed(*, response_id: int, error: str) -> RubricResponse:
-    response = RubricResponse.objects.select_for_update().get(pk=response_id)
-    if response.status not in UNFINISHED:
-        return response
-    response.status = ConversationStatus.FAILED
-    response.error = error[:5000]
-    response.save(update_fields=["status", "error", "updated_at"])
+def rubric_response_mark_failed(
+    *, response_id: int, error: str, claim: Claim | None = None
+) -> RubricResponse:
+    try:
+        with claim_fence(claim):
+            response = RubricResponse.objects.select_for_update().get(pk=response_id)
+            if response.status not in UNFINISHED:
+                return response
+            response.status = ConversationStatus.FAILED
+            response.error = error[:5000]
+            response.lease_expires_at = None
+            response.save(update_fields=["status", "error", "lease_expires_at", "updated_at"])
+    except ClaimLost:
+        response = RubricResponse.objects.get(pk=response_id)
     return response
 
 
 def rubric_response_process(
-    *, response_id: int, check_finished: bool = True
+    *, response_id: int, check_finished: bool = True, worker: str = "", heartbeat: bool = False
 ) -> RubricResponse | None:
-    """Reply, grade the missing criteria, score. The task body."""
-    from .runs import run_check_finished
+    """Reply, grade the missing criteria, score. The task body (failure policy as for
+    conversations: permanent errors fail the response, transient ones propagate)."""
+    from .processing import is_permanent, run_check_finished
 
-    response = rubric_response_claim(response_id=response_id)
-    if response is None:
+    claim = claim_take(RubricResponse, pk=response_id, worker=worker)
+    if claim is None:
         return None
     try:
         response = RubricResponse.objects.select_related("run__judge", "item", "target").get(
-            pk=response.pk
+            pk=response_id
         )
-        response = _reply_write(response)
-        grades_write(response)
-        with transaction.atomic():
+        with (
+            LeaseHeartbeat(claim) if heartbeat else contextlib.nullcontext(),
+            call_attribution(run_id=claim.run_id, work_item=claim.work_item, claim=claim.token),
+        ):
+            response = _reply_write(response, claim)
+            grades_write(response, claim)
+        with claim_fence(claim):
             RubricResponse.objects.filter(pk=response.pk, status__in=UNFINISHED).update(
                 score=rubric_response_score(response),
                 status=ConversationStatus.COMPLETED,
                 error="",
+                lease_expires_at=None,
             )
         response.refresh_from_db()
-    except ApplicationError as error:
-        response = rubric_response_mark_failed(response_id=response_id, error=error.message)
+    except ClaimLost:
+        return None
     except Exception as error:
-        logger.exception("Rubric response %s failed unexpectedly", response_id)
+        if not is_permanent(error):
+            claim_release(claim)
+            raise
         response = rubric_response_mark_failed(
-            response_id=response_id, error=f"{type(error).__name__}: {error}"
+            response_id=response_id, error=error.message, claim=claim
         )
     if check_finished:
         run_check_finished(run_id=response.run_id)
@@ -248,33 +244,8 @@ def rubric_unfinished_exists(run_id: int) -> bool:
     return RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED).exists()
 
 
-def rubric_usage(run_id: int) -> dict:
-    """Calls, tokens and cost of a run's rubric work (target replies and grading), read from
-    the call log through the call ids its rows keep."""
-    call_ids: set[int] = set()
-    for ids in RubricResponse.objects.filter(run_id=run_id).values_list("call_ids", flat=True):
-        call_ids.update(ids or [])
-    for ids in RubricGrade.objects.filter(response__run_id=run_id).values_list(
-        "call_ids", flat=True
-    ):
-        call_ids.update(ids or [])
-    if not call_ids:
-        return {"calls": 0, "tokens": 0, "cost": Decimal(0)}
-    usage = LLMCall.objects.filter(pk__in=call_ids).aggregate(
-        calls=Count("pk"),
-        prompt=Sum("prompt_tokens"),
-        completion=Sum("completion_tokens"),
-        cost=Sum("cost_estimate"),
-    )
-    return {
-        "calls": usage["calls"] or 0,
-        "tokens": (usage["prompt"] or 0) + (usage["completion"] or 0),
-        "cost": usage["cost"] or Decimal(0),
-    }
-
 
 def rubric_counts(run_id: int) -> dict[str, int]:
-    from django.db.models import Count
 
     return RubricResponse.objects.filter(run_id=run_id).aggregate(
         total=Count("pk"),

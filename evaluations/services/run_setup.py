@@ -1,5 +1,7 @@
 """Creating a run from names people type (command line) rather than chosen rows (web form)."""
 
+from decimal import Decimal
+
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role
@@ -33,6 +35,7 @@ def run_create_from_names(
     seed: int | None = None,
     use_anchors: bool = True,
     rubric_grading: str | None = None,
+    spending_cap: Decimal | None = None,
 ) -> EvaluationRun:
     """A draft run; unknown names are reported all at once so one correction suffices."""
     release = None
@@ -77,4 +80,5 @@ def run_create_from_names(
         seed=seed,
         use_anchors=use_anchors,
         **({"rubric_grading": rubric_grading} if rubric_grading else {}),
+        spending_cap=spending_cap,
     )

@@ -7,10 +7,8 @@ the rows already written and continues from there. The run is finished when no c
 is pending or running.
 """
 
-import contextlib
 import logging
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -28,7 +26,6 @@ from ..models import (
     Conversation,
     ConversationStatus,
     EvaluationRun,
-    FailureKind,
     RubricCriterion,
     RubricGrading,
     RubricItem,
@@ -36,11 +33,13 @@ from ..models import (
     RunStatus,
     Scenario,
 )
-from .anchors import conversation_anchors_check
-from .judging import ConversationFailure, conversation_finalize, conversation_judge
-from .rubric_runs import rubric_response_process, rubric_unfinished_exists
+from .processing import (  # noqa: F401 - the run services' public names
+    conversation_mark_failed,
+    conversation_process,
+    run_check_finished,
+    run_process_inline,
+)
 from .scenarios import age_contexts_for
-from .simulation import conversation_simulate
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +88,7 @@ def run_create(
     use_anchors: bool = True,
     rubric_grading: str = RubricGrading.PER_CRITERION,
     created_by: AbstractBaseUser | None = None,
+    spending_cap: Decimal | None = None,
 ) -> EvaluationRun:
     """A draft run; nothing is called until `run_launch`."""
     name = (name or "").strip()
@@ -110,6 +110,8 @@ def run_create(
         raise ApplicationError("The typo rate is a share between 0 and 1, e.g. 0.03.")
     if rubric_grading not in RubricGrading.values:
         raise ApplicationError(f"Grade rubrics {' or '.join(RubricGrading.values)}.")
+    if spending_cap is not None and spending_cap <= 0:
+        raise ApplicationError("A spending cap is a positive amount, e.g. 25.00.")
     inactive = [c.name for c in [*targets, simulator, judge] if not c.is_active]
     if inactive:
         raise ApplicationError(f"These model configurations are switched off: {inactive}.")
@@ -127,6 +129,7 @@ def run_create(
         # A fresh seed per run unless one is given, so a re-run is a new sample but reproducible.
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31 - 1),
         created_by=created_by,
+        spending_cap=spending_cap,
     )
     run.targets.set(targets)
     if metric_versions:
@@ -290,6 +293,12 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
         )
     if plan.conversations == 0 and plan.rubric_responses == 0:
         raise ApplicationError("This run has no scenario to simulate and no rubric item.")
+    capped = run.status == RunStatus.DRAFT and run.spending_cap is not None
+    if capped and plan.estimated_cost > run.spending_cap:
+        raise ApplicationError(
+            f"The estimated cost, ${plan.estimated_cost:.2f}, exceeds this run's spending cap "
+            f"of ${run.spending_cap:.2f}: raise the cap or choose fewer metrics or targets."
+        )
     targets = list(run.targets.all())
     scenario_ids = list(run_scenarios(run).values_list("pk", flat=True))
     rows = (
@@ -325,6 +334,7 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
     run.status = RunStatus.RUNNING
     run.started_at = run.started_at or timezone.now()
     run.finished_at = None
+    run.halt_reason = ""  # resuming after a cap or a paused simulator/judge was fixed
     run.save()
     if dispatch:
         _enqueue_dispatch(run)
@@ -332,177 +342,42 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
 
 
 def run_dispatch(*, run_id: int) -> int:
-    """Enqueue a processing task for every unfinished conversation of a running run."""
+    """Enqueue a processing task for every unfinished item of a running run.
+
+    Items claimed live by a worker are skipped (a copy would only be refused); their
+    `dispatched_at` tells the reaper when each was last handed to the broker.
+    """
     from ..tasks import llm_process_conversation, llm_process_rubric_response
 
     if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
         return 0
-    ids = Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED).values_list(
-        "pk", flat=True
-    )
+    now = timezone.now()
+    live = Q(status=ConversationStatus.RUNNING, lease_expires_at__gt=now)
     count = 0
-    for conversation_id in ids.iterator(chunk_size=BULK_BATCH):
-        llm_process_conversation.delay(conversation_id)
-        count += 1
-    responses = RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED)
-    for response_id in responses.values_list("pk", flat=True).iterator(chunk_size=BULK_BATCH):
-        llm_process_rubric_response.delay(response_id)
-        count += 1
+    for model, task in (
+        (Conversation, llm_process_conversation),
+        (RubricResponse, llm_process_rubric_response),
+    ):
+        waiting = model.objects.filter(run_id=run_id, status__in=UNFINISHED).exclude(live)
+        ids = list(waiting.values_list("pk", flat=True))
+        for start in range(0, len(ids), BULK_BATCH):
+            chunk = ids[start : start + BULK_BATCH]
+            model.objects.filter(pk__in=chunk).update(dispatched_at=now)
+            for pk in chunk:
+                task.delay(pk)
+        count += len(ids)
     if count == 0:
         run_check_finished(run_id=run_id)
     return count
 
 
-def conversation_claim(*, conversation_id: int) -> Conversation | None:
-    """Mark the conversation running, unless its run stopped or it is already finished."""
-    with transaction.atomic():
-        conversation = (
-            Conversation.objects.select_for_update()
-            .select_related("run")
-            .filter(pk=conversation_id)
-            .first()
-        )
-        if conversation is None or conversation.run.status != RunStatus.RUNNING:
-            return None
-        if conversation.status not in UNFINISHED:
-            return None
-        conversation.status = ConversationStatus.RUNNING
-        conversation.attempts += 1
-        conversation.save(update_fields=["status", "attempts", "updated_at"])
-        return conversation
-
-
-def conversation_process(
-    *, conversation_id: int, check_finished: bool = True
-) -> Conversation | None:
-    """Simulate (resuming), judge the missing repetitions, finalize. The task body.
-
-    `check_finished=False` leaves closing the run to a caller that processes many
-    conversations in a row (`run_process_inline`).
-    """
-    conversation = conversation_claim(conversation_id=conversation_id)
-    if conversation is None:
-        return None
-    try:
-        conversation_simulate(conversation=conversation)
-        conversation_anchors_check(conversation=conversation)
-        conversation_judge(conversation=conversation)
-        conversation = conversation_finalize(conversation=conversation)
-    except ConversationFailure as error:
-        conversation = conversation_mark_failed(
-            conversation_id=conversation_id, error=error.message, kind=error.kind
-        )
-    except ApplicationError as error:
-        # The gateway has already retried what can be retried; record the failure so the run
-        # can finish and a maintainer can retry it from the run page.
-        conversation = conversation_mark_failed(
-            conversation_id=conversation_id, error=error.message
-        )
-    except Exception as error:
-        # A bug or a time limit must not leave the conversation "running" forever either.
-        logger.exception("Conversation %s failed unexpectedly", conversation_id)
-        timed_out = type(error).__name__ in ("SoftTimeLimitExceeded", "TimeLimitExceeded")
-        conversation = conversation_mark_failed(
-            conversation_id=conversation_id,
-            error=f"{type(error).__name__}: {error}",
-            kind=FailureKind.TIMEOUT if timed_out else FailureKind.OTHER,
-        )
-    if check_finished:
-        run_check_finished(run_id=conversation.run_id)
-    return conversation
-
-
-def run_process_inline(
-    *, run_id: int, on_progress: Callable[[Conversation | None], None] | None = None
-) -> int:
-    """Process every unfinished conversation of a running run here, without a worker.
-
-    For the demo seed, tests and `run_evaluation --inline`: the same services a worker runs,
-    one conversation at a time. With offline models each conversation is one transaction, so
-    SQLite commits once per conversation instead of once per row (several times faster).
-    Stops early when the run is paused or cancelled.
-    Rubric responses follow the conversations. Returns the number of items processed.
-    """
-    processed = 0
-    ids = list(
-        Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    run = EvaluationRun.objects.select_related("simulator", "judge").get(pk=run_id)
-    offline = run.simulator.is_offline and run.judge.is_offline
-    offline = offline and all(t.is_offline for t in run.targets.all())
-    for conversation_id in ids:
-        # One transaction per conversation only when no endpoint is called: a transaction
-        # open across HTTP calls would hide rate-limit leases from other processes (and hold
-        # SQLite's write lock while waiting on the network).
-        with transaction.atomic() if offline else contextlib.nullcontext():
-            conversation = conversation_process(
-                conversation_id=conversation_id, check_finished=False
-            )
-        if (
-            conversation is None
-            and not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists()
-        ):
-            break
-        processed += conversation is not None
-        if on_progress is not None:
-            on_progress(conversation)
-    response_ids = list(
-        RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    for response_id in response_ids:
-        if rubric_response_process(response_id=response_id, check_finished=False) is None:
-            break
-        processed += 1
-    run_check_finished(run_id=run_id)
-    return processed
-
-
-@transaction.atomic
-def conversation_mark_failed(
-    *, conversation_id: int, error: str, kind: str = FailureKind.OTHER
-) -> Conversation:
-    conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
-    if conversation.status in (ConversationStatus.COMPLETED, ConversationStatus.FAILED):
-        return conversation
-    conversation.status = ConversationStatus.FAILED
-    conversation.error = error[:5000]
-    conversation.failure_kind = kind
-    conversation.finished_at = timezone.now()
-    conversation.save(
-        update_fields=["status", "error", "failure_kind", "finished_at", "updated_at"]
-    )
-    EvaluationRun.objects.filter(pk=conversation.run_id).update(
-        conversations_failed=F("conversations_failed") + 1
-    )
-    return conversation
-
-
-def run_check_finished(*, run_id: int) -> bool:
-    """Close a running run once no conversation is pending or running."""
-    if Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED).exists():
-        return False
-    if rubric_unfinished_exists(run_id):
-        return False
-    any_completed = (
-        Conversation.objects.filter(run_id=run_id, status=ConversationStatus.COMPLETED).exists()
-        or RubricResponse.objects.filter(
-            run_id=run_id, status=ConversationStatus.COMPLETED
-        ).exists()
-    )
-    closed = EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.COMPLETED if any_completed else RunStatus.FAILED,
-        finished_at=timezone.now(),
-    )
-    if closed and any_completed:
-        # Public pages read precomputed summaries; rebuild them once the run's data is final.
-        from results.tasks import summaries_refresh
-
-        transaction.on_commit(lambda: summaries_refresh.delay(run_id))
-    return True
+def run_set_spending_cap(*, run: EvaluationRun, cap: Decimal | None) -> EvaluationRun:
+    """Set or lift the cap; a run paused at its cap resumes with `run_launch`."""
+    if cap is not None and cap <= 0:
+        raise ApplicationError("A spending cap is a positive amount, e.g. 25.00.")
+    EvaluationRun.objects.filter(pk=run.pk).update(spending_cap=cap)
+    run.refresh_from_db()
+    return run
 
 
 @transaction.atomic
@@ -523,7 +398,19 @@ def run_retry_failed(*, run: EvaluationRun, dispatch: bool = True) -> int:
     run.conversations_failed = F("conversations_failed") - count
     run.status = RunStatus.RUNNING
     run.finished_at = None
-    run.save(update_fields=["conversations_failed", "status", "finished_at", "updated_at"])
+    # Retrying is the maintainer saying the paused configurations are fixed.
+    run.paused_configurations = {}
+    run.halt_reason = ""
+    run.save(
+        update_fields=[
+            "conversations_failed",
+            "status",
+            "finished_at",
+            "paused_configurations",
+            "halt_reason",
+            "updated_at",
+        ]
+    )
     if dispatch:
         _enqueue_dispatch(run)
     return count + rubric_count

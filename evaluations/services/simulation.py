@@ -13,23 +13,22 @@ hit, because the request and seed are the same.
 
 import contextlib
 import hashlib
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import TypeVar
 
 from django.db import IntegrityError, models, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from llm.attribution import call_attribution
 from llm.exceptions import LLMError
-from llm.gateway import ChatResult, chat, structured
+from llm.gateway import chat, structured
 from llm.models import ModelRole
 
 from .. import prompts
 from ..models import Conversation, FailureKind, Turn
 from ..schemas import SimulatedUserTurn
 from ..typos import perturb
+from .claims import Claim, claim_fence
 from .scenarios import anchors_fit
 
 M = TypeVar("M", bound=models.Model)
@@ -51,31 +50,6 @@ def conversation_seed(conversation: Conversation) -> int:
     )
 
 
-@dataclass(frozen=True)
-class Usage:
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: Decimal = Decimal(0)
-
-    @classmethod
-    def of(cls, *results: ChatResult) -> "Usage":
-        return cls(
-            calls=sum(len(r.call_ids) for r in results),
-            prompt_tokens=sum(r.prompt_tokens for r in results),
-            completion_tokens=sum(r.completion_tokens for r in results),
-            cost=sum((r.cost for r in results), Decimal(0)),
-        )
-
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(
-            calls=self.calls + other.calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cost=self.cost + other.cost,
-        )
-
-
 def create_unless_present(model: type[M], *, lookup: dict, values: dict) -> M:
     """Insert a row unique on `lookup`, or return the one another worker wrote first.
 
@@ -87,18 +61,6 @@ def create_unless_present(model: type[M], *, lookup: dict, values: dict) -> M:
             return model.objects.create(**lookup, **values)
     except IntegrityError:
         return model.objects.get(**lookup)
-
-
-def conversation_usage_add(conversation: Conversation, usage: Usage) -> None:
-    """Add model usage with F() so concurrent writers never lose an update."""
-    if not usage.calls:
-        return
-    Conversation.objects.filter(pk=conversation.pk).update(
-        calls=F("calls") + usage.calls,
-        prompt_tokens=F("prompt_tokens") + usage.prompt_tokens,
-        completion_tokens=F("completion_tokens") + usage.completion_tokens,
-        cost=F("cost") + usage.cost,
-    )
 
 
 def simulator_messages(
@@ -138,7 +100,9 @@ def _failure_kind(kind: str):
     try:
         yield
     except LLMError as error:
-        raise ConversationFailure(error.message, kind=kind) from error
+        raise ConversationFailure(
+            error.message, kind=kind, retryable=getattr(error, "retryable", False)
+        ) from error
 
 
 def _stop_allowed(reply: SimulatedUserTurn, *, index: int, anchors: list[dict]) -> bool:
@@ -152,8 +116,23 @@ def _stop_allowed(reply: SimulatedUserTurn, *, index: int, anchors: list[dict]) 
     return all(anchor["turn"] < index for anchor in anchors)
 
 
-def conversation_simulate(*, conversation: Conversation) -> Conversation:
-    """Play the conversation to `run.turns` user turns (or a clear stop), resuming if begun."""
+def conversation_attribution(conversation: Conversation, claim: Claim | None = None):
+    """Attribute the calls made for the conversation to it and its run in the call log."""
+    return call_attribution(
+        run_id=conversation.run_id,
+        work_item=f"conversation:{conversation.pk}",
+        claim=claim.token if claim else None,
+    )
+
+
+def conversation_simulate(
+    *, conversation: Conversation, claim: Claim | None = None
+) -> Conversation:
+    """Play the conversation to `run.turns` user turns (or a clear stop), resuming if begun.
+
+    With a claim, every turn is written under `claim_fence`: a delivery that lost its claim
+    stops (ClaimLost) instead of writing alongside the one that holds it.
+    """
     conversation = Conversation.objects.select_related("run", "scenario", "target").get(
         pk=conversation.pk
     )
@@ -166,11 +145,7 @@ def conversation_simulate(*, conversation: Conversation) -> Conversation:
     seed = conversation_seed(conversation)
     turns = list(conversation.turns.order_by("index"))
     stop_reason = ""
-    # Usage is written once per attempt rather than per model call (an UPDATE per call was a
-    # fifth of the time of an offline conversation); `finally` keeps it when a call fails.
-    # Only a killed worker loses the figures of its unfinished attempt; LLMCall rows keep them.
-    usage = Usage()
-    try:
+    with conversation_attribution(conversation, claim):
         while len(turns) < run.turns:
             index = len(turns) + 1
             with _failure_kind(FailureKind.SIMULATOR_ERROR):
@@ -186,7 +161,6 @@ def conversation_simulate(*, conversation: Conversation) -> Conversation:
                 )
             reply = simulated.output
             if _stop_allowed(reply, index=index, anchors=anchors):
-                usage = usage + Usage.of(simulated)
                 stop_reason = reply.stop_reason.strip()
                 break
             clean = reply.message.strip()
@@ -204,25 +178,23 @@ def conversation_simulate(*, conversation: Conversation) -> Conversation:
                     seed=seed,
                 )
             due = [i for i, anchor in enumerate(anchors) if anchor["turn"] == index]
-            turn = create_unless_present(
-                Turn,
-                lookup={"conversation": conversation, "index": index},
-                values={
-                    "user_text": sent,
-                    "user_text_clean": clean,
-                    "assistant_text": answered.text,
-                    "anchor_index": due[0] if due else None,
-                    "simulator_call_ids": list(simulated.call_ids),
-                    "target_call_ids": list(answered.call_ids),
-                },
-            )
-            usage = usage + Usage.of(simulated, answered)
+            with claim_fence(claim):
+                turn = create_unless_present(
+                    Turn,
+                    lookup={"conversation": conversation, "index": index},
+                    values={
+                        "user_text": sent,
+                        "user_text_clean": clean,
+                        "assistant_text": answered.text,
+                        "anchor_index": due[0] if due else None,
+                        "simulator_call_ids": list(simulated.call_ids),
+                        "target_call_ids": list(answered.call_ids),
+                    },
+                )
             turns.append(turn)
-    finally:
-        conversation_usage_add(conversation, usage)
 
     offline = run.simulator.is_offline or conversation.target.is_offline
-    with transaction.atomic():
+    with claim_fence(claim):
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         if locked.simulated_at is None:
             locked.simulated_at = timezone.now()

@@ -179,6 +179,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Distinct names for choice sets whose fields share a name across the API.
+    "ENUM_NAME_OVERRIDES": {
+        "ReleaseStatusEnum": "metrics_registry.models.ReleaseStatus",
+        "SubmissionStatusEnum": "submissions.models.SubmissionStatus",
+        "MetricPolarityEnum": "metrics_registry.models.Polarity",
+    },
 }
 
 # --- Celery ---------------------------------------------------------------------------------
@@ -201,11 +207,19 @@ def filesystem_broker_options(folder: Path) -> dict:
     }
 
 
+# Sized for model latency: a model-bound task may wait on retries with backoff.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=600)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=660)
+# A message not acknowledged within this window (its worker died) is delivered again. Sized to
+# the longest task (the hard time limit) plus a margin, so a task still running is never handed
+# out twice; a dead worker's items come back much sooner through the claim leases and the reaper.
+CELERY_BROKER_VISIBILITY_TIMEOUT = env.int(
+    "CELERY_BROKER_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT + 120
+)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(VAR_DIR / "broker")
 else:
-    # A task not acknowledged within this window (its worker died) is delivered again.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_BROKER_VISIBILITY_TIMEOUT}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"
@@ -215,11 +229,44 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"*.tasks.llm_*": {"queue": "llm"}}
-# Sized for model latency: a model-bound task may wait on retries with backoff.
-CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=600)
-CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=660)
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = env.str(
+    "CELERY_BEAT_SCHEDULE_FILENAME", default=str(VAR_DIR / "celerybeat-schedule")
+)
+
+# --- Runs that finish by themselves (evaluations/services/claims.py, reaper.py) -------------
+# A worker's claim on a conversation lasts this long unless its heartbeat renews it (every
+# third of it); the reaper, run by Celery beat every RUN_REAPER_INTERVAL_SECONDS, hands out
+# expired claims again, re-sends items whose message may have been lost (a broker restart)
+# after RUN_REDISPATCH_AFTER_SECONDS, and closes runs with nothing left to do.
+RUN_CLAIM_LEASE_SECONDS = env.float("RUN_CLAIM_LEASE_SECONDS", default=60.0)
+RUN_REAPER_INTERVAL_SECONDS = env.float("RUN_REAPER_INTERVAL_SECONDS", default=30.0)
+RUN_REDISPATCH_AFTER_SECONDS = env.float(
+    "RUN_REDISPATCH_AFTER_SECONDS", default=float(CELERY_BROKER_VISIBILITY_TIMEOUT)
+)
+# Retries of a conversation task after a transient failure (the gateway's own retries spent, a
+# database drop), with backoff RUN_TASK_RETRY_BACKOFF_SECONDS × 2^n (capped at 10 minutes).
+RUN_TASK_MAX_RETRIES = env.int("RUN_TASK_MAX_RETRIES", default=3)
+RUN_TASK_RETRY_BACKOFF_SECONDS = env.float("RUN_TASK_RETRY_BACKOFF_SECONDS", default=30.0)
+# A configuration whose last this-many calls in a run all failed is paused for the run.
+RUN_PAUSE_AFTER_ERRORS = env.int("RUN_PAUSE_AFTER_ERRORS", default=20)
+# /health/ready/ wants a worker heartbeat (sent by beat every HEALTH_HEARTBEAT_SECONDS) at
+# most this old.
+HEALTH_HEARTBEAT_SECONDS = env.float("HEALTH_HEARTBEAT_SECONDS", default=30.0)
+HEALTH_WORKER_MAX_AGE_SECONDS = env.int("HEALTH_WORKER_MAX_AGE_SECONDS", default=120)
+CELERY_BEAT_SCHEDULE = {
+    "evaluations-reap-runs": {
+        "task": "evaluations.tasks.runs_reap",
+        "schedule": RUN_REAPER_INTERVAL_SECONDS,
+        "options": {"expires": RUN_REAPER_INTERVAL_SECONDS},
+    },
+    "core-worker-heartbeat": {
+        "task": "core.tasks.worker_heartbeat",
+        "schedule": HEALTH_HEARTBEAT_SECONDS,
+        "options": {"expires": HEALTH_HEARTBEAT_SECONDS},
+    },
+}
 
 # --- Model gateway (llm/) -------------------------------------------------------------------
 # `seed_demo` writes scenarios for the demo release and runs a complete offline evaluation

@@ -76,9 +76,11 @@ def test_maintainers_create_a_run_from_the_web_and_see_its_plan(
             "turns": 8,
             "replicates": 1,
             "judgments_per_conversation": 3,
+            "spending_cap": "12.50",
         },
         follow=True,
     )
     assert response.status_code == 200
     assert b"12 conversations" in response.content
     assert b"Launch" in response.content
+    assert b"spending cap $12.50" in response.content

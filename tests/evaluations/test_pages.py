@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -225,3 +227,41 @@ def test_the_conversation_page_shows_checked_evidence_coverage_and_failures(
     )
     assert 'data-testid="unverified-list"' in run_page
     assert "Not judged (judge output unusable after retries)" in run_page
+def test_run_page_shows_call_log_usage_waiting_and_why_it_stopped(client_for, maintainer):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from llm.models import CallOutcome, LLMCall
+
+    conversation = ConversationFactory()
+    run = conversation.run
+    run.status = RunStatus.PAUSED
+    run.halt_reason = "Stopped at the spending cap: $1.0000 spent of $1.0000."
+    run.paused_configurations = {"7": "Model X paused: authentication failed (HTTP 401)"}
+    run.save()
+    outcomes = [CallOutcome.SUCCESS] * 3 + [CallOutcome.CACHED] + [CallOutcome.RATE_LIMITED] * 2
+    for number, outcome in enumerate(outcomes):
+        LLMCall.objects.create(
+            configuration=conversation.target,
+            role="target",
+            purpose="tests",
+            group_id="00000000-0000-0000-0000-000000000001",
+            attempt=number + 1,
+            fingerprint="f",
+            outcome=outcome,
+            run_id=run.pk,
+            backoff_ms=30_000 if outcome == CallOutcome.RATE_LIMITED else 0,
+        )
+    LLMCall.objects.filter(run_id=run.pk).update(created_at=timezone.now() - timedelta(seconds=5))
+    page = client_for(maintainer).get(
+        reverse("evaluations:run-detail", args=[run.pk]), HTTP_HX_REQUEST="true"
+    )
+    text = page.content.decode()
+    assert "6 attempts: 3 succeeded · 2 failed · 1 cache hits" in text
+    waiting = re.search(r"Waiting (\d+) s before retrying", text)
+    assert waiting
+    assert 0 < int(waiting.group(1)) <= 25
+    assert "2 attempts rate limited (HTTP 429)" in text
+    assert "Stopped at the spending cap" in text
+    assert "authentication failed (HTTP 401)" in text

@@ -82,7 +82,9 @@ def test_killing_a_worker_mid_run_and_resuming_completes_it_exactly_once(
         judge=fake.judge,
     )
     runs.run_launch(run=run)
-    first = celery_worker_factory(concurrency=2)
+    # Short leases: the killed worker's claims expire within seconds, not a minute.
+    quick = {"RUN_CLAIM_LEASE_SECONDS": "2", "RUN_REAPER_INTERVAL_SECONDS": "1"}
+    first = celery_worker_factory(concurrency=2, extra_env=quick)
     wait_for(
         lambda: Turn.objects.filter(conversation__run=run).count() >= 10,
         timeout=90,
@@ -92,8 +94,9 @@ def test_killing_a_worker_mid_run_and_resuming_completes_it_exactly_once(
     assert run_status(run) == RunStatus.RUNNING
     assert Conversation.objects.filter(run=run, status=ConversationStatus.RUNNING).exists()
 
-    celery_worker_factory(concurrency=2)
-    # Tasks lost with the killed worker are redelivered by the broker or re-dispatched here.
+    celery_worker_factory(concurrency=2, beat=True, extra_env=quick)
+    # A maintainer resuming by hand changes nothing: conversations still claimed by the dead
+    # worker are skipped until their lease expires, then the reaper hands them out once.
     runs.run_launch(run=run)
     wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=240, what="the resumed run")
 

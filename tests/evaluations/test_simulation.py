@@ -4,6 +4,7 @@ import pytest
 
 from core.exceptions import ApplicationError
 from evaluations.models import Turn
+from evaluations.selectors import run_usage
 from evaluations.services.simulation import conversation_simulate
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory
 from tests.fake_openai import Behaviour
@@ -27,8 +28,10 @@ def test_offline_conversation_has_eight_turns_with_anchors_at_their_turns():
     assert not conversation.stopped_early
     assert conversation.is_offline
     assert any(t.user_text != t.user_text_clean for t in turns)  # typos at rate 0.3
-    assert conversation.calls == 16
-    assert conversation.prompt_tokens > 0
+    # Usage comes from the call log, where every call is attributed to the conversation.
+    usage = run_usage(run_id=run.pk, work_item=f"conversation:{conversation.pk}")
+    assert (usage.attempts, usage.successes, usage.failures) == (16, 16, 0)
+    assert usage.prompt_tokens > 0
 
 
 def test_target_sees_only_the_dialogue_and_its_own_system_prompt(fake_models, fake_conversation):

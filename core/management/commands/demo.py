@@ -1,4 +1,5 @@
-"""Start the platform for a demo: migrate, seed, then a web server and a Celery worker together."""
+"""Start the platform for a demo: migrate, seed, then a web server and a Celery worker (with
+beat) together."""
 
 import os
 import signal
@@ -62,6 +63,11 @@ class Command(BaseCommand):
                 "INFO",
                 "--hostname",
                 "demo@%h",
+                # Beat inside the worker (one process fewer for the demo): it runs the reaper
+                # that recovers conversations of a worker that died and closes finished runs.
+                "-B",
+                "--schedule",
+                settings.CELERY_BEAT_SCHEDULE_FILENAME,
             ],
             cwd=settings.BASE_DIR,
             env=environment,

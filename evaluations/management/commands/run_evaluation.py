@@ -8,6 +8,7 @@ manage.py run_evaluation --retry-failed 12   # queue failed conversations and ru
 """
 
 import time
+from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
@@ -54,6 +55,12 @@ class Command(BaseCommand):
             choices=["per_criterion", "all_in_one"],
             help="One grader call per criterion (default) or one for all criteria.",
         )
+        parser.add_argument(
+            "--max-cost",
+            type=Decimal,
+            help="Spending cap in the configurations' price units: refused at launch if the "
+            "estimate exceeds it, paused when the call log's cost reaches it.",
+        )
         parser.add_argument("--yes", action="store_true", help="Launch without asking.")
         parser.add_argument("--watch", action="store_true", help="Only follow the run.")
         parser.add_argument(
@@ -98,6 +105,8 @@ class Command(BaseCommand):
             run = EvaluationRun.objects.filter(pk=options["run"]).first()
             if run is None:
                 raise CommandError(f"There is no run {options['run']}.")
+            if options["max_cost"] is not None:
+                run = runs.run_set_spending_cap(run=run, cap=options["max_cost"])
             return run
         if options["watch"]:
             raise CommandError("--watch follows an existing run: give --run ID.")
@@ -115,6 +124,7 @@ class Command(BaseCommand):
             seed=options["seed"],
             use_anchors=not options["no_anchors"],
             rubric_grading=options["rubric_grading"],
+            spending_cap=options["max_cost"],
         )
 
     def _show_plan(self, run: EvaluationRun) -> None:
@@ -132,6 +142,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(
             f"  about {plan.estimated_tokens:,} tokens, about ${plan.estimated_cost:.2f}{offline}"
+            + (f" (cap ${run.spending_cap:.2f})" if run.spending_cap is not None else "")
         )
         if plan.versions_missing_scenarios:
             self.stdout.write(
@@ -154,10 +165,13 @@ class Command(BaseCommand):
         done += progress.rubric_failed
         bar.n = done
         rate = f"{progress.per_minute:.1f}/min" if progress.per_minute else "—"
+        usage = progress.usage
         bar.set_postfix_str(
             f"done {progress.completed + progress.rubric_completed} "
-            f"failed {progress.failed + progress.rubric_failed} · {progress.calls:,} calls · "
-            f"{progress.tokens:,} tok · ${progress.cost:.4f} · {rate}",
+            f"failed {progress.failed + progress.rubric_failed} · calls {usage.attempts:,} "
+            f"(ok {usage.successes:,}, err {usage.failures:,}, cached {usage.cache_hits:,}) · "
+            f"{usage.tokens:,} tok · ${usage.cost:.4f} · {rate}"
+            + (f" · waiting {usage.waiting_seconds:.0f} s" if usage.waiting_seconds else ""),
             refresh=False,
         )
         bar.refresh()
@@ -201,6 +215,16 @@ class Command(BaseCommand):
                 f"{run.conversations_failed} failed."
             )
         )
+        usage = run_progress(run=run).usage
+        self.stdout.write(
+            f"Model calls (from the call log): {usage.attempts:,} attempts, "
+            f"{usage.successes:,} succeeded, {usage.failures:,} failed, "
+            f"{usage.cache_hits:,} cache hits; {usage.tokens:,} tokens, ${usage.cost:.4f}."
+        )
+        if run.halt_reason:
+            self.stdout.write(self.style.WARNING(f"Stopped: {run.halt_reason}"))
+        for reason in run.paused_configurations.values():
+            self.stdout.write(self.style.WARNING(f"Paused: {reason}"))
 
 
 def _split(value: str | None) -> list[str]:

@@ -1,0 +1,233 @@
+"""Processing a run's conversations: claim, simulate, judge, finalize; failing; closing the run.
+
+Who decides what on failure:
+- a permanent error (an ApplicationError that is not retryable: the endpoint refused the
+  request, the model kept answering outside the schema) fails the conversation here, with
+  its message, so the run can finish and a maintainer can retry it from the run page;
+- anything transient (a retryable LLMError once the gateway's own retries are spent, a dropped
+  database connection, a time limit) gives the claim back and propagates: the Celery task owns
+  the retry policy and fails the conversation only when its retries are spent.
+"""
+
+import contextlib
+import logging
+from collections.abc import Callable
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+
+from ..models import (
+    Conversation,
+    ConversationStatus,
+    EvaluationRun,
+    FailureKind,
+    RubricResponse,
+    RunStatus,
+)
+from .anchors import conversation_anchors_check
+from .claims import Claim, ClaimLost, LeaseHeartbeat, claim_fence, claim_release, claim_take
+from .health import run_admits_work, run_note_outcome
+from .judging import conversation_finalize, conversation_judge
+from .rubric_runs import rubric_response_process, rubric_unfinished_exists
+from .simulation import conversation_simulate
+
+logger = logging.getLogger(__name__)
+UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
+
+
+def is_permanent(error: BaseException) -> bool:
+    """Whether retrying cannot help: an ApplicationError not marked retryable."""
+    return isinstance(error, ApplicationError) and not getattr(error, "retryable", False)
+
+
+def conversation_process(
+    *,
+    conversation_id: int,
+    check_finished: bool = True,
+    worker: str = "",
+    heartbeat: bool = False,
+) -> Conversation | None:
+    """Simulate (resuming), judge the missing repetitions, finalize. The task body.
+
+    Returns None when there was nothing to do for this delivery: the conversation is finished,
+    claimed live by another worker, its run is not running, or the claim was lost midway.
+    `heartbeat` renews the claim's lease from a thread (workers; the inline loop needs none).
+    `check_finished=False` leaves closing the run to a caller that processes many
+    conversations in a row (`run_process_inline`).
+    """
+    conversation = Conversation.objects.filter(pk=conversation_id).select_related("run").first()
+    if conversation is None:
+        return None
+    refusal = run_admits_work(run=conversation.run, target_id=conversation.target_id)
+    if refusal == "":
+        return None
+    claim = claim_take(Conversation, pk=conversation_id, worker=worker)
+    if claim is None:
+        return None
+    if refusal is not None:
+        # Its target is paused for the run: fail it with the reason rather than call again.
+        conversation = conversation_mark_failed(
+            conversation_id=conversation_id, error=refusal, claim=claim
+        )
+        if check_finished:
+            run_check_finished(run_id=conversation.run_id)
+        return conversation
+    try:
+        with LeaseHeartbeat(claim) if heartbeat else contextlib.nullcontext():
+            conversation_simulate(conversation=conversation, claim=claim)
+            conversation_anchors_check(conversation=conversation, claim=claim)
+            conversation_judge(conversation=conversation, claim=claim)
+            conversation = conversation_finalize(conversation=conversation, claim=claim)
+    except ClaimLost:
+        logger.info("Conversation %s was taken over by another delivery", conversation_id)
+        return None
+    except Exception as error:
+        if not is_permanent(error):
+            claim_release(claim)
+            run_note_outcome(run_id=claim.run_id, target_id=conversation.target_id, error=error)
+            raise
+        conversation = conversation_mark_failed(
+            conversation_id=conversation_id,
+            error=error.message,
+            kind=failure_kind_of(error),
+            claim=claim,
+        )
+        run_note_outcome(run_id=claim.run_id, target_id=conversation.target_id, error=error)
+    else:
+        run_note_outcome(run_id=claim.run_id, target_id=conversation.target_id, error=None)
+    if check_finished:
+        run_check_finished(run_id=conversation.run_id)
+    return conversation
+
+
+def failure_kind_of(error: BaseException) -> str:
+    """Which side failed, for the failure counts beside every pass rate."""
+    kind = getattr(error, "kind", None)
+    if kind:
+        return kind
+    if type(error).__name__ in ("SoftTimeLimitExceeded", "TimeLimitExceeded"):
+        return FailureKind.TIMEOUT
+    return FailureKind.OTHER
+
+
+def conversation_mark_failed(
+    *,
+    conversation_id: int,
+    error: str,
+    kind: str = FailureKind.OTHER,
+    claim: Claim | None = None,
+) -> Conversation:
+    """Fail an unfinished conversation (under its claim's fence when one is given)."""
+    try:
+        with claim_fence(claim):
+            conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
+            if conversation.status not in UNFINISHED:
+                return conversation
+            conversation.status = ConversationStatus.FAILED
+            conversation.error = error[:5000]
+            conversation.failure_kind = kind
+            conversation.finished_at = timezone.now()
+            conversation.lease_expires_at = None
+            conversation.save(
+                update_fields=[
+                    "status",
+                    "error",
+                    "failure_kind",
+                    "finished_at",
+                    "lease_expires_at",
+                    "updated_at",
+                ]
+            )
+            EvaluationRun.objects.filter(pk=conversation.run_id).update(
+                conversations_failed=F("conversations_failed") + 1
+            )
+    except ClaimLost:
+        conversation = Conversation.objects.get(pk=conversation_id)
+    return conversation
+
+
+def run_process_inline(
+    *, run_id: int, on_progress: Callable[[Conversation | None], None] | None = None
+) -> int:
+    """Process every unfinished conversation of a running run here, without a worker.
+
+    For the demo seed, tests and `run_evaluation --inline`: the same services a worker runs,
+    one conversation at a time. With offline models each conversation is one transaction, so
+    SQLite commits once per conversation instead of once per row (several times faster).
+    Stops early when the run is paused, cancelled or halted. A transient failure fails the
+    conversation at once (there is no task to retry it; `run_retry_failed` can).
+    Rubric responses follow the conversations. Returns the number of items processed.
+    """
+    processed = 0
+    ids = list(
+        Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    run = EvaluationRun.objects.select_related("simulator", "judge").get(pk=run_id)
+    offline = run.simulator.is_offline and run.judge.is_offline
+    offline = offline and all(t.is_offline for t in run.targets.all())
+    for conversation_id in ids:
+        # One transaction per conversation only when no endpoint is called: a transaction
+        # open across HTTP calls would hide rate-limit leases from other processes (and hold
+        # SQLite's write lock while waiting on the network).
+        try:
+            with transaction.atomic() if offline else contextlib.nullcontext():
+                # Offline conversations take milliseconds; others renew their lease (a
+                # thread's write would wait on this transaction's SQLite lock).
+                conversation = conversation_process(
+                    conversation_id=conversation_id, check_finished=False, heartbeat=not offline
+                )
+        except Exception as error:  # noqa: BLE001 - recorded on the conversation
+            logger.warning("Conversation %s failed: %s", conversation_id, error)
+            conversation = conversation_mark_failed(
+                conversation_id=conversation_id,
+                error=getattr(error, "message", None) or f"{type(error).__name__}: {error}",
+                kind=failure_kind_of(error),
+            )
+        if (
+            conversation is None
+            and not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists()
+        ):
+            break
+        processed += conversation is not None
+        if on_progress is not None:
+            on_progress(conversation)
+    response_ids = list(
+        RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for response_id in response_ids:
+        if rubric_response_process(response_id=response_id, check_finished=False) is None:
+            break
+        processed += 1
+    run_check_finished(run_id=run_id)
+    return processed
+
+
+def run_check_finished(*, run_id: int) -> bool:
+    """Close a running run once no conversation is pending or running."""
+    if Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED).exists():
+        return False
+    if rubric_unfinished_exists(run_id):
+        return False
+    any_completed = (
+        Conversation.objects.filter(run_id=run_id, status=ConversationStatus.COMPLETED).exists()
+        or RubricResponse.objects.filter(
+            run_id=run_id, status=ConversationStatus.COMPLETED
+        ).exists()
+    )
+    closed = EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.COMPLETED if any_completed else RunStatus.FAILED,
+        finished_at=timezone.now(),
+    )
+    if closed and any_completed:
+        # Public pages read precomputed summaries; rebuild them once the run's data is final.
+        from results.tasks import summaries_refresh
+
+        transaction.on_commit(lambda: summaries_refresh.delay(run_id))
+    return True

@@ -1,0 +1,75 @@
+"""The reaper: what makes a run finish by itself after a worker, broker or database fault.
+
+Run by Celery beat every RUN_REAPER_INTERVAL_SECONDS (`evaluations.tasks.runs_reap`), on any
+number of hosts at once (every step is a conditional UPDATE, so two reapers cannot both act):
+
+1. an item whose claim expired (its worker died or hung) goes back to pending and is sent again;
+2. a pending item not sent for RUN_REDISPATCH_AFTER_SECONDS (its message may have been lost
+   with a broker restart) is sent again; a copy of a message still queued is refused by the
+   claim, so this costs a message, never a model call;
+3. a running run with nothing left to do is closed.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from ..models import Conversation, ConversationStatus, EvaluationRun, RubricResponse, RunStatus
+from .processing import run_check_finished
+
+# At most this many items of one kind are sent per sweep, so one sweep stays short.
+REAP_BATCH = 2000
+
+
+@dataclass(frozen=True)
+class ReapReport:
+    expired: int = 0
+    redispatched: int = 0
+    closed: int = 0
+
+
+def runs_reap() -> ReapReport:
+    from ..tasks import llm_process_conversation, llm_process_rubric_response
+
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.RUN_REDISPATCH_AFTER_SECONDS)
+    expired = redispatched = closed = 0
+    for model, task in (
+        (Conversation, llm_process_conversation),
+        (RubricResponse, llm_process_rubric_response),
+    ):
+        running = model.objects.filter(run__status=RunStatus.RUNNING)
+        lapsed = running.filter(status=ConversationStatus.RUNNING).filter(
+            Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
+        )
+        ids = list(lapsed.values_list("pk", flat=True)[:REAP_BATCH])
+        if ids:
+            # Conditional on the lease still being expired: a heartbeat that renewed it since
+            # the SELECT keeps its item.
+            back = model.objects.filter(pk__in=ids, status=ConversationStatus.RUNNING).filter(
+                Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
+            )
+            ids = list(back.values_list("pk", flat=True))
+            back.update(status=ConversationStatus.PENDING, claimed_by="", dispatched_at=now)
+            expired += len(ids)
+            for pk in ids:
+                task.delay(pk)
+        forgotten = running.filter(status=ConversationStatus.PENDING).filter(
+            Q(dispatched_at__lt=stale) | Q(dispatched_at__isnull=True)
+        )
+        ids = list(forgotten.values_list("pk", flat=True)[:REAP_BATCH])
+        if ids:
+            model.objects.filter(pk__in=ids, status=ConversationStatus.PENDING).update(
+                dispatched_at=now
+            )
+            redispatched += len(ids)
+            for pk in ids:
+                task.delay(pk)
+    for run_id in EvaluationRun.objects.filter(status=RunStatus.RUNNING).values_list(
+        "pk", flat=True
+    ):
+        closed += run_check_finished(run_id=run_id)
+    return ReapReport(expired=expired, redispatched=redispatched, closed=closed)

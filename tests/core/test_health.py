@@ -1,0 +1,51 @@
+"""Liveness and readiness endpoints: database, broker and a worker's heartbeat."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from core.models import WorkerPing
+from core.services import worker_heartbeat_record
+
+pytestmark = pytest.mark.django_db
+
+
+def test_ready_only_with_a_recent_worker_heartbeat(client, settings):
+    settings.HEALTH_WORKER_MAX_AGE_SECONDS = 60
+    response = client.get(reverse("core:ready"))
+    assert response.status_code == 503
+    checks = response.json()["checks"]
+    assert checks["database"]["ok"]
+    assert checks["broker"]["ok"]
+    assert not checks["worker"]["ok"]
+
+    worker_heartbeat_record()
+    response = client.get(reverse("core:ready"))
+    assert response.status_code == 200
+    assert response.json()["status"] == "ready"
+
+    WorkerPing.objects.update(answered_at=timezone.now() - timedelta(seconds=61))
+    response = client.get(reverse("core:ready"))
+    assert response.status_code == 503
+    assert "limit 60 s" in response.json()["checks"]["worker"]["detail"]
+
+
+def test_not_ready_when_the_broker_is_unreachable(client, settings):
+    worker_heartbeat_record()
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:9/0"
+    response = client.get(reverse("core:ready"))
+    assert response.status_code == 503
+    assert not response.json()["checks"]["broker"]["ok"]
+
+
+def test_heartbeats_older_than_a_day_are_pruned():
+    WorkerPing.objects.create(
+        token="old",
+        requested_at=timezone.now() - timedelta(days=2),
+        answered_at=timezone.now() - timedelta(days=2),
+    )
+    worker_heartbeat_record()
+    assert list(WorkerPing.objects.values_list("token", flat=True))[0].startswith("heartbeat-")
+    assert WorkerPing.objects.count() == 1

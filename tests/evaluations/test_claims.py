@@ -1,0 +1,207 @@
+"""Claims on work items: leases, fencing tokens, the reaper, and the run's health checks."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from evaluations.models import Conversation, ConversationStatus, RunStatus, Turn
+from evaluations.services import reaper, runs
+from evaluations.services.claims import (
+    ClaimLost,
+    claim_fence,
+    claim_release,
+    claim_take,
+    claims_renew,
+)
+from evaluations.services.judging import conversation_finalize
+from evaluations.services.simulation import conversation_simulate
+from llm.models import CallOutcome, LLMCall
+from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def conversation():
+    return ConversationFactory(run=EvaluationRunFactory(status=RunStatus.RUNNING))
+
+
+def expire(pk: int) -> None:
+    Conversation.objects.filter(pk=pk).update(lease_expires_at=timezone.now() - timedelta(1))
+
+
+def test_a_live_claim_is_refused_and_an_expired_one_taken_over(conversation):
+    first = claim_take(Conversation, pk=conversation.pk, worker="a@host")
+    assert first is not None
+    assert first.token == 1
+    assert claim_take(Conversation, pk=conversation.pk, worker="b@host") is None
+    expire(conversation.pk)
+    second = claim_take(Conversation, pk=conversation.pk, worker="b@host")
+    assert second is not None
+    assert second.token == 2
+    conversation.refresh_from_db()
+    assert (conversation.claimed_by, conversation.attempts) == ("b@host", 2)
+
+
+def test_the_fence_stops_a_delivery_whose_claim_was_taken_over(conversation):
+    stale = claim_take(Conversation, pk=conversation.pk)
+    expire(conversation.pk)
+    current = claim_take(Conversation, pk=conversation.pk)
+    with pytest.raises(ClaimLost), claim_fence(stale):
+        Turn.objects.create(conversation=conversation, index=1, user_text="x", assistant_text="y")
+    assert not Turn.objects.filter(conversation=conversation).exists()
+    with claim_fence(current):
+        pass  # the holder passes and renews its lease
+    assert claims_renew([stale, current]) == [stale]
+
+
+def test_a_stale_claim_cannot_simulate_or_finalize(conversation):
+    stale = claim_take(Conversation, pk=conversation.pk)
+    expire(conversation.pk)
+    claim_take(Conversation, pk=conversation.pk)
+    with pytest.raises(ClaimLost):
+        conversation_simulate(conversation=conversation, claim=stale)
+    with pytest.raises(ClaimLost):
+        conversation_finalize(conversation=conversation, claim=stale)
+    # The one offline model call it made is in the call log, attributed to attempt 1.
+    assert set(
+        LLMCall.objects.filter(work_item=f"conversation:{conversation.pk}").values_list(
+            "claim", flat=True
+        )
+    ) == {1}
+
+
+def test_a_released_claim_goes_back_to_pending(conversation):
+    claim = claim_take(Conversation, pk=conversation.pk)
+    assert claim_release(claim)
+    conversation.refresh_from_db()
+    assert conversation.status == ConversationStatus.PENDING
+    assert conversation.lease_expires_at is None
+
+
+def test_the_reaper_hands_out_expired_claims_and_closes_finished_runs(conversation, monkeypatch):
+    from evaluations import tasks
+
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.llm_process_conversation, "delay", sent.append)
+    live = ConversationFactory(run=conversation.run, scenario=ScenarioFactory())
+    claim_take(Conversation, pk=conversation.pk)
+    claim_take(Conversation, pk=live.pk)
+    Conversation.objects.filter(pk=live.pk).update(dispatched_at=timezone.now())
+    expire(conversation.pk)
+
+    report = reaper.runs_reap()
+    assert (report.expired, sent) == (1, [conversation.pk])
+    conversation.refresh_from_db()
+    assert conversation.status == ConversationStatus.PENDING
+    assert Conversation.objects.get(pk=live.pk).status == ConversationStatus.RUNNING
+
+    Conversation.objects.filter(run=conversation.run).update(status=ConversationStatus.COMPLETED)
+    assert reaper.runs_reap().closed == 1
+    conversation.run.refresh_from_db()
+    assert conversation.run.status == RunStatus.COMPLETED
+
+
+def test_the_reaper_resends_pending_items_whose_message_may_be_lost(
+    conversation, monkeypatch, settings
+):
+    from evaluations import tasks
+
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.llm_process_conversation, "delay", sent.append)
+    settings.RUN_REDISPATCH_AFTER_SECONDS = 60
+    Conversation.objects.filter(pk=conversation.pk).update(dispatched_at=timezone.now())
+    assert reaper.runs_reap().redispatched == 0
+    Conversation.objects.filter(pk=conversation.pk).update(
+        dispatched_at=timezone.now() - timedelta(seconds=61)
+    )
+    assert reaper.runs_reap().redispatched == 1
+    assert sent == [conversation.pk]
+
+
+def _fake_run(fake_models, *, conversations: int, **fields):
+    run = EvaluationRunFactory(
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+        targets=[fake_models.target],
+        typo_rate=0.0,
+        turns=2,
+        judgments_per_conversation=1,
+        status=RunStatus.RUNNING,
+        **fields,
+    )
+    for _ in range(conversations):
+        ConversationFactory(run=run, scenario=ScenarioFactory(), target=fake_models.target)
+    return run
+
+
+def test_an_authentication_error_pauses_the_target_for_the_run(fake_models):
+    from tests.fake_openai import Behaviour
+
+    plain = fake_models.target_reply
+    fake_models.target_reply = lambda request: Behaviour(status=401)
+    run = _fake_run(fake_models, conversations=3)
+    runs.run_process_inline(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED  # no conversation could complete
+    reason = run.paused_configurations[str(fake_models.target.pk)]
+    assert "authentication failed (HTTP 401)" in reason
+    # One target call was refused; the other conversations failed with the reason, uncalled.
+    assert len(fake_models.requests_to("target")) == 1
+    errors = set(run.conversations.values_list("error", flat=True))
+    assert reason in errors
+    fake_models.target_reply = plain
+
+
+def test_persistent_errors_pause_the_target(fake_models, settings):
+    from tests.fake_openai import Behaviour
+
+    settings.LLM_MAX_RETRIES = 1
+    settings.RUN_PAUSE_AFTER_ERRORS = 4
+    fake_models.target_reply = lambda request: Behaviour(status=503)
+    run = _fake_run(fake_models, conversations=4)
+    runs.run_process_inline(run_id=run.pk)
+    run.refresh_from_db()
+    assert (
+        "its last 4 calls in this run all failed"
+        in run.paused_configurations[str(fake_models.target.pk)]
+    )
+    # Two conversations spent their two attempts each; the rest were never sent.
+    assert len(fake_models.requests_to("target")) == 4
+    assert LLMCall.objects.filter(run_id=run.pk, outcome=CallOutcome.HTTP_ERROR).count() == 4
+
+
+def test_the_spending_cap_pauses_the_run_and_says_so(fake_models):
+    fake_models.target.price_per_million_input_tokens = Decimal("1000")
+    fake_models.target.save()
+    run = _fake_run(fake_models, conversations=3, spending_cap=Decimal("0.01"))
+    runs.run_process_inline(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.PAUSED
+    assert run.halt_reason.startswith("Stopped at the spending cap")
+    # The first conversation ran; the cap stopped the others before any call.
+    assert run.conversations.filter(status=ConversationStatus.COMPLETED).count() == 1
+    assert run.conversations.filter(status=ConversationStatus.PENDING).count() == 2
+
+
+def test_launch_is_refused_when_the_estimate_exceeds_the_cap(fake_models):
+    from core.exceptions import ApplicationError
+    from tests.evaluations.test_run_worker import release_with_scenarios
+
+    fake_models.target.price_per_million_input_tokens = Decimal("100")
+    fake_models.target.save()
+    run = runs.run_create(
+        name="Capped",
+        release=release_with_scenarios(1),
+        targets=[fake_models.target],
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+        spending_cap=Decimal("0.01"),
+    )
+    with pytest.raises(ApplicationError, match="exceeds this run's spending cap of \\$0.01"):
+        runs.run_launch(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DRAFT
+    assert not run.conversations.exists()
