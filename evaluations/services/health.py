@@ -71,7 +71,10 @@ def _failing_configuration(error: BaseException) -> int | None:
 
 def run_note_outcome(*, run_id: int, target_id: int, error: BaseException | None) -> None:
     """After a conversation step failed: pause its configuration if it fails persistently."""
-    if error is None or not isinstance(error, LLMError):
+    # A gateway error may arrive wrapped (a ConversationFailure naming the side that failed).
+    while error is not None and not isinstance(error, LLMError):
+        error = error.__cause__
+    if error is None:
         return
     configuration_id = _failing_configuration(error)
     if configuration_id is None:

@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.worker, pytest.mark.faults]
 
 TURNS = 4
 JUDGMENTS = 3
-CALLS_PER_CONVERSATION = 2 * TURNS + JUDGMENTS
+ANCHOR_CHECKS = 1  # one measured-coverage call per conversation
+CALLS_PER_CONVERSATION = 2 * TURNS + ANCHOR_CHECKS + JUDGMENTS
 FAST_RECOVERY = {
     "RUN_CLAIM_LEASE_SECONDS": "2",
     "RUN_REAPER_INTERVAL_SECONDS": "1",
