@@ -15,7 +15,12 @@ from django.db.models import Count, Q
 
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Judgment, Turn
 from results import statistics
-from results.resampling import cluster_sum_distribution, fleiss_from_sums, percentile_interval
+from results.statistics import (
+    cluster_sum_distribution,
+    fleiss_from_sums,
+    fleiss_item_sums,
+    percentile_interval,
+)
 
 
 def _num(value: float | None) -> float | None:
@@ -28,11 +33,6 @@ def _num(value: float | None) -> float | None:
 def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
     _, codes = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
     return codes.ravel()
-
-
-def _pair_agreement(present: np.ndarray, raters: int) -> np.ndarray:
-    absent = raters - present
-    return (present * (present - 1) + absent * (absent - 1)) / (raters * (raters - 1))
 
 
 def _repeatability_figures(
@@ -55,21 +55,17 @@ def _repeatability_figures(
     }
     if g < 2:
         return out
+    # Unanimity and Fleiss' kappa are both functions of per-item sums: resample those by cluster.
     per_item = np.column_stack(
-        [
-            _pair_agreement(present, raters),
-            present,
-            np.ones(present.size),
-            (present == 0) | (present == raters),
-        ]
+        [(present == 0) | (present == raters), fleiss_item_sums(counts)]
     ).astype(np.float64)
-    sums = np.zeros((g, 4))
+    sums = np.zeros((g, per_item.shape[1]))
     np.add.at(sums, codes, per_item)
 
     def stat(resampled: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             return np.column_stack(
-                [resampled[:, 3] / resampled[:, 2], fleiss_from_sums(resampled, raters)]
+                [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
             )
 
     dist = cluster_sum_distribution(sums, stat, n_resamples=n_resamples, seed=seed)

@@ -25,12 +25,7 @@ from typing import Any
 import numpy as np
 
 from results import statistics
-from results.resampling import (
-    CHUNK_ELEMENTS,
-    cluster_hits,
-    grouped_difference_intervals,
-    percentile_interval,
-)
+from results.statistics import grouped_difference_intervals, percentile_interval
 
 from .cells import RunCells
 
@@ -163,15 +158,14 @@ def _polarity_robustness(
         point = num.sum(axis=0) / den.sum(axis=0)
     g = len(clusters)
     if g >= 2:
-        rng = np.random.default_rng(seed)
-        step = max(1, CHUNK_ELEMENTS // g)
-        parts = []
-        for start in range(0, n_resamples, step):
-            rows = min(step, n_resamples - start)
-            hits = cluster_hits(rng, g, rows)
-            with np.errstate(all="ignore"):
-                parts.append((hits @ num) / (hits @ den))
-        low, high = percentile_interval(np.concatenate(parts, axis=0))
+        width = num.shape[1]
+        dist = statistics.cluster_sum_distribution(
+            np.concatenate([num, den], axis=1),
+            lambda s: s[:, :width] / s[:, width:],
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        low, high = percentile_interval(dist)
     else:
         low = high = np.full(point.shape, np.nan)
 
