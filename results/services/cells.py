@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import Count, Q
+from django.db.models import Case, CharField, Count, F, Q, Value, When
 from numpy.typing import NDArray
 
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun
@@ -22,6 +22,31 @@ AGES = ("teen", "adult")
 def judged_conversations(run: EvaluationRun):
     return Conversation.objects.filter(
         run=run, status=ConversationStatus.COMPLETED, verdict_passed__isnull=False
+    )
+
+
+def failed_conversations(run: EvaluationRun):
+    """Conversations of the run without a verdict, annotated with why (``failure``).
+
+    Anything that is not completed with a verdict counts: a target error or timeout, a
+    conversation the judge could not judge, or any other state (its status is the reason), so a
+    model is never scored only on the conversations it survived without that being said.
+    """
+    failed = ConversationStatus.FAILED
+    timeout = Q(error__icontains="timeout") | Q(error__icontains="timed out")
+    return (
+        Conversation.objects.filter(run=run)
+        .exclude(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False)
+        .annotate(
+            failure=Case(
+                When(status=ConversationStatus.COMPLETED, then=Value("not judged")),
+                When(Q(status=failed) & timeout, then=Value("timeout")),
+                When(status=failed, then=Value("error")),
+                When(status="not_judged", then=Value("not judged")),
+                default=F("status"),
+                output_field=CharField(),
+            )
+        )
     )
 
 

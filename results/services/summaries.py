@@ -16,9 +16,10 @@ from numpy.typing import NDArray
 
 from evaluations.models import EvaluationRun
 from results import statistics
+from results.estimates import Estimate
 from results.models import AgeScope, PassRateSummary, SummaryLevel
 
-from .cells import AGES, RunCells, judged_conversations
+from .cells import AGES, RunCells, failed_conversations, judged_conversations
 
 DEFAULT_RESAMPLES = 10_000
 VERSION = "scenario__metric_version_id"
@@ -63,6 +64,107 @@ def summary_counts(run: EvaluationRun) -> dict[GroupKey, tuple[int, int]]:
             prev_n, prev_passed = counts.get(all_key, (0, 0))
             counts[all_key] = (prev_n + n, prev_passed + passed)
     return counts
+
+
+def metric_design_effects(cells: RunCells) -> dict[str, float]:
+    """Design effect of a per-metric pass rate, per age scope, from the whole run's cells.
+
+    One intra-cluster correlation over every metric x model group (clusters: base scenarios;
+    for "all" a base's teen and adult variants together), times the mean cluster size.
+    """
+    out: dict[str, float] = {}
+    for scope in (AgeScope.TEEN, AgeScope.ADULT, AgeScope.ALL):
+        if scope == AgeScope.ALL:
+            sel = np.ones(cells.size, bool)
+        else:
+            sel = cells.age == AGES.index(scope.value)
+        if not sel.any():
+            out[scope.value] = 1.0
+            continue
+        cols = np.column_stack([cells.target[sel], cells.version[sel], cells.base[sel]])
+        keys, inverse = np.unique(cols, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        n = np.bincount(inverse, weights=cells.n[sel], minlength=len(keys))
+        y = np.bincount(inverse, weights=cells.passed[sel], minlength=len(keys))
+        group = keys[:, 0] * (int(keys[:, 1].max()) + 1) + keys[:, 1]
+        rho = statistics.intra_cluster_correlation(group, y, n)
+        out[scope.value] = statistics.design_effect(rho, float(n.mean()))
+    return out
+
+
+def failure_counts(run: EvaluationRun) -> dict[GroupKey, dict[str, int]]:
+    """Failed conversations of every group, by reason: one GROUP BY per level, like the counts.
+
+    Reads only the run's conversations without a verdict, which are few, so it adds little.
+    """
+    out: dict[GroupKey, dict[str, int]] = {}
+    base = failed_conversations(run).order_by()
+    for level, key_field in LEVEL_FIELDS.items():
+        fields = ["target_id", POLARITY, AGE, "failure"] + ([key_field] if key_field else [])
+        rows = base.values_list(*fields).annotate(
+            n=Count("id", distinct=level == SummaryLevel.AREA)
+        )
+        for target, polarity, age, reason, *rest in rows:
+            key = rest[0] if key_field else None
+            if key_field and key is None:
+                continue
+            for scope in (age, AgeScope.ALL.value):
+                reasons = out.setdefault((level, target, polarity, key, scope), {})
+                reasons[reason] = reasons.get(reason, 0) + rest[-1]
+    return out
+
+
+def failed_as_fail(
+    run: EvaluationRun, names: dict[int, str], *, n_resamples: int, seed: int
+) -> list[dict]:
+    """Sensitivity of each model's overall pass rate: failed conversations counted as fails.
+
+    Same cluster bootstrap over base scenarios as the published rate; one GROUP BY query.
+    """
+    from django.db.models import Count as C
+
+    from evaluations.models import Conversation, ConversationStatus
+
+    judged = Q(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False)
+    rows = (
+        Conversation.objects.filter(run=run)
+        .values_list("target_id", POLARITY, VERSION, "scenario__base_index")
+        .annotate(
+            n=C("id"),
+            passed=C("id", filter=judged & Q(verdict_passed=True)),
+            judged=C("id", filter=judged),
+        )
+        .order_by()
+    )
+    clusters: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    judged_n: dict[tuple[int, str], int] = {}
+    for target, polarity, _version, _base, n, passed, n_judged in rows:
+        clusters.setdefault((target, polarity), []).append((passed, n))
+        judged_n[(target, polarity)] = judged_n.get((target, polarity), 0) + n_judged
+    out = []
+    for (target, polarity), pairs in sorted(
+        clusters.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], ""))
+    ):
+        n = sum(m for _, m in pairs)
+        passed = sum(y for y, _ in pairs)
+        low, high, g = _signature_interval(signature_counter(pairs), n_resamples, seed)
+        estimate = Estimate(
+            passed / n,
+            low,
+            high,
+            method="cluster bootstrap over base scenarios; failed = fail",
+            n=n,
+            n_clusters=g,
+        )
+        out.append(
+            {
+                "target": names.get(target, str(target)),
+                "polarity": polarity,
+                "n_failed": n - judged_n[(target, polarity)],
+                "estimate": estimate.as_dict(),
+            }
+        )
+    return out
 
 
 def _memberships(cells: RunCells, level: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -165,17 +267,27 @@ def summary_rows(
 ) -> list[PassRateSummary]:
     """Unsaved summary rows of the run: DB counts, one bootstrap per distinct group composition."""
     counts = summary_counts(run)
+    failures = failure_counts(run)
+    deff = metric_design_effects(cells)
     memo: dict[tuple, tuple[float | None, float | None, int]] = {}
     rows: list[PassRateSummary] = []
     for level in LEVEL_FIELDS:
         for group_key, signature in _group_signatures(cells, level):
-            if signature not in memo:
-                memo[signature] = _signature_interval(signature, n_resamples, seed)
-            low, high, n_clusters = memo[signature]
             n, passed = counts.get(group_key, (0, 0))
             if n == 0:
                 continue
+            method = ""
+            if level == SummaryLevel.METRIC:
+                # Three base scenarios: the bootstrap under-covers; Wilson on effective n holds.
+                n_clusters = sum(c for _, _, c in signature)
+                lo, hi = statistics.effective_wilson(passed, n, deff[group_key[-1]])
+                low, high, method = float(lo), float(hi), statistics.WILSON_EFFECTIVE
+            else:
+                if signature not in memo:
+                    memo[signature] = _signature_interval(signature, n_resamples, seed)
+                low, high, n_clusters = memo[signature]
             _, target, polarity, key, age = group_key
+            failed = failures.get(group_key, {})
             rows.append(
                 PassRateSummary(
                     release_id=run.release_id,
@@ -193,6 +305,9 @@ def summary_rows(
                     rate=passed / n,
                     ci_low=low,
                     ci_high=high,
+                    method=method,
+                    n_failed=sum(failed.values()),
+                    failures=dict(sorted(failed.items())),
                 )
             )
     return rows

@@ -39,11 +39,12 @@ from .bootstrap import (
     bootstrap_distribution,
     cluster_hits,
     cluster_sum_distribution,
-    grouped_difference_intervals,
     pass_rate_ci,
     percentile_interval,
 )
 from .few_clusters import (
+    PAIRED_T,
+    WILSON_EFFECTIVE,
     benjamini_hochberg,
     design_effect,
     effective_wilson,
@@ -64,6 +65,8 @@ from .figures import (
 from .ranking import bradley_terry, rank_stability
 
 __all__ = [
+    "PAIRED_T",
+    "WILSON_EFFECTIVE",
     "benjamini_hochberg",
     "bootstrap_ci",
     "bootstrap_distribution",
@@ -79,7 +82,6 @@ __all__ = [
     "fleiss_from_sums",
     "fleiss_item_sums",
     "fleiss_kappa",
-    "grouped_difference_intervals",
     "intra_cluster_correlation",
     "krippendorff_alpha",
     "majority_vote",
