@@ -256,12 +256,17 @@ def teen_adult_differences(cells: RunCells, keys: dict[int, str]) -> list[dict[s
     with np.errstate(all="ignore"):
         per_base = sums[:, :, 0] / sums[:, :, 1] - sums[:, :, 2] / sums[:, :, 3]
     total = sums.sum(axis=1)
+    floor = statistics.difference_variance_floor(
+        sums[:, :, 0], sums[:, :, 1], sums[:, :, 2], sums[:, :, 3]
+    )
+    estimates, p_values = statistics.paired_difference_estimates(
+        per_base, total[:, 1] + total[:, 3], sampling_variance=floor
+    )
     out = []
     for i, v in enumerate(versions.tolist()):
         yt, nt, ya, na = total[i]
         if nt == 0 or na == 0:
             continue
-        estimate, p_value = statistics.paired_difference_estimate(per_base[i], n=int(nt + na))
         out.append(
             {
                 "metric_version": v,
@@ -269,8 +274,8 @@ def teen_adult_differences(cells: RunCells, keys: dict[int, str]) -> list[dict[s
                 "polarity": cells.polarity.get(v, ""),
                 "teen_rate": yt / nt,
                 "adult_rate": ya / na,
-                "difference": estimate.as_dict(),
-                "p_value": _num(p_value),
+                "difference": estimates[i].as_dict(),
+                "p_value": _num(p_values[i]),
                 "n_teen": int(nt),
                 "n_adult": int(na),
             }

@@ -44,12 +44,14 @@ from .bootstrap import (
 )
 from .few_clusters import (
     PAIRED_T,
+    POOLED_PAIRED,
     WILSON_EFFECTIVE,
     benjamini_hochberg,
     design_effect,
+    difference_variance_floor,
     effective_wilson,
     intra_cluster_correlation,
-    paired_difference_estimate,
+    paired_difference_estimates,
     paired_t,
     wilson_interval,
 )
@@ -66,6 +68,7 @@ from .ranking import bradley_terry, rank_stability
 
 __all__ = [
     "PAIRED_T",
+    "POOLED_PAIRED",
     "WILSON_EFFECTIVE",
     "benjamini_hochberg",
     "bootstrap_ci",
@@ -77,6 +80,7 @@ __all__ = [
     "cohen_estimate",
     "cohen_kappa",
     "design_effect",
+    "difference_variance_floor",
     "effective_wilson",
     "fleiss_estimate",
     "fleiss_from_sums",
@@ -86,7 +90,7 @@ __all__ = [
     "krippendorff_alpha",
     "majority_vote",
     "mean_estimate",
-    "paired_difference_estimate",
+    "paired_difference_estimates",
     "paired_t",
     "pass_rate_ci",
     "percent_agreement",

@@ -11,15 +11,15 @@ design). Two methods that hold their coverage at that design, checked by the sim
   correlation ``rho`` estimated once for the whole run (one-way ANOVA over all metric x model
   groups: hundreds of groups make it stable where three clusters could not);
 * per-metric differences of paired rates (teen minus adult): the mean of the per-base-scenario
-  differences with a Student t interval on ``G - 1`` degrees of freedom -- exact for normal
-  cluster differences, and the usual few-cluster correction (Cameron & Miller 2015, sec. VI);
+  differences, whose variance is modelled across metrics -- each metric's own binomial
+  sampling variance plus one between-scenario variance estimated from all metrics (a
+  hierarchical variance model; a per-metric t on two degrees of freedom also covers, but three
+  equal differences, common with binary outcomes, would read as an exact difference);
 * counts of "metrics whose difference excludes zero" control the false discovery rate with
   Benjamini-Hochberg over the t tests' p-values.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -29,6 +29,10 @@ from results.estimates import Estimate
 
 WILSON_EFFECTIVE = "Wilson score interval on the effective sample size (design effect)"
 PAIRED_T = "paired t interval over base scenarios (G - 1 degrees of freedom)"
+POOLED_PAIRED = (
+    "paired difference over base scenarios, variance pooled across metrics "
+    "(binomial sampling + between-scenario variance)"
+)
 
 
 def intra_cluster_correlation(group: ArrayLike, passed: ArrayLike, n: ArrayLike) -> float:
@@ -97,54 +101,108 @@ def effective_wilson(
 
 
 def paired_t(
-    differences: ArrayLike, confidence: float = 0.95
-) -> tuple[float, float | None, float | None, float]:
-    """Mean of per-cluster differences, its t interval on G - 1 df, and the two-sided p-value.
+    differences: ArrayLike,
+    confidence: float = 0.95,
+    *,
+    sampling_variance: ArrayLike | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per row of ``differences[group, cluster]`` (``nan`` = no such cluster): the mean of the
+    cluster differences, its interval and two-sided p-value. Vectorised over groups.
 
-    With no spread between clusters (all differences equal) the interval collapses onto the
-    mean and the p-value is 1 when the mean is 0 (no evidence of a difference), else 0.
-    Fewer than two clusters: no interval and p-value ``nan``.
+    Without ``sampling_variance``: each group on its own, Student t on G - 1 df (no spread
+    gives a point interval, and a p-value of 1 for a zero mean, else 0).
+
+    With ``sampling_variance[group]`` (the variance one cluster difference has from binomial
+    sampling alone, :func:`difference_variance_floor`): a variance model pooled across groups.
+    A cluster difference varies by its own sampling variance plus a between-cluster variance
+    ``tau^2`` shared by all groups and estimated from all of them (method of moments,
+    ``mean(s_g^2 - v_g)``, at least 0), so three equal differences -- common with binary
+    outcomes -- no longer read as an infinitely precise difference, and the many groups give
+    ``tau^2`` enough degrees of freedom for a normal interval.
+    Fewer than two clusters: no interval (``nan``) and p-value ``nan``.
     """
-    d = np.asarray(differences, dtype=np.float64)
-    d = d[np.isfinite(d)]
-    if d.size == 0:
-        return math.nan, None, None, math.nan
-    mean = float(d.mean())
-    if d.size < 2:
-        return mean, None, None, math.nan
-    se = float(d.std(ddof=1) / math.sqrt(d.size))
-    q = float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, d.size - 1))
-    if se == 0.0:
-        return mean, mean, mean, 1.0 if mean == 0.0 else 0.0
-    p = float(2.0 * _scipy_stats.t.sf(abs(mean) / se, d.size - 1))
-    return mean, mean - q * se, mean + q * se, p
+    d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
+    present = np.isfinite(d)
+    g = present.sum(axis=1)
+    with np.errstate(all="ignore"):
+        mean = np.where(present, d, 0.0).sum(axis=1) / g
+        squares = np.where(present, (d - mean[:, None]) ** 2, 0.0).sum(axis=1)
+        variance = squares / (g - 1)
+        df = np.maximum(g - 1, 1).astype(np.float64)
+        if sampling_variance is not None:
+            v = np.asarray(sampling_variance, dtype=np.float64)
+            usable = (g >= 2) & np.isfinite(variance) & np.isfinite(v)
+            tau2 = max(0.0, float(np.mean(variance[usable] - v[usable]))) if usable.any() else 0.0
+            variance = v + tau2
+            df = np.full(df.shape, np.inf)
+        se = np.sqrt(variance / g)
+        q = _scipy_stats.t.ppf(0.5 + confidence / 2.0, df)
+        low, high = mean - q * se, mean + q * se
+        p = 2.0 * _scipy_stats.t.sf(np.abs(mean) / se, df)
+    flat = se == 0.0
+    p = np.where(flat, np.where(mean == 0.0, 1.0, 0.0), p)
+    few = g < 2
+    low, high, p = (np.where(few, np.nan, v) for v in (low, high, p))
+    return mean, low, high, p
 
 
-def paired_difference_estimate(
-    differences: ArrayLike, *, n: int, confidence: float = 0.95
-) -> tuple[Estimate, float]:
-    """:func:`paired_t` as an ``Estimate`` (unit "difference") and its p-value."""
-    d = np.asarray(differences, dtype=np.float64)
-    g = int(np.isfinite(d).sum())
-    mean, low, high, p = paired_t(d, confidence)
-    if g < 2:
-        return Estimate.insufficient(
-            n=n,
-            n_clusters=g,
-            unit="difference",
-            method=PAIRED_T,
-            reason="fewer than two base scenarios",
-        ), p
-    return Estimate(
-        value=mean,
-        low=low,
-        high=high,
-        method=PAIRED_T,
-        confidence=confidence,
-        n=n,
-        n_clusters=g,
-        unit="difference",
-    ), p
+def paired_difference_estimates(
+    differences: ArrayLike,
+    n: ArrayLike,
+    confidence: float = 0.95,
+    *,
+    sampling_variance: ArrayLike | None = None,
+) -> tuple[list[Estimate], NDArray[np.float64]]:
+    """:func:`paired_t` per group as ``Estimate`` (unit "difference"), and the p-values."""
+    d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
+    g = np.isfinite(d).sum(axis=1)
+    mean, low, high, p = paired_t(d, confidence, sampling_variance=sampling_variance)
+    method = PAIRED_T if sampling_variance is None else POOLED_PAIRED
+    out = []
+    for i, size in enumerate(np.asarray(n).tolist()):
+        if g[i] < 2:
+            out.append(
+                Estimate.insufficient(
+                    n=int(size),
+                    n_clusters=int(g[i]),
+                    unit="difference",
+                    method=method,
+                    reason="fewer than two base scenarios",
+                )
+            )
+            continue
+        out.append(
+            Estimate(
+                value=float(mean[i]),
+                low=float(low[i]),
+                high=float(high[i]),
+                method=method,
+                confidence=confidence,
+                n=int(size),
+                n_clusters=int(g[i]),
+                unit="difference",
+            )
+        )
+    return out, p
+
+
+def difference_variance_floor(
+    passed_a: ArrayLike, n_a: ArrayLike, passed_b: ArrayLike, n_b: ArrayLike
+) -> NDArray[np.float64]:
+    """Binomial sampling variance of one cluster's ``rate_a - rate_b`` per group, from the
+    group's pooled rates and the mean cluster sizes: ``p_a (1 - p_a) / m_a + p_b (1 - p_b) / m_b``.
+
+    Arrays are ``[group, cluster]``; the floor for :func:`paired_t`.
+    """
+    ya, na = np.asarray(passed_a, float), np.asarray(n_a, float)
+    yb, nb = np.asarray(passed_b, float), np.asarray(n_b, float)
+    with np.errstate(all="ignore"):
+        pa, pb = ya.sum(axis=1) / na.sum(axis=1), yb.sum(axis=1) / nb.sum(axis=1)
+        both = (na > 0) & (nb > 0)
+        ma = np.where(both, na, 0).sum(axis=1) / both.sum(axis=1)
+        mb = np.where(both, nb, 0).sum(axis=1) / both.sum(axis=1)
+        floor = pa * (1 - pa) / ma + pb * (1 - pb) / mb
+    return np.where(np.isfinite(floor), floor, 0.0)
 
 
 def benjamini_hochberg(p_values: ArrayLike, q: float = 0.05) -> tuple[NDArray[np.bool_], NDArray]:

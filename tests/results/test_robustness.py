@@ -92,10 +92,16 @@ def test_teen_adult_differences_largest_first():
     assert [d["metric"] for d in result] == ["IB-1", "IB-2"]
     first = result[0]["difference"]
     assert first["value"] == pytest.approx(-0.6)
-    # Every base scenario has the same difference: no spread, the interval is the point.
-    assert (first["low"], first["high"]) == (pytest.approx(-0.6), pytest.approx(-0.6))
-    assert first["method"] == statistics.PAIRED_T
-    assert result[0]["p_value"] == 0.0
+    # Every base scenario has the same difference, yet the interval is not a point: a cluster
+    # difference varies at least by binomial sampling (0.2 * 0.8 / 10 twice), and the pooled
+    # between-scenario variance is 0 here (no metric spreads more than sampling explains).
+    half = 1.959964 * np.sqrt((0.2 * 0.8 / 10 + 0.8 * 0.2 / 10) / 3)
+    assert (first["low"], first["high"]) == (
+        pytest.approx(-0.6 - half, abs=1e-5),
+        pytest.approx(-0.6 + half, abs=1e-5),
+    )
+    assert first["method"] == statistics.POOLED_PAIRED
+    assert 0 < result[0]["p_value"] < 1e-6
     assert result[1]["difference"]["value"] == pytest.approx(-0.1)
 
 
