@@ -149,3 +149,22 @@ class RunAnalysis(models.Model):
 
     def __str__(self) -> str:
         return f"Analysis of run {self.run_id}"
+
+
+class RefreshRequest(models.Model):
+    """A booked, debounced refresh of a run's figures (ratings changed since the last one).
+
+    At most one per run (the primary key is the run): the booking is the debounce marker that
+    every process sees. Deleted when the refresh starts.
+    """
+
+    run = models.OneToOneField(
+        "evaluations.EvaluationRun",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="refresh_request",
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Refresh of run {self.run_id} booked at {self.requested_at:%H:%M:%S}"
