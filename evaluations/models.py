@@ -167,6 +167,11 @@ class EvaluationRun(TimeStampedModel):
         default=0.03, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
     )
     seed = models.BigIntegerField(default=0)
+    synthetic = models.BooleanField(
+        default=False,
+        help_text="Generated for load tests and benchmarks (generate_synthetic_dataset): "
+        "not results of any real model.",
+    )
     status = models.CharField(
         max_length=10, choices=RunStatus.choices, default=RunStatus.DRAFT, db_index=True
     )

@@ -81,3 +81,11 @@ def estimate(e, compact: bool = False, label: str = "") -> dict:
         "high": format_figure(est.high, est.unit),
         "confidence": f"{est.confidence * 100:.0f} %",
     }
+
+
+@register.inclusion_tag("results/_synthetic_badge.html")
+def synthetic_badge(subject: object = True) -> dict:
+    """Like ``{% offline_badge %}``: shown when `subject` (a release, model configuration or
+    run with a ``synthetic`` flag, or a bool) is synthetic data."""
+    show = getattr(subject, "synthetic", subject)
+    return {"show": bool(show)}
