@@ -13,8 +13,8 @@ from tests.llm.factories import OfflineConfigurationFactory
 pytestmark = pytest.mark.django_db
 
 
-def _completed(release, *targets):
-    run = offline_run(release, targets=list(targets), turns=2)
+def _completed(release, *targets, replicates=1):
+    run = offline_run(release, targets=list(targets), turns=2, replicates=replicates)
     runs.run_launch(run=run, dispatch=False)
     runs.run_process_inline(run_id=run.pk)
     run.refresh_from_db()
@@ -33,21 +33,21 @@ def _behaves(target, profile):
 
 def test_a_model_that_changes_between_runs_is_flagged_beyond_the_noise(offline_release):  # noqa: F811
     target = _target("careful")
-    before = _completed(offline_release, target)
+    before = _completed(offline_release, target, replicates=3)
     _behaves(target, "agreeable")
-    after = _completed(offline_release, target)
+    after = _completed(offline_release, target, replicates=3)
     rows = runs_compare(run_a=before, run_b=after)
     assert len(rows) == 2
     for row in rows:
         assert row.model == target.name
-        assert row.a.n == row.b.n == 6
+        assert row.a.n == row.b.n == 18
         assert row.a.low <= row.a.value <= row.a.high
         assert row.a.method == statistics.WILSON_EFFECTIVE
     assert any(row.beyond_noise for row in rows)
     assert rows == sorted(rows, key=lambda r: -abs(r.change))
     # A re-run of the same model changes nothing beyond the noise.
     _behaves(target, "careful")
-    again = _completed(offline_release, target)
+    again = _completed(offline_release, target, replicates=3)
     assert not any(row.beyond_noise for row in runs_compare(run_a=before, run_b=again))
 
 
@@ -77,16 +77,16 @@ def test_runs_of_different_releases_are_refused(offline_release):  # noqa: F811
 def test_comparison_page_shows_the_flag_in_percent(client, maintainer, offline_release):  # noqa: F811
     client.force_login(maintainer)
     target = _target("careful")
-    a = _completed(offline_release, target)
+    a = _completed(offline_release, target, replicates=3)
     _behaves(target, "agreeable")
-    b = _completed(offline_release, target)
+    b = _completed(offline_release, target, replicates=3)
     page = client.get(reverse("evaluations:run-compare"), {"a": a.pk, "b": b.pk})
     assert page.status_code == 200
     html = page.content.decode()
     assert "beyond noise" in html
     assert "offline demo model" in html
     assert " %" in html
-    assert "n = 6" in html
+    assert "n = 18" in html
     assert " pp" in html  # the change, in percentage points
 
 
