@@ -5,33 +5,49 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluations', '0002_rubric_criterion_dropped_and_response_attempts'),
-        ('results', '0001_pass_rate_summaries_and_run_analysis'),
+        ("evaluations", "0002_rubric_criterion_dropped_and_response_attempts"),
+        ("results", "0001_pass_rate_summaries_and_run_analysis"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RefreshRequest',
+            name="RefreshRequest",
             fields=[
-                ('run', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='refresh_request', serialize=False, to='evaluations.evaluationrun')),
-                ('requested_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="refresh_request",
+                        serialize=False,
+                        to="evaluations.evaluationrun",
+                    ),
+                ),
+                ("requested_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.AddField(
-            model_name='passratesummary',
-            name='failures',
-            field=models.JSONField(blank=True, default=dict, help_text='Failed conversations by reason.'),
+            model_name="passratesummary",
+            name="failures",
+            field=models.JSONField(
+                blank=True, default=dict, help_text="Failed conversations by reason."
+            ),
         ),
         migrations.AddField(
-            model_name='passratesummary',
-            name='method',
-            field=models.CharField(blank=True, help_text='How the interval was drawn (empty: bootstrap).', max_length=120),
+            model_name="passratesummary",
+            name="method",
+            field=models.CharField(
+                blank=True,
+                help_text="How the interval was drawn (empty: bootstrap).",
+                max_length=120,
+            ),
         ),
         migrations.AddField(
-            model_name='passratesummary',
-            name='n_failed',
-            field=models.PositiveIntegerField(default=0, help_text='Conversations without a verdict, left out of the rate.'),
+            model_name="passratesummary",
+            name="n_failed",
+            field=models.PositiveIntegerField(
+                default=0, help_text="Conversations without a verdict, left out of the rate."
+            ),
         ),
     ]

@@ -96,18 +96,7 @@ def sums_estimate(
         low, high = float(lo), float(hi)
         finite = dist[np.isfinite(dist)]
         sd = float(finite.std(ddof=1)) if finite.size > 1 else None
-    return Estimate(
-        value=value,
-        low=low,
-        high=high,
-        method=method,
-        confidence=confidence,
-        n=n,
-        n_clusters=g,
-        unit=unit,
-        excluded=kept,
-        sd=sd,
-    )
+    return Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=sd)
 
 
 def proportion_estimate(
@@ -172,20 +161,8 @@ def mean_estimate(
         sd = float(dist.std(ddof=1))
     if clip is not None:
         value = float(np.clip(value, *clip))
-    if clip is not None:
         method += f", mean clipped to [{clip[0]:g}, {clip[1]:g}]"
-    return Estimate(
-        value=value,
-        low=low,
-        high=high,
-        method=method,
-        confidence=confidence,
-        n=n,
-        n_clusters=g,
-        unit=unit,
-        excluded=kept,
-        sd=sd,
-    )
+    return Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=sd)
 
 
 def fleiss_estimate(
