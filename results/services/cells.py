@@ -63,6 +63,8 @@ class RunCells:
     source: dict[int, str] = field(default_factory=dict)  # benchmark slug or "expert submissions"
     subareas: dict[int, list[int]] = field(default_factory=dict)
     areas: dict[int, list[int]] = field(default_factory=dict)
+    # Conversations without a verdict: (target, version, base, age, reason, count) rows.
+    failed: list[tuple[int, int, int, str, str, int]] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -70,7 +72,8 @@ class RunCells:
 
 
 def run_cells(run: EvaluationRun) -> RunCells:
-    """Three queries: the cell GROUP BY, the metric versions, their subareas."""
+    """Four queries: the cell GROUP BY, the failed conversations' GROUP BY, the metric versions,
+    their subareas."""
     rows = list(
         judged_conversations(run)
         .values_list("target_id", "scenario__metric_version_id", "scenario__base_index")
@@ -93,7 +96,19 @@ def run_cells(run: EvaluationRun) -> RunCells:
     keep = n > 0
     cells = RunCells(target[keep], version[keep], base[keep], age[keep], n[keep], passed[keep])
 
-    version_ids = sorted(set(cells.version.tolist()))
+    cells.failed = list(
+        failed_conversations(run)
+        .values_list(
+            "target_id",
+            "scenario__metric_version_id",
+            "scenario__base_index",
+            "scenario__age_context",
+            "failure",
+        )
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    version_ids = sorted(set(cells.version.tolist()) | {row[1] for row in cells.failed})
     for pk, polarity, slug in MetricVersion.objects.filter(pk__in=version_ids).values_list(
         "pk", "polarity", "metric__benchmark__slug"
     ):

@@ -56,7 +56,7 @@ def summaries_refresh(
         "anchors": anchor_consistency(run, n_resamples=n_resamples, seed=seed),
     }
     robust = robustness(cells, names, keys, n_resamples=n_resamples, seed=seed)
-    robust["failed_as_fail"] = failed_as_fail(run, names, n_resamples=n_resamples, seed=seed)
+    robust["failed_as_fail"] = failed_as_fail(cells, names, n_resamples=n_resamples, seed=seed)
     with transaction.atomic():
         PassRateSummary.objects.filter(run=run).delete()
         PassRateSummary.objects.bulk_create(rows, batch_size=2_000)

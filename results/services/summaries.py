@@ -19,7 +19,7 @@ from results import statistics
 from results.estimates import Estimate
 from results.models import AgeScope, PassRateSummary, SummaryLevel
 
-from .cells import AGES, RunCells, failed_conversations, judged_conversations
+from .cells import AGES, RunCells, judged_conversations
 
 DEFAULT_RESAMPLES = 10_000
 VERSION = "scenario__metric_version_id"
@@ -92,59 +92,69 @@ def metric_design_effects(cells: RunCells) -> dict[str, float]:
     return out
 
 
-def failure_counts(run: EvaluationRun) -> dict[GroupKey, dict[str, int]]:
-    """Failed conversations of every group, by reason: one GROUP BY per level, like the counts.
+def failure_counts(cells: RunCells) -> dict[GroupKey, dict[str, int]]:
+    """Failed conversations of every group, by reason, from the cells' failed rows.
 
-    Reads only the run's conversations without a verdict, which are few, so it adds little.
+    A failure counts in its metric, in each subarea of the metric, once in each of its areas,
+    and overall, in its age context and in "all" -- the same membership as the pass rates.
     """
     out: dict[GroupKey, dict[str, int]] = {}
-    base = failed_conversations(run).order_by()
-    for level, key_field in LEVEL_FIELDS.items():
-        fields = ["target_id", POLARITY, AGE, "failure"] + ([key_field] if key_field else [])
-        rows = base.values_list(*fields).annotate(
-            n=Count("id", distinct=level == SummaryLevel.AREA)
-        )
-        for target, polarity, age, reason, *rest in rows:
-            key = rest[0] if key_field else None
-            if key_field and key is None:
-                continue
+    for target, version, _base, age, reason, count in cells.failed:
+        polarity = cells.polarity.get(version)
+        if polarity is None:
+            continue
+        keys = [
+            (SummaryLevel.OVERALL, None),
+            (SummaryLevel.METRIC, version),
+            *((SummaryLevel.SUBAREA, s) for s in cells.subareas.get(version, [])),
+            *((SummaryLevel.AREA, a) for a in cells.areas.get(version, [])),
+        ]
+        for level, key in keys:
             for scope in (age, AgeScope.ALL.value):
-                reasons = out.setdefault((level, target, polarity, key, scope), {})
-                reasons[reason] = reasons.get(reason, 0) + rest[-1]
+                reasons = out.setdefault((level.value, target, polarity, key, scope), {})
+                reasons[reason] = reasons.get(reason, 0) + count
     return out
 
 
 def failed_as_fail(
-    run: EvaluationRun, names: dict[int, str], *, n_resamples: int, seed: int
+    cells: RunCells, names: dict[int, str], *, n_resamples: int, seed: int
 ) -> list[dict]:
     """Sensitivity of each model's overall pass rate: failed conversations counted as fails.
 
-    Same cluster bootstrap over base scenarios as the published rate; one GROUP BY query.
+    Same cluster bootstrap over base scenarios as the published rate, on the cells (no query).
     """
-    from django.db.models import Count as C
+    clusters: dict[tuple[int, str], dict[tuple[int, int], list[int]]] = {}
+    failed_n: dict[tuple[int, str], int] = {}
 
-    from evaluations.models import Conversation, ConversationStatus
+    def cluster(target: int, version: int, base: int) -> list[int] | None:
+        polarity = cells.polarity.get(version)
+        if polarity is None:
+            return None
+        return clusters.setdefault((target, polarity), {}).setdefault((version, base), [0, 0])
 
-    judged = Q(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False)
-    rows = (
-        Conversation.objects.filter(run=run)
-        .values_list("target_id", POLARITY, VERSION, "scenario__base_index")
-        .annotate(
-            n=C("id"),
-            passed=C("id", filter=judged & Q(verdict_passed=True)),
-            judged=C("id", filter=judged),
-        )
-        .order_by()
-    )
-    clusters: dict[tuple[int, str], list[tuple[int, int]]] = {}
-    judged_n: dict[tuple[int, str], int] = {}
-    for target, polarity, _version, _base, n, passed, n_judged in rows:
-        clusters.setdefault((target, polarity), []).append((passed, n))
-        judged_n[(target, polarity)] = judged_n.get((target, polarity), 0) + n_judged
+    for target, version, base, n, passed in zip(
+        cells.target.tolist(),
+        cells.version.tolist(),
+        cells.base.tolist(),
+        cells.n.tolist(),
+        cells.passed.tolist(),
+        strict=True,
+    ):
+        acc = cluster(target, version, base)
+        if acc is not None:
+            acc[0] += int(passed)
+            acc[1] += int(n)
+    for target, version, base, _age, _reason, count in cells.failed:
+        acc = cluster(target, version, base)
+        if acc is not None:
+            acc[1] += count
+            key = (target, cells.polarity[version])
+            failed_n[key] = failed_n.get(key, 0) + count
     out = []
-    for (target, polarity), pairs in sorted(
+    for (target, polarity), by_cluster in sorted(
         clusters.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], ""))
     ):
+        pairs = [tuple(v) for v in by_cluster.values()]
         n = sum(m for _, m in pairs)
         passed = sum(y for y, _ in pairs)
         low, high, g = _signature_interval(signature_counter(pairs), n_resamples, seed)
@@ -160,7 +170,7 @@ def failed_as_fail(
             {
                 "target": names.get(target, str(target)),
                 "polarity": polarity,
-                "n_failed": n - judged_n[(target, polarity)],
+                "n_failed": failed_n.get((target, polarity), 0),
                 "estimate": estimate.as_dict(),
             }
         )
@@ -267,7 +277,7 @@ def summary_rows(
 ) -> list[PassRateSummary]:
     """Unsaved summary rows of the run: DB counts, one bootstrap per distinct group composition."""
     counts = summary_counts(run)
-    failures = failure_counts(run)
+    failures = failure_counts(cells)
     deff = metric_design_effects(cells)
     memo: dict[tuple, tuple[float | None, float | None, int]] = {}
     rows: list[PassRateSummary] = []
@@ -279,9 +289,10 @@ def summary_rows(
             method = ""
             if level == SummaryLevel.METRIC:
                 # Three base scenarios: the bootstrap under-covers; Wilson on effective n holds.
+                # Its interval is filled in below, for all metric rows at once.
                 n_clusters = sum(c for _, _, c in signature)
-                lo, hi = statistics.effective_wilson(passed, n, deff[group_key[-1]])
-                low, high, method = float(lo), float(hi), statistics.WILSON_EFFECTIVE
+                low = high = None
+                method = statistics.WILSON_EFFECTIVE
             else:
                 if signature not in memo:
                     memo[signature] = _signature_interval(signature, n_resamples, seed)
@@ -310,6 +321,15 @@ def summary_rows(
                     failures=dict(sorted(failed.items())),
                 )
             )
+    metric_rows = [r for r in rows if r.level == SummaryLevel.METRIC]
+    if metric_rows:
+        low, high = statistics.effective_wilson(
+            np.array([r.n_passed for r in metric_rows], np.float64),
+            np.array([r.n_conversations for r in metric_rows], np.float64),
+            np.array([deff[r.age_context] for r in metric_rows]),
+        )
+        for row, lo, hi in zip(metric_rows, low.tolist(), high.tolist(), strict=True):
+            row.ci_low, row.ci_high = lo, hi
     return rows
 
 

@@ -92,9 +92,11 @@ def design_effect(rho: float, mean_cluster_size: float) -> float:
 
 
 def effective_wilson(
-    passed: ArrayLike, n: ArrayLike, deff: float, confidence: float = 0.95
+    passed: ArrayLike, n: ArrayLike, deff: ArrayLike, confidence: float = 0.95
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Wilson interval of ``passed / n`` treating the outcomes as ``n / deff`` independent ones."""
+    """Wilson interval of ``passed / n`` treating the outcomes as ``n / deff`` independent ones
+    (``deff`` a number or one per rate)."""
+    deff = np.asarray(deff, dtype=np.float64)
     y = np.asarray(passed, dtype=np.float64)
     m = np.asarray(n, dtype=np.float64)
     return wilson_interval(y / deff, m / deff, confidence)
