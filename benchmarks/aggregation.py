@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SERVER = os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432")
-DB_NAME = "impactbench_results_bench"
+# Override to keep concurrent benchmark runs on one server apart.
+DB_NAME = os.environ.get("BENCH_DB_NAME", "impactbench_results_bench")
 
 
 def best_time(func, repeats=3):

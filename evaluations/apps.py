@@ -14,8 +14,8 @@ class EvaluationsConfig(AppConfig):
 
         post_migrate.connect(dimension_rows_ensure, sender=self)
 
-        from metrics_registry.hooks import register_release_download_provider
+        from core import events
 
         from .interop_views import release_run_downloads
 
-        register_release_download_provider(release_run_downloads)
+        events.subscribe(events.RELEASE_DOWNLOADS, release_run_downloads)

@@ -124,7 +124,7 @@ class RunExportView(View):
         return response
 
 
-def release_run_downloads(release) -> list[dict]:
+def release_run_downloads(*, release) -> list[dict]:
     """The release page's links to the Inspect AI scenarios and each finished run's exports."""
     downloads = [
         {

@@ -179,6 +179,11 @@ class EvaluationRun(TimeStampedModel):
     rubric_grading = models.CharField(
         max_length=16, choices=RubricGrading.choices, default=RubricGrading.PER_CRITERION
     )
+    synthetic = models.BooleanField(
+        default=False,
+        help_text="Generated for load tests and benchmarks (generate_synthetic_dataset): "
+        "not results of any real model.",
+    )
     status = models.CharField(
         max_length=10, choices=RunStatus.choices, default=RunStatus.DRAFT, db_index=True
     )

@@ -45,6 +45,11 @@ class ModelRole(models.TextChoices):
 
 class ModelConfiguration(TimeStampedModel):
     name = models.CharField(max_length=120, unique=True)
+    synthetic = models.BooleanField(
+        default=False,
+        help_text="Generated for load tests and benchmarks (generate_synthetic_dataset): "
+        "not results of any real model.",
+    )
     provider = models.CharField(
         max_length=32, choices=Provider.choices, default=Provider.OPENAI_COMPATIBLE
     )

@@ -279,6 +279,11 @@ class Release(models.Model):
     """A named, immutable-once-published set of metric versions."""
 
     version = models.CharField(max_length=32, unique=True, validators=[semver_validator])
+    synthetic = models.BooleanField(
+        default=False,
+        help_text="Generated for load tests and benchmarks (generate_synthetic_dataset): "
+        "not results of any real model.",
+    )
     # Numeric parts of `version`, so releases sort as 1.10.0 > 1.9.0 in SQL.
     major = models.PositiveIntegerField(editable=False, default=0)
     minor = models.PositiveIntegerField(editable=False, default=0)

@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
+from core import events
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
 
 from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
-from .hooks import release_downloads
 from .models import MetricVersion, ValidationStatus
 from .selectors import (
     area_list_with_subareas,
@@ -157,7 +157,7 @@ class ReleaseDetailView(ReleaseObjectMixin, TemplateView):
             items=release_items(release),
             changelog=release_changelog(release),
             can_edit=user_sees_draft_releases(self.request.user) and not release.is_published,
-            downloads=release_downloads(release),
+            downloads=events.collect_flat(events.RELEASE_DOWNLOADS, release=release),
         )
         return context
 

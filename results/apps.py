@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class ResultsConfig(AppConfig):
     name = "results"
     verbose_name = "Results"
+
+    def ready(self) -> None:
+        from core import events
+
+        from .services.freshness import on_ratings_changed, on_run_completed
+
+        events.subscribe(events.RUN_COMPLETED, on_run_completed)
+        events.subscribe(events.RATINGS_CHANGED, on_ratings_changed)

@@ -62,11 +62,14 @@ class Estimate:
     excluded: tuple[Exclusion, ...] = field(default_factory=tuple)
     unit: Unit = "proportion"
     reason: str = ""
+    # Bootstrap standard deviation of the value, where the method reports one (rubric scores).
+    sd: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", _finite(self.value))
         object.__setattr__(self, "low", _finite(self.low))
         object.__setattr__(self, "high", _finite(self.high))
+        object.__setattr__(self, "sd", _finite(self.sd))
         object.__setattr__(self, "excluded", tuple(self.excluded))
 
     # --- construction -------------------------------------------------------------------
@@ -133,6 +136,7 @@ class Estimate:
             "excluded": [e.as_dict() for e in self.excluded],
             "unit": self.unit,
             "reason": self.reason,
+            "sd": self.sd,
         }
 
     @classmethod
@@ -151,6 +155,7 @@ class Estimate:
             ),
             unit=data.get("unit", "proportion"),
             reason=data.get("reason", ""),
+            sd=data.get("sd"),
         )
 
 

@@ -7,7 +7,7 @@ Public pages read only these rows. They are derived data, rebuilt as a whole by
 from django.db import models
 from django.db.models import Q
 
-from results.estimates import Estimate
+from results.estimates import Estimate, Exclusion
 
 
 class SummaryLevel(models.TextChoices):
@@ -72,6 +72,17 @@ class PassRateSummary(models.Model):
     # Null when fewer than two base scenarios are behind the rate: no interval can be drawn.
     ci_low = models.FloatField(null=True, blank=True)
     ci_high = models.FloatField(null=True, blank=True)
+    # Conversations of the group without a verdict (target error, timeout, not judged ...):
+    # left out of the rate, and always reported beside it.
+    n_failed = models.PositiveIntegerField(
+        default=0, help_text="Conversations without a verdict, left out of the rate."
+    )
+    failures = models.JSONField(
+        default=dict, blank=True, help_text="Failed conversations by reason."
+    )
+    method = models.CharField(
+        max_length=120, blank=True, help_text="How the interval was drawn (empty: bootstrap)."
+    )
 
     class Meta:
         ordering = ["run", "level", "polarity", "target"]
@@ -102,15 +113,21 @@ class PassRateSummary(models.Model):
     @property
     def estimate(self) -> Estimate:
         """This pass rate as the estimate every page renders (``{% estimate row.estimate %}``)."""
+        excluded = tuple(
+            Exclusion(reason=reason, count=int(count))
+            for reason, count in sorted((self.failures or {}).items())
+            if count
+        )
         if not self.n_conversations:
-            return Estimate.insufficient(n=0, reason="no conversations")
+            return Estimate.insufficient(n=0, reason="no conversations", excluded=excluded)
         return Estimate(
             value=self.rate,
             low=self.ci_low,
             high=self.ci_high,
-            method="cluster bootstrap over base scenarios",
+            method=self.method or "cluster bootstrap over base scenarios",
             n=self.n_conversations,
             n_clusters=self.n_clusters,
+            excluded=excluded,
         )
 
 
@@ -132,3 +149,22 @@ class RunAnalysis(models.Model):
 
     def __str__(self) -> str:
         return f"Analysis of run {self.run_id}"
+
+
+class RefreshRequest(models.Model):
+    """A booked, debounced refresh of a run's figures (ratings changed since the last one).
+
+    At most one per run (the primary key is the run): the booking is the debounce marker that
+    every process sees. Deleted when the refresh starts.
+    """
+
+    run = models.OneToOneField(
+        "evaluations.EvaluationRun",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="refresh_request",
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Refresh of run {self.run_id} booked at {self.requested_at:%H:%M:%S}"

@@ -45,8 +45,14 @@ def run_uses_offline_model(run: EvaluationRun) -> bool:
 
 
 def run_is_synthetic(run: EvaluationRun) -> bool:
-    return run.name.startswith("Synthetic") or (
-        run.release is not None and run.release.title.startswith("Synthetic")
+    """True when the run, its release or any of its models is flagged synthetic."""
+    return (
+        run.synthetic
+        or (run.release is not None and run.release.synthetic)
+        or run.targets.filter(synthetic=True).exists()
+        or ModelConfiguration.objects.filter(
+            synthetic=True, pk__in=[run.judge_id, run.simulator_id]
+        ).exists()
     )
 
 

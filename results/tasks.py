@@ -12,3 +12,10 @@ def summaries_refresh(run_id: int) -> None:
     run = EvaluationRun.objects.filter(pk=run_id).first()
     if run is not None:
         refresh(run=run)
+
+
+@shared_task(name="results.tasks.summaries_refresh_booked", acks_late=True)
+def summaries_refresh_booked(run_id: int) -> None:
+    from .services.freshness import refresh_booked
+
+    refresh_booked(run_id)

@@ -57,6 +57,14 @@ class MethodologyView(TemplateView):
                 if data
             ],
             teen_adult=teen_adult,
+            failed_as_fail=analysis.robustness.get("failed_as_fail", []),
+            endorsement=analysis.reliability.get("endorsement", {}),
+            has_lobo=any(
+                s["scheme"].startswith("leave out ")
+                for data in analysis.robustness.get("polarities", {}).values()
+                if data
+                for s in data["schemes"]
+            ),
             overall=overall_pass_rates(run=run),
             targets=run_targets(run),
             offline=run_uses_offline_model(run),

@@ -6,9 +6,9 @@ class ReviewConfig(AppConfig):
     verbose_name = "Expert review"
 
     def ready(self) -> None:
-        from metrics_registry.hooks import register_contested_keep_provider
+        from core import events
 
         from . import kinds  # noqa: F401 - registers the item adapters
         from .services import contested_metric_ids_kept
 
-        register_contested_keep_provider(contested_metric_ids_kept)
+        events.subscribe(events.CONTESTED_KEPT, contested_metric_ids_kept)

@@ -98,29 +98,44 @@ def metrics_contested() -> QuerySet[Metric]:
     )
 
 
-def judge_verdict_ratings(*, run) -> list[tuple[int, int, bool | None]]:
-    """Expert verdicts on a run's conversations: (conversation id, rater id, present or None).
+VerdictRow = tuple[int, int, bool | None]
 
-    From judge-verdict and external-panel queues (both ask for the rater's own verdict); None
-    when the rater left the verdict open. Undone ratings count nowhere. Read by the results
-    app's expert-vs-judge agreement.
-    """
+
+def _verdict_ratings(*, run, kind: str) -> list[VerdictRow]:
     from evaluations.models import Conversation
-
-    from .models import ItemKind
 
     conversations = Conversation.objects.filter(run=run).values("pk")
     rows = (
         Rating.objects.current()
-        .filter(
-            item__kind__in=(ItemKind.JUDGE_VERDICT, ItemKind.EXTERNAL_PANEL),
-            item__object_id__in=conversations,
-        )
+        .filter(item__kind=kind, item__object_id__in=conversations)
         .values_list("item__object_id", "rater_id", "answers__verdict")
         .order_by("item__object_id", "rater_id")
     )
     verdicts = {"present": True, "absent": False}
     return [(conversation, rater, verdicts.get(verdict)) for conversation, rater, verdict in rows]
+
+
+def blind_verdict_ratings(*, run) -> list[VerdictRow]:
+    """Expert verdicts given *without* seeing the judge's (external-panel queues) on a run's
+    conversations: (conversation id, rater id, present or None when left open).
+
+    Only these measure independent agreement with the judge: the published validity figure.
+    Undone ratings count nowhere.
+    """
+    from .models import ItemKind
+
+    return _verdict_ratings(run=run, kind=ItemKind.EXTERNAL_PANEL)
+
+
+def judge_visible_verdict_ratings(*, run) -> list[VerdictRow]:
+    """Expert verdicts given while the judge's verdict was on screen (judge-verdict queues).
+
+    Same rows as :func:`blind_verdict_ratings`; they measure endorsement of the judge, not
+    independent agreement, and are reported apart under that name.
+    """
+    from .models import ItemKind
+
+    return _verdict_ratings(run=run, kind=ItemKind.JUDGE_VERDICT)
 
 
 def rubric_criterion_ids_dropped() -> set[int]:

@@ -1,83 +1,117 @@
-"""Two runs of the same release side by side, per metric, to catch regressions.
+"""Two runs of the same release side by side: the same model configuration, metric by metric.
 
-Each metric's pass rate gets a 95 % cluster-bootstrap interval (results.statistics), clustered
-by base scenario: the teen and adult variants (and replicates) of one base situation are not
-independent tests, so resampling them one by one would make intervals too narrow. A change is
-flagged as beyond the noise when the two intervals do not overlap — conservative (a difference
-can be significant with slightly overlapping intervals), which suits a regression alarm.
+Only a model configuration evaluated in both runs is compared, and only with itself: pooling
+different targets of two runs would report swapping models as a change in behaviour. Each pass
+rate is an `Estimate` with the per-metric interval the published pages use (Wilson on the
+effective sample size: a metric has three base scenarios, too few for a bootstrap to cover; the
+design effect comes from all metric x model groups of the run) and counts the failed
+conversations it leaves out. A change is flagged as beyond the noise when the two intervals do
+not overlap -- conservative, which suits a regression alarm.
 """
 
 from collections import defaultdict
 from dataclasses import dataclass
 
+import numpy as np
+from django.db.models import Count, Q
+
 from core.exceptions import ApplicationError
-from results.statistics import pass_rate_ci
+from results import statistics
+from results.estimates import Estimate, Exclusion
 
 from ..models import ConversationStatus, EvaluationRun
-
-COMPARISON_RESAMPLES = 2_000
-
-
-@dataclass(frozen=True)
-class PassRate:
-    rate: float
-    low: float | None
-    high: float | None
-    n: int
 
 
 @dataclass(frozen=True)
 class MetricComparison:
+    model: str
     metric_key: str
     name: str
     polarity: str
-    a: PassRate | None
-    b: PassRate | None
+    a: Estimate
+    b: Estimate
 
     @property
     def change(self) -> float | None:
-        return None if self.a is None or self.b is None else self.b.rate - self.a.rate
+        if not (self.a.defined and self.b.defined):
+            return None
+        return self.b.value - self.a.value  # type: ignore[operator]
+
+    @property
+    def change_estimate(self) -> Estimate:
+        """The change, for display; its interval is not drawn (the flag uses the two intervals)."""
+        if self.change is None:
+            return Estimate.insufficient(unit="difference")
+        return Estimate(self.change, unit="difference", n=self.a.n + self.b.n, method="B minus A")
 
     @property
     def beyond_noise(self) -> bool:
         a, b = self.a, self.b
-        if a is None or b is None or None in (a.low, a.high, b.low, b.high):
+        if not (a.has_interval and b.has_interval):
             return False
-        return a.high < b.low or b.high < a.low
+        return a.high < b.low or b.high < a.low  # type: ignore[operator]
 
 
-def _pass_rates(run: EvaluationRun, *, seed: int) -> dict[int, tuple[str, str, str, PassRate]]:
-    rows = run.conversations.filter(
-        status=ConversationStatus.COMPLETED, verdict_passed__isnull=False
-    ).values_list(
-        "scenario__metric_version__metric_id",
-        "scenario__metric_version__metric__key",
-        "scenario__metric_version__name",
-        "scenario__metric_version__polarity",
-        "scenario__metric_version_id",
-        "scenario__base_index",
-        "verdict_passed",
+def _pass_rates(run: EvaluationRun) -> dict[tuple[int, int], tuple[tuple, Estimate]]:
+    """(target, metric) -> ((model, key, name, polarity), pass rate estimate)."""
+    judged = Q(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False)
+    rows = list(
+        run.conversations.values_list(
+            "target_id",
+            "target__name",
+            "scenario__metric_version__metric_id",
+            "scenario__metric_version__metric__key",
+            "scenario__metric_version__name",
+            "scenario__metric_version__polarity",
+            "scenario__base_index",
+        )
+        .annotate(
+            n=Count("id", filter=judged),
+            passed=Count("id", filter=judged & Q(verdict_passed=True)),
+            total=Count("id"),
+        )
+        .order_by()
     )
-    grouped: dict[int, dict] = defaultdict(lambda: {"passed": [], "clusters": []})
-    for metric_id, key, name, polarity, version_id, base_index, passed in rows.iterator():
-        group = grouped[metric_id]
-        group["meta"] = (key, name, polarity)
-        group["passed"].append(bool(passed))
-        group["clusters"].append(f"{version_id}:{base_index}")
-    rates = {}
-    for metric_id, group in grouped.items():
-        passed, clusters = group["passed"], group["clusters"]
-        low = high = None
-        if len(set(clusters)) >= 2:
-            ci = pass_rate_ci(passed, clusters, n_resamples=COMPARISON_RESAMPLES, seed=seed)
-            low, high = ci["ci_low"], ci["ci_high"]
-        rate = PassRate(rate=sum(passed) / len(passed), low=low, high=high, n=len(passed))
-        rates[metric_id] = (*group["meta"], rate)
-    return rates
+    if not rows:
+        return {}
+    groups = np.array([r[0] * 1_000_003 + r[2] for r in rows], dtype=np.int64)
+    n = np.array([r[-3] for r in rows], dtype=np.float64)
+    passed = np.array([r[-2] for r in rows], dtype=np.float64)
+    has = n > 0
+    rho = statistics.intra_cluster_correlation(groups[has], passed[has], n[has])
+    deff = statistics.design_effect(rho, float(n[has].mean()) if has.any() else 1.0)
+    grouped: dict[tuple[int, int], dict] = defaultdict(
+        lambda: {"n": 0, "passed": 0, "failed": 0, "clusters": 0}
+    )
+    for target, model, metric, key, name, polarity, _base, m, y, total in rows:
+        group = grouped[(target, metric)]
+        group["meta"] = (model, key, name, polarity)
+        group["n"] += m
+        group["passed"] += y
+        group["failed"] += total - m
+        group["clusters"] += 1 if m else 0
+    out = {}
+    for pair, g in grouped.items():
+        excluded = (Exclusion("failed", g["failed"]),) if g["failed"] else ()
+        if g["n"] == 0:
+            estimate = Estimate.insufficient(n=0, excluded=excluded)
+        else:
+            low, high = statistics.effective_wilson(g["passed"], g["n"], deff)
+            estimate = Estimate(
+                g["passed"] / g["n"],
+                float(low),
+                float(high),
+                method=statistics.WILSON_EFFECTIVE,
+                n=g["n"],
+                n_clusters=g["clusters"],
+                excluded=excluded,
+            )
+        out[pair] = (g["meta"], estimate)
+    return out
 
 
 def runs_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> list[MetricComparison]:
-    """Per metric of either run: both pass rates with intervals, sorted by size of change."""
+    """Per model configuration in both runs and metric: both pass rates, by size of change."""
     if run_a.pk == run_b.pk:
         raise ApplicationError("Choose two different runs to compare.")
     if run_a.release_id is None or run_a.release_id != run_b.release_id:
@@ -85,21 +119,26 @@ def runs_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> list[MetricCo
             "Only runs of the same release can be compared: their metrics and scenarios must "
             "be the same for a change in pass rate to mean a change in behaviour."
         )
-    a = _pass_rates(run_a, seed=0)
-    b = _pass_rates(run_b, seed=0)
+    a, b = _pass_rates(run_a), _pass_rates(run_b)
+    shared_targets = {t for t, _ in a} & {t for t, _ in b}
+    if not shared_targets:
+        raise ApplicationError(
+            "These runs have no model configuration in common. A comparison sets one model "
+            "against itself across two runs; different models are compared on the results "
+            "pages, not here."
+        )
+    missing = Estimate.insufficient(reason="not in this run")
     comparisons = []
-    for metric_id in a.keys() | b.keys():
-        key, name, polarity, _ = a.get(metric_id) or b[metric_id]
+    for pair in sorted(a.keys() | b.keys()):
+        if pair[0] not in shared_targets:
+            continue
+        meta = (a.get(pair) or b[pair])[0]
         comparisons.append(
             MetricComparison(
-                metric_key=key,
-                name=name,
-                polarity=polarity,
-                a=a[metric_id][3] if metric_id in a else None,
-                b=b[metric_id][3] if metric_id in b else None,
+                *meta,
+                a=a[pair][1] if pair in a else missing,
+                b=b[pair][1] if pair in b else missing,
             )
         )
-    comparisons.sort(
-        key=lambda c: (c.change is None, -abs(c.change or 0.0), c.metric_key),
-    )
+    comparisons.sort(key=lambda c: (c.change is None, -abs(c.change or 0.0), c.model, c.metric_key))
     return comparisons

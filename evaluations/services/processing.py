@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core import events
 from core.exceptions import ApplicationError
 
 from ..models import (
@@ -226,8 +227,6 @@ def run_check_finished(*, run_id: int) -> bool:
         finished_at=timezone.now(),
     )
     if closed and any_completed:
-        # Public pages read precomputed summaries; rebuild them once the run's data is final.
-        from results.tasks import summaries_refresh
-
-        transaction.on_commit(lambda: summaries_refresh.delay(run_id))
+        # Whoever derives figures from a run (the results app) rebuilds them on this event.
+        events.publish(events.RUN_COMPLETED, run_id=run_id)
     return True

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from ..hooks import release_downloads
+from core import events
+
 from ..models import Benchmark, LabelCategory, Metric, MetricVersion, Release, Subarea
 
 
@@ -102,7 +103,7 @@ class ReleaseDetailOutput(ReleaseOutput):
         request = self.context.get("request")
         return [
             {**d, "url": request.build_absolute_uri(d["url"]) if request else d["url"]}
-            for d in release_downloads(release)
+            for d in events.collect_flat(events.RELEASE_DOWNLOADS, release=release)
         ]
 
     def get_items(self, release) -> list[dict]:

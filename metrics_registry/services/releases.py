@@ -10,9 +10,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from core import events
 from core.exceptions import ApplicationError
 
-from ..hooks import contested_metric_ids_kept
 from ..models import (
     Metric,
     MetricVersion,
@@ -129,7 +129,7 @@ def release_assemble_from_current(
     """Add the current version of every metric whose status is in `include_statuses`.
 
     Contested metrics are held back whatever `include_statuses` says, except those a maintainer
-    kept with a written reason (see `hooks.contested_keep_providers`); kept ones are added.
+    kept with a written reason (answers to `core.events.CONTESTED_KEPT`); kept ones are added.
     """
     unknown = set(include_statuses) - set(ValidationStatus.values)
     if unknown:
@@ -137,7 +137,7 @@ def release_assemble_from_current(
     statuses = tuple(s for s in include_statuses if s != ValidationStatus.CONTESTED)
     # An empty status filter would mean "all metrics" to the selector.
     versions = list(metric_version_list_current(statuses=statuses)) if statuses else []
-    kept = contested_metric_ids_kept()
+    kept = _contested_metric_ids_kept()
     if kept:
         versions += metric_version_list_current(statuses=(ValidationStatus.CONTESTED,)).filter(
             metric_id__in=kept
@@ -287,3 +287,11 @@ def release_changelog(release: Release) -> Changelog:
                 )
             )
     return log
+
+
+def _contested_metric_ids_kept() -> set[int]:
+    """Contested metrics some app decided to keep in new releases (the review app answers)."""
+    kept: set[int] = set()
+    for ids in events.collect(events.CONTESTED_KEPT):
+        kept.update(ids)
+    return kept

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import Count, Q
+from django.db.models import Case, CharField, Count, F, Q, Value, When
 from numpy.typing import NDArray
 
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun
@@ -22,6 +22,31 @@ AGES = ("teen", "adult")
 def judged_conversations(run: EvaluationRun):
     return Conversation.objects.filter(
         run=run, status=ConversationStatus.COMPLETED, verdict_passed__isnull=False
+    )
+
+
+def failed_conversations(run: EvaluationRun):
+    """Conversations of the run without a verdict, annotated with why (``failure``).
+
+    Anything that is not completed with a verdict counts: a target error or timeout, a
+    conversation the judge could not judge, or any other state (its status is the reason), so a
+    model is never scored only on the conversations it survived without that being said.
+    """
+    failed = ConversationStatus.FAILED
+    timeout = Q(error__icontains="timeout") | Q(error__icontains="timed out")
+    return (
+        Conversation.objects.filter(run=run)
+        .exclude(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False)
+        .annotate(
+            failure=Case(
+                When(status=ConversationStatus.COMPLETED, then=Value("not judged")),
+                When(Q(status=failed) & timeout, then=Value("timeout")),
+                When(status=failed, then=Value("error")),
+                When(status="not_judged", then=Value("not judged")),
+                default=F("status"),
+                output_field=CharField(),
+            )
+        )
     )
 
 
@@ -39,6 +64,8 @@ class RunCells:
     source_weight: dict[int, float] = field(default_factory=dict)  # the source's own, if given
     subareas: dict[int, list[int]] = field(default_factory=dict)
     areas: dict[int, list[int]] = field(default_factory=dict)
+    # Conversations without a verdict: (target, version, base, age, reason, count) rows.
+    failed: list[tuple[int, int, int, str, str, int]] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -46,7 +73,8 @@ class RunCells:
 
 
 def run_cells(run: EvaluationRun) -> RunCells:
-    """Three queries: the cell GROUP BY, the metric versions, their subareas."""
+    """Four queries: the cell GROUP BY, the failed conversations' GROUP BY, the metric versions,
+    their subareas."""
     rows = list(
         judged_conversations(run)
         .values_list("target_id", "scenario__metric_version_id", "scenario__base_index")
@@ -69,7 +97,19 @@ def run_cells(run: EvaluationRun) -> RunCells:
     keep = n > 0
     cells = RunCells(target[keep], version[keep], base[keep], age[keep], n[keep], passed[keep])
 
-    version_ids = sorted(set(cells.version.tolist()))
+    cells.failed = list(
+        failed_conversations(run)
+        .values_list(
+            "target_id",
+            "scenario__metric_version_id",
+            "scenario__base_index",
+            "scenario__age_context",
+            "failure",
+        )
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    version_ids = sorted(set(cells.version.tolist()) | {row[1] for row in cells.failed})
     for pk, polarity, slug, weight in MetricVersion.objects.filter(pk__in=version_ids).values_list(
         "pk", "polarity", "metric__benchmark__slug", "metric__source_weight"
     ):

@@ -21,7 +21,7 @@ from .reliability import (
     judge_repeatability,
 )
 from .robustness import robustness
-from .summaries import DEFAULT_RESAMPLES, summary_rows
+from .summaries import DEFAULT_RESAMPLES, failed_as_fail, summary_rows
 
 
 def summaries_refresh(
@@ -46,15 +46,19 @@ def summaries_refresh(
             "pk", "metric__key"
         )
     )
+    verdict_rows = expert_verdict_rows(run)
     reliability = {
         "judge": judge_repeatability(run, n_resamples=n_resamples, seed=seed),
-        "experts": expert_agreement(
-            run, expert_verdict_rows(run), n_resamples=n_resamples, seed=seed
+        # The validity figure: blind ratings only. Judge-visible ratings measure endorsement.
+        "experts": expert_agreement(run, verdict_rows["blind"], n_resamples=n_resamples, seed=seed),
+        "endorsement": expert_agreement(
+            run, verdict_rows["judge_visible"], n_resamples=n_resamples, seed=seed
         ),
         "anchors": anchor_consistency(run, n_resamples=n_resamples, seed=seed),
         "evidence": evidence_verification(run, n_resamples=n_resamples, seed=seed),
     }
     robust = robustness(cells, names, keys, n_resamples=n_resamples, seed=seed)
+    robust["failed_as_fail"] = failed_as_fail(cells, names, n_resamples=n_resamples, seed=seed)
     with transaction.atomic():
         PassRateSummary.objects.filter(run=run).delete()
         PassRateSummary.objects.bulk_create(rows, batch_size=2_000)

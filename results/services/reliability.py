@@ -15,7 +15,13 @@ from django.db.models import Count, Q
 
 from evaluations.models import Conversation, EvaluationRun, Judgment
 from results import statistics
-from results.resampling import cluster_sum_distribution, fleiss_from_sums, percentile_interval
+from results.estimates import MIN_ITEMS, Estimate, Exclusion
+from results.statistics import (
+    cluster_sum_distribution,
+    fleiss_from_sums,
+    fleiss_item_sums,
+    percentile_interval,
+)
 
 
 def _num(value: float | None) -> float | None:
@@ -25,58 +31,58 @@ def _num(value: float | None) -> float | None:
     return float(value)
 
 
+CLUSTERED = "cluster bootstrap over base scenarios"
+VerdictRow = tuple[int, int, bool | None]
+
+
 def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
     _, codes = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
     return codes.ravel()
 
 
-def _pair_agreement(present: np.ndarray, raters: int) -> np.ndarray:
-    absent = raters - present
-    return (present * (present - 1) + absent * (absent - 1)) / (raters * (raters - 1))
-
-
 def _repeatability_figures(
     present: np.ndarray, raters: int, clusters: np.ndarray, n_resamples: int, seed: int
 ) -> dict[str, Any]:
-    """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, with CIs."""
+    """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, as estimates.
+
+    Both are functions of per-item sums, so one cluster resampling serves the two.
+    """
     counts = np.column_stack([present, raters - present])
-    unanimity = statistics.unanimity(counts)
-    kappa = statistics.fleiss_kappa(counts)
     codes = np.unique(clusters, return_inverse=True)[1].ravel()
     g = int(codes.max()) + 1
-    out: dict[str, Any] = {
-        "n_conversations": int(present.size),
+    n = int(present.size)
+    per_item = np.column_stack(
+        [(present == 0) | (present == raters), fleiss_item_sums(counts)]
+    ).astype(np.float64)
+    point = per_item.sum(axis=0)[None, :]
+    unanimity = float(point[0, 0] / point[0, 2])
+    kappa = _num(float(fleiss_from_sums(point[:, 1:])[0]))
+    low = high = np.array([np.nan, np.nan])
+    if g >= 2:
+        sums = np.zeros((g, per_item.shape[1]))
+        np.add.at(sums, codes, per_item)
+
+        def stat(resampled: np.ndarray) -> np.ndarray:
+            with np.errstate(all="ignore"):
+                return np.column_stack(
+                    [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
+                )
+
+        dist = cluster_sum_distribution(sums, stat, n_resamples=n_resamples, seed=seed)
+        low, high = percentile_interval(dist)
+    common = {"method": CLUSTERED, "n": n, "n_clusters": g}
+    kappa_estimate = (
+        Estimate(kappa, _num(low[1]), _num(high[1]), unit="coefficient", **common)
+        if kappa is not None and n >= MIN_ITEMS
+        else Estimate.insufficient(unit="coefficient", reason="undefined (no variation)", **common)
+    )
+    return {
+        "n_conversations": n,
         "n_clusters": g,
         "judgments_per_conversation": raters,
-        "unanimity": _num(unanimity),
-        "fleiss_kappa": _num(kappa),
-        "unanimity_ci": [None, None],
-        "kappa_ci": [None, None],
+        "unanimity": Estimate(unanimity, _num(low[0]), _num(high[0]), **common).as_dict(),
+        "fleiss_kappa": kappa_estimate.as_dict(),
     }
-    if g < 2:
-        return out
-    per_item = np.column_stack(
-        [
-            _pair_agreement(present, raters),
-            present,
-            np.ones(present.size),
-            (present == 0) | (present == raters),
-        ]
-    ).astype(np.float64)
-    sums = np.zeros((g, 4))
-    np.add.at(sums, codes, per_item)
-
-    def stat(resampled: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return np.column_stack(
-                [resampled[:, 3] / resampled[:, 2], fleiss_from_sums(resampled, raters)]
-            )
-
-    dist = cluster_sum_distribution(sums, stat, n_resamples=n_resamples, seed=seed)
-    low, high = percentile_interval(dist)
-    out["unanimity_ci"] = [_num(low[0]), _num(high[0])]
-    out["kappa_ci"] = [_num(low[1]), _num(high[1])]
-    return out
 
 
 def judge_repeatability(
@@ -128,7 +134,7 @@ def judge_repeatability(
         )
         per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
     # Least repeatable first: that is where a rubric needs attention.
-    per_metric.sort(key=lambda m: m["unanimity"] if m["unanimity"] is not None else 2.0)
+    per_metric.sort(key=lambda m: m["unanimity"]["value"])
     return {
         "available": True,
         **overall,
@@ -138,34 +144,37 @@ def judge_repeatability(
     }
 
 
-def expert_verdict_rows(run: EvaluationRun) -> list[tuple[int, int, bool | None]] | None:
-    """(conversation_id, rater_id, present or None when unsure) of expert judge-verdict ratings.
+def expert_verdict_rows(run: EvaluationRun) -> dict[str, list[VerdictRow]]:
+    """Expert verdicts on the run's conversations, kept apart by whether the judge was visible.
 
-    The interface to the review app: `review.selectors.judge_verdict_ratings(run=...)` yields
-    these rows. None when the review app does not provide it (yet) -- then the page says that
-    there are no expert ratings, instead of showing a made-up figure.
+    ``blind``: external-panel ratings (the expert never saw the judge's verdict), the only ones
+    behind the published validity figure. ``judge_visible``: judge-verdict-queue ratings, which
+    measure endorsement of the judge and are reported separately.
     """
-    try:
-        from review.selectors import judge_verdict_ratings  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return [
-        (int(c), int(r), v if v is None else bool(v)) for c, r, v in judge_verdict_ratings(run=run)
-    ]
+    from review.selectors import blind_verdict_ratings, judge_visible_verdict_ratings
+
+    def clean(rows: list[VerdictRow]) -> list[VerdictRow]:
+        return [(int(c), int(r), v if v is None else bool(v)) for c, r, v in rows]
+
+    return {
+        "blind": clean(blind_verdict_ratings(run=run)),
+        "judge_visible": clean(judge_visible_verdict_ratings(run=run)),
+    }
 
 
 def expert_agreement(
     run: EvaluationRun,
-    rows: list[tuple[int, int, bool | None]] | None,
+    rows: list[VerdictRow] | None,
     *,
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Expert ratings of judge verdicts against the judge's (majority) verdict.
+    """Expert verdicts against the judge's (majority) verdict, every figure an estimate.
 
-    Per assessment: share of expert ratings that agree / disagree with the judge (the rest are
-    "unsure"). Per conversation: the experts' majority (ties and all-unsure dropped) against the
-    judge, as percent agreement and Cohen's kappa.
+    Per assessment: shares of expert ratings that agree / disagree with the judge / are unsure,
+    resampling conversations (ratings of one conversation are not independent). Per
+    conversation: the experts' majority (ties and all-unsure dropped, and counted as excluded)
+    against the judge, as percent agreement and Cohen's kappa.
     """
     if not rows:
         return {"available": False, "reason": "No expert ratings of judge verdicts yet."}
@@ -177,40 +186,48 @@ def expert_agreement(
     rows = [r for r in rows if r[0] in verdicts]
     if not rows:
         return {"available": False, "reason": "No expert ratings of judged conversations yet."}
-    sure = [(c, rater, v) for c, rater, v in rows if v is not None]
-    agreed = sum(1 for c, _, v in sure if v == verdicts[c])
+    options = {"n_resamples": n_resamples, "seed": seed}
+    outcome = [
+        "unsure" if v is None else ("agreed" if v == verdicts[c] else "disagreed")
+        for c, _, v in rows
+    ]
+    shares = statistics.share_estimates(
+        outcome,
+        ("agreed", "disagreed", "unsure"),
+        np.array([c for c, _, _ in rows]),
+        over="conversations",
+        **options,
+    )
     by_conversation: dict[int, list[bool]] = {}
-    for c, _, v in sure:
-        by_conversation.setdefault(c, []).append(v)
+    for c, _, v in rows:
+        if v is not None:
+            by_conversation.setdefault(c, []).append(v)
     majority: dict[int, bool] = {}
     for c, votes in by_conversation.items():
         yes = sum(votes)
         if yes * 2 != len(votes):
             majority[c] = yes * 2 > len(votes)
+    rated = {c for c, _, _ in rows}
+    excluded = [
+        Exclusion("experts tied", len(by_conversation) - len(majority)),
+        Exclusion("all experts unsure", len(rated) - len(by_conversation)),
+    ]
     ids = sorted(majority)
     expert = np.array([majority[c] for c in ids], dtype=np.int64)
     judge = np.array([verdicts[c] for c in ids], dtype=np.int64)
-    out: dict[str, Any] = {
+    agreement = statistics.proportion_estimate(
+        (expert == judge).astype(np.float64), over="conversations", excluded=excluded, **options
+    )
+    kappa = statistics.cohen_estimate(expert, judge, excluded=excluded, **options)
+    return {
         "available": True,
         "n_ratings": len(rows),
         "n_raters": len({r for _, r, _ in rows}),
-        "share_agreed": agreed / len(rows),
-        "share_disagreed": (len(sure) - agreed) / len(rows),
-        "share_unsure": (len(rows) - len(sure)) / len(rows),
         "n_conversations": len(ids),
-        "percent_agreement": None,
-        "agreement_ci": [None, None],
-        "cohen_kappa": None,
+        "shares": {name: e.as_dict() for name, e in shares.items()},
+        "percent_agreement": agreement.as_dict(),
+        "cohen_kappa": kappa.as_dict(),
     }
-    if ids:
-        agree = (expert == judge).astype(np.float64)
-        out["percent_agreement"] = float(agree.mean())
-        if agree.size >= 2:
-            out["agreement_ci"] = list(
-                statistics.bootstrap_ci(agree, n_resamples=n_resamples, seed=seed)
-            )
-        out["cohen_kappa"] = _num(statistics.cohen_kappa(expert, judge)) if ids else None
-    return out
 
 
 def anchor_consistency(run: EvaluationRun, **options: Any) -> dict[str, Any]:

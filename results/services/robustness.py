@@ -28,16 +28,14 @@ from typing import Any
 import numpy as np
 
 from results import statistics
-from results.resampling import (
-    CHUNK_ELEMENTS,
-    cluster_hits,
-    grouped_difference_intervals,
-    percentile_interval,
-)
+from results.estimates import Estimate
+from results.statistics import percentile_interval
 
 from .cells import RunCells
 
 EXPERT_SOURCE = "expert submissions"
+# False discovery rate at which "metrics with a teen-adult difference" are counted.
+FDR = 0.05
 
 
 def _num(value: float) -> float | None:
@@ -111,7 +109,8 @@ def _scheme_weights(
     own = _source_own_weights(sources, versions, n_metric, per_source, cells)
     if own is not None:
         weights["source benchmarks' own weights"] = own
-    for source in sorted(set(sources) - {EXPERT_SOURCE}):
+    # Leaving out the only source leaves nothing to compare: offered from two sources on.
+    for source in sorted(set(sources) - {EXPERT_SOURCE}) if len(set(sources)) >= 2 else ():
         keep = np.array([s != source for s in sources], dtype=np.float64)[:, None]
         weights[f"leave out {source}"] = np.ones_like(n_metric) * keep
     return weights
@@ -198,15 +197,16 @@ def _polarity_robustness(
         point = num.sum(axis=0) / den.sum(axis=0)
     g = len(clusters)
     if g >= 2:
-        rng = np.random.default_rng(seed)
-        step = max(1, CHUNK_ELEMENTS // g)
-        parts = []
-        for start in range(0, n_resamples, step):
-            rows = min(step, n_resamples - start)
-            hits = cluster_hits(rng, g, rows)
+        width = num.shape[1]
+
+        def ratio(s: np.ndarray) -> np.ndarray:
             with np.errstate(all="ignore"):
-                parts.append((hits @ num) / (hits @ den))
-        low, high = percentile_interval(np.concatenate(parts, axis=0))
+                return s[:, :width] / s[:, width:]
+
+        dist = statistics.cluster_sum_distribution(
+            np.concatenate([num, den], axis=1), ratio, n_resamples=n_resamples, seed=seed
+        )
+        low, high = percentile_interval(dist)
     else:
         low = high = np.full(point.shape, np.nan)
 
@@ -232,10 +232,11 @@ def _polarity_robustness(
         entry: dict[str, Any] = {
             "scheme": scheme,
             "scores": [
-                {"model": m, "score": scores[m], "ci": list(intervals[m])}
-                for m in sorted(scores, key=lambda m: -scores[m])
+                {"model": m, "score": scores[m], "ci": list(intervals[m])} for m in sorted(scores)
             ],
             "groups": groups,
+            # Shown neutrally: members and groups in alphabetical order, not as a ranking.
+            "groups_alphabetical": sorted(sorted(g) for g in groups),
         }
         gaps = age_gaps(scheme)
         entry["age_gaps"] = gaps
@@ -268,13 +269,13 @@ def _polarity_robustness(
     }
 
 
-def teen_adult_differences(
-    cells: RunCells, keys: dict[int, str], *, n_resamples: int = 10_000, seed: int = 0
-) -> list[dict[str, Any]]:
+def teen_adult_differences(cells: RunCells, keys: dict[int, str]) -> list[dict[str, Any]]:
     """Teen minus adult pass rate per metric (all models pooled), largest differences first.
 
-    Clustered by base scenario: a resample redraws a metric's base scenarios, each bringing its
-    teen and adult variants along, so the two rates stay paired.
+    Paired by base scenario: each base's teen variant minus its adult variant, then the mean
+    of those differences with a t interval on (bases - 1) degrees of freedom -- three clusters
+    per metric are too few for a bootstrap to cover (see `statistics.few_clusters`). Each
+    difference carries the p-value of its t test, for the false-discovery-rate count.
     """
     versions = np.unique(cells.version)
     if versions.size == 0:
@@ -287,14 +288,20 @@ def teen_adult_differences(
     np.add.at(sums, (v_code[teen], cells.base[teen], 1), cells.n[teen])
     np.add.at(sums, (v_code[~teen], cells.base[~teen], 2), cells.passed[~teen])
     np.add.at(sums, (v_code[~teen], cells.base[~teen], 3), cells.n[~teen])
-    low, high = grouped_difference_intervals(sums, n_resamples=n_resamples, seed=seed)
+    with np.errstate(all="ignore"):
+        per_base = sums[:, :, 0] / sums[:, :, 1] - sums[:, :, 2] / sums[:, :, 3]
     total = sums.sum(axis=1)
+    floor = statistics.difference_variance_floor(
+        sums[:, :, 0], sums[:, :, 1], sums[:, :, 2], sums[:, :, 3]
+    )
+    estimates, p_values = statistics.paired_difference_estimates(
+        per_base, total[:, 1] + total[:, 3], sampling_variance=floor
+    )
     out = []
     for i, v in enumerate(versions.tolist()):
         yt, nt, ya, na = total[i]
         if nt == 0 or na == 0:
             continue
-        diff = yt / nt - ya / na
         out.append(
             {
                 "metric_version": v,
@@ -302,13 +309,13 @@ def teen_adult_differences(
                 "polarity": cells.polarity.get(v, ""),
                 "teen_rate": yt / nt,
                 "adult_rate": ya / na,
-                "difference": diff,
-                "ci": [_num(low[i]), _num(high[i])],
+                "difference": estimates[i].as_dict(),
+                "p_value": _num(p_values[i]),
                 "n_teen": int(nt),
                 "n_adult": int(na),
             }
         )
-    out.sort(key=lambda d: -abs(d["difference"]))
+    out.sort(key=lambda d: -abs(d["difference"]["value"] or 0.0))
     return out
 
 
@@ -321,10 +328,18 @@ def robustness(
     seed: int = 0,
 ) -> dict[str, Any]:
     targets = sorted(set(cells.target.tolist()))
-    differences = teen_adult_differences(cells, keys, n_resamples=n_resamples, seed=seed)
-    excluding_zero = [
-        d for d in differences if d["ci"][0] is not None and (d["ci"][0] > 0 or d["ci"][1] < 0)
-    ]
+    differences = teen_adult_differences(cells, keys)
+    excluding_zero = [d for d in differences if Estimate.from_dict(d["difference"]).excludes_zero]
+    reject, adjusted = statistics.benjamini_hochberg(
+        [np.nan if d["p_value"] is None else d["p_value"] for d in differences], FDR
+    )
+    for d, rejected, q in zip(differences, reject.tolist(), adjusted.tolist(), strict=True):
+        d["fdr_discovery"] = bool(rejected)
+        d["q_value"] = _num(q)
+    values = [d["difference"]["value"] for d in differences if d["difference"]["value"] is not None]
+    mean_difference = statistics.mean_estimate(
+        values, unit="difference", over="metrics", n_resamples=n_resamples, seed=seed
+    )
     return {
         "polarities": {
             polarity: _polarity_robustness(cells, polarity, targets, names, n_resamples, seed)
@@ -333,9 +348,9 @@ def robustness(
         "teen_adult": {
             "n_metrics": len(differences),
             "n_interval_excludes_zero": len(excluding_zero),
-            "mean_difference": (
-                float(np.mean([d["difference"] for d in differences])) if differences else None
-            ),
+            "n_fdr_discoveries": int(reject.sum()),
+            "fdr": FDR,
+            "mean_difference": mean_difference.as_dict(),
             "largest": differences[:25],
         },
     }

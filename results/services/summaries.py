@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from evaluations.models import EvaluationRun
 from results import statistics
+from results.estimates import Estimate
 from results.models import AgeScope, PassRateSummary, SummaryLevel
 
 from .cells import AGES, RunCells, judged_conversations
@@ -63,6 +64,117 @@ def summary_counts(run: EvaluationRun) -> dict[GroupKey, tuple[int, int]]:
             prev_n, prev_passed = counts.get(all_key, (0, 0))
             counts[all_key] = (prev_n + n, prev_passed + passed)
     return counts
+
+
+def metric_design_effects(cells: RunCells) -> dict[str, float]:
+    """Design effect of a per-metric pass rate, per age scope, from the whole run's cells.
+
+    One intra-cluster correlation over every metric x model group (clusters: base scenarios;
+    for "all" a base's teen and adult variants together), times the mean cluster size.
+    """
+    out: dict[str, float] = {}
+    for scope in (AgeScope.TEEN, AgeScope.ADULT, AgeScope.ALL):
+        if scope == AgeScope.ALL:
+            sel = np.ones(cells.size, bool)
+        else:
+            sel = cells.age == AGES.index(scope.value)
+        if not sel.any():
+            out[scope.value] = 1.0
+            continue
+        cols = np.column_stack([cells.target[sel], cells.version[sel], cells.base[sel]])
+        keys, inverse = np.unique(cols, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        n = np.bincount(inverse, weights=cells.n[sel], minlength=len(keys))
+        y = np.bincount(inverse, weights=cells.passed[sel], minlength=len(keys))
+        group = keys[:, 0] * (int(keys[:, 1].max()) + 1) + keys[:, 1]
+        rho = statistics.intra_cluster_correlation(group, y, n)
+        out[scope.value] = statistics.design_effect(rho, float(n.mean()))
+    return out
+
+
+def failure_counts(cells: RunCells) -> dict[GroupKey, dict[str, int]]:
+    """Failed conversations of every group, by reason, from the cells' failed rows.
+
+    A failure counts in its metric, in each subarea of the metric, once in each of its areas,
+    and overall, in its age context and in "all" -- the same membership as the pass rates.
+    """
+    out: dict[GroupKey, dict[str, int]] = {}
+    for target, version, _base, age, reason, count in cells.failed:
+        polarity = cells.polarity.get(version)
+        if polarity is None:
+            continue
+        keys = [
+            (SummaryLevel.OVERALL, None),
+            (SummaryLevel.METRIC, version),
+            *((SummaryLevel.SUBAREA, s) for s in cells.subareas.get(version, [])),
+            *((SummaryLevel.AREA, a) for a in cells.areas.get(version, [])),
+        ]
+        for level, key in keys:
+            for scope in (age, AgeScope.ALL.value):
+                reasons = out.setdefault((level.value, target, polarity, key, scope), {})
+                reasons[reason] = reasons.get(reason, 0) + count
+    return out
+
+
+def failed_as_fail(
+    cells: RunCells, names: dict[int, str], *, n_resamples: int, seed: int
+) -> list[dict]:
+    """Sensitivity of each model's overall pass rate: failed conversations counted as fails.
+
+    Same cluster bootstrap over base scenarios as the published rate, on the cells (no query).
+    """
+    clusters: dict[tuple[int, str], dict[tuple[int, int], list[int]]] = {}
+    failed_n: dict[tuple[int, str], int] = {}
+
+    def cluster(target: int, version: int, base: int) -> list[int] | None:
+        polarity = cells.polarity.get(version)
+        if polarity is None:
+            return None
+        return clusters.setdefault((target, polarity), {}).setdefault((version, base), [0, 0])
+
+    for target, version, base, n, passed in zip(
+        cells.target.tolist(),
+        cells.version.tolist(),
+        cells.base.tolist(),
+        cells.n.tolist(),
+        cells.passed.tolist(),
+        strict=True,
+    ):
+        acc = cluster(target, version, base)
+        if acc is not None:
+            acc[0] += int(passed)
+            acc[1] += int(n)
+    for target, version, base, _age, _reason, count in cells.failed:
+        acc = cluster(target, version, base)
+        if acc is not None:
+            acc[1] += count
+            key = (target, cells.polarity[version])
+            failed_n[key] = failed_n.get(key, 0) + count
+    out = []
+    for (target, polarity), by_cluster in sorted(
+        clusters.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], ""))
+    ):
+        pairs = [tuple(v) for v in by_cluster.values()]
+        n = sum(m for _, m in pairs)
+        passed = sum(y for y, _ in pairs)
+        low, high, g = _signature_interval(signature_counter(pairs), n_resamples, seed)
+        estimate = Estimate(
+            passed / n,
+            low,
+            high,
+            method="cluster bootstrap over base scenarios; failed = fail",
+            n=n,
+            n_clusters=g,
+        )
+        out.append(
+            {
+                "target": names.get(target, str(target)),
+                "polarity": polarity,
+                "n_failed": failed_n.get((target, polarity), 0),
+                "estimate": estimate.as_dict(),
+            }
+        )
+    return out
 
 
 def _memberships(cells: RunCells, level: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -165,17 +277,28 @@ def summary_rows(
 ) -> list[PassRateSummary]:
     """Unsaved summary rows of the run: DB counts, one bootstrap per distinct group composition."""
     counts = summary_counts(run)
+    failures = failure_counts(cells)
+    deff = metric_design_effects(cells)
     memo: dict[tuple, tuple[float | None, float | None, int]] = {}
     rows: list[PassRateSummary] = []
     for level in LEVEL_FIELDS:
         for group_key, signature in _group_signatures(cells, level):
-            if signature not in memo:
-                memo[signature] = _signature_interval(signature, n_resamples, seed)
-            low, high, n_clusters = memo[signature]
             n, passed = counts.get(group_key, (0, 0))
             if n == 0:
                 continue
+            method = ""
+            if level == SummaryLevel.METRIC:
+                # Three base scenarios: the bootstrap under-covers; Wilson on effective n holds.
+                # Its interval is filled in below, for all metric rows at once.
+                n_clusters = sum(c for _, _, c in signature)
+                low = high = None
+                method = statistics.WILSON_EFFECTIVE
+            else:
+                if signature not in memo:
+                    memo[signature] = _signature_interval(signature, n_resamples, seed)
+                low, high, n_clusters = memo[signature]
             _, target, polarity, key, age = group_key
+            failed = failures.get(group_key, {})
             rows.append(
                 PassRateSummary(
                     release_id=run.release_id,
@@ -193,8 +316,20 @@ def summary_rows(
                     rate=passed / n,
                     ci_low=low,
                     ci_high=high,
+                    method=method,
+                    n_failed=sum(failed.values()),
+                    failures=dict(sorted(failed.items())),
                 )
             )
+    metric_rows = [r for r in rows if r.level == SummaryLevel.METRIC]
+    if metric_rows:
+        low, high = statistics.effective_wilson(
+            np.array([r.n_passed for r in metric_rows], np.float64),
+            np.array([r.n_conversations for r in metric_rows], np.float64),
+            np.array([deff[r.age_context] for r in metric_rows]),
+        )
+        for row, lo, hi in zip(metric_rows, low.tolist(), high.tolist(), strict=True):
+            row.ci_low, row.ci_high = lo, hi
     return rows
 
 

@@ -81,6 +81,8 @@ def estimate(e, compact: bool = False, label: str = "") -> dict:
         "high": format_figure(est.high, est.unit),
         "confidence": f"{est.confidence * 100:.0f} %",
     }
+
+
 @register.filter
 def pp(value, digits: int = 1) -> str:
     """A difference of two rates in percentage points: 0.052 -> "+5.2 pp"; None -> "—"."""
@@ -95,3 +97,11 @@ def pp_interval(low, high) -> str:
     if low is None or high is None:
         return "no interval"
     return f"[{float(low) * 100:+.1f}, {float(high) * 100:+.1f}] pp"
+
+
+@register.inclusion_tag("results/_synthetic_badge.html")
+def synthetic_badge(subject: object = True) -> dict:
+    """Like ``{% offline_badge %}``: shown when `subject` (a release, model configuration or
+    run with a ``synthetic`` flag, or a bool) is synthetic data."""
+    show = getattr(subject, "synthetic", subject)
+    return {"show": bool(show)}

@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
+from core import events
 from core.exceptions import ApplicationError
 from core.roles import Role, user_has_role
 
@@ -240,7 +241,16 @@ def rating_submit(
 
         item.refresh_from_db()
         review_item_completed(queue=assignment.queue, item=item)
+    _ratings_changed(item)
     return rating
+
+
+def _ratings_changed(item: QueueItem) -> None:
+    """Tell whoever derives figures from ratings (the results app) that this item's changed."""
+    object_ids = [item.object_id] + ([item.object_id_b] if item.object_id_b else [])
+    events.publish(
+        events.RATINGS_CHANGED, queue_id=item.queue_id, kind=item.kind, object_ids=object_ids
+    )
 
 
 @transaction.atomic
@@ -290,6 +300,7 @@ def rating_undo_last(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
     assignment.resolved_at = None
     assignment.save(update_fields=["status", "claimed_at", "expires_at", "resolved_at"])
     item = QueueItem.objects.get(pk=rating.item_id)
+    _ratings_changed(item)
     shown = adapter_for(item.kind).orient_answers(item, assignment, rating.answers)
     RatingDraft.objects.update_or_create(
         assignment=assignment,

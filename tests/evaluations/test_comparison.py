@@ -7,52 +7,88 @@ from core.exceptions import ApplicationError
 from evaluations.services import runs
 from evaluations.services.comparison import runs_compare
 from llm.models import ModelRole
+from results import statistics
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401
 from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def _completed(release, profile):
-    target = OfflineConfigurationFactory(extra_params={"offline_profile": profile})
-    run = offline_run(release, targets=[target], turns=2)
+def _completed(release, *targets, replicates=1):
+    run = offline_run(release, targets=list(targets), turns=2, replicates=replicates)
     runs.run_launch(run=run, dispatch=False)
     runs.run_process_inline(run_id=run.pk)
     run.refresh_from_db()
     return run
 
 
-def test_careful_versus_agreeable_flags_metrics_beyond_the_noise(offline_release):  # noqa: F811
-    careful = _completed(offline_release, "careful")
-    agreeable = _completed(offline_release, "agreeable")
-    rows = runs_compare(run_a=careful, run_b=agreeable)
+def _target(profile):
+    return OfflineConfigurationFactory(extra_params={"offline_profile": profile})
+
+
+def _behaves(target, profile):
+    """The same model configuration, whose endpoint now serves another model."""
+    target.extra_params = {"offline_profile": profile}
+    target.save(update_fields=["extra_params"])
+
+
+def test_a_model_that_changes_between_runs_is_flagged_beyond_the_noise(offline_release):  # noqa: F811
+    target = _target("careful")
+    before = _completed(offline_release, target, replicates=3)
+    _behaves(target, "agreeable")
+    after = _completed(offline_release, target, replicates=3)
+    rows = runs_compare(run_a=before, run_b=after)
     assert len(rows) == 2
     for row in rows:
-        assert row.a.n == row.b.n == 6
-        assert row.a.low <= row.a.rate <= row.a.high
+        assert row.model == target.name
+        assert row.a.n == row.b.n == 18
+        assert row.a.low <= row.a.value <= row.a.high
+        assert row.a.method == statistics.WILSON_EFFECTIVE
     assert any(row.beyond_noise for row in rows)
     assert rows == sorted(rows, key=lambda r: -abs(r.change))
-    # A run compared with a re-run of the same model changes nothing beyond the noise.
-    again = _completed(offline_release, "careful")
-    assert not any(row.beyond_noise for row in runs_compare(run_a=careful, run_b=again))
+    # A re-run of the same model changes nothing beyond the noise.
+    _behaves(target, "careful")
+    again = _completed(offline_release, target, replicates=3)
+    assert not any(row.beyond_noise for row in runs_compare(run_a=before, run_b=again))
+
+
+def test_swapping_models_is_not_reported_as_a_change(offline_release):  # noqa: F811
+    careful, agreeable = _target("careful"), _target("agreeable")
+    a = _completed(offline_release, careful, agreeable)
+    b = _completed(offline_release, agreeable, careful)
+    rows = runs_compare(run_a=a, run_b=b)
+    # Each model is set against itself: same behaviour, no change, whatever the order.
+    assert {row.model for row in rows} == {careful.name, agreeable.name}
+    assert all(row.change == 0 for row in rows)
+    assert not any(row.beyond_noise for row in rows)
+    only_careful = _completed(offline_release, careful)
+    other = _completed(offline_release, _target("agreeable"))
+    with pytest.raises(ApplicationError, match="no model configuration in common"):
+        runs_compare(run_a=only_careful, run_b=other)
 
 
 def test_runs_of_different_releases_are_refused(offline_release):  # noqa: F811
-    run = _completed(offline_release, "careful")
+    run = _completed(offline_release, _target("careful"))
     versions = [item.metric_version for item in offline_release.items.all()]
     other = offline_run(None, metric_versions=versions)
     with pytest.raises(ApplicationError, match="same release"):
         runs_compare(run_a=run, run_b=other)
 
 
-def test_comparison_page_shows_the_flag(client, maintainer, offline_release):  # noqa: F811
+def test_comparison_page_shows_the_flag_in_percent(client, maintainer, offline_release):  # noqa: F811
     client.force_login(maintainer)
-    a = _completed(offline_release, "careful")
-    b = _completed(offline_release, "agreeable")
+    target = _target("careful")
+    a = _completed(offline_release, target, replicates=3)
+    _behaves(target, "agreeable")
+    b = _completed(offline_release, target, replicates=3)
     page = client.get(reverse("evaluations:run-compare"), {"a": a.pk, "b": b.pk})
     assert page.status_code == 200
-    assert b"beyond noise" in page.content
-    assert b"offline demo model" in page.content
+    html = page.content.decode()
+    assert "beyond noise" in html
+    assert "offline demo model" in html
+    assert " %" in html
+    assert "n = 18" in html
+    assert " pp" in html  # the change, in percentage points
 
 
 def test_maintainers_create_a_run_from_the_web_and_see_its_plan(

@@ -3,12 +3,16 @@
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from statsmodels.stats.proportion import proportion_confint
 
 from evaluations.models import ConversationStatus, RunStatus
 from evaluations.services.runs import run_check_finished
 from metrics_registry.models import Area, Subarea
+from results import statistics
 from results.models import PassRateSummary, RunAnalysis
 from results.services import summaries_refresh
+from results.services.cells import run_cells
+from results.services.summaries import metric_design_effects
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import completed_run, metric_version, scenario
 
@@ -103,7 +107,11 @@ def test_intervals_cover_rates_and_need_two_base_scenarios(small_run):
     summaries_refresh(run=run, n_resamples=RESAMPLES)
     for row in PassRateSummary.objects.filter(run=run):
         assert row.rate == pytest.approx(row.n_passed / row.n_conversations)
-        if row.n_clusters < 2:
+        if row.level == "metric":
+            # Per metric: Wilson on the effective sample size, whatever the number of clusters.
+            assert row.method == statistics.WILSON_EFFECTIVE
+            assert row.ci_low <= row.rate + 1e-12 <= row.ci_high + 2e-12
+        elif row.n_clusters < 2:
             assert row.ci_low is None
             assert row.ci_high is None
         else:
@@ -115,10 +123,15 @@ def test_intervals_cover_rates_and_need_two_base_scenarios(small_run):
         target=small_run["x"],
         age_context="all",
     )
-    # Base 0: 2/2 passed, base 1: 1/2 -> resampled means range over {0.5, 0.75, 1}.
     assert metric_a_x.n_clusters == 2
-    assert metric_a_x.ci_low == pytest.approx(0.5)
-    assert metric_a_x.ci_high == pytest.approx(1.0)
+    deff = metric_design_effects(run_cells(run))["all"]
+    low, high = proportion_confint(
+        metric_a_x.n_passed / deff, metric_a_x.n_conversations / deff, method="wilson"
+    )
+    assert (metric_a_x.ci_low, metric_a_x.ci_high) == pytest.approx((low, high))
+    subarea = PassRateSummary.objects.filter(run=run, level="subarea", n_clusters__gte=2).first()
+    assert subarea.method == ""  # many clusters: the cluster bootstrap
+    assert subarea.estimate.method == "cluster bootstrap over base scenarios"
 
 
 def test_refresh_is_idempotent(small_run):
@@ -211,3 +224,67 @@ def test_failed_run_enqueues_no_refresh(small_run, monkeypatch, django_capture_o
     with django_capture_on_commit_callbacks(execute=True):
         run_check_finished(run_id=run.pk)
     assert calls == []
+
+
+def test_failed_conversations_are_counted_beside_every_pass_rate(small_run):
+    from evaluations.models import Conversation
+
+    run, x = small_run["run"], small_run["x"]
+    a_teen = Conversation.objects.filter(run=run, target=x, scenario__base_index=0).first()
+    scen = a_teen.scenario
+    Conversation.objects.create(
+        run=run,
+        scenario=scen,
+        target=x,
+        replicate=1,
+        status=ConversationStatus.FAILED,
+        error="Target endpoint: request timed out after 60 s",
+    )
+    Conversation.objects.create(
+        run=run,
+        scenario=scen,
+        target=x,
+        replicate=2,
+        status=ConversationStatus.FAILED,
+        error="Target endpoint answered 500",
+    )
+    # Completed but without a verdict: the judge could not judge it.
+    Conversation.objects.create(
+        run=run, scenario=scen, target=x, replicate=3, status=ConversationStatus.COMPLETED
+    )
+    analysis = summaries_refresh(run=run, n_resamples=RESAMPLES)
+    polarity = scen.metric_version.polarity
+    overall = PassRateSummary.objects.get(
+        run=run, level="overall", target=x, polarity=polarity, age_context="all"
+    )
+    assert overall.n_failed == 3
+    assert overall.failures == {"error": 1, "not judged": 1, "timeout": 1}
+    # Left out of the rate, and said so: the estimate carries them as exclusions.
+    assert overall.rate == pytest.approx(overall.n_passed / overall.n_conversations)
+    assert {(e.reason, e.count) for e in overall.estimate.excluded} == {
+        ("error", 1),
+        ("not judged", 1),
+        ("timeout", 1),
+    }
+    metric_row = PassRateSummary.objects.get(
+        run=run,
+        level="metric",
+        target=x,
+        metric_version=scen.metric_version,
+        age_context=scen.age_context,
+    )
+    assert metric_row.n_failed == 3
+    other = PassRateSummary.objects.get(
+        run=run, level="overall", target=small_run["y"], polarity=polarity, age_context="all"
+    )
+    assert other.n_failed == 0
+    assert other.estimate.excluded == ()
+    # The sensitivity row counts them as fails.
+    sensitivity = {(s["target"], s["polarity"]): s for s in analysis.robustness["failed_as_fail"]}[
+        ("X", polarity)
+    ]
+    assert sensitivity["n_failed"] == 3
+    assert sensitivity["estimate"]["value"] == pytest.approx(
+        overall.n_passed / (overall.n_conversations + 3)
+    )
+    assert sensitivity["estimate"]["n"] == overall.n_conversations + 3

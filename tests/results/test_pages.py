@@ -48,7 +48,14 @@ def test_methodology_shows_live_figures_and_offline_label(client):
     response = client.get(URL)
     html = response.content.decode()
     judge = run.analysis.reliability["judge"]
-    assert f"{judge['unanimity'] * 100:.1f} %" in html
+    assert f"{judge['unanimity']['value'] * 100:.1f} %" in html
+    # Every figure goes through the one estimate tag: value, interval and n.
+    assert html.count('class="estimate') >= 6
+    assert f"n = {judge['unanimity']['n']}" in html
+    assert 'data-testid="failed-as-fail"' in html
+    assert 'data-testid="interval-methods"' in html
+    assert "inflated by chance" in html
+    assert "Groups (best first)" not in html
     assert 'data-testid="offline-warning"' in html
     assert 'data-testid="offline-badge"' in html
     assert 'data-testid="no-expert-ratings"' in html

@@ -46,15 +46,20 @@ def test_judge_repeatability_matches_statsmodels(judged_run):
     result = judge_repeatability(run, n_resamples=500)
     assert result["available"]
     assert result["n_conversations"] == 24
-    assert result["fleiss_kappa"] == pytest.approx(sm_fleiss(counts), abs=1e-9)
+    assert result["fleiss_kappa"]["value"] == pytest.approx(sm_fleiss(counts), abs=1e-9)
     unanimous = np.mean([(c[0] in (0, 3)) for c in counts])
-    assert result["unanimity"] == pytest.approx(unanimous, abs=1e-12)
-    low, high = result["unanimity_ci"]
-    assert low <= result["unanimity"] <= high
+    assert result["unanimity"]["value"] == pytest.approx(unanimous, abs=1e-12)
+    low, high = result["unanimity"]["low"], result["unanimity"]["high"]
+    assert low <= result["unanimity"]["value"] <= high
+    assert result["fleiss_kappa"]["low"] <= result["fleiss_kappa"]["high"]
     assert result["n_clusters"] == 6
+    assert result["unanimity"]["n"] == 24
+    assert result["unanimity"]["n_clusters"] == 6
     per_metric = {m["metric_version"]: m for m in result["per_metric"]}
     first = counts[:12]  # the first metric's conversations come first in the fixture
-    assert per_metric[versions[0].pk]["fleiss_kappa"] == pytest.approx(sm_fleiss(first), abs=1e-9)
+    assert per_metric[versions[0].pk]["fleiss_kappa"]["value"] == pytest.approx(
+        sm_fleiss(first), abs=1e-9
+    )
     assert per_metric[versions[0].pk]["n_conversations"] == 12
 
 
@@ -83,12 +88,18 @@ def test_expert_agreement_against_sklearn(judged_run):
         for i, c in enumerate(conversations[:10])
     ]
     judge = [c.verdict_present for c in conversations[:10]]
-    assert result["percent_agreement"] == pytest.approx(0.7)
-    assert result["cohen_kappa"] == pytest.approx(
-        cohen_kappa_score(expert_majority, judge), abs=1e-9
-    )
-    assert result["share_unsure"] == pytest.approx(1 / 3)
-    assert result["share_agreed"] == pytest.approx(14 / 30)
+    assert result["percent_agreement"]["value"] == pytest.approx(0.7)
+    kappa = result["cohen_kappa"]
+    assert kappa["value"] == pytest.approx(cohen_kappa_score(expert_majority, judge), abs=1e-9)
+    # Cohen's kappa now carries an interval and its n (conversations with an expert majority).
+    assert kappa["low"] <= kappa["value"] <= kappa["high"]
+    assert kappa["n"] == 10
+    shares = result["shares"]
+    assert shares["unsure"]["value"] == pytest.approx(1 / 3)
+    assert shares["agreed"]["value"] == pytest.approx(14 / 30)
+    assert shares["disagreed"]["low"] <= shares["disagreed"]["value"] <= shares["disagreed"]["high"]
+    # Shares resample conversations: ten clusters of three ratings.
+    assert (shares["agreed"]["n"], shares["agreed"]["n_clusters"]) == (30, 10)
     assert result["n_raters"] == 3
 
 
@@ -97,7 +108,7 @@ def test_no_expert_ratings_is_said_not_faked(judged_run):
     assert expert_agreement(run, None)["available"] is False
     assert expert_agreement(run, [])["available"] is False
     rows = expert_verdict_rows(run)
-    assert rows is None or isinstance(rows, list)
+    assert rows == {"blind": [], "judge_visible": []}
 
 
 def test_anchor_consistency_counts_disagreeing_anchors_from_measured_coverage():

@@ -66,3 +66,30 @@ def test_synthetic_dataset_refuses_an_existing_version():
             no_refresh=True,
             release_version="0.0.8",
         )
+
+
+def test_synthetic_flag_is_set_and_shown_like_the_offline_label(client, maintainer):
+    from django.urls import reverse
+
+    from evaluations.models import EvaluationRun
+    from llm.models import ModelConfiguration
+    from results.selectors import run_is_synthetic
+    from results.services.synthetic import SyntheticSpec, synthetic_dataset_generate
+
+    synthetic_dataset_generate(
+        spec=SyntheticSpec(metrics=4, positive=2, models=2, seed=5, release_version="0.0.905")
+    )
+    run = EvaluationRun.objects.get(synthetic=True)
+    assert run.release.synthetic
+    assert set(run.targets.values_list("synthetic", flat=True)) == {True}
+    assert ModelConfiguration.objects.get(pk=run.judge_id).synthetic
+    # Read from the flags, not guessed from names.
+    EvaluationRun.objects.filter(pk=run.pk).update(name="Nightly")
+    run.refresh_from_db()
+    assert run_is_synthetic(run)
+    client.force_login(maintainer)
+    for url in (
+        reverse("evaluations:run-detail", args=[run.pk]),
+        reverse("metrics_registry:release_detail", args=[run.release.version]),
+    ):
+        assert 'data-testid="synthetic-badge"' in client.get(url).content.decode(), url

@@ -122,10 +122,11 @@ def test_agreement_with_the_majority_leaves_the_rater_out():
     )
     table = RatingsTable(METRIC_FIDELITY, [1, 2, 3], [10, 11, 12, 13], labels, required=4)
     result = rater_agreement_with_majority(table)
-    # Rater 10: item 1 others {f,f,p} -> f (hit); item 2 others {p,f} tie -> skipped.
-    assert (result[10].value, result[10].n) == (1.0, 1)
+    # Rater 10: item 1 others {f,f,p} -> f (hit); item 2 others {p,f} tie -> skipped. One item
+    # is too few to publish a share: "not enough data", with its n.
+    assert (result[10].value, result[10].n) == (None, 1)
     # Rater 13: item 1 others {f,f,f} -> f, own p (miss).
-    assert (result[13].value, result[13].n) == (0.0, 1)
+    assert (result[13].value, result[13].n) == (None, 1)
     # Rater 12: item 1 hit, item 2 others {p,p} -> p, own f (miss).
     assert (result[12].value, result[12].n) == (0.5, 2)
 

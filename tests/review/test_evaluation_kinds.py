@@ -6,7 +6,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from core.exceptions import ApplicationError
 from core.roles import Role
-from evaluations.models import Judgment, Turn
+from evaluations.models import Conversation, Judgment, Turn
 from review.agreement import queue_figures, simulator_ranking
 from review.kinds import adapter_for
 from review.models import CriterionConsensus, Rating
@@ -277,15 +277,67 @@ def test_expert_verdicts_reach_the_results_agreement_figures(researcher):
 
     rate_all(queue, raters, answer)
     rows = expert_verdict_rows(run)
-    assert sorted(rows) == sorted((c.pk, r.pk, True) for c in judged for r in raters)
-    figures = expert_agreement(run, rows, n_resamples=200, seed=0)
+    # Judge-verdict queues show the judge's verdict: their ratings are endorsement, not blind.
+    assert rows["blind"] == []
+    visible = rows["judge_visible"]
+    assert sorted(visible) == sorted((c.pk, r.pk, True) for c in judged for r in raters)
+    figures = expert_agreement(run, visible, n_resamples=200, seed=0)
     assert figures["available"]
     assert figures["n_conversations"] == 3
-    assert figures["percent_agreement"] == pytest.approx(2 / 3)
-    assert figures["share_agreed"] == pytest.approx(6 / 9)
-    assert figures["cohen_kappa"] == pytest.approx(
+    assert figures["percent_agreement"]["value"] == pytest.approx(2 / 3)
+    assert figures["shares"]["agreed"]["value"] == pytest.approx(6 / 9)
+    assert figures["cohen_kappa"]["value"] == pytest.approx(
         cohen_kappa_score([True, True, True], [True, True, False])
     )
+
+
+def test_the_published_validity_figure_uses_only_blind_ratings(researcher):
+    from results.services import summaries_refresh
+
+    run = EvaluationRunFactory(judgments_per_conversation=3)
+    judged = [completed_conversation(run=run, verdict=v) for v in (True, False, True, False)]
+    visible_raters, panelists = experts(3), [UserFactory() for _ in range(3)]
+    judge_queue = queue_create(
+        name="Judge check", kind="judge_verdict", created_by=researcher, size=4, seed=4
+    )
+    # Seeing the judge, experts endorse every verdict.
+    rate_all(
+        judge_queue,
+        visible_raters,
+        lambda a, r: {
+            "agreement": "agree",
+            "verdict": "present"
+            if Conversation.objects.get(pk=a.item.object_id).verdict_present
+            else "absent",
+        },
+    )
+    panel = queue_create(
+        name="Panel",
+        kind="external_panel",
+        created_by=None,
+        size=4,
+        seed=1,
+        eligible_raters=panelists,
+        external_panel=True,
+    )
+    # Blind, the panel sees the behaviour present everywhere: it matches the judge on half.
+    rate_all(panel, panelists, lambda a, r: {"examples_adequate": "yes", "verdict": "present"})
+    analysis = summaries_refresh(run=run, n_resamples=200)
+    blind = analysis.reliability["experts"]
+    endorsement = analysis.reliability["endorsement"]
+    assert blind["n_ratings"] == 12
+    assert blind["n_raters"] == 3
+    assert blind["percent_agreement"]["value"] == pytest.approx(2 / 4)
+    assert blind["shares"]["agreed"]["value"] == pytest.approx(6 / 12)
+    assert endorsement["n_ratings"] == 12
+    assert endorsement["percent_agreement"]["value"] == pytest.approx(1.0)
+    assert {c.pk for c in judged} == {c for c, _, _ in _rows(run)["blind"]}
+
+
+def _rows(run):
+    from results.services.reliability import expert_verdict_rows
+
+    return expert_verdict_rows(run)
 
 
 def test_simulator_pairs_are_shown_unlabelled_and_rank_the_candidates(client):

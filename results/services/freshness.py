@@ -1,0 +1,69 @@
+"""Keep the published figures fresh: refresh a run's analysis when the data it reads changes.
+
+A run completing refreshes at once. Ratings arriving (a rater submits or undoes a verdict on a
+run's conversations, a queue completes) refresh the runs they concern *debounced*: the first
+change books a refresh ``RESULTS_REFRESH_DEBOUNCE_SECONDS`` later (a `RefreshRequest` row, which
+every web and worker process sees); changes while it is booked add nothing, so a rater working
+through a queue triggers one refresh per window, not one per rating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from evaluations.models import Conversation, EvaluationRun, RunStatus
+from results.models import RefreshRequest
+
+# Rating kinds whose rated objects are conversations read by the run analysis.
+CONVERSATION_KINDS = {"judge_verdict", "external_panel", "conversation"}
+
+
+def debounce_seconds() -> int:
+    return int(getattr(settings, "RESULTS_REFRESH_DEBOUNCE_SECONDS", 60))
+
+
+def on_run_completed(*, run_id: int) -> None:
+    from results.tasks import summaries_refresh
+
+    summaries_refresh.delay(run_id)
+
+
+def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -> None:
+    if kind not in CONVERSATION_KINDS:
+        return
+    run_ids = (
+        Conversation.objects.filter(pk__in=list(object_ids), run__status=RunStatus.COMPLETED)
+        .values_list("run_id", flat=True)
+        .distinct()
+    )
+    for run_id in run_ids:
+        refresh_soon(run_id)
+
+
+def refresh_soon(run_id: int) -> bool:
+    """Book a debounced refresh of the run; False when one is already booked."""
+    from results.tasks import summaries_refresh_booked
+
+    try:
+        with transaction.atomic():
+            RefreshRequest.objects.create(run_id=run_id)
+    except IntegrityError:
+        return False
+    transaction.on_commit(
+        lambda: summaries_refresh_booked.apply_async((run_id,), countdown=debounce_seconds())
+    )
+    return True
+
+
+def refresh_booked(run_id: int) -> None:
+    """Run a booked refresh. The booking is released first, so ratings that arrive while the
+    figures are recomputed book the next refresh instead of being lost."""
+    from .refresh import summaries_refresh
+
+    RefreshRequest.objects.filter(run_id=run_id).delete()
+    run = EvaluationRun.objects.filter(pk=run_id).first()
+    if run is not None:
+        summaries_refresh(run=run)

@@ -1,0 +1,105 @@
+"""Statistics for published results: agreement, bootstrap intervals, few-cluster intervals,
+multiple testing, rank stability -- and the constructors that wrap them into an ``Estimate``.
+
+Pure NumPy/SciPy (no Django), so the functions run in workers, notebooks and benchmarks alike.
+One implementation of each thing: one bootstrap engine (:mod:`.bootstrap`), one Fleiss' kappa
+(:mod:`.agreement`); the figure constructors in :mod:`.figures` build on them.
+
+Conventions shared by every function here:
+
+* ``counts[i, k]`` is the number of raters who put item ``i`` in category ``k`` (the layout of
+  ``statsmodels.stats.inter_rater.fleiss_kappa``); :func:`category_counts` builds it from labels.
+* ``data[r, u]`` is rater ``r``'s value for unit ``u`` (the layout of Krippendorff and of the
+  ``krippendorff`` package); ``np.nan`` (or ``None`` in object arrays) marks a missing value.
+* Chance-corrected coefficients (Fleiss' and Cohen's kappa, Krippendorff's alpha) are ``0/0``
+  when the data show no variation at all (every rating falls in one category). They return
+  ``nan`` then -- "undefined", as scikit-learn and statsmodels do -- never ``1.0``: identical
+  ratings say nothing about whether raters *could* discriminate, and a published table must not
+  read that as perfect reliability. :func:`percent_agreement` and :func:`unanimity` still report
+  the raw agreement (``1.0``) for such data.
+* Input that cannot give a meaningful value raises ``ValueError`` with the reason: empty input,
+  fewer than two raters, no pairable unit, mismatched lengths, non-finite numbers, negative or
+  fractional counts. The :mod:`.figures` constructors never raise for too little data: they
+  return ``Estimate.insufficient`` with the reason.
+"""
+
+from .agreement import (
+    category_counts,
+    cohen_kappa,
+    fleiss_from_sums,
+    fleiss_item_sums,
+    fleiss_kappa,
+    krippendorff_alpha,
+    majority_vote,
+    percent_agreement,
+    unanimity,
+)
+from .bootstrap import (
+    bootstrap_ci,
+    bootstrap_distribution,
+    cluster_hits,
+    cluster_sum_distribution,
+    pass_rate_ci,
+    percentile_interval,
+)
+from .few_clusters import (
+    PAIRED_T,
+    POOLED_PAIRED,
+    WILSON_EFFECTIVE,
+    benjamini_hochberg,
+    design_effect,
+    difference_variance_floor,
+    effective_wilson,
+    intra_cluster_correlation,
+    paired_difference_estimates,
+    paired_t,
+    wilson_interval,
+)
+from .figures import (
+    cohen_estimate,
+    fleiss_estimate,
+    mean_estimate,
+    proportion_estimate,
+    resampled_estimate,
+    share_estimates,
+    sums_estimate,
+)
+from .ranking import bradley_terry, rank_stability
+
+__all__ = [
+    "PAIRED_T",
+    "POOLED_PAIRED",
+    "WILSON_EFFECTIVE",
+    "benjamini_hochberg",
+    "bootstrap_ci",
+    "bootstrap_distribution",
+    "bradley_terry",
+    "category_counts",
+    "cluster_hits",
+    "cluster_sum_distribution",
+    "cohen_estimate",
+    "cohen_kappa",
+    "design_effect",
+    "difference_variance_floor",
+    "effective_wilson",
+    "fleiss_estimate",
+    "fleiss_from_sums",
+    "fleiss_item_sums",
+    "fleiss_kappa",
+    "intra_cluster_correlation",
+    "krippendorff_alpha",
+    "majority_vote",
+    "mean_estimate",
+    "paired_difference_estimates",
+    "paired_t",
+    "pass_rate_ci",
+    "percent_agreement",
+    "percentile_interval",
+    "proportion_estimate",
+    "rank_stability",
+    "resampled_estimate",
+    "share_estimates",
+    "sums_estimate",
+    "unanimity",
+    "wilson_interval",
+]

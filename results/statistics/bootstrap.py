@@ -1,0 +1,372 @@
+"""The one bootstrap engine: percentile intervals, plain or clustered, vectorised."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._inputs import _CHUNK_ELEMENTS, _finite_1d
+
+Statistic = Literal["mean", "median"] | Callable[[NDArray[np.float64]], float]
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap intervals
+# --------------------------------------------------------------------------------------------
+
+
+def _rows_per_chunk(width: int) -> int:
+    return max(1, _CHUNK_ELEMENTS // max(width, 1))
+
+
+def _median_from_histogram(
+    hist: NDArray[np.float64], support: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Median of each row's multiset, given counts ``hist[r, j]`` of sorted ``support[j]``."""
+    cum = np.cumsum(hist, axis=1)
+    total = cum[:, -1]
+    lo_rank = np.floor((total - 1) / 2)[:, None]  # 0-based ranks of the middle element(s)
+    hi_rank = np.floor(total / 2)[:, None]
+    lo = (cum <= lo_rank).sum(axis=1)
+    hi = (cum <= hi_rank).sum(axis=1)
+    return (support[lo] + support[hi]) / 2.0
+
+
+def _resample_counts(
+    rng: np.random.Generator, n_draws: int, weights: NDArray[np.int64], rows: int
+) -> NDArray[np.float64]:
+    """How often each of ``len(weights)`` groups is hit by ``n_draws`` uniform draws from the
+    ``weights.sum()`` underlying units, for ``rows`` resamples: multinomial counts. Equivalent in
+    distribution to drawing unit indices with replacement, at O(groups) instead of O(units)."""
+    return rng.multinomial(n_draws, weights / weights.sum(), size=rows).astype(np.float64)
+
+
+def _order_statistics(
+    rng: np.random.Generator,
+    n_draws: int,
+    freq: NDArray[np.int64],
+    ranks: tuple[int, int],
+    rows: int,
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Support positions of the ``ranks`` (0-based) smallest of ``n_draws`` draws, per resample.
+
+    Draws pick support point ``j`` with probability ``freq[j] / freq.sum()``. Rather than drawing
+    them, descend a binary tree over the sorted support: the number of draws in the left half of
+    a node holding ``c`` draws is ``Binomial(c, w_left / w_node)`` (the multinomial split), and
+    only the half containing the wanted rank is followed. This samples the order statistic
+    exactly, in O(rows log J) instead of O(rows n). Two ranks (the middle pair of an even
+    sample) share the draws while they are in the same node; once apart, their subtrees are
+    conditionally independent, so separate draws are exact too.
+    """
+    cum_w = np.concatenate([[0.0], np.cumsum(freq, dtype=np.float64)])
+    paths = []
+    for rank in ranks:
+        paths.append(
+            {
+                "lo": np.zeros(rows, dtype=np.intp),
+                "hi": np.full(rows, freq.size, dtype=np.intp),
+                "count": np.full(rows, n_draws, dtype=np.int64),
+                "rank": np.full(rows, rank, dtype=np.int64),
+            }
+        )
+    while any((p["hi"] - p["lo"] > 1).any() for p in paths):
+        lefts = []
+        for p in paths:
+            # Settled rows (one support point left) get mid = lo and p_left = 0: a no-op step.
+            mid = (p["lo"] + p["hi"]) // 2
+            p_left = (cum_w[mid] - cum_w[p["lo"]]) / (cum_w[p["hi"]] - cum_w[p["lo"]])
+            lefts.append((mid, rng.binomial(p["count"], p_left)))
+        a, b = paths
+        same_node = (a["lo"] == b["lo"]) & (a["hi"] == b["hi"])
+        lefts[1][1][same_node] = lefts[0][1][same_node]
+        for p, (mid, left) in zip(paths, lefts, strict=True):
+            go_left = p["rank"] < left
+            p["hi"] = np.where(go_left, mid, p["hi"])
+            p["lo"] = np.where(go_left, p["lo"], mid)
+            p["rank"] = np.where(go_left, p["rank"], p["rank"] - left)
+            p["count"] = np.where(go_left, left, p["count"] - left)
+    return paths[0]["lo"], paths[1]["lo"]
+
+
+def _bootstrap_unclustered(
+    x: NDArray[np.float64], n_resamples: int, statistic: str, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    n = x.size
+    support, freq = np.unique(x, return_counts=True)
+    if statistic == "median":
+        lo, hi = _order_statistics(rng, n, freq, ((n - 1) // 2, n // 2), n_resamples)
+        return (support[lo] + support[hi]) / 2.0
+    out = np.empty(n_resamples)
+    # Few distinct values (binary outcomes, Likert scores): a resample is fully described by how
+    # often each distinct value was drawn, so draw those counts instead of n indices.
+    by_counts = support.size * 4 <= n
+    step = _rows_per_chunk(support.size if by_counts else n)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        if by_counts:
+            out[start : start + rows] = _resample_counts(rng, n, freq, rows) @ support / n
+        else:
+            idx = rng.integers(0, n, size=(rows, n))
+            out[start : start + rows] = x[idx].sum(axis=1) / n
+    return out
+
+
+def _bootstrap_clustered(
+    x: NDArray[np.float64],
+    cluster: NDArray[np.intp],
+    n_clusters: int,
+    n_resamples: int,
+    statistic: str,
+    rng: np.random.Generator,
+) -> NDArray[np.float64]:
+    g = n_clusters
+    out = np.empty(n_resamples)
+    if statistic == "mean":
+        # The resampled mean depends on the drawn clusters only through their (sum, size), so
+        # clusters sharing both are interchangeable: 8,090 clusters of six binary outcomes
+        # collapse to 7 kinds and each resample is one 7-category multinomial draw.
+        sizes = np.bincount(cluster, minlength=g).astype(np.float64)
+        sums = np.bincount(cluster, weights=x, minlength=g)
+        kinds, kind_of, freq = np.unique(
+            np.column_stack([sums, sizes]), axis=0, return_inverse=True, return_counts=True
+        )
+        by_counts = kinds.shape[0] * 4 <= g
+        if by_counts:
+            sums, sizes = kinds[:, 0], kinds[:, 1]
+        width = kinds.shape[0] if by_counts else g
+        step = _rows_per_chunk(width)
+        for start in range(0, n_resamples, step):
+            rows = min(step, n_resamples - start)
+            if by_counts:
+                hits = _resample_counts(rng, g, freq, rows)
+                out[start : start + rows] = (hits @ sums) / (hits @ sizes)
+            else:
+                idx = rng.integers(0, g, size=(rows, g))
+                out[start : start + rows] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+        return out
+
+    # Median: the resample is the multiset union of the drawn clusters. Describe every cluster
+    # by its histogram over the distinct values; the resample's histogram is then
+    # (draws per cluster) @ (cluster histograms). Too many distinct values for a dense
+    # histogram -> use each observation as its own support point, weighted by its cluster's draws.
+    support, value_code = np.unique(x, return_inverse=True)
+    if g * support.size <= _CHUNK_ELEMENTS:
+        hist = np.bincount(cluster * support.size + value_code, minlength=g * support.size).reshape(
+            g, support.size
+        )
+        kinds, freq = np.unique(hist, axis=0, return_counts=True)
+        by_counts = kinds.shape[0] * 4 <= g
+        profile = (kinds if by_counts else hist).astype(np.float64)
+        step = _rows_per_chunk(max(profile.shape[0], support.size))
+        for start in range(0, n_resamples, step):
+            rows = min(step, n_resamples - start)
+            draw = _resample_counts(rng, g, freq, rows) if by_counts else None
+            hits = draw if draw is not None else cluster_hits(rng, g, rows)
+            out[start : start + rows] = _median_from_histogram(hits @ profile, support)
+        return out
+
+    order = np.argsort(x, kind="stable")
+    sorted_x, sorted_cluster = x[order], cluster[order]
+    step = _rows_per_chunk(max(x.size, g))
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        hits = cluster_hits(rng, g, rows)
+        out[start : start + rows] = _median_from_histogram(hits[:, sorted_cluster], sorted_x)
+    return out
+
+
+def cluster_hits(rng: np.random.Generator, g: int, rows: int) -> NDArray[np.float64]:
+    """(rows, g) matrix: how often each of g clusters is drawn in g draws with replacement."""
+    idx = rng.integers(0, g, size=(rows, g)) + (np.arange(rows) * g)[:, None]
+    return np.bincount(idx.ravel(), minlength=rows * g).reshape(rows, g).astype(np.float64)
+
+
+def _bootstrap_callable(
+    x: NDArray[np.float64],
+    cluster: NDArray[np.intp] | None,
+    n_clusters: int,
+    n_resamples: int,
+    func: Callable[[NDArray[np.float64]], float],
+    rng: np.random.Generator,
+) -> NDArray[np.float64]:
+    out = np.empty(n_resamples)
+    for r in range(n_resamples):
+        if cluster is None:
+            sample = x[rng.integers(0, x.size, size=x.size)]
+        else:
+            hits = np.bincount(rng.integers(0, n_clusters, size=n_clusters), minlength=n_clusters)
+            sample = np.repeat(x, hits[cluster])  # every value once per draw of its cluster
+        out[r] = float(func(sample))
+    return out
+
+
+def _cluster_codes(clusters: ArrayLike, n: int) -> tuple[NDArray[np.intp], int]:
+    arr = np.asarray(clusters)
+    if arr.ndim != 1 or arr.size != n:
+        raise ValueError(f"clusters must be 1-D with one label per value ({n}); got {arr.shape}")
+    try:
+        _, codes = np.unique(arr, return_inverse=True)
+    except TypeError:
+        # Unorderable labels (e.g. ints and strings mixed): number them by first appearance.
+        index: dict[Hashable, int] = {}
+        codes = np.array([index.setdefault(label, len(index)) for label in arr.tolist()])
+    codes = codes.astype(np.intp).ravel()
+    return codes, int(codes.max()) + 1
+
+
+def bootstrap_ci(
+    values: ArrayLike,
+    clusters: ArrayLike | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+    statistic: Statistic = "mean",
+) -> tuple[float, float]:
+    """Percentile bootstrap interval (Efron & Tibshirani 1993), optionally by cluster.
+
+    Without ``clusters`` the ``n`` values are resampled with replacement ``n_resamples`` times.
+    With ``clusters`` (one label per value) whole clusters are resampled with replacement -- the
+    cluster bootstrap (Davison & Hinkley 1997, sec. 3.8), needed when values within a cluster
+    (e.g. the variants of one base scenario) are not independent -- and the statistic is taken
+    over all values of the drawn clusters: for the mean, ``sum of drawn cluster sums / sum of
+    drawn cluster sizes``. The interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) /
+    2`` quantiles (linear interpolation) of the resampled statistics.
+
+    ``statistic`` is ``"mean"``, ``"median"`` (both vectorized: resamples are drawn as counts
+    per distinct value or per kind of cluster when that is cheaper, else as index matrices in
+    memory-bounded chunks) or a callable on a 1-D array (one call per resample; slower).
+    Deterministic for a given ``seed`` (``numpy.random.default_rng``). Constant values give
+    ``(c, c)``. Raises ``ValueError`` for fewer than two values or clusters, non-finite values,
+    mismatched ``clusters``, ``n_resamples < 1`` or ``confidence`` outside (0, 1).
+    """
+    x = _finite_1d(values, "values")
+    if x.size < 2:
+        raise ValueError(f"bootstrap needs at least two values; got {x.size}")
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+    n_resamples = int(n_resamples)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1; got {confidence!r}")
+    dist = bootstrap_distribution(values, clusters, n_resamples, seed, statistic)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(dist, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def bootstrap_distribution(
+    values: ArrayLike,
+    clusters: ArrayLike | None = None,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    statistic: Statistic = "mean",
+) -> NDArray[np.float64]:
+    """The resampled statistics behind :func:`bootstrap_ci` (same engine, same checks), for
+    figures that also report the bootstrap standard deviation."""
+    x = _finite_1d(values, "values")
+    if x.size < 2:
+        raise ValueError(f"bootstrap needs at least two values; got {x.size}")
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+    n_resamples = int(n_resamples)
+    if not callable(statistic) and statistic not in ("mean", "median"):
+        raise ValueError(f"statistic must be 'mean', 'median' or a callable; got {statistic!r}")
+    rng = np.random.default_rng(seed)
+
+    cluster: NDArray[np.intp] | None = None
+    n_clusters = 0
+    if clusters is not None:
+        cluster, n_clusters = _cluster_codes(clusters, x.size)
+        if n_clusters < 2:
+            raise ValueError(f"cluster bootstrap needs at least two clusters; got {n_clusters}")
+
+    if callable(statistic):
+        dist = _bootstrap_callable(x, cluster, n_clusters, n_resamples, statistic, rng)
+    elif cluster is None:
+        dist = _bootstrap_unclustered(x, n_resamples, statistic, rng)
+    else:
+        dist = _bootstrap_clustered(x, cluster, n_clusters, n_resamples, statistic, rng)
+    return dist
+
+
+def pass_rate_ci(
+    passed: ArrayLike,
+    clusters: ArrayLike | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> dict[str, float | int]:
+    """Pass rate of binary outcomes with its (cluster) bootstrap percentile interval.
+
+    ``passed`` holds booleans or 0/1. Returns ``{"pass_rate", "ci_low", "ci_high", "n",
+    "n_clusters", "confidence"}`` (``n_clusters`` = ``n`` without clusters). Errors as in
+    :func:`bootstrap_ci`, plus ``ValueError`` for values other than 0/1.
+    """
+    x = _finite_1d(passed, "passed")
+    if not np.isin(x, (0.0, 1.0)).all():
+        raise ValueError("passed must hold only booleans or 0/1")
+    low, high = bootstrap_ci(x, clusters, n_resamples, confidence, seed, "mean")
+    n_clusters = x.size if clusters is None else _cluster_codes(clusters, x.size)[1]
+    return {
+        "pass_rate": float(x.mean()),
+        "ci_low": low,
+        "ci_high": high,
+        "n": int(x.size),
+        "n_clusters": int(n_clusters),
+        "confidence": float(confidence),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics of cluster sums (kappas, differences, weighted scores under one resample)
+# --------------------------------------------------------------------------------------------
+# Every statistic below is a function of per-cluster sums, so a resample is fully described by
+# how often each cluster was drawn: the resampled sums are (hits @ sums), one matrix product.
+
+
+def cluster_sum_distribution(
+    sums: NDArray[np.float64],
+    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> NDArray[np.float64]:
+    """Bootstrap distribution of `statistic(resampled column sums)`.
+
+    `sums[c, j]` is column j summed over the units of cluster c (a 2-D array, or 3-D
+    `(clusters, a, b)`, flattened over the trailing axes for the product and restored before
+    `statistic` is called). `statistic` maps an `(rows, ...)` array of resampled sums to
+    `(rows,)` or `(rows, k)` values; NaN marks a resample where the statistic is undefined.
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    g = sums.shape[0]
+    if g < 2:
+        raise ValueError(f"cluster bootstrap needs at least two clusters; got {g}")
+    tail_shape = sums.shape[1:]
+    flat = sums.reshape(g, -1)
+    rng = np.random.default_rng(seed)
+    step = _rows_per_chunk(g)
+    parts = []
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        resampled = (cluster_hits(rng, g, rows) @ flat).reshape((rows, *tail_shape))
+        parts.append(np.asarray(statistic(resampled), dtype=np.float64))
+    return np.concatenate(parts, axis=0)
+
+
+def percentile_interval(
+    distribution: NDArray[np.float64], confidence: float = 0.95
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Percentile interval along axis 0, ignoring undefined (NaN) resamples."""
+    tail = (1.0 - confidence) / 2.0
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(distribution).any(axis=0)
+        safe = np.where(np.isfinite(distribution), distribution, np.nan)
+        if not np.all(finite):
+            # nanquantile warns on all-NaN columns; fill those with a dummy and mask afterwards.
+            safe = np.where(finite, safe, 0.0)
+        low, high = np.nanquantile(safe, [tail, 1.0 - tail], axis=0)
+    low = np.where(finite, low, np.nan)
+    high = np.where(finite, high, np.nan)
+    return low, high

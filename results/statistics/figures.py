@@ -1,0 +1,260 @@
+"""Published figures as ``Estimate``: value, interval, method, n, clusters, exclusions.
+
+Every constructor here wraps the one bootstrap engine (:mod:`.bootstrap`) or the few-cluster
+methods (:mod:`.few_clusters`) and never raises for too little data: below ``min_n`` items it
+returns ``Estimate.insufficient`` with the reason, so a page prints "not enough data".
+
+Kappas and shares are functions of per-item sums, so their intervals come from one matrix
+product per chunk of resamples (:func:`.bootstrap.cluster_sum_distribution`); only statistics
+that are not (Krippendorff's alpha) call a function once per resample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from results.estimates import MIN_ITEMS, Estimate, Exclusion, Unit
+
+from .agreement import (
+    cohen_from_confusion,
+    cohen_pair_codes,
+    fleiss_from_sums,
+    fleiss_item_sums,
+)
+from .bootstrap import (
+    bootstrap_distribution,
+    cluster_sum_distribution,
+    percentile_interval,
+)
+
+DEFAULT_RESAMPLES = 2_000
+BOOTSTRAP = "percentile bootstrap"
+CLUSTER_BOOTSTRAP = "cluster bootstrap"
+
+
+def _codes(clusters: ArrayLike | None, n: int) -> tuple[NDArray[np.intp], int]:
+    if clusters is None:
+        return np.arange(n), n
+    arr = np.asarray(clusters)
+    if arr.shape != (n,):
+        raise ValueError(f"clusters must be 1-D with one label per item ({n}); got {arr.shape}")
+    _, codes = np.unique(arr.astype(str) if arr.dtype == object else arr, return_inverse=True)
+    codes = codes.ravel().astype(np.intp)
+    return codes, int(codes.max()) + 1 if n else 0
+
+
+def _method(clusters: ArrayLike | None, over: str) -> str:
+    return f"{CLUSTER_BOOTSTRAP} over {over}" if clusters is not None else BOOTSTRAP
+
+
+def sums_estimate(
+    item_sums: ArrayLike,
+    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    clusters: ArrayLike | None = None,
+    unit: Unit = "coefficient",
+    over: str = "items",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    min_n: int = MIN_ITEMS,
+    excluded: Iterable[Exclusion] = (),
+) -> Estimate:
+    """A statistic of column sums over items, with a (cluster) bootstrap percentile interval.
+
+    ``item_sums[i]`` are item ``i``'s contributions; ``statistic`` maps ``(rows, columns)``
+    summed contributions to ``(rows,)`` values (``nan`` = undefined). The point value is the
+    statistic of all items; resamples draw clusters (items when ``clusters`` is None).
+    """
+    sums = np.asarray(item_sums, dtype=np.float64)
+    n = int(sums.shape[0])
+    codes, g = _codes(clusters, n)
+    method = _method(clusters, over)
+    kept = tuple(e for e in excluded if e.count)
+    if n < min_n:
+        return Estimate.insufficient(n=n, n_clusters=g, unit=unit, method=method, excluded=kept)
+    value = float(np.asarray(statistic(sums.sum(axis=0)[None, :]))[0])
+    if not np.isfinite(value):
+        return Estimate.insufficient(
+            n=n,
+            n_clusters=g,
+            unit=unit,
+            method=method,
+            excluded=kept,
+            reason="undefined (no variation)",
+        )
+    low = high = sd = None
+    if g >= 2:
+        per_cluster = np.zeros((g, sums.shape[1]))
+        np.add.at(per_cluster, codes, sums)
+        dist = cluster_sum_distribution(per_cluster, statistic, n_resamples=n_resamples, seed=seed)
+        lo, hi = percentile_interval(dist, confidence)
+        low, high = float(lo), float(hi)
+        finite = dist[np.isfinite(dist)]
+        sd = float(finite.std(ddof=1)) if finite.size > 1 else None
+    return Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=sd)
+
+
+def proportion_estimate(
+    hits: ArrayLike,
+    clusters: ArrayLike | None = None,
+    *,
+    over: str = "items",
+    **options: Any,
+) -> Estimate:
+    """Share of true (1) values with a (cluster) bootstrap interval: pass rates, answer shares."""
+    x = np.asarray(hits, dtype=np.float64).reshape(-1)
+    if not np.isin(x, (0.0, 1.0)).all():
+        raise ValueError("a proportion needs booleans or 0/1 values")
+    return sums_estimate(
+        np.column_stack([x, np.ones_like(x)]),
+        lambda s: s[:, 0] / s[:, 1],
+        clusters=clusters,
+        unit="proportion",
+        over=over,
+        **options,
+    )
+
+
+def mean_estimate(
+    values: ArrayLike,
+    clusters: ArrayLike | None = None,
+    *,
+    clip: tuple[float, float] | None = None,
+    unit: Unit = "score",
+    over: str = "items",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    min_n: int = MIN_ITEMS,
+    excluded: Iterable[Exclusion] = (),
+) -> Estimate:
+    """Mean of ``values`` (e.g. HealthBench item scores), optionally clipped, with its bootstrap.
+
+    HealthBench (simple-evals) clips the *aggregate*: ``clip(mean(item scores), 0, 1)``, with
+    the bootstrap standard deviation of that clipped mean. Here each resampled mean is clipped
+    the same way, so interval and ``sd`` describe the published (clipped) figure.
+    """
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not np.isfinite(x).all():
+        raise ValueError("values must be finite")
+    n = int(x.size)
+    codes, g = _codes(clusters, n)
+    method = _method(clusters, over)
+    kept = tuple(e for e in excluded if e.count)
+    if n < min_n:
+        return Estimate.insufficient(n=n, n_clusters=g, unit=unit, method=method, excluded=kept)
+    value = float(x.mean())
+    low = high = sd = None
+    if g >= 2:
+        dist = bootstrap_distribution(
+            x, None if clusters is None else codes, n_resamples, seed, "mean"
+        )
+        if clip is not None:
+            dist = np.clip(dist, *clip)
+        tail = (1.0 - confidence) / 2.0
+        low, high = (float(v) for v in np.quantile(dist, [tail, 1.0 - tail]))
+        sd = float(dist.std(ddof=1))
+    if clip is not None:
+        value = float(np.clip(value, *clip))
+        method += f", mean clipped to [{clip[0]:g}, {clip[1]:g}]"
+    return Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=sd)
+
+
+def fleiss_estimate(
+    counts: ArrayLike, clusters: ArrayLike | None = None, **options: Any
+) -> Estimate:
+    """Fleiss' kappa of ``counts[item, category]`` (same raters per item), bootstrap interval."""
+    c = np.asarray(counts)
+    if c.ndim != 2 or c.size == 0:
+        return Estimate.insufficient(n=0, unit="coefficient")
+    raters = c.sum(axis=1)
+    if raters.min() < 2 or (raters != raters[0]).any():
+        raise ValueError("Fleiss' kappa needs the same number (>= 2) of raters for every item")
+    return sums_estimate(fleiss_item_sums(c), fleiss_from_sums, clusters=clusters, **options)
+
+
+def cohen_estimate(
+    a: Sequence[Any],
+    b: Sequence[Any],
+    clusters: ArrayLike | None = None,
+    *,
+    weights: Literal["linear", "quadratic"] | None = None,
+    **options: Any,
+) -> Estimate:
+    """Cohen's kappa of two label sequences with a bootstrap interval over items."""
+    if len(a) != len(b):
+        raise ValueError("a and b must have the same length")
+    if not len(a):
+        return Estimate.insufficient(n=0, unit="coefficient")
+    pair, k = cohen_pair_codes(np.asarray(a), np.asarray(b))
+    if k < 2:
+        return Estimate.insufficient(
+            n=len(a), unit="coefficient", reason="undefined (no variation)"
+        )
+    onehot = np.zeros((len(pair), k * k))
+    onehot[np.arange(len(pair)), pair] = 1.0
+    return sums_estimate(
+        onehot, lambda s: cohen_from_confusion(s, k, weights), clusters=clusters, **options
+    )
+
+
+def resampled_estimate(
+    n_items: int,
+    statistic: Callable[[NDArray[np.intp]], float],
+    *,
+    unit: Unit = "coefficient",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    min_n: int = MIN_ITEMS,
+) -> Estimate:
+    """``statistic(item indices)`` of all items, with a bootstrap over items (one call each).
+
+    For statistics that are not functions of per-item sums (Krippendorff's alpha with missing
+    ratings); ``statistic`` returns ``nan`` where a resample leaves it undefined.
+    """
+    if n_items < min_n:
+        return Estimate.insufficient(n=n_items, unit=unit, method=BOOTSTRAP)
+    value = float(statistic(np.arange(n_items)))
+    if not np.isfinite(value):
+        return Estimate.insufficient(
+            n=n_items, unit=unit, method=BOOTSTRAP, reason="undefined (no variation)"
+        )
+    dist = bootstrap_distribution(
+        np.arange(n_items, dtype=float),
+        None,
+        n_resamples,
+        seed,
+        lambda drawn: statistic(drawn.astype(np.intp)),
+    )
+    lo, hi = percentile_interval(dist, confidence)
+    return Estimate(
+        value=value,
+        low=float(lo),
+        high=float(hi),
+        method=BOOTSTRAP,
+        confidence=confidence,
+        n=n_items,
+        n_clusters=n_items,
+        unit=unit,
+    )
+
+
+def share_estimates(
+    answers: Sequence[Any],
+    choices: Sequence[Any],
+    clusters: ArrayLike | None = None,
+    **options: Any,
+) -> dict[Any, Estimate]:
+    """Share of each choice among ``answers`` (e.g. agree / disagree / unsure), each with its
+    bootstrap interval; ``clusters`` groups answers given to the same item."""
+    arr = np.asarray(list(answers), dtype=object)
+    return {
+        choice: proportion_estimate((arr == choice).astype(float), clusters, **options)
+        for choice in choices
+    }

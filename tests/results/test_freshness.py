@@ -1,0 +1,73 @@
+"""Figures refresh when ratings arrive (debounced), through the one event mechanism."""
+
+import pytest
+
+from core import events
+from results.models import RefreshRequest, RunAnalysis
+from results.services import summaries_refresh
+from results.services.freshness import on_ratings_changed, on_run_completed, refresh_booked
+from review.services import assignment_claim, queue_create, rating_submit
+from tests.factories import UserFactory
+from tests.llm.factories import OfflineConfigurationFactory
+from tests.results.factories import completed_run, metric_version, scenario
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_apps_meet_only_through_core_events():
+    import inspect
+
+    from evaluations.services import runs
+
+    assert on_run_completed in events.handlers(events.RUN_COMPLETED)
+    assert on_ratings_changed in events.handlers(events.RATINGS_CHANGED)
+    # The producer does not know its consumer.
+    assert "from results" not in inspect.getsource(runs)
+    assert "import results" not in inspect.getsource(runs)
+
+
+def test_ratings_arriving_refresh_the_run_once_per_window(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    from results import tasks
+
+    x = OfflineConfigurationFactory(name="X")
+    version = metric_version()
+    outcomes = [(scenario(version, b, age), x, b % 2 == 0) for b in range(3) for age in ("teen",)]
+    run = completed_run(targets=[x], versions=[version], outcomes=outcomes)
+    summaries_refresh(run=run, n_resamples=100)
+    assert RunAnalysis.objects.get(run=run).reliability["experts"]["available"] is False
+
+    booked = []
+    monkeypatch.setattr(
+        tasks.summaries_refresh_booked,
+        "apply_async",
+        lambda args, countdown: booked.append((args, countdown)),
+    )
+    panelists = [UserFactory() for _ in range(2)]
+    panel = queue_create(
+        name="Panel",
+        kind="external_panel",
+        created_by=None,
+        size=3,
+        seed=1,
+        required_ratings=2,
+        eligible_raters=panelists,
+        external_panel=True,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        for rater in panelists:
+            while (assignment := assignment_claim(queue=panel, rater=rater)) is not None:
+                rating_submit(
+                    assignment=assignment,
+                    rater=rater,
+                    answers={"examples_adequate": "yes", "verdict": "present"},
+                )
+    # Six ratings, one booking: the debounce marker holds the rest back.
+    assert booked == [((run.pk,), 60)]
+    assert RefreshRequest.objects.filter(run=run).count() == 1
+    refresh_booked(run.pk)  # what the booked task runs after its countdown
+    assert not RefreshRequest.objects.filter(run=run).exists()
+    experts = RunAnalysis.objects.get(run=run).reliability["experts"]
+    assert experts["available"] is True
+    assert experts["n_ratings"] == 6
