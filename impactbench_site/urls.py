@@ -7,6 +7,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from evaluations.interop_views import ReleaseInspectExportView
 
+
+class FaviconRedirectView(RedirectView):
+    permanent = True
+
+    def get_redirect_url(self, *args, **kwargs) -> str:
+        return static("favicon.svg")
+
+
 urlpatterns = [
     path("", include("core.urls")),
     # Scenarios belong to evaluations; the download sits beside the release's other exports.
@@ -32,7 +40,8 @@ urlpatterns = [
         SpectacularSwaggerView.as_view(url_name="api-schema", template_name="core/api_docs.html"),
         name="api-docs",
     ),
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    # Resolved per request: the hashed static name exists only after collectstatic.
+    path("favicon.ico", FaviconRedirectView.as_view()),
 ]
 
 if settings.DEBUG:

@@ -98,6 +98,6 @@ def test_teen_adult_table_names_and_links_metrics_in_percentage_points(client):
     link = reverse("metrics_registry:metric_detail", args=[version.metric.key])
     assert f'<a href="{link}">{version.metric.key}</a>' in table
     assert version.name in table
-    assert f"{first['difference'] * 100:+.1f} pp" in table
+    assert f"{first['difference']['value'] * 100:+.1f} pp" in table
     # Each table scrolls inside its own container on a narrow screen.
     assert html.count("<table") == html.count('class="table-responsive"')
