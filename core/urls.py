@@ -8,4 +8,5 @@ urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("dashboard/", views.DashboardView.as_view(), name="dashboard"),
     path("health/", views.health, name="health"),
+    path("roles/", views.RoleAssignmentView.as_view(), name="roles"),
 ]
