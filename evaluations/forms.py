@@ -2,6 +2,9 @@ import json
 
 from django import forms
 
+from core.exceptions import ApplicationError
+from core.forms import CheckedTextMixin
+from core.jsonsafe import json_loads_checked
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion, Release
 
@@ -24,18 +27,16 @@ class JSONTextField(forms.CharField):
     def clean(self, value):
         text = super().clean(value)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise forms.ValidationError(
-                f"This is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})."
-            ) from error
+            data = json_loads_checked(text)
+        except ApplicationError as error:
+            raise forms.ValidationError(error.message) from error
         if not isinstance(data, self.expected):
             kind = "an object {…}" if self.expected is dict else "a list […]"
             raise forms.ValidationError(f"Enter {kind}.")
         return data
 
 
-class ScenarioForm(forms.ModelForm):
+class ScenarioForm(CheckedTextMixin, forms.ModelForm):
     persona = JSONTextField(
         expected=dict,
         help_text='name, age, gender, background, other_attributes — e.g. {"age": 15, …}.',
@@ -60,7 +61,7 @@ class ScenarioForm(forms.ModelForm):
         }
 
 
-class RunCreateForm(forms.Form):
+class RunCreateForm(CheckedTextMixin, forms.Form):
     """A new run; the run page then shows its plan (calls, tokens, cost) before launch."""
 
     name = forms.CharField(max_length=200)

@@ -3,6 +3,8 @@ from crispy_forms.layout import Fieldset, Layout, Submit
 from django import forms
 from django.db import models
 
+from core.forms import CheckedTextMixin
+
 from .models import ModelConfiguration, ModelRole
 
 
@@ -12,7 +14,7 @@ def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:
     return field.formfield(**kwargs)
 
 
-class ModelConfigurationForm(forms.ModelForm):
+class ModelConfigurationForm(CheckedTextMixin, forms.ModelForm):
     roles = forms.MultipleChoiceField(
         choices=ModelRole.choices,
         required=False,

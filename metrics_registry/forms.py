@@ -3,6 +3,8 @@ import base64
 from django import forms
 from django.core import signing
 
+from core.forms import CheckedTextMixin
+
 from .models import Polarity, ValidationStatus
 from .selectors import (
     area_list_with_subareas,
@@ -16,7 +18,7 @@ STAGED_SALT = "metrics_registry.import"
 STAGED_MAX_AGE = 3600  # seconds a dry-run file stays valid for "Import now"
 
 
-class MetricFilterForm(forms.Form):
+class MetricFilterForm(CheckedTextMixin, forms.Form):
     """The filters of the public metric list (GET); every field is optional."""
 
     q = forms.CharField(label="Search", required=False)
@@ -65,13 +67,13 @@ class MetricFilterForm(forms.Form):
         }
 
 
-class ReleaseForm(forms.Form):
+class ReleaseForm(CheckedTextMixin, forms.Form):
     version = forms.CharField(max_length=32, help_text="MAJOR.MINOR.PATCH, for example 1.2.0.")
     title = forms.CharField(max_length=200)
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
 
 
-class MetricImportForm(forms.Form):
+class MetricImportForm(CheckedTextMixin, forms.Form):
     file = forms.FileField(
         required=False,
         help_text="CSV (header row, subareas separated by ;) or JSON (a list of objects, or "
@@ -131,7 +133,7 @@ class MetricImportForm(forms.Form):
         }
 
 
-class MetricStatusForm(forms.Form):
+class MetricStatusForm(CheckedTextMixin, forms.Form):
     to_status = forms.ChoiceField(
         label="New status",
         choices=ValidationStatus.choices,

@@ -2,6 +2,7 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Fieldset, Layout
 from django import forms
 
+from core.forms import CheckedTextMixin
 from metrics_registry.models import LabelCategory, Subarea
 
 from .citations import citations_as_text, citations_parse
@@ -13,7 +14,7 @@ class SubareaChoiceField(forms.ModelMultipleChoiceField):
         return f"{obj.area.name} · {obj.name}"
 
 
-class SubmissionForm(forms.ModelForm):
+class SubmissionForm(CheckedTextMixin, forms.ModelForm):
     """The no-code construct form. Every field explains itself in plain language."""
 
     citations_text = forms.CharField(
@@ -117,7 +118,7 @@ class SubmissionForm(forms.ModelForm):
         return data
 
 
-class CandidateForm(forms.ModelForm):
+class CandidateForm(CheckedTextMixin, forms.ModelForm):
     """A researcher's edit of a drafted metric candidate."""
 
     subareas = SubareaChoiceField(
@@ -166,7 +167,7 @@ class CandidateForm(forms.ModelForm):
         } | {"subareas": self.cleaned_data["subareas"]}
 
 
-class CandidateDecisionForm(forms.Form):
+class CandidateDecisionForm(CheckedTextMixin, forms.Form):
     reason = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),

@@ -14,7 +14,6 @@ shows them), then write everything or nothing unless bad lines are to be skipped
 key already exists is reported as a duplicate and left alone, so re-importing a file is harmless.
 """
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +21,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from core.exceptions import ApplicationError
+from core.jsonsafe import json_loads_checked
 
 from ..models import Acuity, BehaviourDimension, Population, RubricCriterion, RubricItem
 from ..rubric import MAX_POINTS, MIN_POINTS
@@ -214,8 +214,8 @@ def rubric_jsonl_parse(data: bytes | str) -> list[tuple[int, Any]]:
         if not raw.strip():
             continue
         try:
-            rows.append((number, json.loads(raw)))
-        except json.JSONDecodeError as error:
+            rows.append((number, json_loads_checked(raw)))
+        except ApplicationError as error:
             rows.append((number, error))
     if not rows:
         raise ApplicationError("The file has no rubric items (one JSON object per line).")
@@ -238,12 +238,8 @@ def rubric_items_import(
     existing = set(RubricItem.objects.values_list("key", flat=True))
     seen: dict[str, int] = {}
     for number, decoded in rows:
-        if isinstance(decoded, json.JSONDecodeError):
-            report.errors.append(
-                RubricImportProblem(
-                    number, f"not valid JSON (column {decoded.colno}: {decoded.msg})"
-                )
-            )
+        if isinstance(decoded, ApplicationError):
+            report.errors.append(RubricImportProblem(number, decoded.message))
             continue
         result = _line_validate(number, decoded)
         if isinstance(result, str):

@@ -18,6 +18,8 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from core.exceptions import ApplicationError
+from core.jsonsafe import json_loads_checked
+from core.validators import control_character_find
 
 from ..models import AgeContexts, Benchmark, LabelCategory, MetricVersion, SourceKind, Subarea
 from .metrics import benchmark_get_or_create, metric_create
@@ -172,12 +174,7 @@ def _parse_csv(text: str, notes: list[str]) -> list[ImportRow]:
 
 
 def _parse_json(text: str) -> list[ImportRow]:
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ApplicationError(
-            f"The file is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})."
-        ) from error
+    document = json_loads_checked(text)
     if isinstance(document, dict) and isinstance(document.get("metrics"), list):
         document = document["metrics"]
     if not isinstance(document, list):
@@ -254,6 +251,9 @@ def _row_validate(
     if "__invalid__" in data:
         return "the entry is not an object with metric fields"
     reasons = []
+    for column, value in data.items():
+        if isinstance(value, str) and (found := control_character_find(value)):
+            reasons.append(f"{column} contains a control character ({found})")
     name = _text(data.get("name"))
     criterion = _text(data.get("criterion"))
     if not criterion:
