@@ -220,6 +220,17 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=600
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=660)
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Periodic tasks, run by `celery beat`. One entry per job; each app's jobs documented in README.
+CELERY_BEAT_SCHEDULE = {
+    # Submissions whose drafting task was lost are queued again.
+    "submissions-requeue-stuck": {
+        "task": "submissions.tasks.requeue_stuck_submissions",
+        "schedule": env.float("SUBMISSION_REQUEUE_INTERVAL_SECONDS", default=300.0),
+    },
+}
+# A submission still "submitted" this long after its last change is treated as having lost
+# its drafting task.
+SUBMISSION_STUCK_AFTER_SECONDS = env.int("SUBMISSION_STUCK_AFTER_SECONDS", default=600)
 
 # --- Model gateway (llm/) -------------------------------------------------------------------
 # `seed_demo` writes scenarios for the demo release and runs a complete offline evaluation
