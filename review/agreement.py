@@ -23,6 +23,7 @@ from statistics import median
 
 import numpy as np
 from django.conf import settings
+from django.utils.crypto import salted_hmac
 
 from results import statistics as stats
 
@@ -313,7 +314,7 @@ def queue_figures(queue: RatingQueue) -> QueueFigures:
         rows = by_rater[rater_id]
         figures.raters.append(
             {
-                "rater": f"rater-{rater_id}",
+                "rater": rater_pseudonym(queue, rater_id),
                 "count": len(rows),
                 "median_seconds": median(r.seconds_spent for r in rows),
                 "agreement_with_majority": with_majority.get(rater_id, Estimate(None)),
@@ -356,6 +357,13 @@ EXPORT_COLUMNS_BASE = [
 ]
 
 
+def rater_pseudonym(queue: RatingQueue, rater_id: int) -> str:
+    """A stable name for a rater within one queue that reveals neither the account nor links
+    the same rater across queues: an HMAC keyed by the site secret, salted per queue."""
+    digest = salted_hmac("review.rater-pseudonym", f"{queue.pk}:{rater_id}").hexdigest()
+    return f"rater-{digest[:12]}"
+
+
 def export_question_names(queue: RatingQueue) -> list[str]:
     names = [q.name for q in FORMS.get(queue.kind, ())]
     extra = set()
@@ -388,7 +396,7 @@ def export_rows(queue: RatingQueue) -> Iterator[list]:
             item.strata.get("age_context", ""),
             item.strata.get("model", ""),
             # Pseudonymous: the export circulates among researchers, rater identities do not.
-            f"rater-{rating.rater_id}",
+            rater_pseudonym(queue, rating.rater_id),
             rating.submitted_at.isoformat(),
             rating.seconds_spent,
             "yes" if rating.undone else "no",
