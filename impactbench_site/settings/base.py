@@ -126,6 +126,29 @@ ACCOUNT_LOGOUT_ON_GET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[ImpactBench] "
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = env.str("ACCOUNT_DEFAULT_HTTP_PROTOCOL", default="http")
 
+
+# --- Cache ----------------------------------------------------------------------------------
+# Sign-in rate limits and lockouts (allauth) live in the cache, so it must be shared by every
+# web process and survive restarts: Redis when the broker is Redis, else a database table
+# (created by core's migration `create_cache_table`). CACHE_URL overrides both.
+def default_cache_url(broker_url: str) -> str:
+    if broker_url.startswith(("redis://", "rediss://")):
+        return broker_url
+    return "dbcache://django_cache"
+
+
+CACHES = {
+    "default": {
+        **env.cache_url(
+            "CACHE_URL", default=default_cache_url(env.str("CELERY_BROKER_URL", default=""))
+        ),
+        "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="impactbench"),
+    }
+}
+# allauth's sign-in limits: 5 failures per account in 5 minutes lock it (the admin signs in
+# through the same view, see impactbench_site/admin.py).
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
+
 # --- Email ----------------------------------------------------------------------------------
 # consolemail:// prints messages (with verification links) to the web server's output.
 vars().update(env.email_url("EMAIL_URL", default="consolemail://"))

@@ -2,7 +2,14 @@
 
 import django.db.models.deletion
 from django.conf import settings
+from django.core.management import call_command
 from django.db import migrations, models
+
+
+def create_cache_table(apps, schema_editor):
+    """The database cache (the embedded default for rate limits and lockouts) needs its table;
+    createcachetable does nothing for other cache backends and skips existing tables."""
+    call_command("createcachetable", database=schema_editor.connection.alias, verbosity=0)
 
 
 class Migration(migrations.Migration):
@@ -59,4 +66,5 @@ class Migration(migrations.Migration):
                 "ordering": ["-changed_at", "-pk"],
             },
         ),
+        migrations.RunPython(create_cache_table, migrations.RunPython.noop),
     ]
