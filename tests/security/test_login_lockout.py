@@ -43,11 +43,21 @@ def test_posting_a_correct_password_to_the_admin_login_signs_nobody_in(client, m
     assert client.get(reverse("admin:index")).status_code == 302
 
 
-def test_the_lockout_holds_for_the_admin_too(client, maintainer_account):
-    _fail_five_times(client, "m@example.org")
+def test_the_admin_login_cannot_be_used_to_guess_passwords(client):
+    # Staff: the account the old admin form signed in, with no limit on failures.
+    UserFactory(email="s@example.org", username="s@example.org", is_staff=True, is_superuser=True)
+    for _ in range(8):
+        client.post(reverse("admin:login"), {"username": "s@example.org", "password": "guess"})
+    client.post(reverse("admin:login"), {"username": "s@example.org", "password": PASSWORD})
+    assert SESSION_KEY not in client.session
+
+
+def test_after_the_lockout_neither_sign_in_route_lets_the_right_password_in(client):
+    UserFactory(email="s@example.org", username="s@example.org", is_staff=True, is_superuser=True)
+    _fail_five_times(client, "s@example.org")
     for url in (reverse("admin:login"), reverse("account_login")):
         client.post(
-            url, {"username": "m@example.org", "login": "m@example.org", "password": PASSWORD}
+            url, {"username": "s@example.org", "login": "s@example.org", "password": PASSWORD}
         )
         assert SESSION_KEY not in client.session, url
     assert client.get(reverse("admin:index")).status_code == 302
