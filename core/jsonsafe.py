@@ -61,7 +61,7 @@ def json_loads_checked(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise ApplicationError(
-            f"The file is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})."
+            f"This is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})."
         ) from error
     for string in _strings(document):
         if found := control_character_find(string):
