@@ -1,6 +1,7 @@
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Fieldset, Layout, Submit
 from django import forms
+from django.conf import settings
 from django.db import models
 
 from core.forms import CheckedTextMixin
@@ -67,6 +68,12 @@ class ModelConfigurationForm(CheckedTextMixin, forms.ModelForm):
             assignments = list(self.instance.role_assignments.all())
             self.initial["roles"] = [a.role for a in assignments]
             self.initial["default_roles"] = [a.role for a in assignments if a.is_default]
+        key_field = self.fields["api_key_env"]
+        patterns = " or ".join(settings.LLM_API_KEY_ENV_PATTERNS)
+        key_field.help_text = f"{key_field.help_text} Names must match {patterns}."
+        if self.instance.pk and self.instance.api_key_env:
+            state = "is set" if self.instance.api_key_is_set else "is not set"
+            key_field.help_text += f" On this server {self.instance.api_key_env} {state}."
         self.helper = FormHelper()
         self.helper.layout = Layout(
             Fieldset("Endpoint", "name", "provider", "base_url", "model_id", "api_key_env"),

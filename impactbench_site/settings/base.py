@@ -275,6 +275,9 @@ LLM_BACKOFF_BASE_SECONDS = env.float("LLM_BACKOFF_BASE_SECONDS", default=1.0)
 LLM_BACKOFF_MAX_SECONDS = env.float("LLM_BACKOFF_MAX_SECONDS", default=30.0)
 LLM_STRUCTURED_REASKS = env.int("LLM_STRUCTURED_REASKS", default=2)
 LLM_CACHE_ENABLED = env.bool("LLM_CACHE_ENABLED", default=True)
+# Names a model configuration may give as its API key variable (shell patterns, llm/keys.py);
+# the platform's own settings variables are refused whatever these say.
+LLM_API_KEY_ENV_PATTERNS = env.list("LLM_API_KEY_ENV_PATTERNS", default=["*_API_KEY", "*_TOKEN"])
 
 # --- Expert review (review/) ----------------------------------------------------------------
 # Below this share of experts supporting a metric (rated faithful, or agreeing with the judge)
