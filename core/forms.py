@@ -1,10 +1,12 @@
 """The one mixin every platform form uses for hostile text: control characters refused before
-any field touches the database, line breaks refused in one-line fields."""
+any field touches the database, line breaks refused in one-line fields, and free text capped
+at TEXT_FIELD_MAX_LENGTH characters."""
 
 from django import forms
+from django.core.validators import MaxLengthValidator
 from django.forms.utils import ErrorDict
 
-from .validators import control_character_message, single_line
+from .validators import control_character_message, single_line, text_max_length
 
 
 class CheckedTextMixin:
@@ -17,10 +19,16 @@ class CheckedTextMixin:
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        limit = text_max_length()
         for field in self.fields.values():
-            if isinstance(field, forms.CharField) and not isinstance(
-                field.widget, forms.Textarea | forms.HiddenInput
-            ):
+            if not isinstance(field, forms.CharField):
+                continue
+            if isinstance(field.widget, forms.Textarea) and field.max_length is None:
+                # Free text gets the documented cap; the browser counts down (char-counter.js).
+                field.max_length = limit
+                field.validators.append(MaxLengthValidator(limit))
+                field.widget.attrs.setdefault("maxlength", str(limit))
+            elif not isinstance(field.widget, forms.Textarea | forms.HiddenInput):
                 field.validators.append(single_line)
 
     def _raw_values(self, name: str) -> list[str]:

@@ -63,3 +63,17 @@ single_line = SingleLineValidator()
 def single_line_text(text: str) -> str:
     """`text` with every line break and control character turned into a space (email subjects)."""
     return " ".join(CONTROL_CHARACTERS.sub(" ", LINE_BREAKS.sub(" ", text or "")).split())
+
+
+def text_max_length() -> int:
+    """The documented cap on every free-text field (settings.TEXT_FIELD_MAX_LENGTH)."""
+    from django.conf import settings
+
+    return settings.TEXT_FIELD_MAX_LENGTH
+
+
+def text_length_problem(text: str, *, what: str) -> str | None:
+    limit = text_max_length()
+    if isinstance(text, str) and len(text) > limit:
+        return f"{what} is {len(text)} characters long; at most {limit} are accepted"
+    return None

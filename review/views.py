@@ -225,7 +225,10 @@ class QueueDetailView(ManagerMixin, DetailView):
 class QueueStatusView(ManagerMixin, View):
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
         queue = get_object_or_404(RatingQueue, pk=pk)
-        services.queue_set_status(queue=queue, status=request.POST.get("status", ""))
+        try:
+            services.queue_set_status(queue=queue, status=request.POST.get("status", ""))
+        except ApplicationError as error:
+            messages.error(request, error.message)
         return redirect("review:queue-detail", pk=queue.pk)
 
 

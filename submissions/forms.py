@@ -29,6 +29,8 @@ class SubmissionForm(CheckedTextMixin, forms.ModelForm):
         help_text="One reference per line: a DOI, a web address, or a written reference. "
         "Add as many as you like.",
     )
+    # One-time token of the new-submission form (see Submission.creation_token).
+    form_token = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     suggested_subareas = SubareaChoiceField(
         queryset=Subarea.objects.select_related("area"),
         required=False,
@@ -96,6 +98,7 @@ class SubmissionForm(CheckedTextMixin, forms.ModelForm):
             self.initial["citations_text"] = citations_as_text(self.instance.citations.all())
         self.helper = FormHelper()
         self.helper.form_tag = False
+        self.helper.render_hidden_fields = True  # the form token
         self.helper.layout = Layout(
             Fieldset("The behaviour", "title", "behavior", "context"),
             Fieldset("Examples", "supportive_examples", "harmful_examples"),

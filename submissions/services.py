@@ -3,7 +3,7 @@
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -57,16 +57,37 @@ def _set_citations(submission: Submission, citations: Iterable[ParsedCitation]) 
     )
 
 
+def submission_create_once(
+    *, contributor, creation_token: str, **kwargs
+) -> tuple[Submission, bool]:
+    """`submission_create` keyed by the form's token: (submission, created). A repeated or
+    concurrent POST of the same form returns the submission the first one made."""
+    existing = Submission.objects.filter(contributor=contributor, creation_token=creation_token)
+    if creation_token and (found := existing.first()):
+        return found, False
+    try:
+        return (
+            submission_create(contributor=contributor, creation_token=creation_token, **kwargs),
+            True,
+        )
+    except IntegrityError:
+        # The other request won the race between our check and our insert.
+        return existing.get(), False
+
+
 @transaction.atomic
 def submission_create(
     *,
     contributor,
     citations: Iterable[ParsedCitation] = (),
     suggested_subareas: Iterable[Subarea] = (),
+    creation_token: str = "",
     **fields,
 ) -> Submission:
     _check_fields(fields)
-    submission = Submission.objects.create(contributor=contributor, **fields)
+    submission = Submission.objects.create(
+        contributor=contributor, creation_token=creation_token, **fields
+    )
     submission.suggested_subareas.set(suggested_subareas)
     _set_citations(submission, citations)
     SubmissionEvent.objects.create(

@@ -22,6 +22,7 @@ from django.utils.text import slugify
 
 from core.exceptions import ApplicationError
 from core.jsonsafe import json_loads_checked
+from core.validators import text_length_problem
 
 from ..models import Acuity, BehaviourDimension, Population, RubricCriterion, RubricItem
 from ..rubric import MAX_POINTS, MIN_POINTS
@@ -123,6 +124,8 @@ def _messages_validate(raw: Any, reasons: list[str]) -> list[dict]:
             reasons.append(f'message {position} has role "{role}": use user or assistant')
         if not content:
             reasons.append(f"message {position} has no content")
+        if problem := text_length_problem(content, what=f"message {position}"):
+            reasons.append(problem)
         messages.append({"role": role, "content": content})
     if messages and messages[-1]["role"] != "user":
         reasons.append("the last message must be the user's (the reply to it is graded)")
@@ -141,6 +144,8 @@ def _criteria_validate(raw: Any, reasons: list[str]) -> list[RubricCriterionCand
         text = _text(criterion.get("text"))
         if not text:
             reasons.append(f"criterion {position} has no text")
+        if problem := text_length_problem(text, what=f"criterion {position}"):
+            reasons.append(problem)
         points = criterion.get("points")
         if isinstance(points, bool) or not isinstance(points, int):
             reasons.append(f"criterion {position} points {points!r} is not an integer")

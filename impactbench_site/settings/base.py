@@ -288,6 +288,10 @@ REVIEW_CONTESTED_AGREEMENT_THRESHOLD = env.float(
 # How long after submitting a rater may take their last rating back.
 REVIEW_UNDO_WINDOW_SECONDS = env.int("REVIEW_UNDO_WINDOW_SECONDS", default=600)
 
+# --- Input limits ---------------------------------------------------------------------------
+# Every free-text field (forms, imports) holds at most this many characters; forms count down.
+TEXT_FIELD_MAX_LENGTH = env.int("TEXT_FIELD_MAX_LENGTH", default=10_000)
+
 # --- Logging --------------------------------------------------------------------------------
 LOGGING = {
     "version": 1,

@@ -19,7 +19,7 @@ from django.utils.text import slugify
 
 from core.exceptions import ApplicationError
 from core.jsonsafe import json_loads_checked
-from core.validators import control_character_find
+from core.validators import control_character_find, text_length_problem
 
 from ..models import AgeContexts, Benchmark, LabelCategory, MetricVersion, SourceKind, Subarea
 from .metrics import benchmark_get_or_create, metric_create
@@ -254,6 +254,8 @@ def _row_validate(
     for column, value in data.items():
         if isinstance(value, str) and (found := control_character_find(value)):
             reasons.append(f"{column} contains a control character ({found})")
+        if problem := text_length_problem(value, what=column):
+            reasons.append(problem)
     name = _text(data.get("name"))
     criterion = _text(data.get("criterion"))
     if not criterion:
