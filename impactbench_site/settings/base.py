@@ -6,6 +6,7 @@ Every variable read here is documented in README.md ("Configuration") and `.env.
 from pathlib import Path
 
 import environ
+from csp.constants import NONCE, NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "crispy_forms",
     "crispy_bootstrap5",
     "django_htmx",
+    "csp",
     "core",
     "llm",
     "metrics_registry",
@@ -54,12 +56,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # Before any view: NUL and other control characters in the path or query string are a 400.
-    "core.middleware.ControlCharacterMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so its 400s still get every security header; before any view or database lookup.
+    "core.middleware.ControlCharacterMiddleware",
 ]
 
 ROOT_URLCONF = "impactbench_site.urls"
@@ -202,6 +205,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models share field names with different choice sets: name each enum.
+    "ENUM_NAME_OVERRIDES": {
+        "PolarityEnum": "metrics_registry.models.Polarity",
+        "ReleaseStatusEnum": "metrics_registry.models.ReleaseStatus",
+        "SubmissionStatusEnum": "submissions.models.SubmissionStatus",
+        "CandidateStatusEnum": "submissions.models.CandidateStatus",
+    },
 }
 
 # --- Celery ---------------------------------------------------------------------------------
@@ -287,6 +297,25 @@ REVIEW_CONTESTED_AGREEMENT_THRESHOLD = env.float(
 )
 # How long after submitting a rater may take their last rating back.
 REVIEW_UNDO_WINDOW_SECONDS = env.int("REVIEW_UNDO_WINDOW_SECONDS", default=600)
+
+# --- Content-Security-Policy (django-csp) ---------------------------------------------------
+# Scripts, styles, fonts and images come from this site only (no CDN); inline <script> and
+# <style> run only with the per-response nonce ({{ request.csp_nonce }}), and style attributes
+# are refused (templates use classes; progress bars get their width from static/js).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 # --- Input limits ---------------------------------------------------------------------------
 # Every free-text field (forms, imports) holds at most this many characters; forms count down.
