@@ -190,6 +190,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "core.api.exception_handler",
+    # JSON only: DRF's browsable pages need inline script and style, which the CSP refuses;
+    # people browse the API on /api/docs/.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
         "core.parsers.CheckedJSONParser",
         "rest_framework.parsers.FormParser",
