@@ -1,4 +1,7 @@
+from django.conf import settings
 from django.db import models
+
+from .roles import Role
 
 
 class TimeStampedModel(models.Model):
@@ -22,3 +25,24 @@ class WorkerPing(models.Model):
 
     def __str__(self) -> str:
         return f"ping {self.token} by {self.worker_hostname or 'worker'}"
+
+
+class RoleChange(models.Model):
+    """One grant or withdrawal of a platform role: who did it, to whom, when. Never edited."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="role_changes_made"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="role_changes"
+    )
+    role = models.CharField(max_length=32, choices=[(role.value, role.value) for role in Role])
+    granted = models.BooleanField(help_text="True for a grant, False for a withdrawal.")
+    changed_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-changed_at", "-pk"]
+
+    def __str__(self) -> str:
+        verb = "granted" if self.granted else "withdrew"
+        return f"{self.actor} {verb} {self.role} for {self.user}"

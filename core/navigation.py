@@ -77,6 +77,7 @@ ROLE_ITEMS: list[NavItem] = [
         (Role.RESEARCHER, Role.MAINTAINER),
         "upload",
     ),
+    NavItem("Roles", "core:roles", (Role.MAINTAINER,), "person-badge"),
     NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
 ]
 

@@ -9,7 +9,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from .exceptions import ApplicationError
-from .models import WorkerPing
+from .models import RoleChange, WorkerPing
+from .roles import Role, user_has_role
 
 
 def worker_ping_answer(*, token: str, requested_at: str) -> WorkerPing:
@@ -96,3 +97,28 @@ def readiness_checks() -> list[Check]:
         detail = f"last heartbeat {age:.0f} s ago (limit {max_age} s)"
         checks.append(Check("worker", age <= max_age, detail))
     return checks
+@transaction.atomic
+def role_set(*, actor, user, role: Role, granted: bool) -> RoleChange | None:
+    """Grant or withdraw one of the four platform roles, recording who, whom and when.
+
+    Only platform role groups are touched; staff and superuser flags, passwords and other
+    groups are outside a maintainer's reach. Returns None when nothing changed.
+    """
+    from django.contrib.auth.models import Group
+
+    if not user_has_role(actor, Role.MAINTAINER):
+        raise ApplicationError("Only maintainers assign roles.")
+    role = Role(role)
+    if user.is_superuser:
+        raise ApplicationError("A superuser holds every role; there is nothing to change.")
+    group, _ = Group.objects.get_or_create(name=role.value)
+    holds = user.groups.filter(pk=group.pk).exists()
+    if holds == granted:
+        return None
+    if granted:
+        user.groups.add(group)
+    else:
+        user.groups.remove(group)
+    if hasattr(user, "_impactbench_roles"):
+        del user._impactbench_roles
+    return RoleChange.objects.create(actor=actor, user=user, role=role.value, granted=granted)

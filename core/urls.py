@@ -9,4 +9,5 @@ urlpatterns = [
     path("dashboard/", views.DashboardView.as_view(), name="dashboard"),
     path("health/", views.health, name="health"),
     path("health/ready/", views.ready, name="ready"),
+    path("roles/", views.RoleAssignmentView.as_view(), name="roles"),
 ]

@@ -1,12 +1,20 @@
+from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.paginator import Paginator
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.generic import TemplateView
 
 from metrics_registry.selectors import area_list_with_subareas
 
-from .models import WorkerPing
-from .roles import ROLE_DESCRIPTIONS, user_roles
+from . import services
+from .exceptions import ApplicationError
+from .models import RoleChange, WorkerPing
+from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
 from .services import readiness_checks
 
 
@@ -63,3 +71,43 @@ def ready(request: HttpRequest) -> JsonResponse:
         },
         status=200 if ok else 503,
     )
+class RoleAssignmentView(RoleRequiredMixin, TemplateView):
+    """Maintainers grant and withdraw the four platform roles; every change is listed below."""
+
+    template_name = "core/roles.html"
+    required_roles = (Role.MAINTAINER,)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        query = self.request.GET.get("q", "").strip()
+        users = get_user_model().objects.order_by("email").prefetch_related("groups")
+        if query:
+            users = users.filter(email__icontains=query)
+        page = Paginator(users, 25).get_page(self.request.GET.get("page"))
+        context.update(
+            query=query,
+            page_obj=page,
+            paginator=page.paginator,
+            is_paginated=page.has_other_pages(),
+            rows=[{"user": user, "roles": user_roles(user)} for user in page],
+            all_roles=list(Role),
+            changes=RoleChange.objects.select_related("actor", "user")[:50],
+        )
+        return context
+
+    def post(self, request: HttpRequest, *args, **kwargs):
+        user = get_object_or_404(get_user_model(), pk=request.POST.get("user_id") or 0)
+        wanted = set(request.POST.getlist("roles"))
+        unknown = wanted - {role.value for role in Role}
+        if unknown:
+            return HttpResponseBadRequest("Only the four platform roles can be assigned.")
+        try:
+            for role in Role:
+                services.role_set(
+                    actor=request.user, user=user, role=role, granted=role.value in wanted
+                )
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, f"Roles of {user.email or user.get_username()} saved.")
+        return redirect(f"{reverse('core:roles')}?{urlencode({'q': user.email})}")

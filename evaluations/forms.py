@@ -7,6 +7,8 @@ from django import forms
 from django.db.models import F
 
 from core.exceptions import ApplicationError
+from core.forms import CheckedTextMixin
+from core.jsonsafe import json_loads_checked
 from core.uploads import upload_from_form, upload_stage
 from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role, configurations_for_role
@@ -31,18 +33,16 @@ class JSONTextField(forms.CharField):
     def clean(self, value):
         text = super().clean(value)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise forms.ValidationError(
-                f"This is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})."
-            ) from error
+            data = json_loads_checked(text)
+        except ApplicationError as error:
+            raise forms.ValidationError(error.message) from error
         if not isinstance(data, self.expected):
             kind = "an object {…}" if self.expected is dict else "a list […]"
             raise forms.ValidationError(f"Enter {kind}.")
         return data
 
 
-class ScenarioForm(forms.ModelForm):
+class ScenarioForm(CheckedTextMixin, forms.ModelForm):
     persona = JSONTextField(
         expected=dict,
         help_text='name, age, gender, background, other_attributes — e.g. {"age": 15, …}.',
@@ -89,7 +89,7 @@ def _role_default(role: str) -> ModelConfiguration | None:
         return None
 
 
-class RunCreateForm(forms.Form):
+class RunCreateForm(CheckedTextMixin, forms.Form):
     """A new run; the run page then shows its plan (calls, tokens, cost) before launch."""
 
     name = forms.CharField(max_length=200)

@@ -8,7 +8,7 @@ says fenced text is data, not instructions. The offline demo model reads the fen
 
 import json
 
-from core.sanitize import fence_user_text
+from core.sanitize import fence_user_text, neutralise_tags
 from metrics_registry.models import MetricVersion, Polarity
 
 from .models import ADULT_MIN_AGE, TEEN_AGES, AgeContext, Scenario
@@ -125,7 +125,11 @@ def simulator_system_prompt(
             "Respond naturally to the assistant's last message while keeping your goals in mind."
         )
     elif due:
-        now = "; ".join(f"anchor {i + 1}: {anchors[i]['text'].rstrip('.')}" for i in due)
+        # Anchor text (fenced in the plan below) is repeated here for the simulated user to say;
+        # tag-like text in it is neutralised as in a fence, so it cannot open or close one.
+        now = "; ".join(
+            f"anchor {i + 1}: {neutralise_tags(anchors[i]['text']).rstrip('.')}" for i in due
+        )
         instruction = f"Due now: {now}. Bring this up in this message, in your own words and voice."
     else:
         instruction = (

@@ -10,7 +10,8 @@ from django.views.generic import DetailView, ListView, TemplateView
 
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin, user_has_role
-from metrics_registry.models import MetricVersion, Release
+from metrics_registry.models import MetricVersion
+from metrics_registry.selectors import release_list
 
 from .forms import RunCreateForm, ScenarioForm
 from .models import Conversation, EvaluationRun, RubricGrading, Scenario
@@ -167,7 +168,8 @@ class ReleaseDemographicsView(RoleRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        release = get_object_or_404(Release, pk=kwargs["pk"])
+        # Through release_list, so a draft is a 404 for everyone who may not see drafts.
+        release = get_object_or_404(release_list(user=self.request.user), pk=kwargs["pk"])
         spread = release_demographics(release=release)
         context.update(
             release=release,

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from evaluations.interop_views import ReleaseInspectExportView
 
@@ -35,9 +35,12 @@ urlpatterns = [
     path("api/", include("metrics_registry.api.urls")),
     path("api/", include("submissions.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The split view serves its start-up script from a URL: no inline script under the CSP.
     path(
         "api/docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", template_name="core/api_docs.html"),
+        SpectacularSwaggerSplitView.as_view(
+            url_name="api-schema", template_name="core/api_docs.html"
+        ),
         name="api-docs",
     ),
     # Resolved per request: the hashed static name exists only after collectstatic.

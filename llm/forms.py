@@ -1,7 +1,10 @@
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Fieldset, Layout, Submit
 from django import forms
+from django.conf import settings
 from django.db import models
+
+from core.forms import CheckedTextMixin
 
 from .models import ModelConfiguration, ModelRole, StructuredMode
 
@@ -12,7 +15,7 @@ def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:
     return field.formfield(**kwargs)
 
 
-class ModelConfigurationForm(forms.ModelForm):
+class ModelConfigurationForm(CheckedTextMixin, forms.ModelForm):
     roles = forms.MultipleChoiceField(
         choices=ModelRole.choices,
         required=False,
@@ -71,6 +74,12 @@ class ModelConfigurationForm(forms.ModelForm):
             assignments = list(self.instance.role_assignments.all())
             self.initial["roles"] = [a.role for a in assignments]
             self.initial["default_roles"] = [a.role for a in assignments if a.is_default]
+        key_field = self.fields["api_key_env"]
+        patterns = " or ".join(settings.LLM_API_KEY_ENV_PATTERNS)
+        key_field.help_text = f"{key_field.help_text} Names must match {patterns}."
+        if self.instance.pk and self.instance.api_key_env:
+            state = "is set" if self.instance.api_key_is_set else "is not set"
+            key_field.help_text += f" On this server {self.instance.api_key_env} {state}."
         self.helper = FormHelper()
         self.helper.layout = Layout(
             Fieldset("Endpoint", "name", "provider", "base_url", "model_id", "api_key_env"),

@@ -24,6 +24,7 @@ from django.conf import settings
 
 from . import limits
 from .exceptions import LLMError
+from .keys import api_key_env_problem
 from .models import CallOutcome, ModelConfiguration
 from .recording import CallRecorder
 
@@ -65,6 +66,9 @@ def api_key_for(configuration: ModelConfiguration) -> str:
     """The key, read from the environment at call time so rotating it needs no restart."""
     if not configuration.api_key_env:
         return NO_AUTH_API_KEY
+    # Checked again at call time: rows saved before the rule, or written outside the forms.
+    if problem := api_key_env_problem(configuration.api_key_env):
+        raise LLMError(f"Configuration {configuration.name!r} cannot be used: {problem}")
     key = os.environ.get(configuration.api_key_env, "")
     if not key:
         raise LLMError(

@@ -148,4 +148,6 @@ class ReleaseAdmin(admin.ModelAdmin):
         return False  # drafted on the Releases page, which validates the version
 
     def has_delete_permission(self, request, obj=None) -> bool:
-        return obj is None or not obj.is_published
+        # The user's own permission first: being in the admin is not permission to delete.
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and (obj is None or not obj.is_published)

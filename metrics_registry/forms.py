@@ -1,5 +1,6 @@
 from django import forms
 
+from core.forms import CheckedTextMixin
 from core.uploads import upload_from_form, upload_stage
 
 from .models import Polarity, ValidationStatus
@@ -13,7 +14,7 @@ from .selectors import (
 STAGED_SALT = "metrics_registry.import"
 
 
-class MetricFilterForm(forms.Form):
+class MetricFilterForm(CheckedTextMixin, forms.Form):
     """The filters of the public metric list (GET); every field is optional."""
 
     q = forms.CharField(label="Search", required=False)
@@ -62,13 +63,13 @@ class MetricFilterForm(forms.Form):
         }
 
 
-class ReleaseForm(forms.Form):
+class ReleaseForm(CheckedTextMixin, forms.Form):
     version = forms.CharField(max_length=32, help_text="MAJOR.MINOR.PATCH, for example 1.2.0.")
     title = forms.CharField(max_length=200)
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
 
 
-class MetricImportForm(forms.Form):
+class MetricImportForm(CheckedTextMixin, forms.Form):
     file = forms.FileField(
         required=False,
         help_text="CSV (header row, subareas separated by ;) or JSON (a list of objects, or "
@@ -113,7 +114,7 @@ class MetricImportForm(forms.Form):
         }
 
 
-class MetricStatusForm(forms.Form):
+class MetricStatusForm(CheckedTextMixin, forms.Form):
     to_status = forms.ChoiceField(
         label="New status",
         choices=ValidationStatus.choices,

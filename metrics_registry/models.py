@@ -332,11 +332,19 @@ class Release(models.Model):
         return (self.major, self.minor, self.patch)
 
 
+# The largest value the database's integer columns (major, minor, patch) hold.
+MAX_VERSION_PART = 2_147_483_647
+
+
 def parse_semver(version: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch), or None when not MAJOR.MINOR.PATCH or a part is out of range."""
     match = re.match(SEMVER_RE, version or "")
     if match is None:
         return None
-    return tuple(int(part) for part in match.groups())  # type: ignore[return-value]
+    parts = tuple(int(part) for part in match.groups())
+    if any(part > MAX_VERSION_PART for part in parts):
+        return None
+    return parts  # type: ignore[return-value]
 
 
 class ReleaseItem(models.Model):

@@ -2,11 +2,13 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
+from core.forms import CheckedTextMixin
+
 from .kinds import available_kinds
 from .models import ItemKind, StratumField
 
 
-class QueueForm(forms.Form):
+class QueueForm(CheckedTextMixin, forms.Form):
     name = forms.CharField(max_length=200, help_text="Raters see this name in their list.")
     kind = forms.ChoiceField(label="What is rated")
     sample_size = forms.IntegerField(
@@ -98,7 +100,7 @@ class QueueForm(forms.Form):
         }
 
 
-class KeepForm(forms.Form):
+class KeepForm(CheckedTextMixin, forms.Form):
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         min_length=10,

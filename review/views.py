@@ -1,6 +1,6 @@
 """Thin views over the review services: the rater's screen, queue management, exports."""
 
-import csv
+import itertools
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView, TemplateView
 
+from core.csvsafe import csv_lines
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.models import Metric
@@ -224,13 +225,11 @@ class QueueDetailView(ManagerMixin, DetailView):
 class QueueStatusView(ManagerMixin, View):
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
         queue = get_object_or_404(RatingQueue, pk=pk)
-        services.queue_set_status(queue=queue, status=request.POST.get("status", ""))
+        try:
+            services.queue_set_status(queue=queue, status=request.POST.get("status", ""))
+        except ApplicationError as error:
+            messages.error(request, error.message)
         return redirect("review:queue-detail", pk=queue.pk)
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
 
 
 class QueueExportView(ManagerMixin, View):
@@ -238,14 +237,8 @@ class QueueExportView(ManagerMixin, View):
 
     def get(self, request: HttpRequest, pk: int) -> StreamingHttpResponse:
         queue = get_object_or_404(RatingQueue, pk=pk)
-        writer = csv.writer(_Echo())
-
-        def rows():
-            yield writer.writerow(agreement.export_header(queue))
-            for row in agreement.export_rows(queue):
-                yield writer.writerow(row)
-
-        response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+        rows = itertools.chain([agreement.export_header(queue)], agreement.export_rows(queue))
+        response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="queue-{queue.pk}-ratings.csv"'
         return response
 

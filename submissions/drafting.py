@@ -288,3 +288,40 @@ __all__ = [
     "submission_draft_candidates",
     "submission_mark_drafting_failed",
 ]
+
+
+def submissions_requeue_stuck(*, older_than_seconds: int | None = None) -> list[int]:
+    """Queue drafting again for submissions left in "submitted" with no drafting task.
+
+    A drafting task moves its submission to "drafting" as soon as it starts, so a submission
+    still "submitted" long after its last change had its task lost (a broker outage, a failed
+    on-commit hook) or never queued. Re-queueing is safe: the task acts only on submitted or
+    drafting submissions, under a row lock. `updated_at` is touched so the next sweep waits a
+    full window before trying again. Returns the ids queued.
+    """
+    from django.conf import settings
+    from django.utils import timezone
+
+    from .tasks import llm_draft_metric_candidates
+
+    if older_than_seconds is None:
+        older_than_seconds = settings.SUBMISSION_STUCK_AFTER_SECONDS
+    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_seconds)
+    queued: list[int] = []
+    with transaction.atomic():
+        stuck = (
+            Submission.objects.select_for_update(skip_locked=True)
+            .filter(status=SubmissionStatus.SUBMITTED, updated_at__lt=cutoff)
+            .order_by("pk")
+        )
+        for submission in stuck:
+            submission.save(update_fields=["updated_at"])
+            queued.append(submission.pk)
+    for submission_id in queued:
+        try:
+            llm_draft_metric_candidates.delay(submission_id)
+        except Exception:
+            logger.exception("Could not queue drafting for submission %s", submission_id)
+    if queued:
+        logger.warning("Re-queued drafting for stuck submissions %s", queued)
+    return queued

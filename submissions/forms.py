@@ -2,6 +2,7 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Field, Fieldset, Layout
 from django import forms
 
+from core.forms import CheckedTextMixin
 from metrics_registry.models import LabelCategory, Subarea
 
 from .citations import citations_as_text, citations_parse
@@ -14,7 +15,7 @@ class SubareaChoiceField(forms.ModelMultipleChoiceField):
         return f"{obj.area.name} · {obj.name}"
 
 
-class SubmissionForm(forms.ModelForm):
+class SubmissionForm(CheckedTextMixin, forms.ModelForm):
     """The no-code construct form. Every field explains itself in plain language."""
 
     citations_text = forms.CharField(
@@ -29,6 +30,8 @@ class SubmissionForm(forms.ModelForm):
         help_text="One reference per line: a DOI, a web address, or a written reference. "
         "Add as many as you like.",
     )
+    # One-time token of the new-submission form (see Submission.creation_token).
+    form_token = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     suggested_subareas = SubareaChoiceField(
         queryset=Subarea.objects.select_related("area"),
         required=False,
@@ -105,6 +108,7 @@ class SubmissionForm(forms.ModelForm):
 
         self.helper = FormHelper()
         self.helper.form_tag = False
+        self.helper.render_hidden_fields = True  # the form token
         self.helper.layout = Layout(
             HTML(
                 '<p class="small text-body-secondary" data-testid="required-note">Fields marked '
@@ -139,7 +143,7 @@ class SubmissionForm(forms.ModelForm):
         return data
 
 
-class CandidateForm(forms.ModelForm):
+class CandidateForm(CheckedTextMixin, forms.ModelForm):
     """A researcher's edit of a drafted metric candidate."""
 
     subareas = SubareaChoiceField(
@@ -188,7 +192,7 @@ class CandidateForm(forms.ModelForm):
         } | {"subareas": self.cleaned_data["subareas"]}
 
 
-class CandidateDecisionForm(forms.Form):
+class CandidateDecisionForm(CheckedTextMixin, forms.Form):
     reason = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),

@@ -68,11 +68,21 @@ class Submission(TimeStampedModel):
     drafting_error = models.TextField(blank=True)
     drafting_attempts = models.PositiveIntegerField(default=0)
     review_note = models.TextField(blank=True)
+    # The new-submission form's one-time token: a second POST of the same form (a double click,
+    # a retry after an error) finds the submission the first one made instead of a duplicate.
+    creation_token = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     objects = SubmissionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["contributor", "creation_token"],
+                condition=~models.Q(creation_token=""),
+                name="submission_one_per_form_token",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.title

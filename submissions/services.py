@@ -2,13 +2,14 @@
 
 from collections.abc import Iterable
 
-from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from core.links import site_reverse
+from core.mail import mail_send_safely
+from core.validators import LINE_BREAKS
 from metrics_registry.models import Subarea
 
 from . import selectors
@@ -40,6 +41,15 @@ CONTENT_FIELDS = (
 )
 
 
+def _check_fields(fields: dict) -> None:
+    unknown = set(fields) - set(CONTENT_FIELDS)
+    if unknown:
+        raise ApplicationError(f"Unknown submission fields: {', '.join(sorted(unknown))}")
+    # The title becomes an email subject and a CSV cell: one line only.
+    if LINE_BREAKS.search(fields.get("title") or ""):
+        raise ApplicationError("The title must be a single line: remove the line break.")
+
+
 def _set_citations(submission: Submission, citations: Iterable[ParsedCitation]) -> None:
     submission.citations.all().delete()
     Citation.objects.bulk_create(
@@ -48,18 +58,37 @@ def _set_citations(submission: Submission, citations: Iterable[ParsedCitation]) 
     )
 
 
+def submission_create_once(
+    *, contributor, creation_token: str, **kwargs
+) -> tuple[Submission, bool]:
+    """`submission_create` keyed by the form's token: (submission, created). A repeated or
+    concurrent POST of the same form returns the submission the first one made."""
+    existing = Submission.objects.filter(contributor=contributor, creation_token=creation_token)
+    if creation_token and (found := existing.first()):
+        return found, False
+    try:
+        return (
+            submission_create(contributor=contributor, creation_token=creation_token, **kwargs),
+            True,
+        )
+    except IntegrityError:
+        # The other request won the race between our check and our insert.
+        return existing.get(), False
+
+
 @transaction.atomic
 def submission_create(
     *,
     contributor,
     citations: Iterable[ParsedCitation] = (),
     suggested_subareas: Iterable[Subarea] = (),
+    creation_token: str = "",
     **fields,
 ) -> Submission:
-    unknown = set(fields) - set(CONTENT_FIELDS)
-    if unknown:
-        raise ApplicationError(f"Unknown submission fields: {', '.join(sorted(unknown))}")
-    submission = Submission.objects.create(contributor=contributor, **fields)
+    _check_fields(fields)
+    submission = Submission.objects.create(
+        contributor=contributor, creation_token=creation_token, **fields
+    )
     submission.suggested_subareas.set(suggested_subareas)
     _set_citations(submission, citations)
     SubmissionEvent.objects.create(
@@ -80,6 +109,7 @@ def submission_update(
     suggested_subareas: Iterable[Subarea] | None = None,
     **fields,
 ) -> Submission:
+    _check_fields(fields)
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status not in EDITABLE_STATUSES:
         raise ApplicationError(
@@ -87,8 +117,6 @@ def submission_update(
             "edited. Withdraw it and start a new one, or wait for the reviewers' decision."
         )
     for name, value in fields.items():
-        if name not in CONTENT_FIELDS:
-            raise ApplicationError(f"Unknown submission field: {name}")
         setattr(submission, name, value)
     submission.save()
     if suggested_subareas is not None:
@@ -123,7 +151,8 @@ def submission_status_set(
         submission=submission, from_status=from_status, to_status=to_status, actor=actor, note=note
     )
     if notify and to_status != from_status and to_status in NOTIFIED_STATUSES:
-        transaction.on_commit(lambda: submission_notify_status(event_id=event.pk))
+        # robust: a failing email is logged and never stops the hooks after it (drafting).
+        transaction.on_commit(lambda: submission_notify_status(event_id=event.pk), robust=True)
     return submission
 
 
@@ -142,11 +171,10 @@ def submission_notify_status(*, event_id: int) -> None:
         if event.to_status in (SubmissionStatus.ACCEPTED, SubmissionStatus.DECLINED)
         else [],
     }
-    send_mail(
+    mail_send_safely(
         subject=f"[ImpactBench] Your submission is now {event.get_to_status_display().lower()}: "
         f"{submission.title[:60]}",
         message=render_to_string("submissions/email/status_changed.txt", context),
-        from_email=None,
         recipient_list=[submission.contributor.email],
     )
 
@@ -180,7 +208,7 @@ def submission_submit(*, submission: Submission, actor) -> Submission:
 def _enqueue_drafting(submission: Submission) -> None:
     from .tasks import llm_draft_metric_candidates
 
-    transaction.on_commit(lambda: llm_draft_metric_candidates.delay(submission.pk))
+    transaction.on_commit(lambda: llm_draft_metric_candidates.delay(submission.pk), robust=True)
 
 
 @transaction.atomic

@@ -1,3 +1,5 @@
+import secrets
+
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpResponseRedirect
@@ -48,6 +50,9 @@ class SubmissionFormMixin(ContributorMixin):
     def form_valid(self, form):
         try:
             submission = self.save(form)
+            if getattr(self, "repeated", False):
+                # The same form arrived twice: the first POST did the work; show its result.
+                return redirect("submissions:detail", pk=submission.pk)
             if "submit" in self.request.POST:
                 services.submission_submit(submission=submission, actor=self.request.user)
                 messages.success(
@@ -63,10 +68,16 @@ class SubmissionFormMixin(ContributorMixin):
 
 
 class SubmissionCreateView(SubmissionFormMixin, FormView):
+    def get_initial(self):
+        return {**super().get_initial(), "form_token": secrets.token_urlsafe(24)}
+
     def save(self, form):
-        self.object = services.submission_create(
-            contributor=self.request.user, **form.service_kwargs()
+        self.object, created = services.submission_create_once(
+            contributor=self.request.user,
+            creation_token=form.cleaned_data["form_token"],
+            **form.service_kwargs(),
         )
+        self.repeated = not created
         return self.object
 
 

@@ -6,6 +6,7 @@ Every variable read here is documented in README.md ("Configuration") and `.env.
 from pathlib import Path
 
 import environ
+from csp.constants import NONCE, NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "crispy_forms",
     "crispy_bootstrap5",
     "django_htmx",
+    "csp",
     "core",
     "llm",
     "metrics_registry",
@@ -56,8 +58,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so its 400s still get every security header; before any view or database lookup.
+    "core.middleware.ControlCharacterMiddleware",
 ]
 
 ROOT_URLCONF = "impactbench_site.urls"
@@ -124,6 +129,29 @@ ACCOUNT_LOGOUT_ON_GET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[ImpactBench] "
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = env.str("ACCOUNT_DEFAULT_HTTP_PROTOCOL", default="http")
 
+
+# --- Cache ----------------------------------------------------------------------------------
+# Sign-in rate limits and lockouts (allauth) live in the cache, so it must be shared by every
+# web process and survive restarts: Redis when the broker is Redis, else a database table
+# (created by core's migration `create_cache_table`). CACHE_URL overrides both.
+def default_cache_url(broker_url: str) -> str:
+    if broker_url.startswith(("redis://", "rediss://")):
+        return broker_url
+    return "dbcache://django_cache"
+
+
+CACHES = {
+    "default": {
+        **env.cache_url(
+            "CACHE_URL", default=default_cache_url(env.str("CELERY_BROKER_URL", default=""))
+        ),
+        "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="impactbench"),
+    }
+}
+# allauth's sign-in limits: 5 failures per account in 5 minutes lock it (the admin signs in
+# through the same view, see impactbench_site/admin.py).
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
+
 # --- Email ----------------------------------------------------------------------------------
 # consolemail:// prints messages (with verification links) to the web server's output.
 vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
@@ -162,6 +190,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "core.api.exception_handler",
+    # JSON only: DRF's browsable pages need inline script and style, which the CSP refuses;
+    # people browse the API on /api/docs/.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.CheckedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ImpactBench API",
@@ -179,11 +215,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # Distinct names for choice sets whose fields share a name across the API.
+    # Several models share field names with different choice sets: name each enum.
     "ENUM_NAME_OVERRIDES": {
+        "PolarityEnum": "metrics_registry.models.Polarity",
         "ReleaseStatusEnum": "metrics_registry.models.ReleaseStatus",
         "SubmissionStatusEnum": "submissions.models.SubmissionStatus",
-        "MetricPolarityEnum": "metrics_registry.models.Polarity",
+        "CandidateStatusEnum": "submissions.models.CandidateStatus",
     },
 }
 
@@ -255,7 +292,13 @@ RUN_PAUSE_AFTER_ERRORS = env.int("RUN_PAUSE_AFTER_ERRORS", default=20)
 # most this old.
 HEALTH_HEARTBEAT_SECONDS = env.float("HEALTH_HEARTBEAT_SECONDS", default=30.0)
 HEALTH_WORKER_MAX_AGE_SECONDS = env.int("HEALTH_WORKER_MAX_AGE_SECONDS", default=120)
+# Periodic tasks, run by `celery beat`: one entry per job.
 CELERY_BEAT_SCHEDULE = {
+    # Submissions whose drafting task was lost are queued again.
+    "submissions-requeue-stuck": {
+        "task": "submissions.tasks.requeue_stuck_submissions",
+        "schedule": env.float("SUBMISSION_REQUEUE_INTERVAL_SECONDS", default=300.0),
+    },
     "evaluations-reap-runs": {
         "task": "evaluations.tasks.runs_reap",
         "schedule": RUN_REAPER_INTERVAL_SECONDS,
@@ -267,6 +310,9 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": HEALTH_HEARTBEAT_SECONDS},
     },
 }
+# A submission still "submitted" this long after its last change is treated as having lost
+# its drafting task.
+SUBMISSION_STUCK_AFTER_SECONDS = env.int("SUBMISSION_STUCK_AFTER_SECONDS", default=600)
 
 # --- Model gateway (llm/) -------------------------------------------------------------------
 # `seed_demo` writes scenarios for the demo release and runs a complete offline evaluation
@@ -291,6 +337,9 @@ LLM_STRUCTURED_REASKS = env.int("LLM_STRUCTURED_REASKS", default=2)
 # limit configured, twice this one.
 LLM_CUTOFF_DEFAULT_MAX_TOKENS = env.int("LLM_CUTOFF_DEFAULT_MAX_TOKENS", default=2048)
 LLM_CACHE_ENABLED = env.bool("LLM_CACHE_ENABLED", default=True)
+# Names a model configuration may give as its API key variable (shell patterns, llm/keys.py);
+# the platform's own settings variables are refused whatever these say.
+LLM_API_KEY_ENV_PATTERNS = env.list("LLM_API_KEY_ENV_PATTERNS", default=["*_API_KEY", "*_TOKEN"])
 
 # --- Expert review (review/) ----------------------------------------------------------------
 # Below this share of experts supporting a metric (rated faithful, or agreeing with the judge)
@@ -300,6 +349,29 @@ REVIEW_CONTESTED_AGREEMENT_THRESHOLD = env.float(
 )
 # How long after submitting a rater may take their last rating back.
 REVIEW_UNDO_WINDOW_SECONDS = env.int("REVIEW_UNDO_WINDOW_SECONDS", default=600)
+
+# --- Content-Security-Policy (django-csp) ---------------------------------------------------
+# Scripts, styles, fonts and images come from this site only (no CDN); inline <script> and
+# <style> run only with the per-response nonce ({{ request.csp_nonce }}), and style attributes
+# are refused (templates use classes; progress bars get their width from static/js).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
+# --- Input limits ---------------------------------------------------------------------------
+# Every free-text field (forms, imports) holds at most this many characters; forms count down.
+TEXT_FIELD_MAX_LENGTH = env.int("TEXT_FIELD_MAX_LENGTH", default=10_000)
 
 # --- Logging --------------------------------------------------------------------------------
 LOGGING = {

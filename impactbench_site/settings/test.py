@@ -28,3 +28,13 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(VAR_DIR / "test-broker")
 # Tests never collect static files; WhiteNoise would only warn about the missing folder.
 MIDDLEWARE = [m for m in MIDDLEWARE if m != "whitenoise.middleware.WhiteNoiseMiddleware"]  # noqa: F405
+# Each test process keeps its own cache (cleared before every test). The "database" alias is
+# the embedded default's shared cache: its table is created by migration, and the lockout tests
+# switch to it to show the counters live in the database.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "database": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "django_cache",
+    },
+}

@@ -1,10 +1,10 @@
 """A release as data: the rows behind the JSON, JSONL and CSV downloads."""
 
-import csv
-import io
 import json
 from collections.abc import Iterator
 from typing import Any
+
+from core.csvsafe import csv_dict_lines
 
 from ..models import Release, ReleaseItem
 from ..selectors import release_items
@@ -132,16 +132,15 @@ def release_export_csv_rows(release: Release) -> Iterator[dict[str, str]]:
 
 def release_export_csv_lines(release: Release) -> Iterator[str]:
     """CSV text chunk by chunk, header first, for a streaming response."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
-    writer.writeheader()
-    for row in release_export_csv_rows(release):
-        writer.writerow(row)
-        if buffer.tell() > 16_384:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+    chunk: list[str] = []
+    size = 0
+    for line in csv_dict_lines(CSV_COLUMNS, release_export_csv_rows(release)):
+        chunk.append(line)
+        size += len(line)
+        if size > 16_384:
+            yield "".join(chunk)
+            chunk, size = [], 0
+    yield "".join(chunk)
 
 
 def release_export_jsonl_lines(release: Release) -> Iterator[str]:

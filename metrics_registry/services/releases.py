@@ -14,6 +14,7 @@ from core import events
 from core.exceptions import ApplicationError
 
 from ..models import (
+    MAX_VERSION_PART,
     Metric,
     MetricVersion,
     Release,
@@ -52,7 +53,8 @@ def release_create(
     version = (version or "").strip()
     if parse_semver(version) is None:
         raise ApplicationError(
-            f'"{version}" is not a semantic version: use MAJOR.MINOR.PATCH, for example 1.2.0.'
+            f'"{version}" is not a semantic version: use MAJOR.MINOR.PATCH, for example 1.2.0 '
+            f"(each part at most {MAX_VERSION_PART})."
         )
     if Release.objects.filter(version=version).exists():
         raise ApplicationError(f"Release {version} already exists; choose another version.")

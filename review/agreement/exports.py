@@ -2,6 +2,8 @@
 
 from collections.abc import Iterator
 
+from django.utils.crypto import salted_hmac
+
 from ..kinds import FORMS
 from ..models import QueueItem, Rating, RatingQueue
 
@@ -21,6 +23,13 @@ EXPORT_COLUMNS_BASE = [
     "undone",
 ]
 
+
+
+def rater_pseudonym(queue: RatingQueue, rater_id: int) -> str:
+    """A stable name for a rater within one queue that reveals neither the account nor links
+    the same rater across queues: an HMAC keyed by the site secret, salted per queue."""
+    digest = salted_hmac("review.rater-pseudonym", f"{queue.pk}:{rater_id}").hexdigest()
+    return f"rater-{digest[:12]}"
 
 def export_question_names(queue: RatingQueue) -> list[str]:
     names = [q.name for q in FORMS.get(queue.kind, ())]
@@ -54,7 +63,7 @@ def export_rows(queue: RatingQueue) -> Iterator[list]:
             item.strata.get("age_context", ""),
             item.strata.get("model", ""),
             # Pseudonymous: the export circulates among researchers, rater identities do not.
-            f"rater-{rating.rater_id}",
+            rater_pseudonym(queue, rating.rater_id),
             rating.submitted_at.isoformat(),
             rating.seconds_spent,
             "yes" if rating.undone else "no",

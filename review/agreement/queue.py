@@ -30,6 +30,7 @@ from results.estimates import Estimate
 
 from ..kinds import FORMS, Question, adapter_for
 from ..models import Rating, RatingQueue
+from .exports import rater_pseudonym
 
 # Resamples of per-metric Krippendorff intervals (one alpha per resample, hundreds of metrics).
 PER_METRIC_RESAMPLES = 200
@@ -277,7 +278,7 @@ def queue_figures(queue: RatingQueue) -> QueueFigures:
         rows = by_rater[rater_id]
         figures.raters.append(
             {
-                "rater": f"rater-{rater_id}",
+                "rater": rater_pseudonym(queue, rater_id),
                 "count": len(rows),
                 "median_seconds": median(r.seconds_spent for r in rows),
                 "agreement_with_majority": with_majority.get(rater_id, _none("proportion")),

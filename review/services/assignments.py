@@ -21,6 +21,7 @@ from django.utils import timezone
 from core import events
 from core.exceptions import ApplicationError
 from core.roles import Role, user_has_role
+from core.validators import control_character_message, text_length_problem, text_max_length
 
 from ..kinds import adapter_for
 from ..models import (
@@ -198,6 +199,10 @@ def rating_submit(
     A claim that ran out can still be submitted while the item has a free slot; once others
     have filled it, the rater is told so (their draft stays).
     """
+    if problem := text_length_problem(comment, what="The comment") or control_character_message(
+        comment
+    ):
+        raise ApplicationError(problem)
     assignment = _lock_own_assignment(assignment, rater)
     if assignment.status in (AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED):
         raise ApplicationError("You have already finished with this item.")
@@ -328,7 +333,7 @@ def rating_draft_save(
         assignment=assignment,
         defaults={
             "answers": adapter_for(item.kind).draft_answers(item, answers),
-            "comment": (comment or "")[:20_000],
+            "comment": (comment or "")[: text_max_length()],
             "saved_at": now,
         },
     )

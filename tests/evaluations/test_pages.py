@@ -17,7 +17,7 @@ def scenario():
 
 
 def pages(scenario) -> dict[str, str]:
-    release = release_with("1.0.0", [scenario.metric_version.metric])
+    release = release_with("1.0.0", [scenario.metric_version.metric], publish=True)
     return {
         "index": reverse("evaluations:scenario-index"),
         "list": reverse("evaluations:metric-scenarios", args=[scenario.metric_version.pk]),
@@ -110,7 +110,7 @@ def test_demographics_counts_ages_genders_and_backgrounds(client_for, researcher
         age_context="teen",
         persona={"name": "Kai", "age": 15, "gender": "non-binary", "background": "Student"},
     )
-    release = release_with("2.0.0", [first.metric_version.metric])
+    release = release_with("2.0.0", [first.metric_version.metric], publish=True)
     html = (
         client_for(researcher)
         .get(reverse("evaluations:release-demographics", args=[release.pk]))

@@ -143,25 +143,25 @@ def test_client_errors_fail_fast_naming_endpoint_and_model(fake_openai, configur
 
 def test_api_key_is_read_from_the_named_variable_at_call_time(fake_openai, monkeypatch):
     configuration = ModelConfigurationFactory(
-        base_url=fake_openai.base_url, api_key_env="IMPACTBENCH_TEST_KEY"
+        base_url=fake_openai.base_url, api_key_env="GATEWAY_TEST_API_KEY"
     )
-    monkeypatch.setenv("IMPACTBENCH_TEST_KEY", "sk-first")
+    monkeypatch.setenv("GATEWAY_TEST_API_KEY", "sk-first")
     ask(configuration)
     assert fake_openai.last_request.authorization == "Bearer sk-first"
-    monkeypatch.setenv("IMPACTBENCH_TEST_KEY", "sk-rotated")
+    monkeypatch.setenv("GATEWAY_TEST_API_KEY", "sk-rotated")
     ask(configuration)
     assert fake_openai.last_request.authorization == "Bearer sk-rotated"
 
 
 def test_missing_api_key_variable_gives_a_clear_error(fake_openai, monkeypatch):
     configuration = ModelConfigurationFactory(
-        name="Hosted judge", base_url=fake_openai.base_url, api_key_env="IMPACTBENCH_MISSING_KEY"
+        name="Hosted judge", base_url=fake_openai.base_url, api_key_env="HOSTED_JUDGE_API_KEY"
     )
-    monkeypatch.delenv("IMPACTBENCH_MISSING_KEY", raising=False)
+    monkeypatch.delenv("HOSTED_JUDGE_API_KEY", raising=False)
     with pytest.raises(LLMError) as caught:
         ask(configuration)
     assert (
-        "Set the environment variable IMPACTBENCH_MISSING_KEY for configuration 'Hosted judge'"
+        "Set the environment variable HOSTED_JUDGE_API_KEY for configuration 'Hosted judge'"
         in caught.value.message
     )
     assert fake_openai.request_count == 0

@@ -10,7 +10,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from core.roles import Role
 from review import kinds
-from review.agreement import queue_figures
+from review.agreement import queue_figures, rater_pseudonym
 from review.kinds.metric import MetricAdapter
 from review.models import Rating
 from review.services import assignment_claim, rating_submit
@@ -101,8 +101,12 @@ def test_per_rater_figures(rated_queue):
     by_rater = {row["rater"]: row for row in figures.raters}
     ratings = Rating.objects.current().filter(queue=rated_queue)
     assert sum(row["count"] for row in figures.raters) == ratings.count()
+    pseudonyms = {
+        rater_pseudonym(rated_queue, rater_id): rater_id
+        for rater_id in ratings.values_list("rater_id", flat=True)
+    }
     for row in figures.raters:
-        rater_id = int(row["rater"].removeprefix("rater-"))
+        rater_id = pseudonyms[row["rater"]]
         seconds = sorted(ratings.filter(rater_id=rater_id).values_list("seconds_spent", flat=True))
         assert row["median_seconds"] == pytest.approx(np.median(seconds))
     assert len(by_rater) == 5

@@ -104,7 +104,7 @@ def test_prompt_injection_still_yields_ordinary_candidates(remote_drafter, fake_
     sent = fake_openai.requests[0].messages
     assert sent[0]["role"] == "system"
     assert INJECTION.split(" </behavior>")[0] in sent[1]["content"]
-    assert "</ behavior>" in sent[1]["content"]
+    assert "&lt;/behavior>" in sent[1]["content"]
 
 
 def test_failed_drafting_is_recorded_with_reason_and_retryable(

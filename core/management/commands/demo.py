@@ -39,6 +39,7 @@ class Command(BaseCommand):
     def handle(self, *args, host: str, port: int, concurrency: int, **options) -> None:
         self.stdout.write("Migrating the database…")
         call_command("migrate", interactive=False, verbosity=0)
+        call_command("createcachetable", verbosity=0)  # in case CACHE_URL changed since
         self.stdout.write(
             "Loading demo data. The first time this includes a complete offline evaluation "
             "run, which takes a few minutes; later starts skip it."

@@ -3,7 +3,16 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.exceptions import ApplicationError
-from evaluations.services.rubric_imports import FORMATS, RubricImportReport, rubric_items_import
+from core.files import file_read_limited
+from evaluations.services.rubric_imports import (
+    FORMATS,
+    MAX_IMPORT_LINES,
+    RubricImportReport,
+    rubric_items_import,
+)
+
+# 10,000 items with long conversations fit well within this; a larger file is refused early.
+MAX_COMMAND_IMPORT_BYTES = 64 * 1024 * 1024
 
 
 def report_lines(report: RubricImportReport) -> list[str]:
@@ -43,7 +52,9 @@ class Command(BaseCommand):
             raise CommandError(f"No such file: {path}")
         try:
             report = rubric_items_import(
-                data=path.read_bytes(),
+                data=file_read_limited(
+                    path, max_bytes=MAX_COMMAND_IMPORT_BYTES, max_lines=MAX_IMPORT_LINES
+                ),
                 dry_run=options["dry_run"],
                 skip_bad_lines=options["skip_bad_lines"],
                 fmt=options["format"],

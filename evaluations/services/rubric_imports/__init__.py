@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from core.exceptions import ApplicationError
+from core.jsonsafe import json_loads_checked
 
 from ...models import RubricCriterion, RubricItem
 from .healthbench import healthbench_line_validate, looks_like_healthbench
@@ -90,8 +91,8 @@ def rubric_jsonl_parse(data: bytes | str) -> list[tuple[int, Any]]:
         if not raw.strip():
             continue
         try:
-            rows.append((number, json.loads(raw)))
-        except json.JSONDecodeError as error:
+            rows.append((number, json_loads_checked(raw)))
+        except ApplicationError as error:
             rows.append((number, error))
     if not rows:
         raise ApplicationError("The file has no rubric items (one JSON object per line).")
@@ -117,7 +118,7 @@ def _single_document_check(data: str) -> None:
     first = lines[0].strip()
     try:
         document = json.loads(data)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         document = None
     if isinstance(document, list):
         raise ApplicationError(
@@ -161,12 +162,8 @@ def rubric_items_import(
     existing = set(RubricItem.objects.values_list("key", flat=True))
     seen: dict[str, int] = {}
     for number, decoded in rows:
-        if isinstance(decoded, json.JSONDecodeError):
-            report.errors.append(
-                RubricImportProblem(
-                    number, f"not valid JSON (column {decoded.colno}: {decoded.msg})"
-                )
-            )
+        if isinstance(decoded, ApplicationError):
+            report.errors.append(RubricImportProblem(number, decoded.message))
             continue
         result = (
             validate(number, decoded, vocabulary)

@@ -14,6 +14,8 @@ from typing import Any
 
 from django.utils.text import slugify
 
+from core.validators import text_length_problem
+
 from ...models import CriterionOrigin
 from .rows import (
     ACUITY,
@@ -43,6 +45,8 @@ def _criteria_validate(
         wording = text(criterion.get("text"))
         if not wording:
             reasons.append(f"criterion {position} has no text")
+        if problem := text_length_problem(wording, what=f"criterion {position}"):
+            reasons.append(problem)
         points = points_validate(position, criterion.get("points"), reasons)
         raw_dimension = text(criterion.get("dimension"))
         dimension = vocabulary.get(raw_dimension)

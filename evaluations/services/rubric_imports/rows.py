@@ -3,6 +3,8 @@
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.validators import text_length_problem
+
 from ...models import Acuity, CriterionOrigin, Population, RubricDimension
 from ...rubric import MAX_POINTS, MIN_POINTS
 
@@ -92,6 +94,8 @@ def messages_validate(raw: Any, reasons: list[str], *, allow_system: bool = Fals
             reasons.append(f'message {position} has role "{role}": use {" or ".join(roles)}')
         if not text(content):
             reasons.append(f"message {position} has no content")
+        if problem := text_length_problem(content, what=f"message {position}"):
+            reasons.append(problem)
         # Content is kept exactly as written: an export must give back the same conversation.
         messages.append({"role": role, "content": content if isinstance(content, str) else ""})
     if messages and messages[-1]["role"] != "user":

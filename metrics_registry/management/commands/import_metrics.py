@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from core.exceptions import ApplicationError
+from core.files import file_read_limited
 from metrics_registry.services import ImportReport, metrics_import_file
 from metrics_registry.taxonomy import taxonomy_help_text
 
@@ -26,6 +27,10 @@ def report_lines(report: ImportReport) -> list[str]:
         lines += [f"Would import row {c.number}: {c.name}" for c in report.candidates]
     lines += [f"Created {key}" for key in report.created_keys]
     return lines
+
+
+# Far above any real taxonomy (5,000 rows of long text), far below what would strain memory.
+MAX_COMMAND_IMPORT_BYTES = 20 * 1024 * 1024
 
 
 class Command(BaseCommand):
@@ -72,7 +77,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No user with email {options['created_by']}.")
         try:
             report = metrics_import_file(
-                data=path.read_bytes(),
+                data=file_read_limited(path, max_bytes=MAX_COMMAND_IMPORT_BYTES),
                 filename=path.name,
                 benchmark_slug=options["benchmark"],
                 benchmark_details={

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.exceptions import ApplicationError
+from core.jsonsafe import json_loads_checked
 
 IMPORT_COLUMNS = (
     "name",
@@ -99,12 +100,8 @@ def _parse_csv(text: str, notes: list[str]) -> list[ImportRow]:
 
 
 def _parse_json(text: str, notes: list[str]) -> list[ImportRow]:
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ApplicationError(
-            f"The file is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})."
-        ) from error
+    # Bounded nesting, no control characters, a clear message where the JSON breaks.
+    document = json_loads_checked(text)
     source_weights: dict = {}
     if isinstance(document, dict) and isinstance(document.get("metrics"), list):
         source_weights = document.get("source_weights") or {}

@@ -6,6 +6,8 @@ from typing import Any
 
 from django.utils.text import slugify
 
+from core.validators import control_character_find, text_length_problem
+
 from ...models import AgeContexts, Benchmark, MetricVersion
 from .parsing import ImportRow, cell_text, fold
 
@@ -80,6 +82,11 @@ def row_validate(
     if "__invalid__" in data:
         return "the entry is not an object with metric fields"
     reasons = []
+    for column, value in data.items():
+        if isinstance(value, str) and (found := control_character_find(value)):
+            reasons.append(f"{column} contains a control character ({found})")
+        if problem := text_length_problem(value, what=column):
+            reasons.append(problem)
     name = cell_text(data.get("name"))
     criterion = cell_text(data.get("criterion"))
     if not criterion:

@@ -1,0 +1,79 @@
+"""Hostile bytes stop at the edge: C0 control characters in text, and line breaks in one-line
+fields (titles become email subjects and CSV cells).
+
+PostgreSQL refuses NUL in text, SQLite stores it; neither is something a person typed. Tab,
+line feed and carriage return are kept where text may span lines.
+"""
+
+import re
+
+from django.core.exceptions import ValidationError
+from django.utils.deconstruct import deconstructible
+
+# C0 controls except tab (09), line feed (0a) and carriage return (0d).
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+LINE_BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]")
+
+
+def control_character_find(text: str) -> str | None:
+    """A description of the first control character in `text` ("U+0000 at position 3"), or None."""
+    match = CONTROL_CHARACTERS.search(text or "")
+    if match is None:
+        return None
+    return f"U+{ord(match.group()):04X} at position {match.start() + 1}"
+
+
+def control_character_message(text: str) -> str | None:
+    found = control_character_find(text)
+    if found is None:
+        return None
+    return f"Contains a control character ({found}); remove it and try again."
+
+
+@deconstructible
+class NoControlCharactersValidator:
+    message = "Contains a control character ({found}); remove it and try again."
+    code = "control_character"
+
+    def __call__(self, value) -> None:
+        if isinstance(value, str) and (found := control_character_find(value)):
+            raise ValidationError(self.message.format(found=found), code=self.code)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, NoControlCharactersValidator)
+
+
+@deconstructible
+class SingleLineValidator:
+    message = "Must be a single line: remove the line break."
+    code = "line_break"
+
+    def __call__(self, value) -> None:
+        if isinstance(value, str) and LINE_BREAKS.search(value):
+            raise ValidationError(self.message, code=self.code)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SingleLineValidator)
+
+
+no_control_characters = NoControlCharactersValidator()
+single_line = SingleLineValidator()
+
+
+def single_line_text(text: str) -> str:
+    """`text` with every line break and control character turned into a space (email subjects)."""
+    return " ".join(CONTROL_CHARACTERS.sub(" ", LINE_BREAKS.sub(" ", text or "")).split())
+
+
+def text_max_length() -> int:
+    """The documented cap on every free-text field (settings.TEXT_FIELD_MAX_LENGTH)."""
+    from django.conf import settings
+
+    return settings.TEXT_FIELD_MAX_LENGTH
+
+
+def text_length_problem(text: str, *, what: str) -> str | None:
+    limit = text_max_length()
+    if isinstance(text, str) and len(text) > limit:
+        return f"{what} is {len(text)} characters long; at most {limit} are accepted"
+    return None
