@@ -16,6 +16,7 @@ from metrics_registry.demo import DEMO_RELEASE_VERSION
 from metrics_registry.models import MetricVersion, Release
 
 from .models import SCENARIO_BASE_COUNT, EvaluationRun, RubricItem, RunStatus, ScenarioStatus
+from .services.official import run_set_official
 from .services.rubric_imports import rubric_items_import
 from .services.runs import run_create, run_launch, run_process_inline
 from .services.scenarios import scenarios_generate
@@ -264,7 +265,10 @@ def demo_summaries_seed() -> str:
     run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME, status=RunStatus.COMPLETED).first()
     if run is None:
         return "Demo summaries: skipped (no completed demo run)."
+    if not run.is_official and run.release is not None and run.release.is_published:
+        # The demo's visitors see this run; a maintainer's later test runs stay private.
+        run_set_official(run=run, official=True, changed_by=None)
     if RunAnalysis.objects.filter(run=run).exists():
-        return "Demo summaries: kept."
+        return "Demo summaries: kept (official run)."
     summaries_refresh(run=run)
-    return "Demo summaries: pass rates, reliability and robustness computed."
+    return "Demo summaries: pass rates, reliability and robustness computed (official run)."

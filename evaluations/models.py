@@ -180,6 +180,13 @@ class EvaluationRun(TimeStampedModel):
     conversations_total = models.PositiveIntegerField(default=0)
     conversations_completed = models.PositiveIntegerField(default=0)
     conversations_failed = models.PositiveIntegerField(default=0)
+    # Public pages read only official runs: a maintainer designates them per published release,
+    # so a later test run never silently replaces what visitors see.
+    is_official = models.BooleanField(default=False, db_index=True)
+    official_changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    official_changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

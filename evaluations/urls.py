@@ -33,5 +33,6 @@ urlpatterns = [
     path("runs/new/", views.RunCreateView.as_view(), name="run-create"),
     path("runs/compare/", views.RunCompareView.as_view(), name="run-compare"),
     path("runs/<int:pk>/", views.RunDetailView.as_view(), name="run-detail"),
+    path("runs/<int:pk>/official/", views.RunOfficialView.as_view(), name="run-official"),
     path("runs/<int:pk>/<slug:action>/", views.RunActionView.as_view(), name="run-action"),
 ]

@@ -5,12 +5,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
     path("", include("core.urls")),
+    # Public results (explore, metrics, conversations, label) before the apps' own prefixes.
+    path("", include("results.urls")),
     path("registry/", include("metrics_registry.urls")),
     path("submissions/", include("submissions.urls")),
     path("review/", include("review.urls")),
     path("models/", include("llm.urls")),
     path("evaluations/", include("evaluations.urls")),
-    path("results/", include("results.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("metrics_registry.api.urls")),
