@@ -23,6 +23,8 @@ class NavItem:
 
 
 PUBLIC_ITEMS: list[NavItem] = [
+    NavItem("Explore", "results:explore", icon="pie-chart"),
+    NavItem("Results by metric", "results:metric-list", icon="bar-chart"),
     NavItem("Metrics", "metrics_registry:metric_list", icon="list-check"),
     NavItem("Releases", "metrics_registry:release_list", icon="tags"),
     NavItem("Taxonomy", "metrics_registry:taxonomy", icon="diagram-3"),

@@ -14,6 +14,7 @@ urlpatterns = [
     path("evaluations/", include("evaluations.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
+    path("api/", include("results.api.urls")),
     path("api/", include("metrics_registry.api.urls")),
     path("api/", include("submissions.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

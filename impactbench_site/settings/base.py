@@ -172,6 +172,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Readable component names where several fields share a name ("polarity", "status").
+    "ENUM_NAME_OVERRIDES": {
+        "PolarityEnum": "metrics_registry.models.Polarity",
+        "ReleaseStatusEnum": "metrics_registry.models.ReleaseStatus",
+        "ConversationStatusEnum": "evaluations.models.ConversationStatus",
+    },
+    # Null-valued enum fields get their own "null" option rather than a NullEnum component.
+    "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
 }
 
 # --- Celery ---------------------------------------------------------------------------------

@@ -45,8 +45,9 @@ class MetricVersionOutput(serializers.ModelSerializer):
 
 
 class MetricOutput(serializers.ModelSerializer):
-    benchmark = BenchmarkOutput(read_only=True)
-    current_version = MetricVersionOutput(read_only=True)
+    # Expert submissions have no benchmark; a metric being created has no version yet.
+    benchmark = BenchmarkOutput(read_only=True, allow_null=True)
+    current_version = MetricVersionOutput(read_only=True, allow_null=True)
 
     class Meta:
         model = Metric
