@@ -23,7 +23,7 @@ PALETTE: tuple[str, ...] = (
     "#f4a582",
     "#fddbc7",
     "#f7f7f7",
-    "#c7eae5",
+    "#b8e3da",
     "#80cdc1",
     "#35978f",
     "#01665e",

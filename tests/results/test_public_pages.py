@@ -192,3 +192,13 @@ def test_public_pages_run_a_bounded_number_of_queries(
     for name, url in _urls(run).items():
         with django_assert_max_num_queries(16):
             assert client.get(url).status_code == 200, name
+
+
+def test_mark_quotes_marks_each_quote_once_and_merges_overlaps():
+    from results.public import mark_quotes
+
+    pieces = mark_quotes("Alpha beta gamma delta", [("beta gamma", "r1"), ("GAMMA delta", "r2")])
+    assert [(p.text, p.marked) for p in pieces] == [("Alpha ", False), ("beta gamma delta", True)]
+    assert "".join(p.text for p in pieces) == "Alpha beta gamma delta"
+    untouched = mark_quotes("Nothing here", [("absent quote", "r1"), ("", "r2")])
+    assert [(p.text, p.marked) for p in untouched] == [("Nothing here", False)]
