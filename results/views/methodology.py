@@ -3,6 +3,7 @@
 from django.http import Http404
 from django.views.generic import TemplateView
 
+from ..methodology_plots import methodology_plots
 from ..selectors import (
     overall_pass_rates,
     public_run,
@@ -46,5 +47,8 @@ class MethodologyView(TemplateView):
             targets=run_targets(run),
             offline=run_uses_offline_model(run),
             synthetic=run_is_synthetic(run),
+        )
+        context["plots"] = methodology_plots(
+            overall=context["overall"], teen_adult=context["teen_adult"], judge=judge
         )
         return context

@@ -202,3 +202,20 @@ def test_mark_quotes_marks_each_quote_once_and_merges_overlaps():
     assert "".join(p.text for p in pieces) == "Alpha beta gamma delta"
     untouched = mark_quotes("Nothing here", [("absent quote", "r1"), ("", "r2")])
     assert [(p.text, p.marked) for p in untouched] == [("Nothing here", False)]
+
+
+def test_methodology_draws_each_table_as_a_forest_plot(client):
+    run = published_run(n_metrics=4)
+    html = client.get(reverse("results:methodology")).content.decode()
+    assert 'data-testid="methodology-plots"' in html
+    for polarity in ("positive", "negative"):
+        start = html.index(f'id="plot-overall-{polarity}"')
+        plot = html[start : html.index("</figure>", start)]
+        rows = PassRateSummary.objects.filter(
+            run=run, level="overall", age_context="all", polarity=polarity
+        )
+        assert plot.count("<circle") == rows.count()
+        for row in rows:
+            assert f"{row.rate * 100:.0f}%" in plot
+    assert 'id="plot-teen-adult"' in html
+    assert 'id="plot-judge"' in html
