@@ -78,7 +78,7 @@ class CategoryLine:
 @dataclass
 class LabelProfile:
     target: ModelConfiguration
-    run: EvaluationRun
+    run: EvaluationRun | None
     lines: list[CategoryLine]
     teen: int
     adult: int
@@ -169,7 +169,10 @@ def label_profile(*, run: EvaluationRun, target: ModelConfiguration) -> LabelPro
     profile = cache.get(key)
     if profile is None:
         profile = _label_profile(run, target)
+        # The run is the caller's; caching it would carry its analysis JSON along.
+        profile.run = None
         cache.set(key, profile, 24 * 3600)
+    profile.run = run
     return profile
 
 

@@ -12,13 +12,14 @@ from .estimates import Estimate
 from .models import PassRateSummary, SummaryLevel
 
 
-def public_runs() -> QuerySet[EvaluationRun]:
+def public_runs(*, with_analysis: bool = False) -> QuerySet[EvaluationRun]:
     """Official, completed runs of published releases whose summaries exist, newest first.
 
     Only a maintainer's designation makes a run public (`evaluations.services.official`), so a
-    later test run never replaces what visitors see.
+    later test run never replaces what visitors see. The analysis JSON (large at scale) is
+    loaded only when asked for: most pages need just its refresh time.
     """
-    return (
+    runs = (
         EvaluationRun.objects.filter(
             is_official=True,
             status=RunStatus.COMPLETED,
@@ -28,23 +29,26 @@ def public_runs() -> QuerySet[EvaluationRun]:
         .select_related("release", "analysis", "judge", "simulator")
         .order_by("-release__major", "-release__minor", "-release__patch", "-finished_at", "-pk")
     )
+    if not with_analysis:
+        runs = runs.defer("analysis__reliability", "analysis__robustness")
+    return runs
 
 
-def public_run_default() -> EvaluationRun | None:
+def public_run_default(*, with_analysis: bool = False) -> EvaluationRun | None:
     """The latest published release's latest official (and summarised) run."""
-    return public_runs().first()
+    return public_runs(with_analysis=with_analysis).first()
 
 
-def public_run(run_id: str | int | None) -> EvaluationRun | None:
+def public_run(run_id: str | int | None, *, with_analysis: bool = False) -> EvaluationRun | None:
     """The public run asked for (``?run=``), or the default when none is asked for.
 
     None when the id is not that of a public run (pages answer 404) or nothing is public.
     """
     if run_id in (None, ""):
-        return public_run_default()
+        return public_run_default(with_analysis=with_analysis)
     if not str(run_id).isdigit():
         return None
-    return public_runs().filter(pk=int(run_id)).first()
+    return public_runs(with_analysis=with_analysis).filter(pk=int(run_id)).first()
 
 
 def public_conversations() -> QuerySet[Conversation]:

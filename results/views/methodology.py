@@ -22,7 +22,7 @@ class MethodologyView(TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         runs = public_runs()
-        run = public_run(self.request.GET.get("run", ""))
+        run = public_run(self.request.GET.get("run", ""), with_analysis=True)
         if run is None and self.request.GET.get("run"):
             raise Http404("No published results for this run.")
         context["runs"] = runs[:50]
