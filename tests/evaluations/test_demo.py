@@ -78,3 +78,23 @@ def test_demo_seed_runs_the_release_offline_completely_and_only_once(monkeypatch
     assert LLMCall.objects.count() == calls
     assert "Demo run: kept (completed)." in second
     assert EvaluationRun.objects.count() == 1
+
+
+def test_demo_run_is_seeded_as_the_official_public_run(monkeypatch, client):
+    from django.urls import reverse
+
+    from evaluations.demo import demo_summaries_seed
+
+    small = [m for m in DEMO_METRICS if m[2] == "positive"][:1] + [
+        m for m in DEMO_METRICS if m[2] == "negative"
+    ][:1]
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", small)
+    _seed_all()
+    assert "official run" in demo_summaries_seed()
+    run = EvaluationRun.objects.get(name=DEMO_RUN_NAME)
+    assert run.is_official
+    assert run.official_changed_at is not None
+    html = client.get(reverse("results:explore")).content.decode()
+    assert DEMO_RUN_NAME in html
+    target = run.targets.order_by("name").first()
+    assert client.get(reverse("results:label", args=[target.pk])).status_code == 200
