@@ -17,7 +17,12 @@ def run_set_official(
     Only a completed run of a published release can be official; several runs of one release
     may be (for instance two target groups), and public pages list each.
     """
-    run = EvaluationRun.objects.select_for_update().select_related("release").get(pk=run.pk)
+    # Lock the run row only: the release join is nullable (PostgreSQL refuses to lock it).
+    run = (
+        EvaluationRun.objects.select_for_update(of=("self",))
+        .select_related("release")
+        .get(pk=run.pk)
+    )
     if official:
         if run.status != RunStatus.COMPLETED:
             raise ApplicationError("Only a completed run can be made official.")
