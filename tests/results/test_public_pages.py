@@ -219,3 +219,36 @@ def test_methodology_draws_each_table_as_a_forest_plot(client):
             assert f"{row.rate * 100:.0f}%" in plot
     assert 'id="plot-teen-adult"' in html
     assert 'id="plot-judge"' in html
+
+
+def test_run_page_links_to_its_results_and_only_maintainers_may_publish(
+    client, maintainer, researcher
+):
+    run = published_run(official=False)
+    detail = reverse("evaluations:run-detail", args=[run.pk])
+    official_url = reverse("evaluations:run-official", args=[run.pk])
+    conversations_url = reverse("results:run-conversations", args=[run.pk])
+    client.force_login(researcher)
+    html = client.get(detail).content.decode()
+    assert conversations_url in html
+    assert f"{conversations_url}?status=failed" in html
+    assert official_url not in html
+    client.force_login(maintainer)
+    html = client.get(detail).content.decode()
+    assert official_url in html
+    assert "Not public" in html
+
+
+def test_run_conversation_list_is_for_staff_and_filters_failed(client, researcher):
+    run = published_run(official=False)
+    failed = Conversation.objects.filter(run=run).first()
+    failed.status = "failed"
+    failed.error = "Target timed out after 3 attempts"
+    failed.save(update_fields=["status", "error"])
+    url = reverse("results:run-conversations", args=[run.pk])
+    assert client.get(url).status_code in (302, 403)
+    client.force_login(researcher)
+    html = client.get(url, {"status": "failed"}).content.decode()
+    assert "Target timed out after 3 attempts" in html
+    assert html.count(reverse("results:conversation", args=[failed.pk])) == 1
+    assert html.count("<tr>") == 2  # header and the one failed conversation
