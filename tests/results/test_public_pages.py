@@ -252,3 +252,14 @@ def test_run_conversation_list_is_for_staff_and_filters_failed(client, researche
     assert "Target timed out after 3 attempts" in html
     assert html.count(reverse("results:conversation", args=[failed.pk])) == 1
     assert html.count("<tr>") == 2  # header and the one failed conversation
+
+
+def test_draft_metrics_are_never_public(client, api_client):
+    from tests.metrics_registry.factories import MetricFactory
+
+    published_run()
+    draft = MetricFactory(status="draft")
+    assert client.get(reverse("results:metric", args=[draft.key])).status_code == 404
+    assert draft.key not in client.get(reverse("results:metric-list")).content.decode()
+    url = reverse("results-api:metric-results", args=[draft.key])
+    assert api_client.get(url).status_code == 404
