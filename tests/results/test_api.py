@@ -152,3 +152,13 @@ def test_api_runs_a_bounded_number_of_queries(n_metrics, api_client, django_asse
     for name, url in _urls(run).items():
         with django_assert_max_num_queries(12):
             assert api_client.get(url).status_code == 200, name
+
+
+def test_release_items_render_exactly_as_their_serializer(api_client):
+    from metrics_registry.api.serializers import ReleaseItemOutput
+    from metrics_registry.selectors import release_items
+
+    run = published_run(n_metrics=3)
+    body = api_client.get(reverse("registry-api:release-detail", args=[run.release.version]))
+    expected = ReleaseItemOutput(release_items(run.release), many=True).data
+    assert body.json()["items"] == json.loads(json.dumps(expected))
