@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import exports, views
 
 app_name = "results-api"
 
@@ -9,7 +9,7 @@ urlpatterns = [
     path("runs/", views.RunListApi.as_view(), name="run-list"),
     path("runs/<int:pk>/", views.RunDetailApi.as_view(), name="run-detail"),
     path("runs/<int:pk>/results/", views.RunResultsApi.as_view(), name="run-results"),
-    path("runs/<int:pk>/results.<str:fmt>", views.RunExportApi.as_view(), name="run-export"),
+    path("runs/<int:pk>/results.<str:fmt>", exports.RunExportApi.as_view(), name="run-export"),
     path(
         "runs/<int:pk>/conversations/",
         views.RunConversationListApi.as_view(),
