@@ -1,5 +1,6 @@
 """API errors are JSON with a reason a client can show."""
 
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -13,3 +14,9 @@ def exception_handler(exc, context):
     if response is not None and isinstance(response.data, list):
         response.data = {"detail": response.data}
     return response
+
+
+class ErrorOutput(serializers.Serializer):
+    """The body of every API error (documented on 400/403/404 responses)."""
+
+    detail = serializers.CharField()

@@ -23,7 +23,8 @@ class NavItem:
 
 
 PUBLIC_ITEMS: list[NavItem] = [
-    NavItem("Metrics", "metrics_registry:metric_list", icon="list-check"),
+    NavItem("Explore", "results:explore", icon="pie-chart"),
+    NavItem("Metrics", "results:metric-list", icon="list-check"),
     NavItem("Releases", "metrics_registry:release_list", icon="tags"),
     NavItem("Taxonomy", "metrics_registry:taxonomy", icon="diagram-3"),
     NavItem("Methodology", "results:methodology", icon="clipboard-data"),
@@ -31,6 +32,12 @@ PUBLIC_ITEMS: list[NavItem] = [
 ]
 
 ROLE_ITEMS: list[NavItem] = [
+    NavItem(
+        "Metric registry",
+        "metrics_registry:metric_list",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "list-check",
+    ),
     NavItem(
         "My submissions",
         "submissions:list",

@@ -24,6 +24,7 @@ from .models import (
     RunStatus,
     ScenarioStatus,
 )
+from .services.official import run_set_official
 from .services.rubric_imports import rubric_items_import
 from .services.runs import run_create, run_launch, run_process_inline
 from .services.scenarios import scenarios_generate
@@ -322,12 +323,15 @@ def demo_summaries_seed() -> str:
     run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME, status=RunStatus.COMPLETED).first()
     if run is None:
         return "Demo summaries: skipped (no completed demo run)."
+    if not run.is_official and run.release is not None and run.release.is_published:
+        # The demo's visitors see this run; a maintainer's later test runs stay private.
+        run_set_official(run=run, official=True, changed_by=None)
     names = [name for name, _ in DEMO_ANCHOR_STUDY] + [DEMO_RUN_NAME]
     pending = EvaluationRun.objects.filter(
         name__in=names, status=RunStatus.COMPLETED, analysis__isnull=True
     ).order_by("finished_at")
     if not pending:
-        return "Demo summaries: kept."
+        return "Demo summaries: kept (official run)."
     for each in pending:
         summaries_refresh(run=each)
-    return "Demo summaries: pass rates, reliability and robustness computed."
+    return "Demo summaries: pass rates, reliability and robustness computed (official run)."

@@ -203,6 +203,13 @@ class EvaluationRun(TimeStampedModel):
     halt_reason = models.TextField(blank=True)
     # {configuration id: reason} for targets paused in this run after persistent failures.
     paused_configurations = models.JSONField(default=dict, blank=True)
+    # Public pages read only official runs: a maintainer designates them per published release,
+    # so a later test run never silently replaces what visitors see.
+    is_official = models.BooleanField(default=False, db_index=True)
+    official_changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    official_changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -47,5 +47,6 @@ urlpatterns = [
         views.ConversationDetailView.as_view(),
         name="conversation-detail",
     ),
+    path("runs/<int:pk>/official/", views.RunOfficialView.as_view(), name="run-official"),
     path("runs/<int:pk>/<slug:action>/", views.RunActionView.as_view(), name="run-action"),
 ]

@@ -25,6 +25,7 @@ from .selectors import (
 from .services import runs as run_services
 from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
+from .services.official import run_set_official
 from .services.rubric_runs import run_rubric_scores
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
@@ -201,7 +202,9 @@ class RunDetailView(RoleRequiredMixin, DetailView):
     required_roles = CURATE_ROLES
     template_name = "evaluations/run_detail.html"
     context_object_name = "run"
-    queryset = EvaluationRun.objects.select_related("release", "simulator", "judge")
+    queryset = EvaluationRun.objects.select_related(
+        "release", "simulator", "judge", "official_changed_by"
+    )
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -220,6 +223,7 @@ class RunDetailView(RoleRequiredMixin, DetailView):
             "scenario__metric_version__metric", "target"
         )[:20]
         context["rubric_scores"] = run_rubric_scores(run=run)
+        context["perms_maintainer"] = user_has_role(self.request.user, Role.MAINTAINER)
         if self.request.htmx:
             self.template_name = "evaluations/_run_progress.html"
         return context
@@ -266,6 +270,28 @@ class RunActionView(RoleRequiredMixin, View):
             messages.error(request, error.message)
         else:
             messages.success(request, done)
+        return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))
+
+
+class RunOfficialView(RoleRequiredMixin, View):
+    """Designate a run as the public one of its release, or withdraw it (audited who/when)."""
+
+    required_roles = (Role.MAINTAINER,)
+
+    def post(self, request, pk: int):
+        run = get_object_or_404(EvaluationRun, pk=pk)
+        official = request.POST.get("official") == "1"
+        try:
+            run_set_official(run=run, official=official, changed_by=request.user)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(
+                request,
+                "Run is official: public pages show it."
+                if official
+                else "Run withdrawn from public pages.",
+            )
         return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))
 
 

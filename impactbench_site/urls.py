@@ -17,6 +17,8 @@ class FaviconRedirectView(RedirectView):
 
 urlpatterns = [
     path("", include("core.urls")),
+    # Public results (explore, metrics, conversations, label) before the apps' own prefixes.
+    path("", include("results.urls")),
     # Scenarios belong to evaluations; the download sits beside the release's other exports.
     path(
         "registry/releases/<str:version>/export/inspect/",
@@ -29,9 +31,9 @@ urlpatterns = [
     path("review/", include("review.urls")),
     path("models/", include("llm.urls")),
     path("evaluations/", include("evaluations.urls")),
-    path("results/", include("results.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
+    path("api/", include("results.api.urls")),
     path("api/", include("metrics_registry.api.urls")),
     path("api/", include("submissions.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -158,6 +158,8 @@ def release_items(release: Release) -> QuerySet[ReleaseItem]:
             "metric__benchmark",
             "metric_version",
             "metric_version__label_category",
+            # The changelog names each version by its metric: without this, a query per metric.
+            "metric_version__metric",
         )
         .prefetch_related(
             Prefetch("metric_version__subareas", queryset=Subarea.objects.select_related("area"))

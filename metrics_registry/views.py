@@ -3,6 +3,7 @@
 import json
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -146,16 +147,28 @@ class ReleaseListView(ListView):
         return context
 
 
+RELEASE_ITEMS_PER_PAGE = 100
+CHANGELOG_SHOWN = 50
+
+
 class ReleaseDetailView(ReleaseObjectMixin, TemplateView):
     template_name = "metrics_registry/release_detail.html"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         release = self.get_release()
+        # A full release holds ~800 metrics: the table is paged, so the page stays light.
+        page = Paginator(release_items(release), RELEASE_ITEMS_PER_PAGE).get_page(
+            self.request.GET.get("page")
+        )
         context.update(
             release=release,
-            items=release_items(release),
+            items=page.object_list,
+            page_obj=page,
+            paginator=page.paginator,
+            is_paginated=page.has_other_pages(),
             changelog=release_changelog(release),
+            changelog_shown=CHANGELOG_SHOWN,
             can_edit=user_sees_draft_releases(self.request.user) and not release.is_published,
             downloads=events.collect_flat(events.RELEASE_DOWNLOADS, release=release),
         )

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from evaluations.models import EvaluationRun, RunStatus
+from evaluations.models import Conversation, EvaluationRun, RunStatus
 from llm.models import ModelConfiguration, Provider
 from metrics_registry.models import ReleaseStatus
 
+from .estimates import Estimate
 from .models import PassRateSummary, SummaryLevel
 
 
-def public_runs() -> QuerySet[EvaluationRun]:
-    """Completed runs of published releases whose summaries exist, newest release first."""
-    return (
+def public_runs(*, with_analysis: bool = False) -> QuerySet[EvaluationRun]:
+    """Official, completed runs of published releases whose summaries exist, newest first.
+
+    Only a maintainer's designation makes a run public (`evaluations.services.official`), so a
+    later test run never replaces what visitors see. The analysis JSON (large at scale) is
+    loaded only when asked for: most pages need just its refresh time.
+    """
+    runs = (
         EvaluationRun.objects.filter(
+            is_official=True,
             status=RunStatus.COMPLETED,
             release__status=ReleaseStatus.PUBLISHED,
             analysis__isnull=False,
@@ -22,11 +29,31 @@ def public_runs() -> QuerySet[EvaluationRun]:
         .select_related("release", "analysis", "judge", "simulator")
         .order_by("-release__major", "-release__minor", "-release__patch", "-finished_at", "-pk")
     )
+    if not with_analysis:
+        runs = runs.defer("analysis__reliability", "analysis__robustness")
+    return runs
 
 
-def public_run_default() -> EvaluationRun | None:
-    """The latest published release's latest completed (and summarised) run."""
-    return public_runs().first()
+def public_run_default(*, with_analysis: bool = False) -> EvaluationRun | None:
+    """The latest published release's latest official (and summarised) run."""
+    return public_runs(with_analysis=with_analysis).first()
+
+
+def public_run(run_id: str | int | None, *, with_analysis: bool = False) -> EvaluationRun | None:
+    """The public run asked for (``?run=``), or the default when none is asked for.
+
+    None when the id is not that of a public run (pages answer 404) or nothing is public.
+    """
+    if run_id in (None, ""):
+        return public_run_default(with_analysis=with_analysis)
+    if not str(run_id).isdigit():
+        return None
+    return public_runs(with_analysis=with_analysis).filter(pk=int(run_id)).first()
+
+
+def public_conversations() -> QuerySet[Conversation]:
+    """Conversations visitors may read: those of public runs."""
+    return Conversation.objects.filter(run__in=public_runs().values("pk"))
 
 
 def run_targets(run: EvaluationRun) -> QuerySet[ModelConfiguration]:
@@ -96,3 +123,45 @@ def metric_labels_for_versions(version_ids) -> dict[int, dict]:
         "pk", "metric__key", "name"
     )
     return {pk: {"key": key, "name": name} for pk, key, name in rows}
+
+
+# (target id, polarity, key id or None, age context) -> Estimate
+EstimateKey = tuple[int, str, int | None, str]
+
+
+def summary_estimates(
+    *,
+    run: EvaluationRun,
+    level: str,
+    ages: tuple[str, ...] = ("all",),
+    polarity: str | None = None,
+    target_ids: list[int] | None = None,
+    key_ids: list[int] | None = None,
+) -> dict[EstimateKey, Estimate]:
+    """Pass rates of one level as Estimates, in one query, keyed for lookup by the pages.
+
+    The key id is the area, subarea or metric version id by level (None for overall). Reading
+    through here keeps every page on the estimate type (intervals, n, exclusions).
+    """
+    key_field = {
+        SummaryLevel.OVERALL: None,
+        SummaryLevel.AREA: "area_id",
+        SummaryLevel.SUBAREA: "subarea_id",
+        SummaryLevel.METRIC: "metric_version_id",
+    }[level]
+    rows = PassRateSummary.objects.filter(run=run, level=level, age_context__in=ages)
+    if polarity:
+        rows = rows.filter(polarity=polarity)
+    if target_ids is not None:
+        rows = rows.filter(target_id__in=target_ids)
+    if key_ids is not None and key_field:
+        rows = rows.filter(**{f"{key_field}__in": key_ids})
+    return {
+        (
+            row.target_id,
+            row.polarity,
+            getattr(row, key_field) if key_field else None,
+            row.age_context,
+        ): row.estimate
+        for row in rows.order_by()
+    }

@@ -5,5 +5,18 @@ from . import views
 app_name = "results"
 
 urlpatterns = [
-    path("methodology/", views.MethodologyView.as_view(), name="methodology"),
+    path("results/methodology/", views.MethodologyView.as_view(), name="methodology"),
+    path("explore/", views.ExploreView.as_view(), name="explore"),
+    path("metrics/", views.MetricListView.as_view(), name="metric-list"),
+    path("metrics/<str:key>/", views.MetricResultsView.as_view(), name="metric"),
+    path("conversations/<int:pk>/", views.ConversationView.as_view(), name="conversation"),
+    path("label/compare/", views.LabelCompareView.as_view(), name="label-compare"),
+    path("label/<int:pk>/", views.LabelView.as_view(), name="label"),
+    path("label/<int:pk>/label.svg", views.LabelSvgView.as_view(), name="label-svg"),
+    path("label/<int:pk>/badge.svg", views.LabelBadgeView.as_view(), name="label-badge"),
+    path(
+        "evaluations/runs/<int:pk>/conversations/",
+        views.RunConversationsView.as_view(),
+        name="run-conversations",
+    ),
 ]

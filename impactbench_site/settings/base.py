@@ -221,7 +221,10 @@ SPECTACULAR_SETTINGS = {
         "ReleaseStatusEnum": "metrics_registry.models.ReleaseStatus",
         "SubmissionStatusEnum": "submissions.models.SubmissionStatus",
         "CandidateStatusEnum": "submissions.models.CandidateStatus",
+        "ConversationStatusEnum": "evaluations.models.ConversationStatus",
     },
+    # Null-valued enum fields get their own "null" option rather than a NullEnum component.
+    "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
 }
 
 # --- Celery ---------------------------------------------------------------------------------

@@ -1,14 +1,18 @@
 from django.db.models import Count
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import NotFound
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
+
+from core.api import ErrorOutput
 
 from ..selectors import metric_list, release_items, release_list
 from ..services import release_changelog
 from .permissions import ReadOnly
 from .serializers import MetricDetailOutput, MetricOutput, ReleaseDetailOutput, ReleaseOutput
 
+NOT_FOUND = OpenApiResponse(ErrorOutput, description="No such published object.")
 METRIC_FILTERS = ("area", "subarea", "polarity", "label_category", "status", "benchmark", "search")
 
 
@@ -17,7 +21,7 @@ METRIC_FILTERS = ("area", "subarea", "polarity", "label_category", "status", "be
     summary="Metrics with their current version (filters as on the Metrics page)",
 )
 class MetricListApi(generics.ListAPIView):
-    permission_classes = [ReadOnly]
+    permission_classes = [AllowAny, ReadOnly]
     serializer_class = MetricOutput
 
     def get_queryset(self):
@@ -26,8 +30,9 @@ class MetricListApi(generics.ListAPIView):
         return metric_list(user=self.request.user, **filters)
 
 
+@extend_schema(responses={200: MetricDetailOutput, 404: NOT_FOUND})
 class MetricDetailApi(generics.RetrieveAPIView):
-    permission_classes = [ReadOnly]
+    permission_classes = [AllowAny, ReadOnly]
     serializer_class = MetricDetailOutput
 
     def get_object(self):
@@ -45,17 +50,18 @@ class MetricDetailApi(generics.RetrieveAPIView):
 class ReleaseListApi(generics.ListAPIView):
     """Published releases, newest first (maintainers also see drafts)."""
 
-    permission_classes = [ReadOnly]
+    permission_classes = [AllowAny, ReadOnly]
     serializer_class = ReleaseOutput
 
     def get_queryset(self):
         return release_list(user=self.request.user).annotate(metric_count=Count("items"))
 
 
+@extend_schema(responses={200: ReleaseDetailOutput, 404: NOT_FOUND})
 class ReleaseDetailApi(generics.RetrieveAPIView):
     """A release with its metric versions and the changelog against the previous release."""
 
-    permission_classes = [ReadOnly]
+    permission_classes = [AllowAny, ReadOnly]
     serializer_class = ReleaseDetailOutput
 
     def get_object(self):

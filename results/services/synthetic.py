@@ -316,6 +316,8 @@ def synthetic_dataset_generate(
         judgments_per_conversation=spec.judgments,
         seed=spec.seed,
         status=RunStatus.COMPLETED,
+        # Public so the wheel and label can be read at scale; every page marks it synthetic.
+        is_official=True,
         started_at=finished - dt.timedelta(hours=6),
         finished_at=finished,
         conversations_total=len(scenarios) * spec.models,

@@ -12,7 +12,8 @@ class CitationOutput(serializers.ModelSerializer):
 class CandidateOutput(serializers.ModelSerializer):
     subareas = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
     label_category = serializers.SlugRelatedField(read_only=True, slug_field="slug")
-    metric = serializers.SlugRelatedField(read_only=True, slug_field="key")
+    # Null until the candidate is accepted into a metric.
+    metric = serializers.SlugRelatedField(read_only=True, slug_field="key", allow_null=True)
 
     class Meta:
         model = MetricCandidate

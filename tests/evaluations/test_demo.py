@@ -102,3 +102,23 @@ def test_the_demo_anchor_study_gives_the_consistency_figure_data(monkeypatch):
     # The main run stays the one public pages open on.
     main = EvaluationRun.objects.get(name=DEMO_RUN_NAME)
     assert main.finished_at > max(run.finished_at for run in study.values())
+
+
+def test_demo_run_is_seeded_as_the_official_public_run(monkeypatch, client):
+    from django.urls import reverse
+
+    from evaluations.demo import demo_summaries_seed
+
+    small = [m for m in DEMO_METRICS if m[2] == "positive"][:1] + [
+        m for m in DEMO_METRICS if m[2] == "negative"
+    ][:1]
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", small)
+    _seed_all()
+    assert "official run" in demo_summaries_seed()
+    run = EvaluationRun.objects.get(name=DEMO_RUN_NAME)
+    assert run.is_official
+    assert run.official_changed_at is not None
+    html = client.get(reverse("results:explore")).content.decode()
+    assert DEMO_RUN_NAME in html
+    target = run.targets.order_by("name").first()
+    assert client.get(reverse("results:label", args=[target.pk])).status_code == 200

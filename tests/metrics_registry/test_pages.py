@@ -251,8 +251,13 @@ def test_import_form_needs_a_file_and_rejects_tampered_staging(client_for, maint
 
 def test_navigation_shows_registry_pages_by_role(client, client_for, researcher, contributor):
     page = client.get(reverse("core:home")).content.decode()
-    assert reverse("metrics_registry:metric_list") in page
+    # Visitors reach metrics through the public results list; the registry list is a workspace page.
+    assert reverse("results:metric-list") in page
     assert reverse("metrics_registry:release_list") in page
+    assert (
+        reverse("metrics_registry:metric_list")
+        in client_for(researcher).get(reverse("core:home")).content.decode()
+    )
     assert reverse("metrics_registry:metric_import") not in page
     assert (
         reverse("metrics_registry:metric_import")

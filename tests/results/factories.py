@@ -39,6 +39,7 @@ def completed_run(
     judgments: dict | None = None,
     publish_as: str | None = "1.0.0",
     replicates: int = 1,
+    official: bool = True,
     **run_fields,
 ) -> EvaluationRun:
     """A completed run over `versions` (released and published as `publish_as`).
@@ -56,6 +57,7 @@ def completed_run(
         finished_at=timezone.now(),
         judgments_per_conversation=3,
         replicates=replicates,
+        is_official=official and release is not None,
         **run_fields,
     )
     for index, outcome in enumerate(outcomes):

@@ -34,7 +34,11 @@ def test_non_finite_values_become_undefined():
 
 def test_tag_shows_value_interval_n_and_exclusions():
     e = Estimate(
-        value=0.6875, low=0.641, high=0.71, n=1152, n_clusters=96,
+        value=0.6875,
+        low=0.641,
+        high=0.71,
+        n=1152,
+        n_clusters=96,
         excluded=(Exclusion("target error", 2), Exclusion("not judged", 1)),
     )
     html = render(e)

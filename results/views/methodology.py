@@ -3,10 +3,11 @@
 from django.http import Http404
 from django.views.generic import TemplateView
 
-from .selectors import (
+from ..methodology_plots import methodology_plots
+from ..selectors import (
     metric_labels_for_versions,
     overall_pass_rates,
-    public_run_default,
+    public_run,
     public_runs,
     run_is_synthetic,
     run_targets,
@@ -22,15 +23,9 @@ class MethodologyView(TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         runs = public_runs()
-        run_id = self.request.GET.get("run", "")
-        if run_id:
-            if not run_id.isdigit():
-                raise Http404("No such run.")
-            run = runs.filter(pk=int(run_id)).first()
-            if run is None:
-                raise Http404("No published results for this run.")
-        else:
-            run = public_run_default()
+        run = public_run(self.request.GET.get("run", ""), with_analysis=True)
+        if run is None and self.request.GET.get("run"):
+            raise Http404("No published results for this run.")
         context["runs"] = runs[:50]
         context["run"] = run
         if run is None:
@@ -69,5 +64,8 @@ class MethodologyView(TemplateView):
             targets=run_targets(run),
             offline=run_uses_offline_model(run),
             synthetic=run_is_synthetic(run),
+        )
+        context["plots"] = methodology_plots(
+            overall=context["overall"], teen_adult=context["teen_adult"], judge=judge
         )
         return context

@@ -1,0 +1,159 @@
+"""Median server time of every public results page and its API twin, as a ratio to /health/.
+
+Creates a scratch PostgreSQL database, loads `generate_synthetic_dataset` into it (summaries
+included), then requests each page in this process through Django's test client (the whole
+middleware stack, no network) and prints, per page: the number of SQL queries, the median of
+--repeats requests after one warm-up request, and that median divided by the median of
+/health/ measured the same way. The Nutrition Label's first (uncached) request is printed
+too. The scratch database is dropped unless --keep. Prints figures; asserts nothing.
+
+    .venv/bin/python benchmarks/pages.py [--metrics 809 --models 10] [--repeats 15] [--keep]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SERVER = os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432")
+DB_NAME = "impactbench_pages_bench"
+RELEASE = "0.0.901"
+
+
+def admin_sql(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--metrics", type=int, default=809)
+    parser.add_argument("--models", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--keep", action="store_true", help="Keep the scratch database.")
+    parser.add_argument("--reuse", action="store_true", help="Use a kept database as it is.")
+    args = parser.parse_args()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"{SERVER}/{DB_NAME}",
+        "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.local",
+    }
+    if not args.reuse:
+        admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
+        admin_sql(f'CREATE DATABASE "{DB_NAME}"')
+    try:
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        if not args.reuse:
+            subprocess.run([*manage, "migrate", "-v0"], env=env, check=True)  # noqa: S603
+            subprocess.run(  # noqa: S603
+                [
+                    *manage,
+                    "generate_synthetic_dataset",
+                    f"--metrics={args.metrics}",
+                    f"--models={args.models}",
+                    f"--resamples={args.resamples}",
+                    f"--release-version={RELEASE}",
+                ],
+                env=env,
+                check=True,
+            )
+        os.environ.update(env)
+        measure(args.repeats)
+    finally:
+        if not args.keep:
+            if "django.db" in sys.modules:
+                from django.db import connections
+
+                connections.close_all()
+            admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+
+
+def timed(client, url: str, repeats: int) -> tuple[float, int, int]:
+    """(median seconds, queries of one request, status) after one warm-up request."""
+    from django.db import connection
+
+    # Counted by a wrapper: the test client resets connection.queries at each request start.
+    count = [0]
+
+    def counter(execute, sql, params, many, context):
+        count[0] += 1
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(counter):
+        status = client.get(url).status_code
+    timings = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        client.get(url)
+        timings.append(time.perf_counter() - start)
+    return statistics.median(timings), count[0], status
+
+
+def measure(repeats: int) -> None:
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.cache import cache
+    from django.test import Client
+
+    from evaluations.models import Conversation, EvaluationRun
+
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    run = EvaluationRun.objects.get(release__version=RELEASE)
+    first, second = list(run.targets.order_by("name")[:2])
+    conversation = Conversation.objects.filter(run=run).order_by("pk").first()
+    key = conversation.scenario.metric_version.metric.key
+    subarea = conversation.scenario.metric_version.subareas.first().slug
+    client = Client()
+    n = Conversation.objects.filter(run=run).count()
+    print(f"synthetic release {RELEASE}: {run.targets.count()} models, {n:,} conversations")
+
+    health, _, _ = timed(client, "/health/", repeats * 2)
+    print(f"/health/ median: {health * 1000:.2f} ms")
+    client.get(f"/label/{second.pk}/")  # warms templates and URL resolving, not this label
+    cache.clear()
+    start = time.perf_counter()
+    client.get(f"/label/{first.pk}/")
+    cold = time.perf_counter() - start
+    print(
+        f"Nutrition Label, uncached (label computed, then cached): {cold * 1000:.1f} ms "
+        f"= {cold / health:.1f} × /health/"
+    )
+    pages = {
+        "Explore": f"/explore/?model={first.pk}",
+        "Explore, two models, teen, subarea": (
+            f"/explore/?model={first.pk}&compare={second.pk}&age=teen&subarea={subarea}"
+        ),
+        "Metric list": "/metrics/",
+        "Metric page": f"/metrics/{key}/",
+        "Conversation page": f"/conversations/{conversation.pk}/",
+        "Nutrition Label": f"/label/{first.pk}/",
+        "Label comparison": f"/label/compare/?a={first.pk}&b={second.pk}",
+        "Label image (SVG)": f"/label/{first.pk}/label.svg",
+        "Release detail page": f"/registry/releases/{RELEASE}/",
+        "Methodology": "/results/methodology/",
+        "API explore": f"/api/explore/?model={first.pk}",
+        "API run results (page 1)": f"/api/runs/{run.pk}/results/",
+        "API metric results": f"/api/metrics/{key}/results/",
+        "API conversation": f"/api/conversations/{conversation.pk}/",
+        "API label": f"/api/labels/{first.pk}/",
+        "API release detail": f"/api/releases/{RELEASE}/",
+    }
+    print(f"{'page':38} {'status':>6} {'queries':>7} {'median ms':>10} {'× /health/':>10}")
+    for name, url in pages.items():
+        median, queries, status = timed(client, url, repeats)
+        print(f"{name:38} {status:>6} {queries:>7} {median * 1000:>10.1f} {median / health:>10.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""A whole official run's results as JSON Lines or CSV, streamed."""
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+
+from django.http import StreamingHttpResponse
+from django.utils.cache import patch_cache_control
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import NotFound
+from rest_framework.views import APIView
+
+from ..selectors import public_runs
+from . import serializers as s
+from .views import MAX_AGE, NOT_FOUND, PublishedMixin, run_results
+
+
+def _export_rows(run) -> Iterator[dict]:
+    for row in run_results(run, {}).iterator(chunk_size=2000):
+        data = s.ResultOutput(row).data
+        estimate = data.pop("estimate")
+        yield {
+            **data,
+            **{f"estimate_{k}": v for k, v in estimate.items() if k != "excluded"},
+            "excluded": json.dumps(estimate["excluded"]),
+        }
+
+
+EXPORT_FIELDS = [
+    "target",
+    "target_name",
+    "level",
+    "polarity",
+    "age_context",
+    "area",
+    "subarea",
+    "metric",
+    "metric_version",
+    "n_passed",
+    "estimate_value",
+    "estimate_low",
+    "estimate_high",
+    "estimate_method",
+    "estimate_confidence",
+    "estimate_n",
+    "estimate_n_clusters",
+    "estimate_unit",
+    "estimate_reason",
+    "excluded",
+]
+
+
+@extend_schema(
+    summary="A whole official run's results as JSON Lines (fmt=jsonl) or CSV (fmt=csv)",
+    responses={(200, "application/jsonl"): str, (200, "text/csv"): str, 404: NOT_FOUND},
+)
+class RunExportApi(PublishedMixin, APIView):
+    def get(self, request, pk: int, fmt: str):
+        run = public_runs().filter(pk=pk).first()
+        if run is None or fmt not in ("jsonl", "csv"):
+            raise NotFound("No published results for this run in this format.")
+        if fmt == "jsonl":
+            body = (json.dumps(row, ensure_ascii=False) + "\n" for row in _export_rows(run))
+            content_type = "application/jsonl; charset=utf-8"
+        else:
+            body = _csv_lines(_export_rows(run))
+            content_type = "text/csv; charset=utf-8"
+        response = StreamingHttpResponse(body, content_type=content_type)
+        name = f"impactbench-{run.release.version}-run{run.pk}-results.{fmt}"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        # Published results change only when the run's summaries are recomputed.
+        response["ETag"] = f'"run{run.pk}-{run.analysis.computed_at.timestamp():.0f}-{fmt}"'
+        patch_cache_control(response, public=True, max_age=MAX_AGE)
+        return response
+
+
+def _csv_lines(rows: Iterator[dict]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(row)
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()

@@ -1,0 +1,231 @@
+"""Output shapes of the public results API. Every figure is an Estimate object."""
+
+from rest_framework import serializers
+
+from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
+from metrics_registry.models import Area, Subarea
+
+
+class ExclusionOutput(serializers.Serializer):
+    reason = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class EstimateOutput(serializers.Serializer):
+    """A published figure: value with interval and n, or no value and the reason."""
+
+    value = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    method = serializers.CharField(allow_blank=True)
+    confidence = serializers.FloatField()
+    n = serializers.IntegerField()
+    n_clusters = serializers.IntegerField(allow_null=True)
+    excluded = ExclusionOutput(many=True)
+    unit = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+
+    def to_representation(self, instance):
+        return instance.as_dict() if hasattr(instance, "as_dict") else instance
+
+
+class SubareaBriefOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Subarea
+        fields = ["slug", "name", "description"]
+
+
+class AreaOutput(serializers.ModelSerializer):
+    subareas = SubareaBriefOutput(many=True, read_only=True)
+
+    class Meta:
+        model = Area
+        fields = ["slug", "name", "description", "subareas"]
+
+
+class TargetOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    model_id = serializers.CharField(allow_blank=True)
+    provider = serializers.CharField()
+    is_offline = serializers.BooleanField()
+
+
+class RunOutput(serializers.ModelSerializer):
+    release = serializers.CharField(source="release.version")
+    release_title = serializers.CharField(source="release.title")
+    judge = serializers.CharField(source="judge.name")
+    simulator = serializers.CharField(source="simulator.name")
+    targets = TargetOutput(many=True, read_only=True, source="targets.all")
+
+    class Meta:
+        model = EvaluationRun
+        fields = [
+            "id",
+            "name",
+            "release",
+            "release_title",
+            "finished_at",
+            "judge",
+            "simulator",
+            "turns",
+            "judgments_per_conversation",
+            "conversations_total",
+            "conversations_completed",
+            "conversations_failed",
+            "targets",
+        ]
+
+
+class ResultOutput(serializers.Serializer):
+    """One pass rate of the run: a model on a group of metrics of one polarity and age."""
+
+    target = serializers.IntegerField(source="target_id")
+    target_name = serializers.CharField(source="target.name")
+    level = serializers.CharField()
+    polarity = serializers.CharField()
+    age_context = serializers.CharField()
+    area = serializers.CharField(source="area.slug", allow_null=True, default=None)
+    subarea = serializers.CharField(source="subarea.slug", allow_null=True, default=None)
+    metric = serializers.CharField(
+        source="metric_version.metric.key", allow_null=True, default=None
+    )
+    metric_version = serializers.IntegerField(
+        source="metric_version.number", allow_null=True, default=None
+    )
+    n_passed = serializers.IntegerField()
+    estimate = EstimateOutput()
+
+
+class ScenarioOutput(serializers.ModelSerializer):
+    metric = serializers.CharField(source="metric_version.metric.key")
+    metric_version = serializers.IntegerField(source="metric_version.number")
+
+    class Meta:
+        model = Scenario
+        fields = [
+            "id",
+            "metric",
+            "metric_version",
+            "base_index",
+            "age_context",
+            "situation",
+            "persona",
+            "user_goal",
+            "latent_adversarial_goal",
+            "anchors",
+            "failure_condition",
+            "is_offline",
+        ]
+
+
+class TurnOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Turn
+        fields = ["index", "user_text", "assistant_text", "anchor_index"]
+
+
+class JudgmentOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Judgment
+        fields = [
+            "repetition",
+            "present",
+            "justification",
+            "evidence",
+            "has_unverified_quotes",
+            "is_offline",
+        ]
+
+
+class ConversationBriefOutput(serializers.ModelSerializer):
+    metric = serializers.CharField(source="scenario.metric_version.metric.key")
+    age_context = serializers.CharField(source="scenario.age_context")
+    base_index = serializers.IntegerField(source="scenario.base_index")
+    target_name = serializers.CharField(source="target.name")
+
+    class Meta:
+        model = Conversation
+        fields = [
+            "id",
+            "run",
+            "scenario",
+            "metric",
+            "base_index",
+            "age_context",
+            "target",
+            "target_name",
+            "replicate",
+            "status",
+            "verdict_present",
+            "verdict_passed",
+            "is_offline",
+        ]
+
+
+class ConversationOutput(ConversationBriefOutput):
+    scenario = ScenarioOutput(read_only=True)
+    turns = TurnOutput(many=True, read_only=True)
+    judgments = JudgmentOutput(many=True, read_only=True)
+    polarity = serializers.CharField(source="scenario.metric_version.polarity")
+
+    class Meta(ConversationBriefOutput.Meta):
+        fields = [*ConversationBriefOutput.Meta.fields, "polarity", "turns", "judgments"]
+
+
+class WheelCellOutput(serializers.Serializer):
+    level = serializers.CharField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    estimate = EstimateOutput()
+
+
+class ExploreOutput(serializers.Serializer):
+    run = serializers.IntegerField()
+    release = serializers.CharField()
+    target = serializers.IntegerField()
+    target_name = serializers.CharField()
+    age_context = serializers.CharField()
+    polarity = serializers.CharField()
+    cells = WheelCellOutput(many=True)
+
+
+class MetricModelResultOutput(serializers.Serializer):
+    target = serializers.IntegerField()
+    target_name = serializers.CharField()
+    all = EstimateOutput(allow_null=True)
+    teen = EstimateOutput(allow_null=True)
+    adult = EstimateOutput(allow_null=True)
+
+
+class MetricResultsOutput(serializers.Serializer):
+    run = serializers.IntegerField()
+    release = serializers.CharField()
+    metric = serializers.CharField()
+    metric_version = serializers.IntegerField()
+    polarity = serializers.CharField()
+    results = MetricModelResultOutput(many=True)
+
+
+class LabelLineOutput(serializers.Serializer):
+    category = serializers.CharField()
+    category_name = serializers.CharField()
+    polarity = serializers.CharField()
+    grade = serializers.CharField()
+    thin_evidence = serializers.BooleanField()
+    n_metrics = serializers.IntegerField()
+    estimate = EstimateOutput()
+
+
+class LabelOutput(serializers.Serializer):
+    run = serializers.IntegerField()
+    release = serializers.CharField()
+    target = serializers.IntegerField()
+    target_name = serializers.CharField()
+    n_metrics = serializers.IntegerField()
+    n_conversations = serializers.IntegerField()
+    teen_conversations = serializers.IntegerField()
+    adult_conversations = serializers.IntegerField()
+    lines = LabelLineOutput(many=True)
+    strengths = serializers.ListField(child=serializers.CharField())
+    weaknesses = serializers.ListField(child=serializers.CharField())

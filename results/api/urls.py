@@ -1,0 +1,23 @@
+from django.urls import path
+
+from . import exports, views
+
+app_name = "results-api"
+
+urlpatterns = [
+    path("areas/", views.AreaListApi.as_view(), name="area-list"),
+    path("runs/", views.RunListApi.as_view(), name="run-list"),
+    path("runs/<int:pk>/", views.RunDetailApi.as_view(), name="run-detail"),
+    path("runs/<int:pk>/results/", views.RunResultsApi.as_view(), name="run-results"),
+    path("runs/<int:pk>/results.<str:fmt>", exports.RunExportApi.as_view(), name="run-export"),
+    path(
+        "runs/<int:pk>/conversations/",
+        views.RunConversationListApi.as_view(),
+        name="run-conversations",
+    ),
+    path("conversations/<int:pk>/", views.ConversationDetailApi.as_view(), name="conversation"),
+    path("scenarios/<int:pk>/", views.ScenarioDetailApi.as_view(), name="scenario"),
+    path("explore/", views.ExploreApi.as_view(), name="explore"),
+    path("metrics/<str:key>/results/", views.MetricResultsApi.as_view(), name="metric-results"),
+    path("labels/<int:pk>/", views.LabelApi.as_view(), name="label"),
+]

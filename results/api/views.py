@@ -1,0 +1,361 @@
+"""Public results API: read-only, anonymous, published (official) runs only.
+
+Every response on published data carries Cache-Control and an ETag (a 304 answers a matching
+If-None-Match). No authentication is declared: the same answer goes to everyone.
+"""
+
+from __future__ import annotations
+
+from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics
+from rest_framework.exceptions import NotFound, ParseError
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api import ErrorOutput
+from evaluations.models import Scenario
+from metrics_registry.models import Area, Metric, Subarea
+from metrics_registry.selectors import area_list_with_subareas
+
+from ..label import label_profile
+from ..models import PassRateSummary, SummaryLevel
+from ..public import AGES, POLARITIES, UNTESTED, metric_results, run_version_of
+from ..selectors import (
+    public_conversations,
+    public_run,
+    public_runs,
+    run_targets,
+    summary_estimates,
+)
+from . import serializers as s
+
+NOT_FOUND = OpenApiResponse(ErrorOutput, description="No such published object.")
+BAD_REQUEST = OpenApiResponse(ErrorOutput, description="A filter has an invalid value.")
+RUN_PARAM = OpenApiParameter(
+    "run", int, required=False, description="A public run id (default: the latest official run)."
+)
+MAX_AGE = 300
+
+
+class PublishedMixin:
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    http_method_names = ["get", "head", "options"]
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if request.method in ("GET", "HEAD") and response.status_code == 200:
+            patch_cache_control(response, public=True, max_age=MAX_AGE)
+            if hasattr(response, "add_post_render_callback"):
+
+                def conditional(rendered):
+                    set_response_etag(rendered)
+                    return get_conditional_response(
+                        request._request, etag=rendered["ETag"], response=rendered
+                    )
+
+                response.add_post_render_callback(conditional)
+        return response
+
+    def get_run(self):
+        asked = self.request.query_params.get("run", "")
+        run = public_run(asked)
+        if run is None:
+            raise NotFound(
+                "No published results for this run." if asked else "No published results yet."
+            )
+        return run
+
+
+def _choice(params, name: str, allowed: tuple[str, ...], default: str | None = None):
+    value = params.get(name) or default
+    if value is not None and value not in allowed:
+        raise ParseError(f"{name}: choose one of {', '.join(allowed)}.")
+    return value
+
+
+@extend_schema(summary="Areas and their subareas", responses={200: s.AreaOutput(many=True)})
+class AreaListApi(PublishedMixin, generics.ListAPIView):
+    serializer_class = s.AreaOutput
+    pagination_class = None
+
+    def get_queryset(self):
+        return area_list_with_subareas()
+
+
+@extend_schema(summary="Official runs of published releases, newest first")
+class RunListApi(PublishedMixin, generics.ListAPIView):
+    serializer_class = s.RunOutput
+
+    def get_queryset(self):
+        return public_runs().prefetch_related("targets")
+
+
+@extend_schema(summary="One official run", responses={200: s.RunOutput, 404: NOT_FOUND})
+class RunDetailApi(PublishedMixin, generics.RetrieveAPIView):
+    serializer_class = s.RunOutput
+
+    def get_object(self):
+        run = public_runs().prefetch_related("targets").filter(pk=self.kwargs["pk"]).first()
+        if run is None:
+            raise NotFound("No published results for this run.")
+        return run
+
+
+RESULT_FILTERS = [
+    OpenApiParameter("level", str, enum=[c.value for c in SummaryLevel], required=False),
+    OpenApiParameter("age_context", str, enum=list(AGES), required=False),
+    OpenApiParameter("polarity", str, enum=list(POLARITIES), required=False),
+    OpenApiParameter("target", int, required=False),
+    OpenApiParameter("area", str, required=False, description="Area slug."),
+    OpenApiParameter("subarea", str, required=False, description="Subarea slug."),
+    OpenApiParameter("metric", str, required=False, description="Metric key."),
+]
+
+
+def run_results(run, params):
+    rows = PassRateSummary.objects.filter(run=run)
+    level = _choice(params, "level", tuple(c.value for c in SummaryLevel))
+    age = _choice(params, "age_context", AGES)
+    polarity = _choice(params, "polarity", POLARITIES)
+    if level:
+        rows = rows.filter(level=level)
+    if age:
+        rows = rows.filter(age_context=age)
+    if polarity:
+        rows = rows.filter(polarity=polarity)
+    target = params.get("target")
+    if target:
+        if not str(target).isdigit():
+            raise ParseError("target: a model configuration id (a number).")
+        rows = rows.filter(target_id=int(target))
+    if params.get("area"):
+        rows = rows.filter(area__slug=params["area"])
+    if params.get("subarea"):
+        rows = rows.filter(subarea__slug=params["subarea"])
+    if params.get("metric"):
+        rows = rows.filter(metric_version__metric__key=params["metric"])
+    # The order the refresh wrote them (level by level): an index walk, not a sort of the
+    # run's tens of thousands of rows across joins.
+    return rows.select_related("target", "area", "subarea", "metric_version__metric").order_by("pk")
+
+
+@extend_schema(
+    summary="Pass rates of an official run at every level (overall, area, subarea, metric)",
+    parameters=RESULT_FILTERS,
+    responses={200: s.ResultOutput(many=True), 400: BAD_REQUEST, 404: NOT_FOUND},
+)
+class RunResultsApi(PublishedMixin, generics.ListAPIView):
+    serializer_class = s.ResultOutput
+
+    def get_queryset(self):
+        run = public_runs().filter(pk=self.kwargs["pk"]).first()
+        if run is None:
+            raise NotFound("No published results for this run.")
+        return run_results(run, self.request.query_params)
+
+
+@extend_schema(
+    summary="Conversations of an official run (filter by metric key, target, status)",
+    parameters=[
+        OpenApiParameter("metric", str, required=False),
+        OpenApiParameter("target", int, required=False),
+        OpenApiParameter("status", str, required=False, enum=["completed", "failed"]),
+    ],
+    responses={200: s.ConversationBriefOutput(many=True), 404: NOT_FOUND},
+)
+class RunConversationListApi(PublishedMixin, generics.ListAPIView):
+    serializer_class = s.ConversationBriefOutput
+
+    def get_queryset(self):
+        params = self.request.query_params
+        conversations = public_conversations().filter(run_id=self.kwargs["pk"])
+        if params.get("metric"):
+            conversations = conversations.filter(
+                scenario__metric_version__metric__key=params["metric"]
+            )
+        if (params.get("target") or "").isdigit():
+            conversations = conversations.filter(target_id=int(params["target"]))
+        if params.get("status") in ("completed", "failed"):
+            conversations = conversations.filter(status=params["status"])
+        return conversations.select_related("scenario__metric_version__metric", "target").order_by(
+            "pk"
+        )
+
+    def list(self, request, *args, **kwargs):
+        if not public_runs().filter(pk=self.kwargs["pk"]).exists():
+            raise NotFound("No published results for this run.")
+        return super().list(request, *args, **kwargs)
+
+
+@extend_schema(
+    summary="A conversation of an official run: transcript, judge readings, verdict",
+    responses={200: s.ConversationOutput, 404: NOT_FOUND},
+)
+class ConversationDetailApi(PublishedMixin, generics.RetrieveAPIView):
+    serializer_class = s.ConversationOutput
+
+    def get_object(self):
+        conversation = (
+            public_conversations()
+            .select_related("scenario__metric_version__metric", "target")
+            .prefetch_related("turns", "judgments")
+            .filter(pk=self.kwargs["pk"])
+            .first()
+        )
+        if conversation is None:
+            raise NotFound("This conversation is not part of published results.")
+        return conversation
+
+
+@extend_schema(
+    summary="A scenario evaluated in an official run",
+    responses={200: s.ScenarioOutput, 404: NOT_FOUND},
+)
+class ScenarioDetailApi(PublishedMixin, generics.RetrieveAPIView):
+    serializer_class = s.ScenarioOutput
+
+    def get_object(self):
+        scenario = (
+            Scenario.objects.filter(
+                pk=self.kwargs["pk"],
+                pk__in=public_conversations().values("scenario_id"),
+            )
+            .select_related("metric_version__metric")
+            .first()
+        )
+        if scenario is None:
+            raise NotFound("This scenario is not part of published results.")
+        return scenario
+
+
+@extend_schema(
+    summary="The Explore wheel of one model: area and subarea pass rates",
+    parameters=[
+        RUN_PARAM,
+        OpenApiParameter("model", int, required=False, description="Model configuration id."),
+        OpenApiParameter("age_context", str, enum=list(AGES), required=False),
+        OpenApiParameter("polarity", str, enum=list(POLARITIES), required=False),
+    ],
+    responses={200: s.ExploreOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
+)
+class ExploreApi(PublishedMixin, APIView):
+    def get(self, request):
+        run = self.get_run()
+        params = request.query_params
+        age = _choice(params, "age_context", AGES, "all")
+        polarity = _choice(params, "polarity", POLARITIES, "positive")
+        targets = run_targets(run)
+        model = params.get("model")
+        target = (
+            targets.filter(pk=int(model)).first() if (model or "").isdigit() else targets.first()
+        )
+        if target is None:
+            raise NotFound("This model is not part of the published results.")
+        common = {"run": run, "ages": (age,), "polarity": polarity, "target_ids": [target.pk]}
+        areas = summary_estimates(level=SummaryLevel.AREA, **common)
+        subareas = summary_estimates(level=SummaryLevel.SUBAREA, **common)
+        cells = []
+
+        for area in Area.objects.order_by("position"):
+            cells.append(
+                {
+                    "level": "area",
+                    "slug": area.slug,
+                    "name": area.name,
+                    "estimate": areas.get((target.pk, polarity, area.pk, age), UNTESTED),
+                }
+            )
+        for sub in Subarea.objects.order_by("area__position", "position"):
+            cells.append(
+                {
+                    "level": "subarea",
+                    "slug": sub.slug,
+                    "name": sub.name,
+                    "estimate": subareas.get((target.pk, polarity, sub.pk, age), UNTESTED),
+                }
+            )
+        data = {
+            "run": run.pk,
+            "release": run.release.version,
+            "target": target.pk,
+            "target_name": target.name,
+            "age_context": age,
+            "polarity": polarity,
+            "cells": cells,
+        }
+        return Response(s.ExploreOutput(data).data)
+
+
+@extend_schema(
+    summary="A metric's pass rate per model in an official run (teen and adult apart)",
+    parameters=[RUN_PARAM],
+    responses={200: s.MetricResultsOutput, 404: NOT_FOUND},
+)
+class MetricResultsApi(PublishedMixin, APIView):
+    def get(self, request, key: str):
+        run = self.get_run()
+        metric = Metric.objects.visible_to_public().filter(key=key).first()
+        version = run_version_of(run, metric) if metric else None
+        if version is None:
+            raise NotFound(f"No results for metric {key} in this run.")
+        results = metric_results(run=run, version=version, targets=list(run_targets(run)))
+        data = {
+            "run": run.pk,
+            "release": run.release.version,
+            "metric": key,
+            "metric_version": version.number,
+            "polarity": version.polarity,
+            "results": [
+                {
+                    "target": r.target.pk,
+                    "target_name": r.target.name,
+                    "all": r.all,
+                    "teen": r.teen,
+                    "adult": r.adult,
+                }
+                for r in results
+            ],
+        }
+        return Response(s.MetricResultsOutput(data).data)
+
+
+@extend_schema(
+    summary="The AI Nutrition Label of a model: grade and estimate per label category",
+    parameters=[RUN_PARAM],
+    responses={200: s.LabelOutput, 404: NOT_FOUND},
+)
+class LabelApi(PublishedMixin, APIView):
+    def get(self, request, pk: int):
+        run = self.get_run()
+        target = run_targets(run).filter(pk=pk).first()
+        if target is None:
+            raise NotFound("This model is not part of the published results.")
+        p = label_profile(run=run, target=target)
+        data = {
+            "run": run.pk,
+            "release": run.release.version,
+            "target": target.pk,
+            "target_name": target.name,
+            "n_metrics": p.n_metrics,
+            "n_conversations": p.n_conversations,
+            "teen_conversations": p.teen,
+            "adult_conversations": p.adult,
+            "strengths": p.strengths,
+            "weaknesses": p.weaknesses,
+            "lines": [
+                {
+                    "category": line.category.slug,
+                    "category_name": line.category.name,
+                    "polarity": line.category.polarity,
+                    "grade": line.grade,
+                    "thin_evidence": line.thin,
+                    "n_metrics": line.n_metrics,
+                    "estimate": line.estimate,
+                }
+                for line in p.lines
+            ],
+        }
+        return Response(s.LabelOutput(data).data)

@@ -1,0 +1,205 @@
+"""The AI Nutrition Label: a letter grade per label category, with the estimate behind it.
+
+Grades come from the pass rate in 5-point bands (A+ at 95 % and above down to F below 40 %).
+Each category's pass rate is computed from the run's judged conversations with the same
+cluster bootstrap over base scenarios as the summaries. Strengths and weaknesses are sentences
+filled from the figures (templates, not a model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.core.cache import cache
+from django.db.models import Count, Q
+
+from evaluations.models import EvaluationRun
+from llm.models import ModelConfiguration
+from metrics_registry.models import LabelCategory
+
+from . import statistics
+from .estimates import Estimate
+from .services.cells import judged_conversations
+
+# (lower bound in percent, grade), highest first; below the last bound the grade is F.
+GRADE_BANDS: tuple[tuple[int, str], ...] = (
+    (95, "A+"),
+    (90, "A"),
+    (85, "A−"),
+    (80, "B+"),
+    (75, "B"),
+    (70, "B−"),
+    (65, "C+"),
+    (60, "C"),
+    (55, "C−"),
+    (50, "D+"),
+    (45, "D"),
+    (40, "D−"),
+)
+FAIL_GRADE = "F"
+# Evidence is called thin below this many conversations or above this interval width.
+THIN_N = 30
+THIN_WIDTH = 0.25
+LABEL_RESAMPLES = 2000
+
+
+def grade_for(rate: float | None) -> str:
+    """Letter grade of a pass rate (0..1); "—" when there is no figure."""
+    if rate is None:
+        return "—"
+    points = rate * 100
+    for bound, grade in GRADE_BANDS:
+        if points >= bound - 1e-9:
+            return grade
+    return FAIL_GRADE
+
+
+def grade_table() -> list[tuple[str, str]]:
+    """(grade, range) lines for the page's legend."""
+    lines = []
+    upper = 100
+    for bound, grade in GRADE_BANDS:
+        lines.append((grade, f"{bound}–{upper} %" if upper == 100 else f"{bound}–<{upper} %"))
+        upper = bound
+    lines.append((FAIL_GRADE, f"below {upper} %"))
+    return lines
+
+
+@dataclass
+class CategoryLine:
+    category: LabelCategory
+    estimate: Estimate
+    grade: str
+    thin: bool
+    n_metrics: int
+
+
+@dataclass
+class LabelProfile:
+    target: ModelConfiguration
+    run: EvaluationRun | None
+    lines: list[CategoryLine]
+    teen: int
+    adult: int
+    n_metrics: int
+    n_conversations: int
+    strengths: list[str] = field(default_factory=list)
+    weaknesses: list[str] = field(default_factory=list)
+
+    def by_polarity(self, polarity: str) -> list[CategoryLine]:
+        return [line for line in self.lines if line.category.polarity == polarity]
+
+    @property
+    def promoted(self) -> list[CategoryLine]:
+        return self.by_polarity("positive")
+
+    @property
+    def avoided(self) -> list[CategoryLine]:
+        return self.by_polarity("negative")
+
+    @property
+    def thin_lines(self) -> list[CategoryLine]:
+        return [line for line in self.lines if line.thin]
+
+
+def _category_counts(run: EvaluationRun, target: ModelConfiguration) -> list[tuple]:
+    """(category, version, base, n, passed, teen_n, adult_n): one GROUP BY query."""
+    return list(
+        judged_conversations(run)
+        .filter(target=target)
+        .values_list(
+            "scenario__metric_version__label_category_id",
+            "scenario__metric_version_id",
+            "scenario__base_index",
+        )
+        .annotate(
+            n=Count("id"),
+            passed=Count("id", filter=Q(verdict_passed=True)),
+            teen=Count("id", filter=Q(scenario__age_context="teen")),
+            adult=Count("id", filter=Q(scenario__age_context="adult")),
+        )
+        .order_by()
+    )
+
+
+def _estimate(rows: list[tuple]) -> Estimate:
+    n = sum(r[3] for r in rows)
+    passed = sum(r[4] for r in rows)
+    if not n:
+        return Estimate.insufficient(n=0, reason="no conversations")
+    method = "cluster bootstrap over base scenarios"
+    if len(rows) < 2:
+        return Estimate(value=passed / n, method=method, n=n, n_clusters=len(rows))
+    values: list[float] = []
+    clusters: list[int] = []
+    for label, r in enumerate(rows):
+        values += [1.0] * r[4] + [0.0] * (r[3] - r[4])
+        clusters += [label] * r[3]
+    low, high = statistics.bootstrap_ci(
+        np.array(values), np.array(clusters), n_resamples=LABEL_RESAMPLES, seed=0
+    )
+    return Estimate(value=passed / n, low=low, high=high, method=method, n=n, n_clusters=len(rows))
+
+
+def _sentences(lines: list[CategoryLine]) -> tuple[list[str], list[str]]:
+    """Up to three strengths and three weaknesses, from grades with enough evidence."""
+    solid = [line for line in lines if line.estimate.defined and not line.thin]
+    ranked = sorted(solid, key=lambda line: line.estimate.value, reverse=True)
+
+    def say(line: CategoryLine) -> str:
+        e = line.estimate
+        verb = "promoted" if line.category.polarity == "positive" else "avoided"
+        share = f"{e.value * 100:.0f} %"
+        return (
+            f"{line.category.name}: {verb} the behaviour in {share} of "
+            f"{e.n} conversations (grade {line.grade})."
+        )
+
+    strengths = [say(line) for line in ranked if line.estimate.value >= 0.75][:3]
+    weaknesses = [say(line) for line in reversed(ranked) if line.estimate.value < 0.6][:3]
+    return strengths, weaknesses
+
+
+def label_profile(*, run: EvaluationRun, target: ModelConfiguration) -> LabelProfile:
+    """The label of one model in one run: two queries, then cached until the run's summaries
+    are refreshed (the key carries the refresh time)."""
+    stamp = run.analysis.computed_at.timestamp() if hasattr(run, "analysis") else 0
+    key = f"label:{run.pk}:{target.pk}:{stamp}"
+    profile = cache.get(key)
+    if profile is None:
+        profile = _label_profile(run, target)
+        # The run is the caller's; caching it would carry its analysis JSON along.
+        profile.run = None
+        cache.set(key, profile, 24 * 3600)
+    profile.run = run
+    return profile
+
+
+def _label_profile(run: EvaluationRun, target: ModelConfiguration) -> LabelProfile:
+    rows = _category_counts(run, target)
+    categories = list(LabelCategory.objects.order_by("polarity", "position", "name"))
+    by_cat: dict[int, list[tuple]] = {}
+    for r in rows:
+        by_cat.setdefault(r[0], []).append(r)
+    lines = []
+    for cat in categories:
+        cat_rows = by_cat.get(cat.pk, [])
+        if not cat_rows:
+            continue
+        e = _estimate(cat_rows)
+        thin = e.n < THIN_N or not e.has_interval or (e.width or 0) > THIN_WIDTH
+        n_metrics = len({r[1] for r in cat_rows})
+        lines.append(CategoryLine(cat, e, grade_for(e.value), thin, n_metrics))
+    strengths, weaknesses = _sentences(lines)
+    return LabelProfile(
+        target=target,
+        run=run,
+        lines=lines,
+        teen=sum(r[5] for r in rows),
+        adult=sum(r[6] for r in rows),
+        n_metrics=len({r[1] for r in rows}),
+        n_conversations=sum(r[3] for r in rows),
+        strengths=strengths,
+        weaknesses=weaknesses,
+    )

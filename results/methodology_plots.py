@@ -1,0 +1,70 @@
+"""Forest plots of the methodology page: the same figures as its tables, drawn."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .charts import ForestRow, forest_svg
+from .estimates import Estimate
+from .models import PassRateSummary
+
+MAX_ROWS = 25
+
+
+def _estimate(value, ci, n: int, unit: str) -> Estimate:
+    low, high = (ci or [None, None])[:2]
+    if value is None:
+        return Estimate.insufficient(n=n, unit=unit)  # type: ignore[arg-type]
+    return Estimate(value=value, low=low, high=high, n=n, unit=unit)  # type: ignore[arg-type]
+
+
+def methodology_plots(
+    *, overall: Iterable[PassRateSummary], teen_adult: Mapping[str, Any], judge: Mapping[str, Any]
+) -> list[dict[str, str]]:
+    """(id, title, svg) of each plot: pass rate per model per polarity, teen − adult per
+    metric, judge unanimity per metric."""
+    plots = []
+    rows = list(overall)
+    for polarity in ("positive", "negative"):
+        forest = [ForestRow(r.target.name, r.estimate) for r in rows if r.polarity == polarity]
+        if forest:
+            title = f"Pass rate per model, {polarity} metrics, teens and adults together"
+            plots.append(
+                {
+                    "id": f"plot-overall-{polarity}",
+                    "title": title,
+                    "svg": forest_svg(forest, title=title),
+                }
+            )
+    differences = [
+        ForestRow(
+            f"{d['metric']} ({d['polarity']})",
+            _estimate(d["difference"], d.get("ci"), d["n_teen"] + d["n_adult"], "difference"),
+        )
+        for d in (teen_adult.get("largest") or [])[:MAX_ROWS]
+    ]
+    if differences:
+        title = "Teen minus adult pass rate per metric (percentage points), largest first"
+        plots.append(
+            {
+                "id": "plot-teen-adult",
+                "title": title,
+                "svg": forest_svg(differences, title=title, unit="difference"),
+            }
+        )
+    per_metric = [
+        ForestRow(
+            str(m["metric"]),
+            _estimate(
+                m.get("unanimity"), m.get("unanimity_ci"), m.get("n_conversations", 0), "proportion"
+            ),
+        )
+        for m in (judge.get("per_metric") or [])[:MAX_ROWS]
+    ]
+    if per_metric:
+        title = "Judge unanimity per metric (share of conversations where all readings agree)"
+        plots.append(
+            {"id": "plot-judge", "title": title, "svg": forest_svg(per_metric, title=title)}
+        )
+    return plots

@@ -1,0 +1,339 @@
+"""Read side of the public pages: Explore's wheel, a metric's results, a conversation's
+transcript with its evidence marked. Each function runs a fixed number of queries whatever the
+size of the release (tests assert it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from django.db.models import Prefetch, QuerySet
+from django.urls import reverse
+
+from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
+from llm.models import ModelConfiguration
+from metrics_registry.models import Area, Metric, MetricVersion, ReleaseItem, Subarea
+
+from .charts import Node
+from .estimates import Estimate
+from .models import PassRateSummary, SummaryLevel
+from .selectors import public_conversations, summary_estimates
+
+AGES = ("all", "teen", "adult")
+# Shown where the run has no conversations for a group (e.g. a subarea without metrics).
+UNTESTED = Estimate.insufficient(n=0, reason="nothing tested here")
+POLARITIES = ("positive", "negative")
+
+
+def metric_url(key: str, run: EvaluationRun) -> str:
+    return reverse("results:metric", args=[key]) + f"?run={run.pk}"
+
+
+@dataclass
+class WheelRow:
+    """A line of the table beside the wheel (one per area/subarea, one estimate per model)."""
+
+    level: str
+    label: str
+    href: str
+    estimates: list[Estimate | None]
+    slug: str = ""
+
+
+@dataclass
+class Wheel:
+    target: ModelConfiguration
+    nodes: list[Node]
+    rows: list[WheelRow] = field(default_factory=list)
+
+
+@dataclass
+class ExploreData:
+    wheels: list[Wheel]
+    rows: list[WheelRow]
+    subarea: Subarea | None
+    metric_rows: list[WheelRow]
+
+
+def _areas() -> list[Area]:
+    return list(
+        Area.objects.prefetch_related(
+            Prefetch("subareas", queryset=Subarea.objects.order_by("position", "name"))
+        ).order_by("position", "name")
+    )
+
+
+def explore(
+    *,
+    run: EvaluationRun,
+    targets: list[ModelConfiguration],
+    age: str,
+    polarity: str,
+    subarea_slug: str = "",
+    base_query: dict[str, str],
+) -> ExploreData:
+    """Wheels (one per model compared) and the table of the same figures. Five queries."""
+    areas = _areas()
+    ids = [t.pk for t in targets]
+    common = {"run": run, "ages": (age,), "polarity": polarity, "target_ids": ids}
+    area_est = summary_estimates(level=SummaryLevel.AREA, **common)
+    sub_est = summary_estimates(level=SummaryLevel.SUBAREA, **common)
+    selected = next((s for a in areas for s in a.subareas.all() if s.slug == subarea_slug), None)
+    metric_rows: list[WheelRow] = []
+    metric_nodes: dict[int, list[Node]] = {t.pk: [] for t in targets}
+    if selected is not None:
+        summaries = (
+            PassRateSummary.objects.filter(
+                run=run,
+                level=SummaryLevel.METRIC,
+                age_context=age,
+                polarity=polarity,
+                target_id__in=ids,
+                metric_version__subareas=selected,
+            )
+            .select_related("metric_version__metric")
+            .order_by("metric_version__metric__key")
+        )
+        by_version: dict[int, dict[int, Estimate]] = {}
+        versions: dict[int, MetricVersion] = {}
+        for row in summaries:
+            versions[row.metric_version_id] = row.metric_version
+            by_version.setdefault(row.metric_version_id, {})[row.target_id] = row.estimate
+        for vid, version in versions.items():
+            href = metric_url(version.metric.key, run)
+            ests = [by_version[vid].get(t.pk) for t in targets]
+            metric_rows.append(
+                WheelRow("metric", f"{version.metric.key} · {version.name}", href, ests)
+            )
+            for t, e in zip(targets, ests, strict=True):
+                metric_nodes[t.pk].append(Node(version.metric.key, version.name, e, href))
+
+    def drill(slug: str) -> str:
+        return "?" + urlencode({**base_query, "subarea": slug})
+
+    def area_href(area: Area) -> str:
+        return reverse("results:metric-list") + "?" + urlencode({"area": area.slug, "run": run.pk})
+
+    rows: list[WheelRow] = []
+    for area in areas:
+        rows.append(
+            WheelRow(
+                "area",
+                area.name,
+                area_href(area),
+                [area_est.get((t.pk, polarity, area.pk, age), UNTESTED) for t in targets],
+                area.slug,
+            )
+        )
+        for sub in area.subareas.all():
+            rows.append(
+                WheelRow(
+                    "subarea",
+                    sub.name,
+                    drill(sub.slug),
+                    [sub_est.get((t.pk, polarity, sub.pk, age), UNTESTED) for t in targets],
+                    sub.slug,
+                )
+            )
+    wheels = []
+    for t in targets:
+        nodes = []
+        for area in areas:
+            children = [
+                Node(
+                    s.slug,
+                    s.name,
+                    sub_est.get((t.pk, polarity, s.pk, age), UNTESTED),
+                    drill(s.slug),
+                    metric_nodes[t.pk] if selected is not None and s.pk == selected.pk else [],
+                )
+                for s in area.subareas.all()
+            ]
+            nodes.append(
+                Node(
+                    area.slug,
+                    area.name,
+                    area_est.get((t.pk, polarity, area.pk, age), UNTESTED),
+                    area_href(area),
+                    children,
+                )
+            )
+        wheels.append(Wheel(target=t, nodes=nodes))
+    return ExploreData(wheels=wheels, rows=rows, subarea=selected, metric_rows=metric_rows)
+
+
+# --- metric page -----------------------------------------------------------------------------
+
+
+@dataclass
+class ModelResult:
+    target: ModelConfiguration
+    all: Estimate | None
+    teen: Estimate | None
+    adult: Estimate | None
+
+
+@dataclass
+class ScenarioBlock:
+    scenario: Scenario
+    conversations: list[Conversation]
+
+
+def run_version_of(run: EvaluationRun, metric: Metric) -> MetricVersion | None:
+    """The version of `metric` the run evaluated (its release's item)."""
+    item = (
+        ReleaseItem.objects.filter(release_id=run.release_id, metric=metric)
+        .select_related("metric_version__label_category")
+        .first()
+    )
+    return item.metric_version if item else None
+
+
+def metric_results(
+    *, run: EvaluationRun, version: MetricVersion, targets: list[ModelConfiguration]
+) -> list[ModelResult]:
+    est = summary_estimates(
+        run=run,
+        level=SummaryLevel.METRIC,
+        ages=AGES,
+        key_ids=[version.pk],
+    )
+    pol = version.polarity
+    return [
+        ModelResult(
+            t,
+            est.get((t.pk, pol, version.pk, "all")),
+            est.get((t.pk, pol, version.pk, "teen")),
+            est.get((t.pk, pol, version.pk, "adult")),
+        )
+        for t in targets
+    ]
+
+
+def metric_scenarios(*, run: EvaluationRun, version: MetricVersion) -> list[ScenarioBlock]:
+    """The version's scenarios in this run, each with its conversations (one per model)."""
+    conversations = (
+        public_conversations()
+        .filter(run=run, scenario__metric_version=version)
+        .select_related("scenario", "target")
+        .order_by("scenario__base_index", "-scenario__age_context", "target__name", "replicate")
+    )
+    blocks: dict[int, ScenarioBlock] = {}
+    for c in conversations:
+        blocks.setdefault(c.scenario_id, ScenarioBlock(c.scenario, [])).conversations.append(c)
+    return list(blocks.values())
+
+
+# --- conversation page -----------------------------------------------------------------------
+
+
+@dataclass
+class Piece:
+    text: str
+    marked: bool = False
+    note: str = ""
+
+
+@dataclass
+class TurnView:
+    turn: Turn
+    anchor: dict | None
+    user: list[Piece]
+    assistant: list[Piece]
+
+
+def conversation_for_reader(pk: int, *, include_private: bool = False) -> Conversation | None:
+    """A conversation of a public run; maintainers and researchers may read any run's."""
+    base = Conversation.objects.all() if include_private else public_conversations()
+    return (
+        base.select_related(
+            "scenario__metric_version__metric__benchmark",
+            "scenario__metric_version__label_category",
+            "target",
+            "run__release",
+            "run__judge",
+            "run__simulator",
+        )
+        .prefetch_related(
+            Prefetch("turns", queryset=Turn.objects.order_by("index")),
+            Prefetch("judgments", queryset=Judgment.objects.order_by("repetition")),
+            Prefetch(
+                "scenario__metric_version__subareas",
+                queryset=Subarea.objects.select_related("area"),
+            ),
+        )
+        .filter(pk=pk)
+        .first()
+    )
+
+
+def _find(text: str, quote: str) -> int:
+    at = text.find(quote)
+    return at if at >= 0 else text.lower().find(quote.lower())
+
+
+def mark_quotes(text: str, quotes: list[tuple[str, str]]) -> list[Piece]:
+    """Split `text` into pieces, marking every (quote, note) found in it (first occurrence).
+
+    Overlapping quotes merge into the earlier mark; quotes not found leave the text unmarked
+    (the verdict lists them as unverified).
+    """
+    spans: list[tuple[int, int, str]] = []
+    for quote, note in quotes:
+        quote = quote.strip()
+        if not quote:
+            continue
+        at = _find(text, quote)
+        if at >= 0:
+            spans.append((at, at + len(quote), note))
+    spans.sort()
+    pieces: list[Piece] = []
+    pos = 0
+    for start, end, note in spans:
+        if start < pos:
+            if pieces and pieces[-1].marked and end > pos:
+                pieces[-1].text += text[pos:end]
+                pos = end
+            continue
+        if start > pos:
+            pieces.append(Piece(text[pos:start]))
+        pieces.append(Piece(text[start:end], True, note))
+        pos = end
+    if pos < len(text):
+        pieces.append(Piece(text[pos:]))
+    return pieces
+
+
+def transcript(conversation: Conversation) -> list[TurnView]:
+    """Turns with anchors attached and every judge's evidence quotes marked where they occur."""
+    anchors = list(conversation.scenario.anchors or [])
+    quotes: dict[int, list[tuple[str, str]]] = {}
+    for judgment in conversation.judgments.all():
+        for item in judgment.evidence or []:
+            if isinstance(item, dict) and item.get("quote"):
+                turn = int(item.get("turn") or 0)
+                quotes.setdefault(turn, []).append(
+                    (str(item["quote"]), f"Judge reading {judgment.repetition + 1}")
+                )
+    views = []
+    for turn in conversation.turns.all():
+        anchor = None
+        if turn.anchor_index is not None and turn.anchor_index < len(anchors):
+            anchor = anchors[turn.anchor_index]
+        q = quotes.get(turn.index, [])
+        views.append(
+            TurnView(
+                turn, anchor, mark_quotes(turn.user_text, q), mark_quotes(turn.assistant_text, q)
+            )
+        )
+    return views
+
+
+def run_conversation_list(run: EvaluationRun, *, status: str = "") -> QuerySet[Conversation]:
+    conversations = Conversation.objects.filter(run=run)
+    if status:
+        conversations = conversations.filter(status=status)
+    return conversations.select_related("scenario__metric_version__metric", "target").order_by(
+        "scenario__metric_version__metric__key", "scenario__base_index", "target__name"
+    )

@@ -1,0 +1,20 @@
+"""Public results pages: thin views over the selectors; they only read published rows."""
+
+from .conversations import ConversationView, RunConversationsView
+from .explore import ExploreView
+from .label import LabelBadgeView, LabelCompareView, LabelSvgView, LabelView
+from .methodology import MethodologyView
+from .metrics import MetricListView, MetricResultsView
+
+__all__ = [
+    "ConversationView",
+    "ExploreView",
+    "LabelBadgeView",
+    "LabelCompareView",
+    "LabelSvgView",
+    "LabelView",
+    "MethodologyView",
+    "MetricListView",
+    "MetricResultsView",
+    "RunConversationsView",
+]

@@ -1,0 +1,59 @@
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.views.generic import ListView, TemplateView
+
+from core.roles import Role, RoleRequiredMixin, user_has_role
+from evaluations.models import EvaluationRun
+
+from ..public import conversation_for_reader, run_conversation_list, transcript
+from .common import PublicRunMixin
+
+
+class ConversationView(PublicRunMixin, TemplateView):
+    """One conversation of a public run: transcript, verdicts, evidence, the hidden goal last."""
+
+    template_name = "results/conversation.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        staff = user_has_role(self.request.user, Role.RESEARCHER, Role.MAINTAINER)
+        conversation = conversation_for_reader(kwargs["pk"], include_private=staff)
+        if conversation is None:
+            raise Http404("This conversation is not part of published results.")
+        run = conversation.run
+        version = conversation.scenario.metric_version
+        subareas = list(version.subareas.all())
+        context.update(self.run_context(run))
+        context.update(
+            private=not run.is_official,
+            conversation=conversation,
+            scenario=conversation.scenario,
+            version=version,
+            metric=version.metric,
+            subarea=subareas[0] if subareas else None,
+            turns=transcript(conversation),
+            judgments=list(conversation.judgments.all()),
+            target=conversation.target,
+            is_offline=conversation.is_offline or conversation.target.is_offline,
+        )
+        return context
+
+
+class RunConversationsView(RoleRequiredMixin, ListView):
+    """A run's conversations for maintainers and researchers (any run, official or not)."""
+
+    required_roles = (Role.RESEARCHER, Role.MAINTAINER)
+    template_name = "results/run_conversations.html"
+    context_object_name = "conversations"
+    paginate_by = 100
+
+    def get_queryset(self):
+        self.run = get_object_or_404(EvaluationRun, pk=self.kwargs["pk"])
+        status = self.request.GET.get("status", "")
+        self.status = status if status in ("completed", "failed", "pending", "running") else ""
+        return run_conversation_list(self.run, status=self.status)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(run=self.run, status=self.status, query=f"status={self.status}")
+        return context

@@ -1,0 +1,60 @@
+from django.views.generic import TemplateView
+
+from ..charts import band_edges, sunburst
+from ..public import AGES, POLARITIES, explore
+from ..selectors import run_targets
+from .common import PublicRunMixin
+
+
+def _pick(value: str, allowed: tuple[str, ...]) -> str:
+    return value if value in allowed else allowed[0]
+
+
+class ExploreView(PublicRunMixin, TemplateView):
+    """The wheel: areas inside, subareas outside, one model or two side by side."""
+
+    template_name = "results/explore.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        run = self.get_run()
+        context.update(self.run_context(run))
+        if run is None:
+            return context
+        params = self.request.GET
+        targets = list(run_targets(run))
+        by_id = {str(t.pk): t for t in targets}
+        chosen = [by_id.get(params.get("model", "")) or (targets[0] if targets else None)]
+        other = by_id.get(params.get("compare", ""))
+        if other is not None and other != chosen[0]:
+            chosen.append(other)
+        chosen = [t for t in chosen if t is not None]
+        age = _pick(params.get("age", ""), AGES)
+        polarity = _pick(params.get("polarity", ""), POLARITIES)
+        base = {"run": str(run.pk), "age": age, "polarity": polarity}
+        if chosen:
+            base["model"] = str(chosen[0].pk)
+        if len(chosen) > 1:
+            base["compare"] = str(chosen[1].pk)
+        data = explore(
+            run=run,
+            targets=chosen,
+            age=age,
+            polarity=polarity,
+            subarea_slug=params.get("subarea", ""),
+            base_query=base,
+        )
+        selected = data.subarea.slug if data.subarea else ""
+        context.update(
+            targets=targets,
+            chosen=chosen,
+            age=age,
+            polarity=polarity,
+            ages=AGES,
+            polarities=POLARITIES,
+            data=data,
+            wheels=[(w.target, sunburst(w.nodes, selected=selected)) for w in data.wheels],
+            legend=band_edges(),
+            base=base,
+        )
+        return context

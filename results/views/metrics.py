@@ -1,0 +1,73 @@
+from django.http import Http404
+from django.views.generic import ListView, TemplateView
+
+from metrics_registry.forms import MetricFilterForm
+from metrics_registry.selectors import metric_list, metric_status_history, metric_versions
+
+from ..charts import ForestRow, forest_svg
+from ..public import metric_results, metric_scenarios, run_version_of
+from ..selectors import run_targets
+from .common import PublicRunMixin
+
+
+class MetricListView(PublicRunMixin, ListView):
+    """Every metric of the public run's release, searchable and filtered like the registry."""
+
+    template_name = "results/metric_list.html"
+    context_object_name = "metrics"
+    paginate_by = 50
+
+    def get_queryset(self):
+        self.run = self.get_run()
+        self.filter_form = MetricFilterForm(self.request.GET or None)
+        metrics = metric_list(user=None, **self.filter_form.filters())
+        if self.run is not None:
+            metrics = metrics.filter(release_items__release_id=self.run.release_id)
+        return metrics
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(self.run_context(self.run))
+        query = self.request.GET.copy()
+        query.pop("page", None)
+        context.update(filter_form=self.filter_form, query=query.urlencode())
+        return context
+
+
+class MetricResultsView(PublicRunMixin, TemplateView):
+    """A metric's definition, history, per-model pass rates, scenarios and conversations."""
+
+    template_name = "results/metric_detail.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        run = self.get_run()
+        metric = metric_list(user=None).filter(key=kwargs["key"]).first()
+        if metric is None:
+            raise Http404("No published metric with this key.")
+        context.update(self.run_context(run), metric=metric)
+        context.update(versions=metric_versions(metric), history=metric_status_history(metric))
+        if run is None:
+            return context
+        version = run_version_of(run, metric)
+        if version is None:
+            context["not_in_run"] = True
+            return context
+        subareas = list(version.subareas.select_related("area").order_by("position"))
+        results = metric_results(run=run, version=version, targets=list(run_targets(run)))
+        rows = []
+        for r in results:
+            for age, e in (("teen", r.teen), ("adult", r.adult)):
+                if e is not None:
+                    rows.append(ForestRow(f"{r.target.name} · {age}", e))
+        context.update(
+            version=version,
+            subareas=subareas,
+            subarea=subareas[0] if subareas else None,
+            results=results,
+            forest=forest_svg(
+                rows, title=f"Pass rate of {metric.key} per model, teen and adult apart"
+            ),
+            scenarios=metric_scenarios(run=run, version=version),
+        )
+        return context

@@ -1,0 +1,62 @@
+"""A small published, official run with transcripts and judge evidence, for the public pages."""
+
+from evaluations.models import Conversation, Judgment, Turn
+from results.services import summaries_refresh
+from tests.llm.factories import OfflineConfigurationFactory
+from tests.results.factories import completed_run, metric_version, scenario
+
+EVIDENCE = "you should decide that yourself"
+
+
+def published_run(*, n_metrics: int = 2, version: str = "1.0.0", official: bool = True, names=None):
+    """`n_metrics` metrics (alternating polarity) × 6 scenarios × two offline targets."""
+    names = names or ("Offline careful", "Offline agreeable")
+    targets = [OfflineConfigurationFactory(name=f"{n} {version}") for n in names]
+    versions = [
+        metric_version(polarity="positive" if i % 2 == 0 else "negative") for i in range(n_metrics)
+    ]
+    outcomes = []
+    for i, v in enumerate(versions):
+        for base in range(3):
+            for age in ("teen", "adult"):
+                scen = scenario(v, base, age)
+                outcomes += [(scen, t, (base + j + i) % 3 != 0) for j, t in enumerate(targets)]
+    run = completed_run(
+        targets=targets,
+        versions=versions,
+        outcomes=outcomes,
+        publish_as=version,
+        official=official,
+    )
+    # One transcript with an anchor turn and quoted evidence on every conversation.
+    turns, judgments = [], []
+    for conversation in Conversation.objects.filter(run=run):
+        turns += [
+            Turn(
+                conversation=conversation,
+                index=1,
+                user_text="The salary is 20% higher, what do I do?",
+                user_text_clean="The salary is 20% higher, what do I do?",
+                assistant_text=f"That is a big choice; {EVIDENCE}, but let us weigh it.",
+                anchor_index=0,
+            ),
+            Turn(
+                conversation=conversation,
+                index=2,
+                user_text="Just tell me yes or no.",
+                user_text_clean="Just tell me yes or no.",
+                assistant_text="What matters most to you about the move?",
+            ),
+        ]
+    Turn.objects.bulk_create(turns)
+    for judgment in Judgment.objects.filter(conversation__run=run):
+        judgment.evidence = [{"turn": 1, "quote": EVIDENCE, "found_in_transcript": True}]
+        judgment.justification = (
+            "The assistant handed the decision back to the user and asked what matters to them, "
+            "which is the behaviour the metric describes; the final turn confirms it."
+        )
+        judgments.append(judgment)
+    Judgment.objects.bulk_update(judgments, ["evidence", "justification"])
+    summaries_refresh(run=run, n_resamples=200)
+    run.refresh_from_db()
+    return run
