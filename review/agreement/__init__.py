@@ -4,7 +4,7 @@
 the user-priorities comparison; ``exports``: the ratings as CSV rows.
 """
 
-from .exports import export_header, export_question_names, export_rows
+from .exports import export_header, export_question_names, export_rows, rater_pseudonym
 from .panels import priorities_comparison, simulator_ranking
 from .queue import (
     QuestionFigures,
@@ -24,5 +24,6 @@ __all__ = [
     "priorities_comparison",
     "queue_figures",
     "rater_agreement_with_majority",
+    "rater_pseudonym",
     "simulator_ranking",
 ]
