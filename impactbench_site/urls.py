@@ -46,7 +46,7 @@ urlpatterns = [
         name="api-docs",
     ),
     # Resolved per request: the hashed static name exists only after collectstatic.
-    path("favicon.ico", FaviconRedirectView.as_view()),
+    path("favicon.ico", FaviconRedirectView.as_view(), name="favicon"),
 ]
 
 if settings.DEBUG:

@@ -13,6 +13,9 @@ MAX_ROWS = 25
 
 
 def _estimate(value, ci, n: int, unit: str) -> Estimate:
+    """The figure as stored in the run's analysis: an Estimate's dict, or a bare number."""
+    if isinstance(value, Mapping):
+        return Estimate.from_dict(value)
     low, high = (ci or [None, None])[:2]
     if value is None:
         return Estimate.insufficient(n=n, unit=unit)  # type: ignore[arg-type]

@@ -14,14 +14,13 @@ bootstrap interval (resampling scenarios; blank with fewer than two scenarios) a
 conversations not yet judged are left out and counted in the `unjudged` column.
 """
 
-import csv
-import io
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from django.db.models import Prefetch
 
+from core.csvsafe import csv_dict_lines
 from llm.models import ModelConfiguration
 from results import statistics
 
@@ -258,12 +257,7 @@ def run_result_rows(run: EvaluationRun) -> list[dict]:
 
 
 def run_export_csv_lines(run: EvaluationRun) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
-    writer.writeheader()
-    for row in run_result_rows(run):
-        writer.writerow(row)
-    yield buffer.getvalue()
+    yield from csv_dict_lines(CSV_COLUMNS, run_result_rows(run))
 
 
 def run_export_filename(run: EvaluationRun, fmt: str) -> str:

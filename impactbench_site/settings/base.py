@@ -203,11 +203,15 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "ImpactBench API",
     # Says what the endpoints below offer, no more: results are on the website and in exports.
     "DESCRIPTION": (
-        "Read-only access to the ImpactBench metric registry: every metric with its current "
-        "version, and each release with the metric versions it froze. Signed-in contributors "
-        "also read their own construct submissions and what was drafted from them (researchers "
-        "and maintainers: all submissions). Evaluation results are published on the website; "
-        "a release's full data is downloadable as JSON, JSON Lines or CSV from its release page."
+        "Read-only access to ImpactBench. The metric registry: every metric with its current "
+        "version, and each release with the metric versions it froze. Published results of "
+        "official runs: areas and subareas, runs, results at every level (overall, area, "
+        "subarea, metric × model × polarity × age context, each with its interval and n; a whole "
+        "run as JSON Lines or CSV), the Explore wheel's figures, a metric's results, scenarios, "
+        "conversations with their judge verdicts, and each model's Nutrition Label (labels). "
+        "Signed-in contributors also read their own construct submissions and what was drafted "
+        "from them (researchers and maintainers: all submissions). A release's full data is "
+        "downloadable as JSON, JSON Lines or CSV from its release page."
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

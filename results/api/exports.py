@@ -1,7 +1,5 @@
 """A whole official run's results as JSON Lines or CSV, streamed."""
 
-import csv
-import io
 import json
 from collections.abc import Iterator
 
@@ -10,6 +8,8 @@ from django.utils.cache import patch_cache_control
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.views import APIView
+
+from core.csvsafe import csv_dict_lines
 
 from ..selectors import public_runs
 from . import serializers as s
@@ -41,6 +41,7 @@ EXPORT_FIELDS = [
     "estimate_value",
     "estimate_low",
     "estimate_high",
+    "estimate_sd",
     "estimate_method",
     "estimate_confidence",
     "estimate_n",
@@ -64,7 +65,7 @@ class RunExportApi(PublishedMixin, APIView):
             body = (json.dumps(row, ensure_ascii=False) + "\n" for row in _export_rows(run))
             content_type = "application/jsonl; charset=utf-8"
         else:
-            body = _csv_lines(_export_rows(run))
+            body = csv_dict_lines(EXPORT_FIELDS, _export_rows(run))
             content_type = "text/csv; charset=utf-8"
         response = StreamingHttpResponse(body, content_type=content_type)
         name = f"impactbench-{run.release.version}-run{run.pk}-results.{fmt}"
@@ -73,15 +74,3 @@ class RunExportApi(PublishedMixin, APIView):
         response["ETag"] = f'"run{run.pk}-{run.analysis.computed_at.timestamp():.0f}-{fmt}"'
         patch_cache_control(response, public=True, max_age=MAX_AGE)
         return response
-
-
-def _csv_lines(rows: Iterator[dict]) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS)
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(row)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    yield buffer.getvalue()

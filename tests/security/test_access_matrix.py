@@ -17,11 +17,12 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from core.roles import Role
 from metrics_registry.models import LabelCategory
 from review.services import assignment_claim
-from submissions.models import MetricCandidate
+from submissions.models import Enquiry, EnquiryKind, MetricCandidate
 from tests.evaluations.factories import ConversationFactory, ScenarioFactory
 from tests.factories import UserFactory
 from tests.llm.factories import ModelConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory, release_with
+from tests.results.public_data import published_run
 from tests.review.factories import metric_queue
 from tests.submissions.factories import SubmissionFactory
 
@@ -118,6 +119,43 @@ RULES = {
     "evaluations:run-action": (MAINTAINERS, lambda w: {"pk": w["run"].pk, "action": "cancel"}),
     # results
     "results:methodology": (EVERYONE, None),
+    "results:explore": (EVERYONE, None),
+    "results:metric-list": (EVERYONE, None),
+    "results:metric": (EVERYONE, lambda w: {"key": w["official_metric"].key}),
+    "results:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
+    "results:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    "results:label-svg": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    "results:label-badge": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    "results:run-conversations": (CURATORS, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:area-list": (EVERYONE, None),
+    "results-api:run-list": (EVERYONE, None),
+    "results-api:run-detail": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:run-results": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:run-export": (EVERYONE, lambda w: {"pk": w["official_run"].pk, "fmt": "csv"}),
+    "results-api:run-conversations": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
+    "results-api:scenario": (EVERYONE, lambda w: {"pk": w["official_conversation"].scenario_id}),
+    "results-api:explore": (EVERYONE, None),
+    "results-api:metric-results": (EVERYONE, lambda w: {"key": w["official_metric"].key}),
+    "results-api:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    # interoperability: exports of published data are public, workspace tools are not
+    "release-export-inspect": (EVERYONE, lambda w: {"version": "1.0.0"}),
+    "metrics_registry:metrics_needing_mapping": (CURATORS, None),
+    "evaluations:rubric-import": (CURATORS, None),
+    "evaluations:rubric-export-healthbench": (CURATORS, None),
+    # The world's run is unfinished: only curators read its exports and conversations.
+    "evaluations:run-export": (CURATORS, lambda w: {"pk": w["run"].pk, "fmt": "csv"}),
+    "evaluations:conversation-detail": (
+        CURATORS,
+        lambda w: {"run_pk": w["official_run"].pk, "pk": w["official_conversation"].pk},
+    ),
+    "evaluations:run-official": (MAINTAINERS, lambda w: {"pk": w["official_run"].pk}),
+    "llm:configuration-test": (MAINTAINERS, lambda w: {"pk": w["configuration"].pk}),
+    # people without an account write in; researchers and maintainers answer
+    "contact:form": (EVERYONE, None),
+    "submissions:enquiry-list": (CURATORS, None),
+    "submissions:enquiry-detail": (CURATORS, lambda w: {"pk": w["enquiry"].pk}),
+    "favicon": (EVERYONE, None),
     # API (read-only; submissions need an account and show only what the caller may see)
     "registry-api:metric-list": (EVERYONE, None),
     "registry-api:metric-detail": (EVERYONE, lambda w: {"key": w["metric"].key}),
@@ -174,7 +212,12 @@ ADMIN_APP_RULES = {
 }
 # Patterns with no fixed target to test: the admin's generic redirects (old object URLs, the
 # catch-all), "view on site" and per-app indexes, all behind the same admin_view check.
-NOT_TESTED = re.compile(r"^admin:(view_on_site|app_list|<unnamed .*>)$")
+# Also public pages whose answer is not about the visitor: readiness is 503 while no worker
+# heartbeat exists (tests/core/test_deployment.py), and the label comparison needs ?a=&b=
+# (tests/results/test_public_pages.py opens both for every role).
+NOT_TESTED = re.compile(
+    r"^(admin:(view_on_site|app_list|<unnamed .*>)|core:ready|results:label-compare)$"
+)
 
 
 def _patterns(patterns=None, namespace=""):
@@ -230,7 +273,21 @@ def world(researcher):
     assignment = assignment_claim(queue=queue, rater=expert)
     scenario = ScenarioFactory()
     run = ConversationFactory().run
+    official_run = published_run(version="2.0.0")
+    official_conversation = official_run.conversations.order_by("pk").first()
+    enquiry = Enquiry.objects.create(
+        kind=EnquiryKind.choices[0][0],
+        name="A visitor",
+        email="visitor@example.org",
+        message="Hi",
+        client_hash="0" * 64,
+    )
     return {
+        "official_run": official_run,
+        "official_conversation": official_conversation,
+        "official_metric": official_conversation.scenario.metric_version.metric,
+        "official_target": official_conversation.target,
+        "enquiry": enquiry,
         "metric": metric,
         "published": published,
         "submission": submission,
