@@ -76,6 +76,93 @@ def _count_tokens(text: str) -> int:
     return max(1, len(text.split()))
 
 
+def behaviour_resolve(request: RecordedRequest, behaviour: Behaviour) -> Behaviour:
+    """Apply the behaviour's responder, if any: it returns text, a JSON value or a Behaviour."""
+    responder = behaviour.responder
+    if responder is not None and behaviour.content is None and behaviour.json is None:
+        produced = responder(request)
+        if isinstance(produced, Behaviour):
+            return produced
+        if isinstance(produced, str):
+            behaviour.content = produced
+        else:
+            behaviour.json = produced
+    return behaviour
+
+
+def pipeline_reply(request: RecordedRequest) -> Any:
+    """A valid answer to each kind of prompt the evaluation pipeline sends, told apart by the
+    prompt text (simulator, target and judge may share one configuration and model name)."""
+    system = str(request.messages[0].get("content") or "") if request.messages else ""
+    last = str(request.messages[-1].get("content") or "") if request.messages else ""
+    if "role-playing a person" in system:
+        return {"message": "ok, but what would you do in my place?", "stop": False, "stop_reason": ""}
+    if "<user_turns>" in last:
+        count = last.split("</anchors>")[0].count("\n[")
+        return {
+            "anchors": [
+                {"anchor": n, "raised": False, "turn": None, "quote": ""}
+                for n in range(1, max(1, count) + 1)
+            ]
+        }
+    if "You are the judge" in system:
+        return {"present": True, "justification": "It does.", "evidence": []}
+    return "Here is a considered reply with a few options to think about."
+
+
+def completion_document(request: RecordedRequest, behaviour: Behaviour) -> Any:
+    """The response body for `request` as `behaviour` scripts it (a chat.completion by default)."""
+    if behaviour.body is not None:
+        return behaviour.body
+    if behaviour.malformed:
+        return _malformed(request, behaviour)
+    if behaviour.status >= 400:
+        return {"error": {"message": f"scripted HTTP {behaviour.status}", "type": "test"}}
+    if behaviour.json is not None:
+        content = json.dumps(behaviour.json)
+    else:
+        content = behaviour.content if behaviour.content is not None else DEFAULT_CONTENT
+    prompt_text = " ".join(str(m.get("content") or "") for m in request.messages)
+    prompt_tokens = behaviour.prompt_tokens
+    completion_tokens = behaviour.completion_tokens
+    prompt_tokens = _count_tokens(prompt_text) if prompt_tokens is None else prompt_tokens
+    if completion_tokens is None:
+        completion_tokens = _count_tokens(content)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": behaviour.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _malformed(request: RecordedRequest, behaviour: Behaviour) -> Any:
+    shape = behaviour.malformed
+    if shape not in MALFORMED_SHAPES:
+        raise ValueError(f"Unknown malformed shape {shape!r}; use one of {MALFORMED_SHAPES}.")
+    if shape == "not_json":
+        return NOT_JSON_BODY  # sent as is, with a JSON content type
+    document = completion_document(request, Behaviour(content="placeholder"))
+    if shape == "no_choices":
+        del document["choices"]
+    else:
+        content = None if shape == "null_content" else ""
+        document["choices"][0]["message"]["content"] = content
+    return document
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     # Many clients connect at once in benchmarks; the default backlog of 5 would refuse some.
@@ -156,68 +243,10 @@ class FakeOpenAIServer:
         with self._lock:
             self.requests.append(request)
             behaviour = self._queue.popleft() if self._queue else None
-        if behaviour is None:
-            behaviour = Behaviour(responder=self.responder)
-        responder = behaviour.responder
-        if responder is not None and behaviour.content is None and behaviour.json is None:
-            produced = responder(request)
-            if isinstance(produced, Behaviour):
-                behaviour = produced
-            elif isinstance(produced, str):
-                behaviour.content = produced
-            else:
-                behaviour.json = produced
-        return behaviour
+        return behaviour_resolve(request, behaviour or Behaviour(responder=self.responder))
 
-    def _document(self, request: RecordedRequest, behaviour: Behaviour) -> dict:
-        if behaviour.body is not None:
-            return behaviour.body
-        if behaviour.malformed:
-            return self._malformed(request, behaviour)
-        if behaviour.status >= 400:
-            return {"error": {"message": f"scripted HTTP {behaviour.status}", "type": "test"}}
-        if behaviour.json is not None:
-            content = json.dumps(behaviour.json)
-        else:
-            content = behaviour.content if behaviour.content is not None else DEFAULT_CONTENT
-        prompt_text = " ".join(str(m.get("content") or "") for m in request.messages)
-        prompt_tokens = behaviour.prompt_tokens
-        completion_tokens = behaviour.completion_tokens
-        prompt_tokens = _count_tokens(prompt_text) if prompt_tokens is None else prompt_tokens
-        if completion_tokens is None:
-            completion_tokens = _count_tokens(content)
-        return {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": behaviour.finish_reason,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
-
-    def _malformed(self, request: RecordedRequest, behaviour: Behaviour) -> Any:
-        shape = behaviour.malformed
-        if shape not in MALFORMED_SHAPES:
-            raise ValueError(f"Unknown malformed shape {shape!r}; use one of {MALFORMED_SHAPES}.")
-        if shape == "not_json":
-            return NOT_JSON_BODY  # sent as is, with a JSON content type
-        document = self._document(request, Behaviour(content="placeholder"))
-        if shape == "no_choices":
-            del document["choices"]
-        else:
-            content = None if shape == "null_content" else ""
-            document["choices"][0]["message"]["content"] = content
-        return document
+    def _document(self, request: RecordedRequest, behaviour: Behaviour) -> Any:
+        return completion_document(request, behaviour)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
