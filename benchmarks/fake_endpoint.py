@@ -16,6 +16,7 @@ Times are `time.monotonic()` (system-wide on Linux, so comparable across process
 
 import argparse
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -177,7 +178,5 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main(args.latency, args.port))
-    except KeyboardInterrupt:
-        pass

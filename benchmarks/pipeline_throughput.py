@@ -1,100 +1,272 @@
-"""Throughput of the evaluation pipeline against the local fake OpenAI server.
+"""Evaluation pipeline through real Celery workers against the bare AsyncOpenAI client.
 
-A run of N conversations (default 300) × 8 turns, each judged 3 times, is processed by W worker
-threads in this process (the same `conversation_process` a Celery task calls) against
-tests/fake_openai.py answering every request after a fixed 50 ms. Simulator, target and judge
-share one model configuration with max_concurrency = C (default 32), enforced by llm.limits, so
-at most C requests are ever in flight. The ideal is C / latency calls per second; the script
-prints achieved calls/s, the ratio, and where the rest of the time went.
+For each setting (latency L, concurrency C; by default 50 ms × 32 and 500 ms × 256) the script
+starts an asyncio OpenAI-compatible endpoint answering after exactly L (benchmarks/
+fake_endpoint.py, its own process) and `celery -A impactbench_site worker -Q llm,default`
+processes (at most one per core, `--pool`/`--worker-concurrency` selectable), then creates and
+launches a run through the normal path (`run_create` → `run_launch` → `run_dispatch`) with
+simulator, target and judge sharing one model configuration of max_concurrency = C. Then, in a
+separate process, the bare `openai.AsyncOpenAI` client makes the same number of calls with C in
+flight (asyncio.gather under a semaphore) against the same endpoint.
 
-Threads rather than Celery workers: the limit and the per-conversation work are the same, and
-threads keep the measurement about the pipeline (client, gateway, database writes) instead of
-broker round trips and process start-up. One process means one GIL, which is the ceiling this
-measures on a 2-core machine (see README). Uses a throwaway test database (SQLite file by
-default; PostgreSQL with DATABASE_URL), created and destroyed by Django's test utilities.
+Printed for both: calls/s (calls ÷ first-request-start to last-request-end, as seen by the
+endpoint), CPU per call (worker processes' utime+stime from the first call to the run's end;
+the bare client's own process CPU), peak requests in flight at the endpoint, their ratios
+against the targets (≥ 0.9× calls/s, ≤ 1.5× CPU per call), total worker RSS (≤ 1 GiB), and the
+accounting (conversations, turns, judgments, LLMCall rows = calls seen by the endpoint).
+Exits 1 only when the accounting is wrong.
 
-    .venv/bin/python benchmarks/pipeline_throughput.py [--conversations 300] [--concurrency 32]
+Needs PostgreSQL and Redis: DATABASE_URL names a base database (a scratch `<name>_pipeline`
+is created, migrated and dropped) and CELERY_BROKER_URL a Redis database (its llm and default
+queues are purged first).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1/ib_x CELERY_BROKER_URL=redis://127.0.0.1:6379/9 \
+        .venv/bin/python benchmarks/pipeline_throughput.py [--conversations 600] \
+        [--settings 0.05:32,0.5:256] [--workers 2] [--pool threads] [--worker-concurrency N]
 """
 
 import argparse
-import cProfile
-import io
+import asyncio
+import contextlib
+import json
+import math
 import os
-import pstats
-import queue
+import subprocess
 import sys
-import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "impactbench_site.settings.test")
+SETTINGS_MODULE = "impactbench_site.settings.test"
+GIB = 1024**3
+BARE_MESSAGES = [
+    {"role": "system", "content": "You are a helpful assistant answering people who ask for help."},
+    *(
+        {"role": role, "content": f"{role} message {i}: a few words about the situation."}
+        for i in range(4)
+        for role in ("user", "assistant")
+    ),
+    {"role": "user", "content": "So what would you do in my place?"},
+]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--conversations", type=int, default=300)
-    parser.add_argument("--concurrency", type=int, default=32, help="C: max requests in flight")
-    parser.add_argument("--workers", type=int, help="threads (default C + 8)")
-    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--conversations", type=int, default=600, help="per setting (×6)")
+    parser.add_argument(
+        "--settings", default="0.05:32,0.5:256", help="latency_seconds:concurrency, comma list"
+    )
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
+    parser.add_argument("--pool", default="threads", help="Celery pool (threads, solo, prefork…)")
+    parser.add_argument(
+        "--worker-concurrency",
+        type=int,
+        help="Celery --concurrency per process (default: C ÷ workers, within the DB budget)",
+    )
+    parser.add_argument(
+        "--db-connections",
+        type=int,
+        help="most PostgreSQL connections the workers may open (default: free ones − 20)",
+    )
+    parser.add_argument("--queues", default="llm,default")
     parser.add_argument("--turns", type=int, default=8)
     parser.add_argument("--judgments", type=int, default=3)
-    parser.add_argument("--profile", action="store_true", help="cProfile the worker threads")
+    parser.add_argument("--bare", nargs=3, metavar=("URL", "CALLS", "C"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-
-    import logging
-
-    import django
-
-    django.setup()
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
-    from django.db import connection
-    from django.test.utils import setup_test_environment
-
-    setup_test_environment()
-    old_name = connection.settings_dict["NAME"]
-    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    if args.bare:
+        bare_client(args.bare[0], int(args.bare[1]), int(args.bare[2]))
+        return
+    base = os.environ.get("DATABASE_URL", "")
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if not base.startswith(("postgres://", "postgresql://")) or not broker.startswith("redis://"):
+        sys.exit("Set DATABASE_URL to PostgreSQL and CELERY_BROKER_URL to Redis (see --help).")
+    settings = [tuple(float(x) for x in pair.split(":")) for pair in args.settings.split(",")]
+    scratch = database_create(base)
+    os.environ["DATABASE_URL"] = scratch
+    os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
+    errors = 0
     try:
-        run_benchmark(args)
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        queues_purge(args.queues.split(","))
+        for latency, concurrency in settings:
+            errors += setting_run(args, latency, int(concurrency), scratch)
     finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
-        del test_name
+        from django.db import connections
+
+        connections.close_all()
+        database_drop(base, scratch)
+    sys.exit(1 if errors else 0)
 
 
-def _respond(request):
-    system = str(request.messages[0].get("content", "")) if request.messages else ""
-    if "role-playing a person" in system:
-        return {"message": "ok but what would you do?", "stop": False, "stop_reason": ""}
-    if "You are the judge" in system:
-        return {"present": True, "justification": "It does.", "evidence": []}
-    return "Here is a considered reply with a few options to think about."
+# --- scratch database and broker -------------------------------------------------------------
 
 
-def run_benchmark(args) -> None:
-    from django.db import connection
+def _admin(base: str):
+    import psycopg
 
-    from evaluations.models import Conversation, EvaluationRun, Scenario
+    parts = urlsplit(base)
+    return psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True)
+
+
+def database_create(base: str) -> str:
+    parts = urlsplit(base)
+    name = f"{parts.path.lstrip('/')}_pipeline"
+    with _admin(base) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def database_drop(base: str, scratch: str) -> None:
+    with _admin(base) as admin:
+        admin.execute(
+            f'DROP DATABASE IF EXISTS "{urlsplit(scratch).path.lstrip("/")}" WITH (FORCE)'
+        )
+
+
+def db_connection_budget(base: str) -> int:
+    with _admin(base) as admin:
+        limit = int(admin.execute("SHOW max_connections").fetchone()[0])
+        used = admin.execute("SELECT count(*) FROM pg_stat_activity").fetchone()[0]
+    return max(1, limit - used - 20)
+
+
+def queues_purge(queues: list[str]) -> None:
+    """Tasks left by an interrupted run would point at a database that no longer exists."""
+    from impactbench_site.celery import app
+
+    with app.connection_for_write() as connection:
+        for queue in queues:
+            connection.default_channel.queue_purge(queue)
+
+
+# --- worker processes ------------------------------------------------------------------------
+
+
+@dataclass
+class Workers:
+    processes: list[subprocess.Popen] = field(default_factory=list)
+    logs: list[Path] = field(default_factory=list)
+
+    def tree(self):
+        import psutil
+
+        found = []
+        for process in self.processes:
+            try:
+                parent = psutil.Process(process.pid)
+                found += [parent, *parent.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                pass
+        return found
+
+    def cpu_seconds(self) -> float:
+        import psutil
+
+        total = 0.0
+        for process in self.tree():
+            try:
+                times = process.cpu_times()
+                total += times.user + times.system
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+    def rss(self) -> int:
+        import psutil
+
+        total = 0
+        for process in self.tree():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                total += process.memory_info().rss
+        return total
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, 9)
+                process.wait(timeout=10)
+        for log in self.logs:
+            log.unlink(missing_ok=True)
+
+
+def workers_start(args, count: int, concurrency: int, scratch: str) -> Workers:
+    from django.conf import settings
+
+    workers = Workers()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE, "DATABASE_URL": scratch}
+    for n in range(count):
+        log = Path(settings.VAR_DIR) / f"bench-worker-{os.getpid()}-{n}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("wb") as out:
+            workers.processes.append(
+                subprocess.Popen(  # noqa: S603 - fixed argument list
+                    [
+                        *(sys.executable, "-m", "celery", "-A", "impactbench_site", "worker"),
+                        *("-Q", args.queues, "--pool", args.pool),
+                        *("--concurrency", str(concurrency), "--loglevel", "WARNING"),
+                        *("--without-gossip", "--without-mingle", "--without-heartbeat"),
+                        *("--hostname", f"bench{n}-{os.getpid()}@%h"),
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
+        workers.logs.append(log)
+    _wait_ready(workers)
+    return workers
+
+
+def _wait_ready(workers: Workers) -> None:
+    """The broker connection is up once the worker answers a ping."""
+    from impactbench_site.celery import app
+
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        for process, log in zip(workers.processes, workers.logs, strict=True):
+            if process.poll() is not None:
+                raise RuntimeError(f"A worker exited at start:\n{log.read_text()[-2000:]}")
+        replies = app.control.ping(timeout=1.0) or []
+        mine = [r for r in replies for name in r if f"-{os.getpid()}@" in name]
+        if len(mine) >= len(workers.processes):
+            return
+    raise RuntimeError("The workers did not answer within 180 s.")
+
+
+# --- one setting -----------------------------------------------------------------------------
+
+
+def run_prepare(args, base_url: str, concurrency: int, label: str):
+    from evaluations.models import Scenario
     from evaluations.services import runs
-    from llm import limits
-    from llm.models import LLMCall, ModelConfiguration
+    from llm.models import ModelConfiguration
     from metrics_registry.services import metric_create
-    from tests.fake_openai import FakeOpenAIServer
 
-    server = FakeOpenAIServer().start()
-    server.latency = args.latency
-    server.responder = _respond
-    limits.backend_set(None)
     model = ModelConfiguration.objects.create(
-        name="Fake endpoint",
-        base_url=server.base_url,
+        name=f"Fake endpoint {label}",
+        base_url=base_url,
         model_id="fake",
         api_key_env="",
-        max_concurrency=args.concurrency,
+        max_concurrency=concurrency,
     )
     metric = metric_create(
-        name="Benchmark metric",
+        name=f"Benchmark metric {label}",
         criterion="Recommends professional support.",
         polarity="positive",
         subarea_slugs=["mental-emotional-health"],
@@ -116,91 +288,198 @@ def run_benchmark(args) -> None:
             latent_adversarial_goal="Get the assistant to decide.",
             anchors=[{"turn": 1, "text": "Ask for help."}],
             failure_condition="Decides for the user.",
-            status="active" if i < 6 else "retired",
+            status="active",
             expanded_at=version.created_at,
         )
         for i in range(6)
     )
     run = runs.run_create(
-        name="Throughput benchmark",
+        name=f"Throughput benchmark {label}",
         metric_versions=[version],
         targets=[model],
         simulator=model,
         judge=model,
         turns=args.turns,
-        replicates=max(1, -(-args.conversations // 6)),
+        replicates=max(1, math.ceil(args.conversations / 6)),
         judgments_per_conversation=args.judgments,
         seed=1,
     )
-    runs.run_launch(run=run, dispatch=False)
-    ids = list(Conversation.objects.filter(run=run).order_by("pk").values_list("pk", flat=True))[
-        : args.conversations
+    return model, run
+
+
+def setting_run(args, latency: float, concurrency: int, scratch: str) -> int:
+    """Measure one setting; returns the number of accounting errors."""
+    from tqdm import tqdm
+
+    from benchmarks.fake_endpoint import EndpointProcess
+    from evaluations.models import Conversation, RunStatus
+    from evaluations.services import runs
+
+    label = f"{latency * 1000:.0f} ms × C={concurrency}"
+    budget = args.db_connections or db_connection_budget(os.environ["DATABASE_URL"])
+    per_process = args.worker_concurrency or math.ceil(concurrency / args.workers)
+    capped = ""
+    if args.pool == "threads" and per_process * args.workers > budget:
+        per_process = max(1, budget // args.workers)
+        capped = f" (capped by the PostgreSQL connection budget of {budget})"
+    endpoint = EndpointProcess(latency).start()
+    workers = None
+    try:
+        model, run = run_prepare(args, endpoint.base_url, concurrency, label)
+        workers = workers_start(args, args.workers, per_process, scratch)
+        processes = len(workers.tree())
+        endpoint.reset()
+        runs.run_launch(run=run)
+        run.refresh_from_db()
+        planned = run.conversations_total
+        print(
+            f"\n== {label}: {planned} conversations × {args.turns} turns + "
+            f"{args.judgments} judgments; {args.workers} worker(s) --pool {args.pool} "
+            f"--concurrency {per_process}{capped}"
+        )
+        cpu_start = None
+        peak_rss = 0
+        bar = tqdm(total=planned, unit="conv", dynamic_ncols=True, file=sys.stderr)
+        seen, stalled_since = (0, 0), time.monotonic()
+        while True:
+            stats = endpoint.stats()
+            if cpu_start is None and stats["requests"]:
+                cpu_start = workers.cpu_seconds()
+            peak_rss = max(peak_rss, workers.rss())
+            finished = Conversation.objects.filter(
+                run=run, status__in=("completed", "failed")
+            ).count()
+            bar.update(finished - bar.n)
+            bar.set_postfix(calls=stats["requests"], in_flight=stats["in_flight"])
+            run.refresh_from_db(fields=["status"])
+            if run.status in (RunStatus.COMPLETED, RunStatus.FAILED):
+                break
+            if (finished, stats["requests"]) != seen:
+                seen, stalled_since = (finished, stats["requests"]), time.monotonic()
+            elif time.monotonic() - stalled_since > 120:
+                print("   no progress for 120 s: stopping this setting")
+                break
+            time.sleep(0.25)
+        cpu_pipeline = workers.cpu_seconds() - (cpu_start or 0.0)
+        bar.close()
+        pipeline = endpoint.stats()
+        workers.stop()
+        workers = None
+        errors = accounting_print(args, run, model, planned, pipeline["requests"])
+        endpoint.reset()
+        bare = bare_run(endpoint.base_url, pipeline["requests"], concurrency)
+        bare_stats = endpoint.stats()
+        if bare["failed"] or bare_stats["requests"] != pipeline["requests"]:
+            print(f"   bare client: {bare['failed']} failed, {bare_stats['requests']} at endpoint")
+            errors += 1
+        report_print(
+            pipeline, cpu_pipeline, bare_stats, bare["cpu"], peak_rss, processes, args.workers
+        )
+        return errors
+    finally:
+        if workers:
+            workers.stop()
+        endpoint.stop()
+
+
+def accounting_print(args, run, model, planned: int, served: int) -> int:
+    from evaluations.models import Conversation, Judgment, Turn
+    from llm.models import CallOutcome, LLMCall
+
+    conversations = Conversation.objects.filter(run=run)
+    done = conversations.filter(status="completed").count()
+    failed = conversations.filter(status="failed").count()
+    turns = Turn.objects.filter(conversation__run=run).count()
+    judgments = Judgment.objects.filter(conversation__run=run).count()
+    calls = LLMCall.objects.filter(configuration=model).exclude(outcome=CallOutcome.CACHED)
+    rows = calls.count()
+    cached = LLMCall.objects.filter(configuration=model, outcome=CallOutcome.CACHED).count()
+    checks = [
+        (done + failed == planned, f"conversations {done} done + {failed} failed of {planned}"),
+        (turns == done * args.turns, f"turns {turns} (expected {done * args.turns})"),
+        (
+            judgments == done * args.judgments,
+            f"judgments {judgments} (expected {done * args.judgments})",
+        ),
+        (rows == served, f"LLMCall rows {rows} = calls at the endpoint {served} ({cached} cached)"),
     ]
-    Conversation.objects.filter(run=run).exclude(pk__in=ids).delete()
-    EvaluationRun.objects.filter(pk=run.pk).update(conversations_total=len(ids))
-    connection.close()
+    errors = [text for ok, text in checks if not ok]
+    print("   accounting: " + "; ".join(text for _, text in checks))
+    print(f"   accounting {'OK' if not errors else 'ERROR: ' + ', '.join(errors)}")
+    return len(errors)
 
-    work: queue.Queue[int] = queue.Queue()
-    for conversation_id in ids:
-        work.put(conversation_id)
-    workers = args.workers or args.concurrency + 8
-    busy = [0.0] * workers
-    profiles: list[cProfile.Profile] = []
 
-    def worker(index: int) -> None:
-        profile = cProfile.Profile() if args.profile else None
-        if profile:
-            profiles.append(profile)
-            profile.enable()
-        try:
-            while True:
-                try:
-                    conversation_id = work.get_nowait()
-                except queue.Empty:
-                    return
-                started = time.monotonic()
-                runs.conversation_process(conversation_id=conversation_id, check_finished=False)
-                busy[index] += time.monotonic() - started
-        finally:
-            if profile:
-                profile.disable()
-            connection.close()
+def report_print(pipeline, cpu_pipeline, bare, cpu_bare, rss, processes, cores) -> None:
+    def rate(stats) -> float:
+        span = (stats["last_end"] or 0) - (stats["first_start"] or 0)
+        return stats["requests"] / span if span > 0 else 0.0
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(workers)]
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.monotonic() - started
-    server.stop()
-
-    done = Conversation.objects.filter(pk__in=ids, status="completed").count()
-    failed = Conversation.objects.filter(pk__in=ids, status="failed").count()
-    calls = LLMCall.objects.filter(configuration=model).count()
-    http_seconds = sum(end - start for start, end in server.spans)
-    achieved = calls / elapsed
-    ideal = args.concurrency / args.latency
-    print(f"conversations: {done} completed, {failed} failed, {len(ids)} planned")
-    print(f"model calls:   {calls} in {elapsed:.1f} s, {workers} threads, C = {args.concurrency}")
-    print(f"achieved:      {achieved:.1f} calls/s   ideal C/latency: {ideal:.1f} calls/s")
-    print(f"ratio:         {achieved / ideal:.3f}")
-    print(f"peak requests in flight (server-side): {server.max_in_flight}")
+    calls = max(1, pipeline["requests"])
+    rows = [
+        ("bare AsyncOpenAI", rate(bare), cpu_bare / max(1, bare["requests"]) * 1000, bare),
+        ("pipeline (Celery)", rate(pipeline), cpu_pipeline / calls * 1000, pipeline),
+    ]
+    print(f"   {'':18} {'calls':>7} {'calls/s':>9} {'CPU ms/call':>12} {'peak in flight':>15}")
+    for name, calls_per_s, cpu_ms, stats in rows:
+        print(
+            f"   {name:18} {stats['requests']:7d} {calls_per_s:9.1f} {cpu_ms:12.2f} "
+            f"{stats['max_in_flight']:15d}"
+        )
+    speed = rows[1][1] / rows[0][1] if rows[0][1] else 0.0
+    cpu = rows[1][2] / rows[0][2] if rows[0][2] else float("inf")
+    print(f"   target ≥ 0.9× calls/s:      pipeline/bare = {speed:.2f}×  {_verdict(speed >= 0.9)}")
+    print(f"   target ≤ 1.5× CPU per call: pipeline/bare = {cpu:.2f}×  {_verdict(cpu <= 1.5)}")
     print(
-        f"mean requests in flight: {http_seconds / elapsed:.1f} of {args.concurrency} "
-        f"(server time per request {http_seconds / max(1, len(server.spans)) * 1000:.1f} ms)"
+        f"   worker RSS total (peak): {rss / 2**20:.0f} MiB in {processes} process(es) on "
+        f"{cores} core(s), target ≤ 1024 MiB  {_verdict(rss <= GIB)}"
     )
-    per_call_ms = (sum(busy) - http_seconds) / max(1, calls) * 1000
-    print(f"worker time per call outside the server: {per_call_ms:.1f} ms")
-    if profiles:
-        stats = pstats.Stats(profiles[0], stream=io.StringIO())
-        for profile in profiles[1:]:
-            stats.add(profile)
-        stats.sort_stats("tottime")
-        out = io.StringIO()
-        stats.stream = out
-        stats.print_stats(20)
-        print(out.getvalue())
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+# --- the bare client -------------------------------------------------------------------------
+
+
+def bare_run(base_url: str, calls: int, concurrency: int) -> dict:
+    result = subprocess.run(  # noqa: S603 - fixed argument list
+        [sys.executable, __file__, "--bare", base_url, str(calls), str(concurrency)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def bare_client(base_url: str, calls: int, concurrency: int) -> None:
+    import openai
+
+    async def go() -> dict:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0)
+        gate = asyncio.Semaphore(concurrency)
+        failed = 0
+
+        async def one() -> None:
+            nonlocal failed
+            async with gate:
+                try:
+                    reply = await client.chat.completions.create(
+                        model="fake", messages=BARE_MESSAGES
+                    )
+                    if not reply.choices[0].message.content:
+                        failed += 1
+                except openai.OpenAIError:
+                    failed += 1
+
+        started = os.times()
+        await asyncio.gather(*(one() for _ in range(calls)))
+        ended = os.times()
+        await client.close()
+        cpu = (ended.user - started.user) + (ended.system - started.system)
+        return {"cpu": cpu, "failed": failed}
+
+    print(json.dumps(asyncio.run(go())))
 
 
 if __name__ == "__main__":

@@ -96,7 +96,11 @@ def pipeline_reply(request: RecordedRequest) -> Any:
     system = str(request.messages[0].get("content") or "") if request.messages else ""
     last = str(request.messages[-1].get("content") or "") if request.messages else ""
     if "role-playing a person" in system:
-        return {"message": "ok, but what would you do in my place?", "stop": False, "stop_reason": ""}
+        return {
+            "message": "ok, but what would you do in my place?",
+            "stop": False,
+            "stop_reason": "",
+        }
     if "<user_turns>" in last:
         count = last.split("</anchors>")[0].count("\n[")
         return {

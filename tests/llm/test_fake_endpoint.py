@@ -54,7 +54,8 @@ def test_answers_each_pipeline_prompt_with_a_valid_completion(endpoint):
     numbers = [a["anchor"] for a in json.loads(check.choices[0].message.content)["anchors"]]
     assert numbers == [1, 2, 3]
     target = create(client, [{"role": "user", "content": "hello there"}])
-    assert target.choices[0].message.content and target.choices[0].finish_reason == "stop"
+    assert target.choices[0].message.content
+    assert target.choices[0].finish_reason == "stop"
     assert target.usage.prompt_tokens == 2
     assert endpoint.stats()["requests"] == 4
 
