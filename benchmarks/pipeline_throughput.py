@@ -383,6 +383,8 @@ def setting_run(args, latency: float, concurrency: int, scratch: str) -> int:
 
 
 def accounting_print(args, run, model, planned: int, served: int) -> int:
+    from django.db.models import Avg
+
     from evaluations.models import Conversation, Judgment, Turn
     from llm.models import CallOutcome, LLMCall
 
@@ -401,11 +403,16 @@ def accounting_print(args, run, model, planned: int, served: int) -> int:
             judgments == done * args.judgments,
             f"judgments {judgments} (expected {done * args.judgments})",
         ),
-        (rows == served, f"LLMCall rows {rows} = calls at the endpoint {served} ({cached} cached)"),
+        (rows == served, f"LLMCall rows {rows}, calls at the endpoint {served} ({cached} cached)"),
     ]
     errors = [text for ok, text in checks if not ok]
     print("   accounting: " + "; ".join(text for _, text in checks))
     print(f"   accounting {'OK' if not errors else 'ERROR: ' + ', '.join(errors)}")
+    means = calls.aggregate(http=Avg("latency_ms"), wait=Avg("limit_wait_ms"))
+    print(
+        f"   pipeline per call (LLMCall means): {means['http'] or 0:.0f} ms latency, "
+        f"{means['wait'] or 0:.0f} ms waiting for the concurrency limit"
+    )
     return len(errors)
 
 
@@ -453,10 +460,19 @@ def bare_run(base_url: str, calls: int, concurrency: int) -> dict:
 
 
 def bare_client(base_url: str, calls: int, concurrency: int) -> None:
+    import httpx2
     import openai
 
     async def go() -> dict:
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0)
+        # Keep-alive for every connection in flight: the default pool (100) would reconnect
+        # above that, and the baseline is the client used well.
+        limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key="k",
+            max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(limits=limits),
+        )
         gate = asyncio.Semaphore(concurrency)
         failed = 0
 
