@@ -165,6 +165,13 @@ class EndpointProcess:
     def reset(self) -> dict:
         return self._call("POST", "/stats/reset")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU the endpoint process has used so far."""
+        import psutil
+
+        times = psutil.Process(self.process.pid).cpu_times()
+        return times.user + times.system
+
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
             self.process.terminate()

@@ -335,7 +335,8 @@ def setting_run(args, latency: float, concurrency: int, scratch: str) -> int:
         print(
             f"\n== {label}: {planned} conversations × {args.turns} turns + "
             f"{args.judgments} judgments; {args.workers} worker(s) --pool {args.pool} "
-            f"--concurrency {per_process}{capped}"
+            f"--concurrency {per_process}{capped}; load average {os.getloadavg()[0]:.1f} "
+            f"on {os.cpu_count()} cores"
         )
         cpu_start = None
         peak_rss = 0
@@ -374,6 +375,14 @@ def setting_run(args, latency: float, concurrency: int, scratch: str) -> int:
             errors += 1
         report_print(
             pipeline, cpu_pipeline, bare_stats, bare["cpu"], peak_rss, processes, args.workers
+        )
+        ideal = concurrency / latency
+        served = endpoint.cpu_seconds() / max(1, pipeline["requests"] + bare_stats["requests"])
+        print(
+            f"   ideal C ÷ latency = {ideal:.0f} calls/s: bare reached "
+            f"{_rate(bare_stats) / ideal:.2f} of it, pipeline {_rate(pipeline) / ideal:.2f}; "
+            "endpoint CPU "
+            f"{served * 1000:.2f} ms/call"
         )
         return errors
     finally:
@@ -417,14 +426,10 @@ def accounting_print(args, run, model, planned: int, served: int) -> int:
 
 
 def report_print(pipeline, cpu_pipeline, bare, cpu_bare, rss, processes, cores) -> None:
-    def rate(stats) -> float:
-        span = (stats["last_end"] or 0) - (stats["first_start"] or 0)
-        return stats["requests"] / span if span > 0 else 0.0
-
     calls = max(1, pipeline["requests"])
     rows = [
-        ("bare AsyncOpenAI", rate(bare), cpu_bare / max(1, bare["requests"]) * 1000, bare),
-        ("pipeline (Celery)", rate(pipeline), cpu_pipeline / calls * 1000, pipeline),
+        ("bare AsyncOpenAI", _rate(bare), cpu_bare / max(1, bare["requests"]) * 1000, bare),
+        ("pipeline (Celery)", _rate(pipeline), cpu_pipeline / calls * 1000, pipeline),
     ]
     print(f"   {'':18} {'calls':>7} {'calls/s':>9} {'CPU ms/call':>12} {'peak in flight':>15}")
     for name, calls_per_s, cpu_ms, stats in rows:
@@ -440,6 +445,12 @@ def report_print(pipeline, cpu_pipeline, bare, cpu_bare, rss, processes, cores) 
         f"   worker RSS total (peak): {rss / 2**20:.0f} MiB in {processes} process(es) on "
         f"{cores} core(s), target ≤ 1024 MiB  {_verdict(rss <= GIB)}"
     )
+
+
+def _rate(stats: dict) -> float:
+    """Calls per second between the first request's start and the last one's end."""
+    span = (stats["last_end"] or 0) - (stats["first_start"] or 0)
+    return stats["requests"] / span if span > 0 else 0.0
 
 
 def _verdict(ok: bool) -> str:
