@@ -374,7 +374,7 @@ def setting_run(args, latency: float, concurrency: int, scratch: str) -> int:
             print(f"   bare client: {bare['failed']} failed, {bare_stats['requests']} at endpoint")
             errors += 1
         report_print(
-            pipeline, cpu_pipeline, bare_stats, bare["cpu"], peak_rss, processes, args.workers
+            pipeline, cpu_pipeline, bare_stats, bare["cpu"], peak_rss, processes, os.cpu_count()
         )
         ideal = concurrency / latency
         served = endpoint.cpu_seconds() / max(1, pipeline["requests"] + bare_stats["requests"])
