@@ -31,8 +31,9 @@ class Command(BaseCommand):
             nonlocal bar
             if bar is not None:
                 bar.close()
-            # disable=None: a bar on a terminal, silence in logs.
-            bar = tqdm(desc=f"Demo {step.label}", unit=step.unit or "it", disable=None)
+                bar = None
+            if step.counts:  # disable=None: a bar on a terminal, silence in logs
+                bar = tqdm(desc=f"Demo {step.label}", unit=step.unit, disable=None)
 
         def on_count(done: int, total: int) -> None:
             if bar is not None:
