@@ -236,6 +236,8 @@ class Command(BaseCommand):
             )
             if served:
                 self.announce(host, port, watcher)
+            elif all(child.poll() is None for child in children):
+                self.stderr.write(f"The web server has not answered on port {port} in 10 min.")
             while all(child.poll() is None for child in children):
                 watcher.poll()
                 time.sleep(0.5)
