@@ -30,7 +30,7 @@ def progress_path() -> Path:
 class SeedProgress:
     state: str = RUNNING
     step: str = ""  # key of the current step, e.g. "run"
-    label: str = "Starting"  # shown to people: "run", "scenarios"
+    label: str = "starting"  # shown to people: "run", "scenarios"
     unit: str = ""  # what `done` and `total` count, e.g. "conversations"
     done: int = 0
     total: int = 0
