@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.db import transaction
 
 from .roles import Role, user_add_roles
@@ -31,11 +32,13 @@ def demo_accounts_seed() -> list[str]:
     """Create missing demo accounts with a verified email; existing accounts keep their data."""
     User = get_user_model()
     created: list[str] = []
+    password = None  # hashed once for all of them: hashing is deliberately slow (~0.5 s)
     for account in DEMO_ACCOUNTS:
         user = User.objects.filter(email__iexact=account.email).first()
         if user is None:
+            password = password or make_password(DEMO_PASSWORD)
             user = User(username=account.email, email=account.email, first_name=account.first_name)
-            user.set_password(DEMO_PASSWORD)
+            user.password = password
             user.save()
             created.append(account.email)
         user_add_roles(user, account.roles)

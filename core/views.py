@@ -12,6 +12,7 @@ from django.views.generic import TemplateView
 from metrics_registry.selectors import area_list_with_subareas
 
 from . import services
+from .demo_progress import progress_read
 from .exceptions import ApplicationError
 from .models import RoleChange, WorkerPing
 from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
@@ -59,6 +60,16 @@ def health(request: HttpRequest) -> JsonResponse:
     )
 
 
+def demo_progress(request: HttpRequest) -> JsonResponse:
+    """How far the demo seed has got, for the banner's script: `state` is none (no seed ran
+    here), running, complete, failed or interrupted."""
+    progress = progress_read()
+    data = progress.as_json() if progress is not None else {"state": "none", "seeding": False}
+    response = JsonResponse(data)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def ready(request: HttpRequest) -> JsonResponse:
     """Readiness: 200 when the database, the broker and a worker (via beat's heartbeat) work,
     else 503 naming what does not."""
@@ -71,6 +82,8 @@ def ready(request: HttpRequest) -> JsonResponse:
         },
         status=200 if ok else 503,
     )
+
+
 class RoleAssignmentView(RoleRequiredMixin, TemplateView):
     """Maintainers grant and withdraw the four platform roles; every change is listed below."""
 

@@ -4,6 +4,8 @@ So the Metrics, Releases and results pages have something to show. The catalogue
 data, in `demo_catalog`.
 """
 
+from collections.abc import Callable
+
 from django.db import transaction
 
 from .demo_catalog import DEMO_METRICS
@@ -18,7 +20,7 @@ __all__ = ["DEMO_BENCHMARK_SLUG", "DEMO_METRICS", "DEMO_RELEASE_VERSION", "demo_
 
 
 @transaction.atomic
-def demo_registry_seed() -> str:
+def demo_registry_seed(progress: Callable[[int, int], None] | None = None) -> str:
     """Create the demo benchmark and any of its metrics that are missing; keeps edits."""
     benchmark = benchmark_get_or_create(
         slug=DEMO_BENCHMARK_SLUG,
@@ -35,6 +37,8 @@ def demo_registry_seed() -> str:
     for number, (name, criterion, polarity, subareas, category, ages) in enumerate(
         DEMO_METRICS, start=1
     ):
+        if progress is not None:
+            progress(number - 1, len(DEMO_METRICS))
         reference = f"demo item {number}"
         if reference in existing:
             continue

@@ -20,6 +20,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": str(VAR_DIR / f"test-impactbench-{os.getpid()}.sqlite3")
     }
 DEMO_SEED_EVALUATIONS = False
+# Never a running demo's file: tests that show the banner point this at their own tmp_path.
+DEMO_SEED_PROGRESS_FILE = VAR_DIR / f"test-demo-seed-{os.getpid()}.json"
 LLM_BACKOFF_BASE_SECONDS = 0.01
 LLM_BACKOFF_MAX_SECONDS = 0.05
 LLM_TIMEOUT_SECONDS = 5.0

@@ -81,7 +81,7 @@ def test_demo_seed_runs_the_release_offline_completely_and_only_once(monkeypatch
 
 
 def test_the_demo_anchor_study_gives_the_consistency_figure_data(monkeypatch):
-    from evaluations.demo import DEMO_ANCHOR_STUDY
+    from evaluations.demo import DEMO_ANCHOR_STUDY, DEMO_ANCHOR_STUDY_REPLICATES
     from results.estimates import Estimate
     from results.services.anchors import anchor_consistency
 
@@ -94,11 +94,14 @@ def test_the_demo_anchor_study_gives_the_consistency_figure_data(monkeypatch):
         run = study[name]
         assert run.status == "completed"
         assert run.use_anchors is use_anchors
-        assert run.conversations_completed == 2 * 6 * 3  # metrics × scenarios × replicates
+        # metrics × scenarios × replicates
+        assert run.conversations_completed == 2 * 6 * DEMO_ANCHOR_STUDY_REPLICATES
         figure = anchor_consistency(run, n_resamples=200)
         assert figure["available"]
         figures[use_anchors] = Estimate.from_dict(figure["disagreement"])
     assert figures[True].n == figures[False].n == 2 * 6 * 3  # groups × anchors
+    # Two replicates are enough to show what anchors do: the intervals do not overlap.
+    assert figures[True].high < figures[False].low
     # The main run stays the one public pages open on.
     main = EvaluationRun.objects.get(name=DEMO_RUN_NAME)
     assert main.finished_at > max(run.finished_at for run in study.values())
