@@ -41,6 +41,7 @@ from .bootstrap import (
     cluster_sum_distribution,
     pass_rate_ci,
     percentile_interval,
+    two_stage_sum_distribution,
 )
 from .few_clusters import (
     PAIRED_T,
@@ -100,6 +101,7 @@ __all__ = [
     "resampled_estimate",
     "share_estimates",
     "sums_estimate",
+    "two_stage_sum_distribution",
     "unanimity",
     "wilson_interval",
 ]
