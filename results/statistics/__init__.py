@@ -65,7 +65,7 @@ from .figures import (
     share_estimates,
     sums_estimate,
 )
-from .ranking import bradley_terry, rank_stability
+from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
 
 __all__ = [
     "PAIRED_T",
@@ -88,6 +88,7 @@ __all__ = [
     "fleiss_item_sums",
     "fleiss_kappa",
     "intra_cluster_correlation",
+    "kendall_tau_b_rows",
     "krippendorff_alpha",
     "majority_vote",
     "mean_estimate",
