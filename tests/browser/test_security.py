@@ -20,7 +20,7 @@ from review.models import RatingQueue
 from submissions.models import Enquiry, Submission
 from tests.browser.conftest import sign_in
 from tests.factories import UserFactory
-from tests.security import xss_world
+from tests.security import xss_fields, xss_world
 from tests.security.xss_corpus import PAYLOADS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -179,8 +179,8 @@ def _hostile_row(model):
     rows = list(model._default_manager.order_by("-pk")[:300])
     for row in rows:
         if any(
-            xss_world.holds_payload(getattr(row, f.name))
-            for f in xss_world.text_fields(model)
+            xss_fields.holds_payload(getattr(row, f.name))
+            for f in xss_fields.text_fields(model)
             if getattr(row, f.name)
         ):
             return row

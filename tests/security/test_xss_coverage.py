@@ -8,12 +8,12 @@ in every covered field, planted through the platform's forms and services.
 
 import pytest
 
-from tests.security import xss_world
+from tests.security import xss_fields, xss_world
 from tests.security.xss_fields import COVERED, NOT_USER_WRITTEN
 
 
 def test_every_text_field_is_covered_by_the_corpus_or_explained():
-    labels = xss_world.field_labels()
+    labels = xss_fields.field_labels()
     unexplained = sorted(labels - set(COVERED) - set(NOT_USER_WRITTEN))
     assert unexplained == [], (
         "New text fields: plant them in tests/security/xss_world.py and list them in COVERED, "
@@ -27,5 +27,5 @@ def test_every_text_field_is_covered_by_the_corpus_or_explained():
 @pytest.mark.django_db
 def test_the_hostile_world_holds_a_payload_in_every_covered_field():
     xss_world.build()
-    missing = sorted(set(COVERED) - xss_world.planted_fields())
+    missing = sorted(set(COVERED) - xss_fields.planted_fields())
     assert missing == [], missing

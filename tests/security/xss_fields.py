@@ -11,6 +11,11 @@ NOT_USER_WRITTEN: the documented allow-list, with the reason the field cannot ca
 visitor wrote.
 """
 
+import json
+
+from django.apps import apps
+from django.db import models
+
 FORM = "a form or service a person uses"
 ADMIN = "the maintainers' admin form"
 MODEL_OUTPUT = "model output, stored verbatim (written onto pipeline rows)"
@@ -176,3 +181,39 @@ NOT_USER_WRITTEN = {
 }
 
 APPS = ("core", "submissions", "metrics_registry", "evaluations", "llm", "review", "results")
+# Evidence that a stored value came from the corpus.
+MARKERS = ("lert(1)", "alert&#40;", "__xss", "base64,")
+
+
+def holds_payload(value) -> bool:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return any(marker in text for marker in MARKERS)
+
+
+def planted_fields() -> set[str]:
+    """Labels of the text fields at least one stored row of which holds a payload."""
+    found = set()
+    for app in APPS:
+        for model in apps.get_app_config(app).get_models():
+            for f in text_fields(model):
+                values = model._default_manager.values_list(f.name, flat=True)
+                if any(holds_payload(v) for v in values if v):
+                    found.add(f"{model._meta.label}.{f.name}")
+    return found
+
+
+def text_fields(model) -> list[models.Field]:
+    return [
+        f
+        for f in model._meta.get_fields()
+        if isinstance(f, models.CharField | models.TextField | models.JSONField) and not f.choices
+    ]
+
+
+def field_labels() -> set[str]:
+    return {
+        f"{model._meta.label}.{f.name}"
+        for app in APPS
+        for model in apps.get_app_config(app).get_models()
+        for f in text_fields(model)
+    }

@@ -10,11 +10,8 @@ fields hold the whole corpus; short ones one payload that fits.
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass, field
-from itertools import count
 
-from django.apps import apps
 from django.contrib import admin
 from django.db import models
 from django.forms.models import model_to_dict
@@ -22,19 +19,9 @@ from django.test import RequestFactory
 
 from core.roles import Role
 from evaluations.models import (
-    AnchorCoverage,
-    Conversation,
-    EvaluationRun,
-    Judgment,
     RubricDimension,
-    RubricGrade,
-    RubricItem,
-    RubricResponse,
-    Turn,
 )
-from evaluations.services.rubric_imports import rubric_items_import
-from evaluations.services.scenarios import scenario_update
-from llm.models import CallOutcome, LLMCall, LLMResponseCache, ModelConfiguration, ModelRole
+from llm.models import ModelConfiguration, ModelRole
 from llm.services import configuration_save
 from metrics_registry.models import Area, LabelCategory, Release, Subarea
 from metrics_registry.services import (
@@ -45,7 +32,6 @@ from metrics_registry.services import (
     release_publish,
     release_update,
 )
-from results.services import summaries_refresh
 from review.services import assignment_claim, queue_create, rating_submit
 from review.services.assignments import rating_draft_save
 from review.services.feedback import contested_metric_keep
@@ -60,37 +46,14 @@ from submissions.services import (
     submission_create,
     submission_withdraw,
 )
-from tests.evaluations.factories import ScenarioFactory, current_version
+from tests.evaluations.factories import current_version
 from tests.factories import UserFactory
 from tests.metrics_registry.factories import MetricFactory
-from tests.results.factories import completed_run
-from tests.security.xss_corpus import CORPUS, PAYLOADS
+from tests.security.xss_corpus import CORPUS, PAYLOADS, fit, inline
 
-from .xss_fields import APPS
+from .xss_pipeline import plant_calls, plant_rubrics, plant_run
 
 PASSWORD = "correct-horse-battery"
-# Evidence that a stored value came from the corpus.
-MARKERS = ("lert(1)", "alert&#40;", "__xss", "base64,")
-_next = count()
-
-
-def fit(limit: int) -> str:
-    """The next payload that fits in `limit` characters (cycling through the corpus)."""
-    while True:
-        payload = PAYLOADS[next(_next) % len(PAYLOADS)]
-        if len(payload) <= limit:
-            return payload
-
-
-def inline(limit: int = 10_000) -> str:
-    """Several payloads on one line (for single-line fields), within `limit` characters."""
-    parts, size = [], 0
-    for payload in PAYLOADS:
-        if size + len(payload) + 1 > limit:
-            break
-        parts.append(payload)
-        size += len(payload) + 1
-    return " ".join(parts)
 
 
 @dataclass
@@ -224,143 +187,6 @@ def _configurations(w: World) -> list[ModelConfiguration]:
     return made
 
 
-def _scenarios_and_run(w: World, release: Release, targets) -> EvaluationRun:
-    researcher = w.users["maintainer"]
-    scenarios = []
-    for metric in w.objects["metrics"]:
-        version = release.items.get(metric=metric).metric_version
-        for base in range(3):
-            for age in ("teen", "adult"):
-                # The base situation is the scenario writer's output; the rest researchers edit.
-                scenario = ScenarioFactory(
-                    metric_version=version, base_index=base, age_context=age, base_situation=CORPUS
-                )
-                scenarios.append(
-                    scenario_update(
-                        scenario=scenario,
-                        actor=researcher,
-                        situation=CORPUS,
-                        user_goal=CORPUS,
-                        latent_adversarial_goal=CORPUS,
-                        failure_condition=CORPUS,
-                        persona={**scenario.persona, "name": fit(80), "background": CORPUS},
-                        anchors=[{"turn": 1, "text": fit(500)}, {"turn": 3, "text": CORPUS}],
-                    )
-                )
-    outcomes = [
-        (scenario, target, (i + j) % 3 != 0)
-        for i, scenario in enumerate(scenarios)
-        for j, target in enumerate(targets)
-    ]
-    run = completed_run(
-        targets=targets,
-        versions=[release.items.get(metric=m).metric_version for m in w.objects["metrics"]],
-        outcomes=outcomes,
-        publish_as=None,
-        official=False,
-        name=fit(200),
-        halt_reason=CORPUS,
-    )
-    EvaluationRun.objects.filter(pk=run.pk).update(release=release, is_official=True)
-    run.refresh_from_db()
-    # Model output on every conversation: what the simulator, the target and the judge said.
-    turns, coverage = [], []
-    for conversation in run.conversations.all():
-        for index in (1, 2):
-            turns.append(
-                Turn(
-                    conversation=conversation,
-                    index=index,
-                    user_text=CORPUS,
-                    user_text_clean=CORPUS,
-                    assistant_text=CORPUS,
-                    anchor_index=0 if index == 1 else None,
-                )
-            )
-        coverage.append(
-            AnchorCoverage(
-                conversation=conversation,
-                anchor_index=0,
-                anchor_text=CORPUS,
-                raised=True,
-                turn=1,
-                quote=fit(300),
-                quote_found=False,
-            )
-        )
-    Turn.objects.bulk_create(turns)
-    AnchorCoverage.objects.bulk_create(coverage)
-    Judgment.objects.filter(conversation__run=run).update(
-        justification=CORPUS, evidence=[{"turn": 1, "quote": p} for p in PAYLOADS[:20]]
-    )
-    failed = run.conversations.order_by("pk").first()
-    Conversation.objects.filter(pk=failed.pk).update(error=CORPUS, stop_reason=fit(500))
-    summaries_refresh(run=run, n_resamples=50)
-    w.objects["run"] = run
-    return run
-
-
-def _rubrics(w: World, run: EvaluationRun, targets) -> None:
-    healthbench = {
-        "prompt": [{"role": "user", "content": CORPUS}],
-        "rubrics": [
-            {"criterion": CORPUS, "points": 5, "tags": ["axis:accuracy", PAYLOADS[3]]},
-            {"criterion": fit(300), "points": -4, "tags": ["axis:accuracy"]},
-        ],
-        "example_tags": [PAYLOADS[4]],
-        "ideal_completions_data": {"ideal_completion": CORPUS},
-        "prompt_id": fit(200),
-    }
-    native = {
-        "key": "hostile-item",
-        "title": fit(200),
-        "language": "<b>__xss</b>",  # a 16-character field: markup, not a script
-        "source": fit(200),
-        "messages": [
-            {"role": "user", "content": CORPUS},
-            {"role": "assistant", "content": CORPUS},
-            {"role": "user", "content": CORPUS},
-        ],
-        "criteria": [{"text": CORPUS, "points": 5, "dimension": "context_seeking"}],
-        "metadata": {"note": CORPUS},
-        "source_validated": True,  # counts in scoring, so the priorities page weighs it
-    }
-    for row in (healthbench, native):
-        report = rubric_items_import(data=json.dumps(row), dry_run=False)
-        assert report.errors == [], report.errors
-    items = list(RubricItem.objects.all())
-    run.rubric_items.set(items)
-    for item in items:
-        for target in targets:
-            response = RubricResponse.objects.create(
-                run=run, item=item, target=target, reply=CORPUS, status="completed", score=0.5
-            )
-            RubricGrade.objects.bulk_create(
-                RubricGrade(response=response, criterion=c, met=True, justification=CORPUS)
-                for c in item.criteria.all()
-            )
-    RubricResponse.objects.filter(pk=response.pk).update(status="failed", error=CORPUS)
-    w.objects["rubric_items"] = items
-
-
-def _calls(targets) -> None:
-    LLMCall.objects.create(
-        configuration=targets[0],
-        role=ModelRole.TARGET,
-        purpose="evaluations.turn",
-        fingerprint="0" * 64,
-        messages=[{"role": "user", "content": CORPUS}],
-        response_text=CORPUS,
-        parsed_json={"answer": CORPUS},
-        group_id=uuid.uuid4(),
-        outcome=CallOutcome.HTTP_ERROR,
-        error_message=CORPUS,
-    )
-    LLMResponseCache.objects.create(
-        key="1" * 64, configuration=targets[0], response_text=CORPUS, parsed_json=[CORPUS]
-    )
-
-
 def _submissions(w: World) -> None:
     owner, maintainer = w.users["contributor"], w.users["maintainer"]
     texts = {
@@ -471,49 +297,12 @@ def build() -> World:
     _registry(w)
     release = _release(w)
     targets = _configurations(w)
-    run = _scenarios_and_run(w, release, targets)
-    _rubrics(w, run, targets)
-    _calls(targets)
+    run = plant_run(w, release, targets)
+    plant_rubrics(w, run, targets)
+    plant_calls(targets)
     _submissions(w)
     _enquiry(w)
     _review(w)
     w.objects["release"] = release
     w.objects["targets"] = targets
     return w
-
-
-def holds_payload(value) -> bool:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return any(marker in text for marker in MARKERS)
-
-
-def planted_fields() -> set[str]:
-    """Labels of the text fields at least one stored row of which holds a payload."""
-    found = set()
-    for app in APPS:
-        for model in apps.get_app_config(app).get_models():
-            for f in text_fields(model):
-                values = model._default_manager.values_list(f.name, flat=True)
-                if any(holds_payload(v) for v in values if v):
-                    found.add(f"{model._meta.label}.{f.name}")
-    return found
-
-
-def text_fields(model) -> list[models.Field]:
-    return [
-        f
-        for f in model._meta.get_fields()
-        if isinstance(f, models.CharField | models.TextField | models.JSONField) and not f.choices
-    ]
-
-
-def field_labels() -> set[str]:
-    return {
-        f"{model._meta.label}.{f.name}"
-        for app in APPS
-        for model in apps.get_app_config(app).get_models()
-        for f in text_fields(model)
-    }
-
-
-__all__ = ["MARKERS", "PASSWORD", "World", "build", "field_labels", "planted_fields"]
