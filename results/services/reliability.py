@@ -21,6 +21,7 @@ from results.statistics import (
     fleiss_from_sums,
     fleiss_item_sums,
     percentile_interval,
+    two_stage_sum_distribution,
 )
 
 
@@ -32,6 +33,7 @@ def _num(value: float | None) -> float | None:
 
 
 CLUSTERED = "cluster bootstrap over base scenarios"
+TWO_STAGE = "two-stage bootstrap: base scenarios, then conversations within each"
 VerdictRow = tuple[int, int, bool | None]
 
 
@@ -41,11 +43,18 @@ def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
 
 
 def _repeatability_figures(
-    present: np.ndarray, raters: int, clusters: np.ndarray, n_resamples: int, seed: int
+    present: np.ndarray,
+    raters: int,
+    clusters: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    *,
+    two_stage: bool = False,
 ) -> dict[str, Any]:
     """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, as estimates.
 
-    Both are functions of per-item sums, so one cluster resampling serves the two.
+    Both are functions of per-item sums, so one resampling serves the two. `two_stage`
+    resamples conversations within the drawn base scenarios too: a metric has only three.
     """
     counts = np.column_stack([present, raters - present])
     codes = np.unique(clusters, return_inverse=True)[1].ravel()
@@ -58,19 +67,22 @@ def _repeatability_figures(
     unanimity = float(point[0, 0] / point[0, 2])
     kappa = _num(float(fleiss_from_sums(point[:, 1:])[0]))
     low = high = np.array([np.nan, np.nan])
-    if g >= 2:
+
+    def stat(resampled: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.column_stack(
+                [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
+            )
+
+    if two_stage and n >= 2:
+        dist = two_stage_sum_distribution(per_item, codes, stat, n_resamples=n_resamples, seed=seed)
+        low, high = percentile_interval(dist)
+    elif g >= 2:
         sums = np.zeros((g, per_item.shape[1]))
         np.add.at(sums, codes, per_item)
-
-        def stat(resampled: np.ndarray) -> np.ndarray:
-            with np.errstate(all="ignore"):
-                return np.column_stack(
-                    [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
-                )
-
         dist = cluster_sum_distribution(sums, stat, n_resamples=n_resamples, seed=seed)
         low, high = percentile_interval(dist)
-    common = {"method": CLUSTERED, "n": n, "n_clusters": g}
+    common = {"method": TWO_STAGE if two_stage else CLUSTERED, "n": n, "n_clusters": g}
     kappa_estimate = (
         Estimate(kappa, _num(low[1]), _num(high[1]), unit="coefficient", **common)
         if kappa is not None and n >= MIN_ITEMS
@@ -91,8 +103,9 @@ def judge_repeatability(
     """Share of conversations whose repeated judgments agree, and Fleiss' kappa across them.
 
     Only conversations with the run's full number of judgments enter (Fleiss' kappa needs the
-    same number of ratings per item). Per metric, intervals use fewer resamples: with three
-    base scenarios per metric they are coarse anyway, and there are hundreds of metrics.
+    same number of ratings per item). Per metric (fewer resamples: there are hundreds of
+    metrics) a one-stage bootstrap over three base scenarios has almost no distinct resamples,
+    so conversations are resampled within the drawn base scenarios as well.
     """
     rows = list(
         Judgment.objects.filter(conversation__run=run)
@@ -130,7 +143,7 @@ def judge_repeatability(
     for idx in np.split(order, bounds):
         mv = int(version[idx[0]])
         figures = _repeatability_figures(
-            present[idx], raters, base[idx], per_metric_resamples, seed
+            present[idx], raters, base[idx], per_metric_resamples, seed, two_stage=True
         )
         per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
     # Least repeatable first: that is where a rubric needs attention.

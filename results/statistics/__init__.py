@@ -41,6 +41,7 @@ from .bootstrap import (
     cluster_sum_distribution,
     pass_rate_ci,
     percentile_interval,
+    two_stage_sum_distribution,
 )
 from .few_clusters import (
     PAIRED_T,
@@ -64,7 +65,7 @@ from .figures import (
     share_estimates,
     sums_estimate,
 )
-from .ranking import bradley_terry, rank_stability
+from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
 
 __all__ = [
     "PAIRED_T",
@@ -87,6 +88,7 @@ __all__ = [
     "fleiss_item_sums",
     "fleiss_kappa",
     "intra_cluster_correlation",
+    "kendall_tau_b_rows",
     "krippendorff_alpha",
     "majority_vote",
     "mean_estimate",
@@ -100,6 +102,7 @@ __all__ = [
     "resampled_estimate",
     "share_estimates",
     "sums_estimate",
+    "two_stage_sum_distribution",
     "unanimity",
     "wilson_interval",
 ]
