@@ -6,6 +6,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from core.api import ErrorOutput
+from results.pagecache import PublishedPageCacheMixin
 
 from ..selectors import metric_list, release_items, release_list
 from ..services import release_changelog
@@ -58,8 +59,13 @@ class ReleaseListApi(generics.ListAPIView):
 
 
 @extend_schema(responses={200: ReleaseDetailOutput, 404: NOT_FOUND})
-class ReleaseDetailApi(generics.RetrieveAPIView):
-    """A release with its metric versions and the changelog against the previous release."""
+class ReleaseDetailApi(PublishedPageCacheMixin, generics.RetrieveAPIView):
+    """A release with its metric versions and the changelog against the previous release.
+
+    Signed-out readers get it from the page cache (maintainers also see drafts).
+    """
+
+    page_cache_name = "api.ReleaseDetailApi"
 
     permission_classes = [AllowAny, ReadOnly]
     serializer_class = ReleaseDetailOutput

@@ -13,7 +13,9 @@ from core.csvsafe import csv_dict_lines
 
 from ..selectors import public_runs
 from . import serializers as s
-from .views import MAX_AGE, NOT_FOUND, PublishedMixin, run_results
+from .views import NOT_FOUND, PublishedMixin, run_results
+
+MAX_AGE = 300
 
 
 def _export_rows(run) -> Iterator[dict]:

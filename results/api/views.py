@@ -6,7 +6,6 @@ If-None-Match). No authentication is declared: the same answer goes to everyone.
 
 from __future__ import annotations
 
-from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, ParseError
@@ -20,6 +19,7 @@ from metrics_registry.models import Area, Metric, Subarea
 from metrics_registry.selectors import area_list_with_subareas
 
 from ..label import label_profile
+from ..pagecache import PublishedPageCacheMixin
 from ..models import PassRateSummary, SummaryLevel
 from ..public import AGES, POLARITIES, UNTESTED, metric_results, run_version_of
 from ..selectors import (
@@ -36,28 +36,19 @@ BAD_REQUEST = OpenApiResponse(ErrorOutput, description="A filter has an invalid 
 RUN_PARAM = OpenApiParameter(
     "run", int, required=False, description="A public run id (default: the latest official run)."
 )
-MAX_AGE = 300
 
 
-class PublishedMixin:
+class PublishedMixin(PublishedPageCacheMixin):
+    """Anonymous, read-only; answers come from the shared cache with an ETag (304 on match)."""
+
     authentication_classes: list = []
     permission_classes = [AllowAny]
     http_method_names = ["get", "head", "options"]
+    page_cache_anonymous_only = False
 
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if request.method in ("GET", "HEAD") and response.status_code == 200:
-            patch_cache_control(response, public=True, max_age=MAX_AGE)
-            if hasattr(response, "add_post_render_callback"):
-
-                def conditional(rendered):
-                    set_response_etag(rendered)
-                    return get_conditional_response(
-                        request._request, etag=rendered["ETag"], response=rendered
-                    )
-
-                response.add_post_render_callback(conditional)
-        return response
+    @property
+    def page_cache_name(self) -> str:
+        return f"api.{type(self).__name__}"
 
     def get_run(self):
         asked = self.request.query_params.get("run", "")
