@@ -26,7 +26,7 @@ from django.utils.http import parse_etags
 
 PAGE_CACHE_SECONDS = 600
 # Browsers and proxies may reuse a page this long before asking again (then a 304 is cheap).
-CLIENT_MAX_AGE = 60
+CLIENT_MAX_AGE = 300
 KEPT_HEADERS = ("Content-Type", "Content-Disposition", "Content-Language")
 
 
