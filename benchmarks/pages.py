@@ -123,7 +123,6 @@ def measure(repeats: int) -> None:
 
     django.setup()
     from django.conf import settings
-    from django.core.cache import cache
     from django.test import Client
 
     from evaluations.models import Conversation, EvaluationRun

@@ -19,8 +19,8 @@ from metrics_registry.models import Area, Metric, Subarea
 from metrics_registry.selectors import area_list_with_subareas
 
 from ..label import label_profile
-from ..pagecache import PublishedPageCacheMixin
 from ..models import PassRateSummary, SummaryLevel
+from ..pagecache import PublishedPageCacheMixin
 from ..public import AGES, POLARITIES, UNTESTED, metric_results, run_version_of
 from ..selectors import (
     public_conversations,

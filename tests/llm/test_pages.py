@@ -7,12 +7,12 @@ from django.utils import timezone
 
 from evaluations.models import RunStatus
 from llm.models import CallOutcome, ModelConfiguration, ModelRole
+from tests.evaluations.factories import EvaluationRunFactory
 from tests.llm.factories import (
     LLMCallFactory,
     ModelConfigurationFactory,
     ModelRoleAssignmentFactory,
 )
-from tests.evaluations.factories import EvaluationRunFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -174,11 +174,13 @@ def test_a_run_pages_call_log_link_shows_only_that_runs_calls(client_for, mainta
     assert f'href="{link}"' in run_page
     page = client.get(link).content.decode()
     assert "tests.this-run" in page
-    assert "tests.other-run" not in page and "tests.no-run" not in page
+    assert "tests.other-run" not in page
+    assert "tests.no-run" not in page
     assert 'data-testid="call-log-run"' in page
     # The run filter survives the other filters (a hidden field of the filter form).
     assert f'name="run" value="{run.pk}"' in page
     filtered = client.get(reverse("llm:call-list"), {"run": run.pk, "outcome": "success"})
     assert [c.purpose for c in filtered.context["calls"]] == ["tests.this-run"]
     everything = client.get(reverse("llm:call-list")).content.decode()
-    assert "tests.other-run" in everything and "tests.no-run" in everything
+    assert "tests.other-run" in everything
+    assert "tests.no-run" in everything
