@@ -40,6 +40,7 @@ def published_stamp() -> str:
     analysis = RunAnalysis._meta.db_table
     release = Release._meta.db_table
     metric = Metric._meta.db_table
+
     def latest(column: str) -> str:
         return f"COALESCE(CAST(MAX({column}) AS TEXT), '')"
 

@@ -44,9 +44,7 @@ def test_cached_pages_cost_one_query_and_answer_304_to_their_etag(
             assert client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304, name
 
 
-def test_signed_out_pages_carry_no_csrf_token_and_signed_in_ones_are_not_shared(
-    client, maintainer
-):
+def test_signed_out_pages_carry_no_csrf_token_and_signed_in_ones_are_not_shared(client, maintainer):
     run = published_run()
     url = _urls(run)["explore"]
     anonymous = client.get(url).content.decode()
