@@ -78,6 +78,8 @@ LABEL_WIDTH = 640
 
 class _SvgView(LabelMixin, View):
     template_name = ""
+    # Images carry no navigation: the same file for every reader, cached for all.
+    page_cache_anonymous_only = False
     content_type = "image/svg+xml; charset=utf-8"
     extension = "svg"
 
