@@ -27,7 +27,7 @@ from django.utils.http import parse_etags
 PAGE_CACHE_SECONDS = 600
 # Browsers and proxies may reuse a page this long before asking again (then a 304 is cheap).
 CLIENT_MAX_AGE = 300
-KEPT_HEADERS = ("Content-Type", "Content-Disposition", "Content-Language")
+KEPT_HEADERS = ("Content-Type", "Content-Disposition", "Content-Language", "Vary")
 
 
 def published_stamp() -> str:
@@ -96,9 +96,11 @@ class PublishedPageCacheMixin:
     page_cache_anonymous_only = True
 
     def dispatch(self, request, *args, **kwargs):
-        if request.method not in ("GET", "HEAD") or (
-            self.page_cache_anonymous_only and not _anonymous_without_messages(request)
-        ):
+        if request.method not in ("GET", "HEAD"):
+            return super().dispatch(request, *args, **kwargs)
+        # A signed-in reader's HTML page (its navigation) is theirs alone; the API renders
+        # JSON only (no browsable pages), the same for everyone.
+        if self.page_cache_anonymous_only and not _anonymous_without_messages(request):
             return super().dispatch(request, *args, **kwargs)
         name = self.page_cache_name or type(self).__name__
         key = page_key(request, name, published_stamp())

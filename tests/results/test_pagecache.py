@@ -79,3 +79,15 @@ def test_what_is_published_changing_changes_the_stamp_and_the_pages(client):
     assert withdrawn.status_code == 200  # not a 304 of the old page
     assert run.targets.first().name not in withdrawn.content.decode()
     assert client.get(url, {"run": run.pk}).status_code == 404
+
+
+def test_json_answers_are_the_same_for_every_reader_and_shared(client, maintainer):
+    published_run()
+    url = reverse("results-api:explore")
+    client.force_login(maintainer)
+    signed_in = client.get(url)
+    assert signed_in["ETag"]  # cached for signed-in readers too: the JSON names no reader
+    client.logout()
+    anonymous = client.get(url)
+    assert anonymous["ETag"] == signed_in["ETag"]
+    assert anonymous.content == signed_in.content
