@@ -150,6 +150,8 @@ def measure(repeats: int) -> None:
         "Nutrition Label": f"/label/{first.pk}/",
         "Label comparison": f"/label/compare/?a={first.pk}&b={second.pk}",
         "Label image (SVG)": f"/label/{first.pk}/label.svg",
+        "Label image (PNG, Chromium)": f"/label/{first.pk}/label.png",
+        "Label PDF (Chromium)": f"/label/{first.pk}/label.pdf",
         "Release detail page": f"/registry/releases/{RELEASE}/",
         "Methodology": "/results/methodology/",
         "API explore": f"/api/explore/?model={first.pk}",
