@@ -105,6 +105,8 @@ class CallFilterForm(forms.Form):
         empty_label="Any configuration",
         widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
     )
+    # Set by a run page's "Model call log" link: the calls made for that evaluation run.
+    run = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
 
 class CallListView(RoleRequiredMixin, ListView):
@@ -117,15 +119,20 @@ class CallListView(RoleRequiredMixin, ListView):
         self.filter_form = CallFilterForm(self.request.GET or None)
         filters = self.filter_form.cleaned_data if self.filter_form.is_valid() else {}
         configuration = filters.get("configuration")
+        self.run_id = filters.get("run")
         # The call list shows no prompts; leaving them out keeps a page of 50 rows light.
-        return llm_call_list(
+        calls = llm_call_list(
             outcome=filters.get("outcome") or None,
             configuration_id=configuration.pk if configuration else None,
         ).defer("messages", "parameters", "parsed_json")
+        if self.run_id:
+            calls = calls.filter(run_id=self.run_id)
+        return calls
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["filter_form"] = self.filter_form
+        context["run_id"] = self.run_id
         query = self.request.GET.copy()
         query.pop("page", None)
         context["filter_query"] = query.urlencode()

@@ -14,6 +14,7 @@ from django.views.generic import FormView, ListView, TemplateView
 from core import events
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
+from results.pagecache import PublishedPageCacheMixin
 
 from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
 from .models import MetricVersion, ValidationStatus
@@ -151,7 +152,7 @@ RELEASE_ITEMS_PER_PAGE = 100
 CHANGELOG_SHOWN = 50
 
 
-class ReleaseDetailView(ReleaseObjectMixin, TemplateView):
+class ReleaseDetailView(PublishedPageCacheMixin, ReleaseObjectMixin, TemplateView):
     template_name = "metrics_registry/release_detail.html"
 
     def get_context_data(self, **kwargs):

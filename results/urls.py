@@ -13,6 +13,8 @@ urlpatterns = [
     path("label/compare/", views.LabelCompareView.as_view(), name="label-compare"),
     path("label/<int:pk>/", views.LabelView.as_view(), name="label"),
     path("label/<int:pk>/label.svg", views.LabelSvgView.as_view(), name="label-svg"),
+    path("label/<int:pk>/label.png", views.LabelPngView.as_view(), name="label-png"),
+    path("label/<int:pk>/label.pdf", views.LabelPdfView.as_view(), name="label-pdf"),
     path("label/<int:pk>/badge.svg", views.LabelBadgeView.as_view(), name="label-badge"),
     path(
         "evaluations/runs/<int:pk>/conversations/",

@@ -6,6 +6,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from core.api import ErrorOutput
+from results.pagecache import PublishedPageCacheMixin
 
 from ..selectors import metric_list, release_items, release_list
 from ..services import release_changelog
@@ -13,12 +14,16 @@ from .permissions import ReadOnly
 from .serializers import MetricDetailOutput, MetricOutput, ReleaseDetailOutput, ReleaseOutput
 
 NOT_FOUND = OpenApiResponse(ErrorOutput, description="No such published object.")
+# Any address may be refused before the view runs (a control character, core.middleware).
+BAD_REQUEST = OpenApiResponse(ErrorOutput, description="The address is malformed.")
+NO_PAGE = OpenApiResponse(ErrorOutput, description="No such page of the list.")
 METRIC_FILTERS = ("area", "subarea", "polarity", "label_category", "status", "benchmark", "search")
 
 
 @extend_schema(
     parameters=[OpenApiParameter(name, str, required=False) for name in METRIC_FILTERS],
     summary="Metrics with their current version (filters as on the Metrics page)",
+    responses={200: MetricOutput(many=True), 400: BAD_REQUEST, 404: NO_PAGE},
 )
 class MetricListApi(generics.ListAPIView):
     permission_classes = [AllowAny, ReadOnly]
@@ -30,7 +35,7 @@ class MetricListApi(generics.ListAPIView):
         return metric_list(user=self.request.user, **filters)
 
 
-@extend_schema(responses={200: MetricDetailOutput, 404: NOT_FOUND})
+@extend_schema(responses={200: MetricDetailOutput, 400: BAD_REQUEST, 404: NOT_FOUND})
 class MetricDetailApi(generics.RetrieveAPIView):
     permission_classes = [AllowAny, ReadOnly]
     serializer_class = MetricDetailOutput
@@ -47,6 +52,7 @@ class MetricDetailApi(generics.RetrieveAPIView):
         return metric
 
 
+@extend_schema(responses={200: ReleaseOutput(many=True), 400: BAD_REQUEST, 404: NO_PAGE})
 class ReleaseListApi(generics.ListAPIView):
     """Published releases, newest first (maintainers also see drafts)."""
 
@@ -57,9 +63,14 @@ class ReleaseListApi(generics.ListAPIView):
         return release_list(user=self.request.user).annotate(metric_count=Count("items"))
 
 
-@extend_schema(responses={200: ReleaseDetailOutput, 404: NOT_FOUND})
-class ReleaseDetailApi(generics.RetrieveAPIView):
-    """A release with its metric versions and the changelog against the previous release."""
+@extend_schema(responses={200: ReleaseDetailOutput, 400: BAD_REQUEST, 404: NOT_FOUND})
+class ReleaseDetailApi(PublishedPageCacheMixin, generics.RetrieveAPIView):
+    """A release with its metric versions and the changelog against the previous release.
+
+    Signed-out readers get it from the page cache (maintainers also see drafts).
+    """
+
+    page_cache_name = "api.ReleaseDetailApi"
 
     permission_classes = [AllowAny, ReadOnly]
     serializer_class = ReleaseDetailOutput

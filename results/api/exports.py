@@ -13,7 +13,9 @@ from core.csvsafe import csv_dict_lines
 
 from ..selectors import public_runs
 from . import serializers as s
-from .views import MAX_AGE, NOT_FOUND, PublishedMixin, run_results
+from .views import BAD_REQUEST, ID_PATH, NOT_FOUND, PublishedMixin, run_results
+
+MAX_AGE = 300
 
 
 def _export_rows(run) -> Iterator[dict]:
@@ -53,8 +55,14 @@ EXPORT_FIELDS = [
 
 
 @extend_schema(
+    parameters=[ID_PATH],
     summary="A whole official run's results as JSON Lines (fmt=jsonl) or CSV (fmt=csv)",
-    responses={(200, "application/jsonl"): str, (200, "text/csv"): str, 404: NOT_FOUND},
+    responses={
+        (200, "application/jsonl"): str,
+        (200, "text/csv"): str,
+        400: BAD_REQUEST,
+        404: NOT_FOUND,
+    },
 )
 class RunExportApi(PublishedMixin, APIView):
     def get(self, request, pk: int, fmt: str):

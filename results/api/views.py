@@ -6,7 +6,6 @@ If-None-Match). No authentication is declared: the same answer goes to everyone.
 
 from __future__ import annotations
 
-from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, ParseError
@@ -21,6 +20,7 @@ from metrics_registry.selectors import area_list_with_subareas
 
 from ..label import label_profile
 from ..models import PassRateSummary, SummaryLevel
+from ..pagecache import PublishedPageCacheMixin
 from ..public import AGES, POLARITIES, UNTESTED, metric_results, run_version_of
 from ..selectors import (
     public_conversations,
@@ -32,32 +32,31 @@ from ..selectors import (
 from . import serializers as s
 
 NOT_FOUND = OpenApiResponse(ErrorOutput, description="No such published object.")
-BAD_REQUEST = OpenApiResponse(ErrorOutput, description="A filter has an invalid value.")
+# Any address may be refused before the view runs (a control character, core.middleware).
+BAD_REQUEST = OpenApiResponse(
+    ErrorOutput, description="A filter has an invalid value, or the address is malformed."
+)
+NO_PAGE = OpenApiResponse(ErrorOutput, description="No such page of the list.")
+# Django's <int:pk> takes digits only: any other id is not a path of this API at all.
+ID_PATH = OpenApiParameter(
+    "id", {"type": "integer", "minimum": 0}, OpenApiParameter.PATH, description="The object's id."
+)
 RUN_PARAM = OpenApiParameter(
     "run", int, required=False, description="A public run id (default: the latest official run)."
 )
-MAX_AGE = 300
 
 
-class PublishedMixin:
+class PublishedMixin(PublishedPageCacheMixin):
+    """Anonymous, read-only; answers come from the shared cache with an ETag (304 on match)."""
+
     authentication_classes: list = []
     permission_classes = [AllowAny]
     http_method_names = ["get", "head", "options"]
+    page_cache_anonymous_only = False
 
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if request.method in ("GET", "HEAD") and response.status_code == 200:
-            patch_cache_control(response, public=True, max_age=MAX_AGE)
-            if hasattr(response, "add_post_render_callback"):
-
-                def conditional(rendered):
-                    set_response_etag(rendered)
-                    return get_conditional_response(
-                        request._request, etag=rendered["ETag"], response=rendered
-                    )
-
-                response.add_post_render_callback(conditional)
-        return response
+    @property
+    def page_cache_name(self) -> str:
+        return f"api.{type(self).__name__}"
 
     def get_run(self):
         asked = self.request.query_params.get("run", "")
@@ -76,7 +75,9 @@ def _choice(params, name: str, allowed: tuple[str, ...], default: str | None = N
     return value
 
 
-@extend_schema(summary="Areas and their subareas", responses={200: s.AreaOutput(many=True)})
+@extend_schema(
+    summary="Areas and their subareas", responses={200: s.AreaOutput(many=True), 400: BAD_REQUEST}
+)
 class AreaListApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.AreaOutput
     pagination_class = None
@@ -85,7 +86,10 @@ class AreaListApi(PublishedMixin, generics.ListAPIView):
         return area_list_with_subareas()
 
 
-@extend_schema(summary="Official runs of published releases, newest first")
+@extend_schema(
+    summary="Official runs of published releases, newest first",
+    responses={200: s.RunOutput(many=True), 400: BAD_REQUEST, 404: NO_PAGE},
+)
 class RunListApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.RunOutput
 
@@ -93,7 +97,11 @@ class RunListApi(PublishedMixin, generics.ListAPIView):
         return public_runs().prefetch_related("targets")
 
 
-@extend_schema(summary="One official run", responses={200: s.RunOutput, 404: NOT_FOUND})
+@extend_schema(
+    parameters=[ID_PATH],
+    summary="One official run",
+    responses={200: s.RunOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
+)
 class RunDetailApi(PublishedMixin, generics.RetrieveAPIView):
     serializer_class = s.RunOutput
 
@@ -144,7 +152,7 @@ def run_results(run, params):
 
 @extend_schema(
     summary="Pass rates of an official run at every level (overall, area, subarea, metric)",
-    parameters=RESULT_FILTERS,
+    parameters=[ID_PATH, *RESULT_FILTERS],
     responses={200: s.ResultOutput(many=True), 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class RunResultsApi(PublishedMixin, generics.ListAPIView):
@@ -160,11 +168,12 @@ class RunResultsApi(PublishedMixin, generics.ListAPIView):
 @extend_schema(
     summary="Conversations of an official run (filter by metric key, target, status)",
     parameters=[
+        ID_PATH,
         OpenApiParameter("metric", str, required=False),
         OpenApiParameter("target", int, required=False),
         OpenApiParameter("status", str, required=False, enum=["completed", "failed"]),
     ],
-    responses={200: s.ConversationBriefOutput(many=True), 404: NOT_FOUND},
+    responses={200: s.ConversationBriefOutput(many=True), 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class RunConversationListApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.ConversationBriefOutput
@@ -191,8 +200,9 @@ class RunConversationListApi(PublishedMixin, generics.ListAPIView):
 
 
 @extend_schema(
+    parameters=[ID_PATH],
     summary="A conversation of an official run: transcript, judge readings, verdict",
-    responses={200: s.ConversationOutput, 404: NOT_FOUND},
+    responses={200: s.ConversationOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class ConversationDetailApi(PublishedMixin, generics.RetrieveAPIView):
     serializer_class = s.ConversationOutput
@@ -211,8 +221,9 @@ class ConversationDetailApi(PublishedMixin, generics.RetrieveAPIView):
 
 
 @extend_schema(
+    parameters=[ID_PATH],
     summary="A scenario evaluated in an official run",
-    responses={200: s.ScenarioOutput, 404: NOT_FOUND},
+    responses={200: s.ScenarioOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class ScenarioDetailApi(PublishedMixin, generics.RetrieveAPIView):
     serializer_class = s.ScenarioOutput
@@ -292,7 +303,7 @@ class ExploreApi(PublishedMixin, APIView):
 @extend_schema(
     summary="A metric's pass rate per model in an official run (teen and adult apart)",
     parameters=[RUN_PARAM],
-    responses={200: s.MetricResultsOutput, 404: NOT_FOUND},
+    responses={200: s.MetricResultsOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class MetricResultsApi(PublishedMixin, APIView):
     def get(self, request, key: str):
@@ -324,8 +335,8 @@ class MetricResultsApi(PublishedMixin, APIView):
 
 @extend_schema(
     summary="The AI Nutrition Label of a model: grade and estimate per label category",
-    parameters=[RUN_PARAM],
-    responses={200: s.LabelOutput, 404: NOT_FOUND},
+    parameters=[ID_PATH, RUN_PARAM],
+    responses={200: s.LabelOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class LabelApi(PublishedMixin, APIView):
     def get(self, request, pk: int):

@@ -2,7 +2,14 @@
 
 from .conversations import ConversationView, RunConversationsView
 from .explore import ExploreView
-from .label import LabelBadgeView, LabelCompareView, LabelSvgView, LabelView
+from .label import (
+    LabelBadgeView,
+    LabelCompareView,
+    LabelPdfView,
+    LabelPngView,
+    LabelSvgView,
+    LabelView,
+)
 from .methodology import MethodologyView
 from .metrics import MetricListView, MetricResultsView
 
@@ -11,6 +18,8 @@ __all__ = [
     "ExploreView",
     "LabelBadgeView",
     "LabelCompareView",
+    "LabelPdfView",
+    "LabelPngView",
     "LabelSvgView",
     "LabelView",
     "MethodologyView",

@@ -6,11 +6,13 @@ from django.http import Http404
 
 from evaluations.models import EvaluationRun
 
+from ..pagecache import PublishedPageCacheMixin
 from ..selectors import public_run, public_runs, run_is_synthetic, run_uses_offline_model
 
 
-class PublicRunMixin:
-    """Resolves ``?run=`` to a public (official) run; anything else is a 404."""
+class PublicRunMixin(PublishedPageCacheMixin):
+    """Resolves ``?run=`` to a public (official) run; anything else is a 404. Served from the
+    page cache to signed-out readers (`results.pagecache`)."""
 
     request = None  # set by the view
 

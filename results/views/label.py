@@ -1,11 +1,11 @@
 from django.http import Http404, HttpResponse
 from django.template.loader import render_to_string
-from django.utils.cache import patch_cache_control
 from django.views import View
 from django.views.generic import TemplateView
 
 from ..charts import ForestRow, forest_svg
 from ..label import grade_table, label_profile
+from ..label_export import ExportUnavailable, label_pdf, label_png
 from ..selectors import run_targets
 from .common import PublicRunMixin
 
@@ -73,11 +73,18 @@ class LabelCompareView(LabelMixin, TemplateView):
         return context
 
 
+LABEL_WIDTH = 640
+
+
 class _SvgView(LabelMixin, View):
     template_name = ""
-    download = False
+    # Images carry no navigation: the same file for every reader, cached for all.
+    page_cache_anonymous_only = False
+    content_type = "image/svg+xml; charset=utf-8"
+    extension = "svg"
 
-    def get(self, request, pk: int):
+    def svg(self, request, pk: int) -> tuple:
+        """(run, profile, svg text, height) of the label image."""
         run = self.public_run_or_404()
         profile = self.profile_for(run, pk)
         # Row positions for the image: headings and lines stacked 22 px apart.
@@ -92,27 +99,72 @@ class _SvgView(LabelMixin, View):
                 rows.append({"y": y, "line": line})
                 y += 22
             y += 8
+        height = y + 52
+        bands = [f"{g} {r}" for g, r in grade_table()]
+        half = (len(bands) + 1) // 2
         body = render_to_string(
             self.template_name,
             {
                 **self.run_context(run),
                 "profile": profile,
                 "rows": rows,
-                "height": y + 40,
-                "grades": " · ".join(f"{g} {r}" for g, r in grade_table()),
+                "height": height,
+                "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),
             },
             request=request,
         )
-        response = HttpResponse(body, content_type="image/svg+xml; charset=utf-8")
-        if request.GET.get("download"):
-            name = f"impactbench-label-{run.release.version}-{profile.target.pk}.svg"
-            response["Content-Disposition"] = f'attachment; filename="{name}"'
-        patch_cache_control(response, public=True, max_age=300)
+        return run, profile, body, height
+
+    def convert(self, body: str, *, height: int, title: str) -> bytes | str:
+        return body
+
+    def get(self, request, pk: int):
+        run, profile, body, height = self.svg(request, pk)
+        self.profile = profile
+        title = f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
+        try:
+            content = self.convert(body, height=height, title=title)
+        except ExportUnavailable as error:
+            return HttpResponse(
+                f"{error} The label is available as SVG.",
+                status=503,
+                content_type="text/plain; charset=utf-8",
+            )
+        response = HttpResponse(content, content_type=self.content_type)
+        if request.GET.get("download") or self.extension != "svg":
+            name = f"impactbench-label-{run.release.version}-{profile.target.pk}.{self.extension}"
+            disposition = "attachment" if request.GET.get("download") else "inline"
+            response["Content-Disposition"] = f'{disposition}; filename="{name}"'
         return response
 
 
 class LabelSvgView(_SvgView):
     template_name = "results/label.svg"
+
+
+class LabelPngView(LabelSvgView):
+    """The label image as PNG, drawn from the SVG by headless Chromium."""
+
+    content_type = "image/png"
+    extension = "png"
+
+    def convert(self, body: str, *, height: int, title: str) -> bytes:
+        description = "; ".join(
+            f"{line.category.name}: {line.grade}" for line in self.profile.lines
+        )
+        return label_png(
+            body, width=LABEL_WIDTH, height=height, title=title, description=description
+        )
+
+
+class LabelPdfView(LabelSvgView):
+    """The label as a one-page PDF (text stays text), printed by headless Chromium."""
+
+    content_type = "application/pdf"
+    extension = "pdf"
+
+    def convert(self, body: str, *, height: int, title: str) -> bytes:
+        return label_pdf(body, width=LABEL_WIDTH, height=height, title=title)
 
 
 class LabelBadgeView(_SvgView):

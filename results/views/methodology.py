@@ -4,6 +4,7 @@ from django.http import Http404
 from django.views.generic import TemplateView
 
 from ..methodology_plots import methodology_plots
+from ..pagecache import PublishedPageCacheMixin
 from ..selectors import (
     metric_labels_for_versions,
     overall_pass_rates,
@@ -17,7 +18,7 @@ from ..selectors import (
 PER_METRIC_SHOWN = 15
 
 
-class MethodologyView(TemplateView):
+class MethodologyView(PublishedPageCacheMixin, TemplateView):
     template_name = "results/methodology.html"
 
     def get_context_data(self, **kwargs):

@@ -70,6 +70,11 @@ def test_visitor_traces_a_figure_down_to_the_evidence_and_shares_a_label(page, t
     target = tmp_path / "label.svg"
     download_info.value.save_as(target)
     assert target.read_text().startswith("<svg")
+    with page.expect_download() as download_info:
+        page.get_by_test_id("download-png").click()
+    png = tmp_path / "label.png"
+    download_info.value.save_as(png)
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     page.select_option("#f-b", str(second.pk))
     page.get_by_role("button", name="Compare side by side").click()
     page.wait_for_url("**/label/compare/**")

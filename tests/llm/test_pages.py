@@ -3,8 +3,11 @@ import re
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
+from evaluations.models import RunStatus
 from llm.models import CallOutcome, ModelConfiguration, ModelRole
+from tests.evaluations.factories import EvaluationRunFactory
 from tests.llm.factories import (
     LLMCallFactory,
     ModelConfigurationFactory,
@@ -158,3 +161,26 @@ def test_admin_pages_open_for_maintainers(client_for, maintainer, model):
     LLMCallFactory()
     response = client_for(maintainer).get(reverse(f"admin:llm_{model}_changelist"))
     assert response.status_code == 200
+
+
+def test_a_run_pages_call_log_link_shows_only_that_runs_calls(client_for, maintainer):
+    run = EvaluationRunFactory(status=RunStatus.COMPLETED, finished_at=timezone.now())
+    LLMCallFactory(run_id=run.pk, purpose="tests.this-run")
+    LLMCallFactory(run_id=run.pk + 1000, purpose="tests.other-run")
+    LLMCallFactory(purpose="tests.no-run")
+    client = client_for(maintainer)
+    run_page = client.get(reverse("evaluations:run-detail", args=[run.pk])).content.decode()
+    link = f"{reverse('llm:call-list')}?run={run.pk}"
+    assert f'href="{link}"' in run_page
+    page = client.get(link).content.decode()
+    assert "tests.this-run" in page
+    assert "tests.other-run" not in page
+    assert "tests.no-run" not in page
+    assert 'data-testid="call-log-run"' in page
+    # The run filter survives the other filters (a hidden field of the filter form).
+    assert f'name="run" value="{run.pk}"' in page
+    filtered = client.get(reverse("llm:call-list"), {"run": run.pk, "outcome": "success"})
+    assert [c.purpose for c in filtered.context["calls"]] == ["tests.this-run"]
+    everything = client.get(reverse("llm:call-list")).content.decode()
+    assert "tests.other-run" in everything
+    assert "tests.no-run" in everything

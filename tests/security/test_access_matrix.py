@@ -127,6 +127,8 @@ RULES = {
     "results:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-svg": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-badge": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    "results:label-png": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    "results:label-pdf": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:run-conversations": (CURATORS, lambda w: {"pk": w["official_run"].pk}),
     "results-api:area-list": (EVERYONE, None),
     "results-api:run-list": (EVERYONE, None),

@@ -1,0 +1,130 @@
+"""Published pages served from the shared cache, with ETags and conditional GET.
+
+What a public page shows changes only when a maintainer designates or withdraws an official
+run, a run's summaries are refreshed (after a run completes or ratings arrive, the
+``core.events`` handlers in ``results.services.freshness``), a release is published or a
+metric's registry entry is edited. `published_stamp` reads all of that in one small query;
+it is part of every cache key and ETag, so a change makes the next request render afresh,
+with no invalidation step that could be missed. Registry text reached through other tables
+(a metric's status history, say) is bounded by `PAGE_CACHE_SECONDS`.
+
+Only complete, anonymous answers are stored: a response that used the CSRF token, a CSP nonce
+or a session with pending messages is rendered for its reader alone. JSON API answers do not
+depend on who asks (no authentication on the results API), so they are shared by everyone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.http import parse_etags
+
+PAGE_CACHE_SECONDS = 600
+# Browsers and proxies may reuse a page this long before asking again (then a 304 is cheap).
+CLIENT_MAX_AGE = 300
+KEPT_HEADERS = ("Content-Type", "Content-Disposition", "Content-Language", "Vary")
+
+
+def published_stamp() -> str:
+    """A value that changes whenever any published figure or registry entry may have changed."""
+    from evaluations.models import EvaluationRun
+    from metrics_registry.models import Metric, Release
+    from results.models import RunAnalysis
+
+    run = EvaluationRun._meta.db_table
+    analysis = RunAnalysis._meta.db_table
+    release = Release._meta.db_table
+    metric = Metric._meta.db_table
+
+    def latest(column: str) -> str:
+        return f"COALESCE(CAST(MAX({column}) AS TEXT), '')"
+
+    # One statement of scalar subqueries over small tables (runs, releases, metrics).
+    sql = (
+        f"SELECT (SELECT COUNT(*) || '.' || COALESCE(SUM(id), 0) || '.' || "  # noqa: S608
+        f"{latest('official_changed_at')} FROM {run} WHERE is_official), "
+        f"(SELECT COUNT(*) || '.' || {latest('computed_at')} FROM {analysis}), "
+        f"(SELECT COUNT(*) || '.' || {latest('published_at')} FROM {release}), "
+        f"(SELECT {latest('updated_at')} FROM {metric})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        row = cursor.fetchone()
+    return hashlib.blake2b("|".join(map(str, row)).encode(), digest_size=8).hexdigest()
+
+
+def _anonymous_without_messages(request: HttpRequest) -> bool:
+    if request.user.is_authenticated:
+        return False
+    if request.COOKIES.get(getattr(settings, "MESSAGE_COOKIE_NAME", "messages")):
+        return False
+    session = getattr(request, "session", None)
+    return not (session is not None and session.session_key and "_messages" in session)
+
+
+def page_key(request: HttpRequest, name: str, stamp: str) -> str:
+    """Cache key of one page: the view, the data stamp, the path with its sorted query."""
+    query = sorted((k, v) for k in request.GET for v in request.GET.getlist(k))
+    accept = request.headers.get("Accept", "") if name.startswith("api") else ""
+    htmx = request.headers.get("HX-Request", "")
+    raw = f"{request.path}?{query}|{accept}|{htmx}"
+    digest = hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
+    return f"page:{name}:{stamp}:{digest}"
+
+
+def _storable(request: HttpRequest, response: HttpResponse) -> bool:
+    if response.status_code != 200 or response.streaming:
+        return False
+    if request.META.get("CSRF_COOKIE_NEEDS_UPDATE") or response.cookies:
+        return False  # the page carries this reader's token or sets a cookie
+    return b'nonce="' not in response.content
+
+
+class PublishedPageCacheMixin:
+    """Serve a public page (or API answer) from the shared cache; answer 304 to a fresh ETag.
+
+    ``page_cache_name`` names the page in keys; ``page_cache_anonymous_only`` (True for HTML
+    pages, whose navigation is the reader's) limits caching to signed-out readers.
+    """
+
+    page_cache_name = ""
+    page_cache_anonymous_only = True
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.method not in ("GET", "HEAD"):
+            return super().dispatch(request, *args, **kwargs)
+        # A signed-in reader's HTML page (its navigation) is theirs alone; the API renders
+        # JSON only (no browsable pages), the same for everyone.
+        if self.page_cache_anonymous_only and not _anonymous_without_messages(request):
+            return super().dispatch(request, *args, **kwargs)
+        name = self.page_cache_name or type(self).__name__
+        key = page_key(request, name, published_stamp())
+        etag = '"' + hashlib.blake2b(key.encode(), digest_size=12).hexdigest() + '"'
+        if etag in parse_etags(request.headers.get("If-None-Match", "")):
+            return self._finish(HttpResponseNotModified(), etag)
+        hit = cache.get(key)
+        if hit is not None:
+            response = HttpResponse(hit["content"], status=200)
+            for header, value in hit["headers"].items():
+                response[header] = value
+            return self._finish(response, etag)
+        response = super().dispatch(request, *args, **kwargs)
+        if hasattr(response, "render") and not response.is_rendered:
+            response.render()
+        if not _storable(request, response):
+            return response
+        headers = {h: response[h] for h in KEPT_HEADERS if h in response}
+        cache.set(key, {"content": response.content, "headers": headers}, PAGE_CACHE_SECONDS)
+        return self._finish(response, etag)
+
+    def _finish(self, response: HttpResponse, etag: str) -> HttpResponse:
+        response["ETag"] = etag
+        patch_cache_control(response, public=True, max_age=CLIENT_MAX_AGE)
+        if self.page_cache_anonymous_only:
+            patch_vary_headers(response, ("Cookie",))
+        return response
