@@ -5,30 +5,35 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0005_synthetic_flag'),
+        ("llm", "0005_synthetic_flag"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PromptText',
+            name="PromptText",
             fields=[
-                ('sha256', models.CharField(max_length=64, primary_key=True, serialize=False)),
-                ('messages', models.JSONField(default=list)),
+                ("sha256", models.CharField(max_length=64, primary_key=True, serialize=False)),
+                ("messages", models.JSONField(default=list)),
             ],
             options={
-                'verbose_name': 'prompt text',
+                "verbose_name": "prompt text",
             },
         ),
         migrations.AlterField(
-            model_name='llmcall',
-            name='messages',
+            model_name="llmcall",
+            name="messages",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='llmcall',
-            name='prompt',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='llm.prompttext'),
+            model_name="llmcall",
+            name="prompt",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="llm.prompttext",
+            ),
         ),
     ]
