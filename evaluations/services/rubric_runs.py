@@ -244,6 +244,7 @@ def rubric_unfinished_exists(run_id: int) -> bool:
     return RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED).exists()
 
 
+
 def rubric_counts(run_id: int) -> dict[str, int]:
 
     return RubricResponse.objects.filter(run_id=run_id).aggregate(
