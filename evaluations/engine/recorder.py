@@ -1,11 +1,11 @@
 """Writing the engine's results in bulk: call log, prompts, cache, turns, judgments, coverage.
 
 Rows are buffered on the loop and written by one job on the database thread every
-FLUSH_SECONDS (sooner when FLUSH_ROWS are waiting, or when a conversation asks before it is
-marked done), in one transaction: prompt texts and cache entries with ON CONFLICT DO NOTHING,
-the call log with one multi-row INSERT, then the turns, judgments and anchor coverage rows —
-each only if its claim still holds, checked and renewed for all of them at once
-(`claims_renew`, which locks the items' rows until commit: the same fence as `claim_fence`).
+ENGINE_FLUSH_SECONDS (sooner when ENGINE_FLUSH_ROWS are waiting, or when a conversation asks
+before it is marked done), in one transaction: prompt texts and cache entries with ON
+CONFLICT DO NOTHING, the call log with one multi-row INSERT, then the turns, judgments and
+anchor coverage rows, each only if its claim still holds, checked and renewed for all of them
+at once (`claims_renew`, which locks the items' rows until commit: the fence of `claim_fence`).
 Rows of a lost claim are dropped and their conversation stops; unique keys make a
 redelivered batch's rows no-ops. Cache lookups are batched the same way.
 """
@@ -15,6 +15,7 @@ import contextlib
 import logging
 from collections import defaultdict
 
+from django.conf import settings
 from django.db import transaction
 
 from llm.models import LLMCall, LLMResponseCache, PromptText
@@ -25,8 +26,6 @@ from ..services.steps import Store
 from .bridge import Bridge
 
 logger = logging.getLogger(__name__)
-FLUSH_SECONDS = 0.05
-FLUSH_ROWS = 500
 
 
 class _Batch:
@@ -92,7 +91,7 @@ class BatchRecorder:
 
     # --- flushing ---------------------------------------------------------------------------
     def _nudge(self) -> None:
-        if self.batch.size >= FLUSH_ROWS:
+        if self.batch.size >= settings.ENGINE_FLUSH_ROWS:
             self._wake.set()
 
     async def flush(self) -> None:
@@ -112,7 +111,7 @@ class BatchRecorder:
     async def _run(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), FLUSH_SECONDS)
+                await asyncio.wait_for(self._wake.wait(), settings.ENGINE_FLUSH_SECONDS)
             self._wake.clear()
             batch, self.batch = self.batch, _Batch(self.loop)
             if batch.size == 0:

@@ -299,6 +299,10 @@ RUN_PAUSE_AFTER_ERRORS = env.int("RUN_PAUSE_AFTER_ERRORS", default=20)
 # most one model call in flight) driven at once by one worker process's event loop.
 ENGINE_BATCH_SIZE = env.int("ENGINE_BATCH_SIZE", default=128)
 ENGINE_CONCURRENCY = env.int("ENGINE_CONCURRENCY", default=256)
+# Recorded rows are written in bulk this often (sooner once this many wait, and always before
+# a conversation is marked done): a crash loses at most this window of the call log.
+ENGINE_FLUSH_SECONDS = env.float("ENGINE_FLUSH_SECONDS", default=0.05)
+ENGINE_FLUSH_ROWS = env.int("ENGINE_FLUSH_ROWS", default=500)
 # /health/ready/ wants a worker heartbeat (sent by beat every HEALTH_HEARTBEAT_SECONDS) at
 # most this old.
 HEALTH_HEARTBEAT_SECONDS = env.float("HEALTH_HEARTBEAT_SECONDS", default=30.0)

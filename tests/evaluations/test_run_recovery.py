@@ -97,10 +97,11 @@ def test_a_worker_killed_mid_run_is_recovered_without_anyone(celery_worker_facto
 
     wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=90, what="the run")
     assert_exactly_once_with_exact_accounting(run, fake, conversations=12)
-    # Every request the server answered is in the call log, except those the kill cut off
-    # (at most one per process of the killed worker).
+    # Every request the server answered is in the call log, except those the kill cut off:
+    # in flight, or answered within the last flush window (ENGINE_FLUSH_SECONDS) — at most
+    # two per conversation the killed worker was driving (all twelve, at worst).
     answered = LLMCall.objects.filter(run_id=run.pk, outcome__in=HTTP_OUTCOMES).count()
-    assert 0 <= fake_openai.request_count - answered <= doomed.concurrency
+    assert 0 <= fake_openai.request_count - answered <= 2 * 12
     assert "Reaper" in survivor.log()
 
 
