@@ -43,6 +43,18 @@ class AsyncGateway:
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._pools: dict[int, PermitPool] = {}
         self._blocks = None
+        # The database threads of the batches running on this loop (the database limits
+        # backend writes through whichever is live; a finished batch's thread serves no more).
+        self._runners: list = []
+
+    def bind(self, run_sync) -> None:
+        self._runners.append(run_sync)
+
+    def unbind(self, run_sync) -> None:
+        self._runners.remove(run_sync)
+
+    async def run_sync(self, fn, *args) -> Any:
+        return await self._runners[-1](fn, *args)
 
     def client(self, base_url: str, api_key: str) -> openai.AsyncOpenAI:
         key = (base_url, api_key)
@@ -62,7 +74,7 @@ class AsyncGateway:
         pool = self._pools.get(configuration.pk)
         if pool is None:
             if self._blocks is None:
-                self._blocks = blocks_for(sink.run_sync)
+                self._blocks = blocks_for(self.run_sync)
             pool = PermitPool(configuration, self._blocks)
             self._pools[configuration.pk] = pool
         else:

@@ -236,6 +236,7 @@ async def _main(
     on_progress: Callable | None,
 ) -> BatchReport:
     engine = Engine(bridge, worker=worker, inline=inline, retries=retries)
+    engine.gateway.bind(bridge.run)
     engine.recorder.start()
     background = [
         asyncio.ensure_future(engine.heartbeat()),
@@ -256,6 +257,7 @@ async def _main(
         for task in background:
             task.cancel()
         await engine.gateway.maintain(final=True)
+        engine.gateway.unbind(bridge.run)
     engine.report.flushes = engine.recorder.flushes
     return engine.report
 

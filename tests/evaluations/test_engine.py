@@ -12,6 +12,7 @@ from evaluations.models import Conversation, ConversationStatus, FailureKind, Ju
 from evaluations.services import runs
 from llm.models import CallOutcome, LLMCall, LLMResponseCache, PromptText
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+from tests.evaluations.test_run_worker import _taxonomy  # noqa: F401 - a fixture (used by name)
 from tests.fake_openai import Behaviour
 
 pytestmark = pytest.mark.django_db
@@ -148,6 +149,8 @@ def test_a_redelivered_batch_writes_nothing_twice_and_repeats_no_stored_call(fak
     assert run.conversations_completed == 4
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("_taxonomy")
 def test_a_conversation_whose_claim_is_taken_over_stops_without_writing(fake_models):
     run = _run(fake_models, conversations=2, turns=4, judgments=1)
     first, second = Conversation.objects.filter(run=run).order_by("pk")
@@ -157,10 +160,11 @@ def test_a_conversation_whose_claim_is_taken_over_stops_without_writing(fake_mod
         # Another delivery claims the first conversation while its second turn is asked.
         if '"content": "user message 2"' in str(request.messages).replace("'", '"'):
             Conversation.objects.filter(pk=first.pk).update(attempts=99)
+            connection.close()  # the server thread's own connection
         return f"assistant reply {len(request.messages)}"
 
     fake_models.target_reply = takeover
-    # The fake server answers from its own thread; on SQLite it waits for our write lock.
+    # The fake server writes from its own thread, while this one holds SQLite's write lock.
     if connection.vendor == "sqlite":
         pytest.skip("the takeover writes from the server thread (needs PostgreSQL)")
     process_conversations([first.pk, second.pk], inline=True)
