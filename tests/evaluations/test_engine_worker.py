@@ -63,18 +63,21 @@ def test_five_hundred_conversations_with_256_in_flight_through_one_worker(
     celery_worker_factory, fake_openai, settings
 ):
     fake = FakeModels(fake_openai)
-    fake_openai.latency = 0.25
-    settings.ENGINE_BATCH_SIZE = 256  # the dispatcher's batches
+    fake_openai.latency = 2.0  # long enough that a loaded 2-core machine keeps 256 waiting
+    settings.ENGINE_BATCH_SIZE = 512  # one batch: 256 in flight, the next starts as one ends
     run = _running_run(fake, conversations=512, turns=2, judgments=1, anchors=[])
-    celery_worker_factory(concurrency=1, extra_env={"ENGINE_CONCURRENCY": "256"})
+    worker = celery_worker_factory(concurrency=1, extra_env={"ENGINE_CONCURRENCY": "256"})
     runs.run_dispatch(run_id=run.pk)
-    wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=150, what="the run")
+    _wait_for_completion(run, worker, timeout=150)
 
     _assert_exact(run, conversations=512, turns=2, judgments=1)
     calls = LLMCall.objects.filter(run_id=run.pk)
-    # Two exchanges and one judgment each; every attempt the server answered is logged.
-    assert calls.count() == fake_openai.request_count == 512 * 5
-    assert set(calls.values_list("outcome", flat=True)) == {CallOutcome.SUCCESS}
+    outcomes = dict(calls.values_list("outcome").annotate(n=Count("pk")))
+    # Two exchanges and one judgment each, each made once; every attempt the server answered
+    # is logged (attempts that never reached it, and cache hits, are logged as such).
+    assert outcomes.get(CallOutcome.SUCCESS) == 512 * 5, outcomes
+    unanswered = [CallOutcome.CACHED, CallOutcome.CONNECTION_ERROR, CallOutcome.TIMEOUT]
+    assert calls.exclude(outcome__in=unanswered).count() == fake_openai.request_count, outcomes
     # One process held a whole batch in flight, never more.
     assert 200 <= fake_openai.max_in_flight <= 256
 
