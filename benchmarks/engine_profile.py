@@ -1,11 +1,12 @@
 """Worker CPU per model call: the batch engine against a bare AsyncOpenAI loop, same process.
 
 A fake OpenAI-compatible server (tests/fake_openai.py) runs in a subprocess with a fixed
-latency, so its CPU is not counted. In this process, first the bare client makes N chat calls
-with C in flight; then the engine (`evaluations.engine.process_conversations`) processes
-conversations (simulator + target per turn, an anchor check, judgments) with C in flight,
-recording everything in a throwaway test database (SQLite file by default; PostgreSQL with
-DATABASE_URL). Prints calls/s and process CPU per call for both, and the ratios.
+latency, so its CPU is not counted. In this process, first the engine
+(`evaluations.engine.process_conversations`) processes conversations (simulator + target per
+turn, an anchor check, judgments) with C in flight, recording everything in a throwaway test
+database (SQLite file by default; PostgreSQL with DATABASE_URL); then the bare client sends the
+same requests (the messages and parameters of every logged call) with C in flight. Prints
+calls/s and process CPU per call for both, and the ratios.
 
     .venv/bin/python benchmarks/engine_profile.py [--latency 0.05] [--concurrency 32]
 """
@@ -52,7 +53,8 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return process, process.stdout.readline().strip()
 
 
-async def bare(base_url: str, calls: int, concurrency: int) -> None:
+async def bare(base_url: str, requests: list[tuple[list, dict]], concurrency: int) -> None:
+    """The engine's requests again (same messages and parameters), the client used plainly."""
     import httpx2
     import openai
 
@@ -63,12 +65,12 @@ async def bare(base_url: str, calls: int, concurrency: int) -> None:
         max_retries=0,
         http_client=openai.DefaultAsyncHttpx2Client(limits=pool),
     )
-    remaining = iter(range(calls))
+    remaining = iter(requests)
 
     async def lane() -> None:
-        for _ in remaining:
+        for messages, parameters in remaining:
             reply = await client.chat.completions.create(
-                model="fake", messages=[{"role": "user", "content": "Hello there"}], seed=1
+                model="fake", messages=messages, extra_body=parameters
             )
             assert reply.choices[0].message.content
 

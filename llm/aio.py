@@ -96,10 +96,12 @@ class AsyncGateway:
         client = self.client(step.configuration.endpoint, step.api_key)
         started = time.monotonic()
         try:
+            # The messages travel in the body as they are (plain JSON already): passed as the
+            # typed argument the client would walk every message and part to transform it.
             completion = await client.chat.completions.create(
                 model=step.configuration.model_id,
-                messages=step.messages,
-                extra_body=step.parameters,
+                messages=[],
+                extra_body={**step.parameters, "messages": step.messages},
                 timeout=settings.LLM_TIMEOUT_SECONDS,
             )
         except (openai.OpenAIError, ValueError) as exc:

@@ -8,6 +8,7 @@ belong to is marked done). Prompts are stored once per distinct text (`PromptTex
 
 import hashlib
 import json
+import random
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
@@ -45,7 +46,8 @@ class CallRecorder:
         self.purpose = purpose
         self.fingerprint = fingerprint
         self.sink = sink or write_now
-        self.group_id = uuid.uuid4()
+        # Not a secret: random bits are enough, without a system call per gateway call.
+        self.group_id = uuid.UUID(int=random.getrandbits(128), version=4)
         self.calls: list[LLMCall] = []
         self.prompt_tokens = 0
         self.completion_tokens = 0
