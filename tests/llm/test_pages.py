@@ -158,3 +158,21 @@ def test_admin_pages_open_for_maintainers(client_for, maintainer, model):
     LLMCallFactory()
     response = client_for(maintainer).get(reverse(f"admin:llm_{model}_changelist"))
     assert response.status_code == 200
+
+
+def test_the_admin_shows_the_prompt_of_a_call_stored_once_or_inline(
+    client_for, maintainer, fake_openai
+):
+    from llm.gateway import chat
+    from llm.models import LLMCall
+
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url)
+    question = [{"role": "user", "content": "What is a stored-once prompt?"}]
+    chat(configuration=configuration, messages=question, role=ModelRole.TARGET, purpose="t")
+    stored_once = LLMCall.objects.get(configuration=configuration)
+    assert stored_once.prompt_id and stored_once.messages == []
+    inline = LLMCallFactory(messages=[{"role": "user", "content": "An older row, inline."}])
+    client = client_for(maintainer)
+    for call, text in ((stored_once, "What is a stored-once prompt?"), (inline, "older row")):
+        page = client.get(reverse("admin:llm_llmcall_change", args=[call.pk])).content.decode()
+        assert text in page
