@@ -170,7 +170,8 @@ def test_the_admin_shows_the_prompt_of_a_call_stored_once_or_inline(
     question = [{"role": "user", "content": "What is a stored-once prompt?"}]
     chat(configuration=configuration, messages=question, role=ModelRole.TARGET, purpose="t")
     stored_once = LLMCall.objects.get(configuration=configuration)
-    assert stored_once.prompt_id and stored_once.messages == []
+    assert stored_once.prompt_id
+    assert stored_once.messages == []
     inline = LLMCallFactory(messages=[{"role": "user", "content": "An older row, inline."}])
     client = client_for(maintainer)
     for call, text in ((stored_once, "What is a stored-once prompt?"), (inline, "older row")):
