@@ -70,5 +70,11 @@ def run_blocking(main: Callable[[Bridge], Coroutine]) -> Any:
     bridge = Bridge(loop)
     future = asyncio.run_coroutine_threadsafe(main(bridge), loop)
     future.add_done_callback(lambda _f: bridge.jobs.put(None))
-    bridge.serve(future)
+    try:
+        bridge.serve(future)
+    except BaseException:
+        # A time limit or a shutdown interrupted this thread: nobody serves the batch's
+        # database jobs any more, so stop it (its claims lapse and the reaper resends them).
+        future.cancel()
+        raise
     return future.result()

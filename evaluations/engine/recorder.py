@@ -16,7 +16,7 @@ import logging
 from collections import defaultdict
 
 from django.conf import settings
-from django.db import transaction
+from django.db import close_old_connections, transaction
 
 from llm.models import LLMCall, LLMResponseCache, PromptText
 from llm.plan import CacheStore
@@ -26,6 +26,7 @@ from ..services.steps import Store
 from .bridge import Bridge
 
 logger = logging.getLogger(__name__)
+WRITE_ATTEMPTS = 3  # a write that fails this many times in a row fails the conversations
 
 
 class _Batch:
@@ -41,6 +42,26 @@ class _Batch:
     def size(self) -> int:
         return len(self.calls) + len(self.stores) + len(self.lookups)
 
+    def absorb(self, failed: "_Batch") -> None:
+        """Take over a batch whose write failed: its rows go first, its waiters wait on us."""
+        self.calls[:0] = failed.calls
+        self.prompts = {**failed.prompts, **self.prompts}
+        self.cache = {**failed.cache, **self.cache}
+        self.stores[:0] = failed.stores
+        for key, futures in failed.lookups.items():
+            self.lookups[key][:0] = futures
+        done = failed.done
+        self.done.add_done_callback(
+            lambda ours: (
+                done.done()
+                or (
+                    done.set_exception(ours.exception())
+                    if ours.exception()
+                    else done.set_result(None)
+                )
+            )
+        )
+
 
 class BatchRecorder:
     """The engine's `llm.aio.CallSink`, and the fenced writer of conversation rows."""
@@ -53,6 +74,7 @@ class BatchRecorder:
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.flushes = 0
+        self._failed_writes = 0
 
     # --- CallSink ---------------------------------------------------------------------------
     def record(self, call: LLMCall, prompt: PromptText) -> None:
@@ -119,14 +141,24 @@ class BatchRecorder:
                 continue
             try:
                 lost, found = await self.bridge.run(self._write, batch)
-            except Exception as error:  # noqa: BLE001 - handed to every waiter
-                logger.warning("Recording a batch failed: %s", error)
+            except Exception as error:  # noqa: BLE001 - retried, then handed to every waiter
+                self._failed_writes += 1
+                logger.warning("Recording a batch failed (%s): %s", self._failed_writes, error)
+                await self.bridge.run(close_old_connections)
+                if self._failed_writes < WRITE_ATTEMPTS:
+                    # Nothing recorded may be dropped: the rows wait for the next flush, and
+                    # whoever waits for them learns the outcome of that one.
+                    self.batch.absorb(batch)
+                    self._wake.set()
+                    continue
+                self._failed_writes = 0
                 for futures in batch.lookups.values():
                     for future in futures:
                         future.done() or future.set_exception(error)
                 batch.done.set_exception(error)
                 batch.done.exception()  # a batch nobody waited for must not warn
                 continue
+            self._failed_writes = 0
             self.flushes += 1
             self.lost.update(lost)
             for key, futures in batch.lookups.items():

@@ -32,6 +32,9 @@ FAST_RECOVERY = {
     "RUN_REAPER_INTERVAL_SECONDS": "1",
     "RUN_REDISPATCH_AFTER_SECONDS": "4",
     "RUN_TASK_RETRY_BACKOFF_SECONDS": "0.5",
+    # Small batches, so the run's conversations are spread over every worker (and the killed
+    # one has some of them).
+    "ENGINE_BATCH_SIZE": "2",
 }
 HTTP_OUTCOMES = [o for o in CallOutcome.values if o != CallOutcome.CACHED]
 
