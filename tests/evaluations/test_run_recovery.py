@@ -173,7 +173,13 @@ def test_two_workers_as_on_separate_hosts_keep_the_shared_concurrency_limit(
         var.mkdir()
         hosts.append(
             celery_worker_factory(
-                concurrency=3, extra_env={**FAST_RECOVERY, "IMPACTBENCH_VAR_DIR": str(var)}
+                concurrency=3,
+                # One conversation per batch: six messages for the six processes.
+                extra_env={
+                    **FAST_RECOVERY,
+                    "ENGINE_BATCH_SIZE": "1",
+                    "IMPACTBENCH_VAR_DIR": str(var),
+                },
             )
         )
     run = launch(fake, metrics=1)
