@@ -86,7 +86,7 @@ def test_a_worker_killed_mid_run_is_recovered_without_anyone(celery_worker_facto
     wait_for(
         lambda: (
             Conversation.objects.filter(
-                run=run, status=ConversationStatus.RUNNING, claimed_by__startswith="test-"
+                run=run, status=ConversationStatus.RUNNING, claimed_by__startswith=f"{doomed.name}@"
             )
             .exclude(turns=None)
             .count()
