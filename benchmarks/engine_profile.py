@@ -168,7 +168,13 @@ def main() -> None:
         settings.ENGINE_CONCURRENCY = args.concurrency
         engine_wall, engine_cpu = measure(lambda: process_conversations(ids, worker="profile"))
         calls = LLMCall.objects.count()
-        bare_wall, bare_cpu = measure(lambda: asyncio.run(bare(base_url, calls, args.concurrency)))
+        requests = [
+            (call.prompt_messages, call.parameters)
+            for call in LLMCall.objects.select_related("prompt").order_by("pk")
+        ]
+        bare_wall, bare_cpu = measure(
+            lambda: asyncio.run(bare(base_url, requests, args.concurrency))
+        )
     finally:
         process.kill()
         connection.creation.destroy_test_db(old_name, verbosity=0)
