@@ -13,7 +13,7 @@ logger = logging.getLogger(__name__)
 MAX_RETRY_COUNTDOWN = 600.0
 
 
-def _countdown(retries: int) -> float:
+def retry_countdown(retries: int) -> float:
     return min(MAX_RETRY_COUNTDOWN, settings.RUN_TASK_RETRY_BACKOFF_SECONDS * 2**retries)
 
 
@@ -45,6 +45,37 @@ def runs_reap() -> dict:
     return report.__dict__
 
 
+@shared_task(bind=True, name="evaluations.tasks.llm_process_batch", acks_late=True)
+def llm_process_batch(self, conversation_ids: list[int], retries: int = 0) -> dict:
+    """Process a batch of conversations concurrently (the engine); the default way runs go.
+
+    Transient failures come back as one-item batches after the task backoff (`retries` + 1),
+    until RUN_TASK_MAX_RETRIES; the engine then fails them with the reason.
+    """
+    from .engine import process_conversations
+    from .models import Conversation
+    from .services.runs import run_check_finished
+
+    report = process_conversations(
+        conversation_ids, worker=self.request.hostname or "", retries=retries
+    )
+    for conversation_id in report.retried:
+        llm_process_batch.apply_async(
+            ([conversation_id], retries + 1), countdown=retry_countdown(retries)
+        )
+    run_ids = set(
+        Conversation.objects.filter(pk__in=conversation_ids).values_list("run_id", flat=True)
+    )
+    for run_id in run_ids:
+        run_check_finished(run_id=run_id)
+    return {
+        "completed": report.completed,
+        "failed": report.failed,
+        "skipped": report.skipped,
+        "retried": len(report.retried),
+    }
+
+
 @shared_task(bind=True, name="evaluations.tasks.llm_process_conversation", acks_late=True)
 def llm_process_conversation(self, conversation_id: int) -> None:
     from .services.processing import (
@@ -63,7 +94,7 @@ def llm_process_conversation(self, conversation_id: int) -> None:
             logger.warning("Conversation %s will be retried: %s", conversation_id, error)
             raise self.retry(
                 exc=error,
-                countdown=_countdown(self.request.retries),
+                countdown=retry_countdown(self.request.retries),
                 max_retries=settings.RUN_TASK_MAX_RETRIES,
             ) from error
         conversation = conversation_mark_failed(
@@ -87,7 +118,7 @@ def llm_process_rubric_response(self, response_id: int) -> None:
         if self.request.retries < settings.RUN_TASK_MAX_RETRIES:
             raise self.retry(
                 exc=error,
-                countdown=_countdown(self.request.retries),
+                countdown=retry_countdown(self.request.retries),
                 max_retries=settings.RUN_TASK_MAX_RETRIES,
             ) from error
         response = rubric_response_mark_failed(

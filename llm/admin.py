@@ -1,7 +1,9 @@
+import json
+
 from django.contrib import admin
 from django.db import models
 
-from .models import LLMCall, LLMResponseCache, ModelConfiguration, ModelRoleAssignment
+from .models import LLMCall, LLMResponseCache, ModelConfiguration, ModelRoleAssignment, PromptText
 
 
 class ModelRoleAssignmentInline(admin.TabularInline):
@@ -48,6 +50,19 @@ class LLMCallAdmin(ReadOnlyAdmin):
     search_fields = ["purpose", "fingerprint", "error_message", "group_id"]
     list_select_related = ["configuration"]
     date_hierarchy = "created_at"
+    exclude = ["messages"]
+    readonly_fields = ["prompt_sent"]
+
+    @admin.display(description="Messages as sent")
+    def prompt_sent(self, call: LLMCall) -> str:
+        # Newer rows keep their prompt once per distinct text (PromptText), older ones inline.
+        return json.dumps(call.prompt_messages, ensure_ascii=False, indent=2)
+
+
+@admin.register(PromptText)
+class PromptTextAdmin(ReadOnlyAdmin):
+    list_display = ["sha256"]
+    search_fields = ["sha256"]
 
 
 @admin.register(LLMResponseCache)

@@ -18,6 +18,8 @@ class LLMError(ApplicationError):
         self.status_code = status_code
         self.retryable = retryable
         self.call_ids = call_ids or []
+        # The recorded attempts themselves (their ids are known once a buffering sink wrote them).
+        self.calls: list = []
 
 
 class StructuredOutputError(LLMError):

@@ -215,6 +215,23 @@ ERROR_OUTCOMES = frozenset(
 )
 
 
+class PromptText(models.Model):
+    """The messages of a request, stored once per distinct text (keyed by their SHA-256).
+
+    A conversation's calls repeat long prompts (the persona sheet, the transcript so far), so
+    the call log references them instead of copying them into every attempt.
+    """
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    messages = models.JSONField(default=list)
+
+    class Meta:
+        verbose_name = "prompt text"
+
+    def __str__(self) -> str:
+        return self.sha256[:12]
+
+
 class LLMCall(models.Model):
     """One attempt at a model call: every HTTP attempt, retry, re-ask and cache hit."""
 
@@ -228,7 +245,12 @@ class LLMCall(models.Model):
     )
     attempt = models.PositiveIntegerField(default=1)
     fingerprint = models.CharField(max_length=64, db_index=True)
-    messages = models.JSONField(default=list)
+    # Rows written before prompts were stored once keep their messages here; newer rows point
+    # at a PromptText (read either through `prompt_messages`).
+    messages = models.JSONField(default=list, blank=True)
+    prompt = models.ForeignKey(
+        PromptText, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     parameters = models.JSONField(default=dict)
     response_text = models.TextField(blank=True)
     parsed_json = models.JSONField(null=True, blank=True)
@@ -271,6 +293,11 @@ class LLMCall(models.Model):
     @property
     def is_error(self) -> bool:
         return self.outcome in ERROR_OUTCOMES
+
+    @property
+    def prompt_messages(self) -> list[dict]:
+        """The messages as sent, wherever this row keeps them."""
+        return self.prompt.messages if self.prompt_id else self.messages
 
 
 class LLMResponseCache(models.Model):

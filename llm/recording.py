@@ -1,35 +1,66 @@
-"""The attempt log of one gateway call: every attempt becomes an LLMCall row as it happens.
+"""The attempt log of one gateway call: every attempt becomes an LLMCall row.
 
-Rows are written one by one outside any transaction, so a crash mid-call still leaves the
-attempts that were paid for.
+Where the row goes is the recorder's `sink`: by default it is written at once, outside any
+transaction, so a crash mid-call still leaves the attempts that were paid for; the batch
+engine passes a sink that buffers rows and writes them in bulk (always before the work they
+belong to is marked done). Prompts are stored once per distinct text (`PromptText`).
 """
 
+import hashlib
+import json
+import random
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
 
 from . import attribution
-from .models import CallOutcome, LLMCall, ModelConfiguration
+from .models import CallOutcome, LLMCall, ModelConfiguration, PromptText
+
+Sink = Callable[[LLMCall, PromptText], None]
+
+
+def prompt_text(messages: list[dict]) -> PromptText:
+    encoded = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str)
+    return PromptText(sha256=hashlib.sha256(encoded.encode("utf-8")).hexdigest(), messages=messages)
+
+
+def write_now(call: LLMCall, prompt: PromptText) -> None:
+    PromptText.objects.bulk_create([prompt], ignore_conflicts=True)
+    call.save(force_insert=True)
 
 
 class CallRecorder:
     """Numbers the attempts of one gateway call and adds up what they cost."""
 
     def __init__(
-        self, *, configuration: ModelConfiguration, role: str, purpose: str, fingerprint: str
+        self,
+        *,
+        configuration: ModelConfiguration,
+        role: str,
+        purpose: str,
+        fingerprint: str,
+        sink: Sink | None = None,
     ) -> None:
         self.configuration = configuration
         self.role = role
         self.purpose = purpose
         self.fingerprint = fingerprint
-        self.group_id = uuid.uuid4()
-        self.call_ids: list[int] = []
+        self.sink = sink or write_now
+        # Not a secret: random bits are enough, without a system call per gateway call.
+        self.group_id = uuid.UUID(int=random.getrandbits(128), version=4)
+        self.calls: list[LLMCall] = []
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.cost = Decimal(0)
 
     @property
+    def call_ids(self) -> list[int]:
+        """Primary keys of the attempts (None for rows a buffering sink has not written yet)."""
+        return [call.pk for call in self.calls]
+
+    @property
     def attempts(self) -> int:
-        return len(self.call_ids)
+        return len(self.calls)
 
     def record(
         self,
@@ -44,8 +75,8 @@ class CallRecorder:
         finish_reason: str = "",
         prompt_tokens: int = 0,
         completion_tokens: int = 0,
-        latency_ms: int = 0,
-        limit_wait_ms: int = 0,
+        latency_ms: float = 0,
+        limit_wait_ms: float = 0,
         backoff_ms: float = 0,
     ) -> LLMCall:
         # A cache hit costs nothing; offline output is free by definition.
@@ -57,14 +88,15 @@ class CallRecorder:
             )
         )
         made_for = attribution.current()
-        call = LLMCall.objects.create(
+        prompt = prompt_text(messages)
+        call = LLMCall(
             configuration=self.configuration,
             role=self.role,
             purpose=self.purpose,
             group_id=self.group_id,
             attempt=self.attempts + 1,
             fingerprint=self.fingerprint,
-            messages=messages,
+            prompt_id=prompt.sha256,
             parameters=parameters,
             response_text=response_text or "",
             parsed_json=parsed_json,
@@ -83,7 +115,8 @@ class CallRecorder:
             work_item=made_for.work_item,
             claim=made_for.claim,
         )
-        self.call_ids.append(call.pk)
+        self.sink(call, prompt)
+        self.calls.append(call)
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         self.cost += cost

@@ -95,6 +95,8 @@ class WorkerProcess:
         )
 
     def start(self) -> "WorkerProcess":
+        # What its claims carry in `claimed_by` (before "@host").
+        self.name = f"test-{time.monotonic_ns()}"
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test",
@@ -121,7 +123,7 @@ class WorkerProcess:
                 "--without-mingle",
                 "--without-heartbeat",
                 "--hostname",
-                f"test-{time.monotonic_ns()}@%h",
+                f"{self.name}@%h",
                 *(
                     ["-B", "--schedule", str(self.log_path.with_suffix(".beat"))]
                     if self.beat

@@ -170,7 +170,7 @@ def _malformed(request: RecordedRequest, behaviour: Behaviour) -> Any:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     # Many clients connect at once in benchmarks; the default backlog of 5 would refuse some.
-    request_queue_size = 128
+    request_queue_size = 1024
 
 
 class FakeOpenAIServer:
@@ -183,6 +183,9 @@ class FakeOpenAIServer:
         self.spans: list[tuple[float, float]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        # The same per model (requests name their model), for limits set per configuration.
+        self.in_flight_by_model: dict[str, int] = {}
+        self.max_in_flight_by_model: dict[str, int] = {}
         self.latency = 0.0
         self.responder: Callable[[RecordedRequest], Any] | None = None
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
@@ -218,6 +221,7 @@ class FakeOpenAIServer:
             self.requests.clear()
             self.spans.clear()
             self.max_in_flight = 0
+            self.max_in_flight_by_model.clear()
         self.latency = 0.0
         self.responder = None
 
@@ -232,15 +236,19 @@ class FakeOpenAIServer:
             return self.requests[-1]
 
     # --- serving -------------------------------------------------------------------------
-    def _begin(self) -> float:
+    def _begin(self, model: str = "") -> float:
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            now = self.in_flight_by_model.get(model, 0) + 1
+            self.in_flight_by_model[model] = now
+            self.max_in_flight_by_model[model] = max(self.max_in_flight_by_model.get(model, 0), now)
         return time.monotonic()
 
-    def _end(self, started: float) -> None:
+    def _end(self, started: float, model: str = "") -> None:
         with self._lock:
             self.in_flight -= 1
+            self.in_flight_by_model[model] = self.in_flight_by_model.get(model, 1) - 1
             self.spans.append((started, time.monotonic()))
 
     def _next(self, request: RecordedRequest) -> Behaviour:
@@ -276,7 +284,7 @@ class FakeOpenAIServer:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": "not found"}}, {})
                     return
-                started = server._begin()
+                started = server._begin(request.model)
                 try:
                     behaviour = server._next(request)
                     wait = server.latency + behaviour.delay
@@ -291,7 +299,7 @@ class FakeOpenAIServer:
                         behaviour.status, server._document(request, behaviour), behaviour.headers
                     )
                 finally:
-                    server._end(started)
+                    server._end(started, request.model)
 
             def _send(self, status: int, document: Any, headers: dict[str, str]) -> None:
                 raw = document if isinstance(document, str) else json.dumps(document)

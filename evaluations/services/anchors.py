@@ -14,46 +14,37 @@ conversation goes on without coverage rows, and the consistency figure counts it
 import logging
 
 from llm.exceptions import LLMError
-from llm.gateway import structured
 from llm.models import ModelRole
 
 from .. import prompts
-from ..models import AnchorCoverage, Conversation
+from ..models import AnchorCoverage, Conversation, Turn
 from ..schemas import AnchorCoverageCheck
-from .claims import Claim, claim_fence
+from .claims import Claim
 from .judging import quote_found
 from .scenarios import anchors_fit
 from .simulation import conversation_attribution, conversation_seed, stable_seed
+from .steps import Ask, Steps, Store, drive_sync
 
 logger = logging.getLogger(__name__)
 
 
-def conversation_anchors_check(
-    *, conversation: Conversation, claim: Claim | None = None
-) -> list[AnchorCoverage]:
-    """Check and store coverage of every anchor of the scenario; existing rows are kept."""
-    conversation = Conversation.objects.select_related("run__judge", "scenario").get(
-        pk=conversation.pk
-    )
+def anchor_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
+    """Ask for and yield the coverage of every anchor (the caller checked none is stored)."""
     run = conversation.run
     # The anchors as fitted to the run's length: the same list the simulator was given (or,
     # without anchors, would have been given).
     anchors = anchors_fit(conversation.scenario.anchors or [], turns=run.turns)
-    if not anchors or conversation.anchor_coverage.exists():
-        return list(conversation.anchor_coverage.all())
-    turns = list(conversation.turns.order_by("index"))
-    if not turns:
+    if not anchors or not turns:
         return []
     try:
-        with conversation_attribution(conversation, claim):
-            result = structured(
-                configuration=run.judge,
-                messages=prompts.anchor_check_messages(anchors=anchors, turns=turns),
-                schema=AnchorCoverageCheck,
-                role=ModelRole.JUDGE,
-                purpose="evaluations.anchor_check",
-                seed=stable_seed(conversation_seed(conversation), "anchors"),
-            )
+        result = yield Ask(
+            configuration=run.judge,
+            messages=prompts.anchor_check_messages(anchors=anchors, turns=turns),
+            schema=AnchorCoverageCheck,
+            role=ModelRole.JUDGE,
+            purpose="evaluations.anchor_check",
+            seed=stable_seed(conversation_seed(conversation), "anchors"),
+        )
     except LLMError as error:
         # Unusable output or an endpoint error alike: the figure counts it as unchecked.
         logger.warning("Anchor check of conversation %s failed: %s", conversation.pk, error)
@@ -75,10 +66,22 @@ def conversation_anchors_check(
                 turn=turn,
                 quote=quote[:2000],
                 quote_found=bool(turn and quote and quote_found(quote, by_turn[turn])),
-                call_ids=list(result.call_ids),
                 is_offline=result.is_offline,
             )
         )
-    with claim_fence(claim):
-        AnchorCoverage.objects.bulk_create(rows, ignore_conflicts=True)
+    return (yield Store(rows=rows, calls={"call_ids": result.calls}))
+
+
+def conversation_anchors_check(
+    *, conversation: Conversation, claim: Claim | None = None
+) -> list[AnchorCoverage]:
+    """Check and store coverage of every anchor of the scenario; existing rows are kept."""
+    conversation = Conversation.objects.select_related("run__judge", "scenario").get(
+        pk=conversation.pk
+    )
+    if conversation.anchor_coverage.exists():
+        return list(conversation.anchor_coverage.all())
+    turns = list(conversation.turns.order_by("index"))
+    with conversation_attribution(conversation, claim):
+        drive_sync(anchor_steps(conversation=conversation, turns=turns), claim)
     return list(conversation.anchor_coverage.all())

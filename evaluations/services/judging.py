@@ -22,7 +22,6 @@ from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from llm.exceptions import LLMError, StructuredOutputError
-from llm.gateway import structured
 from llm.models import ModelRole
 from metrics_registry.models import Polarity
 
@@ -36,13 +35,9 @@ from ..models import (
     Turn,
 )
 from ..schemas import EvidenceQuote, JudgeVerdict
-from .claims import Claim, ClaimLost, claim_fence
-from .simulation import (
-    conversation_attribution,
-    conversation_seed,
-    create_unless_present,
-    stable_seed,
-)
+from .claims import Claim, ClaimLost
+from .simulation import conversation_attribution, conversation_seed, stable_seed
+from .steps import Ask, Steps, Store, drive_sync
 
 _QUOTE_MARKS = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "—": "-", "–": "-"})
 _ELLIPSIS = re.compile(r"\.\.\.|…|\[\.\.\.\]")
@@ -111,17 +106,19 @@ def evidence_check(evidence: Iterable[EvidenceQuote], turns: list[Turn]) -> list
     return checked
 
 
-def _judge_once(*, run: EvaluationRun, messages: list[dict], seed: int):
+def _judge_once(*, run: EvaluationRun, messages: list[dict], seed: int) -> Steps:
     """One reading; an unusable output is retried with fresh seeds, then "not judged"."""
     for attempt in range(JUDGE_RETRIES + 1):
         try:
-            return structured(
-                configuration=run.judge,
-                messages=messages,
-                schema=JudgeVerdict,
-                role=ModelRole.JUDGE,
-                purpose="evaluations.judge_verdict",
-                seed=seed if attempt == 0 else stable_seed(seed, "retry", attempt),
+            return (
+                yield Ask(
+                    configuration=run.judge,
+                    messages=messages,
+                    schema=JudgeVerdict,
+                    role=ModelRole.JUDGE,
+                    purpose="evaluations.judge_verdict",
+                    seed=seed if attempt == 0 else stable_seed(seed, "retry", attempt),
+                )
             )
         except StructuredOutputError as error:
             last = error
@@ -144,6 +141,54 @@ def judgment_seed(conversation: Conversation, repetition: int) -> int:
     return stable_seed(conversation_seed(conversation), "judge", repetition)
 
 
+def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]) -> Steps:
+    """The run's missing judgments (repetitions not in `done`), each yielded to be stored."""
+    run = conversation.run
+    if not turns:
+        raise ApplicationError("This conversation has no turns yet, so there is nothing to judge.")
+    missing = [r for r in range(run.judgments_per_conversation) if r not in done]
+    if not missing:
+        return
+    messages = prompts.judge_messages(
+        version=conversation.scenario.metric_version, scenario=conversation.scenario, turns=turns
+    )
+    for repetition in missing:
+        seed = judgment_seed(conversation, repetition)
+        result = yield from _judge_once(run=run, messages=messages, seed=seed)
+        evidence = evidence_check(result.output.evidence, turns)
+        unverified = [e for e in evidence if not e["found_in_transcript"]]
+        reasked = bool(unverified)
+        calls = list(result.calls)
+        if reasked:
+            try:
+                again = yield from _judge_once(
+                    run=run,
+                    messages=prompts.evidence_reask_messages(messages, unverified),
+                    seed=stable_seed(seed, "evidence"),
+                )
+            except ConversationFailure:
+                again = None  # the first reading stands, flagged as unverified
+            if again is not None:
+                result, calls = again, [*calls, *again.calls]
+                evidence = evidence_check(result.output.evidence, turns)
+        verdict: JudgeVerdict = result.output
+        judgment = Judgment(
+            conversation=conversation,
+            repetition=repetition,
+            judge=run.judge,
+            seed=seed,
+            present=verdict.present,
+            justification=verdict.justification.strip(),
+            evidence=evidence,
+            has_unverified_quotes=any(not e["found_in_transcript"] for e in evidence),
+            reasked_for_evidence=reasked,
+            is_offline=result.is_offline,
+        )
+        yield Store(
+            rows=[judgment], unique=("conversation_id", "repetition"), calls={"call_ids": calls}
+        )
+
+
 def conversation_judge(*, conversation: Conversation, claim: Claim | None = None) -> list[Judgment]:
     """Make the run's number of judgments for the conversation; existing ones are kept.
 
@@ -151,57 +196,10 @@ def conversation_judge(*, conversation: Conversation, claim: Claim | None = None
     conversation = Conversation.objects.select_related(
         "run__judge", "scenario__metric_version", "target"
     ).get(pk=conversation.pk)
-    run = conversation.run
     turns = list(conversation.turns.order_by("index"))
-    if not turns:
-        raise ApplicationError("This conversation has no turns yet, so there is nothing to judge.")
     done = set(conversation.judgments.values_list("repetition", flat=True))
-    missing = [r for r in range(run.judgments_per_conversation) if r not in done]
-    if missing:
-        messages = prompts.judge_messages(
-            version=conversation.scenario.metric_version,
-            scenario=conversation.scenario,
-            turns=turns,
-        )
     with conversation_attribution(conversation, claim):
-        for repetition in missing:
-            seed = judgment_seed(conversation, repetition)
-            result = _judge_once(run=run, messages=messages, seed=seed)
-            evidence = evidence_check(result.output.evidence, turns)
-            unverified = [e for e in evidence if not e["found_in_transcript"]]
-            reasked = bool(unverified)
-            call_ids = list(result.call_ids)
-            if reasked:
-                try:
-                    again = _judge_once(
-                        run=run,
-                        messages=prompts.evidence_reask_messages(messages, unverified),
-                        seed=stable_seed(seed, "evidence"),
-                    )
-                except ConversationFailure:
-                    again = None  # the first reading stands, flagged as unverified
-                if again is not None:
-                    result, call_ids = again, [*call_ids, *again.call_ids]
-                    evidence = evidence_check(result.output.evidence, turns)
-            verdict: JudgeVerdict = result.output
-            with claim_fence(claim):
-                create_unless_present(
-                    Judgment,
-                    lookup={"conversation": conversation, "repetition": repetition},
-                    values={
-                        "judge": run.judge,
-                        "seed": seed,
-                        "present": verdict.present,
-                        "justification": verdict.justification.strip(),
-                        "evidence": evidence,
-                        "has_unverified_quotes": any(
-                            not e["found_in_transcript"] for e in evidence
-                        ),
-                        "reasked_for_evidence": reasked,
-                        "call_ids": call_ids,
-                        "is_offline": result.is_offline,
-                    },
-                )
+        drive_sync(judge_steps(conversation=conversation, turns=turns, done=done), claim)
     return list(conversation.judgments.order_by("repetition"))
 
 

@@ -13,7 +13,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from django.db import transaction
+from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
@@ -150,53 +150,42 @@ def conversation_mark_failed(
     return conversation
 
 
+def conversations_send(conversation_ids: list[int]) -> None:
+    """Hand conversations to the batch engine's workers, ENGINE_BATCH_SIZE per task."""
+    from ..tasks import llm_process_batch
+
+    size = max(1, settings.ENGINE_BATCH_SIZE)
+    for start in range(0, len(conversation_ids), size):
+        llm_process_batch.delay(list(conversation_ids[start : start + size]))
+
+
 def run_process_inline(
     *, run_id: int, on_progress: Callable[[Conversation | None], None] | None = None
 ) -> int:
     """Process every unfinished conversation of a running run here, without a worker.
 
-    For the demo seed, tests and `run_evaluation --inline`: the same services a worker runs,
-    one conversation at a time. With offline models each conversation is one transaction, so
-    SQLite commits once per conversation instead of once per row (several times faster).
-    Stops early when the run is paused, cancelled or halted. A transient failure fails the
+    For the demo seed, tests and `run_evaluation --inline`: the batch engine a worker runs,
+    on this thread's database connection, ENGINE_BATCH_SIZE conversations at a time. Stops
+    early when the run is paused, cancelled or halted. A transient failure fails the
     conversation at once (there is no task to retry it; `run_retry_failed` can).
     Rubric responses follow the conversations. Returns the number of items processed.
     """
+    from ..engine import process_conversations
+
     processed = 0
     ids = list(
         Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    run = EvaluationRun.objects.select_related("simulator", "judge").get(pk=run_id)
-    offline = run.simulator.is_offline and run.judge.is_offline
-    offline = offline and all(t.is_offline for t in run.targets.all())
-    for conversation_id in ids:
-        # One transaction per conversation only when no endpoint is called: a transaction
-        # open across HTTP calls would hide rate-limit leases from other processes (and hold
-        # SQLite's write lock while waiting on the network).
-        try:
-            with transaction.atomic() if offline else contextlib.nullcontext():
-                # Offline conversations take milliseconds; others renew their lease (a
-                # thread's write would wait on this transaction's SQLite lock).
-                conversation = conversation_process(
-                    conversation_id=conversation_id, check_finished=False, heartbeat=not offline
-                )
-        except Exception as error:  # noqa: BLE001 - recorded on the conversation
-            logger.warning("Conversation %s failed: %s", conversation_id, error)
-            conversation = conversation_mark_failed(
-                conversation_id=conversation_id,
-                error=getattr(error, "message", None) or f"{type(error).__name__}: {error}",
-                kind=failure_kind_of(error),
-            )
-        if (
-            conversation is None
-            and not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists()
-        ):
+    size = max(1, settings.ENGINE_BATCH_SIZE)
+    for start in range(0, len(ids), size):
+        report = process_conversations(
+            ids[start : start + size], inline=True, on_progress=on_progress
+        )
+        processed += report.processed
+        if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
             break
-        processed += conversation is not None
-        if on_progress is not None:
-            on_progress(conversation)
     response_ids = list(
         RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED)
         .order_by("pk")

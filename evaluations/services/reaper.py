@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Conversation, ConversationStatus, EvaluationRun, RubricResponse, RunStatus
-from .processing import run_check_finished
+from .processing import conversations_send, run_check_finished
 
 # At most this many items of one kind are sent per sweep, so one sweep stays short.
 REAP_BATCH = 2000
@@ -32,14 +32,14 @@ class ReapReport:
 
 
 def runs_reap() -> ReapReport:
-    from ..tasks import llm_process_conversation, llm_process_rubric_response
+    from ..tasks import llm_process_rubric_response
 
     now = timezone.now()
     stale = now - timedelta(seconds=settings.RUN_REDISPATCH_AFTER_SECONDS)
     expired = redispatched = closed = 0
-    for model, task in (
-        (Conversation, llm_process_conversation),
-        (RubricResponse, llm_process_rubric_response),
+    for model, send in (
+        (Conversation, conversations_send),
+        (RubricResponse, lambda ids: [llm_process_rubric_response.delay(pk) for pk in ids]),
     ):
         running = model.objects.filter(run__status=RunStatus.RUNNING)
         lapsed = running.filter(status=ConversationStatus.RUNNING).filter(
@@ -55,8 +55,7 @@ def runs_reap() -> ReapReport:
             ids = list(back.values_list("pk", flat=True))
             back.update(status=ConversationStatus.PENDING, claimed_by="", dispatched_at=now)
             expired += len(ids)
-            for pk in ids:
-                task.delay(pk)
+            send(ids)
         forgotten = running.filter(status=ConversationStatus.PENDING).filter(
             Q(dispatched_at__lt=stale) | Q(dispatched_at__isnull=True)
         )
@@ -66,8 +65,7 @@ def runs_reap() -> ReapReport:
                 dispatched_at=now
             )
             redispatched += len(ids)
-            for pk in ids:
-                task.delay(pk)
+            send(ids)
     for run_id in EvaluationRun.objects.filter(status=RunStatus.RUNNING).values_list(
         "pk", flat=True
     ):

@@ -1,10 +1,10 @@
 """Evaluation runs: create, plan (calls, tokens, cost), launch, process, retry, cancel.
 
-A run fans out one Celery task per conversation. Everything a task does is idempotent:
-conversations are unique per (run, scenario, target, replicate), turns per index, judgments per
-repetition. A task delivered twice, or again after its worker was killed (acks_late), finds
-the rows already written and continues from there. The run is finished when no conversation
-is pending or running.
+A run fans out its conversations in batches, one Celery task per batch (the batch engine).
+Everything a task does is idempotent: conversations are unique per (run, scenario, target,
+replicate), turns per index, judgments per repetition. A task delivered twice, or again after
+its worker was killed (acks_late), finds the rows already written and continues from there.
+The run is finished when no conversation is pending or running.
 """
 
 import logging
@@ -36,6 +36,7 @@ from ..models import (
 from .processing import (  # noqa: F401 - the run services' public names
     conversation_mark_failed,
     conversation_process,
+    conversations_send,
     run_check_finished,
     run_process_inline,
 )
@@ -347,24 +348,23 @@ def run_dispatch(*, run_id: int) -> int:
     Items claimed live by a worker are skipped (a copy would only be refused); their
     `dispatched_at` tells the reaper when each was last handed to the broker.
     """
-    from ..tasks import llm_process_conversation, llm_process_rubric_response
+    from ..tasks import llm_process_rubric_response
 
     if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
         return 0
     now = timezone.now()
     live = Q(status=ConversationStatus.RUNNING, lease_expires_at__gt=now)
     count = 0
-    for model, task in (
-        (Conversation, llm_process_conversation),
-        (RubricResponse, llm_process_rubric_response),
+    for model, send in (
+        (Conversation, conversations_send),
+        (RubricResponse, lambda ids: [llm_process_rubric_response.delay(pk) for pk in ids]),
     ):
         waiting = model.objects.filter(run_id=run_id, status__in=UNFINISHED).exclude(live)
         ids = list(waiting.values_list("pk", flat=True))
         for start in range(0, len(ids), BULK_BATCH):
             chunk = ids[start : start + BULK_BATCH]
             model.objects.filter(pk__in=chunk).update(dispatched_at=now)
-            for pk in chunk:
-                task.delay(pk)
+            send(chunk)
         count += len(ids)
     if count == 0:
         run_check_finished(run_id=run_id)

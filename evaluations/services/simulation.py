@@ -11,7 +11,6 @@ re-run continues after the last stored one. Re-asking the simulator for a lost t
 hit, because the request and seed are the same.
 """
 
-import contextlib
 import hashlib
 from typing import TypeVar
 
@@ -21,7 +20,6 @@ from django.utils import timezone
 from core.exceptions import ApplicationError
 from llm.attribution import call_attribution
 from llm.exceptions import LLMError
-from llm.gateway import chat, structured
 from llm.models import ModelRole
 
 from .. import prompts
@@ -30,6 +28,7 @@ from ..schemas import SimulatedUserTurn
 from ..typos import perturb
 from .claims import Claim, claim_fence
 from .scenarios import anchors_fit
+from .steps import Ask, Steps, Store, drive_sync
 
 M = TypeVar("M", bound=models.Model)
 SEED_MODULUS = 2**31 - 1  # fits every endpoint's seed parameter
@@ -92,17 +91,13 @@ def target_messages(*, turns: list[Turn], user_text: str) -> list[dict]:
     return messages
 
 
-@contextlib.contextmanager
-def _failure_kind(kind: str):
+def side_failed(error: LLMError, kind: str):
     """Name the side that failed: a gateway error becomes a ConversationFailure of `kind`."""
     from .judging import ConversationFailure
 
-    try:
-        yield
-    except LLMError as error:
-        raise ConversationFailure(
-            error.message, kind=kind, retryable=getattr(error, "retryable", False)
-        ) from error
+    return ConversationFailure(
+        error.message, kind=kind, retryable=getattr(error, "retryable", False)
+    )
 
 
 def _stop_allowed(reply: SimulatedUserTurn, *, index: int, anchors: list[dict]) -> bool:
@@ -125,6 +120,67 @@ def conversation_attribution(conversation: Conversation, claim: Claim | None = N
     )
 
 
+def simulate_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
+    """Play the conversation to `run.turns` user turns (or a clear stop) after `turns`.
+
+    Yields the simulator's and the target's calls and each finished exchange as a Turn to
+    store; returns the stop reason ("" when it ran its full length).
+    """
+    run = conversation.run
+    # Without anchors (`--no-anchors`) the simulator plays persona and goals only; whether the
+    # anchors came up anyway is measured afterwards (`anchors.conversation_anchors_check`).
+    anchors = anchors_fit(conversation.scenario.anchors, turns=run.turns) if run.use_anchors else []
+    seed = conversation_seed(conversation)
+    while len(turns) < run.turns:
+        index = len(turns) + 1
+        try:
+            simulated = yield Ask(
+                configuration=run.simulator,
+                messages=simulator_messages(
+                    conversation=conversation, anchors=anchors, turns=turns, index=index
+                ),
+                schema=SimulatedUserTurn,
+                role=ModelRole.USER_SIMULATOR,
+                purpose="evaluations.simulate_user",
+                seed=stable_seed(seed, "simulator", index),
+            )
+        except LLMError as error:
+            raise side_failed(error, FailureKind.SIMULATOR_ERROR) from error
+        reply = simulated.output
+        if _stop_allowed(reply, index=index, anchors=anchors):
+            return reply.stop_reason.strip()
+        clean = reply.message.strip()
+        if not clean:
+            raise ApplicationError(f"The user simulator wrote an empty message at turn {index}.")
+        sent = perturb(clean, rate=run.typo_rate, seed=stable_seed(seed, "typos", index))
+        try:
+            answered = yield Ask(
+                configuration=conversation.target,
+                messages=target_messages(turns=turns, user_text=sent),
+                role=ModelRole.TARGET,
+                purpose="evaluations.target_reply",
+                seed=seed,
+            )
+        except LLMError as error:
+            raise side_failed(error, FailureKind.TARGET_ERROR) from error
+        due = [i for i, anchor in enumerate(anchors) if anchor["turn"] == index]
+        turn = Turn(
+            conversation=conversation,
+            index=index,
+            user_text=sent,
+            user_text_clean=clean,
+            assistant_text=answered.text,
+            anchor_index=due[0] if due else None,
+        )
+        (turn,) = yield Store(
+            rows=[turn],
+            unique=("conversation_id", "index"),
+            calls={"simulator_call_ids": simulated.calls, "target_call_ids": answered.calls},
+        )
+        turns.append(turn)
+    return ""
+
+
 def conversation_simulate(
     *, conversation: Conversation, claim: Claim | None = None
 ) -> Conversation:
@@ -133,67 +189,24 @@ def conversation_simulate(
     With a claim, every turn is written under `claim_fence`: a delivery that lost its claim
     stops (ClaimLost) instead of writing alongside the one that holds it.
     """
-    conversation = Conversation.objects.select_related("run", "scenario", "target").get(
+    conversation = Conversation.objects.select_related("run__simulator", "scenario", "target").get(
         pk=conversation.pk
     )
     if conversation.simulated_at is not None:
         return conversation
-    run = conversation.run
-    # Without anchors (`--no-anchors`) the simulator plays persona and goals only; whether the
-    # anchors came up anyway is measured afterwards (`anchors.conversation_anchors_check`).
-    anchors = anchors_fit(conversation.scenario.anchors, turns=run.turns) if run.use_anchors else []
-    seed = conversation_seed(conversation)
     turns = list(conversation.turns.order_by("index"))
-    stop_reason = ""
     with conversation_attribution(conversation, claim):
-        while len(turns) < run.turns:
-            index = len(turns) + 1
-            with _failure_kind(FailureKind.SIMULATOR_ERROR):
-                simulated = structured(
-                    configuration=run.simulator,
-                    messages=simulator_messages(
-                        conversation=conversation, anchors=anchors, turns=turns, index=index
-                    ),
-                    schema=SimulatedUserTurn,
-                    role=ModelRole.USER_SIMULATOR,
-                    purpose="evaluations.simulate_user",
-                    seed=stable_seed(seed, "simulator", index),
-                )
-            reply = simulated.output
-            if _stop_allowed(reply, index=index, anchors=anchors):
-                stop_reason = reply.stop_reason.strip()
-                break
-            clean = reply.message.strip()
-            if not clean:
-                raise ApplicationError(
-                    f"The user simulator wrote an empty message at turn {index}."
-                )
-            sent = perturb(clean, rate=run.typo_rate, seed=stable_seed(seed, "typos", index))
-            with _failure_kind(FailureKind.TARGET_ERROR):
-                answered = chat(
-                    configuration=conversation.target,
-                    messages=target_messages(turns=turns, user_text=sent),
-                    role=ModelRole.TARGET,
-                    purpose="evaluations.target_reply",
-                    seed=seed,
-                )
-            due = [i for i, anchor in enumerate(anchors) if anchor["turn"] == index]
-            with claim_fence(claim):
-                turn = create_unless_present(
-                    Turn,
-                    lookup={"conversation": conversation, "index": index},
-                    values={
-                        "user_text": sent,
-                        "user_text_clean": clean,
-                        "assistant_text": answered.text,
-                        "anchor_index": due[0] if due else None,
-                        "simulator_call_ids": list(simulated.call_ids),
-                        "target_call_ids": list(answered.call_ids),
-                    },
-                )
-            turns.append(turn)
+        stop_reason = drive_sync(simulate_steps(conversation=conversation, turns=turns), claim)
+    return conversation_mark_simulated(
+        conversation=conversation, stop_reason=stop_reason, claim=claim
+    )
 
-    offline = run.simulator.is_offline or conversation.target.is_offline
+
+def conversation_mark_simulated(
+    *, conversation: Conversation, stop_reason: str, claim: Claim | None = None
+) -> Conversation:
+    """Record that the simulation is over (once), under the claim's fence."""
+    offline = conversation.run.simulator.is_offline or conversation.target.is_offline
     with claim_fence(claim):
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         if locked.simulated_at is None:

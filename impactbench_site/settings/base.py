@@ -296,6 +296,14 @@ RUN_TASK_MAX_RETRIES = env.int("RUN_TASK_MAX_RETRIES", default=3)
 RUN_TASK_RETRY_BACKOFF_SECONDS = env.float("RUN_TASK_RETRY_BACKOFF_SECONDS", default=30.0)
 # A configuration whose last this-many calls in a run all failed is paused for the run.
 RUN_PAUSE_AFTER_ERRORS = env.int("RUN_PAUSE_AFTER_ERRORS", default=20)
+# The batch engine: conversations per `llm_process_batch` task, and conversations (each with at
+# most one model call in flight) driven at once by one worker process's event loop.
+ENGINE_BATCH_SIZE = env.int("ENGINE_BATCH_SIZE", default=128)
+ENGINE_CONCURRENCY = env.int("ENGINE_CONCURRENCY", default=256)
+# Recorded rows are written in bulk this often (sooner once this many wait, and always before
+# a conversation is marked done): a crash loses at most this window of the call log.
+ENGINE_FLUSH_SECONDS = env.float("ENGINE_FLUSH_SECONDS", default=0.05)
+ENGINE_FLUSH_ROWS = env.int("ENGINE_FLUSH_ROWS", default=500)
 # /health/ready/ wants a worker heartbeat (sent by beat every HEALTH_HEARTBEAT_SECONDS) at
 # most this old.
 HEALTH_HEARTBEAT_SECONDS = env.float("HEALTH_HEARTBEAT_SECONDS", default=30.0)

@@ -85,7 +85,7 @@ def test_the_reaper_hands_out_expired_claims_and_closes_finished_runs(conversati
     from evaluations import tasks
 
     sent: list[int] = []
-    monkeypatch.setattr(tasks.llm_process_conversation, "delay", sent.append)
+    monkeypatch.setattr(tasks.llm_process_batch, "delay", sent.extend)
     live = ConversationFactory(run=conversation.run, scenario=ScenarioFactory())
     claim_take(Conversation, pk=conversation.pk)
     claim_take(Conversation, pk=live.pk)
@@ -110,7 +110,7 @@ def test_the_reaper_resends_pending_items_whose_message_may_be_lost(
     from evaluations import tasks
 
     sent: list[int] = []
-    monkeypatch.setattr(tasks.llm_process_conversation, "delay", sent.append)
+    monkeypatch.setattr(tasks.llm_process_batch, "delay", sent.extend)
     settings.RUN_REDISPATCH_AFTER_SECONDS = 60
     Conversation.objects.filter(pk=conversation.pk).update(dispatched_at=timezone.now())
     assert reaper.runs_reap().redispatched == 0
@@ -137,9 +137,12 @@ def _fake_run(fake_models, *, conversations: int, **fields):
     return run
 
 
-def test_an_authentication_error_pauses_the_target_for_the_run(fake_models):
+def test_an_authentication_error_pauses_the_target_for_the_run(fake_models, settings):
     from tests.fake_openai import Behaviour
 
+    # One conversation in flight at a time, so the pause is seen before the next one starts
+    # (conversations already in flight when it is decided make their call).
+    settings.ENGINE_CONCURRENCY = 1
     plain = fake_models.target_reply
     fake_models.target_reply = lambda request: Behaviour(status=401)
     run = _fake_run(fake_models, conversations=3)
@@ -160,6 +163,7 @@ def test_persistent_errors_pause_the_target(fake_models, settings):
 
     settings.LLM_MAX_RETRIES = 1
     settings.RUN_PAUSE_AFTER_ERRORS = 4
+    settings.ENGINE_CONCURRENCY = 1  # in order: the pause is seen before the next one starts
     fake_models.target_reply = lambda request: Behaviour(status=503)
     run = _fake_run(fake_models, conversations=4)
     runs.run_process_inline(run_id=run.pk)
@@ -173,7 +177,9 @@ def test_persistent_errors_pause_the_target(fake_models, settings):
     assert LLMCall.objects.filter(run_id=run.pk, outcome=CallOutcome.HTTP_ERROR).count() == 4
 
 
-def test_the_spending_cap_pauses_the_run_and_says_so(fake_models):
+def test_the_spending_cap_pauses_the_run_and_says_so(fake_models, settings):
+    # The cap is checked when a conversation starts; one at a time, so the second one sees it.
+    settings.ENGINE_CONCURRENCY = 1
     fake_models.target.price_per_million_input_tokens = Decimal("1000")
     fake_models.target.save()
     run = _fake_run(fake_models, conversations=3, spending_cap=Decimal("0.01"))

@@ -48,7 +48,7 @@ def test_success_records_tokens_latency_and_cost(fake_openai, configuration):
     assert call.latency_ms >= 0
     assert call.purpose == "tests.chat"
     assert call.role == "target"
-    assert call.messages[-1] == HELLO[-1]
+    assert call.prompt_messages[-1] == HELLO[-1]
     request = fake_openai.last_request
     assert request.model == "test-model"
     assert request.param("temperature") == 0.0

@@ -184,3 +184,22 @@ def test_a_run_pages_call_log_link_shows_only_that_runs_calls(client_for, mainta
     everything = client.get(reverse("llm:call-list")).content.decode()
     assert "tests.other-run" in everything
     assert "tests.no-run" in everything
+
+
+def test_the_admin_shows_the_prompt_of_a_call_stored_once_or_inline(
+    client_for, maintainer, fake_openai
+):
+    from llm.gateway import chat
+    from llm.models import LLMCall
+
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url)
+    question = [{"role": "user", "content": "What is a stored-once prompt?"}]
+    chat(configuration=configuration, messages=question, role=ModelRole.TARGET, purpose="t")
+    stored_once = LLMCall.objects.get(configuration=configuration)
+    assert stored_once.prompt_id
+    assert stored_once.messages == []
+    inline = LLMCallFactory(messages=[{"role": "user", "content": "An older row, inline."}])
+    client = client_for(maintainer)
+    for call, text in ((stored_once, "What is a stored-once prompt?"), (inline, "older row")):
+        page = client.get(reverse("admin:llm_llmcall_change", args=[call.pk])).content.decode()
+        assert text in page

@@ -1,0 +1,205 @@
+"""Writing the engine's results in bulk: call log, prompts, cache, turns, judgments, coverage.
+
+Rows are buffered on the loop and written by one job on the database thread every
+ENGINE_FLUSH_SECONDS (sooner when ENGINE_FLUSH_ROWS are waiting, or when a conversation asks
+before it is marked done), in one transaction: prompt texts and cache entries with ON
+CONFLICT DO NOTHING, the call log with one multi-row INSERT, then the turns, judgments and
+anchor coverage rows, each only if its claim still holds, checked and renewed for all of them
+at once (`claims_renew`, which locks the items' rows until commit: the fence of `claim_fence`).
+Rows of a lost claim are dropped and their conversation stops; unique keys make a
+redelivered batch's rows no-ops. Cache lookups are batched the same way.
+"""
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+
+from django.conf import settings
+from django.db import close_old_connections, transaction
+
+from llm.models import LLMCall, LLMResponseCache, PromptText
+from llm.plan import CacheStore
+
+from ..services.claims import Claim, claims_renew
+from ..services.steps import Store
+from .bridge import Bridge
+
+logger = logging.getLogger(__name__)
+WRITE_ATTEMPTS = 3  # a write that fails this many times in a row fails the conversations
+
+
+class _Batch:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.calls: list[LLMCall] = []
+        self.prompts: dict[str, PromptText] = {}
+        self.cache: dict[str, LLMResponseCache] = {}
+        self.stores: list[tuple[Store, Claim | None]] = []
+        self.lookups: dict[str, list[asyncio.Future]] = defaultdict(list)
+        self.done = loop.create_future()
+
+    @property
+    def size(self) -> int:
+        return len(self.calls) + len(self.stores) + len(self.lookups)
+
+    def absorb(self, failed: "_Batch") -> None:
+        """Take over a batch whose write failed: its rows go first, its waiters wait on us."""
+        self.calls[:0] = failed.calls
+        self.prompts = {**failed.prompts, **self.prompts}
+        self.cache = {**failed.cache, **self.cache}
+        self.stores[:0] = failed.stores
+        for key, futures in failed.lookups.items():
+            self.lookups[key][:0] = futures
+        done = failed.done
+        self.done.add_done_callback(
+            lambda ours: (
+                done.done()
+                or (
+                    done.set_exception(ours.exception())
+                    if ours.exception()
+                    else done.set_result(None)
+                )
+            )
+        )
+
+
+class BatchRecorder:
+    """The engine's `llm.aio.CallSink`, and the fenced writer of conversation rows."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+        self.loop = bridge.loop
+        self.batch = _Batch(self.loop)
+        self.lost: set[tuple[int, int]] = set()  # (pk, token) of claims found lost
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self.flushes = 0
+        self._failed_writes = 0
+
+    # --- CallSink ---------------------------------------------------------------------------
+    def record(self, call: LLMCall, prompt: PromptText) -> None:
+        self.batch.calls.append(call)
+        self.batch.prompts.setdefault(prompt.sha256, prompt)
+        self._nudge()
+
+    def cache_store(self, step: CacheStore) -> None:
+        self.batch.cache[step.key] = LLMResponseCache(
+            key=step.key,
+            configuration=step.configuration,
+            response_text=step.response_text,
+            parsed_json=step.parsed_json,
+            prompt_tokens=step.prompt_tokens,
+            completion_tokens=step.completion_tokens,
+        )
+
+    async def cache_lookup(self, key: str) -> LLMResponseCache | None:
+        future = self.loop.create_future()
+        self.batch.lookups[key].append(future)
+        self._wake.set()
+        return await future
+
+    async def run_sync(self, fn, *args):
+        return await self.bridge.run(fn, *args)
+
+    # --- conversation rows ------------------------------------------------------------------
+    def store(self, step: Store, claim: Claim | None) -> list:
+        """Queue rows for the next flush; the generator goes on with them at once."""
+        self.batch.stores.append((step, claim))
+        self._nudge()
+        return step.rows
+
+    def is_lost(self, claim: Claim | None) -> bool:
+        return claim is not None and (claim.pk, claim.token) in self.lost
+
+    # --- flushing ---------------------------------------------------------------------------
+    def _nudge(self) -> None:
+        if self.batch.size >= settings.ENGINE_FLUSH_ROWS:
+            self._wake.set()
+
+    async def flush(self) -> None:
+        """Return once everything recorded so far is written (raises what the write raised)."""
+        done = self.batch.done
+        self._wake.set()
+        await asyncio.shield(done)
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        await self.flush()
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), settings.ENGINE_FLUSH_SECONDS)
+            self._wake.clear()
+            batch, self.batch = self.batch, _Batch(self.loop)
+            if batch.size == 0:
+                batch.done.set_result(None)
+                continue
+            try:
+                lost, found = await self.bridge.run(self._write, batch)
+            except Exception as error:  # noqa: BLE001 - retried, then handed to every waiter
+                self._failed_writes += 1
+                logger.warning("Recording a batch failed (%s): %s", self._failed_writes, error)
+                await self.bridge.run(close_old_connections)
+                if self._failed_writes < WRITE_ATTEMPTS:
+                    # Nothing recorded may be dropped: the rows wait for the next flush, and
+                    # whoever waits for them learns the outcome of that one.
+                    self.batch.absorb(batch)
+                    self._wake.set()
+                    continue
+                self._failed_writes = 0
+                for futures in batch.lookups.values():
+                    for future in futures:
+                        future.done() or future.set_exception(error)
+                batch.done.set_exception(error)
+                batch.done.exception()  # a batch nobody waited for must not warn
+                continue
+            self._failed_writes = 0
+            self.flushes += 1
+            self.lost.update(lost)
+            for key, futures in batch.lookups.items():
+                for future in futures:
+                    future.done() or future.set_result(found.get(key))
+            batch.done.set_result(None)
+
+    @staticmethod
+    def _write(batch: _Batch) -> tuple[set[tuple[int, int]], dict]:
+        """One transaction on the database thread: everything the batch holds."""
+        found = {}
+        with transaction.atomic():
+            if batch.prompts:
+                PromptText.objects.bulk_create(batch.prompts.values(), ignore_conflicts=True)
+            if batch.calls:
+                LLMCall.objects.bulk_create(batch.calls)
+            if batch.cache:
+                LLMResponseCache.objects.bulk_create(batch.cache.values(), ignore_conflicts=True)
+            lost = _write_rows(batch.stores)
+        if batch.lookups:
+            found = {
+                hit.key: hit for hit in LLMResponseCache.objects.filter(key__in=list(batch.lookups))
+            }
+        return lost, found
+
+
+def _write_rows(stores: list[tuple[Store, Claim | None]]) -> set[tuple[int, int]]:
+    claims = {(c.pk, c.token): c for _s, c in stores if c is not None}
+    by_model: dict[type, list[Claim]] = defaultdict(list)
+    for claim in claims.values():
+        by_model[claim.model].append(claim)
+    lost: set[tuple[int, int]] = set()
+    for held in by_model.values():
+        lost.update((c.pk, c.token) for c in claims_renew(held))
+    rows: dict[type, list] = defaultdict(list)
+    for step, claim in stores:
+        if claim is not None and (claim.pk, claim.token) in lost:
+            continue
+        step.resolve_calls()
+        for row in step.rows:
+            rows[type(row)].append(row)
+    for model, items in rows.items():
+        model.objects.bulk_create(items, ignore_conflicts=True)
+    return lost

@@ -1,0 +1,114 @@
+"""A conversation's work as steps, so one copy of its rules serves the worker and the engine.
+
+The simulation, the anchor check and the judging (`simulate_steps`, `anchor_steps`,
+`judge_steps`) are generators that yield
+
+- `Ask`: a gateway call (structured when it names a schema, else chat); the driver sends back
+  the result, or throws the LLMError into the generator, which decides what it means;
+- `Store`: rows to write under the claim's fence (unique on `unique`), with the LLMCall rows
+  whose ids go into their `*_call_ids` fields; the driver sends back the rows as stored.
+
+`drive_sync` runs them here, one gateway call and one fenced write at a time (the per-item
+Celery task, `run_evaluation`, tests). The batch engine (`evaluations.engine`) drives the
+same generators for hundreds of conversations in one event loop and writes in bulk.
+"""
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, models, transaction
+from pydantic import BaseModel
+
+from llm.exceptions import LLMError
+from llm.models import ModelConfiguration
+
+from .claims import Claim, claim_fence
+
+
+@dataclass
+class Ask:
+    configuration: ModelConfiguration
+    messages: list[dict]
+    role: str
+    purpose: str
+    seed: int | None = None
+    schema: type[BaseModel] | None = None
+
+
+@dataclass
+class Store:
+    rows: list[models.Model]
+    # Field names a row is unique on: one row is written or the stored one returned (sync).
+    unique: tuple[str, ...] = ()
+    calls: dict[str, list] = field(default_factory=dict)
+
+    def resolve_calls(self) -> None:
+        """Fill each `*_call_ids` field from the (now written) LLMCall rows."""
+        for name, calls in self.calls.items():
+            ids = [call.pk for call in calls]
+            for row in self.rows:
+                setattr(row, name, ids)
+
+
+Steps = Generator[Ask | Store, Any, Any]
+
+
+def store_now(step: Store, claim: Claim | None) -> list[models.Model]:
+    step.resolve_calls()
+    with claim_fence(claim):
+        if len(step.rows) == 1 and step.unique:
+            row = step.rows[0]
+            try:
+                with transaction.atomic():
+                    row.save(force_insert=True)
+            except IntegrityError:
+                # Another delivery wrote it first (before this claim): keep the stored one.
+                lookup = {name: getattr(row, name) for name in step.unique}
+                row = type(row).objects.get(**lookup)
+            return [row]
+        if step.rows:
+            type(step.rows[0]).objects.bulk_create(step.rows, ignore_conflicts=True)
+        return step.rows
+
+
+def ask_now(step: Ask) -> Any:
+    from llm.gateway import chat, structured
+
+    if step.schema is not None:
+        return structured(
+            configuration=step.configuration,
+            messages=step.messages,
+            schema=step.schema,
+            role=step.role,
+            purpose=step.purpose,
+            seed=step.seed,
+        )
+    return chat(
+        configuration=step.configuration,
+        messages=step.messages,
+        role=step.role,
+        purpose=step.purpose,
+        seed=step.seed,
+    )
+
+
+def drive_sync(steps: Steps, claim: Claim | None = None) -> Any:
+    """Run the steps here: each call through the sync gateway, each write fenced at once."""
+    reply: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.throw(error) if error is not None else steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        reply = error = None
+        if isinstance(step, Ask):
+            try:
+                reply = ask_now(step)
+            except LLMError as exc:
+                error = exc
+        elif isinstance(step, Store):
+            reply = store_now(step, claim)
+        else:  # pragma: no cover - a programming error
+            raise TypeError(f"Unknown conversation step {step!r}")

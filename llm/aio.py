@@ -1,0 +1,158 @@
+"""The gateway's steps (`llm.plan`) driven on an event loop, for the batch engine.
+
+One `openai.AsyncOpenAI` client per endpoint and key per event loop (the engine keeps one loop
+per process), with a connection pool sized to the engine's concurrency; limits come from
+`llm.permits` pools; the call log and the cache go through the caller's `CallSink`, which
+buffers rows and writes them in bulk.
+"""
+
+import asyncio
+import os
+import time
+from typing import Any, Protocol
+
+import httpx2
+import openai
+from django.conf import settings
+
+from .attempts import Attempt, AttemptOutcome, Wait
+from .exceptions import LLMError
+from .limits import has_limits
+from .models import LLMCall, LLMResponseCache, PromptText
+from .permits import PermitPool, blocks_for
+from .plan import CacheLookup, CacheStore
+
+
+class CallSink(Protocol):
+    """Where the engine's call log and cache go (a bulk recorder)."""
+
+    def record(self, call: LLMCall, prompt: PromptText) -> None: ...
+
+    def cache_store(self, step: CacheStore) -> None: ...
+
+    async def cache_lookup(self, key: str) -> LLMResponseCache | None: ...
+
+    async def run_sync(self, fn, *args) -> Any: ...
+
+
+class AsyncGateway:
+    """Shared clients and permit pools of one event loop."""
+
+    def __init__(self, *, concurrency: int) -> None:
+        self.concurrency = max(1, concurrency)
+        self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
+        self._pools: dict[int, PermitPool] = {}
+        self._blocks = None
+        # The database threads of the batches running on this loop (the database limits
+        # backend writes through whichever is live; a finished batch's thread serves no more).
+        self._runners: list = []
+
+    def bind(self, run_sync) -> None:
+        self._runners.append(run_sync)
+
+    def unbind(self, run_sync) -> None:
+        self._runners.remove(run_sync)
+
+    async def run_sync(self, fn, *args) -> Any:
+        return await self._runners[-1](fn, *args)
+
+    def client(self, base_url: str, api_key: str) -> openai.AsyncOpenAI:
+        key = (base_url, api_key)
+        client = self._clients.get(key)
+        if client is None:
+            pool = httpx2.Limits(
+                max_connections=self.concurrency, max_keepalive_connections=self.concurrency
+            )
+            http = openai.DefaultAsyncHttpx2Client(limits=pool, http2=_h2_available())
+            client = openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, max_retries=0, http_client=http
+            )
+            self._clients[key] = client
+        return client
+
+    def pool(self, configuration, sink: CallSink) -> PermitPool:
+        pool = self._pools.get(configuration.pk)
+        if pool is None:
+            if self._blocks is None:
+                self._blocks = blocks_for(self.run_sync)
+            pool = PermitPool(configuration, self._blocks)
+            self._pools[configuration.pk] = pool
+        else:
+            pool.configuration = configuration  # limits edited since are honoured
+        return pool
+
+    async def maintain(self, *, final: bool = False) -> None:
+        for pool in list(self._pools.values()):
+            await pool.maintain(final=final)
+
+    async def attempt(self, step: Attempt, sink: CallSink) -> AttemptOutcome:
+        pool = self.pool(step.configuration, sink) if has_limits(step.configuration) else None
+        member, waited = None, 0.0
+        if pool is not None:
+            try:
+                member, waited = await pool.acquire()
+            except LLMError as exc:
+                return AttemptOutcome(limit_error=exc)
+        client = self.client(step.configuration.endpoint, step.api_key)
+        started = time.monotonic()
+        try:
+            # The messages travel in the body as they are (plain JSON already): passed as the
+            # typed argument the client would walk every message and part to transform it.
+            completion = await client.chat.completions.create(
+                model=step.configuration.model_id,
+                messages=[],
+                extra_body={**step.parameters, "messages": step.messages},
+                timeout=settings.LLM_TIMEOUT_SECONDS,
+            )
+        except (openai.OpenAIError, ValueError) as exc:
+            return AttemptOutcome(
+                error=exc,
+                latency_ms=(time.monotonic() - started) * 1000,
+                limit_wait_ms=int(waited * 1000),
+            )
+        finally:
+            if member is not None:
+                pool.release(member)
+        return AttemptOutcome(
+            completion=completion,
+            latency_ms=(time.monotonic() - started) * 1000,
+            limit_wait_ms=int(waited * 1000),
+        )
+
+    async def drive(self, steps, sink: CallSink) -> Any:
+        """Run a gateway call's steps (`llm.plan`) on this loop."""
+        reply: Any = None
+        while True:
+            try:
+                step = steps.send(reply)
+            except StopIteration as done:
+                return done.value
+            if isinstance(step, Attempt):
+                reply = await self.attempt(step, sink)
+            elif isinstance(step, Wait):
+                await asyncio.sleep(step.seconds)
+                reply = None
+            elif isinstance(step, CacheLookup):
+                reply = await sink.cache_lookup(step.key)
+            elif isinstance(step, CacheStore):
+                sink.cache_store(step)
+                reply = None
+            else:  # pragma: no cover - a programming error
+                raise TypeError(f"Unknown gateway step {step!r}")
+
+    async def close(self) -> None:
+        await self.maintain(final=True)
+        for client in self._clients.values():
+            await client.close()
+        self._clients.clear()
+
+
+def _h2_available() -> bool:
+    """HTTP/2 when the optional `h2` package is installed (endpoints that lack it fall back)."""
+    if os.environ.get("LLM_HTTP2", "").lower() in ("0", "false", "no"):
+        return False
+    try:
+        import h2  # noqa: F401
+    except ImportError:
+        return False
+    return True

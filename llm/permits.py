@@ -1,0 +1,256 @@
+"""Request limits for the batch engine: permits taken in blocks, not one round trip per call.
+
+A process driving hundreds of requests keeps, per configuration with limits, a `PermitPool`.
+When a request finds no idle permit the pool asks the shared backend for as many permits as
+there are waiters, in one round trip; permits are members of the same Redis sorted set (or
+`RequestLease` rows) that `llm.limits` uses per call, so the sync gateway, the engine and every
+process on every host count against one `max_concurrency`. Held permits are renewed in one
+round trip every third of their lifetime (a killed process's permits lapse after
+`limits.lease_seconds()`), and idle ones are handed back at every maintenance tick so other
+processes can take them. With `requests_per_minute`, each permit is good for one request start
+(the rate window counts starts); without it, a held permit is reused by the next request.
+"""
+
+import asyncio
+import logging
+import random
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from . import limits
+from .exceptions import LLMError
+from .models import ModelConfiguration, RequestLease
+
+logger = logging.getLogger(__name__)
+MAINTENANCE_SECONDS = 0.1
+POLL_SECONDS = 0.01
+
+_BLOCK_SCRIPT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local want = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local rpm = tonumber(ARGV[4])
+local ttl = tonumber(ARGV[5])
+local grant = want
+if limit > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  grant = math.min(grant, limit - redis.call('ZCARD', KEYS[1]))
+end
+if rpm > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60)
+  grant = math.min(grant, rpm - redis.call('ZCARD', KEYS[2]))
+end
+if grant <= 0 then
+  return 0
+end
+for i = 1, grant do
+  local member = ARGV[1] .. ':' .. i
+  if limit > 0 then redis.call('ZADD', KEYS[1], now + ttl, member) end
+  if rpm > 0 then redis.call('ZADD', KEYS[2], now, member) end
+end
+if limit > 0 then redis.call('EXPIRE', KEYS[1], math.ceil(ttl) + 60) end
+if rpm > 0 then redis.call('EXPIRE', KEYS[2], 120) end
+return grant
+"""
+
+_RENEW_SCRIPT = """
+local t = redis.call('TIME')
+local expiry = tonumber(t[1]) + tonumber(t[2]) / 1000000 + tonumber(ARGV[1])
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[i]) end
+return 1
+"""
+
+
+class RedisBlocks:
+    """Blocks of permits in Redis (redis.asyncio, on the engine's event loop)."""
+
+    def __init__(self, url: str) -> None:
+        import redis.asyncio
+
+        self.client = redis.asyncio.Redis.from_url(url)
+        self._take = self.client.register_script(_BLOCK_SCRIPT)
+        self._renew = self.client.register_script(_RENEW_SCRIPT)
+
+    async def take(self, configuration: ModelConfiguration, want: int) -> list[str]:
+        token = uuid.uuid4().hex
+        granted = int(
+            await self._take(
+                keys=limits.RedisLimits.keys(configuration.pk),
+                args=[
+                    token,
+                    want,
+                    configuration.max_concurrency or 0,
+                    configuration.requests_per_minute or 0,
+                    limits.lease_seconds(),
+                ],
+            )
+        )
+        return [f"{token}:{i}" for i in range(1, granted + 1)]
+
+    async def renew(self, configuration_id: int, members: list[str]) -> None:
+        if members:
+            key = limits.RedisLimits.keys(configuration_id)[0]
+            await self._renew(keys=[key], args=[limits.lease_seconds(), *members])
+
+    async def give_back(self, configuration_id: int, members: list[str]) -> None:
+        if members:
+            await self.client.zrem(limits.RedisLimits.keys(configuration_id)[0], *members)
+
+
+class DatabaseBlocks:
+    """Blocks of `RequestLease` rows (the embedded default), written through `run_sync`."""
+
+    def __init__(self, run_sync: Callable[..., Awaitable]) -> None:
+        self.run_sync = run_sync
+
+    async def take(self, configuration: ModelConfiguration, want: int) -> list[str]:
+        return await self.run_sync(self._take, configuration, want)
+
+    @staticmethod
+    def _take(configuration: ModelConfiguration, want: int) -> list[str]:
+        now = timezone.now()
+        with transaction.atomic():
+            ModelConfiguration.objects.select_for_update().filter(pk=configuration.pk).exists()
+            leases = RequestLease.objects.filter(configuration_id=configuration.pk)
+            grant = want
+            if configuration.max_concurrency:
+                held = leases.filter(released_at=None, expires_at__gt=now).count()
+                grant = min(grant, configuration.max_concurrency - held)
+            if configuration.requests_per_minute:
+                window = leases.filter(acquired_at__gt=now - timedelta(seconds=60)).count()
+                grant = min(grant, configuration.requests_per_minute - window)
+            if grant <= 0:
+                return []
+            expires = now + timedelta(seconds=limits.lease_seconds())
+            rows = [
+                RequestLease(
+                    configuration_id=configuration.pk,
+                    token=uuid.uuid4().hex,
+                    acquired_at=now,
+                    expires_at=expires,
+                )
+                for _ in range(grant)
+            ]
+            RequestLease.objects.bulk_create(rows)
+        return [row.token for row in rows]
+
+    async def renew(self, configuration_id: int, members: list[str]) -> None:
+        if members:
+            expires = timezone.now() + timedelta(seconds=limits.lease_seconds())
+            await self.run_sync(
+                lambda: RequestLease.objects.filter(token__in=members).update(expires_at=expires)
+            )
+
+    async def give_back(self, configuration_id: int, members: list[str]) -> None:
+        if members:
+            await self.run_sync(
+                lambda: RequestLease.objects.filter(token__in=members).update(
+                    released_at=timezone.now()
+                )
+            )
+
+
+class PermitPool:
+    """The permits this process holds for one configuration, shared by its event loop."""
+
+    def __init__(self, configuration: ModelConfiguration, blocks) -> None:
+        self.configuration = configuration
+        self.blocks = blocks
+        self.single_use = bool(configuration.requests_per_minute)
+        self.idle: list[str] = []
+        self.busy: set[str] = set()
+        self.spent: list[str] = []  # single-use permits to hand back
+        self.waiters: deque[asyncio.Future] = deque()
+        self._fetching = False
+        self._renewed = time.monotonic()
+
+    async def acquire(self) -> tuple[str, float]:
+        """A permit and the seconds waited for it; a retryable LLMError after the limit wait."""
+        started = time.monotonic()
+        if self.idle and not self.waiters:
+            member = self.idle.pop()
+            self.busy.add(member)
+            return member, 0.0
+        future = asyncio.get_running_loop().create_future()
+        self.waiters.append(future)
+        deadline = started + settings.LLM_LIMIT_MAX_WAIT_SECONDS
+        while not future.done():
+            if not self._fetching:
+                await self._fetch()
+            if future.done():
+                break
+            if time.monotonic() > deadline:
+                self.waiters.remove(future)
+                raise LLMError(
+                    f"Waited {time.monotonic() - started:.0f} s for a request slot on "
+                    f"{self.configuration.name!r} (limits: "
+                    f"{self.configuration.max_concurrency or 'no'} at once, "
+                    f"{self.configuration.requests_per_minute or 'no'} per minute).",
+                    retryable=True,
+                )
+            # Someone else is fetching, or nothing was free: wait for a release or poll again.
+            with _suppress_timeout():
+                await asyncio.wait_for(asyncio.shield(future), POLL_SECONDS * random.uniform(1, 2))  # noqa: S311
+        member = future.result()
+        self.busy.add(member)
+        return member, time.monotonic() - started
+
+    async def _fetch(self) -> None:
+        self._fetching = True
+        try:
+            want = sum(1 for w in self.waiters if not w.done())
+            if want:
+                for member in await self.blocks.take(self.configuration, want):
+                    self._hand_out(member) or self.idle.append(member)
+        finally:
+            self._fetching = False
+
+    def _hand_out(self, member: str) -> bool:
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(member)
+                return True
+        return False
+
+    def release(self, member: str) -> None:
+        self.busy.discard(member)
+        if self.single_use:
+            self.spent.append(member)
+        elif not self._hand_out(member):
+            self.idle.append(member)
+
+    async def maintain(self, *, final: bool = False) -> None:
+        """Hand back idle and spent permits; renew held ones once a third of their life passed."""
+        back, self.spent = self.spent, []
+        if not self.waiters or final:
+            back += self.idle
+            self.idle = []
+        await self.blocks.give_back(self.configuration.pk, back)
+        if time.monotonic() - self._renewed > limits.lease_seconds() / 3:
+            self._renewed = time.monotonic()
+            await self.blocks.renew(self.configuration.pk, [*self.busy, *self.idle])
+
+
+class _suppress_timeout:  # noqa: N801 - used as a statement
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *_):
+        return kind is not None and issubclass(kind, asyncio.TimeoutError)
+
+
+def blocks_for(run_sync: Callable[..., Awaitable]):
+    """The backend the per-call limits use, in its block form."""
+    chosen = limits.backend()
+    if isinstance(chosen, limits.RedisLimits):
+        return RedisBlocks(chosen.url)
+    return DatabaseBlocks(run_sync)

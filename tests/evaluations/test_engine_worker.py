@@ -1,0 +1,149 @@
+"""The batch engine in real Celery workers: hundreds in flight, a kill mid-batch, shared limits."""
+
+import pytest
+from django.db.models import Count, Q
+
+from evaluations.models import Conversation, ConversationStatus, EvaluationRun, RunStatus
+from evaluations.services import runs
+from llm.models import CallOutcome, LLMCall
+from tests.evaluations.conftest import FakeModels
+from tests.evaluations.factories import EvaluationRunFactory, ScenarioFactory
+from tests.evaluations.test_run_worker import _taxonomy, run_status, wait_for  # noqa: F401
+
+pytestmark = pytest.mark.worker
+FAST_RECOVERY = {
+    "RUN_CLAIM_LEASE_SECONDS": "2",
+    "RUN_REAPER_INTERVAL_SECONDS": "1",
+    "RUN_REDISPATCH_AFTER_SECONDS": "4",
+    "RUN_TASK_RETRY_BACKOFF_SECONDS": "0.5",
+}
+
+
+def _running_run(fake: FakeModels, *, conversations: int, turns: int, judgments: int, **scenario):
+    run = EvaluationRunFactory(
+        simulator=fake.simulator,
+        judge=fake.judge,
+        targets=[fake.target],
+        typo_rate=0.0,
+        turns=turns,
+        judgments_per_conversation=judgments,
+        status=RunStatus.RUNNING,
+        conversations_total=conversations,
+    )
+    shared = ScenarioFactory(**scenario)
+    Conversation.objects.bulk_create(
+        Conversation(run=run, scenario=shared, target=fake.target, replicate=replicate)
+        for replicate in range(conversations)
+    )
+    return run
+
+
+def _wait_for_completion(run: EvaluationRun, *workers, timeout: float) -> None:
+    try:
+        wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=timeout, what="the run")
+    except AssertionError as error:
+        logs = "\n".join(worker.log()[-3000:] for worker in workers)
+        raise AssertionError(f"{error}\n{logs}") from None
+
+
+def _assert_exact(run: EvaluationRun, *, conversations: int, turns: int, judgments: int) -> None:
+    rows = Conversation.objects.filter(run=run).annotate(
+        n_turns=Count("turns", distinct=True), n_judgments=Count("judgments", distinct=True)
+    )
+    assert rows.count() == conversations
+    assert {(c.status, c.n_turns, c.n_judgments) for c in rows} == {
+        (ConversationStatus.COMPLETED, turns, judgments)
+    }
+    run.refresh_from_db()
+    assert (run.conversations_completed, run.conversations_failed) == (conversations, 0)
+
+
+@pytest.mark.slow
+def test_five_hundred_conversations_with_256_in_flight_through_one_worker(
+    celery_worker_factory, fake_openai, settings
+):
+    fake = FakeModels(fake_openai)
+    fake_openai.latency = 3.0  # long enough that a loaded 2-core machine keeps 256 waiting
+    settings.ENGINE_BATCH_SIZE = 512  # one batch: 256 in flight, the next starts as one ends
+    run = _running_run(fake, conversations=512, turns=2, judgments=1, anchors=[])
+    worker = celery_worker_factory(concurrency=1, extra_env={"ENGINE_CONCURRENCY": "256"})
+    runs.run_dispatch(run_id=run.pk)
+    _wait_for_completion(run, worker, timeout=150)
+
+    _assert_exact(run, conversations=512, turns=2, judgments=1)
+    calls = LLMCall.objects.filter(run_id=run.pk)
+    outcomes = dict(calls.values_list("outcome").annotate(n=Count("pk")))
+    # Two exchanges and one judgment each, each made once; every attempt the server answered
+    # is logged (attempts that never reached it, and cache hits, are logged as such).
+    assert outcomes.get(CallOutcome.SUCCESS) == 512 * 5, outcomes
+    unanswered = [CallOutcome.CACHED, CallOutcome.CONNECTION_ERROR, CallOutcome.TIMEOUT]
+    assert calls.exclude(outcome__in=unanswered).count() == fake_openai.request_count, outcomes
+    # One process held (nearly) its whole concurrency in flight, never more.
+    assert 224 <= fake_openai.max_in_flight <= 256
+
+
+@pytest.mark.faults
+def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_no_completed_call(
+    celery_worker_factory, fake_openai, settings
+):
+    fake = FakeModels(fake_openai)
+    fake_openai.latency = 0.05
+    settings.ENGINE_BATCH_SIZE = 24
+    run = _running_run(fake, conversations=48, turns=4, judgments=3)
+    doomed = celery_worker_factory(concurrency=1, extra_env=FAST_RECOVERY)
+    runs.run_dispatch(run_id=run.pk)
+    wait_for(
+        lambda: LLMCall.objects.filter(run_id=run.pk).count() >= 150,
+        timeout=90,
+        what="calls in progress",
+    )
+    doomed.kill()
+    assert Conversation.objects.filter(run=run, status=ConversationStatus.RUNNING).exists()
+    celery_worker_factory(concurrency=1, beat=True, extra_env=FAST_RECOVERY)
+    wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=150, what="the run")
+
+    _assert_exact(run, conversations=48, turns=4, judgments=3)
+    # A call whose result was stored is never made again: its row and its result are written
+    # in one transaction, and what was only logged comes back as a cache hit. So each
+    # conversation has exactly one successful HTTP call per turn, judgment and anchor check.
+    success = Q(outcome=CallOutcome.SUCCESS)
+    per_item = (
+        LLMCall.objects.filter(run_id=run.pk)
+        .values("work_item")
+        .annotate(
+            simulator=Count("pk", filter=success & Q(purpose="evaluations.simulate_user")),
+            target=Count("pk", filter=success & Q(purpose="evaluations.target_reply")),
+            judge=Count("pk", filter=success & Q(purpose="evaluations.judge_verdict")),
+            anchors=Count("pk", filter=success & Q(purpose="evaluations.anchor_check")),
+        )
+    )
+    assert len(per_item) == 48
+    assert {(r["simulator"], r["target"], r["judge"], r["anchors"]) for r in per_item} == {
+        (4, 4, 3, 1)
+    }
+    run.refresh_from_db()
+    assert run.conversations_completed == 48
+
+
+def test_limits_hold_across_two_worker_processes(celery_worker_factory, fake_openai, settings):
+    fake = FakeModels(fake_openai)
+    fake_openai.latency = 0.05
+    for configuration in (fake.simulator, fake.target, fake.judge):
+        configuration.max_concurrency = 3
+        configuration.save()
+    settings.ENGINE_BATCH_SIZE = 10
+    run = _running_run(fake, conversations=40, turns=2, judgments=1, anchors=[])
+    first = celery_worker_factory(concurrency=1)
+    second = celery_worker_factory(concurrency=1)
+    runs.run_dispatch(run_id=run.pk)
+    _wait_for_completion(run, first, second, timeout=150)
+
+    _assert_exact(run, conversations=40, turns=2, judgments=1)
+    # Both processes drove conversations, each wanting ten calls in flight, yet no model ever
+    # had more than its three at once.
+    workers = set(Conversation.objects.filter(run=run).values_list("claimed_by", flat=True))
+    assert len({name.split("@")[0] for name in workers}) == 2, (first.log(), second.log())
+    peaks = fake_openai.max_in_flight_by_model
+    assert max(peaks.values()) == 3, peaks
+    assert set(peaks) == {"sim", "target", "judge"}
+    assert all(peak <= 3 for peak in peaks.values()), peaks
