@@ -22,7 +22,7 @@ from evaluations.models import (
 )
 from evaluations.services.rubric_imports import rubric_items_import
 from evaluations.services.scenarios import scenario_update
-from llm.models import CallOutcome, LLMCall, LLMResponseCache, ModelRole
+from llm.models import CallOutcome, LLMCall, LLMResponseCache, ModelRole, PromptText
 from metrics_registry.models import Release
 from results.services import summaries_refresh
 from tests.evaluations.factories import ScenarioFactory
@@ -164,6 +164,18 @@ def plant_calls(targets) -> None:
         group_id=uuid.uuid4(),
         outcome=CallOutcome.HTTP_ERROR,
         error_message=CORPUS,
+    )
+    # A prompt stored once and referenced, as the engine writes it.
+    messages = [{"role": "user", "content": CORPUS}]
+    LLMCall.objects.create(
+        configuration=targets[0],
+        role=ModelRole.TARGET,
+        purpose="evaluations.turn",
+        fingerprint="2" * 64,
+        prompt=PromptText.objects.create(sha256="3" * 64, messages=messages),
+        response_text=CORPUS,
+        group_id=uuid.uuid4(),
+        outcome=CallOutcome.SUCCESS,
     )
     LLMResponseCache.objects.create(
         key="1" * 64, configuration=targets[0], response_text=CORPUS, parsed_json=[CORPUS]
