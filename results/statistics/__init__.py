@@ -39,6 +39,7 @@ from .bootstrap import (
     bootstrap_distribution,
     cluster_hits,
     cluster_sum_distribution,
+    clustered_mean_intervals,
     pass_rate_ci,
     percentile_interval,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "category_counts",
     "cluster_hits",
     "cluster_sum_distribution",
+    "clustered_mean_intervals",
     "cohen_estimate",
     "cohen_kappa",
     "design_effect",

@@ -122,30 +122,11 @@ def _bootstrap_clustered(
     rng: np.random.Generator,
 ) -> NDArray[np.float64]:
     g = n_clusters
-    out = np.empty(n_resamples)
     if statistic == "mean":
-        # The resampled mean depends on the drawn clusters only through their (sum, size), so
-        # clusters sharing both are interchangeable: 8,090 clusters of six binary outcomes
-        # collapse to 7 kinds and each resample is one 7-category multinomial draw.
         sizes = np.bincount(cluster, minlength=g).astype(np.float64)
         sums = np.bincount(cluster, weights=x, minlength=g)
-        kinds, kind_of, freq = np.unique(
-            np.column_stack([sums, sizes]), axis=0, return_inverse=True, return_counts=True
-        )
-        by_counts = kinds.shape[0] * 4 <= g
-        if by_counts:
-            sums, sizes = kinds[:, 0], kinds[:, 1]
-        width = kinds.shape[0] if by_counts else g
-        step = _rows_per_chunk(width)
-        for start in range(0, n_resamples, step):
-            rows = min(step, n_resamples - start)
-            if by_counts:
-                hits = _resample_counts(rng, g, freq, rows)
-                out[start : start + rows] = (hits @ sums) / (hits @ sizes)
-            else:
-                idx = rng.integers(0, g, size=(rows, g))
-                out[start : start + rows] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
-        return out
+        return _clustered_mean_distribution(sums, sizes, n_resamples, rng)
+    out = np.empty(n_resamples)
 
     # Median: the resample is the multiset union of the drawn clusters. Describe every cluster
     # by its histogram over the distinct values; the resample's histogram is then
@@ -175,6 +156,68 @@ def _bootstrap_clustered(
         hits = cluster_hits(rng, g, rows)
         out[start : start + rows] = _median_from_histogram(hits[:, sorted_cluster], sorted_x)
     return out
+
+
+def _clustered_mean_distribution(
+    sums: NDArray[np.float64],
+    sizes: NDArray[np.float64],
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> NDArray[np.float64]:
+    """Resampled means of the cluster bootstrap, from each cluster's (sum, size)."""
+    g = sums.size
+    out = np.empty(n_resamples)
+    # The resampled mean depends on the drawn clusters only through their (sum, size), so
+    # clusters sharing both are interchangeable: 8,090 clusters of six binary outcomes
+    # collapse to 7 kinds and each resample is one 7-category multinomial draw.
+    kinds, freq = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
+    by_counts = kinds.shape[0] * 4 <= g
+    if by_counts:
+        sums, sizes = kinds[:, 0], kinds[:, 1]
+    width = kinds.shape[0] if by_counts else g
+    step = _rows_per_chunk(width)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        if by_counts:
+            hits = _resample_counts(rng, g, freq, rows)
+            out[start : start + rows] = (hits @ sums) / (hits @ sizes)
+        else:
+            idx = rng.integers(0, g, size=(rows, g))
+            out[start : start + rows] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+    return out
+
+
+def clustered_mean_intervals(
+    signatures: list[tuple[tuple[int, int, int], ...]],
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`bootstrap_ci` of the mean, clustered, for many data sets given by their clusters.
+
+    Each signature lists its clusters as ``(sum, size, count)`` kinds, in the order the
+    clusters are labelled (``count`` clusters of that sum and size). Each data set draws from
+    its own generator seeded with ``seed``, so every interval is exactly the one
+    :func:`bootstrap_ci` gives on the expanded values; the percentiles of all data sets are
+    taken in one call. Fewer than two clusters: ``nan``.
+    """
+    tail = (1.0 - confidence) / 2.0
+    dist = np.full((len(signatures), n_resamples), np.nan)
+    for row, signature in enumerate(signatures):
+        kinds = np.array(signature, dtype=np.int64).reshape(-1, 3)
+        counts = kinds[:, 2]
+        if counts.sum() < 2:
+            continue
+        sums = np.repeat(kinds[:, 0], counts).astype(np.float64)
+        sizes = np.repeat(kinds[:, 1], counts).astype(np.float64)
+        rng = np.random.default_rng(seed)
+        dist[row] = _clustered_mean_distribution(sums, sizes, n_resamples, rng)
+    defined = ~np.isnan(dist[:, 0])
+    low = np.full(len(signatures), np.nan)
+    high = np.full(len(signatures), np.nan)
+    if defined.any():
+        low[defined], high[defined] = np.quantile(dist[defined], [tail, 1.0 - tail], axis=1)
+    return low, high
 
 
 def cluster_hits(rng: np.random.Generator, g: int, rows: int) -> NDArray[np.float64]:
