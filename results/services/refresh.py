@@ -99,20 +99,18 @@ class _Clock:
 
 
 def _insert_summaries(rows: list[tuple]) -> None:
-    """Insert the summary rows: COPY on PostgreSQL (tens of thousands of rows in one statement
-    without building model instances), ``bulk_create`` elsewhere."""
-    if connection.vendor != "postgresql":
-        PassRateSummary.objects.bulk_create(
-            [PassRateSummary(**dict(zip(SUMMARY_COLUMNS, row, strict=True))) for row in rows],
-            batch_size=2_000,
-        )
-        return
+    """Insert the summary rows in one statement, without building model instances: COPY on
+    PostgreSQL, one ``executemany`` INSERT elsewhere."""
     table = PassRateSummary._meta.db_table
+    columns = ", ".join(SUMMARY_COLUMNS)
     failures = SUMMARY_COLUMNS.index("failures")
-    sql = f"COPY {table} ({', '.join(SUMMARY_COLUMNS)}) FROM STDIN"
-    # The COPY protocol is psycopg's own; Django's cursor wrapper has no call for it.
-    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
-        for row in rows:
-            row = list(row)
-            row[failures] = json.dumps(row[failures])
-            copy.write_row(row)
+    values = [(*row[:failures], json.dumps(row[failures]), *row[failures + 1 :]) for row in rows]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # The COPY protocol is psycopg's own; Django's cursor wrapper has no call for it.
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in values:
+                    copy.write_row(row)
+        else:
+            marks = ", ".join(["%s"] * len(SUMMARY_COLUMNS))
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)  # noqa: S608

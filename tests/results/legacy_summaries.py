@@ -20,7 +20,6 @@ from evaluations.models import EvaluationRun
 from results import statistics
 from results.estimates import Estimate
 from results.models import AgeScope, PassRateSummary, SummaryLevel
-
 from results.services.cells import AGES, RunCells, judged_conversations
 
 DEFAULT_RESAMPLES = 10_000

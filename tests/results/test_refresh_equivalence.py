@@ -1,0 +1,159 @@
+"""The vectorised summary refresh gives exactly the figures of the row-by-row implementation it
+replaced (tests/results/legacy_summaries.py), on a pipeline-produced run and on the synthetic
+dataset; its query count does not grow with the number of metrics or models."""
+
+import io
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from statsmodels.stats.proportion import proportion_confint
+
+from evaluations.models import Conversation, ConversationStatus, EvaluationRun
+from results import statistics
+from results.models import PassRateSummary, SummaryLevel
+from results.services import summaries_refresh
+from results.services.cells import run_cells
+from results.services.summaries import metric_design_effects
+from tests.evaluations.test_run_evaluation_command import offline_models  # noqa: F401
+from tests.evaluations.test_runs import offline_release  # noqa: F401
+from tests.results import legacy_summaries
+
+pytestmark = pytest.mark.django_db
+
+RESAMPLES = 500
+KEY = (
+    "level",
+    "target_id",
+    "polarity",
+    "area_id",
+    "subarea_id",
+    "metric_version_id",
+    "age_context",
+)
+
+
+def by_key(rows):
+    return {tuple(getattr(r, f) for f in KEY): r for r in rows}
+
+
+def assert_same_summaries(run: EvaluationRun) -> None:
+    legacy = by_key(
+        legacy_summaries.summary_rows(run, run_cells(run), n_resamples=RESAMPLES, seed=0)
+    )
+    summaries_refresh(run=run, n_resamples=RESAMPLES)
+    new = by_key(PassRateSummary.objects.filter(run=run))
+    assert new.keys() == legacy.keys()
+    assert {k[0] for k in new} == set(SummaryLevel.values)
+    for key, row in new.items():
+        old = legacy[key]
+        # Estimates equal field by field: same counts, same floats (no tolerance).
+        assert row.estimate == old.estimate, key
+        assert (row.n_failed, row.failures, row.method) == (old.n_failed, old.failures, old.method)
+
+
+def test_pipeline_run_summaries_match_the_row_by_row_refresh(offline_release, offline_models):  # noqa: F811
+    call_command(
+        "run_evaluation",
+        "--release=1.0.0",
+        "--targets=Careful,Terse",
+        "--turns=2",
+        "--judgments=3",
+        "--yes",
+        "--inline",
+        stdout=io.StringIO(),
+    )
+    run = EvaluationRun.objects.get()
+    assert run.conversations.filter(verdict_passed__isnull=False).count() == 24
+    # Two conversations without a verdict, so the failure columns are compared too.
+    failed = list(run.conversations.values_list("pk", flat=True)[:2])
+    Conversation.objects.filter(pk__in=failed).update(
+        status=ConversationStatus.FAILED, verdict_passed=None, error="request timed out"
+    )
+    assert_same_summaries(run)
+    assert PassRateSummary.objects.filter(run=run, n_failed__gt=0).exists()
+
+
+@pytest.fixture
+def synthetic_run():
+    call_command(
+        "generate_synthetic_dataset",
+        metrics=40,
+        models=3,
+        no_refresh=True,
+        release_version="0.0.8",
+        stdout=io.StringIO(),
+    )
+    return EvaluationRun.objects.get(release__version="0.0.8")
+
+
+def test_synthetic_summaries_match_the_row_by_row_refresh(synthetic_run):
+    run = synthetic_run
+    conversations = list(run.conversations.order_by("pk").values_list("pk", flat=True))
+    Conversation.objects.filter(pk__in=conversations[::37]).update(
+        status=ConversationStatus.FAILED, verdict_passed=None, error="server error"
+    )
+    assert_same_summaries(run)
+
+
+def test_metric_intervals_are_wilson_on_effective_n(synthetic_run):
+    """Checked against statsmodels' Wilson interval on n / deff and passed / deff."""
+    run = synthetic_run
+    summaries_refresh(run=run, n_resamples=RESAMPLES)
+    deff = metric_design_effects(run_cells(run))
+    rows = list(PassRateSummary.objects.filter(run=run, level=SummaryLevel.METRIC))
+    assert len(rows) == 40 * 3 * 3
+    for row in rows:
+        d = deff[row.age_context]
+        low, high = proportion_confint(
+            row.n_passed / d, row.n_conversations / d, alpha=0.05, method="wilson"
+        )
+        assert row.ci_low == pytest.approx(low, abs=1e-12)
+        assert row.ci_high == pytest.approx(high, abs=1e-12)
+
+
+def test_intervals_of_many_compositions_equal_bootstrap_ci_on_the_expanded_values():
+    rng = np.random.default_rng(4)
+    signatures = []
+    for clusters in (1, 2, 3, 7, 40, 300):
+        sizes = rng.integers(1, 4, size=clusters)
+        passed = rng.binomial(sizes, 0.6)
+        signatures.append(legacy_summaries.signature_counter(zip(passed, sizes, strict=True)))
+    low, high = statistics.clustered_mean_intervals(signatures, n_resamples=2_000, seed=3)
+    assert np.isnan([low[0], high[0]]).all()  # one cluster: no interval
+    for signature, lo, hi in zip(signatures[1:], low[1:], high[1:], strict=True):
+        values, labels = [], []
+        label = 0
+        for y, n, count in signature:
+            for _ in range(count):
+                values += [1.0] * y + [0.0] * (n - y)
+                labels += [label] * n
+                label += 1
+        assert (lo, hi) == statistics.bootstrap_ci(values, labels, n_resamples=2_000, seed=3)
+
+
+def count_refresh_queries(metrics: int, models: int, version: str) -> int:
+    call_command(
+        "generate_synthetic_dataset",
+        metrics=metrics,
+        models=models,
+        no_refresh=True,
+        release_version=version,
+        stdout=io.StringIO(),
+    )
+    run = EvaluationRun.objects.get(release__version=version)
+    with CaptureQueriesContext(connection) as queries:
+        summaries_refresh(run=run, n_resamples=50)
+    assert run.pass_rate_summaries.filter(level=SummaryLevel.METRIC).count() == metrics * models * 3
+    return len(queries)
+
+
+def test_refresh_query_count_does_not_grow_with_metrics_or_models(django_assert_max_num_queries):
+    small = count_refresh_queries(6, 2, "0.0.5")
+    large = count_refresh_queries(30, 4, "0.0.6")
+    assert large == small
+    run = EvaluationRun.objects.get(release__version="0.0.6")
+    with django_assert_max_num_queries(small):
+        summaries_refresh(run=run, n_resamples=50)
