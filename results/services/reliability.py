@@ -40,35 +40,53 @@ def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
     return codes.ravel()
 
 
-def _repeatability_figures(
-    present: np.ndarray, raters: int, clusters: np.ndarray, n_resamples: int, seed: int
-) -> dict[str, Any]:
-    """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, as estimates.
-
-    Both are functions of per-item sums, so one cluster resampling serves the two.
-    """
+def _repeatability_point(
+    present: np.ndarray, raters: int, clusters: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-item columns [unanimous, Fleiss' item sums...], their per-cluster sums, and g."""
     counts = np.column_stack([present, raters - present])
     codes = np.unique(clusters, return_inverse=True)[1].ravel()
     g = int(codes.max()) + 1
-    n = int(present.size)
     per_item = np.column_stack(
         [(present == 0) | (present == raters), fleiss_item_sums(counts)]
     ).astype(np.float64)
+    sums = np.zeros((g, per_item.shape[1]))
+    np.add.at(sums, codes, per_item)
+    return per_item, sums, g
+
+
+def _repeatability_stat(resampled: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.column_stack(
+            [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
+        )
+
+
+def _repeatability_figures(
+    present: np.ndarray,
+    raters: int,
+    clusters: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    interval: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, as estimates.
+
+    Both are functions of per-item sums, so one cluster resampling serves the two. `interval`:
+    their (low, high) already drawn (for many metrics at once, see `judge_repeatability`).
+    """
+    per_item, sums, g = _repeatability_point(present, raters, clusters)
+    n = int(present.size)
     point = per_item.sum(axis=0)[None, :]
     unanimity = float(point[0, 0] / point[0, 2])
     kappa = _num(float(fleiss_from_sums(point[:, 1:])[0]))
     low = high = np.array([np.nan, np.nan])
-    if g >= 2:
-        sums = np.zeros((g, per_item.shape[1]))
-        np.add.at(sums, codes, per_item)
-
-        def stat(resampled: np.ndarray) -> np.ndarray:
-            with np.errstate(all="ignore"):
-                return np.column_stack(
-                    [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
-                )
-
-        dist = cluster_sum_distribution(sums, stat, n_resamples=n_resamples, seed=seed)
+    if interval is not None:
+        low, high = interval
+    elif g >= 2:
+        dist = cluster_sum_distribution(
+            sums, _repeatability_stat, n_resamples=n_resamples, seed=seed
+        )
         low, high = percentile_interval(dist)
     common = {"method": CLUSTERED, "n": n, "n_clusters": g}
     kappa_estimate = (
@@ -127,10 +145,30 @@ def judge_repeatability(
             "pk", "metric__key"
         )
     )
-    for idx in np.split(order, bounds):
+    groups = np.split(order, bounds)
+    # Every metric's interval exactly as on its own, the resampling shared by metrics with the
+    # same number of base scenarios and the percentiles taken in one call.
+    sums = [_repeatability_point(present[idx], raters, base[idx])[1] for idx in groups]
+    resampled = [i for i, s in enumerate(sums) if s.shape[0] >= 2]
+    dists = statistics.cluster_sum_distributions(
+        [sums[i] for i in resampled],
+        _repeatability_stat,
+        n_resamples=per_metric_resamples,
+        seed=seed,
+    )
+    intervals: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if dists:
+        low, high = percentile_interval(np.stack(dists, axis=1))
+        intervals = {i: (low[j], high[j]) for j, i in enumerate(resampled)}
+    for i, idx in enumerate(groups):
         mv = int(version[idx[0]])
         figures = _repeatability_figures(
-            present[idx], raters, base[idx], per_metric_resamples, seed
+            present[idx],
+            raters,
+            base[idx],
+            per_metric_resamples,
+            seed,
+            interval=intervals.get(i, (np.array([np.nan, np.nan]),) * 2),
         )
         per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
     # Least repeatable first: that is where a rubric needs attention.

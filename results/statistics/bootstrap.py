@@ -398,18 +398,61 @@ def cluster_sum_distribution(
     return np.concatenate(parts, axis=0)
 
 
+def cluster_sum_distributions(
+    sums_list: list[NDArray[np.float64]],
+    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> list[NDArray[np.float64]]:
+    """:func:`cluster_sum_distribution` of many data sets, each exactly as on its own.
+
+    A data set's resampling depends only on its number of clusters and the seed, so the hit
+    matrices are drawn once per number of clusters and shared. ``statistic`` must treat each
+    row on its own (it is called once, on every data set's resampled sums stacked).
+    """
+    hits_by_g: dict[int, list[NDArray[np.float64]]] = {}
+    resampled = []
+    for sums in sums_list:
+        sums = np.asarray(sums, dtype=np.float64)
+        g = sums.shape[0]
+        if g < 2:
+            raise ValueError(f"cluster bootstrap needs at least two clusters; got {g}")
+        if g not in hits_by_g:
+            rng = np.random.default_rng(seed)
+            step = _rows_per_chunk(g)
+            hits_by_g[g] = [
+                cluster_hits(rng, g, min(step, n_resamples - start))
+                for start in range(0, n_resamples, step)
+            ]
+        flat = sums.reshape(g, -1)
+        parts = [(hits @ flat).reshape((hits.shape[0], *sums.shape[1:])) for hits in hits_by_g[g]]
+        resampled.append(np.concatenate(parts, axis=0))
+    if not resampled:
+        return []
+    values = np.asarray(statistic(np.concatenate(resampled, axis=0)), dtype=np.float64)
+    return np.split(values, len(resampled), axis=0)
+
+
 def percentile_interval(
     distribution: NDArray[np.float64], confidence: float = 0.95
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Percentile interval along axis 0, ignoring undefined (NaN) resamples."""
     tail = (1.0 - confidence) / 2.0
-    with np.errstate(all="ignore"):
-        finite = np.isfinite(distribution).any(axis=0)
-        safe = np.where(np.isfinite(distribution), distribution, np.nan)
-        if not np.all(finite):
-            # nanquantile warns on all-NaN columns; fill those with a dummy and mask afterwards.
-            safe = np.where(finite, safe, 0.0)
-        low, high = np.nanquantile(safe, [tail, 1.0 - tail], axis=0)
-    low = np.where(finite, low, np.nan)
-    high = np.where(finite, high, np.nan)
+    dist = np.asarray(distribution, dtype=np.float64)
+    if dist.ndim == 1:
+        low, high = percentile_interval(dist[:, None], confidence)
+        return low[0], high[0]
+    finite = np.isfinite(dist)
+    whole = finite.all(axis=0)
+    low = np.full(dist.shape[1:], np.nan)
+    high = np.full(dist.shape[1:], np.nan)
+    # Columns without an undefined resample in one call (the same figures as nanquantile's
+    # column-by-column loop); the others one by one.
+    if whole.any():
+        low[whole], high[whole] = np.quantile(dist[:, whole], [tail, 1.0 - tail], axis=0)
+    some = finite.any(axis=0) & ~whole
+    if some.any():
+        safe = np.where(finite[:, some], dist[:, some], np.nan)
+        low[some], high[some] = np.nanquantile(safe, [tail, 1.0 - tail], axis=0)
     return low, high

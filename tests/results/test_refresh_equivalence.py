@@ -157,3 +157,54 @@ def test_refresh_query_count_does_not_grow_with_metrics_or_models(django_assert_
     run = EvaluationRun.objects.get(release__version="0.0.6")
     with django_assert_max_num_queries(small):
         summaries_refresh(run=run, n_resamples=50)
+
+
+def legacy_percentile_interval(distribution, confidence=0.95):
+    """The nanquantile-only version it replaced."""
+    tail = (1.0 - confidence) / 2.0
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(distribution).any(axis=0)
+        safe = np.where(np.isfinite(distribution), distribution, np.nan)
+        if not np.all(finite):
+            safe = np.where(finite, safe, 0.0)
+        low, high = np.nanquantile(safe, [tail, 1.0 - tail], axis=0)
+    return np.where(finite, low, np.nan), np.where(finite, high, np.nan)
+
+
+def test_percentile_interval_matches_nanquantile_with_undefined_resamples():
+    rng = np.random.default_rng(1)
+    dist = rng.normal(size=(999, 5, 3))
+    dist[rng.random(dist.shape) < 0.01] = np.nan
+    dist[:, 1, :] = rng.normal(size=(999, 3))  # no undefined resample
+    dist[3, 2, 0] = np.inf
+    dist[:, 4, 2] = np.nan  # never defined
+    low, high = statistics.percentile_interval(dist)
+    old_low, old_high = legacy_percentile_interval(dist)
+    np.testing.assert_array_equal(low, old_low)
+    np.testing.assert_array_equal(high, old_high)
+    one = statistics.percentile_interval(dist[:, 1, 1])
+    assert one == (low[1, 1], high[1, 1])
+
+
+def test_per_metric_repeatability_equals_each_metric_on_its_own(synthetic_run):
+    from evaluations.models import Judgment
+    from results.services.reliability import _repeatability_figures, judge_repeatability
+
+    run = synthetic_run
+    figures = judge_repeatability(run, n_resamples=300, per_metric_resamples=400)
+    assert len(figures["per_metric"]) == 40
+    rows = Judgment.objects.filter(conversation__run=run).values_list(
+        "conversation_id",
+        "conversation__scenario__metric_version_id",
+        "conversation__scenario__base_index",
+        "present",
+    )
+    by_conversation: dict[int, list] = {}
+    for conversation, version, base, present in rows:
+        by_conversation.setdefault(conversation, [version, base, 0])[2] += bool(present)
+    for metric in figures["per_metric"]:
+        items = [v for v in by_conversation.values() if v[0] == metric["metric_version"]]
+        alone = _repeatability_figures(
+            np.array([v[2] for v in items]), 3, np.array([v[1] for v in items]), 400, 0
+        )
+        assert {k: metric[k] for k in alone} == alone
