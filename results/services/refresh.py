@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import time
 
 from django.db import connection, transaction
@@ -105,27 +104,29 @@ def _insert_summaries(rows: list[tuple]) -> None:
     table = PassRateSummary._meta.db_table
     columns = ", ".join(SUMMARY_COLUMNS)
     failures = SUMMARY_COLUMNS.index("failures")
-    values = [(*row[:failures], json.dumps(row[failures]), *row[failures + 1 :]) for row in rows]
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # The COPY protocol is psycopg's own; Django's cursor wrapper has no call for it.
             with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                copy.write("".join("\t".join(map(_copy_text, row)) + "\n" for row in values))
+                copy.write("".join(map(_copy_line, rows)))
         else:
             marks = ", ".join(["%s"] * len(SUMMARY_COLUMNS))
+            values = [(*r[:failures], json.dumps(r[failures]), *r[failures + 1 :]) for r in rows]
             cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)  # noqa: S608
 
 
-def _copy_text(value: object) -> str:
-    """One field in COPY's text format. ``repr`` of a float is the shortest string that reads
-    back as the same double, so rates and bounds are stored exactly."""
-    if value is None:
-        return "\\N"
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else "NaN"
-    if isinstance(value, str):
-        return value.translate(_COPY_ESCAPES)
-    return str(value)
+def _copy_line(row: tuple) -> str:
+    """One summary row in COPY's text format. ``repr`` of a float is the shortest string that
+    reads back as the same double, so rates and bounds are stored exactly."""
+    *head, failures = row
+    fields = ["\\N" if v is None else repr(v) if type(v) is float else str(v) for v in head]
+    if failures:
+        fields.append(json.dumps(failures).translate(_COPY_ESCAPES))
+    else:
+        fields.append("{}")
+    return "\t".join(fields) + "\n"
 
 
+# The text fields are level, polarity, age and method names; only the failure reasons (JSON)
+# can hold characters COPY reads specially.
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})

@@ -85,37 +85,38 @@ def failed_as_fail(
 
     Same cluster bootstrap over base scenarios as the published rate, on the cells (no query).
     """
-    clusters: dict[tuple[int, str], dict[tuple[int, int], list[int]]] = {}
+    code = {v: POLARITIES.index(p) for v, p in cells.polarity.items()}
+    failed = np.array(
+        [(t, v, b, code[v], c) for t, v, b, _age, _reason, c in cells.failed if v in code],
+        np.int64,
+    ).reshape(-1, 5)
+    pol = np.array([code[v] for v in cells.version.tolist()], np.int64).reshape(-1)
+    target = np.concatenate([cells.target, failed[:, 0]])
+    polarity = np.concatenate([pol, failed[:, 3]])
+    version = np.concatenate([cells.version, failed[:, 1]])
+    base = np.concatenate([cells.base, failed[:, 2]])
+    passed = np.concatenate([cells.passed, np.zeros(len(failed))])
+    n = np.concatenate([cells.n, failed[:, 4].astype(np.float64)])
+    if target.size == 0:
+        return []
+    # Clusters (target, polarity, version, base) with failures counted as fails.
+    first, inverse = _distinct_rows(target, polarity, version, base)
+    c_y = np.bincount(inverse, weights=passed).astype(np.int64)
+    c_n = np.bincount(inverse, weights=n).astype(np.int64)
+    c_target, c_pol = target[first], polarity[first]
+    g_first, g_of = _distinct_rows(c_target, c_pol)
+    k_first, k_of = _distinct_rows(g_of, c_y, c_n)
+    kinds = np.column_stack([c_y[k_first], c_n[k_first], np.bincount(k_of)]).tolist()
+    edges = [0, *(np.flatnonzero(np.diff(g_of[k_first])) + 1).tolist(), len(kinds)]
+    by_group = {
+        (int(c_target[f]), POLARITIES[c_pol[f]]): tuple(map(tuple, kinds[lo:hi]))
+        for f, lo, hi in zip(g_first.tolist(), edges[:-1], edges[1:], strict=True)
+    }
     failed_n: dict[tuple[int, str], int] = {}
-
-    def cluster(target: int, version: int, base: int) -> list[int] | None:
-        polarity = cells.polarity.get(version)
-        if polarity is None:
-            return None
-        return clusters.setdefault((target, polarity), {}).setdefault((version, base), [0, 0])
-
-    for target, version, base, n, passed in zip(
-        cells.target.tolist(),
-        cells.version.tolist(),
-        cells.base.tolist(),
-        cells.n.tolist(),
-        cells.passed.tolist(),
-        strict=True,
-    ):
-        acc = cluster(target, version, base)
-        if acc is not None:
-            acc[0] += int(passed)
-            acc[1] += int(n)
-    for target, version, base, _age, _reason, count in cells.failed:
-        acc = cluster(target, version, base)
-        if acc is not None:
-            acc[1] += count
-            key = (target, cells.polarity[version])
-            failed_n[key] = failed_n.get(key, 0) + count
-    groups = sorted(clusters.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], "")))
-    signatures = [
-        signature_counter(tuple(v) for v in by_cluster.values()) for _, by_cluster in groups
-    ]
+    for t, _v, _b, p, c in failed.tolist():
+        failed_n[(t, POLARITIES[p])] = failed_n.get((t, POLARITIES[p]), 0) + c
+    groups = sorted(by_group.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], "")))
+    signatures = [signature for _, signature in groups]
     lows, highs = statistics.clustered_mean_intervals(signatures, n_resamples, seed=seed)
     out = []
     for ((target, polarity), _), signature, low, high in zip(

@@ -43,7 +43,11 @@ def assert_same_summaries(run: EvaluationRun) -> None:
     legacy = by_key(
         legacy_summaries.summary_rows(run, run_cells(run), n_resamples=RESAMPLES, seed=0)
     )
-    summaries_refresh(run=run, n_resamples=RESAMPLES)
+    analysis = summaries_refresh(run=run, n_resamples=RESAMPLES)
+    names = {t.pk: t.name for t in run.targets.all()}
+    assert analysis.robustness["failed_as_fail"] == legacy_summaries.failed_as_fail(
+        run_cells(run), names, n_resamples=RESAMPLES, seed=0
+    )
     new = by_key(PassRateSummary.objects.filter(run=run))
     assert new.keys() == legacy.keys()
     assert {k[0] for k in new} == set(SummaryLevel.values)
