@@ -187,6 +187,26 @@ def _clustered_mean_distribution(
     return out
 
 
+def clustered_mean_ci(
+    sums: ArrayLike,
+    sizes: ArrayLike,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> tuple[float, float]:
+    """:func:`bootstrap_ci` of the mean with clusters, from each cluster's sum and size (in the
+    order of the clusters' sorted labels) instead of the values: the same interval, without
+    the values ever leaving the database's GROUP BY."""
+    sums = _finite_1d(sums, "sums")
+    sizes = _finite_1d(sizes, "sizes")
+    if sums.size < 2 or sizes.size != sums.size:
+        raise ValueError("need one sum and one size for each of at least two clusters")
+    tail = (1.0 - confidence) / 2.0
+    dist = _clustered_mean_distribution(sums, sizes, n_resamples, np.random.default_rng(seed))
+    low, high = np.quantile(dist, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
 def clustered_mean_intervals(
     signatures: list[tuple[tuple[int, int, int], ...]],
     n_resamples: int = 10_000,

@@ -212,3 +212,40 @@ def test_per_metric_repeatability_equals_each_metric_on_its_own(synthetic_run):
             np.array([v[2] for v in items]), 3, np.array([v[1] for v in items]), 400, 0
         )
         assert {k: metric[k] for k in alone} == alone
+
+
+def test_evidence_share_from_grouped_counts_equals_bootstrap_over_readings(synthetic_run):
+    from evaluations.models import Judgment
+    from results.services.evidence import evidence_verification
+
+    run = synthetic_run
+    judgments = Judgment.objects.filter(conversation__run=run)
+    Judgment.objects.filter(pk__in=list(judgments.values_list("pk", flat=True)[::13])).update(
+        has_unverified_quotes=True, reasked_for_evidence=True
+    )
+    figures = evidence_verification(run, n_resamples=700, seed=2)
+    rows = list(
+        judgments.values_list(
+            "has_unverified_quotes",
+            "conversation__scenario__metric_version_id",
+            "conversation__scenario__base_index",
+        )
+    )
+    flags = [float(flag) for flag, _, _ in rows]
+    clusters = [f"{version}:{base}" for _, version, base in rows]
+    low, high = statistics.bootstrap_ci(flags, clusters, n_resamples=700, seed=2)
+    unverified = figures["unverified"]
+    assert (unverified["low"], unverified["high"]) == (low, high)
+    assert unverified["value"] == sum(flags) / len(flags)
+    assert (unverified["n"], unverified["n_clusters"]) == (len(flags), len(set(clusters)))
+    assert figures["reasked"] == len(judgments[::13])
+    # With few clusters the engine draws cluster indices (not kinds): the same as bootstrap_ci.
+    for sums, sizes in (([0, 1, 1, 2, 0, 3], [3, 3, 2, 4, 1, 3]), ([1, 0], [2, 2])):
+        values = [1.0] * sum(sums) + [0.0] * (sum(sizes) - sum(sums))
+        labels = [i for i, y in enumerate(sums) for _ in range(y)]
+        labels += [
+            i for i, (y, n) in enumerate(zip(sums, sizes, strict=True)) for _ in range(n - y)
+        ]
+        assert statistics.clustered_mean_ci(sums, sizes, 999, seed=5) == statistics.bootstrap_ci(
+            values, labels, 999, seed=5
+        )
