@@ -236,7 +236,10 @@ def clustered_mean_intervals(
     low = np.full(len(signatures), np.nan)
     high = np.full(len(signatures), np.nan)
     if defined.any():
-        low[defined], high[defined] = np.quantile(dist[defined], [tail, 1.0 - tail], axis=1)
+        # dist[defined] is a copy already: let the quantile partition it in place.
+        low[defined], high[defined] = np.quantile(
+            dist[defined], [tail, 1.0 - tail], axis=1, overwrite_input=True
+        )
     return low, high
 
 
