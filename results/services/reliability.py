@@ -23,6 +23,8 @@ from results.statistics import (
     percentile_interval,
 )
 
+from .cells import numeric_rows
+
 
 def _num(value: float | None) -> float | None:
     """JSON-safe float: NaN (undefined) becomes None."""
@@ -112,7 +114,7 @@ def judge_repeatability(
     same number of ratings per item). Per metric, intervals use fewer resamples: with three
     base scenarios per metric they are coarse anyway, and there are hundreds of metrics.
     """
-    rows = list(
+    rows = numeric_rows(
         Judgment.objects.filter(conversation__run=run)
         .values_list(
             "conversation_id",
@@ -125,7 +127,7 @@ def judge_repeatability(
     raters = run.judgments_per_conversation
     if raters < 2 or not rows:
         return {"available": False, "reason": "This run judged each conversation only once."}
-    arr = np.array([r[1:] for r in rows], dtype=np.int64)
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 5)[:, 1:]
     full = arr[:, 2] == raters
     arr = arr[full]
     if arr.size == 0:

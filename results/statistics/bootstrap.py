@@ -216,8 +216,9 @@ def clustered_mean_intervals(
     """:func:`bootstrap_ci` of the mean, clustered, for many data sets given by their clusters.
 
     Each signature lists its clusters as ``(sum, size, count)`` kinds, in the order the
-    clusters are labelled (``count`` clusters of that sum and size). Each data set draws from
-    its own generator seeded with ``seed``, so every interval is exactly the one
+    clusters are labelled (``count`` clusters of that sum and size; ``signature_counter`` in
+    ``results.services.summaries`` gives them sorted, the order ``np.unique`` would). Each data
+    set draws from its own generator seeded with ``seed``, so every interval is exactly the one
     :func:`bootstrap_ci` gives on the expanded values; the percentiles of all data sets are
     taken in one call. Fewer than two clusters: ``nan``.
     """
@@ -226,11 +227,21 @@ def clustered_mean_intervals(
     for row, signature in enumerate(signatures):
         kinds = np.array(signature, dtype=np.int64).reshape(-1, 3)
         counts = kinds[:, 2]
-        if counts.sum() < 2:
+        g = int(counts.sum())
+        if g < 2:
+            continue
+        rng = np.random.default_rng(seed)
+        step = np.diff(kinds[:, :2], axis=0)
+        ordered = bool(np.all((step[:, 0] > 0) | ((step[:, 0] == 0) & (step[:, 1] > 0))))
+        if ordered and len(kinds) * 4 <= g and len(kinds) <= _CHUNK_ELEMENTS // n_resamples:
+            # Sorted and distinct, the signature is the engine's kinds already: draw at once.
+            hits = _resample_counts(rng, g, counts, n_resamples)
+            dist[row] = (hits @ kinds[:, 0].astype(np.float64)) / (
+                hits @ kinds[:, 1].astype(np.float64)
+            )
             continue
         sums = np.repeat(kinds[:, 0], counts).astype(np.float64)
         sizes = np.repeat(kinds[:, 1], counts).astype(np.float64)
-        rng = np.random.default_rng(seed)
         dist[row] = _clustered_mean_distribution(sums, sizes, n_resamples, rng)
     defined = ~np.isnan(dist[:, 0])
     low = np.full(len(signatures), np.nan)
