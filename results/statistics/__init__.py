@@ -34,14 +34,12 @@ from .agreement import (
     percent_agreement,
     unanimity,
 )
+from .batched import cluster_sum_distributions, clustered_mean_ci, clustered_mean_intervals
 from .bootstrap import (
     bootstrap_ci,
     bootstrap_distribution,
     cluster_hits,
     cluster_sum_distribution,
-    cluster_sum_distributions,
-    clustered_mean_ci,
-    clustered_mean_intervals,
     pass_rate_ci,
     percentile_interval,
 )
