@@ -12,6 +12,9 @@ Events and their payloads (keyword arguments):
 * ``RATINGS_CHANGED`` (``queue_id``, ``kind``, ``object_ids``): ratings were submitted or undone
   in a rating queue; ``object_ids`` are the rated objects (conversations for verdict kinds).
 * ``CONTESTED_KEPT`` (no payload, collected): ids of contested metrics kept in new releases.
+* ``RELEASE_PUBLISHING`` (``release``, collected inside the publishing transaction): each app
+  freezes what it owns that a published release's figures depend on (the counted rubric
+  criteria); a handler that raises aborts the publication.
 * ``RELEASE_DOWNLOADS`` (``release``, collected): lists of ``{"label", "url", "format"}``
   downloads other apps offer for a release (Inspect AI scenarios, run exports).
 """
@@ -28,6 +31,7 @@ RUN_COMPLETED = "evaluations.run_completed"
 RATINGS_CHANGED = "review.ratings_changed"
 CONTESTED_KEPT = "review.contested_kept"
 RELEASE_DOWNLOADS = "metrics_registry.release_downloads"
+RELEASE_PUBLISHING = "metrics_registry.release_publishing"
 
 Handler = Callable[..., Any]
 

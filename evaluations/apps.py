@@ -17,5 +17,7 @@ class EvaluationsConfig(AppConfig):
         from core import events
 
         from .interop_views import release_run_downloads
+        from .services.rubric_grading import release_rubric_freeze
 
         events.subscribe(events.RELEASE_DOWNLOADS, release_run_downloads)
+        events.subscribe(events.RELEASE_PUBLISHING, release_rubric_freeze)

@@ -4,7 +4,6 @@ Uniqueness constraints are the backbone of idempotency: a Celery task that runs 
 row it (or another worker) already wrote instead of writing a second one.
 """
 
-
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -637,3 +636,20 @@ class RubricGrade(models.Model):
 
     def __str__(self) -> str:
         return f"{self.response_id} {self.criterion_id}: {'met' if self.met else 'not met'}"
+
+
+class ReleaseRubricFreeze(models.Model):
+    """The rubric criteria that counted when a release was published.
+
+    Written once, in the publishing transaction; grading a run of that release counts exactly
+    these criteria, so a later consensus review never changes a published release's scores.
+    """
+
+    release = models.OneToOneField(
+        "metrics_registry.Release", on_delete=models.CASCADE, related_name="rubric_freeze"
+    )
+    criteria = models.ManyToManyField(RubricCriterion, related_name="+", blank=True)
+    frozen_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"criteria counted in release {self.release_id}"

@@ -3,7 +3,9 @@ one call for all criteria (a run option), and how often the two disagree.
 
 Which criteria are graded is frozen on the response when grading begins
 (`RubricResponse.counted_criteria`): criteria validated by their source or that survived expert
-consensus at that moment. Later reviews change what new runs grade, never a stored score.
+consensus at that moment. Later reviews change what new runs grade, never a stored score. A run
+of a published release grades the criteria frozen when the release was published
+(`ReleaseRubricFreeze`), so a review after publication never changes that release's scores.
 """
 
 from dataclasses import dataclass
@@ -17,16 +19,45 @@ from results.estimates import Estimate
 from results.statistics import bootstrap_ci
 
 from .. import prompts
-from ..models import RubricCriterion, RubricGrade, RubricGrading, RubricResponse
+from ..models import (
+    ReleaseRubricFreeze,
+    RubricCriterion,
+    RubricGrade,
+    RubricGrading,
+    RubricResponse,
+)
 from ..schemas import CriterionVerdict, RubricGradeSet
 from .claims import Claim, claim_fence
 from .simulation import create_unless_present, stable_seed
 
 
+def release_rubric_freeze(*, release) -> ReleaseRubricFreeze:
+    """Record the criteria counting now as the release's own (called as it is published)."""
+    freeze, created = ReleaseRubricFreeze.objects.get_or_create(release=release)
+    if created:
+        freeze.criteria.set(RubricCriterion.objects.counting().values_list("pk", flat=True))
+    return freeze
+
+
+def _counting_ids(response: RubricResponse) -> list[int]:
+    """Criteria of the response's item that count now, or as frozen by its published release."""
+    criteria = response.item.criteria.all()
+    freeze = (
+        ReleaseRubricFreeze.objects.filter(release_id=response.run.release_id).first()
+        if response.run.release_id is not None
+        else None
+    )
+    if freeze is not None:
+        criteria = criteria.filter(pk__in=freeze.criteria.values("pk"))
+    else:
+        criteria = criteria.counting()
+    return sorted(criteria.values_list("pk", flat=True))
+
+
 def response_counted_criteria(response: RubricResponse) -> list[RubricCriterion]:
     """The criteria that count for this response, frozen on first use."""
     if response.counted_criteria is None:
-        ids = sorted(response.item.criteria.counting().values_list("pk", flat=True))
+        ids = _counting_ids(response)
         # Only the first writer freezes the set; a re-delivered task reads it back.
         RubricResponse.objects.filter(pk=response.pk, counted_criteria__isnull=True).update(
             counted_criteria=ids

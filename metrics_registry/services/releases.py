@@ -171,6 +171,8 @@ def release_publish(release: Release, *, published_by: AbstractBaseUser | None) 
     release.published_at = timezone.now()
     release.published_by = published_by
     release.save(update_fields=["status", "published_at", "published_by"])
+    # In the same transaction: what the release's figures count is frozen with it.
+    events.collect(events.RELEASE_PUBLISHING, release=release)
     return release
 
 

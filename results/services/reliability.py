@@ -34,6 +34,7 @@ def _num(value: float | None) -> float | None:
 
 
 CLUSTERED = "cluster bootstrap over base scenarios"
+TWO_STAGE = "two-stage bootstrap: base scenarios, then conversations within each"
 VerdictRow = tuple[int, int, bool | None]
 
 
@@ -71,11 +72,14 @@ def _repeatability_figures(
     n_resamples: int,
     seed: int,
     interval: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    two_stage: bool = False,
 ) -> dict[str, Any]:
     """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, as estimates.
 
-    Both are functions of per-item sums, so one cluster resampling serves the two. `interval`:
-    their (low, high) already drawn (for many metrics at once, see `judge_repeatability`).
+    Both are functions of per-item sums, so one resampling serves the two. `two_stage`
+    resamples conversations within the drawn base scenarios too: a metric has only three.
+    `interval`: their (low, high) already drawn (many metrics at once, `judge_repeatability`).
     """
     per_item, sums, g = _repeatability_point(present, raters, clusters)
     n = int(present.size)
@@ -85,12 +89,18 @@ def _repeatability_figures(
     low = high = np.array([np.nan, np.nan])
     if interval is not None:
         low, high = interval
+    elif two_stage and n >= 2:
+        codes = np.unique(clusters, return_inverse=True)[1].ravel()
+        dist = statistics.two_stage_sum_distribution(
+            per_item, codes, _repeatability_stat, n_resamples=n_resamples, seed=seed
+        )
+        low, high = percentile_interval(dist)
     elif g >= 2:
         dist = cluster_sum_distribution(
             sums, _repeatability_stat, n_resamples=n_resamples, seed=seed
         )
         low, high = percentile_interval(dist)
-    common = {"method": CLUSTERED, "n": n, "n_clusters": g}
+    common = {"method": TWO_STAGE if two_stage else CLUSTERED, "n": n, "n_clusters": g}
     kappa_estimate = (
         Estimate(kappa, _num(low[1]), _num(high[1]), unit="coefficient", **common)
         if kappa is not None and n >= MIN_ITEMS
@@ -111,8 +121,9 @@ def judge_repeatability(
     """Share of conversations whose repeated judgments agree, and Fleiss' kappa across them.
 
     Only conversations with the run's full number of judgments enter (Fleiss' kappa needs the
-    same number of ratings per item). Per metric, intervals use fewer resamples: with three
-    base scenarios per metric they are coarse anyway, and there are hundreds of metrics.
+    same number of ratings per item). Per metric (fewer resamples: there are hundreds of
+    metrics) a one-stage bootstrap over three base scenarios has almost no distinct resamples,
+    so conversations are resampled within the drawn base scenarios as well.
     """
     rows = numeric_rows(
         Judgment.objects.filter(conversation__run=run)
@@ -148,12 +159,12 @@ def judge_repeatability(
         )
     )
     groups = np.split(order, bounds)
-    # Every metric's interval exactly as on its own, the resampling shared by metrics with the
-    # same number of base scenarios and the percentiles taken in one call.
-    sums = [_repeatability_point(present[idx], raters, base[idx])[1] for idx in groups]
-    resampled = [i for i, s in enumerate(sums) if s.shape[0] >= 2]
-    dists = statistics.cluster_sum_distributions(
-        [sums[i] for i in resampled],
+    # Every metric's interval as on its own: the weights are drawn once per shape (cluster
+    # sizes) and shared by the metrics of that shape, the percentiles taken in one call.
+    resampled = [i for i, idx in enumerate(groups) if idx.size >= 2]
+    dists = statistics.two_stage_sum_distributions(
+        [_repeatability_point(present[groups[i]], raters, base[groups[i]])[0] for i in resampled],
+        [base[groups[i]] for i in resampled],
         _repeatability_stat,
         n_resamples=per_metric_resamples,
         seed=seed,
@@ -171,6 +182,7 @@ def judge_repeatability(
             per_metric_resamples,
             seed,
             interval=intervals.get(i, (np.array([np.nan, np.nan]),) * 2),
+            two_stage=True,
         )
         per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
     # Least repeatable first: that is where a rubric needs attention.

@@ -34,7 +34,12 @@ from .agreement import (
     percent_agreement,
     unanimity,
 )
-from .batched import cluster_sum_distributions, clustered_mean_ci, clustered_mean_intervals
+from .batched import (
+    cluster_sum_distributions,
+    clustered_mean_ci,
+    clustered_mean_intervals,
+    two_stage_sum_distributions,
+)
 from .bootstrap import (
     bootstrap_ci,
     bootstrap_distribution,
@@ -42,6 +47,7 @@ from .bootstrap import (
     cluster_sum_distribution,
     pass_rate_ci,
     percentile_interval,
+    two_stage_sum_distribution,
 )
 from .few_clusters import (
     PAIRED_T,
@@ -65,7 +71,7 @@ from .figures import (
     share_estimates,
     sums_estimate,
 )
-from .ranking import bradley_terry, rank_stability
+from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
 
 __all__ = [
     "PAIRED_T",
@@ -91,6 +97,7 @@ __all__ = [
     "fleiss_item_sums",
     "fleiss_kappa",
     "intra_cluster_correlation",
+    "kendall_tau_b_rows",
     "krippendorff_alpha",
     "majority_vote",
     "mean_estimate",
@@ -104,6 +111,8 @@ __all__ = [
     "resampled_estimate",
     "share_estimates",
     "sums_estimate",
+    "two_stage_sum_distribution",
+    "two_stage_sum_distributions",
     "unanimity",
     "wilson_interval",
 ]

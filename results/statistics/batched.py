@@ -10,10 +10,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import _CHUNK_ELEMENTS, _finite_1d
 from .bootstrap import (
+    _cluster_codes,
     _clustered_mean_distribution,
     _resample_counts,
     _rows_per_chunk,
     cluster_hits,
+    two_stage_weights,
 )
 
 
@@ -114,6 +116,43 @@ def cluster_sum_distributions(
         flat = sums.reshape(g, -1)
         parts = [(hits @ flat).reshape((hits.shape[0], *sums.shape[1:])) for hits in hits_by_g[g]]
         resampled.append(np.concatenate(parts, axis=0))
+    if not resampled:
+        return []
+    values = np.asarray(statistic(np.concatenate(resampled, axis=0)), dtype=np.float64)
+    return np.split(values, len(resampled), axis=0)
+
+
+def two_stage_sum_distributions(
+    unit_sums_list: list[NDArray[np.float64]],
+    clusters_list: list[ArrayLike],
+    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> list[NDArray[np.float64]]:
+    """:func:`two_stage_sum_distribution` of many data sets, each as on its own.
+
+    A data set's weights depend only on its cluster sizes (in label order) and the seed, so
+    they are drawn once per shape and one product serves every data set of that shape.
+    ``statistic`` must treat each row on its own (it is called once, on all rows stacked).
+    """
+    shapes: dict[tuple[int, ...], list[int]] = {}
+    ordered = []
+    for i, (unit_sums, clusters) in enumerate(zip(unit_sums_list, clusters_list, strict=True)):
+        sums = np.asarray(unit_sums, dtype=np.float64)
+        if sums.ndim != 2 or sums.shape[0] < 2:
+            raise ValueError("the two-stage bootstrap needs at least two units")
+        codes, g = _cluster_codes(clusters, sums.shape[0])
+        ordered.append(sums[np.argsort(codes, kind="stable")])
+        shapes.setdefault(tuple(np.bincount(codes, minlength=g).tolist()), []).append(i)
+    resampled: list[NDArray[np.float64] | None] = [None] * len(ordered)
+    for sizes, members in shapes.items():
+        stacked = np.concatenate([ordered[i] for i in members], axis=1)
+        cols = [ordered[i].shape[1] for i in members]
+        parts = [weights @ stacked for weights in two_stage_weights(sizes, n_resamples, seed)]
+        whole = np.concatenate(parts, axis=0)
+        for i, block in zip(members, np.split(whole, np.cumsum(cols)[:-1], axis=1), strict=True):
+            resampled[i] = block
     if not resampled:
         return []
     values = np.asarray(statistic(np.concatenate(resampled, axis=0)), dtype=np.float64)

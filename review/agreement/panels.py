@@ -100,9 +100,7 @@ def priorities_comparison() -> dict:
     )
     clinician_weight: dict[str, float] = defaultdict(float)
     # The clinicians' weights are those of criteria that count in scoring.
-    for dimension, points in RubricCriterion.objects.counting().values_list(
-        "dimension", "points"
-    ):
+    for dimension, points in RubricCriterion.objects.counting().values_list("dimension", "points"):
         clinician_weight[dimension] += abs(points)
 
     user_mean: dict[str, Estimate] = {}
@@ -137,6 +135,7 @@ def priorities_comparison() -> dict:
         else None
     )
     share_estimates = _user_share_estimates(ratings, scale, list(raw_mean))
+    tau = _tau_estimate(ratings, scale, list(raw_mean), clinician_share)
     rows = []
     for dimension, label in dimensions:
         if dimension not in user_share and dimension not in clinician_share:
@@ -164,7 +163,25 @@ def priorities_comparison() -> dict:
         "rows": rows,
         "ratings": len(ratings),
         "kendall_tau": _finite(ranking["kendall_tau"]) if ranking else None,
+        "kendall_tau_estimate": tau,
+        "ranked_dimensions": len(raw_mean),
     }
+
+
+def _rating_sums(
+    ratings: list[tuple[int, dict]], scale: dict[str, float], dimensions: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per rating: importance per dimension, then whether it was answered (for the means);
+    and the rated reply of each rating (the resampled cluster)."""
+    k = len(dimensions)
+    sums = np.zeros((len(ratings), 2 * k))
+    for i, (_, answers) in enumerate(ratings):
+        for j, dimension in enumerate(dimensions):
+            answer = answers.get(f"dim_{dimension}")
+            if answer in scale:
+                sums[i, j] = scale[answer]
+                sums[i, k + j] = 1.0
+    return sums, np.array([item_id for item_id, _ in ratings])
 
 
 def _user_share_estimates(
@@ -174,15 +191,7 @@ def _user_share_estimates(
     if not dimensions:
         return {}
     k = len(dimensions)
-    # Per rating: importance per dimension, then whether it was answered (for the means).
-    sums = np.zeros((len(ratings), 2 * k))
-    for i, (_, answers) in enumerate(ratings):
-        for j, dimension in enumerate(dimensions):
-            answer = answers.get(f"dim_{dimension}")
-            if answer in scale:
-                sums[i, j] = scale[answer]
-                sums[i, k + j] = 1.0
-    clusters = np.array([item_id for item_id, _ in ratings])
+    sums, clusters = _rating_sums(ratings, scale, dimensions)
 
     def share_of(j: int):
         def statistic(s: np.ndarray) -> np.ndarray:
@@ -203,6 +212,30 @@ def _user_share_estimates(
         )
         for j, dimension in enumerate(dimensions)
     }
+
+
+def _tau_estimate(
+    ratings: list[tuple[int, dict]],
+    scale: dict[str, float],
+    dimensions: list[str],
+    clinician_share: dict[str, float],
+) -> Estimate:
+    """Kendall's tau-b between the users' and the clinicians' orderings of the dimensions the
+    users rated, resampling rated replies (the clinicians' weights are fixed, not sampled)."""
+    if len(dimensions) < 2:
+        return Estimate.insufficient(n=len(ratings), reason="fewer than two dimensions rated")
+    k = len(dimensions)
+    sums, clusters = _rating_sums(ratings, scale, dimensions)
+    fixed = np.array([clinician_share.get(d, 0.0) for d in dimensions])
+
+    def statistic(s: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            # A resample that drops every answer of a dimension leaves its mean undefined: nan.
+            return stats.kendall_tau_b_rows(s[:, :k] / s[:, k:], fixed)
+
+    return stats.sums_estimate(
+        sums, statistic, clusters=clusters, over="replies", n_resamples=_resamples()
+    )
 
 
 def _shifted(share: Estimate, clinical: float | None) -> Estimate:

@@ -12,7 +12,7 @@ from evaluations.services.rubric_runs import (
     rubric_response_score,
     run_rubric_scores,
 )
-from tests.evaluations.factories import RubricItemFactory
+from tests.evaluations.factories import RubricItemFactory, ScenarioFactory, current_version
 from tests.llm.factories import ModelConfigurationFactory, OfflineConfigurationFactory
 
 pytestmark = pytest.mark.django_db
@@ -204,3 +204,56 @@ def test_the_comparison_command_reports_disagreement_on_an_offline_run():
     call_command("compare_rubric_grading", run=run.pk, sample=5, stdout=out)
     assert "of 6 criterion grades differ" in out.getvalue()
     assert "offline demo judge" in out.getvalue()
+
+
+def test_a_published_release_freezes_the_counted_criteria_for_its_runs():
+    from evaluations.models import ReleaseRubricFreeze
+    from tests.metrics_registry.factories import MetricFactory, release_with
+
+    item = RubricItemFactory(criteria__validated=False)
+    survived, unreviewed, penalty = item.criteria.order_by("position")
+    for criterion in (survived, penalty):
+        rubric_criterion_set_consensus(criterion_id=criterion.pk, survives=True)
+    metric = MetricFactory()
+    for base in range(3):
+        for age in ("teen", "adult"):
+            ScenarioFactory(
+                metric_version=current_version(metric), base_index=base, age_context=age
+            )
+    release = release_with("4.2.0", [metric], publish=True)
+    freeze = ReleaseRubricFreeze.objects.get(release=release)
+    assert set(freeze.criteria.values_list("pk", flat=True)) >= {survived.pk, penalty.pk}
+    assert not freeze.criteria.filter(pk=unreviewed.pk).exists()
+
+    def release_run():
+        run = _rubric_run(
+            [OfflineConfigurationFactory(extra_params={"offline_profile": "agreeable"})],
+            OfflineConfigurationFactory(),
+            [item],
+            release=release,
+            turns=1,
+            judgments_per_conversation=1,
+        )
+        runs.run_process_inline(run_id=run.pk)
+        return RubricResponse.objects.get(run=run)
+
+    before = release_run()
+    assert before.counted_criteria == [survived.pk, penalty.pk]
+    score_before = rubric_response_score(before)
+    # After publication the consensus changes both ways ...
+    rubric_criterion_set_consensus(criterion_id=unreviewed.pk, survives=True)
+    rubric_criterion_set_consensus(criterion_id=penalty.pk, survives=False)
+    # ... and neither the stored score nor a new run of the release follows it.
+    assert rubric_response_score(RubricResponse.objects.get(pk=before.pk)) == score_before
+    after = release_run()
+    assert after.counted_criteria == [survived.pk, penalty.pk]
+    assert set(after.grades.values_list("criterion_id", flat=True)) == {survived.pk, penalty.pk}
+    grades = list(after.grades.select_related("criterion"))
+    # The dropped penalty still counts in this release's score, the newly survived one does not.
+    assert rubric_response_score(after) == item_score(
+        [g.criterion.points for g in grades], [g.met for g in grades]
+    )
+    # A run outside the release grades with the consensus as it is now.
+    loose = _rubric_run([OfflineConfigurationFactory()], OfflineConfigurationFactory(), [item])
+    runs.run_process_inline(run_id=loose.pk)
+    assert RubricResponse.objects.get(run=loose).counted_criteria == [survived.pk, unreviewed.pk]

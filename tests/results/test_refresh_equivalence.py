@@ -210,10 +210,29 @@ def test_per_metric_repeatability_equals_each_metric_on_its_own(synthetic_run):
         by_conversation.setdefault(conversation, [version, base, 0])[2] += bool(present)
     for metric in figures["per_metric"]:
         items = [v for v in by_conversation.values() if v[0] == metric["metric_version"]]
+        # The metric alone, through the one-data-set two-stage bootstrap.
         alone = _repeatability_figures(
-            np.array([v[2] for v in items]), 3, np.array([v[1] for v in items]), 400, 0
+            np.array([v[2] for v in items]),
+            3,
+            np.array([v[1] for v in items]),
+            400,
+            0,
+            two_stage=True,
         )
-        assert {k: metric[k] for k in alone} == alone
+        assert alone["unanimity"]["method"].startswith("two-stage")
+        for figure in ("unanimity", "fleiss_kappa"):
+            shared, own = metric[figure], alone[figure]
+            assert {k: v for k, v in shared.items() if k not in ("low", "high")} == {
+                k: v for k, v in own.items() if k not in ("low", "high")
+            }
+            # Same draws; the sums may be added in another order (float rounding only).
+            for bound in ("low", "high"):
+                assert (shared[bound] is None) == (own[bound] is None)
+                if own[bound] is not None:
+                    assert shared[bound] == pytest.approx(own[bound], abs=1e-12)
+        assert {k: metric[k] for k in ("n_conversations", "n_clusters")} == {
+            k: alone[k] for k in ("n_conversations", "n_clusters")
+        }
 
 
 def test_evidence_share_from_grouped_counts_equals_bootstrap_over_readings(synthetic_run):

@@ -628,3 +628,25 @@ def test_rank_stability_degenerate_cases():
     assert flat["swaps"] == []
     with pytest.raises(ValueError, match="finite"):
         rank_stability({"a": 1.0, "b": np.nan}, {"a": 1.0, "b": 2.0})
+
+
+def test_kendall_tau_b_rows_matches_scipy_with_and_without_ties():
+    from results.statistics import kendall_tau_b_rows
+
+    rng = np.random.default_rng(12)
+    b = rng.integers(0, 4, size=7).astype(float)  # ties in the fixed ordering
+    rows = rng.integers(0, 5, size=(200, 7)).astype(float)
+    got = kendall_tau_b_rows(rows, b)
+    for row, tau in zip(rows, got, strict=True):
+        expected = scipy_stats.kendalltau(row, b).statistic
+        if np.isnan(expected):
+            assert np.isnan(tau)
+        else:
+            assert tau == pytest.approx(expected, abs=1e-12)
+    continuous = rng.normal(size=(50, 9))
+    fixed = rng.normal(size=9)
+    assert kendall_tau_b_rows(continuous, fixed) == pytest.approx(
+        [scipy_stats.kendalltau(r, fixed).statistic for r in continuous], abs=1e-12
+    )
+    assert np.isnan(kendall_tau_b_rows(np.ones((1, 3)), [1.0, 2.0, 3.0])[0])
+    assert np.isnan(kendall_tau_b_rows([[1.0, np.nan, 2.0]], [1.0, 2.0, 3.0])[0])

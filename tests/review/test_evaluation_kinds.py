@@ -442,7 +442,23 @@ def test_user_panel_priorities_are_compared_with_clinician_weights(client, resea
     assert rows["tone_empathy"]["clinician_share"] == 0
     assert rows["tone_empathy"]["user_rank"] == 1
     assert rows["boundaries"]["clinician_rank"] == 1
+    # Kendall's tau-b of the two orderings, as scipy computes it, with an interval over replies.
+    from scipy.stats import kendalltau
+
+    rated = [row for row in result["rows"] if row["user_share"] is not None]
+    tau = result["kendall_tau_estimate"]
+    assert tau.value == pytest.approx(
+        kendalltau(
+            [row["user_share"] for row in rated], [row["clinician_share"] for row in rated]
+        ).statistic,
+        abs=1e-12,
+    )
+    assert tau.has_interval
+    assert tau.low <= tau.value <= tau.high
+    assert (tau.n, tau.n_clusters) == (4, 2)  # four ratings of two replies
+    assert result["ranked_dimensions"] == len(rated)
     client.force_login(researcher)
     html = client.get(reverse("review:priorities")).content.decode()
     assert "Tone and empathy" in html
     assert 'data-testid="kendall-tau"' in html
+    assert "n = 4, 2 clusters" in html.split('data-testid="kendall-tau"')[1].split("</small>")[0]

