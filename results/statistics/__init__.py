@@ -38,6 +38,7 @@ from .batched import (
     cluster_sum_distributions,
     clustered_mean_ci,
     clustered_mean_intervals,
+    shared_block_hits,
     two_stage_sum_distributions,
 )
 from .bootstrap import (
@@ -110,6 +111,7 @@ __all__ = [
     "rank_stability",
     "resampled_estimate",
     "share_estimates",
+    "shared_block_hits",
     "sums_estimate",
     "two_stage_sum_distribution",
     "two_stage_sum_distributions",

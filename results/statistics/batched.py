@@ -8,11 +8,10 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._inputs import _CHUNK_ELEMENTS, _finite_1d
+from ._inputs import _finite_1d
 from .bootstrap import (
     _cluster_codes,
     _clustered_mean_distribution,
-    _resample_counts,
     _rows_per_chunk,
     cluster_hits,
     two_stage_weights,
@@ -39,42 +38,62 @@ def clustered_mean_ci(
     return float(low), float(high)
 
 
+def shared_block_hits(
+    g: int, edges: ArrayLike, n_resamples: int = 10_000, seed: int | None = 0
+) -> NDArray[np.float64]:
+    """One cluster bootstrap of g clusters, as counts per block: ``(n_resamples, blocks)``.
+
+    Clusters are numbered 0..g-1 and cut into consecutive blocks at ``edges`` (0 < e < g); row r
+    counts how many of resample r's g draws (uniform, with replacement) land in each block: a
+    multinomial, the same as binning the full (n_resamples, g) hit matrix, at O(blocks) a row.
+    """
+    cuts = np.unique(np.concatenate([[0, g], np.asarray(edges, dtype=np.int64)]))
+    if cuts[0] != 0 or cuts[-1] != g:
+        raise ValueError(f"edges must lie within 0..{g}")
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(g, np.diff(cuts) / g, size=n_resamples).astype(np.float64)
+
+
 def clustered_mean_intervals(
     signatures: list[tuple[tuple[int, int, int], ...]],
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`bootstrap_ci` of the mean, clustered, for many data sets given by their clusters.
+    """Percentile cluster-bootstrap intervals of the mean for many data sets, with common
+    random numbers: one resampling per number of clusters, shared by every data set with it.
 
-    Each signature lists its clusters as ``(sum, size, count)`` kinds, in the order the
-    clusters are labelled (``count`` clusters of that sum and size; ``signature_counter`` in
-    ``results.services.summaries`` gives them sorted, the order ``np.unique`` would). Each data
-    set draws from its own generator seeded with ``seed``, so every interval is exactly the one
-    :func:`bootstrap_ci` gives on the expanded values; the percentiles of all data sets are
-    taken in one call. Fewer than two clusters: ``nan``.
+    Each signature lists its clusters as ``(sum, size, count)`` kinds (``count`` clusters of that
+    sum and size), numbered in that order. The data sets with g clusters share one draw of
+    ``n_resamples`` resamples of g clusters (:func:`shared_block_hits`, seeded with ``seed``, cut
+    at every kind boundary any of them has), so each interval is :func:`bootstrap_ci` of its
+    values with those hits (``bootstrap_ci(..., hits=...)``): the same percentile bootstrap with
+    the same number of resamples as drawing each data set alone, and differing from that only by
+    Monte Carlo error. The percentiles of all data sets are taken in one call. Fewer than two
+    clusters: ``nan``.
     """
     tail = (1.0 - confidence) / 2.0
     dist = np.full((len(signatures), n_resamples), np.nan)
+    by_g: dict[int, list[int]] = {}
+    kinds_of = []
     for row, signature in enumerate(signatures):
         kinds = np.array(signature, dtype=np.int64).reshape(-1, 3)
-        counts = kinds[:, 2]
-        g = int(counts.sum())
-        if g < 2:
-            continue
-        rng = np.random.default_rng(seed)
-        step = np.diff(kinds[:, :2], axis=0)
-        ordered = bool(np.all((step[:, 0] > 0) | ((step[:, 0] == 0) & (step[:, 1] > 0))))
-        if ordered and len(kinds) * 4 <= g and len(kinds) <= _CHUNK_ELEMENTS // n_resamples:
-            # Sorted and distinct, the signature is the engine's kinds already: draw at once.
-            hits = _resample_counts(rng, g, counts, n_resamples)
-            dist[row] = (hits @ kinds[:, 0].astype(np.float64)) / (
-                hits @ kinds[:, 1].astype(np.float64)
-            )
-            continue
-        sums = np.repeat(kinds[:, 0], counts).astype(np.float64)
-        sizes = np.repeat(kinds[:, 1], counts).astype(np.float64)
-        dist[row] = _clustered_mean_distribution(sums, sizes, n_resamples, rng)
+        kinds_of.append(kinds)
+        g = int(kinds[:, 2].sum())
+        if g >= 2:
+            by_g.setdefault(g, []).append(row)
+    for g, rows in by_g.items():
+        ends = [np.cumsum(kinds_of[r][:, 2]) for r in rows]
+        cuts = np.unique(np.concatenate([[0], *ends]))
+        hits = shared_block_hits(g, cuts[1:-1], n_resamples, seed)
+        # Each block lies within one kind of every data set: its sum and size per draw.
+        sums = np.empty((cuts.size - 1, len(rows)))
+        sizes = np.empty_like(sums)
+        for j, (r, end) in enumerate(zip(rows, ends, strict=True)):
+            kind = np.searchsorted(end, cuts[:-1], side="right")
+            sums[:, j] = kinds_of[r][kind, 0]
+            sizes[:, j] = kinds_of[r][kind, 1]
+        dist[rows] = ((hits @ sums) / (hits @ sizes)).T
     defined = ~np.isnan(dist[:, 0])
     low = np.full(len(signatures), np.nan)
     high = np.full(len(signatures), np.nan)

@@ -233,6 +233,8 @@ def bootstrap_ci(
     confidence: float = 0.95,
     seed: int | None = 0,
     statistic: Statistic = "mean",
+    *,
+    hits: ArrayLike | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval (Efron & Tibshirani 1993), optionally by cluster.
 
@@ -250,6 +252,10 @@ def bootstrap_ci(
     Deterministic for a given ``seed`` (``numpy.random.default_rng``). Constant values give
     ``(c, c)``. Raises ``ValueError`` for fewer than two values or clusters, non-finite values,
     mismatched ``clusters``, ``n_resamples < 1`` or ``confidence`` outside (0, 1).
+
+    ``hits`` (clustered mean only): the resamples given instead of drawn, as an
+    ``(n_resamples, n_clusters)`` matrix of how often each cluster (in sorted label order) is
+    drawn -- common random numbers shared by many data sets with the same number of clusters.
     """
     x = _finite_1d(values, "values")
     if x.size < 2:
@@ -259,7 +265,7 @@ def bootstrap_ci(
     n_resamples = int(n_resamples)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1; got {confidence!r}")
-    dist = bootstrap_distribution(values, clusters, n_resamples, seed, statistic)
+    dist = bootstrap_distribution(values, clusters, n_resamples, seed, statistic, hits=hits)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(dist, [tail, 1.0 - tail])
     return float(low), float(high)
@@ -271,6 +277,8 @@ def bootstrap_distribution(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     statistic: Statistic = "mean",
+    *,
+    hits: ArrayLike | None = None,
 ) -> NDArray[np.float64]:
     """The resampled statistics behind :func:`bootstrap_ci` (same engine, same checks), for
     figures that also report the bootstrap standard deviation."""
@@ -291,6 +299,15 @@ def bootstrap_distribution(
         if n_clusters < 2:
             raise ValueError(f"cluster bootstrap needs at least two clusters; got {n_clusters}")
 
+    if hits is not None:
+        counts = np.asarray(hits, dtype=np.float64)
+        if cluster is None or statistic != "mean" or counts.shape != (n_resamples, n_clusters):
+            raise ValueError(
+                "hits are the clustered mean's resamples: (n_resamples, n_clusters) counts"
+            )
+        sums = np.bincount(cluster, weights=x, minlength=n_clusters)
+        sizes = np.bincount(cluster, minlength=n_clusters).astype(np.float64)
+        return (counts @ sums) / (counts @ sizes)
     if callable(statistic):
         dist = _bootstrap_callable(x, cluster, n_clusters, n_resamples, statistic, rng)
     elif cluster is None:
