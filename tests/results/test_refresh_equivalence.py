@@ -251,13 +251,14 @@ def test_intervals_of_many_compositions_equal_bootstrap_ci_with_the_shared_draws
 def test_shared_block_hits_are_the_binned_cluster_bootstrap():
     """Counts per block: multinomial(g, block share); each row sums to g; the means and
     covariances of binned uniform draws with replacement."""
-    g, edges = 12, [3, 4, 9]
-    blocks = statistics.shared_block_hits(g, edges, n_resamples=40_000, seed=1)
-    assert (blocks.sum(axis=1) == g).all()
-    p = np.diff([0, *edges, g]) / g
-    assert blocks.mean(axis=0) == pytest.approx(g * p, rel=0.02)
-    expected = g * (np.diag(p) - np.outer(p, p))
-    np.testing.assert_allclose(np.cov(blocks.T), expected, atol=0.05 * g * p.max())
+    # Few clusters a block (drawn as cluster indices) and many (drawn as block multinomials).
+    for g, edges in ((12, [3, 4, 9]), (200, [50, 120])):
+        blocks = statistics.shared_block_hits(g, edges, n_resamples=40_000, seed=1)
+        assert (blocks.sum(axis=1) == g).all()
+        p = np.diff([0, *edges, g]) / g
+        assert blocks.mean(axis=0) == pytest.approx(g * p, rel=0.02)
+        expected = g * (np.diag(p) - np.outer(p, p))
+        np.testing.assert_allclose(np.cov(blocks.T), expected, atol=0.05 * g * p.max())
     with pytest.raises(ValueError, match="within"):
         statistics.shared_block_hits(g, [13], 10, 0)
 
