@@ -260,7 +260,7 @@ def test_shared_block_hits_are_the_binned_cluster_bootstrap():
         expected = g * (np.diag(p) - np.outer(p, p))
         np.testing.assert_allclose(np.cov(blocks.T), expected, atol=0.05 * g * p.max())
     with pytest.raises(ValueError, match="within"):
-        statistics.shared_block_hits(g, [13], 10, 0)
+        statistics.shared_block_hits(12, [13], 10, 0)
 
 
 def count_refresh_queries(metrics: int, models: int, version: str) -> int:
