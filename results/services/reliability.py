@@ -85,7 +85,7 @@ def _repeatability_figures(
     n = int(present.size)
     point = per_item.sum(axis=0)[None, :]
     unanimity = float(point[0, 0] / point[0, 2])
-    kappa = _num(float(fleiss_from_sums(point[:, 1:])[0]))
+    kappa = float(fleiss_from_sums(point[:, 1:])[0])
     low = high = np.array([np.nan, np.nan])
     if interval is not None:
         low, high = interval
@@ -100,10 +100,27 @@ def _repeatability_figures(
             sums, _repeatability_stat, n_resamples=n_resamples, seed=seed
         )
         low, high = percentile_interval(dist)
-    common = {"method": TWO_STAGE if two_stage else CLUSTERED, "n": n, "n_clusters": g}
+    return _repeatability_estimates(
+        unanimity, kappa, low, high, n, g, raters, TWO_STAGE if two_stage else CLUSTERED
+    )
+
+
+def _repeatability_estimates(
+    unanimity: float,
+    kappa: float,
+    low: np.ndarray,
+    high: np.ndarray,
+    n: int,
+    g: int,
+    raters: int,
+    method: str,
+) -> dict[str, Any]:
+    """The figures of `_repeatability_figures` from their point values and (low, high) pairs."""
+    common = {"method": method, "n": n, "n_clusters": g}
+    kappa_value = _num(kappa)
     kappa_estimate = (
-        Estimate(kappa, _num(low[1]), _num(high[1]), unit="coefficient", **common)
-        if kappa is not None and n >= MIN_ITEMS
+        Estimate(kappa_value, _num(low[1]), _num(high[1]), unit="coefficient", **common)
+        if kappa_value is not None and n >= MIN_ITEMS
         else Estimate.insufficient(unit="coefficient", reason="undefined (no variation)", **common)
     )
     return {
@@ -159,30 +176,39 @@ def judge_repeatability(
         )
     )
     groups = np.split(order, bounds)
-    # Every metric's interval as on its own: the weights are drawn once per shape (cluster
-    # sizes) and shared by the metrics of that shape, the percentiles taken in one call.
+    # Every metric's figures as on its own: per-item columns computed once for all, the
+    # two-stage weights drawn once per shape (cluster sizes) and shared by the metrics of that
+    # shape, the percentiles taken in one call.
+    counts = np.column_stack([present, raters - present])
+    per_item = np.column_stack(
+        [(present == 0) | (present == raters), fleiss_item_sums(counts)]
+    ).astype(np.float64)
+    point = np.array([per_item[idx].sum(axis=0) for idx in groups])
+    with np.errstate(all="ignore"):
+        unanimity = point[:, 0] / point[:, 2]
+        kappa = fleiss_from_sums(point[:, 1:])
     resampled = [i for i, idx in enumerate(groups) if idx.size >= 2]
     dists = statistics.two_stage_sum_distributions(
-        [_repeatability_point(present[groups[i]], raters, base[groups[i]])[0] for i in resampled],
+        [per_item[groups[i]] for i in resampled],
         [base[groups[i]] for i in resampled],
         _repeatability_stat,
         n_resamples=per_metric_resamples,
         seed=seed,
     )
-    intervals: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    low, high = np.full((len(groups), 2), np.nan), np.full((len(groups), 2), np.nan)
     if dists:
-        low, high = percentile_interval(np.stack(dists, axis=1))
-        intervals = {i: (low[j], high[j]) for j, i in enumerate(resampled)}
+        low[resampled], high[resampled] = percentile_interval(np.stack(dists, axis=1))
     for i, idx in enumerate(groups):
         mv = int(version[idx[0]])
-        figures = _repeatability_figures(
-            present[idx],
+        figures = _repeatability_estimates(
+            float(unanimity[i]),
+            float(kappa[i]),
+            low[i],
+            high[i],
+            int(idx.size),
+            int(np.unique(base[idx]).size),
             raters,
-            base[idx],
-            per_metric_resamples,
-            seed,
-            interval=intervals.get(i, (np.array([np.nan, np.nan]),) * 2),
-            two_stage=True,
+            TWO_STAGE,
         )
         per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
     # Least repeatable first: that is where a rubric needs attention.
