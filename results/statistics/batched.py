@@ -82,11 +82,12 @@ def clustered_mean_intervals(
     at every kind boundary any of them has), so each interval is :func:`bootstrap_ci` of its
     values with those hits (``bootstrap_ci(..., hits=...)``): the same percentile bootstrap with
     the same number of resamples as drawing each data set alone, and differing from that only by
-    Monte Carlo error. The percentiles of all data sets are taken in one call. Fewer than two
+    Monte Carlo error. The percentiles are taken once per number of clusters. Fewer than two
     clusters: ``nan``.
     """
     tail = (1.0 - confidence) / 2.0
-    dist = np.full((len(signatures), n_resamples), np.nan)
+    low = np.full(len(signatures), np.nan)
+    high = np.full(len(signatures), np.nan)
     by_g: dict[int, list[int]] = {}
     kinds_of = []
     for row, signature in enumerate(signatures):
@@ -106,15 +107,9 @@ def clustered_mean_intervals(
             kind = np.searchsorted(end, cuts[:-1], side="right")
             sums[:, j] = kinds_of[r][kind, 0]
             sizes[:, j] = kinds_of[r][kind, 1]
-        dist[rows] = ((hits @ sums) / (hits @ sizes)).T
-    defined = ~np.isnan(dist[:, 0])
-    low = np.full(len(signatures), np.nan)
-    high = np.full(len(signatures), np.nan)
-    if defined.any():
-        # dist[defined] is a copy already: let the quantile partition it in place.
-        low[defined], high[defined] = np.quantile(
-            dist[defined], [tail, 1.0 - tail], axis=1, overwrite_input=True
-        )
+        # A fresh array: let the quantile partition it in place.
+        dist = (hits @ sums) / (hits @ sizes)
+        low[rows], high[rows] = np.quantile(dist, [tail, 1.0 - tail], axis=0, overwrite_input=True)
     return low, high
 
 
