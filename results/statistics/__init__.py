@@ -48,7 +48,6 @@ from .bootstrap import (
     cluster_sum_distribution,
     pass_rate_ci,
     percentile_interval,
-    two_stage_sum_distribution,
 )
 from .few_clusters import (
     PAIRED_T,
@@ -73,6 +72,7 @@ from .figures import (
     sums_estimate,
 )
 from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
+from .two_stage import two_stage_sum_distribution
 
 __all__ = [
     "PAIRED_T",

@@ -14,8 +14,8 @@ from .bootstrap import (
     _clustered_mean_distribution,
     _rows_per_chunk,
     cluster_hits,
-    two_stage_weights,
 )
+from .two_stage import two_stage_weights
 
 
 def clustered_mean_ci(
