@@ -6,14 +6,15 @@ Creates a scratch database, loads `generate_synthetic_dataset` into it (48,540 c
 the same process:
 
 * refreshing all summaries and analyses of the run (`results.services.summaries_refresh`,
-  10,000 bootstrap resamples);
+  10,000 bootstrap resamples), with its parts: counting (the cell GROUP BY), the summaries'
+  intervals, reliability and robustness, writes (delete + COPY, commit);
 * the Explore query (subarea pass rates per model, one release/run/age context);
 
 and `bootstrap_ci` (10,000 resamples, clustered by base scenario) over the run's outcomes as a
 ratio to `scipy.stats.bootstrap` (percentile, unclustered mean) on the same outcomes. The scratch
 database is dropped at the end unless --keep. Prints figures; asserts nothing.
 
-    .venv/bin/python benchmarks/aggregation.py [--metrics 809 --models 10] [--keep]
+    .venv/bin/python benchmarks/aggregation.py [--metrics 809 --models 10] [--keep] [--reuse]
 """
 
 import argparse
@@ -55,6 +56,9 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=10)
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--keep", action="store_true", help="Keep the scratch database.")
+    parser.add_argument(
+        "--reuse", action="store_true", help="Measure on the database a --keep run left."
+    )
     args = parser.parse_args()
 
     env = {
@@ -62,6 +66,10 @@ def main() -> None:
         "DATABASE_URL": f"{SERVER}/{DB_NAME}",
         "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.local",
     }
+    if args.reuse:
+        os.environ.update(env)
+        measure(args.resamples)
+        return
     admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
     admin_sql(f'CREATE DATABASE "{DB_NAME}"')
     try:
@@ -117,12 +125,17 @@ def measure(n_resamples: int) -> None:
     bare, groups = best_time(bare_group_by, 5)
     print(f"bare SELECT count(*) GROUP BY over judgments: {bare * 1000:.1f} ms ({groups:,} groups)")
 
-    refresh, analysis = best_time(lambda: summaries_refresh(run=run, n_resamples=n_resamples), 1)
+    parts: dict[str, float] = {}
+    refresh, analysis = best_time(
+        lambda: summaries_refresh(run=run, n_resamples=n_resamples, timings=parts), 1
+    )
     rows = run.pass_rate_summaries.count()
     print(
         f"summaries_refresh ({rows:,} summary rows, {n_resamples:,} resamples, reliability and "
-        f"robustness included): {refresh:.2f} s = {refresh / bare:,.0f} × bare GROUP BY"
+        f"robustness included): {refresh:.2f} s = {refresh / bare:,.1f} × bare GROUP BY"
     )
+    for part, seconds in parts.items():
+        print(f"  {part}: {seconds * 1000:,.0f} ms = {seconds / bare:,.1f} × bare GROUP BY")
     explore, subarea_rows = best_time(lambda: explore_subarea_rates(run=run, age_context="all"), 5)
     print(
         f"Explore query ({len(subarea_rows)} subarea × model × polarity rows): "

@@ -60,8 +60,7 @@ def main() -> None:
             shown = np.round(scores, 2)  # the flag reads the score as the page shows it
             adopted = f1_score(labels, shown >= NEAR_DUPLICATE_SCORE)
     print(
-        f"adopted: {ADOPTED_VARIANT}, near-duplicate at >= {NEAR_DUPLICATE_SCORE}: "
-        f"F1 {adopted:.3f}"
+        f"adopted: {ADOPTED_VARIANT}, near-duplicate at >= {NEAR_DUPLICATE_SCORE}: F1 {adopted:.3f}"
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db import connections
 from django.db.models import Case, CharField, Count, F, Q, Value, When
 from numpy.typing import NDArray
 
@@ -17,6 +18,15 @@ from evaluations.models import Conversation, ConversationStatus, EvaluationRun
 from metrics_registry.models import MetricVersion
 
 AGES = ("teen", "adult")
+
+
+def numeric_rows(queryset) -> list[tuple]:
+    """Rows of a ``values_list`` of ids and counts, fetched without the ORM's per-row
+    converters (integers need none; tens of thousands of rows go straight to NumPy)."""
+    sql, params = queryset.query.sql_with_params()
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def judged_conversations(run: EvaluationRun):
@@ -75,7 +85,7 @@ class RunCells:
 def run_cells(run: EvaluationRun) -> RunCells:
     """Four queries: the cell GROUP BY, the failed conversations' GROUP BY, the metric versions,
     their subareas."""
-    rows = list(
+    rows = numeric_rows(
         judged_conversations(run)
         .values_list("target_id", "scenario__metric_version_id", "scenario__base_index")
         .annotate(

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Count, Q
+
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Judgment
 from results.estimates import Estimate
-from results.statistics import bootstrap_ci
+from results.statistics import clustered_mean_ci
 
 METHOD = "share of judge readings with quotes not in the assistant's turns; cluster bootstrap"
 
@@ -20,36 +22,41 @@ METHOD = "share of judge readings with quotes not in the assistant's turns; clus
 def evidence_verification(
     run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
-    rows = list(
-        Judgment.objects.filter(
+    # One row per base scenario (the bootstrap's cluster): readings, unverified, re-asked.
+    rows = sorted(
+        (f"{version}:{base}", n, unverified, reasked)
+        for version, base, n, unverified, reasked in Judgment.objects.filter(
             conversation__run=run, conversation__status=ConversationStatus.COMPLETED
         )
         .values_list(
-            "has_unverified_quotes",
-            "reasked_for_evidence",
-            "conversation__scenario__metric_version_id",
-            "conversation__scenario__base_index",
+            "conversation__scenario__metric_version_id", "conversation__scenario__base_index"
+        )
+        .annotate(
+            n=Count("id"),
+            unverified=Count("id", filter=Q(has_unverified_quotes=True)),
+            reasked=Count("id", filter=Q(reasked_for_evidence=True)),
         )
         .order_by()
     )
     if not rows:
         return {"unverified": Estimate.insufficient(method=METHOD).as_dict(), "reasked": 0}
-    flags = [float(unverified) for unverified, _, _, _ in rows]
-    clusters = [f"{version}:{base}" for _, _, version, base in rows]
+    sizes = [n for _, n, _, _ in rows]
+    sums = [unverified for _, _, unverified, _ in rows]
     low = high = None
-    if len(set(clusters)) >= 2:
-        low, high = bootstrap_ci(flags, clusters=clusters, n_resamples=n_resamples, seed=seed)
+    if len(rows) >= 2:
+        # Clusters in the order of their labels, as bootstrap_ci numbers them.
+        low, high = clustered_mean_ci(sums, sizes, n_resamples=n_resamples, seed=seed)
     estimate = Estimate(
-        value=sum(flags) / len(flags),
+        value=sum(sums) / sum(sizes),
         low=low,
         high=high,
         method=METHOD,
-        n=len(flags),
-        n_clusters=len(set(clusters)),
+        n=sum(sizes),
+        n_clusters=len(rows),
     )
     return {
         "unverified": estimate.as_dict(),
-        "reasked": sum(1 for _, reasked, _, _ in rows if reasked),
+        "reasked": sum(reasked for _, _, _, reasked in rows),
         "conversations_flagged": Conversation.objects.filter(
             run=run, unverified_evidence=True
         ).count(),

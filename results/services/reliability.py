@@ -21,8 +21,9 @@ from results.statistics import (
     fleiss_from_sums,
     fleiss_item_sums,
     percentile_interval,
-    two_stage_sum_distribution,
 )
+
+from .cells import numeric_rows
 
 
 def _num(value: float | None) -> float | None:
@@ -42,12 +43,35 @@ def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
     return codes.ravel()
 
 
+def _repeatability_point(
+    present: np.ndarray, raters: int, clusters: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-item columns [unanimous, Fleiss' item sums...], their per-cluster sums, and g."""
+    counts = np.column_stack([present, raters - present])
+    codes = np.unique(clusters, return_inverse=True)[1].ravel()
+    g = int(codes.max()) + 1
+    per_item = np.column_stack(
+        [(present == 0) | (present == raters), fleiss_item_sums(counts)]
+    ).astype(np.float64)
+    sums = np.zeros((g, per_item.shape[1]))
+    np.add.at(sums, codes, per_item)
+    return per_item, sums, g
+
+
+def _repeatability_stat(resampled: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.column_stack(
+            [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
+        )
+
+
 def _repeatability_figures(
     present: np.ndarray,
     raters: int,
     clusters: np.ndarray,
     n_resamples: int,
     seed: int,
+    interval: tuple[np.ndarray, np.ndarray] | None = None,
     *,
     two_stage: bool = False,
 ) -> dict[str, Any]:
@@ -55,37 +79,48 @@ def _repeatability_figures(
 
     Both are functions of per-item sums, so one resampling serves the two. `two_stage`
     resamples conversations within the drawn base scenarios too: a metric has only three.
+    `interval`: their (low, high) already drawn (many metrics at once, `judge_repeatability`).
     """
-    counts = np.column_stack([present, raters - present])
-    codes = np.unique(clusters, return_inverse=True)[1].ravel()
-    g = int(codes.max()) + 1
+    per_item, sums, g = _repeatability_point(present, raters, clusters)
     n = int(present.size)
-    per_item = np.column_stack(
-        [(present == 0) | (present == raters), fleiss_item_sums(counts)]
-    ).astype(np.float64)
     point = per_item.sum(axis=0)[None, :]
     unanimity = float(point[0, 0] / point[0, 2])
-    kappa = _num(float(fleiss_from_sums(point[:, 1:])[0]))
+    kappa = float(fleiss_from_sums(point[:, 1:])[0])
     low = high = np.array([np.nan, np.nan])
-
-    def stat(resampled: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return np.column_stack(
-                [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
-            )
-
-    if two_stage and n >= 2:
-        dist = two_stage_sum_distribution(per_item, codes, stat, n_resamples=n_resamples, seed=seed)
+    if interval is not None:
+        low, high = interval
+    elif two_stage and n >= 2:
+        codes = np.unique(clusters, return_inverse=True)[1].ravel()
+        dist = statistics.two_stage_sum_distribution(
+            per_item, codes, _repeatability_stat, n_resamples=n_resamples, seed=seed
+        )
         low, high = percentile_interval(dist)
     elif g >= 2:
-        sums = np.zeros((g, per_item.shape[1]))
-        np.add.at(sums, codes, per_item)
-        dist = cluster_sum_distribution(sums, stat, n_resamples=n_resamples, seed=seed)
+        dist = cluster_sum_distribution(
+            sums, _repeatability_stat, n_resamples=n_resamples, seed=seed
+        )
         low, high = percentile_interval(dist)
-    common = {"method": TWO_STAGE if two_stage else CLUSTERED, "n": n, "n_clusters": g}
+    return _repeatability_estimates(
+        unanimity, kappa, low, high, n, g, raters, TWO_STAGE if two_stage else CLUSTERED
+    )
+
+
+def _repeatability_estimates(
+    unanimity: float,
+    kappa: float,
+    low: np.ndarray,
+    high: np.ndarray,
+    n: int,
+    g: int,
+    raters: int,
+    method: str,
+) -> dict[str, Any]:
+    """The figures of `_repeatability_figures` from their point values and (low, high) pairs."""
+    common = {"method": method, "n": n, "n_clusters": g}
+    kappa_value = _num(kappa)
     kappa_estimate = (
-        Estimate(kappa, _num(low[1]), _num(high[1]), unit="coefficient", **common)
-        if kappa is not None and n >= MIN_ITEMS
+        Estimate(kappa_value, _num(low[1]), _num(high[1]), unit="coefficient", **common)
+        if kappa_value is not None and n >= MIN_ITEMS
         else Estimate.insufficient(unit="coefficient", reason="undefined (no variation)", **common)
     )
     return {
@@ -107,7 +142,7 @@ def judge_repeatability(
     metrics) a one-stage bootstrap over three base scenarios has almost no distinct resamples,
     so conversations are resampled within the drawn base scenarios as well.
     """
-    rows = list(
+    rows = numeric_rows(
         Judgment.objects.filter(conversation__run=run)
         .values_list(
             "conversation_id",
@@ -120,7 +155,7 @@ def judge_repeatability(
     raters = run.judgments_per_conversation
     if raters < 2 or not rows:
         return {"available": False, "reason": "This run judged each conversation only once."}
-    arr = np.array([r[1:] for r in rows], dtype=np.int64)
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 5)[:, 1:]
     full = arr[:, 2] == raters
     arr = arr[full]
     if arr.size == 0:
@@ -140,10 +175,40 @@ def judge_repeatability(
             "pk", "metric__key"
         )
     )
-    for idx in np.split(order, bounds):
+    groups = np.split(order, bounds)
+    # Every metric's figures as on its own: per-item columns computed once for all, the
+    # two-stage weights drawn once per shape (cluster sizes) and shared by the metrics of that
+    # shape, the percentiles taken in one call.
+    counts = np.column_stack([present, raters - present])
+    per_item = np.column_stack(
+        [(present == 0) | (present == raters), fleiss_item_sums(counts)]
+    ).astype(np.float64)
+    point = np.array([per_item[idx].sum(axis=0) for idx in groups])
+    with np.errstate(all="ignore"):
+        unanimity = point[:, 0] / point[:, 2]
+        kappa = fleiss_from_sums(point[:, 1:])
+    resampled = [i for i, idx in enumerate(groups) if idx.size >= 2]
+    dists = statistics.two_stage_sum_distributions(
+        [per_item[groups[i]] for i in resampled],
+        [base[groups[i]] for i in resampled],
+        _repeatability_stat,
+        n_resamples=per_metric_resamples,
+        seed=seed,
+    )
+    low, high = np.full((len(groups), 2), np.nan), np.full((len(groups), 2), np.nan)
+    if dists:
+        low[resampled], high[resampled] = percentile_interval(np.stack(dists, axis=1))
+    for i, idx in enumerate(groups):
         mv = int(version[idx[0]])
-        figures = _repeatability_figures(
-            present[idx], raters, base[idx], per_metric_resamples, seed, two_stage=True
+        figures = _repeatability_estimates(
+            float(unanimity[i]),
+            float(kappa[i]),
+            low[i],
+            high[i],
+            int(idx.size),
+            int(np.unique(base[idx]).size),
+            raters,
+            TWO_STAGE,
         )
         per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
     # Least repeatable first: that is where a rubric needs attention.

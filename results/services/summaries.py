@@ -1,4 +1,5 @@
-"""Pass-rate summaries of a run: counts by GROUP BY in the database, cluster-bootstrap intervals.
+"""Pass-rate summaries of a run, rolled up from its cells (the one GROUP BY of `run_cells`):
+counts per group in NumPy, cluster-bootstrap intervals, Wilson on effective n per metric.
 
 Levels: overall, area, subarea, metric; each per target × polarity × age context (teen, adult,
 all). A metric in several subareas counts in each of them; in an area it counts once even when
@@ -7,63 +8,24 @@ two of its subareas belong to that area (distinct counts).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, Q
 from numpy.typing import NDArray
 
 from evaluations.models import EvaluationRun
 from results import statistics
 from results.estimates import Estimate
-from results.models import AgeScope, PassRateSummary, SummaryLevel
+from results.models import AgeScope, SummaryLevel
 
-from .cells import AGES, RunCells, judged_conversations
+from .cells import AGES, RunCells
 
 DEFAULT_RESAMPLES = 10_000
-VERSION = "scenario__metric_version_id"
-POLARITY = "scenario__metric_version__polarity"
-AGE = "scenario__age_context"
-LEVEL_FIELDS = {
-    SummaryLevel.OVERALL: None,
-    SummaryLevel.AREA: "scenario__metric_version__subareas__area_id",
-    SummaryLevel.SUBAREA: "scenario__metric_version__subareas",
-    SummaryLevel.METRIC: VERSION,
-}
-
 # (level, target, polarity, key or None, age scope)
 GroupKey = tuple[str, int, str, int | None, str]
-
-
-def summary_counts(run: EvaluationRun) -> dict[GroupKey, tuple[int, int]]:
-    """n and n_passed of every group: one GROUP BY query per level (four in all).
-
-    The age context is part of each GROUP BY; "all" is the sum of the teen and adult groups,
-    which is exact because a conversation has exactly one age context.
-    """
-    counts: dict[GroupKey, tuple[int, int]] = {}
-    base = judged_conversations(run).order_by()
-    for level, key_field in LEVEL_FIELDS.items():
-        fields = ["target_id", POLARITY, AGE] + ([key_field] if key_field else [])
-        # Joining through subareas repeats a conversation once per subarea; within an area that
-        # would double-count a metric in two of its subareas, hence distinct.
-        distinct = level == SummaryLevel.AREA
-        rows = base.values_list(*fields).annotate(
-            n=Count("id", distinct=distinct),
-            passed=Count("id", filter=Q(verdict_passed=True), distinct=distinct),
-        )
-        for row in rows:
-            target, polarity, age = row[:3]
-            key = row[3] if key_field else None
-            n, passed = row[-2], row[-1]
-            if key_field and key is None:
-                continue  # a metric version without subareas has no subarea/area row
-            counts[(level, target, polarity, key, age)] = (n, passed)
-            all_key = (level, target, polarity, key, AgeScope.ALL.value)
-            prev_n, prev_passed = counts.get(all_key, (0, 0))
-            counts[all_key] = (prev_n + n, prev_passed + passed)
-    return counts
 
 
 def metric_design_effects(cells: RunCells) -> dict[str, float]:
@@ -123,48 +85,52 @@ def failed_as_fail(
 
     Same cluster bootstrap over base scenarios as the published rate, on the cells (no query).
     """
-    clusters: dict[tuple[int, str], dict[tuple[int, int], list[int]]] = {}
+    code = {v: POLARITIES.index(p) for v, p in cells.polarity.items()}
+    failed = np.array(
+        [(t, v, b, code[v], c) for t, v, b, _age, _reason, c in cells.failed if v in code],
+        np.int64,
+    ).reshape(-1, 5)
+    pol = np.array([code[v] for v in cells.version.tolist()], np.int64).reshape(-1)
+    target = np.concatenate([cells.target, failed[:, 0]])
+    polarity = np.concatenate([pol, failed[:, 3]])
+    version = np.concatenate([cells.version, failed[:, 1]])
+    base = np.concatenate([cells.base, failed[:, 2]])
+    passed = np.concatenate([cells.passed, np.zeros(len(failed))])
+    n = np.concatenate([cells.n, failed[:, 4].astype(np.float64)])
+    if target.size == 0:
+        return []
+    # Clusters (target, polarity, version, base) with failures counted as fails.
+    first, inverse = _distinct_rows(target, polarity, version, base)
+    c_y = np.bincount(inverse, weights=passed).astype(np.int64)
+    c_n = np.bincount(inverse, weights=n).astype(np.int64)
+    c_target, c_pol = target[first], polarity[first]
+    g_first, g_of = _distinct_rows(c_target, c_pol)
+    k_first, k_of = _distinct_rows(g_of, c_y, c_n)
+    kinds = np.column_stack([c_y[k_first], c_n[k_first], np.bincount(k_of)]).tolist()
+    edges = [0, *(np.flatnonzero(np.diff(g_of[k_first])) + 1).tolist(), len(kinds)]
+    by_group = {
+        (int(c_target[f]), POLARITIES[c_pol[f]]): tuple(map(tuple, kinds[lo:hi]))
+        for f, lo, hi in zip(g_first.tolist(), edges[:-1], edges[1:], strict=True)
+    }
     failed_n: dict[tuple[int, str], int] = {}
-
-    def cluster(target: int, version: int, base: int) -> list[int] | None:
-        polarity = cells.polarity.get(version)
-        if polarity is None:
-            return None
-        return clusters.setdefault((target, polarity), {}).setdefault((version, base), [0, 0])
-
-    for target, version, base, n, passed in zip(
-        cells.target.tolist(),
-        cells.version.tolist(),
-        cells.base.tolist(),
-        cells.n.tolist(),
-        cells.passed.tolist(),
-        strict=True,
-    ):
-        acc = cluster(target, version, base)
-        if acc is not None:
-            acc[0] += int(passed)
-            acc[1] += int(n)
-    for target, version, base, _age, _reason, count in cells.failed:
-        acc = cluster(target, version, base)
-        if acc is not None:
-            acc[1] += count
-            key = (target, cells.polarity[version])
-            failed_n[key] = failed_n.get(key, 0) + count
+    for t, _v, _b, p, c in failed.tolist():
+        failed_n[(t, POLARITIES[p])] = failed_n.get((t, POLARITIES[p]), 0) + c
+    groups = sorted(by_group.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], "")))
+    signatures = [signature for _, signature in groups]
+    lows, highs = statistics.clustered_mean_intervals(signatures, n_resamples, seed=seed)
     out = []
-    for (target, polarity), by_cluster in sorted(
-        clusters.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], ""))
+    for ((target, polarity), _), signature, low, high in zip(
+        groups, signatures, lows.tolist(), highs.tolist(), strict=True
     ):
-        pairs = [tuple(v) for v in by_cluster.values()]
-        n = sum(m for _, m in pairs)
-        passed = sum(y for y, _ in pairs)
-        low, high, g = _signature_interval(signature_counter(pairs), n_resamples, seed)
+        n = sum(m * c for _, m, c in signature)
+        passed = sum(y * c for y, _, c in signature)
         estimate = Estimate(
             passed / n,
             low,
             high,
             method="cluster bootstrap over base scenarios; failed = fail",
             n=n,
-            n_clusters=g,
+            n_clusters=sum(c for _, _, c in signature),
         )
         out.append(
             {
@@ -175,6 +141,11 @@ def failed_as_fail(
             }
         )
     return out
+
+
+def signature_counter(values: Iterable[tuple[int, int]]) -> tuple[tuple[int, int, int], ...]:
+    """Signature of clusters given as (passed, n) pairs: sorted (passed, n, count) kinds."""
+    return tuple((y, n, c) for (y, n), c in sorted(Counter(values).items()))
 
 
 def _memberships(cells: RunCells, level: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -197,75 +168,95 @@ def _memberships(cells: RunCells, level: str) -> tuple[NDArray[np.int64], NDArra
     return cell_idx, pk[np.repeat(start, per_cell) + offsets]
 
 
-def _group_signatures(
-    cells: RunCells, level: str
-) -> Iterable[tuple[GroupKey, tuple[tuple[int, int, int], ...]]]:
-    """Each group's clusters as a multiset of (passed, n) -> count.
+def _distinct_rows(*cols: NDArray[np.int64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Distinct rows of the columns in lexicographic order: each one's first row, and the
+    distinct row of every row (as ``np.unique(axis=0)``, by one lexsort)."""
+    order = np.lexsort(cols[::-1])
+    stacked = np.column_stack(cols)[order]
+    change = np.ones(len(order), bool)
+    change[1:] = np.any(stacked[1:] != stacked[:-1], axis=1)
+    inverse = np.empty(len(order), np.intp)
+    inverse[order] = np.cumsum(change) - 1
+    return order[change], inverse
 
-    The clustered bootstrap of a mean depends on a group's data only through this multiset, so
-    groups with the same composition (very common at metric level) share one interval.
-    """
-    polarity_code = {"positive": 0, "negative": 1}
-    polarity_name = ("positive", "negative")
+
+@dataclass
+class _Groups:
+    """The groups of one level and age scope, sorted by (target, polarity, key)."""
+
+    target: NDArray[np.int64]
+    polarity: NDArray[np.int64]  # index into POLARITIES
+    key: NDArray[np.int64]
+    n: NDArray[np.int64]
+    passed: NDArray[np.int64]
+    n_clusters: NDArray[np.int64]
+    # Bootstrap levels only: each group's clusters as sorted (passed, n, count) kinds.
+    signatures: list[tuple[tuple[int, int, int], ...]]
+
+
+def _groups(cells: RunCells, level: str, scope: str, pol: NDArray[np.int64]) -> _Groups | None:
     cell_idx, key = _memberships(cells, level)
-    if cell_idx.size == 0:
-        return
-    pol = np.array([polarity_code[cells.polarity[v]] for v in cells.version.tolist()], np.int64)
-    for scope in (AgeScope.TEEN, AgeScope.ADULT, AgeScope.ALL):
-        if scope == AgeScope.ALL:
-            sel = np.ones(cell_idx.size, bool)
-            age_part = np.zeros(cell_idx.size, np.int64)
-        else:
-            sel = cells.age[cell_idx] == AGES.index(scope.value)
-            age_part = cells.age[cell_idx]
-        ci = cell_idx[sel]
-        if ci.size == 0:
-            continue
-        # A cluster is (target, version, base); for one age it is a single cell, for "all" the
-        # teen and adult cells of the same base scenario merge.
-        cluster_cols = np.column_stack(
-            [cells.target[ci], pol[ci], key[sel], cells.version[ci], cells.base[ci], age_part[sel]]
-        )
-        clusters, inverse = np.unique(cluster_cols, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-        c_n = np.bincount(inverse, weights=cells.n[ci], minlength=len(clusters))
-        c_y = np.bincount(inverse, weights=cells.passed[ci], minlength=len(clusters))
-        kinds, kind_count = np.unique(
-            np.column_stack([clusters[:, :3], c_y.astype(np.int64), c_n.astype(np.int64)]),
-            axis=0,
-            return_counts=True,
-        )
-        # Rows are sorted by (target, polarity, key): split where the group changes.
-        change = np.flatnonzero(np.any(np.diff(kinds[:, :3], axis=0) != 0, axis=1)) + 1
-        bounds = np.concatenate([[0], change, [len(kinds)]])
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-            target, polarity, group = kinds[lo, :3].tolist()
-            signature = tuple(
-                (int(y), int(n), int(c))
-                for (y, n), c in zip(kinds[lo:hi, 3:5].tolist(), kind_count[lo:hi], strict=True)
-            )
-            group_key = None if level == SummaryLevel.OVERALL else group
-            yield (level, target, polarity_name[polarity], group_key, scope.value), signature
-
-
-def _signature_interval(
-    signature: tuple[tuple[int, int, int], ...], n_resamples: int, seed: int
-) -> tuple[float | None, float | None, int]:
-    n_clusters = sum(c for _, _, c in signature)
-    if n_clusters < 2:
-        return None, None, n_clusters
-    values: list[float] = []
-    clusters: list[int] = []
-    label = 0
-    for y, n, count in signature:
-        for _ in range(count):
-            values.extend([1.0] * y + [0.0] * (n - y))
-            clusters.extend([label] * n)
-            label += 1
-    low, high = statistics.bootstrap_ci(
-        np.array(values), np.array(clusters), n_resamples=n_resamples, seed=seed
+    if scope == AgeScope.ALL:
+        sel = np.ones(cell_idx.size, bool)
+        age_part = np.zeros(cell_idx.size, np.int64)
+    else:
+        sel = cells.age[cell_idx] == AGES.index(scope)
+        age_part = cells.age[cell_idx]
+    ci, key, age_part = cell_idx[sel], key[sel], age_part[sel]
+    if ci.size == 0:
+        return None
+    # A cluster is (target, version, base); for one age it is a single cell, for "all" the teen
+    # and adult cells of the same base scenario merge.
+    cols = (cells.target[ci], pol[ci], key, cells.version[ci], cells.base[ci], age_part)
+    first, inverse = _distinct_rows(*cols)
+    c_n = np.bincount(inverse, weights=cells.n[ci]).astype(np.int64)
+    c_y = np.bincount(inverse, weights=cells.passed[ci]).astype(np.int64)
+    c_target, c_pol, c_key = (col[first] for col in cols[:3])
+    g_first, g_of = _distinct_rows(c_target, c_pol, c_key)
+    groups = _Groups(
+        target=c_target[g_first],
+        polarity=c_pol[g_first],
+        key=c_key[g_first],
+        n=np.bincount(g_of, weights=c_n).astype(np.int64),
+        passed=np.bincount(g_of, weights=c_y).astype(np.int64),
+        n_clusters=np.bincount(g_of),
+        signatures=[],
     )
-    return low, high, n_clusters
+    if level != SummaryLevel.METRIC:
+        k_first, k_of = _distinct_rows(g_of, c_y, c_n)
+        k_count = np.bincount(k_of)
+        bounds = np.flatnonzero(np.diff(g_of[k_first])) + 1
+        kinds = np.column_stack([c_y[k_first], c_n[k_first], k_count]).tolist()
+        edges = [0, *bounds.tolist(), len(kinds)]
+        groups.signatures = [
+            tuple(map(tuple, kinds[lo:hi])) for lo, hi in zip(edges[:-1], edges[1:], strict=True)
+        ]
+    return groups
+
+
+POLARITIES = ("positive", "negative")
+LEVELS = (SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA, SummaryLevel.METRIC)
+SCOPES = (AgeScope.TEEN.value, AgeScope.ADULT.value, AgeScope.ALL.value)
+SUMMARY_COLUMNS = (
+    "release_id",
+    "run_id",
+    "target_id",
+    "polarity",
+    "level",
+    "area_id",
+    "subarea_id",
+    "metric_version_id",
+    "age_context",
+    "n_conversations",
+    "n_passed",
+    "n_clusters",
+    "rate",
+    "ci_low",
+    "ci_high",
+    "method",
+    "n_failed",
+    "failures",
+)
 
 
 def summary_rows(
@@ -274,65 +265,77 @@ def summary_rows(
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
-) -> list[PassRateSummary]:
-    """Unsaved summary rows of the run: DB counts, one bootstrap per distinct group composition."""
-    counts = summary_counts(run)
+) -> list[tuple]:
+    """The run's summary rows as tuples in ``SUMMARY_COLUMNS`` order (``failures`` a dict).
+
+    No query: counts come from the cells; one bootstrap per distinct group composition (the
+    clustered bootstrap of a mean depends on a group only through it), Wilson on effective n
+    for every metric row at once.
+    """
     failures = failure_counts(cells)
     deff = metric_design_effects(cells)
-    memo: dict[tuple, tuple[float | None, float | None, int]] = {}
-    rows: list[PassRateSummary] = []
-    for level in LEVEL_FIELDS:
-        for group_key, signature in _group_signatures(cells, level):
-            n, passed = counts.get(group_key, (0, 0))
-            if n == 0:
-                continue
+    code = {v: POLARITIES.index(p) for v, p in cells.polarity.items()}
+    pol = np.array([code[v] for v in cells.version.tolist()], np.int64).reshape(-1)
+    built: list[tuple[str, str, _Groups]] = []
+    for level in LEVELS:
+        for scope in SCOPES:
+            groups = _groups(cells, level, scope, pol)
+            if groups is not None:
+                built.append((level, scope, groups))
+    # Bootstrap every distinct composition of the bootstrap levels in one call.
+    distinct = sorted(
+        {sig for level, _, g in built if level != SummaryLevel.METRIC for sig in g.signatures}
+    )
+    lows, highs = statistics.clustered_mean_intervals(distinct, n_resamples, seed=seed)
+    interval = dict(zip(distinct, zip(lows.tolist(), highs.tolist(), strict=True), strict=True))
+    rows: list[tuple] = []
+    for level, scope, g in built:
+        if level == SummaryLevel.METRIC:
+            # Three base scenarios: the bootstrap under-covers; Wilson on effective n holds.
+            d = np.full(g.n.size, deff[scope])
+            low_a, high_a = statistics.effective_wilson(g.passed, g.n, d)
+            bounds = list(zip(low_a.tolist(), high_a.tolist(), strict=True))
+            method = statistics.WILSON_EFFECTIVE
+        else:
+            bounds = [interval[sig] for sig in g.signatures]
             method = ""
-            if level == SummaryLevel.METRIC:
-                # Three base scenarios: the bootstrap under-covers; Wilson on effective n holds.
-                # Its interval is filled in below, for all metric rows at once.
-                n_clusters = sum(c for _, _, c in signature)
-                low = high = None
-                method = statistics.WILSON_EFFECTIVE
-            else:
-                if signature not in memo:
-                    memo[signature] = _signature_interval(signature, n_resamples, seed)
-                low, high, n_clusters = memo[signature]
-            _, target, polarity, key, age = group_key
-            failed = failures.get(group_key, {})
+        for target, p, key, n, passed, n_clusters, (low, high) in zip(
+            g.target.tolist(),
+            g.polarity.tolist(),
+            g.key.tolist(),
+            g.n.tolist(),
+            g.passed.tolist(),
+            g.n_clusters.tolist(),
+            bounds,
+            strict=True,
+        ):
+            polarity = POLARITIES[p]
+            group_key = None if level == SummaryLevel.OVERALL else key
+            failed = failures.get((level, target, polarity, group_key, scope), {})
             rows.append(
-                PassRateSummary(
-                    release_id=run.release_id,
-                    run_id=run.pk,
-                    target_id=target,
-                    polarity=polarity,
-                    level=level,
-                    area_id=key if level == SummaryLevel.AREA else None,
-                    subarea_id=key if level == SummaryLevel.SUBAREA else None,
-                    metric_version_id=key if level == SummaryLevel.METRIC else None,
-                    age_context=age,
-                    n_conversations=n,
-                    n_passed=passed,
-                    n_clusters=n_clusters,
-                    rate=passed / n,
-                    ci_low=low,
-                    ci_high=high,
-                    method=method,
-                    n_failed=sum(failed.values()),
-                    failures=dict(sorted(failed.items())),
+                (
+                    run.release_id,
+                    run.pk,
+                    target,
+                    polarity,
+                    level,
+                    key if level == SummaryLevel.AREA else None,
+                    key if level == SummaryLevel.SUBAREA else None,
+                    key if level == SummaryLevel.METRIC else None,
+                    scope,
+                    n,
+                    passed,
+                    n_clusters,
+                    passed / n,
+                    _finite(low),
+                    _finite(high),
+                    method,
+                    sum(failed.values()),
+                    dict(sorted(failed.items())),
                 )
             )
-    metric_rows = [r for r in rows if r.level == SummaryLevel.METRIC]
-    if metric_rows:
-        low, high = statistics.effective_wilson(
-            np.array([r.n_passed for r in metric_rows], np.float64),
-            np.array([r.n_conversations for r in metric_rows], np.float64),
-            np.array([deff[r.age_context] for r in metric_rows]),
-        )
-        for row, lo, hi in zip(metric_rows, low.tolist(), high.tolist(), strict=True):
-            row.ci_low, row.ci_high = lo, hi
     return rows
 
 
-def signature_counter(values: Iterable[tuple[int, int]]) -> tuple[tuple[int, int, int], ...]:
-    """Signature of clusters given as (passed, n) pairs -- for tests and notebooks."""
-    return tuple((y, n, c) for (y, n), c in sorted(Counter(values).items()))
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -34,6 +34,13 @@ from .agreement import (
     percent_agreement,
     unanimity,
 )
+from .batched import (
+    cluster_sum_distributions,
+    clustered_mean_ci,
+    clustered_mean_intervals,
+    shared_block_hits,
+    two_stage_sum_distributions,
+)
 from .bootstrap import (
     bootstrap_ci,
     bootstrap_distribution,
@@ -41,7 +48,6 @@ from .bootstrap import (
     cluster_sum_distribution,
     pass_rate_ci,
     percentile_interval,
-    two_stage_sum_distribution,
 )
 from .few_clusters import (
     PAIRED_T,
@@ -66,6 +72,7 @@ from .figures import (
     sums_estimate,
 )
 from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
+from .two_stage import two_stage_sum_distribution
 
 __all__ = [
     "PAIRED_T",
@@ -78,6 +85,9 @@ __all__ = [
     "category_counts",
     "cluster_hits",
     "cluster_sum_distribution",
+    "cluster_sum_distributions",
+    "clustered_mean_ci",
+    "clustered_mean_intervals",
     "cohen_estimate",
     "cohen_kappa",
     "design_effect",
@@ -101,8 +111,10 @@ __all__ = [
     "rank_stability",
     "resampled_estimate",
     "share_estimates",
+    "shared_block_hits",
     "sums_estimate",
     "two_stage_sum_distribution",
+    "two_stage_sum_distributions",
     "unanimity",
     "wilson_interval",
 ]

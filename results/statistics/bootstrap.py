@@ -122,30 +122,11 @@ def _bootstrap_clustered(
     rng: np.random.Generator,
 ) -> NDArray[np.float64]:
     g = n_clusters
-    out = np.empty(n_resamples)
     if statistic == "mean":
-        # The resampled mean depends on the drawn clusters only through their (sum, size), so
-        # clusters sharing both are interchangeable: 8,090 clusters of six binary outcomes
-        # collapse to 7 kinds and each resample is one 7-category multinomial draw.
         sizes = np.bincount(cluster, minlength=g).astype(np.float64)
         sums = np.bincount(cluster, weights=x, minlength=g)
-        kinds, kind_of, freq = np.unique(
-            np.column_stack([sums, sizes]), axis=0, return_inverse=True, return_counts=True
-        )
-        by_counts = kinds.shape[0] * 4 <= g
-        if by_counts:
-            sums, sizes = kinds[:, 0], kinds[:, 1]
-        width = kinds.shape[0] if by_counts else g
-        step = _rows_per_chunk(width)
-        for start in range(0, n_resamples, step):
-            rows = min(step, n_resamples - start)
-            if by_counts:
-                hits = _resample_counts(rng, g, freq, rows)
-                out[start : start + rows] = (hits @ sums) / (hits @ sizes)
-            else:
-                idx = rng.integers(0, g, size=(rows, g))
-                out[start : start + rows] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
-        return out
+        return _clustered_mean_distribution(sums, sizes, n_resamples, rng)
+    out = np.empty(n_resamples)
 
     # Median: the resample is the multiset union of the drawn clusters. Describe every cluster
     # by its histogram over the distinct values; the resample's histogram is then
@@ -174,6 +155,35 @@ def _bootstrap_clustered(
         rows = min(step, n_resamples - start)
         hits = cluster_hits(rng, g, rows)
         out[start : start + rows] = _median_from_histogram(hits[:, sorted_cluster], sorted_x)
+    return out
+
+
+def _clustered_mean_distribution(
+    sums: NDArray[np.float64],
+    sizes: NDArray[np.float64],
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> NDArray[np.float64]:
+    """Resampled means of the cluster bootstrap, from each cluster's (sum, size)."""
+    g = sums.size
+    out = np.empty(n_resamples)
+    # The resampled mean depends on the drawn clusters only through their (sum, size), so
+    # clusters sharing both are interchangeable: 8,090 clusters of six binary outcomes
+    # collapse to 7 kinds and each resample is one 7-category multinomial draw.
+    kinds, freq = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
+    by_counts = kinds.shape[0] * 4 <= g
+    if by_counts:
+        sums, sizes = kinds[:, 0], kinds[:, 1]
+    width = kinds.shape[0] if by_counts else g
+    step = _rows_per_chunk(width)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        if by_counts:
+            hits = _resample_counts(rng, g, freq, rows)
+            out[start : start + rows] = (hits @ sums) / (hits @ sizes)
+        else:
+            idx = rng.integers(0, g, size=(rows, g))
+            out[start : start + rows] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
     return out
 
 
@@ -223,6 +233,8 @@ def bootstrap_ci(
     confidence: float = 0.95,
     seed: int | None = 0,
     statistic: Statistic = "mean",
+    *,
+    hits: ArrayLike | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval (Efron & Tibshirani 1993), optionally by cluster.
 
@@ -240,6 +252,10 @@ def bootstrap_ci(
     Deterministic for a given ``seed`` (``numpy.random.default_rng``). Constant values give
     ``(c, c)``. Raises ``ValueError`` for fewer than two values or clusters, non-finite values,
     mismatched ``clusters``, ``n_resamples < 1`` or ``confidence`` outside (0, 1).
+
+    ``hits`` (clustered mean only): the resamples given instead of drawn, as an
+    ``(n_resamples, n_clusters)`` matrix of how often each cluster (in sorted label order) is
+    drawn -- common random numbers shared by many data sets with the same number of clusters.
     """
     x = _finite_1d(values, "values")
     if x.size < 2:
@@ -249,7 +265,7 @@ def bootstrap_ci(
     n_resamples = int(n_resamples)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1; got {confidence!r}")
-    dist = bootstrap_distribution(values, clusters, n_resamples, seed, statistic)
+    dist = bootstrap_distribution(values, clusters, n_resamples, seed, statistic, hits=hits)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(dist, [tail, 1.0 - tail])
     return float(low), float(high)
@@ -261,6 +277,8 @@ def bootstrap_distribution(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     statistic: Statistic = "mean",
+    *,
+    hits: ArrayLike | None = None,
 ) -> NDArray[np.float64]:
     """The resampled statistics behind :func:`bootstrap_ci` (same engine, same checks), for
     figures that also report the bootstrap standard deviation."""
@@ -281,6 +299,15 @@ def bootstrap_distribution(
         if n_clusters < 2:
             raise ValueError(f"cluster bootstrap needs at least two clusters; got {n_clusters}")
 
+    if hits is not None:
+        counts = np.asarray(hits, dtype=np.float64)
+        if cluster is None or statistic != "mean" or counts.shape != (n_resamples, n_clusters):
+            raise ValueError(
+                "hits are the clustered mean's resamples: (n_resamples, n_clusters) counts"
+            )
+        sums = np.bincount(cluster, weights=x, minlength=n_clusters)
+        sizes = np.bincount(cluster, minlength=n_clusters).astype(np.float64)
+        return (counts @ sums) / (counts @ sizes)
     if callable(statistic):
         dist = _bootstrap_callable(x, cluster, n_clusters, n_resamples, statistic, rng)
     elif cluster is None:
@@ -355,55 +382,25 @@ def cluster_sum_distribution(
     return np.concatenate(parts, axis=0)
 
 
-def two_stage_sum_distribution(
-    unit_sums: NDArray[np.float64],
-    clusters: ArrayLike,
-    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
-    *,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-) -> NDArray[np.float64]:
-    """Two-stage bootstrap distribution of `statistic(resampled column sums)`.
-
-    Stage one draws clusters with replacement; stage two redraws, for every drawn copy of a
-    cluster, its units with replacement (Davison & Hinkley 1997, sec. 3.8, strategy 1). With
-    few clusters (a metric's three base scenarios) the one-stage bootstrap has only a handful of
-    distinct resamples and ignores the variation between units of a cluster; the second stage
-    adds it, erring if at all towards a wider interval. `unit_sums[u, j]` is unit u's
-    contribution to column j; one cluster label per unit; one cluster is enough.
-    """
-    sums = np.asarray(unit_sums, dtype=np.float64)
-    if sums.ndim != 2 or sums.shape[0] < 2:
-        raise ValueError("the two-stage bootstrap needs at least two units")
-    codes, g = _cluster_codes(clusters, sums.shape[0])
-    rng = np.random.default_rng(seed)
-    members = [np.flatnonzero(codes == c) for c in range(g)]
-    step = _rows_per_chunk(sums.shape[0])
-    parts = []
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        drawn = cluster_hits(rng, g, rows).astype(np.int64) if g > 1 else np.ones((rows, 1), int)
-        weights = np.zeros((rows, sums.shape[0]))
-        for c, units in enumerate(members):
-            # h draws of a cluster of m units: h independent m-draws = one (h·m)-draw multinomial.
-            pvals = np.full(units.size, 1.0 / units.size)
-            weights[:, units] = rng.multinomial(drawn[:, c] * units.size, pvals)
-        parts.append(np.asarray(statistic(weights @ sums), dtype=np.float64))
-    return np.concatenate(parts, axis=0)
-
-
 def percentile_interval(
     distribution: NDArray[np.float64], confidence: float = 0.95
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Percentile interval along axis 0, ignoring undefined (NaN) resamples."""
     tail = (1.0 - confidence) / 2.0
-    with np.errstate(all="ignore"):
-        finite = np.isfinite(distribution).any(axis=0)
-        safe = np.where(np.isfinite(distribution), distribution, np.nan)
-        if not np.all(finite):
-            # nanquantile warns on all-NaN columns; fill those with a dummy and mask afterwards.
-            safe = np.where(finite, safe, 0.0)
-        low, high = np.nanquantile(safe, [tail, 1.0 - tail], axis=0)
-    low = np.where(finite, low, np.nan)
-    high = np.where(finite, high, np.nan)
+    dist = np.asarray(distribution, dtype=np.float64)
+    if dist.ndim == 1:
+        low, high = percentile_interval(dist[:, None], confidence)
+        return low[0], high[0]
+    finite = np.isfinite(dist)
+    whole = finite.all(axis=0)
+    low = np.full(dist.shape[1:], np.nan)
+    high = np.full(dist.shape[1:], np.nan)
+    # Columns without an undefined resample in one call (the same figures as nanquantile's
+    # column-by-column loop); the others one by one.
+    if whole.any():
+        low[whole], high[whole] = np.quantile(dist[:, whole], [tail, 1.0 - tail], axis=0)
+    some = finite.any(axis=0) & ~whole
+    if some.any():
+        safe = np.where(finite[:, some], dist[:, some], np.nan)
+        low[some], high[some] = np.nanquantile(safe, [tail, 1.0 - tail], axis=0)
     return low, high

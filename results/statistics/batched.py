@@ -1,0 +1,186 @@
+"""The bootstrap engine run over many data sets at once, each giving exactly the interval it
+gets on its own (same generator, same draws): for refreshing thousands of figures per run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._inputs import _finite_1d
+from .bootstrap import (
+    _cluster_codes,
+    _clustered_mean_distribution,
+    _rows_per_chunk,
+    cluster_hits,
+)
+from .two_stage import two_stage_weights
+
+
+def clustered_mean_ci(
+    sums: ArrayLike,
+    sizes: ArrayLike,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> tuple[float, float]:
+    """:func:`bootstrap_ci` of the mean with clusters, from each cluster's sum and size (in the
+    order of the clusters' sorted labels) instead of the values: the same interval, without
+    the values ever leaving the database's GROUP BY."""
+    sums = _finite_1d(sums, "sums")
+    sizes = _finite_1d(sizes, "sizes")
+    if sums.size < 2 or sizes.size != sums.size:
+        raise ValueError("need one sum and one size for each of at least two clusters")
+    tail = (1.0 - confidence) / 2.0
+    dist = _clustered_mean_distribution(sums, sizes, n_resamples, np.random.default_rng(seed))
+    low, high = np.quantile(dist, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def shared_block_hits(
+    g: int, edges: ArrayLike, n_resamples: int = 10_000, seed: int | None = 0
+) -> NDArray[np.float64]:
+    """One cluster bootstrap of g clusters, as counts per block: ``(n_resamples, blocks)``.
+
+    Clusters are numbered 0..g-1 and cut into consecutive blocks at ``edges`` (0 < e < g); row r
+    counts how many of resample r's g draws (uniform, with replacement) land in each block: a
+    multinomial, the same as binning the full (n_resamples, g) hit matrix, at O(blocks) a row.
+    """
+    cuts = np.unique(np.concatenate([[0, g], np.asarray(edges, dtype=np.int64)]))
+    if cuts[0] != 0 or cuts[-1] != g:
+        raise ValueError(f"edges must lie within 0..{g}")
+    rng = np.random.default_rng(seed)
+    blocks = cuts.size - 1
+    if g > 12 * blocks:
+        return rng.multinomial(g, np.diff(cuts) / g, size=n_resamples).astype(np.float64)
+    # Under ~12 clusters a block (timed), binning drawn cluster indices beats the binomials.
+    block_of = np.repeat(np.arange(blocks, dtype=np.int64), np.diff(cuts))
+    out = np.empty((n_resamples, blocks))
+    step = _rows_per_chunk(g)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        idx = block_of[rng.integers(0, g, size=(rows, g))] + (np.arange(rows) * blocks)[:, None]
+        out[start : start + rows] = np.bincount(idx.ravel(), minlength=rows * blocks).reshape(
+            rows, blocks
+        )
+    return out
+
+
+def clustered_mean_intervals(
+    signatures: list[tuple[tuple[int, int, int], ...]],
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Percentile cluster-bootstrap intervals of the mean for many data sets, with common
+    random numbers: one resampling per number of clusters, shared by every data set with it.
+
+    Each signature lists its clusters as ``(sum, size, count)`` kinds (``count`` clusters of that
+    sum and size), numbered in that order. The data sets with g clusters share one draw of
+    ``n_resamples`` resamples of g clusters (:func:`shared_block_hits`, seeded with ``seed``, cut
+    at every kind boundary any of them has), so each interval is :func:`bootstrap_ci` of its
+    values with those hits (``bootstrap_ci(..., hits=...)``): the same percentile bootstrap with
+    the same number of resamples as drawing each data set alone, and differing from that only by
+    Monte Carlo error. The percentiles are taken once per number of clusters. Fewer than two
+    clusters: ``nan``.
+    """
+    tail = (1.0 - confidence) / 2.0
+    low = np.full(len(signatures), np.nan)
+    high = np.full(len(signatures), np.nan)
+    by_g: dict[int, list[int]] = {}
+    kinds_of = []
+    for row, signature in enumerate(signatures):
+        kinds = np.array(signature, dtype=np.int64).reshape(-1, 3)
+        kinds_of.append(kinds)
+        g = int(kinds[:, 2].sum())
+        if g >= 2:
+            by_g.setdefault(g, []).append(row)
+    for g, rows in by_g.items():
+        ends = [np.cumsum(kinds_of[r][:, 2]) for r in rows]
+        cuts = np.unique(np.concatenate([[0], *ends]))
+        hits = shared_block_hits(g, cuts[1:-1], n_resamples, seed)
+        # Each block lies within one kind of every data set: its sum and size per draw.
+        sums = np.empty((cuts.size - 1, len(rows)))
+        sizes = np.empty_like(sums)
+        for j, (r, end) in enumerate(zip(rows, ends, strict=True)):
+            kind = np.searchsorted(end, cuts[:-1], side="right")
+            sums[:, j] = kinds_of[r][kind, 0]
+            sizes[:, j] = kinds_of[r][kind, 1]
+        # A fresh array: let the quantile partition it in place.
+        dist = (hits @ sums) / (hits @ sizes)
+        low[rows], high[rows] = np.quantile(dist, [tail, 1.0 - tail], axis=0, overwrite_input=True)
+    return low, high
+
+
+def cluster_sum_distributions(
+    sums_list: list[NDArray[np.float64]],
+    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> list[NDArray[np.float64]]:
+    """:func:`cluster_sum_distribution` of many data sets, each exactly as on its own.
+
+    A data set's resampling depends only on its number of clusters and the seed, so the hit
+    matrices are drawn once per number of clusters and shared. ``statistic`` must treat each
+    row on its own (it is called once, on every data set's resampled sums stacked).
+    """
+    hits_by_g: dict[int, list[NDArray[np.float64]]] = {}
+    resampled = []
+    for sums in sums_list:
+        sums = np.asarray(sums, dtype=np.float64)
+        g = sums.shape[0]
+        if g < 2:
+            raise ValueError(f"cluster bootstrap needs at least two clusters; got {g}")
+        if g not in hits_by_g:
+            rng = np.random.default_rng(seed)
+            step = _rows_per_chunk(g)
+            hits_by_g[g] = [
+                cluster_hits(rng, g, min(step, n_resamples - start))
+                for start in range(0, n_resamples, step)
+            ]
+        flat = sums.reshape(g, -1)
+        parts = [(hits @ flat).reshape((hits.shape[0], *sums.shape[1:])) for hits in hits_by_g[g]]
+        resampled.append(np.concatenate(parts, axis=0))
+    if not resampled:
+        return []
+    values = np.asarray(statistic(np.concatenate(resampled, axis=0)), dtype=np.float64)
+    return np.split(values, len(resampled), axis=0)
+
+
+def two_stage_sum_distributions(
+    unit_sums_list: list[NDArray[np.float64]],
+    clusters_list: list[ArrayLike],
+    statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> list[NDArray[np.float64]]:
+    """:func:`two_stage_sum_distribution` of many data sets, each as on its own.
+
+    A data set's weights depend only on its cluster sizes (in label order) and the seed, so
+    they are drawn once per shape and one product serves every data set of that shape.
+    ``statistic`` must treat each row on its own (it is called once, on all rows stacked).
+    """
+    shapes: dict[tuple[int, ...], list[int]] = {}
+    ordered = []
+    for i, (unit_sums, clusters) in enumerate(zip(unit_sums_list, clusters_list, strict=True)):
+        sums = np.asarray(unit_sums, dtype=np.float64)
+        if sums.ndim != 2 or sums.shape[0] < 2:
+            raise ValueError("the two-stage bootstrap needs at least two units")
+        codes, g = _cluster_codes(clusters, sums.shape[0])
+        ordered.append(sums[np.argsort(codes, kind="stable")])
+        shapes.setdefault(tuple(np.bincount(codes, minlength=g).tolist()), []).append(i)
+    resampled: list[NDArray[np.float64] | None] = [None] * len(ordered)
+    for sizes, members in shapes.items():
+        stacked = np.concatenate([ordered[i] for i in members], axis=1)
+        cols = [ordered[i].shape[1] for i in members]
+        parts = [weights @ stacked for weights in two_stage_weights(sizes, n_resamples, seed)]
+        whole = np.concatenate(parts, axis=0)
+        for i, block in zip(members, np.split(whole, np.cumsum(cols)[:-1], axis=1), strict=True):
+            resampled[i] = block
+    if not resampled:
+        return []
+    values = np.asarray(statistic(np.concatenate(resampled, axis=0)), dtype=np.float64)
+    return np.split(values, len(resampled), axis=0)
