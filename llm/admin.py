@@ -2,6 +2,7 @@ import json
 
 from django.contrib import admin
 from django.db import models
+from django.utils.text import Truncator
 
 from .models import LLMCall, LLMResponseCache, ModelConfiguration, ModelRoleAssignment, PromptText
 
@@ -61,8 +62,14 @@ class LLMCallAdmin(ReadOnlyAdmin):
 
 @admin.register(PromptText)
 class PromptTextAdmin(ReadOnlyAdmin):
-    list_display = ["sha256"]
+    list_display = ["sha256", "last_message"]
     search_fields = ["sha256"]
+
+    @admin.display(description="last message")
+    def last_message(self, prompt: PromptText) -> str:
+        # A hash alone does not tell a maintainer which prompt this is.
+        messages = prompt.messages or [{}]
+        return Truncator(str(messages[-1].get("content", ""))).chars(120)
 
 
 @admin.register(LLMResponseCache)
