@@ -7,13 +7,19 @@ buffers rows and writes them in bulk.
 """
 
 import asyncio
+import itertools
+import json
 import os
+import random
 import time
 from typing import Any, Protocol
 
 import httpx2
 import openai
 from django.conf import settings
+from openai._base_client import make_request_options
+from openai._models import construct_type
+from openai.types.chat import ChatCompletion
 
 from .attempts import Attempt, AttemptOutcome, Wait
 from .exceptions import LLMError
@@ -21,6 +27,11 @@ from .limits import has_limits
 from .models import LLMCall, LLMResponseCache, PromptText
 from .permits import PermitPool, blocks_for
 from .plan import CacheLookup, CacheStore
+
+# httpcore probes every idle connection of a pool (a socket system call each) whenever a
+# request comes or goes, so a pool of C connections costs O(C) per call: the engine spreads
+# an endpoint's connections over clients of at most this many.
+CONNECTIONS_PER_CLIENT = 8
 
 
 class CallSink(Protocol):
@@ -40,7 +51,8 @@ class AsyncGateway:
 
     def __init__(self, *, concurrency: int) -> None:
         self.concurrency = max(1, concurrency)
-        self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
+        self._clients: dict[tuple[str, str], list[openai.AsyncOpenAI]] = {}
+        self._turns: dict[tuple[str, str], itertools.cycle] = {}
         self._pools: dict[int, PermitPool] = {}
         self._blocks = None
         # The database threads of the batches running on this loop (the database limits
@@ -57,18 +69,24 @@ class AsyncGateway:
         return await self._runners[-1](fn, *args)
 
     def client(self, base_url: str, api_key: str) -> openai.AsyncOpenAI:
+        """One of the endpoint's clients, in turn (together they hold `concurrency` connections)."""
         key = (base_url, api_key)
-        client = self._clients.get(key)
-        if client is None:
-            pool = httpx2.Limits(
-                max_connections=self.concurrency, max_keepalive_connections=self.concurrency
-            )
-            http = openai.DefaultAsyncHttpx2Client(limits=pool, http2=_h2_available())
-            client = openai.AsyncOpenAI(
-                api_key=api_key, base_url=base_url, max_retries=0, http_client=http
-            )
-            self._clients[key] = client
-        return client
+        turn = self._turns.get(key)
+        if turn is None:
+            shards = -(-self.concurrency // CONNECTIONS_PER_CLIENT)
+            size = -(-self.concurrency // shards)
+            clients = []
+            for _ in range(shards):
+                pool = httpx2.Limits(max_connections=size, max_keepalive_connections=size)
+                http = openai.DefaultAsyncHttpx2Client(limits=pool, http2=_h2_available())
+                clients.append(
+                    openai.AsyncOpenAI(
+                        api_key=api_key, base_url=base_url, max_retries=0, http_client=http
+                    )
+                )
+            self._clients[key] = clients
+            turn = self._turns[key] = itertools.cycle(clients)
+        return next(turn)
 
     def pool(self, configuration, sink: CallSink) -> PermitPool:
         pool = self._pools.get(configuration.pk)
@@ -96,14 +114,24 @@ class AsyncGateway:
         client = self.client(step.configuration.endpoint, step.api_key)
         started = time.monotonic()
         try:
-            # The messages travel in the body as they are (plain JSON already): passed as the
-            # typed argument the client would walk every message and part to transform it.
-            completion = await client.chat.completions.create(
-                model=step.configuration.model_id,
-                messages=[],
-                extra_body={**step.parameters, "messages": step.messages},
-                timeout=settings.LLM_TIMEOUT_SECONDS,
+            # The body is plain JSON already: posted as it is, without the typed arguments of
+            # `chat.completions.create`, which the client would walk and transform field by
+            # field. Without retries the idempotency key needs no system call for its bits.
+            raw = await client.post(
+                "/chat/completions",
+                body={
+                    "model": step.configuration.model_id,
+                    **step.parameters,
+                    "messages": step.messages,
+                },
+                options=make_request_options(
+                    timeout=settings.LLM_TIMEOUT_SECONDS,
+                    idempotency_key=f"impactbench-{random.getrandbits(128):032x}",
+                    security={"bearer_auth": True},
+                ),
+                cast_to=bytes,
             )
+            completion = _completion(raw)
         except (openai.OpenAIError, ValueError) as exc:
             return AttemptOutcome(
                 error=exc,
@@ -142,9 +170,20 @@ class AsyncGateway:
 
     async def close(self) -> None:
         await self.maintain(final=True)
-        for client in self._clients.values():
-            await client.close()
+        for clients in self._clients.values():
+            for client in clients:
+                await client.close()
         self._clients.clear()
+        self._turns.clear()
+
+
+def _completion(body: bytes) -> ChatCompletion:
+    """The reply as the client's model: validated in one pass by pydantic when it conforms
+    (the client's own lenient construction walks it in Python), else built the client's way."""
+    try:
+        return ChatCompletion.model_validate_json(body)
+    except ValueError:  # pydantic's ValidationError; a body that is not JSON raises again below
+        return construct_type(type_=ChatCompletion, value=json.loads(body))
 
 
 def _h2_available() -> bool:

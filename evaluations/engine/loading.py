@@ -1,9 +1,14 @@
-"""What a conversation needs before the engine drives it: its claim and its stored rows."""
+"""What a conversation needs before the engine drives it: its claim and its stored rows.
 
+Conversations that start together are claimed and read together: one query per table for all
+of them, not one per conversation.
+"""
+
+from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..models import Conversation, EvaluationRun
-from ..services.claims import Claim, claim_take
+from ..models import AnchorCoverage, Conversation, EvaluationRun, Judgment, Turn
+from ..services.claims import Claim, claims_take
 from ..services.health import run_admits_work
 
 # Runs whose seed no other run shares, per process: their first attempts cannot hit the cache.
@@ -30,44 +35,65 @@ def _seed_is_unique(run: EvaluationRun) -> bool:
     return unique
 
 
-def conversation_load(conversation_id: int, worker: str) -> Loaded | None:
-    """Claim the conversation and read its stored turns and judgments (database thread).
+def conversations_load(conversation_ids: list[int], worker: str) -> list[Loaded | None]:
+    """Claim the conversations and read their stored turns and judgments (database thread).
 
-    None when there is nothing to do for this delivery (finished, claimed live elsewhere, run
-    not running). `may_hit` is false when no stored reply can match its requests: every seed
-    derives from the run's seed, so on the first claim of a run whose seed is its own the
-    cache holds nothing for it and the engine skips the lookups.
+    One result per id, in order: None when there is nothing to do for this delivery
+    (finished, claimed live elsewhere, run not running, or an id repeated). `may_hit` is
+    false when no stored reply can match its requests: every seed derives from the run's
+    seed, so on the first claim of a run whose seed is its own the cache holds nothing for it
+    and the engine skips the lookups.
     """
     from ..services.processing import conversation_mark_failed
 
-    conversation = (
-        Conversation.objects.filter(pk=conversation_id)
-        .select_related("run__simulator", "run__judge", "scenario__metric_version", "target")
-        .first()
-    )
-    if conversation is None:
-        return None
-    refusal = run_admits_work(run=conversation.run, target_id=conversation.target_id)
-    if refusal == "":
-        return None
-    claim = claim_take(Conversation, pk=conversation_id, worker=worker)
-    if claim is None:
-        return None
-    if refusal is not None:
-        # Its target is paused for the run: fail it with the reason rather than call again.
-        failed = conversation_mark_failed(
-            conversation_id=conversation_id, error=refusal, claim=claim
+    conversations = {
+        c.pk: c
+        for c in Conversation.objects.filter(pk__in=conversation_ids).select_related(
+            "run__simulator", "run__judge", "scenario__metric_version", "target"
         )
-        return Loaded(finished=failed)
-    turns = list(conversation.turns.order_by("index"))
-    judged = set(conversation.judgments.values_list("repetition", flat=True))
-    has_coverage = conversation.anchor_coverage.exists()
-    may_hit = claim.token > 1 or not _seed_is_unique(conversation.run)
-    return Loaded(
-        conversation=conversation,
-        claim=claim,
-        turns=turns,
-        judged=judged,
-        has_coverage=has_coverage,
-        may_hit=may_hit,
+    }
+    refusals: dict[int, str | None] = {}
+    for pk, conversation in conversations.items():
+        refusal = run_admits_work(run=conversation.run, target_id=conversation.target_id)
+        if refusal != "":
+            refusals[pk] = refusal
+    claims = claims_take(Conversation, pks=list(refusals), worker=worker)
+    working = [pk for pk, claim in claims.items() if refusals[pk] is None]
+    turns: dict[int, list] = defaultdict(list)
+    for turn in Turn.objects.filter(conversation_id__in=working).order_by(
+        "conversation_id", "index"
+    ):
+        turn.conversation = conversations[turn.conversation_id]
+        turns[turn.conversation_id].append(turn)
+    judged: dict[int, set[int]] = defaultdict(set)
+    for pk, repetition in Judgment.objects.filter(conversation_id__in=working).values_list(
+        "conversation_id", "repetition"
+    ):
+        judged[pk].add(repetition)
+    covered = set(
+        AnchorCoverage.objects.filter(conversation_id__in=working).values_list(
+            "conversation_id", flat=True
+        )
     )
+    results: list[Loaded | None] = []
+    for pk in conversation_ids:
+        claim = claims.pop(pk, None)  # a repeated id finds its claim taken
+        if claim is None:
+            results.append(None)
+        elif refusals[pk] is not None:
+            # Its target is paused for the run: fail it with the reason rather than call again.
+            failed = conversation_mark_failed(conversation_id=pk, error=refusals[pk], claim=claim)
+            results.append(Loaded(finished=failed))
+        else:
+            conversation = conversations[pk]
+            results.append(
+                Loaded(
+                    conversation=conversation,
+                    claim=claim,
+                    turns=turns[pk],
+                    judged=judged[pk],
+                    has_coverage=pk in covered,
+                    may_hit=claim.token > 1 or not _seed_is_unique(conversation.run),
+                )
+            )
+    return results

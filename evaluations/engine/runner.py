@@ -31,7 +31,7 @@ from ..services.simulation import (
 )
 from ..services.steps import Ask, Store
 from .bridge import Bridge, run_blocking
-from .loading import Loaded, conversation_load
+from .loading import Loaded, conversations_load
 from .recorder import BatchRecorder
 from .shared import gateway_for_loop
 
@@ -65,6 +65,28 @@ class Engine:
         self.gateway = gateway_for_loop(bridge.loop)
         self.claims: dict[int, Claim] = {}
         self.report = BatchReport()
+        self._loads: list[tuple[int, asyncio.Future]] = []
+
+    async def load(self, conversation_id: int) -> Loaded | None:
+        """Claim and read the conversation with every other one starting in this loop turn."""
+        future = self.bridge.loop.create_future()
+        if not self._loads:
+            self.bridge.loop.call_soon(lambda: asyncio.ensure_future(self._load_waiting()))
+        self._loads.append((conversation_id, future))
+        return await future
+
+    async def _load_waiting(self) -> None:
+        waiting, self._loads = self._loads, []
+        try:
+            loaded = await self.bridge.run(
+                conversations_load, [pk for pk, _f in waiting], self.worker
+            )
+        except Exception as error:  # noqa: BLE001 - each conversation raises it
+            for _pk, future in waiting:
+                future.done() or future.set_exception(error)
+            return
+        for (_pk, future), one in zip(waiting, loaded, strict=True):
+            future.done() or future.set_result(one)
 
     async def drive(self, steps, claim: Claim | None, may_hit: bool):
         """Run a conversation's steps: gateway calls on the loop, rows to the recorder."""
@@ -102,9 +124,7 @@ class Engine:
                 error = exc
 
     async def conversation(self, conversation_id: int) -> Conversation | None:
-        loaded: Loaded | None = await self.bridge.run(
-            conversation_load, conversation_id, self.worker
-        )
+        loaded = await self.load(conversation_id)
         if loaded is None:
             self.report.skipped += 1
             return None
