@@ -285,6 +285,7 @@ class FakeOpenAIServer:
                     self._send(404, {"error": {"message": "not found"}}, {})
                     return
                 started = server._begin(request.model)
+                ended = False
                 try:
                     behaviour = server._next(request)
                     wait = server.latency + behaviour.delay
@@ -295,11 +296,16 @@ class FakeOpenAIServer:
                         with contextlib.suppress(OSError):
                             self.connection.shutdown(socket.SHUT_RDWR)
                         return
-                    self._send(
-                        behaviour.status, server._document(request, behaviour), behaviour.headers
-                    )
-                finally:
+                    document = server._document(request, behaviour)
+                    # Finished before the reply is written: once written, the client may free
+                    # its slot and send the next request before this thread runs again, which
+                    # would count two requests where the client only ever had one.
                     server._end(started, request.model)
+                    ended = True
+                    self._send(behaviour.status, document, behaviour.headers)
+                finally:
+                    if not ended:
+                        server._end(started, request.model)
 
             def _send(self, status: int, document: Any, headers: dict[str, str]) -> None:
                 raw = document if isinstance(document, str) else json.dumps(document)
