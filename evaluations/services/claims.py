@@ -66,8 +66,10 @@ def claims_take(model: type[Model], *, pks: list[int], worker: str = "") -> dict
     """`claim_take` for many items of one model at once: one locking read, one UPDATE."""
     now = timezone.now()
     with transaction.atomic():
+        # Lock the items only: FOR UPDATE of a joined run row would block (and deadlock with)
+        # every other worker's foreign-key checks on that run until this commit.
         items = (
-            model.objects.select_for_update()
+            model.objects.select_for_update(of=("self",))
             .select_related("run")
             .filter(pk__in=pks)
             .order_by("pk")
@@ -120,7 +122,8 @@ def claims_renew(claims: list[Claim]) -> list[Claim]:
         # than to run), then `_held`'s test on the rows read.
         rows = (
             model.objects.filter(pk__in=[pk for pk, _t in wanted])
-            .select_for_update()
+            .select_for_update(of=("self",))
+            .order_by("pk")
             .values_list("pk", "attempts", "status")
         )
         kept = {

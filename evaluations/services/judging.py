@@ -220,7 +220,7 @@ def conversation_finalize(
 ) -> Conversation:
     """Write the majority verdict and mark the conversation completed (once, by the claim)."""
     conversation = (
-        Conversation.objects.select_for_update()
+        Conversation.objects.select_for_update(of=("self",))
         .select_related("run", "scenario__metric_version")
         .get(pk=conversation.pk)
     )

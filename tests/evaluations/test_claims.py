@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from evaluations.models import Conversation, ConversationStatus, RunStatus, Turn
+from evaluations.models import Conversation, ConversationStatus, Judgment, RunStatus, Turn
 from evaluations.services import reaper, runs
 from evaluations.services.claims import (
     ClaimLost,
@@ -14,6 +14,7 @@ from evaluations.services.claims import (
     claim_release,
     claim_take,
     claims_renew,
+    claims_take,
 )
 from evaluations.services.judging import conversation_finalize
 from evaluations.services.simulation import conversation_simulate
@@ -211,3 +212,68 @@ def test_launch_is_refused_when_the_estimate_exceeds_the_cap(fake_models):
     run.refresh_from_db()
     assert run.status == RunStatus.DRAFT
     assert not run.conversations.exists()
+
+
+def _other_connection():
+    """A second PostgreSQL session on the test database, to see which rows a transaction locks."""
+    import psycopg
+    from django.db import connection
+
+    params = connection.settings_dict
+    return psycopg.connect(
+        dbname=params["NAME"],
+        user=params["USER"],
+        host=params["HOST"] or None,
+        port=params["PORT"] or None,
+        password=params["PASSWORD"] or None,
+        autocommit=True,
+    )
+
+
+def _assert_locks_only_the_conversation(conversation: Conversation) -> None:
+    import psycopg
+
+    with _other_connection() as other:
+        # Another worker's foreign-key check on the run (FOR KEY SHARE) must not wait: a FOR
+        # UPDATE of the joined run row deadlocked two workers' commits.
+        for table, pk in (
+            ("evaluations_evaluationrun", conversation.run_id),
+            ("evaluations_scenario", conversation.scenario_id),
+            ("llm_modelconfiguration", conversation.target_id),
+        ):
+            other.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR KEY SHARE NOWAIT", [pk])  # noqa: S608
+        # ... while the conversation itself is locked.
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            other.execute(
+                "SELECT 1 FROM evaluations_conversation WHERE id = %s FOR UPDATE NOWAIT",
+                [conversation.pk],
+            )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_claiming_renewing_and_finalizing_lock_only_the_conversation():
+    from django.db import connection, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks are PostgreSQL's; SQLite locks the whole database")
+    conversation = ConversationFactory(run=EvaluationRunFactory(status=RunStatus.RUNNING))
+    with transaction.atomic():
+        claim = claims_take(Conversation, pks=[conversation.pk], worker="a@host")[conversation.pk]
+        _assert_locks_only_the_conversation(conversation)
+    with transaction.atomic():
+        assert claims_renew([claim]) == []
+        _assert_locks_only_the_conversation(conversation)
+    for repetition in range(conversation.run.judgments_per_conversation):
+        Judgment.objects.create(
+            conversation=conversation,
+            repetition=repetition,
+            judge=conversation.run.judge,
+            seed=repetition,
+            present=True,
+            justification="Present.",
+        )
+    with transaction.atomic():
+        conversation_finalize(conversation=conversation, claim=claim)
+        _assert_locks_only_the_conversation(conversation)
+    conversation.refresh_from_db()
+    assert conversation.status == ConversationStatus.COMPLETED
