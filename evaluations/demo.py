@@ -271,7 +271,7 @@ def demo_summaries_seed(progress: Progress | None = None) -> str:
     The run's completion also queues a refresh for the worker; doing it here only means the
     first visitor does not wait for it. Kept when already computed.
     """
-    from results.services import summaries_refresh
+    from results.services import results_refresh
 
     run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME, status=RunStatus.COMPLETED).first()
     if run is None:
@@ -289,7 +289,7 @@ def demo_summaries_seed(progress: Progress | None = None) -> str:
     for done, each in enumerate(pending):
         if progress is not None:
             progress(done, len(pending))
-        summaries_refresh(run=each)
+        results_refresh(run=each)
     if progress is not None:
         progress(len(pending), len(pending))
     return "Demo summaries: pass rates, reliability and robustness computed (official run)."

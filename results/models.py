@@ -1,7 +1,7 @@
 """Precomputed results: pass-rate summaries and the reliability/robustness snapshot of a run.
 
 Public pages read only these rows. They are derived data, rebuilt as a whole by
-`results.services.summaries_refresh` whenever a run finishes, so nothing here is edited by hand.
+`results.services.results_refresh` whenever a run finishes, so nothing here is edited by hand.
 """
 
 from django.db import models

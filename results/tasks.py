@@ -3,19 +3,19 @@
 from celery import shared_task
 
 
-@shared_task(name="results.tasks.summaries_refresh", acks_late=True)
-def summaries_refresh(run_id: int) -> None:
+@shared_task(name="results.tasks.results_refresh", acks_late=True)
+def results_refresh(run_id: int) -> None:
     from evaluations.models import EvaluationRun
 
-    from .services import summaries_refresh as refresh
+    from .services import results_refresh as refresh
 
     run = EvaluationRun.objects.filter(pk=run_id).first()
     if run is not None:
         refresh(run=run)
 
 
-@shared_task(name="results.tasks.summaries_refresh_booked", acks_late=True)
-def summaries_refresh_booked(run_id: int) -> None:
+@shared_task(name="results.tasks.analysis_refresh_booked", acks_late=True)
+def analysis_refresh_booked(run_id: int) -> None:
     from .services.freshness import refresh_booked
 
     refresh_booked(run_id)

@@ -1,5 +1,5 @@
 """Results services: refresh a run's summaries and analyses; generate the synthetic dataset."""
 
-from .refresh import summaries_refresh
+from .refresh import analysis_refresh, results_refresh, summaries_refresh
 
-__all__ = ["summaries_refresh"]
+__all__ = ["analysis_refresh", "results_refresh", "summaries_refresh"]

@@ -1,10 +1,11 @@
-"""Keep the published figures fresh: refresh a run's analysis when the data it reads changes.
+"""Keep the published figures fresh: refresh a run's results when the data they read changes.
 
-A run completing refreshes at once. Ratings arriving (a rater submits or undoes a verdict on a
-run's conversations, a queue completes) refresh the runs they concern *debounced*: the first
-change books a refresh ``RESULTS_REFRESH_DEBOUNCE_SECONDS`` later (a `RefreshRequest` row, which
-every web and worker process sees); changes while it is booked add nothing, so a rater working
-through a queue triggers one refresh per window, not one per rating.
+A run completing refreshes its summaries and analysis at once. Ratings arriving (a rater submits
+or undoes a verdict on a run's conversations, a queue completes) refresh the *analysis* of the
+runs they concern, debounced: the first change books a refresh
+``RESULTS_REFRESH_DEBOUNCE_SECONDS`` later (a `RefreshRequest` row, which every web and worker
+process sees); changes while it is booked add nothing, so a rater working through a queue
+triggers one refresh per window, not one per rating.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ def debounce_seconds() -> int:
 
 
 def on_run_completed(*, run_id: int) -> None:
-    from results.tasks import summaries_refresh
+    from results.tasks import results_refresh
 
-    summaries_refresh.delay(run_id)
+    results_refresh.delay(run_id)
 
 
 def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -> None:
@@ -45,7 +46,7 @@ def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -
 
 def refresh_soon(run_id: int) -> bool:
     """Book a debounced refresh of the run; False when one is already booked."""
-    from results.tasks import summaries_refresh_booked
+    from results.tasks import analysis_refresh_booked
 
     try:
         with transaction.atomic():
@@ -53,17 +54,18 @@ def refresh_soon(run_id: int) -> bool:
     except IntegrityError:
         return False
     transaction.on_commit(
-        lambda: summaries_refresh_booked.apply_async((run_id,), countdown=debounce_seconds())
+        lambda: analysis_refresh_booked.apply_async((run_id,), countdown=debounce_seconds())
     )
     return True
 
 
 def refresh_booked(run_id: int) -> None:
-    """Run a booked refresh. The booking is released first, so ratings that arrive while the
-    figures are recomputed book the next refresh instead of being lost."""
-    from .refresh import summaries_refresh
+    """Run a booked refresh of the analysis (ratings do not move a pass rate, so the summaries
+    stay). The booking is released first, so ratings that arrive while the figures are
+    recomputed book the next refresh instead of being lost."""
+    from .refresh import analysis_refresh
 
     RefreshRequest.objects.filter(run_id=run_id).delete()
     run = EvaluationRun.objects.filter(pk=run_id).first()
     if run is not None:
-        summaries_refresh(run=run)
+        analysis_refresh(run=run)

@@ -1,9 +1,21 @@
-"""Rebuild everything the public pages show about one run, in one transaction."""
+"""Rebuild what the public pages show about one run.
+
+Two products, each replaced as a whole in its own transaction, so readers see either the old or
+the new figures, never a mix:
+
+* the pass-rate summaries (`summaries_refresh`): counts and intervals of every cell, the rows
+  every results page reads;
+* the run analysis (`analysis_refresh`): reliability and robustness, the `RunAnalysis` snapshot.
+
+A finished run needs both (`results_refresh`, one transaction); ratings arriving change only
+the analysis. The slow parts run before a transaction opens.
+"""
 
 from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -13,7 +25,7 @@ from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
 from results.models import PassRateSummary, RunAnalysis
 
-from .cells import run_cells
+from .cells import RunCells, run_cells
 from .evidence import evidence_verification
 from .reliability import (
     anchor_consistency,
@@ -31,14 +43,52 @@ def summaries_refresh(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     timings: dict[str, float] | None = None,
-) -> RunAnalysis:
-    """Recompute the run's pass-rate summaries and its reliability/robustness snapshot.
+) -> int:
+    """Recompute the run's pass-rate summaries (counts and intervals of every cell); returns
+    the number of rows. ``timings``, if given, receives the seconds spent counting (the cell
+    GROUP BY), on the intervals and writing."""
+    clock = _Clock(timings)
+    cells = run_cells(run)
+    clock.lap("counting")
+    rows = summary_rows(run, cells, n_resamples=n_resamples, seed=seed)
+    clock.lap("intervals")
+    with transaction.atomic():
+        _summaries_write(run, rows)
+    clock.lap("writes")
+    return len(rows)
 
-    Idempotent: the computation reads only stored rows, and the old rows are replaced (delete +
-    insert) in one transaction, so readers see either the old or the new figures, never a mix.
-    The slow part runs before the transaction opens. ``timings``, if given, receives the
-    seconds spent counting (the cell GROUP BY), on the summaries' intervals, on reliability
-    and robustness, and writing.
+
+def analysis_refresh(
+    *,
+    run: EvaluationRun,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    timings: dict[str, float] | None = None,
+) -> RunAnalysis:
+    """Recompute the run's reliability and robustness snapshot (`RunAnalysis`)."""
+    started = time.perf_counter()
+    clock = _Clock(timings)
+    cells = run_cells(run)
+    clock.lap("counting")
+    figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
+    clock.lap("reliability and robustness")
+    with transaction.atomic():
+        analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
+    clock.lap("writes")
+    return analysis
+
+
+def results_refresh(
+    *,
+    run: EvaluationRun,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    timings: dict[str, float] | None = None,
+) -> RunAnalysis:
+    """Both products of a finished run from one reading of its cells, in one transaction.
+
+    Idempotent: the computation reads only stored rows, and the old rows are replaced.
+    ``timings`` receives counting, intervals, reliability and robustness, and writes.
     """
     started = time.perf_counter()
     clock = _Clock(timings)
@@ -46,6 +96,16 @@ def summaries_refresh(
     clock.lap("counting")
     rows = summary_rows(run, cells, n_resamples=n_resamples, seed=seed)
     clock.lap("intervals")
+    figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
+    clock.lap("reliability and robustness")
+    with transaction.atomic():
+        _summaries_write(run, rows)
+        analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
+    clock.lap("writes")
+    return analysis
+
+
+def _analysis(run: EvaluationRun, cells: RunCells, *, n_resamples: int, seed: int) -> dict:
     names = dict(
         ModelConfiguration.objects.filter(pk__in=set(cells.target.tolist())).values_list(
             "pk", "name"
@@ -56,34 +116,33 @@ def summaries_refresh(
             "pk", "metric__key"
         )
     )
+    options = {"n_resamples": n_resamples, "seed": seed}
     verdict_rows = expert_verdict_rows(run)
     reliability = {
-        "judge": judge_repeatability(run, n_resamples=n_resamples, seed=seed),
+        "judge": judge_repeatability(run, **options),
         # The validity figure: blind ratings only. Judge-visible ratings measure endorsement.
-        "experts": expert_agreement(run, verdict_rows["blind"], n_resamples=n_resamples, seed=seed),
-        "endorsement": expert_agreement(
-            run, verdict_rows["judge_visible"], n_resamples=n_resamples, seed=seed
-        ),
-        "anchors": anchor_consistency(run, n_resamples=n_resamples, seed=seed),
-        "evidence": evidence_verification(run, n_resamples=n_resamples, seed=seed),
+        "experts": expert_agreement(run, verdict_rows["blind"], **options),
+        "endorsement": expert_agreement(run, verdict_rows["judge_visible"], **options),
+        "anchors": anchor_consistency(run, **options),
+        "evidence": evidence_verification(run, **options),
     }
-    robust = robustness(cells, names, keys, n_resamples=n_resamples, seed=seed)
-    robust["failed_as_fail"] = failed_as_fail(cells, names, n_resamples=n_resamples, seed=seed)
-    clock.lap("reliability and robustness")
-    with transaction.atomic():
-        PassRateSummary.objects.filter(run=run).delete()
-        _insert_summaries(rows)
-        analysis, _ = RunAnalysis.objects.update_or_create(
-            run=run,
-            defaults={
-                "computed_at": timezone.now(),
-                "n_resamples": n_resamples,
-                "seconds": time.perf_counter() - started,
-                "reliability": reliability,
-                "robustness": robust,
-            },
-        )
-    clock.lap("writes")
+    robust = robustness(cells, names, keys, **options)
+    robust["failed_as_fail"] = failed_as_fail(cells, names, **options)
+    return {"reliability": reliability, "robustness": robust}
+
+
+def _analysis_write(
+    run: EvaluationRun, figures: dict[str, Any], n_resamples: int, seconds: float
+) -> RunAnalysis:
+    analysis, _ = RunAnalysis.objects.update_or_create(
+        run=run,
+        defaults={
+            "computed_at": timezone.now(),
+            "n_resamples": n_resamples,
+            "seconds": seconds,
+            **figures,
+        },
+    )
     return analysis
 
 
@@ -96,6 +155,11 @@ class _Clock:
         if self.timings is not None:
             self.timings[part] = self.timings.get(part, 0.0) + now - self.last
         self.last = now
+
+
+def _summaries_write(run: EvaluationRun, rows: list[tuple]) -> None:
+    PassRateSummary.objects.filter(run=run).delete()
+    _insert_summaries(rows)
 
 
 def _insert_summaries(rows: list[tuple]) -> None:

@@ -1,7 +1,7 @@
 """A small published, official run with transcripts and judge evidence, for the public pages."""
 
 from evaluations.models import Conversation, Judgment, Turn
-from results.services import summaries_refresh
+from results.services import results_refresh
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import completed_run, metric_version, scenario
 
@@ -57,6 +57,6 @@ def published_run(*, n_metrics: int = 2, version: str = "1.0.0", official: bool 
         )
         judgments.append(judgment)
     Judgment.objects.bulk_update(judgments, ["evidence", "justification"])
-    summaries_refresh(run=run, n_resamples=200)
+    results_refresh(run=run, n_resamples=200)
     run.refresh_from_db()
     return run

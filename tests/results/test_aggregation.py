@@ -10,7 +10,7 @@ from evaluations.services.runs import run_check_finished
 from metrics_registry.models import Area, Subarea
 from results import statistics
 from results.models import PassRateSummary, RunAnalysis
-from results.services import summaries_refresh
+from results.services import results_refresh
 from results.services.cells import run_cells
 from results.services.summaries import metric_design_effects
 from tests.llm.factories import OfflineConfigurationFactory
@@ -70,7 +70,7 @@ def rows_by_key(run):
 
 def test_summaries_match_hand_computed_counts(small_run):
     run, a, b = small_run["run"], small_run["a"], small_run["b"]
-    summaries_refresh(run=run, n_resamples=RESAMPLES)
+    results_refresh(run=run, n_resamples=RESAMPLES)
     rows = rows_by_key(run)
     agency = Subarea.objects.get(slug="agency-purpose").pk
     creativity = Subarea.objects.get(slug="creativity").pk
@@ -104,7 +104,7 @@ def test_summaries_match_hand_computed_counts(small_run):
 
 def test_intervals_cover_rates_and_need_two_base_scenarios(small_run):
     run = small_run["run"]
-    summaries_refresh(run=run, n_resamples=RESAMPLES)
+    results_refresh(run=run, n_resamples=RESAMPLES)
     for row in PassRateSummary.objects.filter(run=run):
         assert row.rate == pytest.approx(row.n_passed / row.n_conversations)
         if row.level == "metric":
@@ -136,14 +136,14 @@ def test_intervals_cover_rates_and_need_two_base_scenarios(small_run):
 
 def test_refresh_is_idempotent(small_run):
     run = small_run["run"]
-    summaries_refresh(run=run, n_resamples=RESAMPLES)
+    results_refresh(run=run, n_resamples=RESAMPLES)
     first = sorted(
         PassRateSummary.objects.filter(run=run).values_list(
             "level", "target_id", "polarity", "age_context", "n_passed", "rate", "ci_low", "ci_high"
         ),
         key=str,
     )
-    summaries_refresh(run=run, n_resamples=RESAMPLES)
+    results_refresh(run=run, n_resamples=RESAMPLES)
     second = sorted(
         PassRateSummary.objects.filter(run=run).values_list(
             "level", "target_id", "polarity", "age_context", "n_passed", "rate", "ci_low", "ci_high"
@@ -156,7 +156,7 @@ def test_refresh_is_idempotent(small_run):
 
 def _refresh_queries(run) -> int:
     with CaptureQueriesContext(connection) as ctx:
-        summaries_refresh(run=run, n_resamples=50)
+        results_refresh(run=run, n_resamples=50)
     return len(ctx.captured_queries)
 
 
@@ -199,9 +199,9 @@ def test_run_finishing_refreshes_summaries(
     run.save()
     calls = []
     monkeypatch.setattr(
-        tasks.summaries_refresh,
+        tasks.results_refresh,
         "delay",
-        lambda run_id: calls.append(run_id) or tasks.summaries_refresh(run_id),
+        lambda run_id: calls.append(run_id) or tasks.results_refresh(run_id),
     )
     with django_capture_on_commit_callbacks(execute=True):
         assert run_check_finished(run_id=run.pk)
@@ -220,7 +220,7 @@ def test_failed_run_enqueues_no_refresh(small_run, monkeypatch, django_capture_o
     run.status = RunStatus.RUNNING
     run.save()
     calls = []
-    monkeypatch.setattr(tasks.summaries_refresh, "delay", calls.append)
+    monkeypatch.setattr(tasks.results_refresh, "delay", calls.append)
     with django_capture_on_commit_callbacks(execute=True):
         run_check_finished(run_id=run.pk)
     assert calls == []
@@ -252,7 +252,7 @@ def test_failed_conversations_are_counted_beside_every_pass_rate(small_run):
     Conversation.objects.create(
         run=run, scenario=scen, target=x, replicate=3, status=ConversationStatus.COMPLETED
     )
-    analysis = summaries_refresh(run=run, n_resamples=RESAMPLES)
+    analysis = results_refresh(run=run, n_resamples=RESAMPLES)
     polarity = scen.metric_version.polarity
     overall = PassRateSummary.objects.get(
         run=run, level="overall", target=x, polarity=polarity, age_context="all"

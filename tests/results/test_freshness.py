@@ -3,8 +3,8 @@
 import pytest
 
 from core import events
-from results.models import RefreshRequest, RunAnalysis
-from results.services import summaries_refresh
+from results.models import PassRateSummary, RefreshRequest, RunAnalysis
+from results.services import results_refresh
 from results.services.freshness import on_ratings_changed, on_run_completed, refresh_booked
 from review.services import assignment_claim, queue_create, rating_submit
 from tests.factories import UserFactory
@@ -35,12 +35,12 @@ def test_ratings_arriving_refresh_the_run_once_per_window(
     version = metric_version()
     outcomes = [(scenario(version, b, age), x, b % 2 == 0) for b in range(3) for age in ("teen",)]
     run = completed_run(targets=[x], versions=[version], outcomes=outcomes)
-    summaries_refresh(run=run, n_resamples=100)
+    results_refresh(run=run, n_resamples=100)
     assert RunAnalysis.objects.get(run=run).reliability["experts"]["available"] is False
 
     booked = []
     monkeypatch.setattr(
-        tasks.summaries_refresh_booked,
+        tasks.analysis_refresh_booked,
         "apply_async",
         lambda args, countdown: booked.append((args, countdown)),
     )
@@ -66,8 +66,12 @@ def test_ratings_arriving_refresh_the_run_once_per_window(
     # Six ratings, one booking: the debounce marker holds the rest back.
     assert booked == [((run.pk,), 60)]
     assert RefreshRequest.objects.filter(run=run).count() == 1
+    summary_ids = set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True))
+    assert summary_ids
     refresh_booked(run.pk)  # what the booked task runs after its countdown
     assert not RefreshRequest.objects.filter(run=run).exists()
     experts = RunAnalysis.objects.get(run=run).reliability["experts"]
     assert experts["available"] is True
     assert experts["n_ratings"] == 6
+    # Ratings move no pass rate: the summary rows are left as they were, not rewritten.
+    assert set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True)) == summary_ids

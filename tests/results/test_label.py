@@ -74,7 +74,7 @@ def test_each_grade_rests_on_the_run_conversations_with_a_base_scenario_bootstra
 
 def test_strengths_and_weaknesses_come_from_solid_figures(monkeypatch):
     from results import label
-    from results.services import summaries_refresh
+    from results.services import results_refresh
     from tests.llm.factories import OfflineConfigurationFactory
     from tests.results.factories import completed_run, metric_version, scenario
 
@@ -87,7 +87,7 @@ def test_strengths_and_weaknesses_come_from_solid_figures(monkeypatch):
         for age in ("teen", "adult")
     ]
     run = completed_run(targets=[target], versions=[good, bad], outcomes=outcomes)
-    summaries_refresh(run=run, n_resamples=50)
+    results_refresh(run=run, n_resamples=50)
     run.refresh_from_db()
     monkeypatch.setattr(label, "THIN_N", 1)  # six conversations count as enough here
     profile = label._label_profile(run, target)

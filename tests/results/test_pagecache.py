@@ -7,7 +7,7 @@ from django.urls import reverse
 from evaluations.services.official import run_set_official
 from metrics_registry.models import Metric
 from results.pagecache import published_stamp
-from results.services import summaries_refresh
+from results.services import results_refresh
 from tests.results.public_data import published_run
 from tests.results.test_public_pages import _urls
 
@@ -65,7 +65,7 @@ def test_what_is_published_changing_changes_the_stamp_and_the_pages(client):
     url = reverse("results:explore")
     assert run.targets.first().name in client.get(url).content.decode()
     stamp = published_stamp()
-    summaries_refresh(run=run, n_resamples=50)
+    results_refresh(run=run, n_resamples=50)
     assert published_stamp() != stamp
     stamp = published_stamp()
     metric = Metric.objects.first()

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from results.services import summaries_refresh
+from results.services import results_refresh
 from tests.llm.factories import ModelConfigurationFactory, OfflineConfigurationFactory
 from tests.metrics_registry.factories import ROLES
 from tests.results.factories import completed_run, metric_version, scenario
@@ -24,7 +24,7 @@ def _run(targets, version="1.0.0", **run_fields):
     run = completed_run(
         targets=targets, versions=versions, outcomes=outcomes, publish_as=version, **run_fields
     )
-    summaries_refresh(run=run, n_resamples=200)
+    results_refresh(run=run, n_resamples=200)
     return run
 
 

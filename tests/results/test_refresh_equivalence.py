@@ -17,7 +17,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun
 from results import statistics
 from results.models import PassRateSummary, SummaryLevel
-from results.services import summaries_refresh
+from results.services import results_refresh
 from results.services.cells import run_cells
 from results.services.summaries import POLARITIES, SCOPES, _groups, metric_design_effects
 from tests.evaluations.test_run_evaluation_command import offline_models  # noqa: F401
@@ -109,7 +109,7 @@ def assert_same_summaries(run: EvaluationRun) -> None:
     legacy = by_key(
         legacy_summaries.summary_rows(run, run_cells(run), n_resamples=RESAMPLES, seed=0)
     )
-    analysis = summaries_refresh(run=run, n_resamples=RESAMPLES)
+    analysis = results_refresh(run=run, n_resamples=RESAMPLES)
     names = {t.pk: t.name for t in run.targets.all()}
     old_fails = legacy_summaries.failed_as_fail(
         run_cells(run), names, n_resamples=RESAMPLES, seed=0
@@ -207,7 +207,7 @@ def test_synthetic_summaries_match_the_row_by_row_refresh(synthetic_run):
 def test_metric_intervals_are_wilson_on_effective_n(synthetic_run):
     """Checked against statsmodels' Wilson interval on n / deff and passed / deff."""
     run = synthetic_run
-    summaries_refresh(run=run, n_resamples=RESAMPLES)
+    results_refresh(run=run, n_resamples=RESAMPLES)
     deff = metric_design_effects(run_cells(run))
     rows = list(PassRateSummary.objects.filter(run=run, level=SummaryLevel.METRIC))
     assert len(rows) == 40 * 3 * 3
@@ -276,7 +276,7 @@ def count_refresh_queries(metrics: int, models: int, version: str) -> int:
     )
     run = EvaluationRun.objects.get(release__version=version)
     with CaptureQueriesContext(connection) as queries:
-        summaries_refresh(run=run, n_resamples=50)
+        results_refresh(run=run, n_resamples=50)
     assert run.pass_rate_summaries.filter(level=SummaryLevel.METRIC).count() == metrics * models * 3
     return len(queries)
 
@@ -289,7 +289,7 @@ def test_refresh_query_count_does_not_grow_with_metrics_or_models(django_assert_
     assert large == small
     run = EvaluationRun.objects.get(release__version="0.0.6")
     with django_assert_max_num_queries(small):
-        summaries_refresh(run=run, n_resamples=50)
+        results_refresh(run=run, n_resamples=50)
 
 
 def legacy_percentile_interval(distribution, confidence=0.95):

@@ -292,7 +292,7 @@ def test_expert_verdicts_reach_the_results_agreement_figures(researcher):
 
 
 def test_the_published_validity_figure_uses_only_blind_ratings(researcher):
-    from results.services import summaries_refresh
+    from results.services import results_refresh
 
     run = EvaluationRunFactory(judgments_per_conversation=3)
     judged = [completed_conversation(run=run, verdict=v) for v in (True, False, True, False)]
@@ -322,7 +322,7 @@ def test_the_published_validity_figure_uses_only_blind_ratings(researcher):
     )
     # Blind, the panel sees the behaviour present everywhere: it matches the judge on half.
     rate_all(panel, panelists, lambda a, r: {"examples_adequate": "yes", "verdict": "present"})
-    analysis = summaries_refresh(run=run, n_resamples=200)
+    analysis = results_refresh(run=run, n_resamples=200)
     blind = analysis.reliability["experts"]
     endorsement = analysis.reliability["endorsement"]
     assert blind["n_ratings"] == 12

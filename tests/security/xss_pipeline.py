@@ -24,7 +24,7 @@ from evaluations.services.rubric_imports import rubric_items_import
 from evaluations.services.scenarios import scenario_update
 from llm.models import CallOutcome, LLMCall, LLMResponseCache, ModelRole, PromptText
 from metrics_registry.models import Release
-from results.services import summaries_refresh
+from results.services import results_refresh
 from tests.evaluations.factories import ScenarioFactory
 from tests.results.factories import completed_run
 from tests.security.xss_corpus import CORPUS, PAYLOADS, fit
@@ -104,7 +104,7 @@ def plant_run(w: World, release: Release, targets) -> EvaluationRun:
     )
     failed = run.conversations.order_by("pk").first()
     Conversation.objects.filter(pk=failed.pk).update(error=CORPUS, stop_reason=fit(500))
-    summaries_refresh(run=run, n_resamples=50)
+    results_refresh(run=run, n_resamples=50)
     w.objects["run"] = run
     return run
 

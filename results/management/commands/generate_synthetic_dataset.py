@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.exceptions import ApplicationError
-from results.services import summaries_refresh
+from results.services import results_refresh
 from results.services.synthetic import SyntheticSpec, synthetic_dataset_generate
 
 
@@ -67,7 +67,7 @@ class Command(BaseCommand):
         )
         if not options["no_refresh"]:
             started = time.perf_counter()
-            summaries_refresh(run=result.run, n_resamples=options["resamples"])
+            results_refresh(run=result.run, n_resamples=options["resamples"])
             self.stdout.write(
                 f"Summaries and analyses refreshed in {time.perf_counter() - started:.1f} s."
             )
