@@ -1,7 +1,8 @@
 """The gateway's steps (`llm.plan`) driven on an event loop, for the batch engine.
 
 One `openai.AsyncOpenAI` client per endpoint and key per event loop (the engine keeps one loop
-per process), with a connection pool sized to the engine's concurrency; limits come from
+per process), with a connection pool sized to the engine's concurrency and HTTP/2 where the
+endpoint offers it; limits come from
 `llm.permits` pools; the call log and the cache go through the caller's `CallSink`, which
 buffers rows and writes them in bulk.
 """
@@ -187,7 +188,9 @@ def _completion(body: bytes) -> ChatCompletion:
 
 
 def _h2_available() -> bool:
-    """HTTP/2 when the optional `h2` package is installed (endpoints that lack it fall back)."""
+    """HTTP/2 where the endpoint offers it: negotiated by ALPN over TLS, so an endpoint without
+    it (and every plain-HTTP one) keeps HTTP/1.1. `LLM_HTTP2=0` turns it off; `h2` is a
+    dependency, the check only keeps a trimmed install working."""
     if os.environ.get("LLM_HTTP2", "").lower() in ("0", "false", "no"):
         return False
     try:
