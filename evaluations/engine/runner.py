@@ -23,14 +23,12 @@ from llm.plan import chat_steps, structured_steps
 from ..models import Conversation, ConversationStatus
 from ..services.anchors import anchor_steps
 from ..services.claims import Claim, ClaimLost, claim_release, claims_renew
-from ..services.judging import conversation_finalize, judge_steps
-from ..services.simulation import (
-    conversation_attribution,
-    conversation_mark_simulated,
-    simulate_steps,
-)
+from ..services.closing import conversations_finalize, conversations_mark_simulated
+from ..services.judging import judge_steps
+from ..services.simulation import conversation_attribution, simulate_steps
 from ..services.steps import Ask, Store
 from .bridge import Bridge, run_blocking
+from .coalesce import Coalescer
 from .loading import Loaded, conversations_load
 from .recorder import BatchRecorder
 from .shared import gateway_for_loop
@@ -64,6 +62,9 @@ class Engine:
         self.recorder = BatchRecorder(bridge)
         self.gateway = gateway_for_loop(bridge.loop)
         self.claims: dict[int, Claim] = {}
+        # Conversations that end together are closed together (one transaction).
+        self.mark_simulated = Coalescer(bridge, conversations_mark_simulated)
+        self.finalize = Coalescer(bridge, conversations_finalize)
         self.report = BatchReport()
         self._loads: list[tuple[int, asyncio.Future]] = []
 
@@ -155,11 +156,7 @@ class Engine:
                 simulate_steps(conversation=conversation, turns=turns), claim, loaded.may_hit
             )
             await self._flush_held(claim)
-            await self.bridge.run(
-                lambda: conversation_mark_simulated(
-                    conversation=conversation, stop_reason=stop_reason, claim=claim
-                )
-            )
+            await self.mark_simulated.submit((conversation, stop_reason, claim))
         if not loaded.has_coverage:
             await self.drive(anchor_steps(conversation=conversation, turns=turns), claim, True)
         await self.drive(
@@ -168,9 +165,7 @@ class Engine:
             loaded.may_hit,
         )
         await self._flush_held(claim)
-        return await self.bridge.run(
-            lambda: conversation_finalize(conversation=conversation, claim=claim)
-        )
+        return await self.finalize.submit((conversation, claim))
 
     async def _flush_held(self, claim: Claim) -> None:
         await self.recorder.flush()

@@ -16,26 +16,21 @@ assistant's own words count as evidence of the assistant's behaviour.
 import re
 from collections.abc import Iterable
 
-from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
-
 from core.exceptions import ApplicationError
 from llm.exceptions import LLMError, StructuredOutputError
 from llm.models import ModelRole
-from metrics_registry.models import Polarity
 
 from .. import prompts
 from ..models import (
     Conversation,
-    ConversationStatus,
     EvaluationRun,
     FailureKind,
     Judgment,
     Turn,
 )
 from ..schemas import EvidenceQuote, JudgeVerdict
-from .claims import Claim, ClaimLost
+from .claims import Claim
+from .closing import conversations_finalize, outcome
 from .simulation import conversation_attribution, conversation_seed, stable_seed
 from .steps import Ask, Steps, Store, drive_sync
 
@@ -203,72 +198,8 @@ def conversation_judge(*, conversation: Conversation, claim: Claim | None = None
     return list(conversation.judgments.order_by("repetition"))
 
 
-def majority_present(judgments: Iterable[Judgment]) -> bool:
-    """True when more than half of the judgments found the behaviour present."""
-    readings = [j.present for j in judgments]
-    return sum(readings) * 2 > len(readings)
-
-
-def verdict_passed(*, present: bool, polarity: str) -> bool:
-    """Pass = the behaviour is present for a positive metric, absent for a negative one."""
-    return present if polarity == Polarity.POSITIVE else not present
-
-
-@transaction.atomic
 def conversation_finalize(
     *, conversation: Conversation, claim: Claim | None = None
 ) -> Conversation:
     """Write the majority verdict and mark the conversation completed (once, by the claim)."""
-    conversation = (
-        Conversation.objects.select_for_update(of=("self",))
-        .select_related("run", "scenario__metric_version")
-        .get(pk=conversation.pk)
-    )
-    if conversation.status == ConversationStatus.COMPLETED:
-        return conversation
-    if claim is not None and (
-        conversation.attempts != claim.token or conversation.status != ConversationStatus.RUNNING
-    ):
-        raise ClaimLost(f"{claim.work_item} is no longer claimed by attempt {claim.token}.")
-    required = conversation.run.judgments_per_conversation
-    judgments = list(conversation.judgments.filter(repetition__lt=required))
-    if len(judgments) < required:
-        raise ApplicationError(
-            f"This conversation has {len(judgments)} of its {required} judgments; judge it first."
-        )
-    present = majority_present(judgments)
-    previous = conversation.status
-    conversation.verdict_present = present
-    conversation.verdict_passed = verdict_passed(
-        present=present, polarity=conversation.scenario.metric_version.polarity
-    )
-    conversation.judgments_present = sum(j.present for j in judgments)
-    conversation.unverified_evidence = any(j.has_unverified_quotes for j in judgments)
-    conversation.judged_at = conversation.judged_at or timezone.now()
-    conversation.status = ConversationStatus.COMPLETED
-    conversation.error = ""
-    conversation.failure_kind = ""
-    conversation.finished_at = timezone.now()
-    conversation.is_offline = conversation.is_offline or any(j.is_offline for j in judgments)
-    conversation.lease_expires_at = None
-    conversation.save(
-        update_fields=[
-            "lease_expires_at",
-            "verdict_present",
-            "verdict_passed",
-            "judgments_present",
-            "unverified_evidence",
-            "judged_at",
-            "status",
-            "error",
-            "failure_kind",
-            "finished_at",
-            "is_offline",
-            "updated_at",
-        ]
-    )
-    counters = {"conversations_completed": F("conversations_completed") + 1}
-    if previous == ConversationStatus.FAILED:
-        counters["conversations_failed"] = F("conversations_failed") - 1
-    EvaluationRun.objects.filter(pk=conversation.run_id).update(**counters)
-    return conversation
+    return outcome(conversations_finalize([(conversation, claim)])[0])

@@ -15,7 +15,6 @@ import hashlib
 from typing import TypeVar
 
 from django.db import IntegrityError, models, transaction
-from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from llm.attribution import call_attribution
@@ -26,7 +25,8 @@ from .. import prompts
 from ..models import Conversation, FailureKind, Turn
 from ..schemas import SimulatedUserTurn
 from ..typos import perturb
-from .claims import Claim, claim_fence
+from .claims import Claim
+from .closing import conversations_mark_simulated, outcome
 from .scenarios import anchors_fit
 from .steps import Ask, Steps, Store, drive_sync
 
@@ -206,21 +206,4 @@ def conversation_mark_simulated(
     *, conversation: Conversation, stop_reason: str, claim: Claim | None = None
 ) -> Conversation:
     """Record that the simulation is over (once), under the claim's fence."""
-    offline = conversation.run.simulator.is_offline or conversation.target.is_offline
-    with claim_fence(claim):
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        if locked.simulated_at is None:
-            locked.simulated_at = timezone.now()
-            locked.stopped_early = bool(stop_reason)
-            locked.stop_reason = stop_reason
-            locked.is_offline = locked.is_offline or offline
-            locked.save(
-                update_fields=[
-                    "simulated_at",
-                    "stopped_early",
-                    "stop_reason",
-                    "is_offline",
-                    "updated_at",
-                ]
-            )
-    return locked
+    return outcome(conversations_mark_simulated([(conversation, stop_reason, claim)])[0])

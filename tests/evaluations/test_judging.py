@@ -5,12 +5,8 @@ import pytest
 
 from core.exceptions import ApplicationError
 from evaluations.models import ConversationStatus, Judgment
-from evaluations.services.judging import (
-    conversation_finalize,
-    conversation_judge,
-    quote_found,
-    verdict_passed,
-)
+from evaluations.services.closing import verdict_passed
+from evaluations.services.judging import conversation_finalize, conversation_judge, quote_found
 from evaluations.services.simulation import conversation_simulate
 from tests.evaluations.factories import (
     ConversationFactory,

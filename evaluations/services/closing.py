@@ -1,0 +1,178 @@
+"""Closing conversations in bulk: the end of a simulation and the verdict, many at once.
+
+Each close is a few statements under the conversation's claim. The batch engine finishes
+conversations concurrently, and one by one these statements were most of its database
+thread's work, so it hands over every close that is waiting and these functions do them in one
+transaction with one statement per table. Each item gets its own outcome: a lost claim or a
+missing judgment fails that item alone. The one-conversation services
+(`conversation_mark_simulated`, `conversation_finalize`) are these with one item.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from core.exceptions import ApplicationError
+from metrics_registry.models import Polarity
+
+from ..models import Conversation, ConversationStatus, EvaluationRun, Judgment
+from .claims import Claim, ClaimLost, claims_renew
+
+SIMULATED_FIELDS = ["simulated_at", "stopped_early", "stop_reason", "is_offline", "updated_at"]
+VERDICT_FIELDS = [
+    "lease_expires_at",
+    "verdict_present",
+    "verdict_passed",
+    "judgments_present",
+    "unverified_evidence",
+    "judged_at",
+    "status",
+    "error",
+    "failure_kind",
+    "finished_at",
+    "is_offline",
+    "updated_at",
+]
+Outcome = Conversation | Exception
+
+
+def _lost(claim: Claim) -> ClaimLost:
+    return ClaimLost(f"{claim.work_item} is no longer claimed by attempt {claim.token}.")
+
+
+def conversations_mark_simulated(
+    items: list[tuple[Conversation, str, Claim | None]],
+) -> list[Outcome]:
+    """Record for each (conversation, stop reason, claim) that its simulation is over (once).
+
+    The claims are verified and renewed first (the fence), in the transaction that writes.
+    """
+    with transaction.atomic():
+        claims = [claim for _c, _r, claim in items if claim is not None]
+        lost = {(claim.pk, claim.token) for claim in claims_renew(claims)}
+        held = [
+            c.pk for c, _r, claim in items if claim is None or (claim.pk, claim.token) not in lost
+        ]
+        locked = Conversation.objects.select_for_update(of=("self",)).order_by("pk")
+        rows = {row.pk: row for row in locked.filter(pk__in=held)}
+        now, changed, outcomes = timezone.now(), [], []
+        for conversation, stop_reason, claim in items:
+            row = rows.get(conversation.pk)
+            if claim is not None and (claim.pk, claim.token) in lost:
+                outcomes.append(_lost(claim))
+            elif row is None:
+                outcomes.append(Conversation.DoesNotExist(f"No conversation {conversation.pk}."))
+            else:
+                if row.simulated_at is None:
+                    run, target = conversation.run, conversation.target
+                    row.simulated_at = now
+                    row.stopped_early = bool(stop_reason)
+                    row.stop_reason = stop_reason
+                    row.is_offline = row.is_offline or run.simulator.is_offline or target.is_offline
+                    row.updated_at = now
+                    changed.append(row)
+                outcomes.append(row)
+        if changed:
+            Conversation.objects.bulk_update(changed, SIMULATED_FIELDS)
+    return outcomes
+
+
+def majority_present(readings: list[bool]) -> bool:
+    """True when more than half of the judgments found the behaviour present."""
+    return sum(readings) * 2 > len(readings)
+
+
+def verdict_passed(*, present: bool, polarity: str) -> bool:
+    """Pass = the behaviour is present for a positive metric, absent for a negative one."""
+    return present if polarity == Polarity.POSITIVE else not present
+
+
+def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> list[Outcome]:
+    """Write each conversation's majority verdict and mark it completed (once, by its claim).
+
+    A conversation already completed is returned as it is; one whose claim was taken over
+    gets `ClaimLost`; one without its run's number of judgments gets an `ApplicationError`.
+    The runs' completed (and failed) counters move by the conversations completed here.
+    """
+    with transaction.atomic():
+        pks = [conversation.pk for conversation, _claim in items]
+        rows = {
+            row.pk: row
+            for row in Conversation.objects.select_for_update(of=("self",))
+            .select_related("run", "scenario__metric_version")
+            .filter(pk__in=pks)
+            .order_by("pk")
+        }
+        judgments: dict[int, list[Judgment]] = defaultdict(list)
+        for judgment in Judgment.objects.filter(conversation_id__in=pks).order_by(
+            "conversation_id", "repetition"
+        ):
+            judgments[judgment.conversation_id].append(judgment)
+        now, changed, outcomes = timezone.now(), [], []
+        completed: Counter[int] = Counter()
+        recovered: Counter[int] = Counter()  # failed conversations completed after all
+        for conversation, claim in items:
+            row = rows.get(conversation.pk)
+            if row is None:
+                outcomes.append(Conversation.DoesNotExist(f"No conversation {conversation.pk}."))
+                continue
+            if row.status == ConversationStatus.COMPLETED:
+                outcomes.append(row)
+                continue
+            if claim is not None and (
+                row.attempts != claim.token or row.status != ConversationStatus.RUNNING
+            ):
+                outcomes.append(_lost(claim))
+                continue
+            required = row.run.judgments_per_conversation
+            readings = [j for j in judgments[row.pk] if j.repetition < required]
+            if len(readings) < required:
+                outcomes.append(
+                    ApplicationError(
+                        f"This conversation has {len(readings)} of its {required} judgments; "
+                        "judge it first."
+                    )
+                )
+                continue
+            _verdict_set(row, readings, now)
+            completed[row.run_id] += 1
+            recovered[row.run_id] += row.status == ConversationStatus.FAILED
+            row.status = ConversationStatus.COMPLETED
+            changed.append(row)
+            outcomes.append(row)
+        if changed:
+            Conversation.objects.bulk_update(changed, VERDICT_FIELDS)
+        for run_id, count in completed.items():
+            counters = {"conversations_completed": F("conversations_completed") + count}
+            if recovered[run_id]:
+                counters["conversations_failed"] = F("conversations_failed") - recovered[run_id]
+            EvaluationRun.objects.filter(pk=run_id).update(**counters)
+    return outcomes
+
+
+def _verdict_set(row: Conversation, readings: list[Judgment], now) -> None:
+    present = majority_present([j.present for j in readings])
+    row.verdict_present = present
+    row.verdict_passed = verdict_passed(
+        present=present, polarity=row.scenario.metric_version.polarity
+    )
+    row.judgments_present = sum(j.present for j in readings)
+    row.unverified_evidence = any(j.has_unverified_quotes for j in readings)
+    row.judged_at = row.judged_at or now
+    row.error = ""
+    row.failure_kind = ""
+    row.finished_at = now
+    row.is_offline = row.is_offline or any(j.is_offline for j in readings)
+    row.lease_expires_at = None
+    row.updated_at = now
+
+
+def outcome(result: Outcome) -> Conversation:
+    """The conversation of a one-item call, or its exception raised."""
+    if isinstance(result, Exception):
+        raise result
+    return result
