@@ -170,3 +170,13 @@ def test_changelog_queries_do_not_grow_with_the_release(maintainer, django_asser
         assert len(log.changed) == 4
         assert len(log.removed) == 2
         rendered(log, 50)
+
+
+def test_a_long_added_list_shows_its_first_entries_and_the_total():
+    metrics = [MetricFactory() for _ in range(3)]
+    log = release_changelog(release_with("1.0.0", metrics))
+    keys = sorted(m.key for m in metrics)
+    for shown, listed in ((None, 3), (0, 3), (2, 2), (3, 3), (5, 3)):
+        html = rendered(log, shown)
+        assert [key for key in keys if f"<code>{key}</code>" in html] == keys[:listed], shown
+        assert ("and 3 in all" in html) == (listed < 3), shown
