@@ -158,7 +158,7 @@ def release_items(release: Release) -> QuerySet[ReleaseItem]:
             "metric__benchmark",
             "metric_version",
             "metric_version__label_category",
-            # The changelog names each version by its metric: without this, a query per metric.
+            # A version names itself by its metric (`__str__`): without this, a query per item.
             "metric_version__metric",
         )
         .prefetch_related(
