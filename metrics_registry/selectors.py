@@ -158,13 +158,50 @@ def release_items(release: Release) -> QuerySet[ReleaseItem]:
             "metric__benchmark",
             "metric_version",
             "metric_version__label_category",
-            # The changelog names each version by its metric: without this, a query per metric.
+            # A version names itself by its metric (`__str__`): without this, a query per item.
             "metric_version__metric",
         )
         .prefetch_related(
             Prefetch("metric_version__subareas", queryset=Subarea.objects.select_related("area"))
         )
         .order_by("metric__key")
+    )
+
+
+# What the release API shows of each item, as flat rows (see `api.serializers`).
+RELEASE_ITEM_VALUES = (
+    "metric__key",
+    "metric__validation_status",
+    "metric_version_id",
+    "metric_version__number",
+    "metric_version__name",
+    "metric_version__criterion",
+    "metric_version__polarity",
+    "metric_version__label_category__slug",
+    "metric_version__label_category__name",
+    "metric_version__label_category__polarity",
+    "metric_version__rubric_notes",
+    "metric_version__failure_condition",
+    "metric_version__age_contexts",
+    "metric_version__change_note",
+    "metric_version__created_at",
+)
+
+
+def release_item_values(release: Release) -> QuerySet[ReleaseItem]:
+    """The release's items as `RELEASE_ITEM_VALUES` rows: ~800 items as model objects (metric,
+    version, category, subareas, areas) cost the API several times its rendering."""
+    return release.items.order_by("metric__key").values(*RELEASE_ITEM_VALUES)
+
+
+def release_subarea_values(release: Release) -> QuerySet:
+    """(version id, subarea slug, name, area slug) of the release's versions, each version's
+    subareas in the taxonomy's order."""
+    through = MetricVersion.subareas.through
+    return (
+        through.objects.filter(metricversion__release_items__release=release)
+        .order_by(*(f"subarea__{field}" for field in Subarea._meta.ordering))
+        .values_list("metricversion_id", "subarea__slug", "subarea__name", "subarea__area__slug")
     )
 
 

@@ -8,7 +8,12 @@ from rest_framework.response import Response
 from core.api import ErrorOutput
 from results.pagecache import PublishedPageCacheMixin
 
-from ..selectors import metric_list, release_items, release_list
+from ..selectors import (
+    metric_list,
+    release_item_values,
+    release_list,
+    release_subarea_values,
+)
 from ..services import release_changelog
 from .permissions import ReadOnly
 from .serializers import MetricDetailOutput, MetricOutput, ReleaseDetailOutput, ReleaseOutput
@@ -90,7 +95,8 @@ class ReleaseDetailApi(PublishedPageCacheMixin, generics.RetrieveAPIView):
         release = self.get_object()
         context = {
             **self.get_serializer_context(),
-            "items": release_items(release),
+            "items": release_item_values(release),
+            "subareas": release_subarea_values(release),
             "changelog": release_changelog(release),
         }
         return Response(ReleaseDetailOutput(release, context=context).data)

@@ -1,6 +1,14 @@
+import json
+
 import pytest
 
-from tests.metrics_registry.factories import ROLES
+from metrics_registry.models import Release
+from tests.metrics_registry.factories import (
+    ROLES,
+    MetricFactory,
+    metric_version_bump,
+    release_with,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -86,3 +94,31 @@ def test_schema_documents_the_registry_api(client):
     schema = client.get("/api/schema/").content.decode()
     assert "/api/releases/{version}/" in schema
     assert "/api/metrics/{key}/" in schema
+
+
+def test_release_items_render_as_their_serializer_across_versions_and_releases(api_client):
+    """The API builds items from flat rows; they read exactly as ReleaseItemOutput renders the
+    items as model objects, each version with its own subareas in the taxonomy's order."""
+    from metrics_registry.api.serializers import ReleaseItemOutput
+    from metrics_registry.selectors import release_items
+
+    # Subareas given out of the taxonomy's order, across areas; one metric in two versions.
+    spread = MetricFactory(subarea_slugs=["bias-discrimination", "law", "agency-purpose"])
+    single = MetricFactory(subarea_slugs=["physical-safety"])
+    other = MetricFactory(subarea_slugs=["creativity", "mental-emotional-health"])
+    release_with("1.0.0", [spread, single, other], publish=True)
+    metric_version_bump(spread, subarea_slugs=["culture-identity", "physical-health"])
+    metric_version_bump(single, label_category_slug="sycophancy", polarity="negative")
+    release = release_with("1.1.0", [spread, single, MetricFactory()], publish=True)
+    for version in ("1.0.0", "1.1.0"):
+        published = Release.objects.get(version=version)
+        body = api_client.get(f"/api/releases/{version}/").json()
+        expected = ReleaseItemOutput(release_items(published), many=True).data
+        assert body["items"] == json.loads(json.dumps(expected)), version
+    items = api_client.get(f"/api/releases/{release.version}/").json()["items"]
+    by_key = {item["key"]: item["version"] for item in items}
+    assert [s["slug"] for s in by_key[spread.key]["subareas"]] == [
+        "physical-health",
+        "culture-identity",
+    ]
+    assert by_key[single.key]["label_category"]["slug"] == "sycophancy"

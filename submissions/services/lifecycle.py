@@ -1,4 +1,4 @@
-"""Writing submissions: create, edit, submit, withdraw, and every status change with its email."""
+"""A submission's life: create, edit, submit, withdraw, and every status change with its email."""
 
 from collections.abc import Iterable
 
@@ -12,17 +12,13 @@ from core.mail import mail_send_safely
 from core.validators import LINE_BREAKS
 from metrics_registry.models import Subarea
 
-from . import selectors
-from .citations import ParsedCitation
-from .completeness import submission_missing_for_submit
-from .models import (
+from .. import selectors
+from ..citations import ParsedCitation
+from ..completeness import submission_missing_for_submit
+from ..models import (
     EDITABLE_STATUSES,
     FINAL_STATUSES,
-    CandidateChange,
-    CandidateStatus,
     Citation,
-    Fidelity,
-    MetricCandidate,
     Submission,
     SubmissionEvent,
     SubmissionStatus,
@@ -206,7 +202,7 @@ def submission_submit(*, submission: Submission, actor) -> Submission:
 
 
 def _enqueue_drafting(submission: Submission) -> None:
-    from .tasks import llm_draft_metric_candidates
+    from ..tasks import llm_draft_metric_candidates
 
     transaction.on_commit(lambda: llm_draft_metric_candidates.delay(submission.pk), robust=True)
 
@@ -251,198 +247,3 @@ def submission_retry_drafting(*, submission: Submission, actor) -> Submission:
     )
     _enqueue_drafting(submission)
     return submission
-
-
-# --- researcher review of candidates ----------------------------------------------------------
-
-CANDIDATE_FIELDS = ("short_name", "criterion", "polarity", "label_category", "rationale")
-
-
-def _candidate_locked(candidate: MetricCandidate) -> MetricCandidate:
-    candidate = (
-        MetricCandidate.objects.select_for_update()
-        .select_related("submission")
-        .get(pk=candidate.pk)
-    )
-    if candidate.status != CandidateStatus.PENDING:
-        raise ApplicationError(
-            f"This candidate was already {candidate.get_status_display().lower()}."
-        )
-    return candidate
-
-
-def _display(value) -> str:
-    if hasattr(value, "all"):
-        return ", ".join(sorted(str(v) for v in value.all()))
-    if isinstance(value, list | tuple | set):
-        return ", ".join(sorted(str(v) for v in value))
-    return "" if value is None else str(value)
-
-
-@transaction.atomic
-def candidate_update(
-    *, candidate: MetricCandidate, actor, subareas: Iterable[Subarea] | None = None, **fields
-) -> MetricCandidate:
-    """Edit a pending candidate; each changed field is recorded with its old and new value."""
-    candidate = _candidate_locked(candidate)
-    changes: dict[str, list[str]] = {}
-    for name, value in fields.items():
-        if name not in CANDIDATE_FIELDS:
-            raise ApplicationError(f"Unknown candidate field: {name}")
-        if isinstance(value, str):
-            value = value.strip()
-        old = getattr(candidate, name)
-        if old != value:
-            changes[name] = [_display(old), _display(value)]
-            setattr(candidate, name, value)
-    if candidate.label_category.polarity != candidate.polarity:
-        raise ApplicationError(
-            f"The label category “{candidate.label_category}” is for "
-            f"{candidate.label_category.polarity} metrics; pick one that matches the polarity."
-        )
-    if subareas is not None:
-        subareas = list(subareas)
-        if not subareas:
-            raise ApplicationError("A metric needs at least one subarea.")
-        old = set(candidate.subareas.all())
-        if old != set(subareas):
-            changes["subareas"] = [_display(old), _display(subareas)]
-            candidate.subareas.set(subareas)
-    if changes:
-        candidate.save()
-        CandidateChange.objects.create(
-            candidate=candidate, action="edited", changes=changes, actor=actor
-        )
-    return candidate
-
-
-@transaction.atomic
-def candidate_rate_fidelity(*, candidate: MetricCandidate, actor, fidelity: str) -> MetricCandidate:
-    if fidelity not in Fidelity.values:
-        raise ApplicationError("Fidelity must be faithful, partly or unfaithful.")
-    candidate = MetricCandidate.objects.select_for_update().get(pk=candidate.pk)
-    if candidate.fidelity != fidelity:
-        CandidateChange.objects.create(
-            candidate=candidate,
-            action="rated",
-            actor=actor,
-            changes={"fidelity": [candidate.fidelity, fidelity]},
-        )
-        candidate.fidelity = fidelity
-        candidate.save(update_fields=["fidelity", "updated_at"])
-    return candidate
-
-
-def _decide(candidate: MetricCandidate, *, status: str, actor, reason: str) -> None:
-    candidate.status = status
-    candidate.review_reason = reason
-    candidate.reviewed_by = actor
-    candidate.reviewed_at = timezone.now()
-    candidate.save()
-    CandidateChange.objects.create(
-        candidate=candidate,
-        action=status,
-        actor=actor,
-        note=reason,
-        changes={"status": [CandidateStatus.PENDING, status]},
-    )
-
-
-def _submission_settle(submission: Submission, *, actor) -> None:
-    """Once no candidate is pending, the submission's outcome follows from the decisions."""
-    submission = Submission.objects.select_for_update().get(pk=submission.pk)
-    if submission.status != SubmissionStatus.IN_REVIEW:
-        return
-    statuses = set(submission.candidates.values_list("status", flat=True))
-    if CandidateStatus.PENDING in statuses:
-        return
-    if CandidateStatus.ACCEPTED in statuses:
-        accepted = submission.candidates.filter(status=CandidateStatus.ACCEPTED)
-        keys = [c.metric.key for c in accepted.select_related("metric")]
-        submission_status_set(
-            submission=submission,
-            to_status=SubmissionStatus.ACCEPTED,
-            actor=actor,
-            note=f"Accepted as {'metric' if len(keys) == 1 else 'metrics'} {', '.join(keys)}.",
-        )
-    else:
-        submission_status_set(
-            submission=submission,
-            to_status=SubmissionStatus.DECLINED,
-            actor=actor,
-            note="None of the drafted metrics could be accepted.",
-        )
-
-
-@transaction.atomic
-def candidate_accept(
-    *, candidate: MetricCandidate, actor, fidelity: str = "", note: str = ""
-) -> MetricCandidate:
-    """Accept a candidate: it becomes a registry metric crediting the contributor.
-
-    A candidate rated faithful to its source enters the registry as validated; otherwise it
-    waits in "under review" for further checks.
-    """
-    from metrics_registry.services import metric_create
-
-    if fidelity:
-        candidate_rate_fidelity(candidate=candidate, actor=actor, fidelity=fidelity)
-    candidate = _candidate_locked(candidate)
-    if candidate.fidelity == Fidelity.UNFAITHFUL:
-        raise ApplicationError(
-            "A candidate rated unfaithful to its source cannot be accepted; edit it first and "
-            "rate it again, or reject it."
-        )
-    submission = candidate.submission
-    metric = metric_create(
-        name=candidate.short_name,
-        criterion=candidate.criterion,
-        polarity=candidate.polarity,
-        subarea_slugs=[s.slug for s in candidate.subareas.all()],
-        label_category_slug=candidate.label_category.slug,
-        rubric_notes=candidate.rationale,
-        age_contexts=submission.age_context,
-        source_kind="expert_submission",
-        contributor=submission.contributor,
-        credit_name=submission.credit_name,
-        source_reference=f"Submission #{submission.pk}: {submission.title}",
-        created_by=actor,
-        status="validated" if candidate.fidelity == Fidelity.FAITHFUL else "under_review",
-        change_note=note or "Accepted from an expert submission.",
-    )
-    candidate.metric = metric
-    _decide(candidate, status=CandidateStatus.ACCEPTED, actor=actor, reason=note)
-    _submission_settle(submission, actor=actor)
-    return candidate
-
-
-@transaction.atomic
-def candidate_reject(*, candidate: MetricCandidate, actor, reason: str) -> MetricCandidate:
-    if not (reason or "").strip():
-        raise ApplicationError("Please give a reason for rejecting this candidate.")
-    candidate = _candidate_locked(candidate)
-    _decide(candidate, status=CandidateStatus.REJECTED, actor=actor, reason=reason.strip())
-    _submission_settle(candidate.submission, actor=actor)
-    return candidate
-
-
-@transaction.atomic
-def candidate_return(*, candidate: MetricCandidate, actor, request: str) -> MetricCandidate:
-    """Send the submission back to its contributor with a request for changes."""
-    if not (request or "").strip():
-        raise ApplicationError("Tell the contributor what to change.")
-    candidate = _candidate_locked(candidate)
-    _decide(candidate, status=CandidateStatus.RETURNED, actor=actor, reason=request.strip())
-    submission = Submission.objects.select_for_update().get(pk=candidate.submission_id)
-    # Other pending drafts are superseded: the contributor's revision will be drafted anew.
-    for other in submission.candidates.filter(status=CandidateStatus.PENDING):
-        _decide(other, status=CandidateStatus.RETURNED, actor=actor, reason="Superseded.")
-    submission.review_note = request.strip()
-    submission.save(update_fields=["review_note", "updated_at"])
-    submission_status_set(
-        submission=submission,
-        to_status=SubmissionStatus.CHANGES_REQUESTED,
-        actor=actor,
-        note=request.strip(),
-    )
-    return candidate

@@ -1,0 +1,187 @@
+"""Simulated conversations, their turns, the judge's readings and anchor coverage.
+
+Uniqueness constraints are the backbone of idempotency: a Celery task that runs twice finds the
+row it (or another worker) already wrote instead of writing a second one.
+"""
+
+from django.db import models
+from django.db.models import Q
+
+from core.models import TimeStampedModel
+
+from .runs import EvaluationRun
+from .scenarios import Scenario
+
+
+class ConversationStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+
+
+class FailureKind(models.TextChoices):
+    """Why a failed conversation failed; summaries count each kind beside the pass rates."""
+
+    TARGET_ERROR = "target_error", "Target error"
+    SIMULATOR_ERROR = "simulator_error", "User simulator error"
+    NOT_JUDGED = "not_judged", "Not judged (judge output unusable after retries)"
+    TIMEOUT = "timeout", "Time limit"
+    OTHER = "other", "Other error"
+
+
+class Conversation(TimeStampedModel):
+    """One simulated conversation of a scenario with a target model, and its verdict."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="conversations")
+    scenario = models.ForeignKey(Scenario, on_delete=models.PROTECT, related_name="conversations")
+    target = models.ForeignKey(
+        "llm.ModelConfiguration", on_delete=models.PROTECT, related_name="conversations"
+    )
+    replicate = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(
+        max_length=10, choices=ConversationStatus.choices, default=ConversationStatus.PENDING
+    )
+    error = models.TextField(blank=True)
+    failure_kind = models.CharField(
+        max_length=16,
+        choices=FailureKind.choices,
+        blank=True,
+        help_text="Set with status failed; a conversation the judge could not read is "
+        "'not judged', never missing.",
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    simulated_at = models.DateTimeField(null=True, blank=True)
+    stopped_early = models.BooleanField(default=False)
+    stop_reason = models.TextField(blank=True)
+    # The verdict, written once every judgment is in (majority of the judgments).
+    verdict_present = models.BooleanField(null=True, blank=True)
+    verdict_passed = models.BooleanField(null=True, blank=True)
+    judgments_present = models.PositiveSmallIntegerField(default=0)
+    judged_at = models.DateTimeField(null=True, blank=True)
+    unverified_evidence = models.BooleanField(
+        default=False,
+        help_text="Some judgment quoted words not found in the transcript, even after a re-ask.",
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+    is_offline = models.BooleanField(default=False)
+    # The claim of the worker processing it (evaluations/services/claims.py): `attempts` is the
+    # fencing token, the lease is renewed by the worker's heartbeat while it works.
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "scenario", "target", "replicate"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "scenario", "target", "replicate"],
+                name="conversation_unique_per_run_scenario_target_replicate",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="conversation_run_status")]
+
+    def __str__(self) -> str:
+        return f"{self.scenario} × {self.target} #{self.replicate}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (ConversationStatus.COMPLETED, ConversationStatus.FAILED)
+
+    @property
+    def anchors_carried(self) -> list[int]:
+        return sorted({t.anchor_index for t in self.turns.all() if t.anchor_index is not None})
+
+
+class Turn(models.Model):
+    """One exchange: the simulated user's message (as sent and as written) and the reply."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    index = models.PositiveSmallIntegerField(help_text="1-based, as the judge and anchors count.")
+    user_text = models.TextField(help_text="What the target received, typing artifacts included.")
+    user_text_clean = models.TextField(help_text="What the simulator wrote.")
+    assistant_text = models.TextField()
+    anchor_index = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Position in the scenario's anchors raised at this turn."
+    )
+    simulator_call_ids = models.JSONField(default=list, blank=True)
+    target_call_ids = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "index"], name="turn_unique_per_conversation"
+            ),
+            models.CheckConstraint(condition=Q(index__gte=1), name="turn_index_gte_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} turn {self.index}"
+
+
+class Judgment(models.Model):
+    """One judge reading of a conversation; several per conversation measure judge reliability."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="judgments"
+    )
+    repetition = models.PositiveSmallIntegerField()
+    judge = models.ForeignKey("llm.ModelConfiguration", on_delete=models.PROTECT, related_name="+")
+    seed = models.BigIntegerField()
+    present = models.BooleanField()
+    justification = models.TextField()
+    evidence = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='[{"turn": n, "quote": "...", "found_in_transcript": b}]',
+    )
+    has_unverified_quotes = models.BooleanField(default=False)
+    reasked_for_evidence = models.BooleanField(
+        default=False, help_text="The first reading quoted words not in the transcript."
+    )
+    call_ids = models.JSONField(default=list, blank=True)
+    is_offline = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "repetition"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "repetition"], name="judgment_unique_per_repetition"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} judgment {self.repetition}: present={self.present}"
+
+
+class AnchorCoverage(models.Model):
+    """Whether one anchor of the scenario was actually raised in a conversation, as read by a
+    model of the judge's family from the user turns (not assumed from the plan)."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="anchor_coverage"
+    )
+    anchor_index = models.PositiveSmallIntegerField(help_text="Position in the scenario's anchors.")
+    anchor_text = models.TextField()
+    raised = models.BooleanField()
+    turn = models.PositiveSmallIntegerField(null=True, blank=True)
+    quote = models.TextField(blank=True)
+    quote_found = models.BooleanField(
+        default=False, help_text="The quote occurs in the user turn it names."
+    )
+    call_ids = models.JSONField(default=list, blank=True)
+    is_offline = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["conversation", "anchor_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "anchor_index"], name="anchor_coverage_unique_per_anchor"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} anchor {self.anchor_index}: raised={self.raised}"

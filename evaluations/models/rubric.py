@@ -1,0 +1,250 @@
+"""Rubric items, the second benchmark form: criteria, responses, grades, release freezes."""
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from core.models import TimeStampedModel
+
+from .conversations import ConversationStatus
+from .runs import EvaluationRun
+
+
+class RubricDimension(models.Model):
+    """A behaviour dimension rubric criteria are tagged with: vocabulary kept as data.
+
+    Seeded with MentalHealthBench's ten dimensions and HealthBench's five axes (accuracy is
+    shared); a maintainer can add more in the admin without a code change.
+    """
+
+    slug = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    frameworks = models.JSONField(
+        default=list, blank=True, help_text='Benchmarks using it, e.g. ["HealthBench"].'
+    )
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CriterionOrigin(models.TextChoices):
+    PLATFORM = "platform", "Written on the platform (counts after expert consensus)"
+    PUBLISHED = "published", "Imported from a published benchmark (validated by its source)"
+
+
+class Acuity(models.TextChoices):
+    NON_ACUTE = "non_acute", "Non-acute"
+    HIGH_ACUITY = "high_acuity", "High acuity"
+    EMERGENCY = "emergency", "Emergency"
+
+
+class Population(models.TextChoices):
+    ADULT = "adult", "Adult"
+    TEEN = "teen", "Teen"
+    CAREGIVER = "caregiver", "Caregiver"
+    CLINICIAN = "clinician", "Clinician"
+
+
+class RubricItem(TimeStampedModel):
+    """A synthetic conversation ending in a user message, graded by an expert-written rubric.
+
+    Acuity, population and language describe the conversation, so they live here; each
+    criterion carries its own behaviour dimension (per-dimension scores restrict the rubric).
+    """
+
+    key = models.SlugField(
+        max_length=100, unique=True, help_text="Stable identifier from the file."
+    )
+    title = models.CharField(max_length=200, blank=True)
+    messages = models.JSONField(
+        help_text='[{"role": "user"|"assistant", "content": "..."}], ending with a user message.'
+    )
+    acuity = models.CharField(
+        max_length=12, choices=Acuity.choices, blank=True, db_index=True, help_text="Optional."
+    )
+    population = models.CharField(
+        max_length=10, choices=Population.choices, blank=True, db_index=True, help_text="Optional."
+    )
+    language = models.CharField(
+        max_length=16, default="en", help_text="BCP 47 tag, e.g. en, pt-BR."
+    )
+    source = models.CharField(max_length=200, blank=True)
+    source_format = models.CharField(
+        max_length=20, default="impactbench", help_text='"impactbench" or "healthbench".'
+    )
+    external_id = models.CharField(
+        max_length=200, blank=True, help_text="The identifier in the source file (prompt_id)."
+    )
+    metadata = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Kept from the source row: HealthBench's example_tags (themes, physician "
+        "categories) and ideal_completions_data, and any other field it carried.",
+    )
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def final_user_message(self) -> str:
+        return str(self.messages[-1].get("content", "")) if self.messages else ""
+
+
+class CriterionConsensusState(models.TextChoices):
+    UNREVIEWED = "unreviewed", "Awaiting consensus"
+    SURVIVED = "survived", "Survived consensus"
+    DROPPED = "dropped", "Dropped by consensus"
+
+
+class RubricCriterionQuerySet(models.QuerySet):
+    def counting(self) -> "RubricCriterionQuerySet":
+        """Criteria that count in scoring: validated by their source or by expert consensus."""
+        return self.filter(
+            Q(origin=CriterionOrigin.PUBLISHED)
+            | Q(consensus_state=CriterionConsensusState.SURVIVED)
+        )
+
+
+class RubricCriterion(models.Model):
+    item = models.ForeignKey(RubricItem, on_delete=models.CASCADE, related_name="criteria")
+    position = models.PositiveSmallIntegerField(default=0)
+    text = models.TextField()
+    points = models.SmallIntegerField(
+        validators=[MinValueValidator(-10), MaxValueValidator(10)],
+        help_text="−10..+10, not 0: positive rewards, negative penalises.",
+    )
+    dimension = models.CharField(
+        max_length=40, help_text="A RubricDimension slug (checked on import and in forms)."
+    )
+    tags = models.JSONField(
+        default=list, blank=True, help_text='As in the source, e.g. ["level:example", "axis:..."].'
+    )
+    # A published benchmark's criteria arrive validated by their source and count in scoring
+    # without platform consensus.
+    origin = models.CharField(
+        max_length=10, choices=CriterionOrigin.choices, default=CriterionOrigin.PLATFORM
+    )
+    consensus_state = models.CharField(
+        max_length=10,
+        choices=CriterionConsensusState.choices,
+        default=CriterionConsensusState.UNREVIEWED,
+        help_text="Expert consensus on a criterion written on the platform.",
+    )
+
+    objects = RubricCriterionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["item", "position"]
+        verbose_name_plural = "rubric criteria"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(points__gte=-10) & Q(points__lte=10) & ~Q(points=0),
+                name="rubric_criterion_points_range_nonzero",
+            ),
+            models.UniqueConstraint(
+                fields=["item", "position"], name="rubric_criterion_unique_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}#{self.position} ({self.points:+d})"
+
+    @property
+    def dimension_name(self) -> str:
+        from ..rubric_dimensions import dimension_label
+
+        return dimension_label(self.dimension)
+
+    @property
+    def source_validated(self) -> bool:
+        """Imported from a published benchmark: counts without platform consensus."""
+        return self.origin == CriterionOrigin.PUBLISHED
+
+    @property
+    def counts(self) -> bool:
+        return self.source_validated or self.consensus_state == CriterionConsensusState.SURVIVED
+
+
+class RubricResponse(TimeStampedModel):
+    """A target model's reply to a rubric item's final user message, within a run."""
+
+    run = models.ForeignKey(
+        EvaluationRun, on_delete=models.CASCADE, related_name="rubric_responses"
+    )
+    item = models.ForeignKey(RubricItem, on_delete=models.PROTECT, related_name="responses")
+    target = models.ForeignKey("llm.ModelConfiguration", on_delete=models.PROTECT, related_name="+")
+    reply = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=10, choices=ConversationStatus.choices, default=ConversationStatus.PENDING
+    )
+    error = models.TextField(blank=True)
+    score = models.FloatField(
+        null=True, blank=True, help_text="HealthBench item score; not clipped, can be negative."
+    )
+    counted_criteria = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Ids of the criteria that counted, frozen when grading began, so later "
+        "reviews never change this score.",
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    call_ids = models.JSONField(default=list, blank=True)
+    is_offline = models.BooleanField(default=False)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "item", "target"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "item", "target"], name="rubric_response_unique_per_run_item_target"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} × {self.target}"
+
+
+class RubricGrade(models.Model):
+    response = models.ForeignKey(RubricResponse, on_delete=models.CASCADE, related_name="grades")
+    criterion = models.ForeignKey(RubricCriterion, on_delete=models.PROTECT, related_name="grades")
+    met = models.BooleanField()
+    justification = models.TextField(blank=True)
+    call_ids = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["response", "criterion__position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["response", "criterion"], name="rubric_grade_unique_per_criterion"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.response_id} {self.criterion_id}: {'met' if self.met else 'not met'}"
+
+
+class ReleaseRubricFreeze(models.Model):
+    """The rubric criteria that counted when a release was published.
+
+    Written once, in the publishing transaction; grading a run of that release counts exactly
+    these criteria, so a later consensus review never changes a published release's scores.
+    """
+
+    release = models.OneToOneField(
+        "metrics_registry.Release", on_delete=models.CASCADE, related_name="rubric_freeze"
+    )
+    criteria = models.ManyToManyField(RubricCriterion, related_name="+", blank=True)
+    frozen_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"criteria counted in release {self.release_id}"

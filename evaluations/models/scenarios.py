@@ -1,0 +1,111 @@
+"""Scenarios: the test situations of a metric version, one per base situation × age context."""
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator
+from django.db import models
+from django.db.models import Q
+
+from core.models import TimeStampedModel
+
+SCENARIO_BASE_COUNT = 3
+TEEN_AGES = (13, 17)
+ADULT_MIN_AGE = 18
+
+
+class AgeContext(models.TextChoices):
+    TEEN = "teen", "Teen (13–17)"
+    ADULT = "adult", "Adult (18+)"
+
+
+class ScenarioStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    RETIRED = "retired", "Retired"
+
+
+class ScenarioQuerySet(models.QuerySet):
+    def active(self) -> "ScenarioQuerySet":
+        return self.filter(status=ScenarioStatus.ACTIVE)
+
+    def expanded(self) -> "ScenarioQuerySet":
+        return self.filter(expanded_at__isnull=False)
+
+
+class Scenario(TimeStampedModel):
+    """One of the six test situations of a metric version: a base situation × an age context.
+
+    Rows are created in two steps: the base situation (first writer call) and the expansion
+    into persona, goals and anchors (second call), so an interrupted generation resumes at the
+    variant it stopped on. `expanded_at` is null until the second step is done.
+    """
+
+    metric_version = models.ForeignKey(
+        "metrics_registry.MetricVersion", on_delete=models.PROTECT, related_name="scenarios"
+    )
+    base_index = models.PositiveSmallIntegerField(
+        validators=[MaxValueValidator(SCENARIO_BASE_COUNT - 1)]
+    )
+    age_context = models.CharField(max_length=5, choices=AgeContext.choices)
+    base_situation = models.TextField(help_text="The situation shared by the teen and adult form.")
+    situation = models.TextField(help_text="The situation adapted to this age context.")
+    persona = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="name, age, gender, background and other_attributes (a mapping).",
+    )
+    user_goal = models.TextField(blank=True)
+    latent_adversarial_goal = models.TextField(blank=True)
+    anchors = models.JSONField(
+        default=list, blank=True, help_text='A list of {"turn": n, "text": "..."}, by turn.'
+    )
+    failure_condition = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=8, choices=ScenarioStatus.choices, default=ScenarioStatus.ACTIVE, db_index=True
+    )
+    expanded_at = models.DateTimeField(null=True, blank=True)
+    generation = models.PositiveSmallIntegerField(
+        default=0, help_text="0 for the first generation, +1 per regeneration (varies the seed)."
+    )
+    generated_call_ids = models.JSONField(default=list, blank=True)
+    is_offline = models.BooleanField(default=False)
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    edited_at = models.DateTimeField(null=True, blank=True)
+    retired_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ScenarioQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["metric_version", "base_index", "-age_context", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["metric_version", "base_index", "age_context"],
+                condition=Q(status="active"),
+                name="scenario_one_active_per_variant",
+            ),
+            models.CheckConstraint(
+                condition=Q(base_index__lte=SCENARIO_BASE_COUNT - 1),
+                name="scenario_base_index_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(age_context__in=["teen", "adult"]), name="scenario_age_context_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric_version} · situation {self.base_index + 1} · {self.age_context}"
+
+    @property
+    def is_expanded(self) -> bool:
+        return self.expanded_at is not None
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == ScenarioStatus.ACTIVE
+
+    @property
+    def label(self) -> str:
+        return f"Situation {self.base_index + 1}, {self.get_age_context_display().lower()}"
