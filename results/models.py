@@ -28,6 +28,13 @@ class PassRateSummary(models.Model):
 
     `area`, `subarea` and `metric_version` are filled according to `level` (the check
     constraint below). A metric in several subareas contributes to each of them.
+
+    Derived data: the refresh replaces a run's rows as a whole, in one transaction, from the
+    run's own rows, so every key is valid when written. The foreign keys therefore carry no
+    database constraint (PostgreSQL would check six of them per row at commit, the larger part
+    of the write) and no single-column index: every read filters by run and level, and the one
+    index below serves them all. Deleting a referenced row still removes its summaries through
+    Django's CASCADE emulation.
     """
 
     release = models.ForeignKey(
@@ -35,24 +42,42 @@ class PassRateSummary(models.Model):
         null=True,
         blank=True,
         on_delete=models.CASCADE,
+        db_constraint=False,
+        db_index=False,
         related_name="pass_rate_summaries",
     )
     run = models.ForeignKey(
-        "evaluations.EvaluationRun", on_delete=models.CASCADE, related_name="pass_rate_summaries"
+        "evaluations.EvaluationRun",
+        on_delete=models.CASCADE,
+        db_constraint=False,
+        db_index=False,
+        related_name="pass_rate_summaries",
     )
     target = models.ForeignKey(
-        "llm.ModelConfiguration", on_delete=models.CASCADE, related_name="pass_rate_summaries"
+        "llm.ModelConfiguration",
+        on_delete=models.CASCADE,
+        db_constraint=False,
+        db_index=False,
+        related_name="pass_rate_summaries",
     )
     polarity = models.CharField(max_length=8)
     level = models.CharField(max_length=8, choices=SummaryLevel.choices)
     area = models.ForeignKey(
-        "metrics_registry.Area", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+        "metrics_registry.Area",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
     )
     subarea = models.ForeignKey(
         "metrics_registry.Subarea",
         null=True,
         blank=True,
         on_delete=models.CASCADE,
+        db_constraint=False,
+        db_index=False,
         related_name="+",
     )
     metric_version = models.ForeignKey(
@@ -60,6 +85,8 @@ class PassRateSummary(models.Model):
         null=True,
         blank=True,
         on_delete=models.CASCADE,
+        db_constraint=False,
+        db_index=False,
         related_name="+",
     )
     age_context = models.CharField(max_length=5, choices=AgeScope.choices)
@@ -87,8 +114,9 @@ class PassRateSummary(models.Model):
     class Meta:
         ordering = ["run", "level", "polarity", "target"]
         indexes = [
+            # Every read filters by run and level; a metric's rows are found by version.
             models.Index(
-                fields=["run", "level", "age_context", "polarity"], name="summary_run_level"
+                fields=["run", "level", "metric_version"], name="summary_run_level_version"
             ),
         ]
         constraints = [
