@@ -59,24 +59,36 @@ def shared_block_hits(
         raise ValueError(f"edges must lie within 0..{g}")
     rng = np.random.default_rng(seed)
     blocks = cuts.size - 1
-    if g > 12 * blocks or g > np.iinfo(np.uint16).max:
+    if g > 16 * blocks or g > _WORD // 2:
         return rng.multinomial(g, np.diff(cuts) / g, size=n_resamples).astype(np.float64)
-    # Under ~12 clusters a block (timed), binning drawn cluster indices beats the binomials;
-    # 16-bit indices and chunks of ~64k draws keep the binning in cache.
-    block_of = np.repeat(np.arange(blocks, dtype=np.intp), np.diff(cuts))
+    # Under ~16 clusters a block (timed), binning drawn cluster indices beats the binomials.
+    # Indices come as 16-bit words of the generator's raw output: word w is cluster w % g
+    # unless w falls in the incomplete last cycle (then redrawn), so every cluster has the same
+    # chance. One lookup gives the block and 16-bit counting keys, in cache-sized chunks.
+    block_of = np.repeat(np.arange(blocks, dtype=np.uint16), np.diff(cuts))
+    cycles = _WORD // g
+    width = blocks + 1  # the last column counts the words to redraw
+    lookup = np.full(_WORD, blocks, np.uint16)
+    lookup[: cycles * g] = np.tile(block_of, cycles)
     out = np.empty((n_resamples, blocks))
-    step = max(1, _BINNING_CHUNK // g)
-    offsets = (np.arange(step) * blocks)[:, None]
+    step = max(1, min(_BINNING_CHUNK // g, (_WORD - 1) // width))
+    offsets = (np.arange(step, dtype=np.uint16) * width)[:, None]
     for start in range(0, n_resamples, step):
         rows = min(step, n_resamples - start)
-        idx = block_of[rng.integers(0, g, size=(rows, g), dtype=np.uint16)]
-        idx += offsets[:rows]
-        out[start : start + rows] = np.bincount(idx.ravel(), minlength=rows * blocks).reshape(
-            rows, blocks
-        )
+        draws = rows * g
+        words = rng.bit_generator.random_raw(-(-draws // 4)).view(np.uint16)[:draws]
+        keys = lookup[words.reshape(rows, g)]
+        keys += offsets[:rows]
+        counts = np.bincount(keys.ravel(), minlength=rows * width).reshape(rows, width)
+        redraw = counts[:, blocks]
+        if redraw.any():
+            again = block_of[rng.integers(0, g, size=int(redraw.sum()))]
+            np.add.at(counts, (np.repeat(np.arange(rows), redraw), again), 1)
+        out[start : start + rows] = counts[:, :blocks]
     return out
 
 
+_WORD = 1 << 16
 _BINNING_CHUNK = 1 << 16
 # Numbers of clusters are resampled in parallel; each has its own seeded generator, so the
 # figures do not depend on the number of threads.
