@@ -8,7 +8,6 @@ two of its subareas belong to that area (distinct counts).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -313,20 +312,19 @@ def summary_rows(
         {sig for level, _, g in built if level != SummaryLevel.METRIC for sig in g.signatures}
     )
     lows, highs = statistics.clustered_mean_intervals(distinct, n_resamples, seed=seed)
-    interval = dict(zip(distinct, zip(lows.tolist(), highs.tolist(), strict=True), strict=True))
+    index = {sig: i for i, sig in enumerate(distinct)}
     rows: list[tuple] = []
     for level, scope, g in built:
         if level == SummaryLevel.METRIC:
             # Three base scenarios: the bootstrap under-covers; Wilson on effective n holds.
             d = np.full(g.n.size, deff[scope])
             low, high = statistics.effective_wilson(g.passed, g.n, d)
-            lows, highs = low.tolist(), high.tolist()
             method = statistics.WILSON_EFFECTIVE
         else:
-            lows = [interval[sig][0] for sig in g.signatures]
-            highs = [interval[sig][1] for sig in g.signatures]
+            at = np.array([index[sig] for sig in g.signatures], np.intp)
+            low, high = lows[at], highs[at]
             method = ""
-        rows.extend(_level_rows(run, level, scope, g, lows, highs, method, failures))
+        rows.extend(_level_rows(run, level, scope, g, low, high, method, failures))
     return rows
 
 
@@ -335,25 +333,28 @@ def _level_rows(
     level: str,
     scope: str,
     g: _Groups,
-    lows: list[float],
-    highs: list[float],
+    low: NDArray[np.float64],
+    high: NDArray[np.float64],
     method: str,
     failures: dict[GroupKey, dict[str, int]],
 ) -> Iterable[tuple]:
     """The rows of one level and age scope, built column by column."""
     size = g.n.size
     targets = g.target.tolist()
-    polarities = [POLARITIES[p] for p in g.polarity.tolist()]
+    polarities = np.array(POLARITIES, dtype=object)[g.polarity].tolist()
     keys = g.key.tolist()
     nothing = [None] * size
-    group_keys = nothing if level == SummaryLevel.OVERALL else keys
     if failures:
+        group_keys = nothing if level == SummaryLevel.OVERALL else keys
         failed = [
             failures.get((level, t, p, k, scope), {})
             for t, p, k in zip(targets, polarities, group_keys, strict=True)
         ]
+        n_failed = [sum(f.values()) for f in failed]
+        reasons = [dict(sorted(f.items())) for f in failed]
     else:
-        failed = [{}] * size
+        n_failed = repeat(0, size)
+        reasons = [{} for _ in range(size)]
     return zip(
         repeat(run.release_id, size),
         repeat(run.pk, size),
@@ -368,14 +369,14 @@ def _level_rows(
         g.passed.tolist(),
         g.n_clusters.tolist(),
         (g.passed / g.n).tolist(),
-        [_finite(v) for v in lows],
-        [_finite(v) for v in highs],
+        _finite_or_none(low),
+        _finite_or_none(high),
         repeat(method, size),
-        [sum(f.values()) for f in failed],
-        [dict(sorted(f.items())) for f in failed],
+        n_failed,
+        reasons,
         strict=True,
     )
 
 
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+def _finite_or_none(values: NDArray[np.float64]) -> list[float | None]:
+    return np.where(np.isfinite(values), values.astype(object), None).tolist()

@@ -126,16 +126,18 @@ def clustered_mean_intervals(
 
     def intervals(g: int) -> None:
         rows = by_g[g]
-        ends = [np.cumsum(kinds_of[r][:, 2]) for r in rows]
-        cuts = np.unique(np.concatenate([[0], *ends]))
+        kinds = np.concatenate([kinds_of[r] for r in rows])
+        lengths = [len(kinds_of[r]) for r in rows]
+        # The kind ends of data set j (1..g), shifted by j (g + 1): one sorted array for all.
+        # (The running count of all kinds is j g plus the set's own.)
+        ends = np.cumsum(kinds[:, 2]) + np.repeat(np.arange(len(rows)), lengths)
+        cuts = np.concatenate([[0], np.unique(ends % (g + 1))])
         hits = shared_block_hits(g, cuts[1:-1], n_resamples, seed)
         # Each block lies within one kind of every data set: its sum and size per draw.
-        sums = np.empty((len(rows), cuts.size - 1))
-        sizes = np.empty_like(sums)
-        for j, (r, end) in enumerate(zip(rows, ends, strict=True)):
-            kind = np.searchsorted(end, cuts[:-1], side="right")
-            sums[j] = kinds_of[r][kind, 0]
-            sizes[j] = kinds_of[r][kind, 1]
+        shifted = cuts[None, :-1] + (np.arange(len(rows)) * (g + 1))[:, None]
+        kind = np.searchsorted(ends, shifted, side="right")
+        sums = kinds[kind, 0].astype(np.float64)
+        sizes = kinds[kind, 1].astype(np.float64)
         # One data set a row (integer counts: the products are exact in any order).
         dist = sums @ hits.T
         dist /= sizes @ hits.T
