@@ -168,9 +168,9 @@ def _memberships(cells: RunCells, level: str) -> tuple[NDArray[np.int64], NDArra
 
 
 def _distinct_rows(*cols: NDArray[np.int64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Distinct rows of the columns in lexicographic order: one row of each (its first in that
-    order), and the distinct row of every row (as ``np.unique(axis=0)``, by one sort of the
-    columns packed into one integer key when they fit, else by one lexsort)."""
+    """Distinct rows of the columns in lexicographic order: the index of one row of each, and
+    the distinct row of every row (as ``np.unique(axis=0)``, by one sort of the columns packed
+    into one integer key when they fit, else by one lexsort)."""
     key = _packed_key(cols)
     if key is not None:
         order = np.argsort(key)
