@@ -8,10 +8,10 @@ two of its subareas belong to that area (distinct counts).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,9 +43,8 @@ def metric_design_effects(cells: RunCells) -> dict[str, float]:
         if not sel.any():
             out[scope.value] = 1.0
             continue
-        cols = np.column_stack([cells.target[sel], cells.version[sel], cells.base[sel]])
-        keys, inverse = np.unique(cols, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
+        first, inverse = _distinct_rows(cells.target[sel], cells.version[sel], cells.base[sel])
+        keys = np.column_stack([cells.target[sel][first], cells.version[sel][first]])
         n = np.bincount(inverse, weights=cells.n[sel], minlength=len(keys))
         y = np.bincount(inverse, weights=cells.passed[sel], minlength=len(keys))
         group = keys[:, 0] * (int(keys[:, 1].max()) + 1) + keys[:, 1]
@@ -169,15 +168,41 @@ def _memberships(cells: RunCells, level: str) -> tuple[NDArray[np.int64], NDArra
 
 
 def _distinct_rows(*cols: NDArray[np.int64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Distinct rows of the columns in lexicographic order: each one's first row, and the
-    distinct row of every row (as ``np.unique(axis=0)``, by one lexsort)."""
-    order = np.lexsort(cols[::-1])
-    stacked = np.column_stack(cols)[order]
-    change = np.ones(len(order), bool)
-    change[1:] = np.any(stacked[1:] != stacked[:-1], axis=1)
+    """Distinct rows of the columns in lexicographic order: the index of one row of each, and
+    the distinct row of every row (as ``np.unique(axis=0)``, by one sort of the columns packed
+    into one integer key when they fit, else by one lexsort)."""
+    key = _packed_key(cols)
+    if key is not None:
+        order = np.argsort(key)
+        ordered = key[order]
+        change = np.ones(len(order), bool)
+        np.not_equal(ordered[1:], ordered[:-1], out=change[1:])
+    else:
+        order = np.lexsort(cols[::-1])
+        stacked = np.column_stack(cols)[order]
+        change = np.ones(len(order), bool)
+        change[1:] = np.any(stacked[1:] != stacked[:-1], axis=1)
     inverse = np.empty(len(order), np.intp)
     inverse[order] = np.cumsum(change) - 1
     return order[change], inverse
+
+
+def _packed_key(cols: tuple[NDArray[np.int64], ...]) -> NDArray[np.int64] | None:
+    """One int64 per row ordered as the rows are lexicographically, or None if it would not fit."""
+    if not cols or cols[0].size == 0:
+        return None
+    key = np.zeros(cols[0].size, np.int64)
+    span = 1
+    for col in cols:
+        low, high = int(col.min()), int(col.max())
+        width = high - low + 1
+        span *= width
+        if span >= 2**62:
+            return None
+        key *= width
+        key += col
+        key -= low
+    return key
 
 
 @dataclass
@@ -287,55 +312,71 @@ def summary_rows(
         {sig for level, _, g in built if level != SummaryLevel.METRIC for sig in g.signatures}
     )
     lows, highs = statistics.clustered_mean_intervals(distinct, n_resamples, seed=seed)
-    interval = dict(zip(distinct, zip(lows.tolist(), highs.tolist(), strict=True), strict=True))
+    index = {sig: i for i, sig in enumerate(distinct)}
     rows: list[tuple] = []
     for level, scope, g in built:
         if level == SummaryLevel.METRIC:
             # Three base scenarios: the bootstrap under-covers; Wilson on effective n holds.
             d = np.full(g.n.size, deff[scope])
-            low_a, high_a = statistics.effective_wilson(g.passed, g.n, d)
-            bounds = list(zip(low_a.tolist(), high_a.tolist(), strict=True))
+            low, high = statistics.effective_wilson(g.passed, g.n, d)
             method = statistics.WILSON_EFFECTIVE
         else:
-            bounds = [interval[sig] for sig in g.signatures]
+            at = np.array([index[sig] for sig in g.signatures], np.intp)
+            low, high = lows[at], highs[at]
             method = ""
-        for target, p, key, n, passed, n_clusters, (low, high) in zip(
-            g.target.tolist(),
-            g.polarity.tolist(),
-            g.key.tolist(),
-            g.n.tolist(),
-            g.passed.tolist(),
-            g.n_clusters.tolist(),
-            bounds,
-            strict=True,
-        ):
-            polarity = POLARITIES[p]
-            group_key = None if level == SummaryLevel.OVERALL else key
-            failed = failures.get((level, target, polarity, group_key, scope), {})
-            rows.append(
-                (
-                    run.release_id,
-                    run.pk,
-                    target,
-                    polarity,
-                    level,
-                    key if level == SummaryLevel.AREA else None,
-                    key if level == SummaryLevel.SUBAREA else None,
-                    key if level == SummaryLevel.METRIC else None,
-                    scope,
-                    n,
-                    passed,
-                    n_clusters,
-                    passed / n,
-                    _finite(low),
-                    _finite(high),
-                    method,
-                    sum(failed.values()),
-                    dict(sorted(failed.items())),
-                )
-            )
+        rows.extend(_level_rows(run, level, scope, g, low, high, method, failures))
     return rows
 
 
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+def _level_rows(
+    run: EvaluationRun,
+    level: str,
+    scope: str,
+    g: _Groups,
+    low: NDArray[np.float64],
+    high: NDArray[np.float64],
+    method: str,
+    failures: dict[GroupKey, dict[str, int]],
+) -> Iterable[tuple]:
+    """The rows of one level and age scope, built column by column."""
+    size = g.n.size
+    targets = g.target.tolist()
+    polarities = np.array(POLARITIES, dtype=object)[g.polarity].tolist()
+    keys = g.key.tolist()
+    nothing = [None] * size
+    if failures:
+        group_keys = nothing if level == SummaryLevel.OVERALL else keys
+        failed = [
+            failures.get((level, t, p, k, scope), {})
+            for t, p, k in zip(targets, polarities, group_keys, strict=True)
+        ]
+        n_failed = [sum(f.values()) for f in failed]
+        reasons = [dict(sorted(f.items())) for f in failed]
+    else:
+        n_failed = repeat(0, size)
+        reasons = [{} for _ in range(size)]
+    return zip(
+        repeat(run.release_id, size),
+        repeat(run.pk, size),
+        targets,
+        polarities,
+        repeat(level, size),
+        keys if level == SummaryLevel.AREA else nothing,
+        keys if level == SummaryLevel.SUBAREA else nothing,
+        keys if level == SummaryLevel.METRIC else nothing,
+        repeat(scope, size),
+        g.n.tolist(),
+        g.passed.tolist(),
+        g.n_clusters.tolist(),
+        (g.passed / g.n).tolist(),
+        _finite_or_none(low),
+        _finite_or_none(high),
+        repeat(method, size),
+        n_failed,
+        reasons,
+        strict=True,
+    )
+
+
+def _finite_or_none(values: NDArray[np.float64]) -> list[float | None]:
+    return np.where(np.isfinite(values), values.astype(object), None).tolist()

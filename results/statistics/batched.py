@@ -3,10 +3,15 @@ gets on its own (same generator, same draws): for refreshing thousands of figure
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from threadpoolctl import ThreadpoolController
 
 from ._inputs import _finite_1d
 from .bootstrap import (
@@ -15,6 +20,7 @@ from .bootstrap import (
     _rows_per_chunk,
     cluster_hits,
 )
+from .quantiles import quantile_rows
 from .two_stage import two_stage_weights
 
 
@@ -45,26 +51,48 @@ def shared_block_hits(
 
     Clusters are numbered 0..g-1 and cut into consecutive blocks at ``edges`` (0 < e < g); row r
     counts how many of resample r's g draws (uniform, with replacement) land in each block: a
-    multinomial, the same as binning the full (n_resamples, g) hit matrix, at O(blocks) a row.
+    multinomial, drawn as one (O(blocks) a row) or by binning drawn cluster indices (O(g) a
+    row), whichever is cheaper for the number of clusters a block.
     """
     cuts = np.unique(np.concatenate([[0, g], np.asarray(edges, dtype=np.int64)]))
     if cuts[0] != 0 or cuts[-1] != g:
         raise ValueError(f"edges must lie within 0..{g}")
     rng = np.random.default_rng(seed)
     blocks = cuts.size - 1
-    if g > 12 * blocks:
+    if g > 16 * blocks or g > _WORD // 2:
         return rng.multinomial(g, np.diff(cuts) / g, size=n_resamples).astype(np.float64)
-    # Under ~12 clusters a block (timed), binning drawn cluster indices beats the binomials.
-    block_of = np.repeat(np.arange(blocks, dtype=np.int64), np.diff(cuts))
+    # Under ~16 clusters a block (timed), binning drawn cluster indices beats the binomials.
+    # Indices come as 16-bit words of the generator's raw output: word w is cluster w % g
+    # unless w falls in the incomplete last cycle (then redrawn), so every cluster has the same
+    # chance. One lookup gives the block and 16-bit counting keys, in cache-sized chunks.
+    block_of = np.repeat(np.arange(blocks, dtype=np.uint16), np.diff(cuts))
+    cycles = _WORD // g
+    width = blocks + 1  # the last column counts the words to redraw
+    lookup = np.full(_WORD, blocks, np.uint16)
+    lookup[: cycles * g] = np.tile(block_of, cycles)
     out = np.empty((n_resamples, blocks))
-    step = _rows_per_chunk(g)
+    step = max(1, min(_BINNING_CHUNK // g, (_WORD - 1) // width))
+    offsets = (np.arange(step, dtype=np.uint16) * width)[:, None]
     for start in range(0, n_resamples, step):
         rows = min(step, n_resamples - start)
-        idx = block_of[rng.integers(0, g, size=(rows, g))] + (np.arange(rows) * blocks)[:, None]
-        out[start : start + rows] = np.bincount(idx.ravel(), minlength=rows * blocks).reshape(
-            rows, blocks
-        )
+        draws = rows * g
+        words = rng.bit_generator.random_raw(-(-draws // 4)).view(np.uint16)[:draws]
+        keys = lookup[words.reshape(rows, g)]
+        keys += offsets[:rows]
+        counts = np.bincount(keys.ravel(), minlength=rows * width).reshape(rows, width)
+        redraw = counts[:, blocks]
+        if redraw.any():
+            again = block_of[rng.integers(0, g, size=int(redraw.sum()))]
+            np.add.at(counts, (np.repeat(np.arange(rows), redraw), again), 1)
+        out[start : start + rows] = counts[:, :blocks]
     return out
+
+
+_WORD = 1 << 16
+_BINNING_CHUNK = 1 << 16
+# Numbers of clusters are resampled in parallel; each has its own seeded generator, so the
+# figures do not depend on the number of threads.
+_THREADS = min(2, os.cpu_count() or 1)
 
 
 def clustered_mean_intervals(
@@ -82,8 +110,7 @@ def clustered_mean_intervals(
     at every kind boundary any of them has), so each interval is :func:`bootstrap_ci` of its
     values with those hits (``bootstrap_ci(..., hits=...)``): the same percentile bootstrap with
     the same number of resamples as drawing each data set alone, and differing from that only by
-    Monte Carlo error. The percentiles are taken once per number of clusters. Fewer than two
-    clusters: ``nan``.
+    Monte Carlo error. Fewer than two clusters: ``nan``.
     """
     tail = (1.0 - confidence) / 2.0
     low = np.full(len(signatures), np.nan)
@@ -96,21 +123,46 @@ def clustered_mean_intervals(
         g = int(kinds[:, 2].sum())
         if g >= 2:
             by_g.setdefault(g, []).append(row)
-    for g, rows in by_g.items():
-        ends = [np.cumsum(kinds_of[r][:, 2]) for r in rows]
-        cuts = np.unique(np.concatenate([[0], *ends]))
+
+    def intervals(g: int) -> None:
+        rows = by_g[g]
+        kinds = np.concatenate([kinds_of[r] for r in rows])
+        lengths = [len(kinds_of[r]) for r in rows]
+        # The kind ends of data set j (1..g), shifted by j (g + 1): one sorted array for all.
+        # (The running count of all kinds is j g plus the set's own.)
+        ends = np.cumsum(kinds[:, 2]) + np.repeat(np.arange(len(rows)), lengths)
+        cuts = np.concatenate([[0], np.unique(ends % (g + 1))])
         hits = shared_block_hits(g, cuts[1:-1], n_resamples, seed)
         # Each block lies within one kind of every data set: its sum and size per draw.
-        sums = np.empty((cuts.size - 1, len(rows)))
-        sizes = np.empty_like(sums)
-        for j, (r, end) in enumerate(zip(rows, ends, strict=True)):
-            kind = np.searchsorted(end, cuts[:-1], side="right")
-            sums[:, j] = kinds_of[r][kind, 0]
-            sizes[:, j] = kinds_of[r][kind, 1]
-        # A fresh array: let the quantile partition it in place.
-        dist = (hits @ sums) / (hits @ sizes)
-        low[rows], high[rows] = np.quantile(dist, [tail, 1.0 - tail], axis=0, overwrite_input=True)
+        shifted = cuts[None, :-1] + (np.arange(len(rows)) * (g + 1))[:, None]
+        kind = np.searchsorted(ends, shifted, side="right")
+        sums = kinds[kind, 0].astype(np.float64)
+        sizes = kinds[kind, 1].astype(np.float64)
+        # One data set a row (integer counts: the products are exact in any order).
+        dist = sums @ hits.T
+        dist /= sizes @ hits.T
+        low[rows], high[rows] = quantile_rows(dist, [tail, 1.0 - tail])
+
+    order = sorted(by_g, key=lambda g: -len(by_g[g]) * g)  # the longest first
+    # BLAS's own threads would only spin against these (they cost 2.5x the CPU time).
+    with _blas_limit():
+        if _THREADS > 1 and len(order) > 1:
+            with ThreadPoolExecutor(_THREADS) as pool:
+                list(pool.map(intervals, order))
+        else:
+            for g in order:
+                intervals(g)
     return low, high
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def _blas_limit() -> AbstractContextManager:
+    """One BLAS thread for the small products of the batched bootstrap."""
+    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 def cluster_sum_distributions(
