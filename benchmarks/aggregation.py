@@ -57,6 +57,9 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, default=809)
     parser.add_argument("--models", type=int, default=10)
     parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="Refreshes of each kind; the best is reported."
+    )
     parser.add_argument("--keep", action="store_true", help="Keep the scratch database.")
     parser.add_argument(
         "--reuse", action="store_true", help="Measure on the database a --keep run left."
@@ -70,7 +73,7 @@ def main() -> None:
     }
     if args.reuse:
         os.environ.update(env)
-        measure(args.resamples)
+        measure(args.resamples, args.repeats)
         return
     admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
     admin_sql(f'CREATE DATABASE "{DB_NAME}"')
@@ -92,7 +95,7 @@ def main() -> None:
         )
         print(f"dataset load (command, incl. start-up): {time.perf_counter() - start:.1f} s")
         os.environ.update(env)
-        measure(args.resamples)
+        measure(args.resamples, args.repeats)
     finally:
         if not args.keep:
             if "django.db" in sys.modules:
@@ -102,7 +105,7 @@ def main() -> None:
             admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
 
 
-def measure(n_resamples: int) -> None:
+def measure(n_resamples: int, repeats: int) -> None:
     import django
 
     django.setup()
@@ -110,11 +113,20 @@ def measure(n_resamples: int) -> None:
     from scipy import stats
 
     from evaluations.models import Conversation, EvaluationRun
+    from results.models import PassRateSummary
     from results.selectors import explore_subarea_rates
     from results.services import summaries_refresh
     from results.statistics import bootstrap_ci
 
     run = EvaluationRun.objects.get(release__version="0.0.900")
+
+    def vacuum(table: str = "") -> None:
+        # This server runs no autovacuum; a production one would have cleaned up the rows the
+        # previous refresh deleted before the next one walks over them.
+        with connection.cursor() as cursor:
+            cursor.execute(f"VACUUM ANALYZE {table}")
+
+    vacuum()
 
     def bare_group_by():
         with connection.cursor() as cursor:
@@ -129,12 +141,21 @@ def measure(n_resamples: int) -> None:
 
     from results.services import analysis_refresh, results_refresh
 
-    def measured(name: str, refresh, note: str):
-        parts: dict[str, float] = {}
-        seconds, result = best_time(
-            lambda: refresh(run=run, n_resamples=n_resamples, timings=parts), 1
+    def measured(name: str, refresh, note: str, repeats: int):
+        runs: list[tuple[float, dict[str, float]]] = []
+        result = None
+        for _ in range(repeats):
+            vacuum(PassRateSummary._meta.db_table)
+            parts: dict[str, float] = {}
+            start = time.perf_counter()
+            result = refresh(run=run, n_resamples=n_resamples, timings=parts)
+            runs.append((time.perf_counter() - start, parts))
+        first = runs[0][0]
+        seconds, parts = min(runs, key=lambda r: r[0])
+        print(
+            f"{name} ({note}): {seconds:.2f} s = {seconds / bare:,.1f} × bare GROUP BY, best of "
+            f"{repeats} (the first, in a fresh process: {first:.2f} s = {first / bare:,.1f} ×)"
         )
-        print(f"{name} ({note}): {seconds:.2f} s = {seconds / bare:,.1f} × bare GROUP BY")
         for part, spent in parts.items():
             print(f"  {part}: {spent * 1000:,.0f} ms = {spent / bare:,.1f} × bare GROUP BY")
         return seconds, result
@@ -143,11 +164,15 @@ def measure(n_resamples: int) -> None:
         "summaries_refresh",
         summaries_refresh,
         f"counts and intervals of every cell: {n_resamples:,} resamples; target ≤ 10×",
+        repeats,
     )
     print(f"  -> {rows:,} summary rows; target {'met' if summaries <= 10 * bare else 'MISSED'}")
-    measured("analysis_refresh", analysis_refresh, "reliability and robustness of the run")
+    measured("analysis_refresh", analysis_refresh, "reliability and robustness of the run", repeats)
     total, analysis = measured(
-        "results_refresh", results_refresh, "both, in one transaction, as a finished run does"
+        "results_refresh",
+        results_refresh,
+        "both, in one transaction, as a finished run does",
+        repeats,
     )
     explore, subarea_rows = best_time(lambda: explore_subarea_rates(run=run, age_context="all"), 5)
     print(

@@ -79,7 +79,16 @@ class Conversation(TimeStampedModel):
                 name="conversation_unique_per_run_scenario_target_replicate",
             ),
         ]
-        indexes = [models.Index(fields=["run", "status"], name="conversation_run_status")]
+        indexes = [
+            models.Index(fields=["run", "status"], name="conversation_run_status"),
+            # The conversations without a verdict, which every summary reports beside the rate:
+            # few, and found without reading the run's judged ones.
+            models.Index(
+                fields=["run"],
+                condition=~Q(status="completed", verdict_passed__isnull=False),
+                name="conversation_run_unjudged",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.scenario} × {self.target} #{self.replicate}"
