@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Q
 
-from evaluations.models import Conversation, EvaluationRun, Judgment
+from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Judgment
 from results import statistics
 from results.estimates import MIN_ITEMS, Estimate, Exclusion
 from results.statistics import (
@@ -36,6 +36,45 @@ def _num(value: float | None) -> float | None:
 CLUSTERED = "cluster bootstrap over base scenarios"
 TWO_STAGE = "two-stage bootstrap: base scenarios, then conversations within each"
 VerdictRow = tuple[int, int, bool | None]
+
+
+JUDGMENT_COLUMNS = (
+    "conversation",
+    "version",
+    "base",
+    "k",
+    "present",
+    "unverified",
+    "reasked",
+    "completed",
+)
+
+
+def judgment_counts(run: EvaluationRun) -> np.ndarray:
+    """One row per judged conversation of the run (`JUDGMENT_COLUMNS`): its metric version and
+    base scenario, its judgments, how many say present, have unverified quotes, were re-asked
+    for evidence, and its judgments again if it is completed (else 0).
+
+    One GROUP BY over the judgments serves judge repeatability and evidence verification.
+    """
+    completed = Q(conversation__status=ConversationStatus.COMPLETED)
+    rows = numeric_rows(
+        Judgment.objects.filter(conversation__run=run)
+        .values_list(
+            "conversation_id",
+            "conversation__scenario__metric_version_id",
+            "conversation__scenario__base_index",
+        )
+        .annotate(
+            k=Count("id"),
+            present=Count("id", filter=Q(present=True)),
+            unverified=Count("id", filter=Q(has_unverified_quotes=True)),
+            reasked=Count("id", filter=Q(reasked_for_evidence=True)),
+            completed=Count("id", filter=completed),
+        )
+        .order_by()
+    )
+    return np.array(rows, dtype=np.int64).reshape(-1, len(JUDGMENT_COLUMNS))
 
 
 def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
@@ -133,29 +172,27 @@ def _repeatability_estimates(
 
 
 def judge_repeatability(
-    run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0, per_metric_resamples=2_000
+    run: EvaluationRun,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    per_metric_resamples: int = 2_000,
+    counts: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Share of conversations whose repeated judgments agree, and Fleiss' kappa across them.
 
     Only conversations with the run's full number of judgments enter (Fleiss' kappa needs the
     same number of ratings per item). Per metric (fewer resamples: there are hundreds of
     metrics) a one-stage bootstrap over three base scenarios has almost no distinct resamples,
-    so conversations are resampled within the drawn base scenarios as well.
+    so conversations are resampled within the drawn base scenarios as well. ``counts``: the
+    run's `judgment_counts`, if already read.
     """
-    rows = numeric_rows(
-        Judgment.objects.filter(conversation__run=run)
-        .values_list(
-            "conversation_id",
-            "conversation__scenario__metric_version_id",
-            "conversation__scenario__base_index",
-        )
-        .annotate(k=Count("id"), present=Count("id", filter=Q(present=True)))
-        .order_by()
-    )
+    if counts is None:
+        counts = judgment_counts(run)
     raters = run.judgments_per_conversation
-    if raters < 2 or not rows:
+    if raters < 2 or counts.shape[0] == 0:
         return {"available": False, "reason": "This run judged each conversation only once."}
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 5)[:, 1:]
+    arr = counts[:, [JUDGMENT_COLUMNS.index(c) for c in ("version", "base", "k", "present")]]
     full = arr[:, 2] == raters
     arr = arr[full]
     if arr.size == 0:
