@@ -22,6 +22,7 @@ from results.statistics import (
     fleiss_item_sums,
     percentile_interval,
 )
+from results.statistics.two_stage import two_stage_weights
 
 from .cells import numeric_rows
 
@@ -224,17 +225,9 @@ def judge_repeatability(
     with np.errstate(all="ignore"):
         unanimity = point[:, 0] / point[:, 2]
         kappa = fleiss_from_sums(point[:, 1:])
-    resampled = [i for i, idx in enumerate(groups) if idx.size >= 2]
-    dists = statistics.two_stage_sum_distributions(
-        [per_item[groups[i]] for i in resampled],
-        [base[groups[i]] for i in resampled],
-        _repeatability_stat,
-        n_resamples=per_metric_resamples,
-        seed=seed,
+    low, high = _per_metric_intervals(
+        per_item, groups, base, n_resamples=per_metric_resamples, seed=seed
     )
-    low, high = np.full((len(groups), 2), np.nan), np.full((len(groups), 2), np.nan)
-    if dists:
-        low[resampled], high[resampled] = percentile_interval(np.stack(dists, axis=1))
     for i, idx in enumerate(groups):
         mv = int(version[idx[0]])
         figures = _repeatability_estimates(
@@ -257,6 +250,57 @@ def judge_repeatability(
         "per_metric": per_metric,
         "per_metric_resamples": per_metric_resamples,
     }
+
+
+def _per_metric_intervals(
+    per_item: np.ndarray,
+    groups: list[np.ndarray],
+    base: np.ndarray,
+    *,
+    n_resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-stage (low, high) of unanimity and kappa per metric (``groups``: its items), as
+    `statistics.two_stage_sum_distributions` gives them: the weights drawn once per shape
+    (cluster sizes) and one product for all metrics of a shape, here without stacking every
+    metric's distribution and splitting it again."""
+    low, high = np.full((len(groups), 2), np.nan), np.full((len(groups), 2), np.nan)
+    shapes: dict[tuple[int, ...], list[int]] = {}
+    ordered = {}
+    for i, idx in enumerate(groups):
+        if idx.size >= 2:
+            labels, codes = np.unique(base[idx], return_inverse=True)
+            ordered[i] = per_item[idx[np.argsort(codes.ravel(), kind="stable")]]
+            sizes = np.bincount(codes.ravel(), minlength=labels.size)
+            shapes.setdefault(tuple(sizes.tolist()), []).append(i)
+    if not ordered:
+        return low, high
+    width = per_item.shape[1]
+    dist = np.empty((n_resamples, len(groups), 2))
+    for sizes, members in shapes.items():
+        stacked = np.concatenate([ordered[i] for i in members], axis=1)
+        row = 0
+        for weights in two_stage_weights(sizes, n_resamples, seed):
+            sums = (weights @ stacked).reshape(weights.shape[0], len(members), width)
+            dist[row : row + weights.shape[0], members] = _repeatability_stat_3d(sums)
+            row += weights.shape[0]
+    done = sorted(ordered)
+    low[done], high[done] = percentile_interval(dist if len(done) == len(groups) else dist[:, done])
+    return low, high
+
+
+def _repeatability_stat_3d(sums: np.ndarray) -> np.ndarray:
+    """`_repeatability_stat` of ``(rows, sets, 5)`` sums: the same operations on each set (two
+    categories, so Fleiss' category sums are two additions), giving the same figures."""
+    unanimous, pair, items, present, absent = np.moveaxis(sums, -1, 0)
+    with np.errstate(all="ignore"):
+        p_obs = pair / items
+        total = present + absent
+        p_present, p_absent = present / total, absent / total
+        p_exp = p_present * p_present + p_absent * p_absent
+        kappa = (p_obs - p_exp) / (1.0 - p_exp)
+        kappa[(present > 0).astype(int) + (absent > 0) <= 1] = np.nan
+        return np.stack([unanimous / items, kappa], axis=-1)
 
 
 def expert_verdict_rows(run: EvaluationRun) -> dict[str, list[VerdictRow]]:
