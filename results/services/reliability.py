@@ -276,31 +276,48 @@ def _per_metric_intervals(
     if not ordered:
         return low, high
     width = per_item.shape[1]
-    dist = np.empty((n_resamples, len(groups), 2))
+    dist = np.empty((n_resamples, 2, len(groups)))
     for sizes, members in shapes.items():
         stacked = np.concatenate([ordered[i] for i in members], axis=1)
+        every = len(members) == len(groups)
         row = 0
         for weights in two_stage_weights(sizes, n_resamples, seed):
-            sums = (weights @ stacked).reshape(weights.shape[0], len(members), width)
-            dist[row : row + weights.shape[0], members] = _repeatability_stat_3d(sums)
-            row += weights.shape[0]
+            rows = weights.shape[0]
+            sums = (weights @ stacked).reshape(rows, len(members), width)
+            # Column by column (contiguous) rather than through strided views of each metric's.
+            columns = np.ascontiguousarray(sums.transpose(2, 0, 1))
+            out = dist[row : row + rows]
+            if every:
+                _repeatability_stat_columns(columns, out)
+            else:
+                part = np.empty((rows, 2, len(members)))
+                _repeatability_stat_columns(columns, part)
+                out[:, :, members] = part
+            row += rows
     done = sorted(ordered)
-    low[done], high[done] = percentile_interval(dist if len(done) == len(groups) else dist[:, done])
+    if len(done) < len(groups):
+        dist = dist[:, :, done]
+    bounds = percentile_interval(dist)
+    low[done], high[done] = (b.T for b in bounds)
     return low, high
 
 
-def _repeatability_stat_3d(sums: np.ndarray) -> np.ndarray:
-    """`_repeatability_stat` of ``(rows, sets, 5)`` sums: the same operations on each set (two
-    categories, so Fleiss' category sums are two additions), giving the same figures."""
-    unanimous, pair, items, present, absent = np.moveaxis(sums, -1, 0)
+def _repeatability_stat_columns(columns: np.ndarray, out: np.ndarray) -> None:
+    """`_repeatability_stat` of ``columns[j]``: the (rows, sets) sums of per-item column j,
+    into ``out[:, 0]`` (unanimity) and ``out[:, 1]`` (kappa) -- `fleiss_from_sums` operation
+    for operation with two categories (a sum of two is one addition), so the same figures."""
+    unanimous, pair, items, present, absent = columns
     with np.errstate(all="ignore"):
+        np.divide(unanimous, items, out=out[:, 0])
         p_obs = pair / items
         total = present + absent
         p_present, p_absent = present / total, absent / total
-        p_exp = p_present * p_present + p_absent * p_absent
-        kappa = (p_obs - p_exp) / (1.0 - p_exp)
-        kappa[(present > 0).astype(int) + (absent > 0) <= 1] = np.nan
-        return np.stack([unanimous / items, kappa], axis=-1)
+        p_exp = p_present * p_present
+        p_exp += p_absent * p_absent
+        kappa = out[:, 1]
+        np.subtract(p_obs, p_exp, out=kappa)
+        kappa /= 1.0 - p_exp
+    kappa[(present == 0) | (absent == 0)] = np.nan
 
 
 def expert_verdict_rows(run: EvaluationRun) -> dict[str, list[VerdictRow]]:
