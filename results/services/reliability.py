@@ -78,9 +78,11 @@ def judgment_counts(run: EvaluationRun) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(-1, len(JUDGMENT_COLUMNS))
 
 
-def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
-    _, codes = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
-    return codes.ravel()
+def _cluster_codes(version: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Codes of the (version, base) pairs in their sorted order, as ``np.unique(axis=0)``
+    numbers them, from one packed integer key (non-negative ids)."""
+    key = version.astype(np.int64) * (int(base.max(initial=0)) + 1) + base
+    return np.unique(key, return_inverse=True)[1].ravel()
 
 
 def _repeatability_point(
