@@ -127,7 +127,7 @@ def _analysis(run: EvaluationRun, cells: RunCells, *, n_resamples: int, seed: in
         verdict_rows = expert_verdict_rows(run)
         counts = judgment_counts(run)
         reliability = {
-            "judge": judge_repeatability(run, counts=counts, **options),
+            "judge": judge_repeatability(run, counts=counts, metric_keys=keys, **options),
             # The validity figure: blind ratings only. Judge-visible ratings measure endorsement.
             "experts": expert_agreement(run, verdict_rows["blind"], **options),
             "endorsement": expert_agreement(run, verdict_rows["judge_visible"], **options),

@@ -181,6 +181,7 @@ def judge_repeatability(
     seed: int = 0,
     per_metric_resamples: int = 2_000,
     counts: np.ndarray | None = None,
+    metric_keys: dict[int, str] | None = None,
 ) -> dict[str, Any]:
     """Share of conversations whose repeated judgments agree, and Fleiss' kappa across them.
 
@@ -188,7 +189,8 @@ def judge_repeatability(
     same number of ratings per item). Per metric (fewer resamples: there are hundreds of
     metrics) a one-stage bootstrap over three base scenarios has almost no distinct resamples,
     so conversations are resampled within the drawn base scenarios as well. ``counts``: the
-    run's `judgment_counts`, if already read.
+    run's `judgment_counts`, if already read; ``metric_keys``: metric keys by version already
+    read (the others are looked up).
     """
     if counts is None:
         counts = judgment_counts(run)
@@ -210,11 +212,10 @@ def judge_repeatability(
     bounds = np.flatnonzero(np.diff(version_sorted)) + 1
     from metrics_registry.models import MetricVersion
 
-    names = dict(
-        MetricVersion.objects.filter(pk__in=np.unique(version).tolist()).values_list(
-            "pk", "metric__key"
-        )
-    )
+    names = dict(metric_keys or {})
+    missing = set(np.unique(version).tolist()) - set(names)
+    if missing:
+        names.update(MetricVersion.objects.filter(pk__in=missing).values_list("pk", "metric__key"))
     groups = np.split(order, bounds)
     # Every metric's figures as on its own: per-item columns computed once for all, the
     # two-stage weights drawn once per shape (cluster sizes) and shared by the metrics of that
