@@ -187,9 +187,21 @@ def _clustered_mean_distribution(
     return out
 
 
+# From this many clusters on, counting each resample's draws on its own (in cache, no offsets,
+# straight into the float matrix) beats one bincount over the whole chunk (timed: 0.6x at
+# g = 1,380, break-even near 256).
+_ROW_BY_ROW_CLUSTERS = 384
+
+
 def cluster_hits(rng: np.random.Generator, g: int, rows: int) -> NDArray[np.float64]:
     """(rows, g) matrix: how often each of g clusters is drawn in g draws with replacement."""
-    idx = rng.integers(0, g, size=(rows, g)) + (np.arange(rows) * g)[:, None]
+    idx = rng.integers(0, g, size=(rows, g))
+    if g >= _ROW_BY_ROW_CLUSTERS:
+        hits = np.empty((rows, g))
+        for r in range(rows):
+            hits[r] = np.bincount(idx[r], minlength=g)
+        return hits
+    idx += (np.arange(rows) * g)[:, None]
     return np.bincount(idx.ravel(), minlength=rows * g).reshape(rows, g).astype(np.float64)
 
 
