@@ -187,3 +187,16 @@ def test_cluster_codes_from_packed_keys_are_numpy_unique_rows():
     base = rng.integers(0, 7, size=5_000)
     expected = np.unique(np.column_stack([version, base]), axis=0, return_inverse=True)[1]
     np.testing.assert_array_equal(_cluster_codes(version, base), expected.ravel())
+
+
+@pytest.mark.parametrize("g", [2, 50, 383, 384, 1_380])
+def test_cluster_hits_count_the_draws_of_each_resample(g):
+    from results.statistics.bootstrap import cluster_hits
+
+    rows = 37
+    hits = cluster_hits(np.random.default_rng(g), g, rows)
+    # The same draws, binned in one bincount over the whole chunk (the reference layout).
+    idx = np.random.default_rng(g).integers(0, g, size=(rows, g)) + (np.arange(rows) * g)[:, None]
+    expected = np.bincount(idx.ravel(), minlength=rows * g).reshape(rows, g)
+    np.testing.assert_array_equal(hits, expected)
+    assert hits.dtype == np.float64
