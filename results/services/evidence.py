@@ -16,7 +16,7 @@ from evaluations.models import Conversation, EvaluationRun
 from results.estimates import Estimate
 from results.statistics import clustered_mean_ci
 
-from .reliability import JUDGMENT_COLUMNS, judgment_counts
+from .repeatability import JUDGMENT_COLUMNS, judgment_counts
 
 METHOD = "share of judge readings with quotes not in the assistant's turns; cluster bootstrap"
 

@@ -28,13 +28,8 @@ from results.models import PassRateSummary, RunAnalysis
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
-from .reliability import (
-    anchor_consistency,
-    expert_agreement,
-    expert_verdict_rows,
-    judge_repeatability,
-    judgment_counts,
-)
+from .reliability import anchor_consistency, expert_agreement, expert_verdict_rows
+from .repeatability import judge_repeatability, judgment_counts
 from .robustness import robustness
 from .summaries import DEFAULT_RESAMPLES, SUMMARY_COLUMNS, failed_as_fail, summary_rows
 

@@ -16,7 +16,7 @@ from results import statistics
 from results.services import refresh
 from results.services.cells import run_cells
 from results.services.evidence import evidence_verification
-from results.services.reliability import (
+from results.services.repeatability import (
     _cluster_codes,
     _per_metric_intervals,
     _repeatability_stat,
