@@ -10,34 +10,42 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
+import numpy as np
 
-from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Judgment
+from evaluations.models import Conversation, EvaluationRun
 from results.estimates import Estimate
 from results.statistics import clustered_mean_ci
+
+from .repeatability import JUDGMENT_COLUMNS, judgment_counts
 
 METHOD = "share of judge readings with quotes not in the assistant's turns; cluster bootstrap"
 
 
 def evidence_verification(
-    run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0
+    run: EvaluationRun,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    counts: np.ndarray | None = None,
 ) -> dict[str, Any]:
+    """The judge readings of completed conversations; ``counts``: the run's `judgment_counts`,
+    if already read."""
+    if counts is None:
+        counts = judgment_counts(run)
+    column = {name: counts[:, i] for i, name in enumerate(JUDGMENT_COLUMNS)}
+    done = column["completed"] > 0
     # One row per base scenario (the bootstrap's cluster): readings, unverified, re-asked.
-    rows = sorted(
-        (f"{version}:{base}", n, unverified, reasked)
-        for version, base, n, unverified, reasked in Judgment.objects.filter(
-            conversation__run=run, conversation__status=ConversationStatus.COMPLETED
-        )
-        .values_list(
-            "conversation__scenario__metric_version_id", "conversation__scenario__base_index"
-        )
-        .annotate(
-            n=Count("id"),
-            unverified=Count("id", filter=Q(has_unverified_quotes=True)),
-            reasked=Count("id", filter=Q(reasked_for_evidence=True)),
-        )
-        .order_by()
-    )
+    version, base = column["version"][done], column["base"][done]
+    key = version * (int(base.max(initial=0)) + 1) + base
+    first, code = np.unique(key, return_index=True, return_inverse=True)[1:]
+    totals = [
+        np.bincount(code, weights=column[c][done], minlength=first.size).astype(np.int64).tolist()
+        for c in ("k", "unverified", "reasked")
+    ]
+    labels = [
+        f"{v}:{b}" for v, b in zip(version[first].tolist(), base[first].tolist(), strict=True)
+    ]
+    rows = sorted(zip(labels, *totals, strict=True))
     if not rows:
         return {"unverified": Estimate.insufficient(method=METHOD).as_dict(), "reasked": 0}
     sizes = [n for _, n, _, _ in rows]

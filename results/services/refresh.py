@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.db import connection, transaction
@@ -30,12 +31,8 @@ from results.models import PassRateSummary, RunAnalysis
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
-from .reliability import (
-    anchor_consistency,
-    expert_agreement,
-    expert_verdict_rows,
-    judge_repeatability,
-)
+from .reliability import anchor_consistency, expert_agreement, expert_verdict_rows
+from .repeatability import judge_repeatability, judgment_counts
 from .robustness import robustness
 from .summaries import DEFAULT_RESAMPLES, SUMMARY_COLUMNS, failed_as_fail, summary_rows
 
@@ -120,18 +117,31 @@ def _analysis(run: EvaluationRun, cells: RunCells, *, n_resamples: int, seed: in
         )
     )
     options = {"n_resamples": n_resamples, "seed": seed}
-    verdict_rows = expert_verdict_rows(run)
-    reliability = {
-        "judge": judge_repeatability(run, **options),
-        # The validity figure: blind ratings only. Judge-visible ratings measure endorsement.
-        "experts": expert_agreement(run, verdict_rows["blind"], **options),
-        "endorsement": expert_agreement(run, verdict_rows["judge_visible"], **options),
-        "anchors": anchor_consistency(run, **options),
-        "evidence": evidence_verification(run, **options),
-    }
+    # Robustness reads only the cells (no query), so it runs beside the judgment GROUP BY and
+    # the reliability figures: NumPy and the database driver release the GIL. Every figure
+    # draws from its own generator, so the figures do not depend on which thread computes them.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        robust_job = pool.submit(_robustness, cells, names, keys, options)
+        verdict_rows = expert_verdict_rows(run)
+        counts = judgment_counts(run)
+        reliability = {
+            "judge": judge_repeatability(run, counts=counts, metric_keys=keys, **options),
+            # The validity figure: blind ratings only. Judge-visible ratings measure endorsement.
+            "experts": expert_agreement(run, verdict_rows["blind"], **options),
+            "endorsement": expert_agreement(run, verdict_rows["judge_visible"], **options),
+            "anchors": anchor_consistency(run, **options),
+            "evidence": evidence_verification(run, counts=counts, **options),
+        }
+        robust = robust_job.result()
+    return {"reliability": reliability, "robustness": robust}
+
+
+def _robustness(
+    cells: RunCells, names: dict[int, str], keys: dict[int, str], options: dict[str, int]
+) -> dict[str, Any]:
     robust = robustness(cells, names, keys, **options)
     robust["failed_as_fail"] = failed_as_fail(cells, names, **options)
-    return {"reliability": reliability, "robustness": robust}
+    return robust
 
 
 def _analysis_write(

@@ -7,219 +7,23 @@ items behind it; a figure that the data cannot support says why instead of showi
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Q
 
-from evaluations.models import Conversation, EvaluationRun, Judgment
+from evaluations.models import Conversation, EvaluationRun
 from results import statistics
-from results.estimates import MIN_ITEMS, Estimate, Exclusion
-from results.statistics import (
-    cluster_sum_distribution,
-    fleiss_from_sums,
-    fleiss_item_sums,
-    percentile_interval,
+from results.estimates import Exclusion
+
+# Judge repeatability has its own module; importers of it from here keep working.
+from .repeatability import (  # noqa: F401
+    JUDGMENT_COLUMNS,
+    _repeatability_figures,
+    judge_repeatability,
+    judgment_counts,
 )
 
-from .cells import numeric_rows
-
-
-def _num(value: float | None) -> float | None:
-    """JSON-safe float: NaN (undefined) becomes None."""
-    if value is None or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-CLUSTERED = "cluster bootstrap over base scenarios"
-TWO_STAGE = "two-stage bootstrap: base scenarios, then conversations within each"
 VerdictRow = tuple[int, int, bool | None]
-
-
-def _cluster_codes(*columns: np.ndarray) -> np.ndarray:
-    _, codes = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
-    return codes.ravel()
-
-
-def _repeatability_point(
-    present: np.ndarray, raters: int, clusters: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per-item columns [unanimous, Fleiss' item sums...], their per-cluster sums, and g."""
-    counts = np.column_stack([present, raters - present])
-    codes = np.unique(clusters, return_inverse=True)[1].ravel()
-    g = int(codes.max()) + 1
-    per_item = np.column_stack(
-        [(present == 0) | (present == raters), fleiss_item_sums(counts)]
-    ).astype(np.float64)
-    sums = np.zeros((g, per_item.shape[1]))
-    np.add.at(sums, codes, per_item)
-    return per_item, sums, g
-
-
-def _repeatability_stat(resampled: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.column_stack(
-            [resampled[:, 0] / resampled[:, 2], fleiss_from_sums(resampled[:, 1:])]
-        )
-
-
-def _repeatability_figures(
-    present: np.ndarray,
-    raters: int,
-    clusters: np.ndarray,
-    n_resamples: int,
-    seed: int,
-    interval: tuple[np.ndarray, np.ndarray] | None = None,
-    *,
-    two_stage: bool = False,
-) -> dict[str, Any]:
-    """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, as estimates.
-
-    Both are functions of per-item sums, so one resampling serves the two. `two_stage`
-    resamples conversations within the drawn base scenarios too: a metric has only three.
-    `interval`: their (low, high) already drawn (many metrics at once, `judge_repeatability`).
-    """
-    per_item, sums, g = _repeatability_point(present, raters, clusters)
-    n = int(present.size)
-    point = per_item.sum(axis=0)[None, :]
-    unanimity = float(point[0, 0] / point[0, 2])
-    kappa = float(fleiss_from_sums(point[:, 1:])[0])
-    low = high = np.array([np.nan, np.nan])
-    if interval is not None:
-        low, high = interval
-    elif two_stage and n >= 2:
-        codes = np.unique(clusters, return_inverse=True)[1].ravel()
-        dist = statistics.two_stage_sum_distribution(
-            per_item, codes, _repeatability_stat, n_resamples=n_resamples, seed=seed
-        )
-        low, high = percentile_interval(dist)
-    elif g >= 2:
-        dist = cluster_sum_distribution(
-            sums, _repeatability_stat, n_resamples=n_resamples, seed=seed
-        )
-        low, high = percentile_interval(dist)
-    return _repeatability_estimates(
-        unanimity, kappa, low, high, n, g, raters, TWO_STAGE if two_stage else CLUSTERED
-    )
-
-
-def _repeatability_estimates(
-    unanimity: float,
-    kappa: float,
-    low: np.ndarray,
-    high: np.ndarray,
-    n: int,
-    g: int,
-    raters: int,
-    method: str,
-) -> dict[str, Any]:
-    """The figures of `_repeatability_figures` from their point values and (low, high) pairs."""
-    common = {"method": method, "n": n, "n_clusters": g}
-    kappa_value = _num(kappa)
-    kappa_estimate = (
-        Estimate(kappa_value, _num(low[1]), _num(high[1]), unit="coefficient", **common)
-        if kappa_value is not None and n >= MIN_ITEMS
-        else Estimate.insufficient(unit="coefficient", reason="undefined (no variation)", **common)
-    )
-    return {
-        "n_conversations": n,
-        "n_clusters": g,
-        "judgments_per_conversation": raters,
-        "unanimity": Estimate(unanimity, _num(low[0]), _num(high[0]), **common).as_dict(),
-        "fleiss_kappa": kappa_estimate.as_dict(),
-    }
-
-
-def judge_repeatability(
-    run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0, per_metric_resamples=2_000
-) -> dict[str, Any]:
-    """Share of conversations whose repeated judgments agree, and Fleiss' kappa across them.
-
-    Only conversations with the run's full number of judgments enter (Fleiss' kappa needs the
-    same number of ratings per item). Per metric (fewer resamples: there are hundreds of
-    metrics) a one-stage bootstrap over three base scenarios has almost no distinct resamples,
-    so conversations are resampled within the drawn base scenarios as well.
-    """
-    rows = numeric_rows(
-        Judgment.objects.filter(conversation__run=run)
-        .values_list(
-            "conversation_id",
-            "conversation__scenario__metric_version_id",
-            "conversation__scenario__base_index",
-        )
-        .annotate(k=Count("id"), present=Count("id", filter=Q(present=True)))
-        .order_by()
-    )
-    raters = run.judgments_per_conversation
-    if raters < 2 or not rows:
-        return {"available": False, "reason": "This run judged each conversation only once."}
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 5)[:, 1:]
-    full = arr[:, 2] == raters
-    arr = arr[full]
-    if arr.size == 0:
-        return {"available": False, "reason": "No conversation has all its judgments yet."}
-    version, base, present = arr[:, 0], arr[:, 1], arr[:, 3]
-    overall = _repeatability_figures(
-        present, raters, _cluster_codes(version, base), n_resamples, seed
-    )
-    per_metric = []
-    order = np.argsort(version, kind="stable")
-    version_sorted = version[order]
-    bounds = np.flatnonzero(np.diff(version_sorted)) + 1
-    from metrics_registry.models import MetricVersion
-
-    names = dict(
-        MetricVersion.objects.filter(pk__in=np.unique(version).tolist()).values_list(
-            "pk", "metric__key"
-        )
-    )
-    groups = np.split(order, bounds)
-    # Every metric's figures as on its own: per-item columns computed once for all, the
-    # two-stage weights drawn once per shape (cluster sizes) and shared by the metrics of that
-    # shape, the percentiles taken in one call.
-    counts = np.column_stack([present, raters - present])
-    per_item = np.column_stack(
-        [(present == 0) | (present == raters), fleiss_item_sums(counts)]
-    ).astype(np.float64)
-    point = np.array([per_item[idx].sum(axis=0) for idx in groups])
-    with np.errstate(all="ignore"):
-        unanimity = point[:, 0] / point[:, 2]
-        kappa = fleiss_from_sums(point[:, 1:])
-    resampled = [i for i, idx in enumerate(groups) if idx.size >= 2]
-    dists = statistics.two_stage_sum_distributions(
-        [per_item[groups[i]] for i in resampled],
-        [base[groups[i]] for i in resampled],
-        _repeatability_stat,
-        n_resamples=per_metric_resamples,
-        seed=seed,
-    )
-    low, high = np.full((len(groups), 2), np.nan), np.full((len(groups), 2), np.nan)
-    if dists:
-        low[resampled], high[resampled] = percentile_interval(np.stack(dists, axis=1))
-    for i, idx in enumerate(groups):
-        mv = int(version[idx[0]])
-        figures = _repeatability_estimates(
-            float(unanimity[i]),
-            float(kappa[i]),
-            low[i],
-            high[i],
-            int(idx.size),
-            int(np.unique(base[idx]).size),
-            raters,
-            TWO_STAGE,
-        )
-        per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
-    # Least repeatable first: that is where a rubric needs attention.
-    per_metric.sort(key=lambda m: m["unanimity"]["value"])
-    return {
-        "available": True,
-        **overall,
-        "n_excluded_incomplete": int((~full).sum()),
-        "per_metric": per_metric,
-        "per_metric_resamples": per_metric_resamples,
-    }
 
 
 def expert_verdict_rows(run: EvaluationRun) -> dict[str, list[VerdictRow]]:

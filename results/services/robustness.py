@@ -160,7 +160,11 @@ def _polarity_robustness(
     tcol = np.array([t_index[t] for t in cells.target[pol].tolist()])
     version, base = cells.version[pol], cells.base[pol]
     versions, v_code = np.unique(version, return_inverse=True)
-    clusters, c_code = np.unique(np.column_stack([version, base]), axis=0, return_inverse=True)
+    # Clusters (version, base) in sorted order, from one packed key (`np.unique(axis=0)` sorts
+    # rows by a slower path).
+    key = version.astype(np.int64) * (int(base.max()) + 1) + base
+    first, c_code = np.unique(key, return_index=True, return_inverse=True)[1:]
+    clusters = np.column_stack([version[first], base[first]])
     v_code, c_code = v_code.ravel(), c_code.ravel()
     n_targets = len(targets)
     # Per cluster and target: passed and judged conversations (both ages).
