@@ -167,9 +167,15 @@ def assignment_claim(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
 
 def _lock_open_item(queue: RatingQueue, rater: AbstractBaseUser) -> QueueItem | None:
     items = _open_items_for(queue, rater)
-    if _skip_locked():
-        items = items.select_for_update(skip_locked=True, of=("self",))
-    return items.first()
+    if not _skip_locked():
+        return items.first()
+    item = items.select_for_update(skip_locked=True, of=("self",)).first()
+    if item is None and items.exists():
+        # Every open item is being claimed by someone else this instant: wait for those claims
+        # to commit rather than tell the rater the queue is done. The row is read again once
+        # its lock is free, so an item the others filled is passed over.
+        item = items.select_for_update(of=("self",)).first()
+    return item
 
 
 @transaction.atomic

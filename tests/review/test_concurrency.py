@@ -54,3 +54,36 @@ def test_simultaneous_raters_never_push_an_item_past_its_target():
     assert Rating.objects.filter(queue=queue).count() == items * required
     # Several raters really worked in parallel rather than one taking everything.
     assert sum(1 for n in done_per_rater.values() if n) >= required
+
+
+def test_a_rater_waits_for_an_item_being_claimed_instead_of_being_told_the_queue_is_done():
+    """SKIP LOCKED passes over the rows other claims hold: when those are all the open items,
+    the claim waits for them instead of answering "nothing left" while work remains."""
+    import time
+
+    import psycopg
+
+    queue = metric_queue(n=1, required=2, candidates=synthetic_candidates(1))
+    item = QueueItem.objects.get(queue=queue)
+    rater = UserFactory(roles=[Role.EXPERT_REVIEWER])
+    params = connection.settings_dict
+    other = psycopg.connect(
+        dbname=params["NAME"],
+        user=params["USER"],
+        host=params["HOST"] or None,
+        port=params["PORT"] or None,
+        password=params["PASSWORD"] or None,
+    )
+    # Another rater's claim holds the only item's row for a moment, then gives it up.
+    other.execute("SELECT 1 FROM review_queueitem WHERE id = %s FOR UPDATE", [item.pk])
+    releaser = threading.Timer(0.5, other.rollback)
+    releaser.start()
+    started = time.monotonic()
+    try:
+        assignment = assignment_claim(queue=queue, rater=rater)
+    finally:
+        releaser.join()
+        other.close()
+    assert assignment is not None
+    assert assignment.item_id == item.pk
+    assert time.monotonic() - started >= 0.4
