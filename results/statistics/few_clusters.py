@@ -84,7 +84,11 @@ def wilson_interval(
         d = 1.0 + z * z / m
         centre = (p + z * z / (2.0 * m)) / d
         half = z / d * np.sqrt(p * (1.0 - p) / m + z * z / (4.0 * m * m))
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+        # The score interval always holds p; rounding alone put a bound an ulp past it (an
+        # all-pass rate's upper bound at 0.9999999999999999).
+        low = np.minimum(centre - half, p)
+        high = np.maximum(centre + half, p)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
 def design_effect(rho: float, mean_cluster_size: float) -> float:

@@ -144,3 +144,20 @@ def test_paired_t_matches_scipy_and_wilson_matches_statsmodels():
         assert (w_low[i], w_high[i]) == pytest.approx(
             proportion_confint(passed, 6, method="wilson")
         )
+
+
+def test_wilson_bounds_hold_the_rate_itself_at_every_effective_size():
+    """All passed, none passed, anything between: the interval holds p exactly, with no bound
+    an ulp past it (a rounding that made an all-pass upper bound 0.9999999999999999)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    m = np.linspace(1, 200, 20001)  # effective sizes: n / design effect, fractional
+    for y in (m, np.zeros_like(m), np.floor(m * 0.37)):
+        low, high = statistics.wilson_interval(y, m)
+        assert (low <= y / m).all()
+        assert (high >= y / m).all()
+    low, high = statistics.wilson_interval(m, m)
+    assert (high == 1.0).all()
+    assert low[::997] == pytest.approx(
+        [proportion_confint(k, k, method="wilson")[0] for k in m[::997]]
+    )
