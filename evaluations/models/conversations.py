@@ -88,6 +88,15 @@ class Conversation(TimeStampedModel):
                 condition=~Q(status="completed", verdict_passed__isnull=False),
                 name="conversation_run_unjudged",
             ),
+            # The judged conversations' GROUP BY (scenario, target) of every results refresh:
+            # read in group order from the index alone. One entry per conversation, written
+            # when its verdict is (that update already changes indexed columns, so is not HOT).
+            models.Index(
+                fields=["run", "scenario", "target"],
+                include=["verdict_passed"],
+                condition=Q(status="completed", verdict_passed__isnull=False),
+                name="conversation_run_judged",
+            ),
         ]
 
     def __str__(self) -> str:

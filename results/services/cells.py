@@ -30,6 +30,32 @@ def numeric_rows(queryset) -> list[tuple]:
         return cursor.fetchall()
 
 
+def bigint_array(queryset, *, width: int) -> NDArray[np.int64]:
+    """A ``values_list`` of ``width`` non-null bigint columns (ids, counts) as an int64 array.
+
+    On PostgreSQL the rows come back as one bytea of their big-endian values, read by NumPy in
+    one call: no Python object per value (fetching 48,540 rows as tuples and converting them
+    took longer than the query). Rows and order are the query's.
+    """
+    connection = connections[queryset.db]
+    if connection.vendor != "postgresql":
+        return _int_array(numeric_rows(queryset), width=width)
+    sql, params = queryset.query.sql_with_params()
+    names = [*queryset.query.values_select, *queryset.query.annotation_select]
+    if len(names) != width:
+        raise ValueError(f"{width} columns expected, the query has {names}")
+    values = " || ".join(f"int8send(g.{connection.ops.quote_name(name)})" for name in names)
+    # A null would drop its row from the aggregate: the row count tells.
+    statement = f"SELECT count(*), string_agg({values}, ''::bytea) FROM ({sql}) g"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        count, data = cursor.fetchone()
+    data = bytes(data or b"")
+    if len(data) != count * 8 * width:
+        raise ValueError(f"{sql!r} returned a null or a value that is not a bigint")
+    return np.frombuffer(data, ">i8").astype(np.int64).reshape(-1, width)
+
+
 def judged_conversations(run: EvaluationRun):
     return Conversation.objects.filter(
         run=run, status=ConversationStatus.COMPLETED, verdict_passed__isnull=False
@@ -91,15 +117,17 @@ def run_cells(run: EvaluationRun) -> RunCells:
     """Five queries, none joined to the scenarios: the judged conversations counted by scenario
     and target, the failed ones by scenario, target and reason, then the scenarios' variants,
     the metric versions, their subareas."""
-    judged = _int_array(
-        numeric_rows(
-            judged_conversations(run)
-            # Scenario first: conversations are stored in about that order, so the sort before
-            # the grouping has little to do.
-            .values_list("scenario_id", "target_id")
-            .annotate(n=Count("id"), passed=Count("id", filter=Q(verdict_passed=True)))
-            .order_by()
-        ),
+    judged = bigint_array(
+        judged_conversations(run)
+        .values_list("scenario_id", "target_id")
+        # Counting a column of the conversation_run_judged index (never null here), in its
+        # order: PostgreSQL groups while reading that index alone (no hash of the whole run, no
+        # visit to the table).
+        .annotate(
+            n=Count("verdict_passed"),
+            passed=Count("verdict_passed", filter=Q(verdict_passed=True)),
+        )
+        .order_by("scenario_id", "target_id"),
         width=4,
     )
     failed = list(
@@ -173,13 +201,32 @@ def _scenario_variants(low: int, high: int) -> NDArray[np.int64]:
 def _sums_by_key(keys: NDArray[np.int64], counts: NDArray[np.int64]):
     """Distinct columns of ``keys`` in lexicographic order (first row first), with the sums of
     the rows of ``counts`` that share them."""
-    order = np.lexsort(keys[::-1])
+    packed = packed_key(tuple(keys))
+    order = np.lexsort(keys[::-1]) if packed is None else np.argsort(packed)
     keys, counts = keys[:, order], counts[order]
     first = np.ones(order.size, bool)
     first[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
     starts = np.flatnonzero(first)
     sums = np.add.reduceat(counts, starts) if starts.size else counts
     return keys[:, starts], sums.T
+
+
+def packed_key(cols: tuple[NDArray[np.int64], ...]) -> NDArray[np.int64] | None:
+    """One int64 per row ordered as the rows are lexicographically, or None if it would not fit."""
+    if not cols or cols[0].size == 0:
+        return None
+    key = np.zeros(cols[0].size, np.int64)
+    span = 1
+    for col in cols:
+        low, high = int(col.min()), int(col.max())
+        width = high - low + 1
+        span *= width
+        if span >= 2**62:
+            return None
+        key *= width
+        key += col
+        key -= low
+    return key
 
 
 def _int_array(rows: list[tuple], *, width: int) -> NDArray[np.int64]:
