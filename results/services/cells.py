@@ -202,7 +202,7 @@ def _sums_by_key(keys: NDArray[np.int64], counts: NDArray[np.int64]):
     """Distinct columns of ``keys`` in lexicographic order (first row first), with the sums of
     the rows of ``counts`` that share them."""
     packed = packed_key(tuple(keys))
-    order = np.lexsort(keys[::-1]) if packed is None else np.argsort(packed)
+    order = np.lexsort(keys[::-1]) if packed is None else np.argsort(packed, kind="stable")
     keys, counts = keys[:, order], counts[order]
     first = np.ones(order.size, bool)
     first[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
@@ -213,10 +213,17 @@ def _sums_by_key(keys: NDArray[np.int64], counts: NDArray[np.int64]):
 
 def packed_key(cols: tuple[NDArray[np.int64], ...]) -> NDArray[np.int64] | None:
     """One int64 per row ordered as the rows are lexicographically, or None if it would not fit."""
+    packed = packing(cols)
+    return None if packed is None else packed[0]
+
+
+def packing(cols: tuple[NDArray[np.int64], ...]) -> tuple[NDArray[np.int64], list[int]] | None:
+    """`packed_key` and the number of values each column spans: the key is the columns'
+    offsets from their minimums in mixed radix, the last column the least significant."""
     if not cols or cols[0].size == 0:
         return None
     key = np.zeros(cols[0].size, np.int64)
-    span = 1
+    span, widths = 1, []
     for col in cols:
         low, high = int(col.min()), int(col.max())
         width = high - low + 1
@@ -226,7 +233,8 @@ def packed_key(cols: tuple[NDArray[np.int64], ...]) -> NDArray[np.int64] | None:
         key *= width
         key += col
         key -= low
-    return key
+        widths.append(width)
+    return key, widths
 
 
 def _int_array(rows: list[tuple], *, width: int) -> NDArray[np.int64]:

@@ -22,6 +22,7 @@ from results.estimates import Estimate
 from results.models import AgeScope, SummaryLevel
 
 from .cells import AGES, RunCells
+from .rollup import Groups, distinct_rows, level_groups
 
 DEFAULT_RESAMPLES = 10_000
 # (level, target, polarity, key or None, age scope)
@@ -43,7 +44,7 @@ def metric_design_effects(cells: RunCells) -> dict[str, float]:
         if not sel.any():
             out[scope.value] = 1.0
             continue
-        first, inverse = _distinct_rows(cells.target[sel], cells.version[sel], cells.base[sel])
+        first, inverse = distinct_rows(cells.target[sel], cells.version[sel], cells.base[sel])
         keys = np.column_stack([cells.target[sel][first], cells.version[sel][first]])
         n = np.bincount(inverse, weights=cells.n[sel], minlength=len(keys))
         y = np.bincount(inverse, weights=cells.passed[sel], minlength=len(keys))
@@ -89,7 +90,7 @@ def failed_as_fail(
         [(t, v, b, code[v], c) for t, v, b, _age, _reason, c in cells.failed if v in code],
         np.int64,
     ).reshape(-1, 5)
-    pol = np.array([code[v] for v in cells.version.tolist()], np.int64).reshape(-1)
+    pol = polarity_codes(cells)
     target = np.concatenate([cells.target, failed[:, 0]])
     polarity = np.concatenate([pol, failed[:, 3]])
     version = np.concatenate([cells.version, failed[:, 1]])
@@ -99,12 +100,12 @@ def failed_as_fail(
     if target.size == 0:
         return []
     # Clusters (target, polarity, version, base) with failures counted as fails.
-    first, inverse = _distinct_rows(target, polarity, version, base)
+    first, inverse = distinct_rows(target, polarity, version, base)
     c_y = np.bincount(inverse, weights=passed).astype(np.int64)
     c_n = np.bincount(inverse, weights=n).astype(np.int64)
     c_target, c_pol = target[first], polarity[first]
-    g_first, g_of = _distinct_rows(c_target, c_pol)
-    k_first, k_of = _distinct_rows(g_of, c_y, c_n)
+    g_first, g_of = distinct_rows(c_target, c_pol)
+    k_first, k_of = distinct_rows(g_of, c_y, c_n)
     kinds = np.column_stack([c_y[k_first], c_n[k_first], np.bincount(k_of)]).tolist()
     edges = [0, *(np.flatnonzero(np.diff(g_of[k_first])) + 1).tolist(), len(kinds)]
     by_group = {
@@ -147,121 +148,8 @@ def signature_counter(values: Iterable[tuple[int, int]]) -> tuple[tuple[int, int
     return tuple((y, n, c) for (y, n), c in sorted(Counter(values).items()))
 
 
-def _memberships(cells: RunCells, level: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(cell index, group key) pairs: a cell belongs to one group per subarea/area of its metric."""
-    if level == SummaryLevel.OVERALL:
-        return np.arange(cells.size), np.zeros(cells.size, np.int64)
-    if level == SummaryLevel.METRIC:
-        return np.arange(cells.size), cells.version
-    mapping = cells.subareas if level == SummaryLevel.SUBAREA else cells.areas
-    pairs = sorted((v, k) for v, keys in mapping.items() for k in keys)
-    if not pairs:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    pv = np.array([p[0] for p in pairs], np.int64)
-    pk = np.array([p[1] for p in pairs], np.int64)
-    start = np.searchsorted(pv, cells.version, "left")
-    stop = np.searchsorted(pv, cells.version, "right")
-    per_cell = stop - start
-    cell_idx = np.repeat(np.arange(cells.size), per_cell)
-    offsets = np.arange(per_cell.sum()) - np.repeat(np.cumsum(per_cell) - per_cell, per_cell)
-    return cell_idx, pk[np.repeat(start, per_cell) + offsets]
-
-
-def _distinct_rows(*cols: NDArray[np.int64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Distinct rows of the columns in lexicographic order: the index of one row of each, and
-    the distinct row of every row (as ``np.unique(axis=0)``, by one sort of the columns packed
-    into one integer key when they fit, else by one lexsort)."""
-    key = _packed_key(cols)
-    if key is not None:
-        order = np.argsort(key)
-        ordered = key[order]
-        change = np.ones(len(order), bool)
-        np.not_equal(ordered[1:], ordered[:-1], out=change[1:])
-    else:
-        order = np.lexsort(cols[::-1])
-        stacked = np.column_stack(cols)[order]
-        change = np.ones(len(order), bool)
-        change[1:] = np.any(stacked[1:] != stacked[:-1], axis=1)
-    inverse = np.empty(len(order), np.intp)
-    inverse[order] = np.cumsum(change) - 1
-    return order[change], inverse
-
-
-def _packed_key(cols: tuple[NDArray[np.int64], ...]) -> NDArray[np.int64] | None:
-    """One int64 per row ordered as the rows are lexicographically, or None if it would not fit."""
-    if not cols or cols[0].size == 0:
-        return None
-    key = np.zeros(cols[0].size, np.int64)
-    span = 1
-    for col in cols:
-        low, high = int(col.min()), int(col.max())
-        width = high - low + 1
-        span *= width
-        if span >= 2**62:
-            return None
-        key *= width
-        key += col
-        key -= low
-    return key
-
-
-@dataclass
-class _Groups:
-    """The groups of one level and age scope, sorted by (target, polarity, key)."""
-
-    target: NDArray[np.int64]
-    polarity: NDArray[np.int64]  # index into POLARITIES
-    key: NDArray[np.int64]
-    n: NDArray[np.int64]
-    passed: NDArray[np.int64]
-    n_clusters: NDArray[np.int64]
-    # Bootstrap levels only: each group's clusters as sorted (passed, n, count) kinds.
-    signatures: list[tuple[tuple[int, int, int], ...]]
-
-
-def _groups(cells: RunCells, level: str, scope: str, pol: NDArray[np.int64]) -> _Groups | None:
-    cell_idx, key = _memberships(cells, level)
-    if scope == AgeScope.ALL:
-        sel = np.ones(cell_idx.size, bool)
-        age_part = np.zeros(cell_idx.size, np.int64)
-    else:
-        sel = cells.age[cell_idx] == AGES.index(scope)
-        age_part = cells.age[cell_idx]
-    ci, key, age_part = cell_idx[sel], key[sel], age_part[sel]
-    if ci.size == 0:
-        return None
-    # A cluster is (target, version, base); for one age it is a single cell, for "all" the teen
-    # and adult cells of the same base scenario merge.
-    cols = (cells.target[ci], pol[ci], key, cells.version[ci], cells.base[ci], age_part)
-    first, inverse = _distinct_rows(*cols)
-    c_n = np.bincount(inverse, weights=cells.n[ci]).astype(np.int64)
-    c_y = np.bincount(inverse, weights=cells.passed[ci]).astype(np.int64)
-    c_target, c_pol, c_key = (col[first] for col in cols[:3])
-    g_first, g_of = _distinct_rows(c_target, c_pol, c_key)
-    groups = _Groups(
-        target=c_target[g_first],
-        polarity=c_pol[g_first],
-        key=c_key[g_first],
-        n=np.bincount(g_of, weights=c_n).astype(np.int64),
-        passed=np.bincount(g_of, weights=c_y).astype(np.int64),
-        n_clusters=np.bincount(g_of),
-        signatures=[],
-    )
-    if level != SummaryLevel.METRIC:
-        k_first, k_of = _distinct_rows(g_of, c_y, c_n)
-        k_count = np.bincount(k_of)
-        bounds = np.flatnonzero(np.diff(g_of[k_first])) + 1
-        kinds = np.column_stack([c_y[k_first], c_n[k_first], k_count]).tolist()
-        edges = [0, *bounds.tolist(), len(kinds)]
-        groups.signatures = [
-            tuple(map(tuple, kinds[lo:hi])) for lo, hi in zip(edges[:-1], edges[1:], strict=True)
-        ]
-    return groups
-
-
 POLARITIES = ("positive", "negative")
 LEVELS = (SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA, SummaryLevel.METRIC)
-SCOPES = (AgeScope.TEEN.value, AgeScope.ADULT.value, AgeScope.ALL.value)
 SUMMARY_COLUMNS = (
     "release_id",
     "run_id",
@@ -284,6 +172,33 @@ SUMMARY_COLUMNS = (
 )
 
 
+BOOTSTRAP_LEVELS = (SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA)
+_POLARITY_NAMES = np.array(POLARITIES, dtype=object)
+
+
+@dataclass(frozen=True)
+class SummaryInputs:
+    """What the bootstrap rows and the metric rows of one run both start from."""
+
+    polarity: NDArray[np.int64]  # each cell's, index into POLARITIES
+    failures: dict[GroupKey, dict[str, int]]
+
+
+def summary_inputs(cells: RunCells) -> SummaryInputs:
+    return SummaryInputs(polarity=polarity_codes(cells), failures=failure_counts(cells))
+
+
+def polarity_codes(cells: RunCells) -> NDArray[np.int64]:
+    """Each cell's metric polarity as an index into POLARITIES."""
+    versions = np.array(sorted(cells.polarity), np.int64)
+    codes = np.array([POLARITIES.index(cells.polarity[v]) for v in versions.tolist()], np.int64)
+    at = np.searchsorted(versions, cells.version).clip(max=max(versions.size - 1, 0))
+    if cells.size and (versions.size == 0 or (versions[at] != cells.version).any()):
+        missing = set(cells.version.tolist()) - set(cells.polarity)
+        raise KeyError(f"metric versions without a polarity: {sorted(missing)}")
+    return codes[at] if cells.size else np.zeros(0, np.int64)
+
+
 def summary_rows(
     run: EvaluationRun,
     cells: RunCells,
@@ -291,40 +206,61 @@ def summary_rows(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> list[tuple]:
-    """The run's summary rows as tuples in ``SUMMARY_COLUMNS`` order (``failures`` a dict).
+    """The run's summary rows as tuples in ``SUMMARY_COLUMNS`` order (``failures`` a dict): the
+    bootstrap levels' rows, then the metric rows. No query: counts come from the cells."""
+    inputs = summary_inputs(cells)
+    return bootstrap_rows(
+        run, cells, n_resamples=n_resamples, seed=seed, inputs=inputs
+    ) + metric_rows(run, cells, inputs=inputs)
 
-    No query: counts come from the cells; one bootstrap per distinct group composition (the
-    clustered bootstrap of a mean depends on a group only through it), Wilson on effective n
-    for every metric row at once.
-    """
-    failures = failure_counts(cells)
-    deff = metric_design_effects(cells)
-    code = {v: POLARITIES.index(p) for v, p in cells.polarity.items()}
-    pol = np.array([code[v] for v in cells.version.tolist()], np.int64).reshape(-1)
-    built: list[tuple[str, str, _Groups]] = []
-    for level in LEVELS:
-        for scope in SCOPES:
-            groups = _groups(cells, level, scope, pol)
-            if groups is not None:
-                built.append((level, scope, groups))
-    # Bootstrap every distinct composition of the bootstrap levels in one call.
-    distinct = sorted(
-        {sig for level, _, g in built if level != SummaryLevel.METRIC for sig in g.signatures}
-    )
+
+def bootstrap_rows(
+    run: EvaluationRun,
+    cells: RunCells,
+    *,
+    n_resamples: int,
+    seed: int,
+    inputs: SummaryInputs | None = None,
+) -> list[tuple]:
+    """The overall, area and subarea rows: one cluster bootstrap per distinct group
+    composition (the clustered bootstrap of a mean depends on a group only through it), all
+    in one call. ``inputs`` spares recomputing what `metric_rows` needs too."""
+    inputs = inputs or summary_inputs(cells)
+    built = [
+        (level, scope, groups)
+        for level in BOOTSTRAP_LEVELS
+        for scope, groups in level_groups(cells, level, inputs.polarity, signatures=True)
+    ]
+    distinct = sorted({sig for _, _, g in built for sig in g.signatures})
     lows, highs = statistics.clustered_mean_intervals(distinct, n_resamples, seed=seed)
     index = {sig: i for i, sig in enumerate(distinct)}
     rows: list[tuple] = []
     for level, scope, g in built:
-        if level == SummaryLevel.METRIC:
-            # Three base scenarios: the bootstrap under-covers; Wilson on effective n holds.
-            d = np.full(g.n.size, deff[scope])
-            low, high = statistics.effective_wilson(g.passed, g.n, d)
-            method = statistics.WILSON_EFFECTIVE
-        else:
-            at = np.array([index[sig] for sig in g.signatures], np.intp)
-            low, high = lows[at], highs[at]
-            method = ""
-        rows.extend(_level_rows(run, level, scope, g, low, high, method, failures))
+        at = np.array([index[sig] for sig in g.signatures], np.intp)
+        rows += _level_rows(run, level, scope, g, lows[at], highs[at], "", inputs.failures)
+    return rows
+
+
+def metric_rows(
+    run: EvaluationRun, cells: RunCells, *, inputs: SummaryInputs | None = None
+) -> list[tuple]:
+    """The metric rows: Wilson on effective n (three base scenarios: the bootstrap
+    under-covers), every row of a scope at once; no resampling."""
+    inputs = inputs or summary_inputs(cells)
+    deff = metric_design_effects(cells)
+    rows: list[tuple] = []
+    for scope, g in level_groups(cells, SummaryLevel.METRIC, inputs.polarity, signatures=False):
+        low, high = statistics.effective_wilson(g.passed, g.n, np.full(g.n.size, deff[scope]))
+        rows += _level_rows(
+            run,
+            SummaryLevel.METRIC,
+            scope,
+            g,
+            low,
+            high,
+            statistics.WILSON_EFFECTIVE,
+            inputs.failures,
+        )
     return rows
 
 
@@ -332,16 +268,16 @@ def _level_rows(
     run: EvaluationRun,
     level: str,
     scope: str,
-    g: _Groups,
+    g: Groups,
     low: NDArray[np.float64],
     high: NDArray[np.float64],
     method: str,
     failures: dict[GroupKey, dict[str, int]],
-) -> Iterable[tuple]:
+) -> list[tuple]:
     """The rows of one level and age scope, built column by column."""
     size = g.n.size
     targets = g.target.tolist()
-    polarities = np.array(POLARITIES, dtype=object)[g.polarity].tolist()
+    polarities = _POLARITY_NAMES[g.polarity].tolist()
     keys = g.key.tolist()
     nothing = [None] * size
     if failures:
@@ -355,28 +291,33 @@ def _level_rows(
     else:
         n_failed = repeat(0, size)
         reasons = [{} for _ in range(size)]
-    return zip(
-        repeat(run.release_id, size),
-        repeat(run.pk, size),
-        targets,
-        polarities,
-        repeat(level, size),
-        keys if level == SummaryLevel.AREA else nothing,
-        keys if level == SummaryLevel.SUBAREA else nothing,
-        keys if level == SummaryLevel.METRIC else nothing,
-        repeat(scope, size),
-        g.n.tolist(),
-        g.passed.tolist(),
-        g.n_clusters.tolist(),
-        (g.passed / g.n).tolist(),
-        _finite_or_none(low),
-        _finite_or_none(high),
-        repeat(method, size),
-        n_failed,
-        reasons,
-        strict=True,
+    return list(
+        zip(
+            repeat(run.release_id, size),
+            repeat(run.pk, size),
+            targets,
+            polarities,
+            repeat(level, size),
+            keys if level == SummaryLevel.AREA else nothing,
+            keys if level == SummaryLevel.SUBAREA else nothing,
+            keys if level == SummaryLevel.METRIC else nothing,
+            repeat(scope, size),
+            g.n.tolist(),
+            g.passed.tolist(),
+            g.n_clusters.tolist(),
+            (g.passed / g.n).tolist(),
+            _finite_or_none(low),
+            _finite_or_none(high),
+            repeat(method, size),
+            n_failed,
+            reasons,
+            strict=True,
+        )
     )
 
 
 def _finite_or_none(values: NDArray[np.float64]) -> list[float | None]:
-    return np.where(np.isfinite(values), values.astype(object), None).tolist()
+    out = values.tolist()
+    for i in np.flatnonzero(~np.isfinite(values)).tolist():
+        out[i] = None
+    return out

@@ -106,12 +106,13 @@ def test_binned_draws_give_every_cluster_the_same_chance():
 
 @pytest.mark.parametrize("spread", [10, 2**40])  # packed into one key / too wide: lexsort
 def test_distinct_rows_equal_numpy_unique(spread):
-    from results.services.summaries import _distinct_rows, _packed_key
+    from results.services.cells import packed_key
+    from results.services.rollup import distinct_rows
 
     rng = np.random.default_rng(spread % 97)
     cols = tuple(rng.integers(-3, 4, size=500) * (spread // 10 + 1) for _ in range(3))
-    assert (_packed_key(cols) is None) == (spread > 10)
-    first, inverse = _distinct_rows(*cols)
+    assert (packed_key(cols) is None) == (spread > 10)
+    first, inverse = distinct_rows(*cols)
     keys, expected = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
     np.testing.assert_array_equal(inverse, expected.ravel())
     np.testing.assert_array_equal(np.column_stack(cols)[first], keys)

@@ -19,7 +19,8 @@ from results import statistics
 from results.models import PassRateSummary, SummaryLevel
 from results.services import results_refresh
 from results.services.cells import run_cells
-from results.services.summaries import POLARITIES, SCOPES, _groups, metric_design_effects
+from results.services.rollup import level_groups
+from results.services.summaries import POLARITIES, metric_design_effects, polarity_codes
 from tests.evaluations.test_run_evaluation_command import offline_models  # noqa: F401
 from tests.evaluations.test_runs import offline_release  # noqa: F401
 from tests.results import legacy_summaries
@@ -71,14 +72,10 @@ def assert_bounds_within_monte_carlo_error(new: dict, old_distribution: np.ndarr
 def group_signatures(run: EvaluationRun) -> dict:
     """Every bootstrap-level group's clusters as (passed, n, count) kinds, by summary key."""
     cells = run_cells(run)
-    code = {v: POLARITIES.index(p) for v, p in cells.polarity.items()}
-    pol = np.array([code[v] for v in cells.version.tolist()], np.int64).reshape(-1)
+    pol = polarity_codes(cells)
     out = {}
     for level in (SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA):
-        for scope in SCOPES:
-            groups = _groups(cells, level, scope, pol)
-            if groups is None:
-                continue
+        for scope, groups in level_groups(cells, level, pol, signatures=True):
             for t, p, k, signature in zip(
                 groups.target.tolist(),
                 groups.polarity.tolist(),
