@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connections
-from django.db.models import Case, CharField, Count, F, Q, Value, When
+from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, Value, When
 from numpy.typing import NDArray
 
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Scenario
@@ -189,13 +189,18 @@ def _scenario_variants(low: int, high: int) -> NDArray[np.int64]:
     A run's scenarios lie within one id range of the small scenario table: one range scan, with
     no join and no list of ids to send; the few other scenarios in it cost little.
     """
-    rows = numeric_rows(
-        Scenario.objects.filter(pk__range=(low, high))
-        .values_list("pk", "metric_version_id", "base_index", "age_context")
-        .order_by("pk")
+    # The age as its index in AGES (null, refused, for any other).
+    age = Case(
+        *(When(age_context=name, then=Value(index)) for index, name in enumerate(AGES)),
+        output_field=BigIntegerField(),
     )
-    ages = {age: index for index, age in enumerate(AGES)}
-    return _int_array([(pk, v, b, ages[a]) for pk, v, b, a in rows], width=4).T
+    return bigint_array(
+        Scenario.objects.filter(pk__range=(low, high))
+        .annotate(age=age)
+        .values_list("pk", "metric_version_id", "base_index", "age")
+        .order_by("pk"),
+        width=4,
+    ).T
 
 
 def _sums_by_key(keys: NDArray[np.int64], counts: NDArray[np.int64]):
