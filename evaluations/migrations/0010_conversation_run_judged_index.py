@@ -2,8 +2,9 @@
 
 from django.db import migrations, models
 
-# Without it PostgreSQL estimates a tenth of the (scenario, target) groups, and so prefers hashing
-# the whole run to reading the index above in group order.
+# Without these statistics PostgreSQL estimates a tenth of the (scenario, target) groups, and so
+# prefers hashing the whole run to reading conversation_run_judged in group order. Django has no
+# model option for them.
 STATISTICS = "conversation_scenario_target"
 
 
@@ -22,16 +23,20 @@ def drop_statistics(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluations', '0009_conversation_run_unjudged_index'),
-        ('llm', '0006_prompt_text_stored_once'),
+        ("evaluations", "0009_conversation_run_unjudged_index"),
+        ("llm", "0006_prompt_text_stored_once"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(condition=models.Q(('status', 'completed'), ('verdict_passed__isnull', False)), fields=['run', 'scenario', 'target'], include=('verdict_passed',), name='conversation_run_judged'),
+            model_name="conversation",
+            index=models.Index(
+                condition=models.Q(("status", "completed"), ("verdict_passed__isnull", False)),
+                fields=["run", "scenario", "target"],
+                include=("verdict_passed",),
+                name="conversation_run_judged",
+            ),
         ),
         migrations.RunPython(create_statistics, drop_statistics),
     ]

@@ -4,6 +4,9 @@ counts per group in NumPy, cluster-bootstrap intervals, Wilson on effective n pe
 Levels: overall, area, subarea, metric; each per target × polarity × age context (teen, adult,
 all). A metric in several subareas counts in each of them; in an area it counts once even when
 two of its subareas belong to that area (distinct counts).
+
+`summary_rows` is `bootstrap_rows` (overall, area, subarea: the resampling) followed by
+`metric_rows` (Wilson on effective n, no resampling), which can also be built on their own.
 """
 
 from __future__ import annotations
