@@ -328,6 +328,19 @@ def summary_rows(
     return rows
 
 
+def metric_rows(run: EvaluationRun, cells: RunCells) -> list[tuple]:
+    """TEMPORARY split (replaced on merge)."""
+    return [r for r in summary_rows(run, cells, n_resamples=10) if r[4] == SummaryLevel.METRIC]
+
+
+def bootstrap_rows(
+    run: EvaluationRun, cells: RunCells, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> list[tuple]:
+    """TEMPORARY split (replaced on merge)."""
+    rows = summary_rows(run, cells, n_resamples=n_resamples, seed=seed)
+    return [r for r in rows if r[4] != SummaryLevel.METRIC]
+
+
 def _level_rows(
     run: EvaluationRun,
     level: str,
