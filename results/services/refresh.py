@@ -8,33 +8,31 @@ the new figures, never a mix:
 * the run analysis (`analysis_refresh`): reliability and robustness, the `RunAnalysis` snapshot.
 
 A finished run needs both (`results_refresh`, one transaction); ratings arriving change only
-the analysis. The slow parts run before a transaction opens.
+the analysis. The slow parts run before a transaction opens, but for the summaries' bootstrap,
+which is drawn while the metric rows are being written (`summary_writes`).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
-from psycopg import postgres
-from psycopg.adapt import Dumper
-from psycopg.pq import Format
 
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
-from results.models import PassRateSummary, RunAnalysis
+from results.models import RunAnalysis
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
 from .reliability import anchor_consistency, expert_agreement, expert_verdict_rows
 from .repeatability import judge_repeatability, judgment_counts
 from .robustness import robustness
-from .summaries import DEFAULT_RESAMPLES, SUMMARY_COLUMNS, failed_as_fail, summary_rows
+from .summaries import DEFAULT_RESAMPLES, failed_as_fail
+from .summary_writes import summaries_replace
 
 
 def summaries_refresh(
@@ -46,16 +44,17 @@ def summaries_refresh(
 ) -> int:
     """Recompute the run's pass-rate summaries (counts and intervals of every cell); returns
     the number of rows. ``timings``, if given, receives the seconds spent counting (the cell
-    GROUP BY), on the intervals and writing."""
+    GROUP BY), on the intervals and writing; on PostgreSQL the last two overlap (the metric rows
+    are written while the other levels' intervals are drawn), so the parts add up to more than
+    the whole."""
     clock = _Clock(timings)
     cells = run_cells(run)
     clock.lap("counting")
-    rows = summary_rows(run, cells, n_resamples=n_resamples, seed=seed)
-    clock.lap("intervals")
     with transaction.atomic():
-        _summaries_write(run, rows)
-    clock.lap("writes")
-    return len(rows)
+        count = summaries_replace(run, cells, n_resamples=n_resamples, seed=seed, lap=clock.add)
+        clock.lap(None)  # booked part by part by summaries_replace
+    clock.lap("writes")  # the commit
+    return count
 
 
 def analysis_refresh(
@@ -94,12 +93,11 @@ def results_refresh(
     clock = _Clock(timings)
     cells = run_cells(run)
     clock.lap("counting")
-    rows = summary_rows(run, cells, n_resamples=n_resamples, seed=seed)
-    clock.lap("intervals")
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
     clock.lap("reliability and robustness")
     with transaction.atomic():
-        _summaries_write(run, rows)
+        summaries_replace(run, cells, n_resamples=n_resamples, seed=seed, lap=clock.add)
+        clock.lap(None)  # booked part by part by summaries_replace
         analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
     clock.lap("writes")
     return analysis
@@ -163,57 +161,14 @@ class _Clock:
     def __init__(self, timings: dict[str, float] | None) -> None:
         self.timings, self.last = timings, time.perf_counter()
 
-    def lap(self, part: str) -> None:
+    def lap(self, part: str | None) -> float:
+        """Seconds since the last lap, booked to ``part`` unless it is None."""
         now = time.perf_counter()
+        seconds, self.last = now - self.last, now
+        if part is not None:
+            self.add(part, seconds)
+        return seconds
+
+    def add(self, part: str, seconds: float) -> None:
         if self.timings is not None:
-            self.timings[part] = self.timings.get(part, 0.0) + now - self.last
-        self.last = now
-
-
-def _summaries_write(run: EvaluationRun, rows: list[tuple]) -> None:
-    PassRateSummary.objects.filter(run=run).delete()
-    _insert_summaries(rows)
-
-
-def _insert_summaries(rows: list[tuple]) -> None:
-    """Insert the summary rows in one statement, without building model instances: COPY on
-    PostgreSQL, one ``executemany`` INSERT elsewhere."""
-    table = PassRateSummary._meta.db_table
-    columns = ", ".join(SUMMARY_COLUMNS)
-    failures = SUMMARY_COLUMNS.index("failures")
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            _copy_summaries(
-                cursor.cursor, f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)", rows
-            )
-        else:
-            marks = ", ".join(["%s"] * len(SUMMARY_COLUMNS))
-            values = [(*r[:failures], json.dumps(r[failures]), *r[failures + 1 :]) for r in rows]
-            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)  # noqa: S608
-
-
-def _copy_summaries(cursor, statement: str, rows: list[tuple]) -> None:
-    """Binary COPY: numbers travel as their bytes, so Python formats no text, the server parses
-    none, and rates and bounds are stored exactly. The COPY protocol is psycopg's own; Django's
-    cursor wrapper has no call for it."""
-    cursor.adapters.register_dumper(None, _FailuresDumper)
-    # Binary COPY applies no cast: each value goes in as its column's exact type.
-    types = [
-        PassRateSummary._meta.get_field(name).db_type(connection).partition("(")[0]
-        for name in SUMMARY_COLUMNS
-    ]
-    with cursor.copy(statement) as copy:
-        copy.set_types(types)
-        for row in rows:
-            copy.write_row(row)
-
-
-class _FailuresDumper(Dumper):
-    """``failures`` as binary jsonb (a version byte, then the JSON text). Most rows have none:
-    the constant spares a ``json.dumps`` per row, most of the COPY's Python time."""
-
-    format = Format.BINARY
-    oid = postgres.types["jsonb"].oid
-
-    def dump(self, obj: dict) -> bytes:
-        return b"\x01" + json.dumps(obj).encode() if obj else b"\x01{}"
+            self.timings[part] = self.timings.get(part, 0.0) + seconds

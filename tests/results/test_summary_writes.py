@@ -1,0 +1,56 @@
+"""Replacing a run's summary rows: what is stored equals what the rows say, in their order
+(the metric rows go first on PostgreSQL, the bootstrap rows take ids reserved before them), and
+a refresh that fails half-way leaves the previous rows."""
+
+import pytest
+
+from results.models import PassRateSummary, SummaryLevel
+from results.services import summaries_refresh, summary_writes
+from results.services.cells import run_cells
+from results.services.summaries import SUMMARY_COLUMNS, bootstrap_rows, summary_rows
+from tests.results.test_cells import mixed_run  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.django_db
+
+LEVEL_ORDER = [SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA, SummaryLevel.METRIC]
+
+
+def stored(run) -> list[tuple]:
+    return list(
+        PassRateSummary.objects.filter(run=run).order_by("pk").values_list(*SUMMARY_COLUMNS)
+    )
+
+
+def test_stored_rows_are_the_computed_rows_in_their_order(mixed_run):  # noqa: F811
+    timings: dict[str, float] = {}
+    count = summaries_refresh(run=mixed_run, n_resamples=50, seed=2, timings=timings)
+    expected = summary_rows(mixed_run, run_cells(mixed_run), n_resamples=50, seed=2)
+    assert count == len(expected) == PassRateSummary.objects.filter(run=mixed_run).count()
+    # Readers walk the primary key level by level: overall, area, subarea, metric.
+    assert stored(mixed_run) == expected
+    levels = [LEVEL_ORDER.index(row[4]) for row in stored(mixed_run)]
+    assert levels == sorted(levels)
+    assert len(set(levels)) == 4
+    assert set(timings) == {"counting", "intervals", "writes"}
+    # A second refresh replaces the rows rather than adding to them.
+    assert summaries_refresh(run=mixed_run, n_resamples=50, seed=2) == count
+    assert stored(mixed_run) == expected
+
+
+def test_a_refresh_failing_in_the_bootstrap_keeps_the_previous_rows(mixed_run, monkeypatch):  # noqa: F811
+    summaries_refresh(run=mixed_run, n_resamples=50)
+    before = stored(mixed_run)
+
+    def broken(*args, **kwargs):
+        raise FloatingPointError("bootstrap failed")
+
+    monkeypatch.setattr(summary_writes, "bootstrap_rows", broken)
+    with pytest.raises(FloatingPointError):
+        summaries_refresh(run=mixed_run, n_resamples=50, seed=9)
+    assert stored(mixed_run) == before
+
+
+def test_the_reserved_ids_cover_every_bootstrap_row(mixed_run):  # noqa: F811
+    cells = run_cells(mixed_run)
+    rows = bootstrap_rows(mixed_run, cells, n_resamples=50, seed=0)
+    assert 0 < len(rows) <= summary_writes._bootstrap_rows_bound(cells)
