@@ -9,12 +9,32 @@ and their order statistics are found by counting them into buckets, not by sorti
 
 from __future__ import annotations
 
+import os
+import tempfile
+
+import numba
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
 
 _32 = np.uint64(32)
 _CHUNK = 64
+
+
+def _compiled(**options):
+    """``numba.njit`` releasing the GIL, its machine code cached on disk: beside this file, or
+    in the user's cache directory if this one is read-only, or else in a temporary directory
+    (compiling takes seconds; loading the cache, milliseconds)."""
+
+    def decorate(func):
+        try:
+            return numba.njit(nogil=True, cache=True, **options)(func)
+        except RuntimeError:  # numba found nowhere to write its cache
+            if numba.config.CACHE_DIR:
+                return numba.njit(nogil=True, **options)(func)
+            numba.config.CACHE_DIR = os.path.join(tempfile.gettempdir(), f"numba-{os.getuid()}")
+            return decorate(func)
+
+    return decorate
 
 
 def seeded_state(seed: int | None) -> NDArray[np.uint64]:
@@ -25,12 +45,12 @@ def seeded_state(seed: int | None) -> NDArray[np.uint64]:
     return state
 
 
-@njit(nogil=True, cache=True)
+@_compiled()
 def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+@_compiled(error_model="numpy")
 def resample_means(
     state, g, bits, block_of, n_resamples, kind_end, sum_step, size_step, set_start, means, hits
 ):
@@ -46,7 +66,8 @@ def resample_means(
     count per block. ``state`` (xoshiro256**) is advanced in place.
     """
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-    n_blocks = block_of.max() + 1 if g > 0 else 0
+    keep_hits = hits.shape[0] > 0
+    n_blocks = block_of[g - 1] + 1  # block_of ascends
     counts = np.zeros(n_blocks, np.int64)
     # Draws up to each block's end, for a chunk of resamples: resamples along the rows, so the
     # sums below run over contiguous memory (vectorised) and each set's means are written in
@@ -60,12 +81,12 @@ def resample_means(
     # Lemire: a word w gives cluster (w g) >> bits, unless (w g) mod 2^bits falls below
     # 2^bits mod g (then redrawn): each cluster is then hit by exactly floor(2^bits / g) words.
     floor = (low + np.uint64(1)) % span
-    keep_hits = hits.shape[0] > 0
     n_sets = set_start.size - 1
     for start in range(0, n_resamples, _CHUNK):
         rows = min(_CHUNK, n_resamples - start)
         for r in range(rows):
-            counts[:] = 0
+            for b in range(n_blocks):
+                counts[b] = 0
             left = g
             while left > 0:
                 # xoshiro256** (Blackman and Vigna), one 64-bit output: two draws.
@@ -94,31 +115,32 @@ def resample_means(
                 for b in range(n_blocks):
                     hits[start + r, b] = counts[b]
         for j in range(n_sets):
-            sums[:] = 0.0
-            sizes[:] = 0.0
+            for r in range(_CHUNK):
+                sums[r] = 0.0
+                sizes[r] = 0.0
             for k in range(set_start[j], set_start[j + 1]):
-                drawn = upto[kind_end[k]]
-                step, size = sum_step[k], size_step[k]
+                end, step, size = kind_end[k], sum_step[k], size_step[k]
                 for r in range(_CHUNK):
-                    sums[r] += step * drawn[r]
-                    sizes[r] += size * drawn[r]
+                    sums[r] += step * upto[end, r]
+                    sizes[r] += size * upto[end, r]
             for r in range(rows):
                 means[j, start + r] = sums[r] / sizes[r]
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
 
 
-@njit(nogil=True, cache=True)
+@_compiled()
 def _select(a, lo, hi, k):
     """Reorder ``a[lo:hi]`` so that ``a[k]`` is its (k - lo)-th smallest, none before it larger
     and none after it smaller (Hoare's quickselect, median-of-three pivots)."""
     hi -= 1
     rounds = 0
+    state = 12345
     while hi > lo:
         rounds += 1
-        if rounds > 64:  # an unlucky run of pivots: sort what is left
-            a[lo : hi + 1] = np.sort(a[lo : hi + 1])
-            return
         mid = (lo + hi) >> 1
+        if rounds > 16:  # an unlucky run of pivots (an adversarial order?): random ones from now
+            state = (state * 1103515245 + 12345) % 2147483648
+            mid = lo + state % (hi - lo + 1)
         if a[mid] < a[lo]:
             a[mid], a[lo] = a[lo], a[mid]
         if a[hi] < a[lo]:
@@ -146,7 +168,7 @@ def _select(a, lo, hi, k):
             return
 
 
-@njit(nogil=True, cache=True)
+@_compiled()
 def _select_ranks(a, length, ranks, out):
     """``out[i]`` = the ``ranks[i]``-th smallest of ``a[:length]`` (ranks sorted, distinct)."""
     lo = 0
@@ -165,7 +187,7 @@ def _select_ranks(a, length, ranks, out):
         lo = k + 1
 
 
-@njit(nogil=True, cache=True, fastmath=True)
+@_compiled(fastmath=True)
 def _extremes(values):
     """The least and greatest of finite values (fastmath: vectorised, and exact for min/max)."""
     least = values[0]
@@ -176,7 +198,7 @@ def _extremes(values):
     return least, most
 
 
-@njit(nogil=True, cache=True)
+@_compiled()
 def order_statistics(x, ranks, buckets, out):
     """``out[i] = np.sort(x[i])[ranks]`` for finite rows and sorted distinct ranks.
 
@@ -191,20 +213,23 @@ def order_statistics(x, ranks, buckets, out):
     wanted = np.zeros(buckets + 1, np.bool_)
     work = np.empty(n)
     bucket_of = np.empty(n, np.int32)
-    mapped = np.empty_like(ranks)
+    mapped = np.empty(ranks.size, np.int64)
     for row in range(m):
         values = x[row]
         least, most = _extremes(values)
         if not least < most:
-            out[row, :] = least
+            for i in range(ranks.size):
+                out[row, i] = least
             continue
         # (v - least) * scale lies in [0, buckets]: rounding cannot carry it to buckets + 1.
         scale = buckets / (most - least)
         if not scale < np.inf:  # a subnormal spread: select from the whole row
-            work[:] = values
+            for p in range(n):
+                work[p] = values[p]
             _select_ranks(work, n, ranks, out[row])
             continue
-        counts[:] = 0
+        for b in range(buckets + 1):
+            counts[b] = 0
         for p in range(n):
             b = int((values[p] - least) * scale)
             bucket_of[p] = b
@@ -226,4 +251,5 @@ def order_statistics(x, ranks, buckets, out):
                 work[found] = values[p]
                 found += 1
         _select_ranks(work, found, mapped, out[row])
-        wanted[:] = False
+        for b in range(buckets + 1):
+            wanted[b] = False
