@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 _32 = np.uint64(32)
+_LOW = np.uint64(0xFFFFFFFF)
 _CHUNK = 64
 
 
@@ -56,7 +57,7 @@ def resample_means(
 ):
     """Draw ``n_resamples`` resamples of ``g`` clusters and give each data set's mean in each.
 
-    A draw takes the low ``bits`` bits (at most 32; g <= 2^bits) of a half of an output.
+    A draw takes the top ``bits`` bits (at most 32; g <= 2^bits) of a half of an output.
     ``block_of[c]``: the block of cluster c (blocks are runs of clusters lying within one kind of
     every data set). Data set j owns kinds ``set_start[j]..set_start[j + 1]``, kind k ending
     with block ``kind_end[k] - 1``; a resample's sum is then the sum over its kinds of
@@ -76,11 +77,12 @@ def resample_means(
     sums = np.empty(_CHUNK)
     sizes = np.empty(_CHUNK)
     span = np.uint64(g)
-    width = np.uint64(bits)
-    low = (np.uint64(1) << width) - np.uint64(1)
-    # Lemire: a word w gives cluster (w g) >> bits, unless (w g) mod 2^bits falls below
-    # 2^bits mod g (then redrawn): each cluster is then hit by exactly floor(2^bits / g) words.
-    floor = (low + np.uint64(1)) % span
+    # Lemire: a word w of b bits gives cluster (w g) >> b, unless (w g) mod 2^b falls below
+    # 2^b mod g (then redrawn): each cluster is then hit by exactly floor(2^b / g) words. A
+    # word is kept in a half's top bits (the rest zero), so the shifts are by 32 whatever b.
+    pad = np.uint64(32 - bits)
+    keep = ((np.uint64(1) << np.uint64(bits)) - np.uint64(1)) << pad
+    floor = ((np.uint64(1) << np.uint64(bits)) % span) << pad
     n_sets = set_start.size - 1
     for start in range(0, n_resamples, _CHUNK):
         rows = min(_CHUNK, n_resamples - start)
@@ -98,14 +100,14 @@ def resample_means(
                 s0 ^= s3
                 s2 ^= t
                 s3 = _rotl(s3, 45)
-                m = (x & low) * span
-                if (m & low) >= floor:
-                    counts[block_of[m >> width]] += 1
+                m = (x & keep) * span
+                if (m & _LOW) >= floor:
+                    counts[block_of[m >> _32]] += 1
                     left -= 1
                 if left > 0:
-                    m = ((x >> _32) & low) * span
-                    if (m & low) >= floor:
-                        counts[block_of[m >> width]] += 1
+                    m = ((x >> _32) & keep) * span
+                    if (m & _LOW) >= floor:
+                        counts[block_of[m >> _32]] += 1
                         left -= 1
             total = 0
             for b in range(n_blocks):
