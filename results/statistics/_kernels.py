@@ -1,5 +1,6 @@
 """Compiled loops of the batched cluster bootstrap (numba), imported only when one runs: numba
-costs a few hundred milliseconds to import, which Django's start-up should not pay.
+takes ~0.1 s to import and ~0.2 s more to set itself up on its first call (even loading cached
+code), which Django's start-up should not pay.
 
 Cluster indices come from xoshiro256** (seeded through ``np.random.SeedSequence``), two 32-bit
 halves an output, mapped to 0..g-1 by Lemire's multiply-shift with its rejection step, so every

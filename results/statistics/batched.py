@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from types import ModuleType
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -52,11 +51,9 @@ def shared_block_hits(
     draws are those :func:`clustered_mean_intervals` makes for g clusters with ``seed``, whatever
     the edges (they only group the clusters).
     """
-    from . import _kernels  # numba: imported when first needed, not at Django's start-up
-
     cuts = _cuts(g, edges)
     hits = np.empty((n_resamples, cuts.size - 1))
-    _resample(_kernels, g, cuts, n_resamples, seed, _NO_SETS, hits)
+    _resample(g, cuts, n_resamples, seed, _NO_SETS, hits)
     return hits
 
 
@@ -68,7 +65,6 @@ def _cuts(g: int, edges: ArrayLike) -> NDArray[np.int64]:
 
 
 def _resample(
-    kernels: ModuleType,
     g: int,
     cuts: NDArray[np.int64],
     n_resamples: int,
@@ -80,12 +76,14 @@ def _resample(
     draws for every g-group, whatever runs beside it), blocks cut at ``cuts``: each data set's
     mean per resample (``sets``: each kind's end block, sum step and size step, and each set's
     first kind: see ``_kernels.resample_means``)."""
+    from . import _kernels  # numba: imported when first needed, not at Django's start-up
+
     block_of = np.repeat(np.arange(cuts.size - 1, dtype=np.int64), np.diff(cuts))
     means = np.empty((sets[-1].size - 1, n_resamples))
-    state = kernels.seeded_state(seed)
+    state = _kernels.seeded_state(seed)
     if not 0 < g <= 1 << _WORD_BITS:
         raise ValueError(f"can resample 1 to 2^{_WORD_BITS} clusters, not {g}")
-    kernels.resample_means(state, g, _WORD_BITS, block_of, n_resamples, *sets, means, hits)
+    _kernels.resample_means(state, g, _WORD_BITS, block_of, n_resamples, *sets, means, hits)
     return means
 
 
@@ -154,7 +152,7 @@ def clustered_mean_intervals(
             raise ValueError("cluster sums and sizes too large to be added exactly")
         steps = steps.astype(np.float64)
         sets = (np.searchsorted(cuts, ends), steps[:, 0].copy(), steps[:, 1].copy(), set_start)
-        dist = _resample(_kernels, g, cuts, n_resamples, seed, sets, _NO_HITS)
+        dist = _resample(g, cuts, n_resamples, seed, sets, _NO_HITS)
         # A size of 0 or less can make a mean non-finite: np.quantile's own answer for those.
         finite = np.minimum.reduceat(kinds[:, 1], set_start[:-1]) > 0
         if not finite.all():
