@@ -168,6 +168,12 @@ def test_seeds_give_their_own_draws_and_the_same_draws_again():
     )
 
 
+def test_kernels_load_ahead_of_the_first_bootstrap():
+    batched.load_kernels()
+    assert _kernels.resample_means.signatures
+    assert _kernels.order_statistics.signatures
+
+
 def test_django_start_up_does_not_import_numba():
     """numba takes a few hundred milliseconds to import: only a bootstrap that runs pays it."""
     code = (
