@@ -3,15 +3,12 @@ gets on its own (same generator, same draws): for refreshing thousands of figure
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from threadpoolctl import ThreadpoolController
 
 from ._inputs import _finite_1d
 from .bootstrap import (
@@ -20,7 +17,7 @@ from .bootstrap import (
     _rows_per_chunk,
     cluster_hits,
 )
-from .quantiles import quantile_rows
+from .quantiles import lerp, linear_neighbours
 from .two_stage import two_stage_weights
 
 
@@ -50,49 +47,64 @@ def shared_block_hits(
     """One cluster bootstrap of g clusters, as counts per block: ``(n_resamples, blocks)``.
 
     Clusters are numbered 0..g-1 and cut into consecutive blocks at ``edges`` (0 < e < g); row r
-    counts how many of resample r's g draws (uniform, with replacement) land in each block: a
-    multinomial, drawn as one (O(blocks) a row) or by binning drawn cluster indices (O(g) a
-    row), whichever is cheaper for the number of clusters a block.
+    counts how many of resample r's g draws (uniform, with replacement) land in each block. The
+    draws are those :func:`clustered_mean_intervals` makes for g clusters with ``seed``, whatever
+    the edges (they only group the clusters).
     """
+    cuts = _cuts(g, edges)
+    hits = np.empty((n_resamples, cuts.size - 1))
+    _resample(g, cuts, n_resamples, seed, _NO_SETS, hits)
+    return hits
+
+
+def _cuts(g: int, edges: ArrayLike) -> NDArray[np.int64]:
     cuts = np.unique(np.concatenate([[0, g], np.asarray(edges, dtype=np.int64)]))
     if cuts[0] != 0 or cuts[-1] != g:
         raise ValueError(f"edges must lie within 0..{g}")
-    rng = np.random.default_rng(seed)
-    blocks = cuts.size - 1
-    if g > 16 * blocks or g > _WORD // 2:
-        return rng.multinomial(g, np.diff(cuts) / g, size=n_resamples).astype(np.float64)
-    # Under ~16 clusters a block (timed), binning drawn cluster indices beats the binomials.
-    # Indices come as 16-bit words of the generator's raw output: word w is cluster w % g
-    # unless w falls in the incomplete last cycle (then redrawn), so every cluster has the same
-    # chance. One lookup gives the block and 16-bit counting keys, in cache-sized chunks.
-    block_of = np.repeat(np.arange(blocks, dtype=np.uint16), np.diff(cuts))
-    cycles = _WORD // g
-    width = blocks + 1  # the last column counts the words to redraw
-    lookup = np.full(_WORD, blocks, np.uint16)
-    lookup[: cycles * g] = np.tile(block_of, cycles)
-    out = np.empty((n_resamples, blocks))
-    step = max(1, min(_BINNING_CHUNK // g, (_WORD - 1) // width))
-    offsets = (np.arange(step, dtype=np.uint16) * width)[:, None]
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        draws = rows * g
-        words = rng.bit_generator.random_raw(-(-draws // 4)).view(np.uint16)[:draws]
-        keys = lookup[words.reshape(rows, g)]
-        keys += offsets[:rows]
-        counts = np.bincount(keys.ravel(), minlength=rows * width).reshape(rows, width)
-        redraw = counts[:, blocks]
-        if redraw.any():
-            again = block_of[rng.integers(0, g, size=int(redraw.sum()))]
-            np.add.at(counts, (np.repeat(np.arange(rows), redraw), again), 1)
-        out[start : start + rows] = counts[:, :blocks]
-    return out
+    return cuts
 
 
-_WORD = 1 << 16
-_BINNING_CHUNK = 1 << 16
-# Numbers of clusters are resampled in parallel; each has its own seeded generator, so the
-# figures do not depend on the number of threads.
+def _resample(
+    g: int,
+    cuts: NDArray[np.int64],
+    n_resamples: int,
+    seed: int | None,
+    sets: tuple[NDArray[np.int64], ...],
+    hits: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """The compiled resampling of g clusters (a fresh generator seeded with ``seed``: the same
+    draws for every g-group, whatever runs beside it), blocks cut at ``cuts``: each data set's
+    mean per resample (``sets``: each kind's end block, sum step and size step, and each set's
+    first kind: see ``_kernels.resample_means``)."""
+    from . import _kernels  # numba: imported when first needed, not at Django's start-up
+
+    block_of = np.repeat(np.arange(cuts.size - 1, dtype=np.int64), np.diff(cuts))
+    means = np.empty((sets[-1].size - 1, n_resamples))
+    state = _kernels.seeded_state(seed)
+    if not 0 < g <= 1 << _WORD_BITS:
+        raise ValueError(f"can resample 1 to 2^{_WORD_BITS} clusters, not {g}")
+    _kernels.resample_means(state, g, _WORD_BITS, block_of, n_resamples, *sets, means, hits)
+    return means
+
+
+_NO_SETS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(1, np.int64))
+_NO_HITS = np.empty((0, 0))
+# Bits of generator output a draw of a cluster takes (tests narrow it to make a bias visible).
+_WORD_BITS = 32
+# Order statistics are found by counting each distribution into this many buckets: a tail's
+# bucket then holds a few dozen of its 10,000 resampled means (fewer buckets: more to select
+# from; more: a longer count to walk; timed).
+_BUCKETS = 256
+# Numbers of clusters are resampled in parallel (the kernels release the GIL); each has its own
+# seeded generator, so the figures do not depend on the number of threads.
 _THREADS = min(2, os.cpu_count() or 1)
+
+
+def load_kernels() -> None:
+    """Load the compiled kernels now (compiling them if no cache has them): numba's set-up
+    (~0.3 s in a fresh process) paid here, say on a thread while a refresh waits on its
+    database, instead of by the first bootstrap. The image runs it to fill its cache."""
+    clustered_mean_intervals([((0, 1, 1), (1, 1, 1))], n_resamples=10)
 
 
 def clustered_mean_intervals(
@@ -112,7 +124,11 @@ def clustered_mean_intervals(
     the same number of resamples as drawing each data set alone, and differing from that only by
     Monte Carlo error. Fewer than two clusters: ``nan``.
     """
+    from . import _kernels  # numba: imported when first needed, not at Django's start-up
+
     tail = (1.0 - confidence) / 2.0
+    previous, following, gamma = linear_neighbours(n_resamples, np.array([tail, 1.0 - tail]))
+    ranks = np.unique(np.concatenate([previous, following]))
     low = np.full(len(signatures), np.nan)
     high = np.full(len(signatures), np.nan)
     by_g: dict[int, list[int]] = {}
@@ -125,44 +141,46 @@ def clustered_mean_intervals(
             by_g.setdefault(g, []).append(row)
 
     def intervals(g: int) -> None:
-        rows = by_g[g]
+        rows = sorted(by_g[g], key=lambda r: len(kinds_of[r]))  # loops of one length in a run
         kinds = np.concatenate([kinds_of[r] for r in rows])
         lengths = [len(kinds_of[r]) for r in rows]
         # The kind ends of data set j (1..g), shifted by j (g + 1): one sorted array for all.
         # (The running count of all kinds is j g plus the set's own.)
         ends = np.cumsum(kinds[:, 2]) + np.repeat(np.arange(len(rows)), lengths)
-        cuts = np.concatenate([[0], np.unique(ends % (g + 1))])
-        hits = shared_block_hits(g, cuts[1:-1], n_resamples, seed)
-        # Each block lies within one kind of every data set: its sum and size per draw.
-        shifted = cuts[None, :-1] + (np.arange(len(rows)) * (g + 1))[:, None]
-        kind = np.searchsorted(ends, shifted, side="right")
-        sums = kinds[kind, 0].astype(np.float64)
-        sizes = kinds[kind, 1].astype(np.float64)
-        # One data set a row (integer counts: the products are exact in any order).
-        dist = sums @ hits.T
-        dist /= sizes @ hits.T
-        low[rows], high[rows] = quantile_rows(dist, [tail, 1.0 - tail])
+        ends %= g + 1
+        cuts = np.concatenate([[0], np.unique(ends)])
+        set_start = np.concatenate([[0], np.cumsum(lengths)])
+        # A set's sum in a resample: its kinds' sums times their draws, or, summed by parts,
+        # each kind's sum less the next one's times the draws up to its end (one gather each).
+        steps = kinds[:, :2].copy()
+        steps[:-1] -= kinds[1:, :2]
+        steps[set_start[1:] - 1] = kinds[set_start[1:] - 1, :2]
+        if np.abs(kinds[:, :2]).max(initial=0) * 2 * g >= 2**53:
+            raise ValueError("cluster sums and sizes too large to be added exactly")
+        steps = steps.astype(np.float64)
+        sets = (np.searchsorted(cuts, ends), steps[:, 0].copy(), steps[:, 1].copy(), set_start)
+        dist = _resample(g, cuts, n_resamples, seed, sets, _NO_HITS)
+        # A size of 0 or less can make a mean non-finite: np.quantile's own answer for those.
+        finite = np.minimum.reduceat(kinds[:, 1], set_start[:-1]) > 0
+        if not finite.all():
+            low[rows], high[rows] = np.quantile(dist, [tail, 1.0 - tail], axis=1)
+            rows, dist = [r for r, f in zip(rows, finite, strict=True) if f], dist[finite]
+        at = np.empty((len(rows), ranks.size))
+        _kernels.order_statistics(dist, ranks, _BUCKETS, at)
+        a = at[:, np.searchsorted(ranks, previous)]
+        b = at[:, np.searchsorted(ranks, following)]
+        low[rows], high[rows] = lerp(a, b, gamma).T
 
-    order = sorted(by_g, key=lambda g: -len(by_g[g]) * g)  # the longest first
-    # BLAS's own threads would only spin against these (they cost 2.5x the CPU time).
-    with _blas_limit():
-        if _THREADS > 1 and len(order) > 1:
-            with ThreadPoolExecutor(_THREADS) as pool:
-                list(pool.map(intervals, order))
-        else:
-            for g in order:
-                intervals(g)
+    # The longest first: a g-group costs g draws a resample, and a data set's order statistics
+    # about as much as three more.
+    order = sorted(by_g, key=lambda g: -(g + 3 * len(by_g[g])))
+    if _THREADS > 1 and len(order) > 1:
+        with ThreadPoolExecutor(_THREADS) as pool:
+            list(pool.map(intervals, order))
+    else:
+        for g in order:
+            intervals(g)
     return low, high
-
-
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    return ThreadpoolController()
-
-
-def _blas_limit() -> AbstractContextManager:
-    """One BLAS thread for the small products of the batched bootstrap."""
-    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 def cluster_sum_distributions(

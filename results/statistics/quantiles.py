@@ -29,19 +29,31 @@ def quantile_rows(x: ArrayLike, quantiles: ArrayLike) -> NDArray[np.float64]:
     m, n = x.shape
     if n < _MIN_LENGTH or m == 0 or q.size == 0 or not np.isfinite(x.sum()):
         return np.quantile(x, q, axis=1)
-    # np.quantile's 'linear' method: neighbours of the virtual index (n - 1) q, weight its
-    # fractional part, interpolated by _lerp's two formulas.
+    previous, following, gamma = linear_neighbours(n, q)
+    ranks = np.unique(np.concatenate([previous, following]))
+    at = dict(zip(ranks.tolist(), _order_statistics(x, ranks).T, strict=True))
+    a = np.stack([at[r] for r in previous.tolist()])
+    b = np.stack([at[r] for r in following.tolist()])
+    return lerp(a, b, gamma[:, None])
+
+
+def linear_neighbours(
+    n: int, q: NDArray[np.float64]
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]:
+    """np.quantile's 'linear' method on n values: the ranks of the order statistics either side
+    of each quantile's virtual index (n - 1) q, and the weight of the upper one."""
     virtual = (n - 1) * q
     previous = np.floor(virtual)
     gamma = virtual - previous
     previous = previous.astype(np.intp)
     following = np.minimum(previous + 1, n - 1)
     previous = np.where(virtual >= n - 1, n - 1, previous)
-    ranks = np.unique(np.concatenate([previous, following]))
-    at = dict(zip(ranks.tolist(), _order_statistics(x, ranks).T, strict=True))
-    a = np.stack([at[r] for r in previous.tolist()])
-    b = np.stack([at[r] for r in following.tolist()])
-    t = gamma[:, None]
+    return previous, following, gamma
+
+
+def lerp(a: NDArray[np.float64], b: NDArray[np.float64], t: ArrayLike) -> NDArray[np.float64]:
+    """np.quantile's interpolation between neighbours, by its two formulas (bit for bit)."""
+    t = np.asarray(t, dtype=np.float64)
     diff = b - a
     out = a + diff * t
     np.subtract(b, diff * (1 - t), out=out, where=t >= 0.5)
@@ -94,4 +106,4 @@ def _order_statistics(x: NDArray[np.float64], ranks: NDArray[np.intp]) -> NDArra
     return out
 
 
-__all__ = ["quantile_rows"]
+__all__ = ["lerp", "linear_neighbours", "quantile_rows"]
