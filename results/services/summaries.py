@@ -229,19 +229,40 @@ def bootstrap_rows(
     composition (the clustered bootstrap of a mean depends on a group only through it), all
     in one call. ``inputs`` spares recomputing what `metric_rows` needs too."""
     inputs = inputs or summary_inputs(cells)
+    groups = bootstrap_groups(cells, inputs)
+    lows, highs = statistics.clustered_mean_intervals(groups.distinct, n_resamples, seed=seed)
+    return groups.rows(run, lows, highs)
+
+
+@dataclass(frozen=True)
+class BootstrapGroups:
+    """The groups of the bootstrap levels and their distinct compositions, which is all the
+    resampling needs: the rows follow from the intervals of ``distinct``."""
+
+    built: list[tuple[str, str, Groups]]  # (level, age scope, groups)
+    distinct: list[tuple[tuple[int, int, int], ...]]
+    failures: dict[GroupKey, dict[str, int]]
+
+    def rows(
+        self, run: EvaluationRun, lows: NDArray[np.float64], highs: NDArray[np.float64]
+    ) -> list[tuple]:
+        """The rows, given each distinct composition's interval (in ``distinct`` order)."""
+        index = {sig: i for i, sig in enumerate(self.distinct)}
+        rows: list[tuple] = []
+        for level, scope, g in self.built:
+            at = np.array([index[sig] for sig in g.signatures], np.intp)
+            rows += _level_rows(run, level, scope, g, lows[at], highs[at], "", self.failures)
+        return rows
+
+
+def bootstrap_groups(cells: RunCells, inputs: SummaryInputs) -> BootstrapGroups:
     built = [
         (level, scope, groups)
         for level in BOOTSTRAP_LEVELS
         for scope, groups in level_groups(cells, level, inputs.polarity, signatures=True)
     ]
     distinct = sorted({sig for _, _, g in built for sig in g.signatures})
-    lows, highs = statistics.clustered_mean_intervals(distinct, n_resamples, seed=seed)
-    index = {sig: i for i, sig in enumerate(distinct)}
-    rows: list[tuple] = []
-    for level, scope, g in built:
-        at = np.array([index[sig] for sig in g.signatures], np.intp)
-        rows += _level_rows(run, level, scope, g, lows[at], highs[at], "", inputs.failures)
-    return rows
+    return BootstrapGroups(built, distinct, inputs.failures)
 
 
 def metric_rows(

@@ -20,10 +20,17 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
 from evaluations.models import EvaluationRun
+from results import statistics
 from results.models import PassRateSummary
 
 from .cells import RunCells
-from .summaries import SUMMARY_COLUMNS, bootstrap_rows, metric_rows, summary_inputs
+from .summaries import (
+    SUMMARY_COLUMNS,
+    BootstrapGroups,
+    bootstrap_groups,
+    metric_rows,
+    summary_inputs,
+)
 
 
 def summaries_replace(
@@ -36,42 +43,45 @@ def summaries_replace(
 ) -> int:
     """Replace the run's summary rows with those of ``cells``; returns their number. Call it
     inside a transaction. ``lap(part, seconds)``, if given, receives the seconds spent on the
-    intervals (the bootstrap thread's own time included) and on the writes (the connection's
-    time), which overlap on PostgreSQL."""
+    intervals (the resampling's own time included) and on the writes (the connection's time),
+    which overlap on PostgreSQL."""
     lap = lap or (lambda part, seconds: None)
     start = time.perf_counter()
     inputs = summary_inputs(cells)
+    groups = bootstrap_groups(cells, inputs)
+    # The resampling runs in compiled code without the GIL; this thread meanwhile builds the
+    # metric rows and writes them (the Python parts are not run side by side: they would only
+    # take turns with the GIL).
     with ThreadPoolExecutor(max_workers=1) as pool:
-        bootstrap = pool.submit(_timed, run, cells, n_resamples, seed, inputs)
+        resampling = pool.submit(_timed_intervals, groups, n_resamples, seed)
         metric = metric_rows(run, cells, inputs=inputs)
         lap("intervals", time.perf_counter() - start)
         start = time.perf_counter()
         PassRateSummary.objects.filter(run=run).delete()
-        if connection.vendor != "postgresql":
-            lap("writes", time.perf_counter() - start)
-            others, seconds = bootstrap.result()
-            lap("intervals", seconds)
-            start = time.perf_counter()
-            _insert(others + metric)
-            lap("writes", time.perf_counter() - start)
-            return len(others) + len(metric)
-        ids = _reserve_ids(_bootstrap_rows_bound(cells))
-        _copy(metric, with_ids=False)
+        postgres = connection.vendor == "postgresql"
+        if postgres:
+            ids = _reserve_ids(_bootstrap_rows_bound(cells))
+            _copy(metric, with_ids=False)
         lap("writes", time.perf_counter() - start)
-        others, seconds = bootstrap.result()
-        lap("intervals", seconds)
-        start = time.perf_counter()
-        if len(others) > len(ids):  # the bound is exact at most; never expected
-            raise RuntimeError("more bootstrap summary rows than the bound allows")
+        (lows, highs), seconds = resampling.result()
+    start = time.perf_counter()
+    others = groups.rows(run, lows, highs)
+    lap("intervals", seconds + time.perf_counter() - start)
+    start = time.perf_counter()
+    if not postgres:
+        _insert(others + metric)
+    elif len(others) > len(ids):  # the bound is exact at most; never expected
+        raise RuntimeError("more bootstrap summary rows than the bound allows")
+    else:
         _copy([(pk, *row) for pk, row in zip(ids, others, strict=False)], with_ids=True)
-        lap("writes", time.perf_counter() - start)
+    lap("writes", time.perf_counter() - start)
     return len(others) + len(metric)
 
 
-def _timed(run, cells, n_resamples: int, seed: int, inputs) -> tuple[list, float]:
+def _timed_intervals(groups: BootstrapGroups, n_resamples: int, seed: int):
     start = time.perf_counter()
-    rows = bootstrap_rows(run, cells, n_resamples=n_resamples, seed=seed, inputs=inputs)
-    return rows, time.perf_counter() - start
+    intervals = statistics.clustered_mean_intervals(groups.distinct, n_resamples, seed=seed)
+    return intervals, time.perf_counter() - start
 
 
 def _bootstrap_rows_bound(cells: RunCells) -> int:

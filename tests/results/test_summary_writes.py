@@ -44,7 +44,7 @@ def test_a_refresh_failing_in_the_bootstrap_keeps_the_previous_rows(mixed_run, m
     def broken(*args, **kwargs):
         raise FloatingPointError("bootstrap failed")
 
-    monkeypatch.setattr(summary_writes, "bootstrap_rows", broken)
+    monkeypatch.setattr(summary_writes.statistics, "clustered_mean_intervals", broken)
     with pytest.raises(FloatingPointError):
         summaries_refresh(run=mixed_run, n_resamples=50, seed=9)
     assert stored(mixed_run) == before
