@@ -271,21 +271,39 @@ def metric_rows(
     """The metric rows: Wilson on effective n (three base scenarios: the bootstrap
     under-covers), every row of a scope at once; no resampling."""
     inputs = inputs or summary_inputs(cells)
-    deff = metric_design_effects(cells)
     rows: list[tuple] = []
-    for scope, g in level_groups(cells, SummaryLevel.METRIC, inputs.polarity, signatures=False):
-        low, high = statistics.effective_wilson(g.passed, g.n, np.full(g.n.size, deff[scope]))
+    for part in metric_parts(cells, inputs):
         rows += _level_rows(
             run,
             SummaryLevel.METRIC,
-            scope,
-            g,
-            low,
-            high,
+            part.scope,
+            part.groups,
+            part.low,
+            part.high,
             statistics.WILSON_EFFECTIVE,
             inputs.failures,
         )
     return rows
+
+
+@dataclass(frozen=True)
+class MetricPart:
+    """The metric rows of one age scope as columns: the groups and their Wilson bounds."""
+
+    scope: str
+    groups: Groups
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+
+
+def metric_parts(cells: RunCells, inputs: SummaryInputs) -> list[MetricPart]:
+    """`metric_rows` before it becomes tuples, one part per age scope, in the rows' order."""
+    deff = metric_design_effects(cells)
+    parts = []
+    for scope, g in level_groups(cells, SummaryLevel.METRIC, inputs.polarity, signatures=False):
+        low, high = statistics.effective_wilson(g.passed, g.n, np.full(g.n.size, deff[scope]))
+        parts.append(MetricPart(scope, g, low, high))
+    return parts
 
 
 def _level_rows(

@@ -24,10 +24,12 @@ from results import statistics
 from results.models import PassRateSummary
 
 from .cells import RunCells
+from .copy_records import metric_records
 from .summaries import (
     SUMMARY_COLUMNS,
     BootstrapGroups,
     bootstrap_groups,
+    metric_parts,
     metric_rows,
     summary_inputs,
 )
@@ -49,19 +51,26 @@ def summaries_replace(
     start = time.perf_counter()
     inputs = summary_inputs(cells)
     groups = bootstrap_groups(cells, inputs)
+    postgres = connection.vendor == "postgresql"
     # The resampling runs in compiled code without the GIL; this thread meanwhile builds the
     # metric rows and writes them (the Python parts are not run side by side: they would only
     # take turns with the GIL).
     with ThreadPoolExecutor(max_workers=1) as pool:
         resampling = pool.submit(_timed_intervals, groups, n_resamples, seed)
-        metric = metric_rows(run, cells, inputs=inputs)
+        if postgres:
+            parts = metric_parts(cells, inputs)
+            data, n_metric = metric_records(
+                run, parts, statistics.WILSON_EFFECTIVE, inputs.failures
+            )
+        else:
+            metric = metric_rows(run, cells, inputs=inputs)
+            n_metric = len(metric)
         lap("intervals", time.perf_counter() - start)
         start = time.perf_counter()
         PassRateSummary.objects.filter(run=run).delete()
-        postgres = connection.vendor == "postgresql"
         if postgres:
             ids = _reserve_ids(_bootstrap_rows_bound(cells))
-            _copy(metric, with_ids=False)
+            _copy_data(data, SUMMARY_COLUMNS)
         lap("writes", time.perf_counter() - start)
         (lows, highs), seconds = resampling.result()
     start = time.perf_counter()
@@ -75,7 +84,7 @@ def summaries_replace(
     else:
         _copy([(pk, *row) for pk, row in zip(ids, others, strict=False)], with_ids=True)
     lap("writes", time.perf_counter() - start)
-    return len(others) + len(metric)
+    return len(others) + n_metric
 
 
 def _timed_intervals(groups: BootstrapGroups, n_resamples: int, seed: int):
@@ -142,6 +151,15 @@ def _copy(rows: list[tuple], *, with_ids: bool) -> None:
             copy.set_types(types)
             for row in rows:
                 copy.write_row(row)
+
+
+def _copy_data(data: bytes, names: tuple[str, ...]) -> None:
+    """COPY of data already in the binary format (header to trailer)."""
+    statement = (
+        f"COPY {PassRateSummary._meta.db_table} ({', '.join(names)}) FROM STDIN (FORMAT BINARY)"
+    )
+    with connection.cursor() as wrapper, wrapper.cursor.copy(statement) as copy:
+        copy.write(data)
 
 
 class _FailuresDumper(Dumper):
