@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 from django.db import connection
@@ -43,16 +43,15 @@ def metric_records(
     parts: Iterable[MetricPart],
     method: str,
     failures: dict[GroupKey, dict[str, int]],
-) -> tuple[bytes, int]:
-    """The COPY data (header to trailer) of the metric rows, in `metric_rows` order, and their
-    number."""
+) -> Iterator[bytes]:
+    """The COPY data of the metric rows, in `metric_rows` order: the header, then each part's
+    records as it is built (the server can take in one part while the next is built), then the
+    trailer."""
     kinds = column_kinds()
-    chunks, count = [HEADER], 0
+    yield HEADER
     for part in parts:
-        chunks += _part_records(run, part, method, failures, kinds)
-        count += part.groups.n.size
-    chunks.append(TRAILER)
-    return b"".join(chunks), count
+        yield from _part_records(run, part, method, failures, kinds)
+    yield TRAILER
 
 
 def _part_records(
@@ -66,11 +65,13 @@ def _part_records(
     if size == 0:
         return []
     polarity_names = np.array(POLARITIES)[g.polarity]
+    width = max(len(name.encode()) for name in POLARITIES)
+    polarity_bytes = np.array([name.encode() for name in POLARITIES], f"S{width}")[g.polarity]
     columns = {
         "release_id": run.release_id,
         "run_id": run.pk,
         "target_id": g.target,
-        "polarity": polarity_names,
+        "polarity": polarity_bytes,
         "level": SummaryLevel.METRIC.value,
         "area_id": None,
         "subarea_id": None,
@@ -108,6 +109,7 @@ def _part_records(
         out.append(raw[start:i].tobytes())
         reasons = failed.get((int(g.target[i]), str(polarity_names[i]), int(g.key[i])), {})
         values = [_value_at(columns[name], i) for name in SUMMARY_COLUMNS]
+        values[SUMMARY_COLUMNS.index("polarity")] = str(polarity_names[i])
         values[SUMMARY_COLUMNS.index("n_failed")] = sum(reasons.values())
         values[SUMMARY_COLUMNS.index("failures")] = dict(sorted(reasons.items()))
         out.append(_record(values, kinds))
@@ -146,8 +148,8 @@ def _encoded(value, kind: str):
     if kind == "jsonb":
         return b"\x01" + json.dumps(value).encode()
     if kind == "varchar":
-        if isinstance(value, np.ndarray):
-            return np.char.encode(value.astype(str), "utf-8")
+        if isinstance(value, np.ndarray):  # already bytes, one width
+            return value
         return str(value).encode()
     return value
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connection
@@ -51,27 +51,32 @@ def summaries_replace(
     start = time.perf_counter()
     inputs = summary_inputs(cells)
     groups = bootstrap_groups(cells, inputs)
+    lap("intervals", time.perf_counter() - start)
     postgres = connection.vendor == "postgresql"
     # The resampling runs in compiled code without the GIL; this thread meanwhile builds the
     # metric rows and writes them (the Python parts are not run side by side: they would only
     # take turns with the GIL).
     with ThreadPoolExecutor(max_workers=1) as pool:
         resampling = pool.submit(_timed_intervals, groups, n_resamples, seed)
+        start = time.perf_counter()
         if postgres:
+            # The old rows out first: the metric rows' records are then built part by part
+            # while the server takes in the previous part.
+            PassRateSummary.objects.filter(run=run).delete()
+            ids = _reserve_ids(_bootstrap_rows_bound(cells))
             parts = metric_parts(cells, inputs)
-            data, n_metric = metric_records(
-                run, parts, statistics.WILSON_EFFECTIVE, inputs.failures
-            )
+            n_metric = sum(part.groups.n.size for part in parts)
+            method, failures = statistics.WILSON_EFFECTIVE, inputs.failures
+            _copy_data(metric_records(run, parts, method, failures), SUMMARY_COLUMNS)
+            # Building the metric rows' records is booked with sending them.
+            lap("writes", time.perf_counter() - start)
         else:
             metric = metric_rows(run, cells, inputs=inputs)
             n_metric = len(metric)
-        lap("intervals", time.perf_counter() - start)
-        start = time.perf_counter()
-        PassRateSummary.objects.filter(run=run).delete()
-        if postgres:
-            ids = _reserve_ids(_bootstrap_rows_bound(cells))
-            _copy_data(data, SUMMARY_COLUMNS)
-        lap("writes", time.perf_counter() - start)
+            lap("intervals", time.perf_counter() - start)
+            start = time.perf_counter()
+            PassRateSummary.objects.filter(run=run).delete()
+            lap("writes", time.perf_counter() - start)
         (lows, highs), seconds = resampling.result()
     start = time.perf_counter()
     others = groups.rows(run, lows, highs)
@@ -153,13 +158,15 @@ def _copy(rows: list[tuple], *, with_ids: bool) -> None:
                 copy.write_row(row)
 
 
-def _copy_data(data: bytes, names: tuple[str, ...]) -> None:
-    """COPY of data already in the binary format (header to trailer)."""
+def _copy_data(chunks: Iterable[bytes], names: tuple[str, ...]) -> None:
+    """COPY of data already in the binary format (header to trailer), each chunk sent as it
+    comes."""
     statement = (
         f"COPY {PassRateSummary._meta.db_table} ({', '.join(names)}) FROM STDIN (FORMAT BINARY)"
     )
     with connection.cursor() as wrapper, wrapper.cursor.copy(statement) as copy:
-        copy.write(data)
+        for chunk in chunks:
+            copy.write(chunk)
 
 
 class _FailuresDumper(Dumper):
