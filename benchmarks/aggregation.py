@@ -116,7 +116,7 @@ def measure(n_resamples: int, repeats: int) -> None:
     from results.models import PassRateSummary
     from results.selectors import explore_subarea_rates
     from results.services import summaries_refresh
-    from results.statistics import bootstrap_ci
+    from stats import bootstrap_ci
 
     run = EvaluationRun.objects.get(release__version="0.0.900")
 

@@ -1,4 +1,4 @@
-"""Time results.statistics.bootstrap_ci against scipy.stats.bootstrap on a results-sized data set.
+"""Time stats.bootstrap_ci against scipy.stats.bootstrap on a results-sized data set.
 
 48,540 binary outcomes from 8,090 base scenarios (6 variants each), 10,000 resamples, 95 %
 percentile intervals. scipy.stats.bootstrap (unclustered mean, vectorized=True) is the yardstick;
@@ -16,7 +16,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from results.statistics import bootstrap_ci  # noqa: E402
+from stats import bootstrap_ci  # noqa: E402
 
 N_CLUSTERS = 8_090
 PER_CLUSTER = 6

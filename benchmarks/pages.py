@@ -4,7 +4,7 @@ Creates a scratch PostgreSQL database, loads `generate_synthetic_dataset` into i
 included), then requests each page in this process through Django's test client (the whole
 middleware stack, no network, a signed-out reader) and prints, per page: the first request
 on an empty cache (the page computed and rendered; its SQL queries) and the median of
---repeats requests after it (served by `results.pagecache`; its queries), each divided by
+--repeats requests after it (served by `core.pagecache`; its queries), each divided by
 the median of /health/ requests interleaved with them. One pass over the pages compiles every
 template before measuring. The scratch database (BENCH_DB_NAME, default
 impactbench_pages_bench) is dropped unless --keep. Prints figures; asserts nothing.

@@ -6,6 +6,12 @@ class EvaluationsConfig(AppConfig):
     verbose_name = "Evaluations"
 
     def ready(self) -> None:
+        from core.pagecache import stamp_part_register
+
+        from .selectors import official_runs_stamp_sql
+
+        stamp_part_register("evaluations.official_runs", official_runs_stamp_sql)
+
         # Registers the offline demo model's content for the evaluation schemas.
         from django.db.models.signals import post_migrate
 

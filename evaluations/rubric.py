@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from results.estimates import Estimate
-from results.statistics import bootstrap_ci
+from stats import bootstrap_ci
+from stats.estimates import Estimate
 
 MIN_POINTS = -10
 MAX_POINTS = 10

@@ -8,6 +8,7 @@ from decimal import Decimal
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
+from core.pagecache import latest
 from llm.models import ERROR_OUTCOMES, CallOutcome, LLMCall
 from metrics_registry.models import MetricVersion, Release
 
@@ -200,4 +201,13 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
         rubric_total=rubric["total"] or 0,
         rubric_completed=rubric["completed"] or 0,
         rubric_failed=rubric["failed"] or 0,
+    )
+
+
+def official_runs_stamp_sql() -> str:
+    """The page cache's stamp part over official runs: which they are and when that changed."""
+    table = EvaluationRun._meta.db_table
+    return (
+        f"(SELECT COUNT(*) || '.' || COALESCE(SUM(id), 0) || '.' || "  # noqa: S608
+        f"{latest('official_changed_at')} FROM {table} WHERE is_official)"
     )

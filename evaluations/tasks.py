@@ -78,11 +78,8 @@ def llm_process_batch(self, conversation_ids: list[int], retries: int = 0) -> di
 
 @shared_task(bind=True, name="evaluations.tasks.llm_process_conversation", acks_late=True)
 def llm_process_conversation(self, conversation_id: int) -> None:
-    from .services.processing import (
-        conversation_mark_failed,
-        conversation_process,
-        failure_kind_of,
-    )
+    from .services.failures import conversation_mark_failed, failure_kind_of
+    from .services.processing import conversation_process
     from .services.runs import run_check_finished
 
     try:

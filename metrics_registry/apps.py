@@ -7,6 +7,13 @@ class MetricsRegistryConfig(AppConfig):
     verbose_name = "Metrics registry"
 
     def ready(self) -> None:
+        from core.pagecache import stamp_part_register
+
+        from .selectors import metrics_stamp_sql, releases_stamp_sql
+
+        stamp_part_register("metrics_registry.metrics", metrics_stamp_sql)
+        stamp_part_register("metrics_registry.releases", releases_stamp_sql)
+
         from .taxonomy import reference_rows_ensure
 
         post_migrate.connect(reference_rows_ensure, sender=self)

@@ -3,6 +3,7 @@
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, F, Prefetch, Q, QuerySet
 
+from core.pagecache import latest
 from core.roles import Role, user_has_role
 
 from .models import (
@@ -230,3 +231,14 @@ def metrics_needing_mapping() -> QuerySet[MetricVersion]:
         .select_related("metric", "metric__benchmark", "label_category")
         .order_by("metric__benchmark__name", "metric__key")
     )
+
+
+def releases_stamp_sql() -> str:
+    """The page cache's stamp part over releases: how many, and the latest publication."""
+    table = Release._meta.db_table
+    return f"(SELECT COUNT(*) || '.' || {latest('published_at')} FROM {table})"  # noqa: S608
+
+
+def metrics_stamp_sql() -> str:
+    """The page cache's stamp part over metrics: the latest edit of any registry entry."""
+    return f"(SELECT {latest('updated_at')} FROM {Metric._meta.db_table})"  # noqa: S608

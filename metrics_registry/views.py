@@ -13,8 +13,8 @@ from django.views.generic import FormView, ListView, TemplateView
 
 from core import events
 from core.exceptions import ApplicationError
+from core.pagecache import PublishedPageCacheMixin
 from core.roles import Role, RoleRequiredMixin
-from results.pagecache import PublishedPageCacheMixin
 
 from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
 from .models import MetricVersion, ValidationStatus

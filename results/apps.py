@@ -6,6 +6,12 @@ class ResultsConfig(AppConfig):
     verbose_name = "Results"
 
     def ready(self) -> None:
+        from core.pagecache import stamp_part_register
+
+        from .selectors import analyses_stamp_sql
+
+        stamp_part_register("results.analyses", analyses_stamp_sql)
+
         from core import events
 
         from .services.freshness import on_ratings_changed, on_run_completed

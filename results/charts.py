@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 
-from results.estimates import Estimate
+from stats.estimates import Estimate
 
 # Diverging bands from low (red) through neutral to high (blue-green): ColorBrewer's RdBu red
 # half and BrBG teal half. A pure green end would collapse onto the red one for deuteranopes;

@@ -14,12 +14,12 @@ import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Q
 
+import stats as statistics
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import LabelCategory
+from stats.estimates import Estimate
 
-from . import statistics
-from .estimates import Estimate
 from .services.cells import judged_conversations
 
 # (lower bound in percent, grade), highest first; below the last bound the grade is F.

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from stats.estimates import Estimate
+
 from .charts import ForestRow, forest_svg
-from .estimates import Estimate
 from .models import PassRateSummary
 
 MAX_ROWS = 25

@@ -7,7 +7,7 @@ Public pages read only these rows. They are derived data, rebuilt as a whole by
 from django.db import models
 from django.db.models import Q
 
-from results.estimates import Estimate, Exclusion
+from stats.estimates import Estimate, Exclusion
 
 
 class SummaryLevel(models.TextChoices):

@@ -14,9 +14,9 @@ from django.urls import reverse
 from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
 from llm.models import ModelConfiguration
 from metrics_registry.models import Area, Metric, MetricVersion, ReleaseItem, Subarea
+from stats.estimates import Estimate
 
 from .charts import Node
-from .estimates import Estimate
 from .models import PassRateSummary, SummaryLevel
 from .selectors import public_conversations, summary_estimates
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
+from core.pagecache import latest
 from evaluations.models import Conversation, EvaluationRun, RunStatus
 from llm.models import ModelConfiguration, Provider
 from metrics_registry.models import ReleaseStatus
+from stats.estimates import Estimate
 
-from .estimates import Estimate
-from .models import PassRateSummary, SummaryLevel
+from .models import PassRateSummary, RunAnalysis, SummaryLevel
 
 
 def public_runs(*, with_analysis: bool = False) -> QuerySet[EvaluationRun]:
@@ -165,3 +166,9 @@ def summary_estimates(
         ): row.estimate
         for row in rows.order_by()
     }
+
+
+def analyses_stamp_sql() -> str:
+    """The page cache's stamp part over run analyses: how many, and the latest refresh."""
+    table = RunAnalysis._meta.db_table
+    return f"(SELECT COUNT(*) || '.' || {latest('computed_at')} FROM {table})"  # noqa: S608

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ..models import AnchorCoverage, Conversation, EvaluationRun, Judgment, Turn
 from ..services.claims import Claim, claims_take
+from ..services.failures import conversation_mark_failed
 from ..services.health import run_admits_work
 
 # Runs whose seed no other run shares, per process: their first attempts cannot hit the cache.
@@ -44,8 +45,6 @@ def conversations_load(conversation_ids: list[int], worker: str) -> list[Loaded 
     seed, so on the first claim of a run whose seed is its own the cache holds nothing for it
     and the engine skips the lookups.
     """
-    from ..services.processing import conversation_mark_failed
-
     conversations = {
         c.pk: c
         for c in Conversation.objects.filter(pk__in=conversation_ids).select_related(

@@ -24,6 +24,8 @@ from ..models import Conversation, ConversationStatus
 from ..services.anchors import anchor_steps
 from ..services.claims import Claim, ClaimLost, claim_release, claims_renew
 from ..services.closing import conversations_finalize, conversations_mark_simulated
+from ..services.failures import conversation_mark_failed, failure_kind_of, is_permanent
+from ..services.health import run_note_outcome
 from ..services.judging import judge_steps
 from ..services.simulation import conversation_attribution, simulate_steps
 from ..services.steps import Ask, Store
@@ -173,9 +175,6 @@ class Engine:
             raise _Lost
 
     async def _failed(self, loaded: Loaded, error: Exception) -> Conversation | None:
-        from ..services.health import run_note_outcome
-        from ..services.processing import conversation_mark_failed, failure_kind_of, is_permanent
-
         claim = loaded.claim
         await self.recorder.flush()  # the attempts are in the call log before any verdict
         _ids_of_calls(error)

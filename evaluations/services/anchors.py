@@ -13,6 +13,7 @@ conversation goes on without coverage rows, and the consistency figure counts it
 
 import logging
 
+from core.rows import stable_seed
 from llm.exceptions import LLMError
 from llm.models import ModelRole
 
@@ -22,7 +23,7 @@ from ..schemas import AnchorCoverageCheck
 from .claims import Claim
 from .judging import quote_found
 from .scenarios import anchors_fit
-from .simulation import conversation_attribution, conversation_seed, stable_seed
+from .simulation import conversation_attribution, conversation_seed
 from .steps import Ask, Steps, Store, drive_sync
 
 logger = logging.getLogger(__name__)

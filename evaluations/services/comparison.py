@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Q
 
+import stats as statistics
 from core.exceptions import ApplicationError
-from results import statistics
-from results.estimates import Estimate, Exclusion
+from stats.estimates import Estimate, Exclusion
 
 from ..models import ConversationStatus, EvaluationRun
 

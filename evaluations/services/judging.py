@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 
 from core.exceptions import ApplicationError
+from core.rows import stable_seed
 from llm.exceptions import LLMError, StructuredOutputError
 from llm.models import ModelRole
 
@@ -31,7 +32,7 @@ from ..models import (
 from ..schemas import EvidenceQuote, JudgeVerdict
 from .claims import Claim
 from .closing import conversations_finalize, outcome
-from .simulation import conversation_attribution, conversation_seed, stable_seed
+from .simulation import conversation_attribution, conversation_seed
 from .steps import Ask, Steps, Store, drive_sync
 
 _QUOTE_MARKS = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "—": "-", "–": "-"})

@@ -14,34 +14,26 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db.models import F
 from django.utils import timezone
 
 from core import events
-from core.exceptions import ApplicationError
 
 from ..models import (
     Conversation,
     ConversationStatus,
     EvaluationRun,
-    FailureKind,
     RubricResponse,
     RunStatus,
 )
 from .anchors import conversation_anchors_check
-from .claims import Claim, ClaimLost, LeaseHeartbeat, claim_fence, claim_release, claim_take
+from .claims import ClaimLost, LeaseHeartbeat, claim_release, claim_take
+from .failures import UNFINISHED, conversation_mark_failed, failure_kind_of, is_permanent
 from .health import run_admits_work, run_note_outcome
 from .judging import conversation_finalize, conversation_judge
 from .rubric_runs import rubric_response_process, rubric_unfinished_exists
 from .simulation import conversation_simulate
 
 logger = logging.getLogger(__name__)
-UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
-
-
-def is_permanent(error: BaseException) -> bool:
-    """Whether retrying cannot help: an ApplicationError not marked retryable."""
-    return isinstance(error, ApplicationError) and not getattr(error, "retryable", False)
 
 
 def conversation_process(
@@ -101,52 +93,6 @@ def conversation_process(
         run_note_outcome(run_id=claim.run_id, target_id=conversation.target_id, error=None)
     if check_finished:
         run_check_finished(run_id=conversation.run_id)
-    return conversation
-
-
-def failure_kind_of(error: BaseException) -> str:
-    """Which side failed, for the failure counts beside every pass rate."""
-    kind = getattr(error, "kind", None)
-    if kind:
-        return kind
-    if type(error).__name__ in ("SoftTimeLimitExceeded", "TimeLimitExceeded"):
-        return FailureKind.TIMEOUT
-    return FailureKind.OTHER
-
-
-def conversation_mark_failed(
-    *,
-    conversation_id: int,
-    error: str,
-    kind: str = FailureKind.OTHER,
-    claim: Claim | None = None,
-) -> Conversation:
-    """Fail an unfinished conversation (under its claim's fence when one is given)."""
-    try:
-        with claim_fence(claim):
-            conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
-            if conversation.status not in UNFINISHED:
-                return conversation
-            conversation.status = ConversationStatus.FAILED
-            conversation.error = error[:5000]
-            conversation.failure_kind = kind
-            conversation.finished_at = timezone.now()
-            conversation.lease_expires_at = None
-            conversation.save(
-                update_fields=[
-                    "status",
-                    "error",
-                    "failure_kind",
-                    "finished_at",
-                    "lease_expires_at",
-                    "updated_at",
-                ]
-            )
-            EvaluationRun.objects.filter(pk=conversation.run_id).update(
-                conversations_failed=F("conversations_failed") + 1
-            )
-    except ClaimLost:
-        conversation = Conversation.objects.get(pk=conversation_id)
     return conversation
 
 

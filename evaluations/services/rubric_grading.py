@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.exceptions import ApplicationError
+from core.rows import create_unless_present, stable_seed
 from llm.gateway import structured
 from llm.models import ModelConfiguration, ModelRole
-from results.estimates import Estimate
-from results.statistics import bootstrap_ci
+from stats import bootstrap_ci
+from stats.estimates import Estimate
 
 from .. import prompts
 from ..models import (
@@ -28,7 +29,6 @@ from ..models import (
 )
 from ..schemas import CriterionVerdict, RubricGradeSet
 from .claims import Claim, claim_fence
-from .simulation import create_unless_present, stable_seed
 
 
 def release_rubric_freeze(*, release) -> ReleaseRubricFreeze:

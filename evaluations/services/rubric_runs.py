@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Q
 
+from core.rows import stable_seed
 from llm.attribution import call_attribution
 from llm.gateway import chat
 from llm.models import ModelRole
-from results.estimates import Estimate, Exclusion
+from stats.estimates import Estimate, Exclusion
 
 from .. import prompts
 from ..models import (
@@ -38,7 +39,6 @@ from ..rubric import aggregate_estimate, item_score_or_none
 from ..rubric_dimensions import dimension_labels as dimension_labels_read
 from .claims import Claim, ClaimLost, LeaseHeartbeat, claim_fence, claim_release, claim_take
 from .rubric_grading import grades_write
-from .simulation import stable_seed
 
 logger = logging.getLogger(__name__)
 UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
@@ -103,7 +103,8 @@ def rubric_response_process(
 ) -> RubricResponse | None:
     """Reply, grade the missing criteria, score. The task body (failure policy as for
     conversations: permanent errors fail the response, transient ones propagate)."""
-    from .processing import is_permanent, run_check_finished
+    from .failures import is_permanent
+    from .processing import run_check_finished
 
     claim = claim_take(RubricResponse, pk=response_id, worker=worker)
     if claim is None:

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator
 
 from django.db.models import Prefetch
 
+import stats as statistics
 from core.csvsafe import csv_dict_lines
 from llm.models import ModelConfiguration
-from results import statistics
 
 from ..models import Conversation, EvaluationRun, Judgment, RubricGrade, RubricResponse, Turn
 

@@ -30,8 +30,8 @@ from ..models import (
     RubricResponse,
     RunStatus,
 )
+from .failures import conversation_mark_failed  # noqa: F401 - the run services' public names
 from .processing import (  # noqa: F401 - the run services' public names
-    conversation_mark_failed,
     conversation_process,
     conversations_send,
     run_check_finished,

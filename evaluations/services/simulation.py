@@ -11,12 +11,8 @@ re-run continues after the last stored one. Re-asking the simulator for a lost t
 hit, because the request and seed are the same.
 """
 
-import hashlib
-from typing import TypeVar
-
-from django.db import IntegrityError, models, transaction
-
 from core.exceptions import ApplicationError
+from core.rows import stable_seed
 from llm.attribution import call_attribution
 from llm.exceptions import LLMError
 from llm.models import ModelRole
@@ -30,15 +26,6 @@ from .closing import conversations_mark_simulated, outcome
 from .scenarios import anchors_fit
 from .steps import Ask, Steps, Store, drive_sync
 
-M = TypeVar("M", bound=models.Model)
-SEED_MODULUS = 2**31 - 1  # fits every endpoint's seed parameter
-
-
-def stable_seed(*parts: object) -> int:
-    """A seed derived from `parts`, the same in every process (unlike hash())."""
-    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") % SEED_MODULUS
-
 
 def conversation_seed(conversation: Conversation) -> int:
     return stable_seed(
@@ -47,19 +34,6 @@ def conversation_seed(conversation: Conversation) -> int:
         conversation.target_id,
         conversation.replicate,
     )
-
-
-def create_unless_present(model: type[M], *, lookup: dict, values: dict) -> M:
-    """Insert a row unique on `lookup`, or return the one another worker wrote first.
-
-    Like get_or_create but inserting first: the row is almost never there, so this saves the
-    SELECT that get_or_create always makes (a third of the queries of a conversation).
-    """
-    try:
-        with transaction.atomic():
-            return model.objects.create(**lookup, **values)
-    except IntegrityError:
-        return model.objects.get(**lookup)
 
 
 def simulator_messages(

@@ -6,7 +6,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from core.api import ErrorOutput
-from results.pagecache import PublishedPageCacheMixin
+from core.pagecache import PublishedPageCacheMixin
 
 from ..selectors import (
     metric_list,

@@ -14,13 +14,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import ErrorOutput
+from core.pagecache import PublishedPageCacheMixin
 from evaluations.models import Scenario
 from metrics_registry.models import Area, Metric, Subarea
 from metrics_registry.selectors import area_list_with_subareas
 
 from ..label import label_profile
 from ..models import PassRateSummary, SummaryLevel
-from ..pagecache import PublishedPageCacheMixin
 from ..public import AGES, POLARITIES, UNTESTED, metric_results, run_version_of
 from ..selectors import (
     public_conversations,

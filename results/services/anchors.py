@@ -17,8 +17,8 @@ from collections import defaultdict
 from typing import Any
 
 from evaluations.models import AnchorCoverage, Conversation, ConversationStatus, EvaluationRun
-from results.estimates import Estimate, Exclusion
-from results.statistics import bootstrap_ci
+from stats import bootstrap_ci
+from stats.estimates import Estimate, Exclusion
 
 METHOD = (
     "share of anchors raised in some replicates and not others; "

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from evaluations.models import Conversation, EvaluationRun
-from results.estimates import Estimate
-from results.statistics import clustered_mean_ci
+from stats import clustered_mean_ci
+from stats.estimates import Estimate
 
 from .repeatability import JUDGMENT_COLUMNS, judgment_counts
 

@@ -26,7 +26,7 @@ from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
 from results.models import RunAnalysis
-from results.statistics import batched
+from stats import batched
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+import stats as statistics
 from evaluations.models import Conversation, EvaluationRun
-from results import statistics
-from results.estimates import Exclusion
+from stats.estimates import Exclusion
 
 # Judge repeatability has its own module; importers of it from here keep working.
 from .repeatability import (  # noqa: F401

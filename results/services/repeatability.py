@@ -13,16 +13,16 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Q
 
+import stats as statistics
 from evaluations.models import ConversationStatus, EvaluationRun, Judgment
-from results import statistics
-from results.estimates import MIN_ITEMS, Estimate
-from results.statistics import (
+from stats import (
     cluster_sum_distribution,
     fleiss_from_sums,
     fleiss_item_sums,
     percentile_interval,
 )
-from results.statistics.two_stage import two_stage_weights
+from stats.estimates import MIN_ITEMS, Estimate
+from stats.two_stage import two_stage_weights
 
 from .cells import numeric_rows
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from results import statistics
-from results.estimates import Estimate
-from results.statistics import percentile_interval
+import stats as statistics
+from stats import percentile_interval
+from stats.estimates import Estimate
 
 from .cells import RunCells
 

@@ -19,10 +19,10 @@ from itertools import repeat
 import numpy as np
 from numpy.typing import NDArray
 
+import stats as statistics
 from evaluations.models import EvaluationRun
-from results import statistics
-from results.estimates import Estimate
 from results.models import AgeScope, SummaryLevel
+from stats.estimates import Estimate
 
 from .cells import AGES, RunCells
 from .rollup import Groups, distinct_rows, level_groups

@@ -19,8 +19,8 @@ from psycopg import postgres
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
+import stats as statistics
 from evaluations.models import EvaluationRun
-from results import statistics
 from results.models import PassRateSummary
 
 from .cells import RunCells

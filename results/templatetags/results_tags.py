@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from django import template
 
-from results.estimates import Estimate
+from stats.estimates import Estimate
 
 register = template.Library()
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from django.http import Http404
 
+from core.pagecache import PublishedPageCacheMixin
 from evaluations.models import EvaluationRun
 
-from ..pagecache import PublishedPageCacheMixin
 from ..selectors import public_run, public_runs, run_is_synthetic, run_uses_offline_model
 
 
 class PublicRunMixin(PublishedPageCacheMixin):
     """Resolves ``?run=`` to a public (official) run; anything else is a 404. Served from the
-    page cache to signed-out readers (`results.pagecache`)."""
+    page cache to signed-out readers (`core.pagecache`)."""
 
     request = None  # set by the view
 

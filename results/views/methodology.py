@@ -3,8 +3,9 @@
 from django.http import Http404
 from django.views.generic import TemplateView
 
+from core.pagecache import PublishedPageCacheMixin
+
 from ..methodology_plots import methodology_plots
-from ..pagecache import PublishedPageCacheMixin
 from ..selectors import (
     metric_labels_for_versions,
     overall_pass_rates,

@@ -1,4 +1,4 @@
-"""Agreement figures of rating queues, every one an ``results.estimates.Estimate``.
+"""Agreement figures of rating queues, every one an ``stats.estimates.Estimate``.
 
 ``queue``: per question, per metric and per rater; ``panels``: the simulator-pair ranking and
 the user-priorities comparison; ``exports``: the ratings as CSV rows.

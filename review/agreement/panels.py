@@ -5,8 +5,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from results import statistics as stats
-from results.estimates import Estimate
+import stats
+from stats.estimates import Estimate
 
 from ..kinds import FORMS
 from ..models import Rating, RatingQueue

@@ -1,7 +1,7 @@
 """Agreement figures of a queue, per question, per metric and per rater.
 
-Every coefficient comes from `results.statistics` (tested there against statsmodels,
-scikit-learn and the krippendorff package) and is a `results.estimates.Estimate` with its
+Every coefficient comes from `stats` (tested there against statsmodels,
+scikit-learn and the krippendorff package) and is a `stats.estimates.Estimate` with its
 interval and n; this module only lays the ratings out:
 
 * ``labels[item, rater]`` (None where a rater did not rate the item) for the count-based
@@ -25,8 +25,8 @@ from statistics import median
 import numpy as np
 from django.conf import settings
 
-from results import statistics as stats
-from results.estimates import Estimate
+import stats
+from stats.estimates import Estimate
 
 from ..kinds import FORMS, Question, adapter_for
 from ..models import Rating, RatingQueue

@@ -3,11 +3,11 @@
 import pytest
 from django.urls import reverse
 
+import stats as statistics
 from core.exceptions import ApplicationError
 from evaluations.services import runs
 from evaluations.services.comparison import runs_compare
 from llm.models import ModelRole
-from results import statistics
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401
 from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
 

@@ -82,8 +82,8 @@ def test_demo_seed_runs_the_release_offline_completely_and_only_once(monkeypatch
 
 def test_the_demo_anchor_study_gives_the_consistency_figure_data(monkeypatch):
     from evaluations.demo import DEMO_ANCHOR_STUDY, DEMO_ANCHOR_STUDY_REPLICATES
-    from results.estimates import Estimate
     from results.services.anchors import anchor_consistency
+    from stats.estimates import Estimate
 
     small = [m for m in DEMO_METRICS if m[2] == "positive"][:2]
     monkeypatch.setattr(registry_demo, "DEMO_METRICS", small)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
+import stats as statistics
 from evaluations.models import Conversation, RunStatus
 from evaluations.services import runs
-from results import statistics
 from tests.evaluations.test_runs import (  # noqa: F401 - fixtures
     offline_release,
     offline_run,

@@ -16,11 +16,11 @@ import numpy as np
 from django.db.models import Count, Q
 from numpy.typing import NDArray
 
+import stats as statistics
 from evaluations.models import EvaluationRun
-from results import statistics
-from results.estimates import Estimate
 from results.models import AgeScope, PassRateSummary, SummaryLevel
 from results.services.cells import AGES, RunCells, judged_conversations
+from stats.estimates import Estimate
 
 DEFAULT_RESAMPLES = 10_000
 VERSION = "scenario__metric_version_id"

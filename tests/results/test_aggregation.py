@@ -5,10 +5,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from statsmodels.stats.proportion import proportion_confint
 
+import stats as statistics
 from evaluations.models import ConversationStatus, RunStatus
 from evaluations.services.runs import run_check_finished
 from metrics_registry.models import Area, Subarea
-from results import statistics
 from results.models import PassRateSummary, RunAnalysis
 from results.services import results_refresh
 from results.services.cells import run_cells

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.db.models import Count, Q
 
+import stats as statistics
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Judgment
-from results import statistics
 from results.services import refresh
 from results.services.cells import run_cells
 from results.services.evidence import evidence_verification
@@ -27,7 +27,7 @@ from results.services.repeatability import (
 )
 from results.services.robustness import robustness
 from results.services.summaries import failed_as_fail
-from results.statistics.bootstrap import _quantile_pair
+from stats.bootstrap import _quantile_pair
 
 pytestmark = pytest.mark.django_db
 
@@ -191,7 +191,7 @@ def test_cluster_codes_from_packed_keys_are_numpy_unique_rows():
 
 @pytest.mark.parametrize("g", [2, 50, 383, 384, 1_380])
 def test_cluster_hits_count_the_draws_of_each_resample(g):
-    from results.statistics.bootstrap import cluster_hits
+    from stats.bootstrap import cluster_hits
 
     rows = 37
     hits = cluster_hits(np.random.default_rng(g), g, rows)

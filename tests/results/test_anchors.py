@@ -7,8 +7,8 @@ import pytest
 from evaluations.models import AnchorCoverage, Turn
 from evaluations.services import runs
 from evaluations.services.scenarios import scenarios_generate
-from results.estimates import Estimate
 from results.services.reliability import anchor_consistency
+from stats.estimates import Estimate
 from tests.evaluations.factories import current_version
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory

@@ -4,9 +4,9 @@ the binned draws against the uniform cluster bootstrap, independence of the thre
 import numpy as np
 import pytest
 
-from results.statistics import batched, clustered_mean_intervals, shared_block_hits
-from results.statistics import quantiles as quantiles_module
-from results.statistics.quantiles import quantile_rows
+from stats import batched, clustered_mean_intervals, shared_block_hits
+from stats import quantiles as quantiles_module
+from stats.quantiles import quantile_rows
 
 
 def distributions(rng, rows, n):

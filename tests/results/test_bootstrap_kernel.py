@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from results import statistics
-from results.statistics import _kernels, batched, clustered_mean_intervals, shared_block_hits
-from results.statistics.quantiles import linear_neighbours
+import stats as statistics
+from stats import _kernels, batched, clustered_mean_intervals, shared_block_hits
+from stats.quantiles import linear_neighbours
 from tests.conftest import ROOT
 from tests.results.test_refresh_equivalence import (
     assert_bounds_within_monte_carlo_error,
@@ -179,7 +179,7 @@ def test_django_start_up_does_not_import_numba():
     code = (
         "import sys, django; django.setup();"
         "from django.urls import get_resolver; get_resolver().url_patterns;"
-        "import results.statistics, results.services, results.tasks;"
+        "import stats, results.services, results.tasks;"
         "assert 'numba' not in sys.modules, 'numba imported at start-up'"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test"}

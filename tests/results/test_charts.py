@@ -16,7 +16,7 @@ from results.charts import (
     pattern_for,
     sunburst,
 )
-from results.estimates import Estimate
+from stats.estimates import Estimate
 
 # Machado, Oliveira & Fernandes (2009), severity 1.0, applied to linear RGB.
 MACHADO = {

@@ -14,7 +14,7 @@ import pytest
 from scipy import special
 from statsmodels.stats.multitest import multipletests
 
-from results import statistics
+import stats as statistics
 from results.services.cells import RunCells
 from results.services.summaries import metric_design_effects
 

@@ -4,7 +4,7 @@ import math
 
 from django.template import Context, Template
 
-from results.estimates import Estimate, Exclusion, is_estimate_dict
+from stats.estimates import Estimate, Exclusion, is_estimate_dict
 
 
 def render(e, extra: str = "") -> str:

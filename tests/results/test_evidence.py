@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from evaluations.models import Judgment
-from results.estimates import Estimate
 from results.services.evidence import evidence_verification
+from stats.estimates import Estimate
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import completed_run, metric_version, scenario
 

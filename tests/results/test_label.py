@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
+import stats as statistics
 from evaluations.models import Conversation
-from results import statistics
 from results.label import LABEL_RESAMPLES, grade_for, grade_table, label_profile
 from tests.results.public_data import published_run
 

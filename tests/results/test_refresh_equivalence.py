@@ -14,8 +14,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from statsmodels.stats.proportion import proportion_confint
 
+import stats as statistics
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun
-from results import statistics
 from results.models import PassRateSummary, SummaryLevel
 from results.services import results_refresh
 from results.services.cells import run_cells

@@ -6,13 +6,13 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from evaluations.models import AnchorCoverage, Judgment, Turn
-from results.estimates import Estimate
 from results.services.reliability import (
     anchor_consistency,
     expert_agreement,
     expert_verdict_rows,
     judge_repeatability,
 )
+from stats.estimates import Estimate
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import completed_run, metric_version, scenario
 
@@ -168,7 +168,7 @@ def test_anchor_consistency_needs_replicates(judged_run):
 def test_two_stage_bootstrap_matches_its_exact_variance():
     """Balanced clusters: the two-stage resampled mean has variance (B + mean within / m) / g,
     with B the between-cluster and within the within-cluster variances (both divided by n)."""
-    from results.statistics import two_stage_sum_distribution
+    from stats import two_stage_sum_distribution
 
     rng = np.random.default_rng(5)
     g, m = 3, 8

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from results import statistics
+import stats as statistics
 from results.services.cells import RunCells
 from results.services.robustness import (
     grouping_agreement,

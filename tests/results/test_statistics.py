@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from results.statistics import (
+from stats import (
     bootstrap_ci,
     category_counts,
     cohen_kappa,
@@ -631,7 +631,7 @@ def test_rank_stability_degenerate_cases():
 
 
 def test_kendall_tau_b_rows_matches_scipy_with_and_without_ties():
-    from results.statistics import kendall_tau_b_rows
+    from stats import kendall_tau_b_rows
 
     rng = np.random.default_rng(12)
     b = rng.integers(0, 4, size=7).astype(float)  # ties in the fixed ordering

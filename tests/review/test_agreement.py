@@ -179,7 +179,7 @@ def test_cohen_kappa_between_the_experts_majority_and_the_judge_matches_sklearn(
         majority, judge = [], []
         for item_id in items:
             votes = [r.answers["verdict"] for r in ratings if r.item_id == item_id]
-            # Same tie rule as results.statistics.majority_vote: the lowest label wins.
+            # Same tie rule as stats.majority_vote: the lowest label wins.
             best = max(votes.count(v) for v in set(votes))
             majority.append(min(v for v in set(votes) if votes.count(v) == best))
             object_id = next(r.item.object_id for r in ratings if r.item_id == item_id)

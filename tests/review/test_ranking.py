@@ -5,12 +5,12 @@ import pytest
 import statsmodels.api as sm
 
 from core.roles import Role
-from results.statistics import bradley_terry
 from review import kinds
 from review.agreement import simulator_ranking
 from review.kinds import BlindPairMixin, Candidate, KindAdapter
 from review.models import Rating
 from review.services import assignment_claim, queue_create, rating_submit
+from stats import bradley_terry
 from tests.factories import UserFactory
 
 

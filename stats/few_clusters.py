@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
 
-from results.estimates import Estimate
+from stats.estimates import Estimate
 
 WILSON_EFFECTIVE = "Wilson score interval on the effective sample size (design effect)"
 PAIRED_T = "paired t interval over base scenarios (G - 1 degrees of freedom)"

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from results.estimates import MIN_ITEMS, Estimate, Exclusion, Unit
+from stats.estimates import MIN_ITEMS, Estimate, Exclusion, Unit
 
 from .agreement import (
     cohen_from_confusion,

@@ -45,7 +45,7 @@ def two_stage_weights(
 ) -> list[NDArray[np.float64]]:
     """The two-stage bootstrap's unit weights, in chunks of rows: clusters of `sizes` units,
     units laid out cluster after cluster. They depend only on the sizes and the seed, so data
-    sets of one shape share them (``results.statistics.batched``)."""
+    sets of one shape share them (``stats.batched``)."""
     g, units = len(sizes), int(sum(sizes))
     rng = np.random.default_rng(seed)
     edges = np.concatenate([[0], np.cumsum(sizes)])

@@ -1,9 +1,9 @@
 """Published pages served from the shared cache, with ETags and conditional GET.
 
 What a public page shows changes only when a maintainer designates or withdraws an official
-run, a run's summaries are refreshed (after a run completes or ratings arrive, the
-``core.events`` handlers in ``results.services.freshness``), a release is published or a
-metric's registry entry is edited. `published_stamp` reads all of that in one small query;
+run, a run's summaries are refreshed (after a run completes or ratings arrive), a release is
+published or a metric's registry entry is edited. `published_stamp` reads all of that in one
+small query, made of the parts each app registers over its own tables (`stamp_part_register`);
 it is part of every cache key and ETag, so a change makes the next request render afresh,
 with no invalidation step that could be missed. Registry text reached through other tables
 (a metric's status history, say) is bounded by `PAGE_CACHE_SECONDS`.
@@ -16,6 +16,7 @@ depend on who asks (no authentication on the results API), so they are shared by
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.cache import cache
@@ -30,28 +31,32 @@ CLIENT_MAX_AGE = 300
 KEPT_HEADERS = ("Content-Type", "Content-Disposition", "Content-Language", "Vary")
 
 
+StampPart = Callable[[], str]
+
+_stamp_parts: dict[str, StampPart] = {}
+
+
+def stamp_part_register(name: str, part: StampPart) -> None:
+    """Add a scalar SQL subquery whose value changes when published data of one app changes.
+
+    Each app registers the parts over its own tables in ``AppConfig.ready``, so the cache knows
+    no app: ``part()`` returns a parenthesised ``SELECT`` of one text value.
+    """
+    _stamp_parts[name] = part
+
+
+def latest(column: str) -> str:
+    """SQL text of a column's latest value as text ('' on an empty table)."""
+    return f"COALESCE(CAST(MAX({column}) AS TEXT), '')"
+
+
 def published_stamp() -> str:
     """A value that changes whenever any published figure or registry entry may have changed."""
-    from evaluations.models import EvaluationRun
-    from metrics_registry.models import Metric, Release
-    from results.models import RunAnalysis
-
-    run = EvaluationRun._meta.db_table
-    analysis = RunAnalysis._meta.db_table
-    release = Release._meta.db_table
-    metric = Metric._meta.db_table
-
-    def latest(column: str) -> str:
-        return f"COALESCE(CAST(MAX({column}) AS TEXT), '')"
-
+    parts = [_stamp_parts[name]() for name in sorted(_stamp_parts)]
+    if not parts:
+        return "static"
     # One statement of scalar subqueries over small tables (runs, releases, metrics).
-    sql = (
-        f"SELECT (SELECT COUNT(*) || '.' || COALESCE(SUM(id), 0) || '.' || "  # noqa: S608
-        f"{latest('official_changed_at')} FROM {run} WHERE is_official), "
-        f"(SELECT COUNT(*) || '.' || {latest('computed_at')} FROM {analysis}), "
-        f"(SELECT COUNT(*) || '.' || {latest('published_at')} FROM {release}), "
-        f"(SELECT {latest('updated_at')} FROM {metric})"
-    )
+    sql = "SELECT " + ", ".join(parts)
     with connection.cursor() as cursor:
         cursor.execute(sql)
         row = cursor.fetchone()

@@ -4,9 +4,9 @@ render after anything published changes, never a cached page for a signed-in rea
 import pytest
 from django.urls import reverse
 
+from core.pagecache import published_stamp
 from evaluations.services.official import run_set_official
 from metrics_registry.models import Metric
-from results.pagecache import published_stamp
 from results.services import results_refresh
 from tests.results.public_data import published_run
 from tests.results.test_public_pages import _urls
