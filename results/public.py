@@ -14,6 +14,7 @@ from django.urls import reverse
 from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
 from llm.models import ModelConfiguration
 from metrics_registry.models import Area, Metric, MetricVersion, ReleaseItem, Subarea
+from metrics_registry.selectors import metric_list
 from stats.estimates import Estimate
 
 from .charts import Node
@@ -163,7 +164,29 @@ def explore(
     return ExploreData(wheels=wheels, rows=rows, subarea=selected, metric_rows=metric_rows)
 
 
+def explore_cells(
+    *, run: EvaluationRun, target: ModelConfiguration, age: str, polarity: str
+) -> list[dict]:
+    """One model's wheel as a flat list for the API: every area, then every subarea.
+
+    The same figures as the Explore page's table (`explore`), in the API's order.
+    """
+    rows = explore(run=run, targets=[target], age=age, polarity=polarity, base_query={}).rows
+    return [
+        {"level": row.level, "slug": row.slug, "name": row.label, "estimate": row.estimates[0]}
+        for level in ("area", "subarea")
+        for row in rows
+        if row.level == level
+    ]
+
+
 # --- metric page -----------------------------------------------------------------------------
+
+
+def public_metric(key: str) -> Metric | None:
+    """A metric visitors may read (not a draft), by key."""
+    return metric_list(user=None).filter(key=key).first()
+
 
 
 @dataclass

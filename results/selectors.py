@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 
 from core.pagecache import latest
-from evaluations.models import Conversation, EvaluationRun, RunStatus
+from evaluations.models import Conversation, EvaluationRun, RunStatus, Scenario
 from llm.models import ModelConfiguration, Provider
 from metrics_registry.models import ReleaseStatus
 from stats.estimates import Estimate
@@ -57,8 +57,88 @@ def public_conversations() -> QuerySet[Conversation]:
     return Conversation.objects.filter(run__in=public_runs().values("pk"))
 
 
+def public_run_with_targets(pk: int) -> EvaluationRun | None:
+    """A public run by id with its targets loaded, or None when it is not public."""
+    return public_runs().prefetch_related("targets").filter(pk=pk).first()
+
+
 def run_targets(run: EvaluationRun) -> QuerySet[ModelConfiguration]:
     return run.targets.order_by("name")
+
+
+def run_target(run: EvaluationRun, pk: str | int | None) -> ModelConfiguration | None:
+    """One of the run's targets by id; None for an id that is not a number or not a target."""
+    if pk is None or not str(pk).isdigit():
+        return None
+    return run_targets(run).filter(pk=int(pk)).first()
+
+
+def run_summary_rows(
+    *,
+    run: EvaluationRun,
+    level: str | None = None,
+    age_context: str | None = None,
+    polarity: str | None = None,
+    target_id: int | None = None,
+    area: str = "",
+    subarea: str = "",
+    metric: str = "",
+) -> QuerySet[PassRateSummary]:
+    """A run's summary rows at every level, narrowed by whichever filters are given.
+
+    In the order the refresh wrote them (level by level): an index walk, not a sort of the
+    run's tens of thousands of rows across joins.
+    """
+    rows = PassRateSummary.objects.filter(run=run)
+    if level:
+        rows = rows.filter(level=level)
+    if age_context:
+        rows = rows.filter(age_context=age_context)
+    if polarity:
+        rows = rows.filter(polarity=polarity)
+    if target_id is not None:
+        rows = rows.filter(target_id=target_id)
+    if area:
+        rows = rows.filter(area__slug=area)
+    if subarea:
+        rows = rows.filter(subarea__slug=subarea)
+    if metric:
+        rows = rows.filter(metric_version__metric__key=metric)
+    return rows.select_related("target", "area", "subarea", "metric_version__metric").order_by("pk")
+
+
+def public_run_conversations(
+    *, run_id: int, metric: str = "", target_id: int | None = None, status: str = ""
+) -> QuerySet[Conversation]:
+    """A public run's conversations, narrowed by metric key, target and status."""
+    conversations = public_conversations().filter(run_id=run_id)
+    if metric:
+        conversations = conversations.filter(scenario__metric_version__metric__key=metric)
+    if target_id is not None:
+        conversations = conversations.filter(target_id=target_id)
+    if status:
+        conversations = conversations.filter(status=status)
+    return conversations.select_related("scenario__metric_version__metric", "target").order_by("pk")
+
+
+def public_conversation(pk: int) -> Conversation | None:
+    """A conversation of a public run with its turns and judge readings, or None."""
+    return (
+        public_conversations()
+        .select_related("scenario__metric_version__metric", "target")
+        .prefetch_related("turns", "judgments")
+        .filter(pk=pk)
+        .first()
+    )
+
+
+def public_scenario(pk: int) -> Scenario | None:
+    """A scenario that some public run's conversations were simulated from, or None."""
+    return (
+        Scenario.objects.filter(pk=pk, pk__in=public_conversations().values("scenario_id"))
+        .select_related("metric_version__metric")
+        .first()
+    )
 
 
 def run_uses_offline_model(run: EvaluationRun) -> bool:

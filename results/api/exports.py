@@ -11,15 +11,15 @@ from rest_framework.views import APIView
 
 from core.csvsafe import csv_dict_lines
 
-from ..selectors import public_runs
+from ..selectors import public_run, run_summary_rows
 from . import serializers as s
-from .views import BAD_REQUEST, ID_PATH, NOT_FOUND, PublishedMixin, run_results
+from .views import BAD_REQUEST, ID_PATH, NOT_FOUND, PublishedMixin
 
 MAX_AGE = 300
 
 
 def _export_rows(run) -> Iterator[dict]:
-    for row in run_results(run, {}).iterator(chunk_size=2000):
+    for row in run_summary_rows(run=run).iterator(chunk_size=2000):
         data = s.ResultOutput(row).data
         estimate = data.pop("estimate")
         yield {
@@ -66,7 +66,7 @@ EXPORT_FIELDS = [
 )
 class RunExportApi(PublishedMixin, APIView):
     def get(self, request, pk: int, fmt: str):
-        run = public_runs().filter(pk=pk).first()
+        run = public_run(pk)
         if run is None or fmt not in ("jsonl", "csv"):
             raise NotFound("No published results for this run in this format.")
         if fmt == "jsonl":

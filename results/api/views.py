@@ -15,19 +15,21 @@ from rest_framework.views import APIView
 
 from core.api import ErrorOutput
 from core.pagecache import PublishedPageCacheMixin
-from evaluations.models import Scenario
-from metrics_registry.models import Area, Metric, Subarea
 from metrics_registry.selectors import area_list_with_subareas
 
 from ..label import label_profile
-from ..models import PassRateSummary, SummaryLevel
-from ..public import AGES, POLARITIES, UNTESTED, metric_results, run_version_of
+from ..models import SummaryLevel
+from ..public import AGES, POLARITIES, explore_cells, metric_results, public_metric, run_version_of
 from ..selectors import (
-    public_conversations,
+    public_conversation,
     public_run,
+    public_run_conversations,
+    public_run_with_targets,
     public_runs,
+    public_scenario,
+    run_summary_rows,
+    run_target,
     run_targets,
-    summary_estimates,
 )
 from . import serializers as s
 
@@ -106,7 +108,7 @@ class RunDetailApi(PublishedMixin, generics.RetrieveAPIView):
     serializer_class = s.RunOutput
 
     def get_object(self):
-        run = public_runs().prefetch_related("targets").filter(pk=self.kwargs["pk"]).first()
+        run = public_run_with_targets(self.kwargs["pk"])
         if run is None:
             raise NotFound("No published results for this run.")
         return run
@@ -123,31 +125,13 @@ RESULT_FILTERS = [
 ]
 
 
-def run_results(run, params):
-    rows = PassRateSummary.objects.filter(run=run)
-    level = _choice(params, "level", tuple(c.value for c in SummaryLevel))
-    age = _choice(params, "age_context", AGES)
-    polarity = _choice(params, "polarity", POLARITIES)
-    if level:
-        rows = rows.filter(level=level)
-    if age:
-        rows = rows.filter(age_context=age)
-    if polarity:
-        rows = rows.filter(polarity=polarity)
+def _target_id(params) -> int | None:
     target = params.get("target")
-    if target:
-        if not str(target).isdigit():
-            raise ParseError("target: a model configuration id (a number).")
-        rows = rows.filter(target_id=int(target))
-    if params.get("area"):
-        rows = rows.filter(area__slug=params["area"])
-    if params.get("subarea"):
-        rows = rows.filter(subarea__slug=params["subarea"])
-    if params.get("metric"):
-        rows = rows.filter(metric_version__metric__key=params["metric"])
-    # The order the refresh wrote them (level by level): an index walk, not a sort of the
-    # run's tens of thousands of rows across joins.
-    return rows.select_related("target", "area", "subarea", "metric_version__metric").order_by("pk")
+    if not target:
+        return None
+    if not str(target).isdigit():
+        raise ParseError("target: a model configuration id (a number).")
+    return int(target)
 
 
 @extend_schema(
@@ -159,10 +143,20 @@ class RunResultsApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.ResultOutput
 
     def get_queryset(self):
-        run = public_runs().filter(pk=self.kwargs["pk"]).first()
+        run = public_run(self.kwargs["pk"])
         if run is None:
             raise NotFound("No published results for this run.")
-        return run_results(run, self.request.query_params)
+        params = self.request.query_params
+        return run_summary_rows(
+            run=run,
+            level=_choice(params, "level", tuple(c.value for c in SummaryLevel)),
+            age_context=_choice(params, "age_context", AGES),
+            polarity=_choice(params, "polarity", POLARITIES),
+            target_id=_target_id(params),
+            area=params.get("area", ""),
+            subarea=params.get("subarea", ""),
+            metric=params.get("metric", ""),
+        )
 
 
 @extend_schema(
@@ -180,17 +174,13 @@ class RunConversationListApi(PublishedMixin, generics.ListAPIView):
 
     def get_queryset(self):
         params = self.request.query_params
-        conversations = public_conversations().filter(run_id=self.kwargs["pk"])
-        if params.get("metric"):
-            conversations = conversations.filter(
-                scenario__metric_version__metric__key=params["metric"]
-            )
-        if (params.get("target") or "").isdigit():
-            conversations = conversations.filter(target_id=int(params["target"]))
-        if params.get("status") in ("completed", "failed"):
-            conversations = conversations.filter(status=params["status"])
-        return conversations.select_related("scenario__metric_version__metric", "target").order_by(
-            "pk"
+        target = params.get("target") or ""
+        status = params.get("status")
+        return public_run_conversations(
+            run_id=self.kwargs["pk"],
+            metric=params.get("metric", ""),
+            target_id=int(target) if target.isdigit() else None,
+            status=status if status in ("completed", "failed") else "",
         )
 
     def list(self, request, *args, **kwargs):
@@ -208,13 +198,7 @@ class ConversationDetailApi(PublishedMixin, generics.RetrieveAPIView):
     serializer_class = s.ConversationOutput
 
     def get_object(self):
-        conversation = (
-            public_conversations()
-            .select_related("scenario__metric_version__metric", "target")
-            .prefetch_related("turns", "judgments")
-            .filter(pk=self.kwargs["pk"])
-            .first()
-        )
+        conversation = public_conversation(self.kwargs["pk"])
         if conversation is None:
             raise NotFound("This conversation is not part of published results.")
         return conversation
@@ -229,14 +213,7 @@ class ScenarioDetailApi(PublishedMixin, generics.RetrieveAPIView):
     serializer_class = s.ScenarioOutput
 
     def get_object(self):
-        scenario = (
-            Scenario.objects.filter(
-                pk=self.kwargs["pk"],
-                pk__in=public_conversations().values("scenario_id"),
-            )
-            .select_related("metric_version__metric")
-            .first()
-        )
+        scenario = public_scenario(self.kwargs["pk"])
         if scenario is None:
             raise NotFound("This scenario is not part of published results.")
         return scenario
@@ -258,36 +235,11 @@ class ExploreApi(PublishedMixin, APIView):
         params = request.query_params
         age = _choice(params, "age_context", AGES, "all")
         polarity = _choice(params, "polarity", POLARITIES, "positive")
-        targets = run_targets(run)
         model = params.get("model")
-        target = (
-            targets.filter(pk=int(model)).first() if (model or "").isdigit() else targets.first()
-        )
+        target = run_target(run, model) if (model or "").isdigit() else run_targets(run).first()
         if target is None:
             raise NotFound("This model is not part of the published results.")
-        common = {"run": run, "ages": (age,), "polarity": polarity, "target_ids": [target.pk]}
-        areas = summary_estimates(level=SummaryLevel.AREA, **common)
-        subareas = summary_estimates(level=SummaryLevel.SUBAREA, **common)
-        cells = []
-
-        for area in Area.objects.order_by("position"):
-            cells.append(
-                {
-                    "level": "area",
-                    "slug": area.slug,
-                    "name": area.name,
-                    "estimate": areas.get((target.pk, polarity, area.pk, age), UNTESTED),
-                }
-            )
-        for sub in Subarea.objects.order_by("area__position", "position"):
-            cells.append(
-                {
-                    "level": "subarea",
-                    "slug": sub.slug,
-                    "name": sub.name,
-                    "estimate": subareas.get((target.pk, polarity, sub.pk, age), UNTESTED),
-                }
-            )
+        cells = explore_cells(run=run, target=target, age=age, polarity=polarity)
         data = {
             "run": run.pk,
             "release": run.release.version,
@@ -308,7 +260,7 @@ class ExploreApi(PublishedMixin, APIView):
 class MetricResultsApi(PublishedMixin, APIView):
     def get(self, request, key: str):
         run = self.get_run()
-        metric = Metric.objects.visible_to_public().filter(key=key).first()
+        metric = public_metric(key)
         version = run_version_of(run, metric) if metric else None
         if version is None:
             raise NotFound(f"No results for metric {key} in this run.")
@@ -341,7 +293,7 @@ class MetricResultsApi(PublishedMixin, APIView):
 class LabelApi(PublishedMixin, APIView):
     def get(self, request, pk: int):
         run = self.get_run()
-        target = run_targets(run).filter(pk=pk).first()
+        target = run_target(run, pk)
         if target is None:
             raise NotFound("This model is not part of the published results.")
         p = label_profile(run=run, target=target)

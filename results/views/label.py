@@ -6,13 +6,13 @@ from django.views.generic import TemplateView
 from ..charts import ForestRow, forest_svg
 from ..label import grade_table, label_profile
 from ..label_export import ExportUnavailable, label_pdf, label_png
-from ..selectors import run_targets
+from ..selectors import run_target, run_targets
 from .common import PublicRunMixin
 
 
 class LabelMixin(PublicRunMixin):
     def profile_for(self, run, pk) -> object:
-        target = run_targets(run).filter(pk=pk).first() if pk and str(pk).isdigit() else None
+        target = run_target(run, pk)
         if target is None:
             raise Http404("This model is not part of the published results.")
         return label_profile(run=run, target=target)

@@ -5,7 +5,7 @@ from metrics_registry.forms import MetricFilterForm
 from metrics_registry.selectors import metric_list, metric_status_history, metric_versions
 
 from ..charts import ForestRow, forest_svg
-from ..public import metric_results, metric_scenarios, run_version_of
+from ..public import metric_results, metric_scenarios, public_metric, run_version_of
 from ..selectors import run_targets
 from .common import PublicRunMixin
 
@@ -42,7 +42,7 @@ class MetricResultsView(PublicRunMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         run = self.get_run()
-        metric = metric_list(user=None).filter(key=kwargs["key"]).first()
+        metric = public_metric(kwargs["key"])
         if metric is None:
             raise Http404("No published metric with this key.")
         context.update(self.run_context(run), metric=metric)
