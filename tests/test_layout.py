@@ -1,0 +1,101 @@
+"""The import graph between the project's packages runs one way, floor by floor.
+
+Read from the source (every ``import`` and ``from … import``, inside functions too), not from
+what happens to be loaded: a function-level import that steps around a cycle still counts.
+The floors are the ones README.md's "Layout" section states; a package may import only
+packages on floors below its own.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Bottom first. Packages on one floor do not import each other.
+FLOORS: list[set[str]] = [
+    {"core"},
+    {"stats"},
+    {"llm", "metrics_registry"},
+    {"submissions", "evaluations"},
+    {"rubrics"},
+    {"review"},
+    {"results"},
+    {"demo", "impactbench_site"},
+]
+FLOOR_OF = {package: floor for floor, packages in enumerate(FLOORS) for package in packages}
+# Packages outside the floors that no project package may import (they import the project).
+NEVER_IMPORTED = {"tests", "benchmarks", "interop"}
+
+
+def _packages() -> list[str]:
+    return sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file())
+
+
+def _imports(package: str) -> dict[str, list[str]]:
+    """Top-level project packages that `package` imports, each with where it does so."""
+    known = set(_packages())
+    found: dict[str, list[str]] = defaultdict(list)
+    for path in sorted((ROOT / package).rglob("*.py")):
+        if "migrations" in path.parts:
+            continue  # historical models name apps by label, never by import
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in known and top != package:
+                    found[top].append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_every_package_has_a_floor():
+    placed = set(FLOOR_OF) | NEVER_IMPORTED
+    assert [p for p in _packages() if p not in placed] == []
+
+
+@pytest.mark.parametrize("package", sorted(FLOOR_OF))
+def test_package_imports_only_floors_below(package):
+    if not (ROOT / package / "__init__.py").is_file():
+        pytest.skip(f"{package} does not exist in this checkout")
+    wrong = {
+        target: where
+        for target, where in _imports(package).items()
+        if target in NEVER_IMPORTED or FLOOR_OF.get(target, -1) >= FLOOR_OF[package]
+    }
+    assert wrong == {}
+
+
+def test_statistics_import_neither_django_nor_an_app():
+    for path in sorted((ROOT / "stats").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                assert top != "django", f"{path.name} imports {name}"
+                assert top not in FLOOR_OF or top == "stats", f"{path.name} imports {name}"
+
+
+def test_the_checker_sees_function_level_imports(tmp_path, monkeypatch):
+    """The graph is read from the source: an import inside a function is an edge too."""
+    for name in ("low", "high"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+    (tmp_path / "low" / "mod.py").write_text("def f():\n    from high import thing\n")
+    monkeypatch.setattr(__import__(__name__, fromlist=["ROOT"]), "ROOT", tmp_path)
+    assert list(_imports("low")) == ["high"]
