@@ -12,7 +12,7 @@ from core.pagecache import latest
 from llm.models import ERROR_OUTCOMES, CallOutcome, LLMCall
 from metrics_registry.models import MetricVersion, Release
 
-from .models import EvaluationRun, Scenario
+from .models import Conversation, ConversationStatus, EvaluationRun, Scenario
 from .services.rubric_runs import rubric_counts
 
 AGE_BANDS = ((13, 15), (16, 17), (18, 24), (25, 39), (40, 59), (60, 120))
@@ -202,6 +202,53 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
         rubric_completed=rubric["completed"] or 0,
         rubric_failed=rubric["failed"] or 0,
     )
+
+
+def scenarios_with_people() -> QuerySet[Scenario]:
+    """Scenarios with their metric and who edited or retired them, for the scenario pages."""
+    return Scenario.objects.select_related("metric_version__metric", "edited_by", "retired_by")
+
+
+def runs_for_list() -> QuerySet[EvaluationRun]:
+    return EvaluationRun.objects.select_related("release").prefetch_related("targets")
+
+
+def runs_for_detail() -> QuerySet[EvaluationRun]:
+    return EvaluationRun.objects.select_related(
+        "release", "simulator", "judge", "official_changed_by"
+    )
+
+
+def runs_of_releases() -> QuerySet[EvaluationRun]:
+    """Runs of a release (those whose verdicts can be compared), newest first."""
+    return EvaluationRun.objects.filter(release__isnull=False).order_by("-pk")
+
+
+def run_failed_conversations(run: EvaluationRun) -> QuerySet[Conversation]:
+    return run.conversations.filter(status=ConversationStatus.FAILED).select_related(
+        "scenario__metric_version__metric", "target"
+    )
+
+
+def run_unverified_conversations(run: EvaluationRun) -> QuerySet[Conversation]:
+    """Conversations some judge quoted evidence for that is not in the transcript."""
+    return run.conversations.filter(unverified_evidence=True).select_related(
+        "scenario__metric_version__metric", "target"
+    )
+
+
+def run_conversations_for_reading(run_id: int) -> QuerySet[Conversation]:
+    """A run's conversations with what their page shows: turns, judge readings, coverage."""
+    return (
+        Conversation.objects.filter(run_id=run_id)
+        .select_related("run", "scenario__metric_version__metric", "target")
+        .prefetch_related("turns", "judgments", "anchor_coverage")
+    )
+
+
+def runs_use_offline_model(*runs: EvaluationRun) -> bool:
+    """Whether any conversation of these runs was answered by the offline demo model."""
+    return Conversation.objects.filter(run__in=runs, is_offline=True).exists()
 
 
 def official_runs_stamp_sql() -> str:

@@ -10,17 +10,24 @@ from django.views.generic import DetailView, ListView, TemplateView
 
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin, user_has_role
-from metrics_registry.models import MetricVersion
-from metrics_registry.selectors import release_list
+from metrics_registry.selectors import metric_versions_with_metric, release_list
 
 from .forms import RunCreateForm, ScenarioForm
-from .models import Conversation, EvaluationRun, RubricGrading, Scenario
+from .models import RubricGrading
 from .selectors import (
     metric_versions_with_scenarios,
     release_demographics,
+    run_conversations_for_reading,
+    run_failed_conversations,
     run_progress,
+    run_unverified_conversations,
+    runs_for_detail,
+    runs_for_list,
+    runs_of_releases,
+    runs_use_offline_model,
     scenario_list,
     scenario_set_complete,
+    scenarios_with_people,
 )
 from .services import runs as run_services
 from .services import scenarios as scenario_services
@@ -57,7 +64,7 @@ class MetricScenarioListView(RoleRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        version = get_object_or_404(MetricVersion.objects.select_related("metric"), pk=kwargs["pk"])
+        version = get_object_or_404(metric_versions_with_metric(), pk=kwargs["pk"])
         show_retired = self.request.GET.get("retired") == "1"
         try:
             started = int(self.request.GET.get("generating", ""))
@@ -80,7 +87,7 @@ class ScenarioGenerateView(RoleRequiredMixin, View):
     required_roles = CURATE_ROLES
 
     def post(self, request, pk: int):
-        version = get_object_or_404(MetricVersion, pk=pk)
+        version = get_object_or_404(metric_versions_with_metric(), pk=pk)
         scenario_services.scenarios_generate_enqueue(metric_version=version)
         messages.info(
             request,
@@ -94,7 +101,9 @@ class ScenarioDetailView(RoleRequiredMixin, DetailView):
     required_roles = VIEW_ROLES
     template_name = "evaluations/scenario_detail.html"
     context_object_name = "scenario"
-    queryset = Scenario.objects.select_related("metric_version__metric", "edited_by", "retired_by")
+
+    def get_queryset(self):
+        return scenarios_with_people()
 
 
 class ScenarioEditView(RoleRequiredMixin, View):
@@ -102,7 +111,7 @@ class ScenarioEditView(RoleRequiredMixin, View):
     template_name = "evaluations/scenario_form.html"
 
     def get(self, request, pk: int):
-        scenario = get_object_or_404(Scenario, pk=pk)
+        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
         return render(
             request,
             self.template_name,
@@ -110,8 +119,11 @@ class ScenarioEditView(RoleRequiredMixin, View):
         )
 
     def post(self, request, pk: int):
-        scenario = get_object_or_404(Scenario, pk=pk)
-        form = ScenarioForm(request.POST, instance=Scenario.objects.get(pk=pk))
+        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
+        # The form edits its own copy: `scenario` stays as stored, for the page and the service.
+        form = ScenarioForm(
+            request.POST, instance=get_object_or_404(scenarios_with_people(), pk=pk)
+        )
         if form.is_valid():
             try:
                 saved = scenario_services.scenario_update(
@@ -136,7 +148,7 @@ class ScenarioRetireView(RoleRequiredMixin, View):
     required_roles = CURATE_ROLES
 
     def post(self, request, pk: int):
-        scenario = get_object_or_404(Scenario, pk=pk)
+        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
         try:
             scenario_services.scenario_retire(scenario=scenario, actor=request.user)
         except ApplicationError as error:
@@ -150,7 +162,7 @@ class ScenarioRegenerateView(RoleRequiredMixin, View):
     required_roles = CURATE_ROLES
 
     def post(self, request, pk: int):
-        scenario = get_object_or_404(Scenario, pk=pk)
+        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
         try:
             successor = scenario_services.scenario_regenerate_start(
                 scenario=scenario, actor=request.user
@@ -190,7 +202,9 @@ class RunListView(RoleRequiredMixin, ListView):
     template_name = "evaluations/run_list.html"
     context_object_name = "runs"
     paginate_by = 25
-    queryset = EvaluationRun.objects.select_related("release").prefetch_related("targets")
+
+    def get_queryset(self):
+        return runs_for_list()
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -202,26 +216,22 @@ class RunDetailView(RoleRequiredMixin, DetailView):
     required_roles = CURATE_ROLES
     template_name = "evaluations/run_detail.html"
     context_object_name = "run"
-    queryset = EvaluationRun.objects.select_related(
-        "release", "simulator", "judge", "official_changed_by"
-    )
+
+    def get_queryset(self):
+        return runs_for_detail()
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         run = self.object
         context["progress"] = run_progress(run=run)
         context["plan"] = run_services.run_plan(run) if run.status == "draft" else None
-        context["failed"] = run.conversations.filter(status="failed").select_related(
-            "scenario__metric_version__metric", "target"
-        )[:20]
+        context["failed"] = run_failed_conversations(run)[:20]
         context["failed_rubric"] = run.rubric_responses.filter(status="failed").select_related(
             "item", "target"
         )[:20]
-        unverified = run.conversations.filter(unverified_evidence=True)
+        unverified = run_unverified_conversations(run)
         context["unverified_count"] = unverified.count()
-        context["unverified"] = unverified.select_related(
-            "scenario__metric_version__metric", "target"
-        )[:20]
+        context["unverified"] = unverified[:20]
         context["rubric_scores"] = run_rubric_scores(run=run)
         context["perms_maintainer"] = user_has_role(self.request.user, Role.MAINTAINER)
         if self.request.htmx:
@@ -238,11 +248,7 @@ class ConversationDetailView(RoleRequiredMixin, DetailView):
     context_object_name = "conversation"
 
     def get_queryset(self):
-        return (
-            Conversation.objects.filter(run_id=self.kwargs["run_pk"])
-            .select_related("run", "scenario__metric_version__metric", "target")
-            .prefetch_related("turns", "judgments", "anchor_coverage")
-        )
+        return run_conversations_for_reading(self.kwargs["run_pk"])
 
 
 class RunActionView(RoleRequiredMixin, View):
@@ -260,7 +266,7 @@ class RunActionView(RoleRequiredMixin, View):
     }
 
     def post(self, request, pk: int, action: str):
-        run = get_object_or_404(EvaluationRun, pk=pk)
+        run = get_object_or_404(runs_for_detail(), pk=pk)
         if action not in self.ACTIONS:
             return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))
         service, done = self.ACTIONS[action]
@@ -279,7 +285,7 @@ class RunOfficialView(RoleRequiredMixin, View):
     required_roles = (Role.MAINTAINER,)
 
     def post(self, request, pk: int):
-        run = get_object_or_404(EvaluationRun, pk=pk)
+        run = get_object_or_404(runs_for_detail(), pk=pk)
         official = request.POST.get("official") == "1"
         try:
             run_set_official(run=run, official=official, changed_by=request.user)
@@ -301,20 +307,17 @@ class RunCompareView(RoleRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["runs"] = EvaluationRun.objects.filter(release__isnull=False).order_by("-pk")[:200]
+        context["runs"] = runs_of_releases()[:200]
         a, b = self.request.GET.get("a", ""), self.request.GET.get("b", "")
         if a.isdigit() and b.isdigit():
-            run_a = get_object_or_404(EvaluationRun, pk=int(a))
-            run_b = get_object_or_404(EvaluationRun, pk=int(b))
+            run_a = get_object_or_404(runs_for_detail(), pk=int(a))
+            run_b = get_object_or_404(runs_for_detail(), pk=int(b))
             context.update(run_a=run_a, run_b=run_b)
             try:
                 context["comparisons"] = runs_compare(run_a=run_a, run_b=run_b)
             except ApplicationError as error:
                 context["error"] = error.message
-            context["offline"] = (
-                run_a.conversations.filter(is_offline=True).exists()
-                or run_b.conversations.filter(is_offline=True).exists()
-            )
+            context["offline"] = runs_use_offline_model(run_a, run_b)
         return context
 
 

@@ -116,6 +116,11 @@ def metric_versions(metric: Metric) -> QuerySet[MetricVersion]:
     )
 
 
+def metric_versions_with_metric() -> QuerySet[MetricVersion]:
+    """Every metric version with its metric loaded (pages that name both)."""
+    return MetricVersion.objects.select_related("metric")
+
+
 def metric_status_history(metric: Metric) -> QuerySet[MetricStatusChange]:
     return metric.status_changes.select_related("changed_by").order_by("-changed_at", "-id")
 
