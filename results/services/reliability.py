@@ -13,7 +13,10 @@ import numpy as np
 
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun
+from review.selectors import blind_verdict_ratings, judge_visible_verdict_ratings
 from stats.estimates import Exclusion
+
+from .anchors import anchor_consistency as measured
 
 # Judge repeatability has its own module; importers of it from here keep working.
 from .repeatability import (  # noqa: F401
@@ -33,8 +36,6 @@ def expert_verdict_rows(run: EvaluationRun) -> dict[str, list[VerdictRow]]:
     behind the published validity figure. ``judge_visible``: judge-verdict-queue ratings, which
     measure endorsement of the judge and are reported separately.
     """
-    from review.selectors import blind_verdict_ratings, judge_visible_verdict_ratings
-
     def clean(rows: list[VerdictRow]) -> list[VerdictRow]:
         return [(int(c), int(r), v if v is None else bool(v)) for c, r, v in rows]
 
@@ -114,6 +115,4 @@ def expert_agreement(
 
 def anchor_consistency(run: EvaluationRun, **options: Any) -> dict[str, Any]:
     """Anchor disagreement across replicates, from measured coverage (see `anchors`)."""
-    from .anchors import anchor_consistency as measured
-
     return measured(run, **options)
