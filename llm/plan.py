@@ -91,6 +91,36 @@ def _result(cls, *, recorder: CallRecorder, started: float, cached: bool, text: 
     )
 
 
+def _begin(
+    *,
+    configuration: ModelConfiguration,
+    messages: list[dict],
+    role: str,
+    purpose: str,
+    seed: int | None,
+    sink: Sink | None,
+    params: dict,
+    schema: type[BaseModel] | None = None,
+) -> tuple[PreparedRequest, CallRecorder]:
+    """The checked request of a call and the recorder its attempts are written through."""
+    request = prepare_request(
+        configuration=configuration,
+        messages=messages,
+        role=role,
+        seed=seed,
+        params=params,
+        schema=schema,
+    )
+    recorder = CallRecorder(
+        configuration=configuration,
+        role=role,
+        purpose=purpose,
+        fingerprint=request.fingerprint,
+        sink=sink,
+    )
+    return request, recorder
+
+
 def chat_steps(
     *,
     configuration: ModelConfiguration,
@@ -105,15 +135,14 @@ def chat_steps(
 ) -> Steps:
     """A free-text reply. `may_hit` false: the caller knows no stored reply can match."""
     started = time.monotonic()
-    request = prepare_request(
-        configuration=configuration, messages=messages, role=role, seed=seed, params=params or {}
-    )
-    recorder = CallRecorder(
+    request, recorder = _begin(
         configuration=configuration,
+        messages=messages,
         role=role,
         purpose=purpose,
-        fingerprint=request.fingerprint,
+        seed=seed,
         sink=sink,
+        params=params or {},
     )
     if configuration.is_offline:
         text = offline.offline_chat_reply(
@@ -164,20 +193,15 @@ def structured_steps(
     settings.LLM_STRUCTURED_REASKS re-asks are spent.
     """
     started = time.monotonic()
-    request = prepare_request(
+    request, recorder = _begin(
         configuration=configuration,
         messages=messages,
         role=role,
+        purpose=purpose,
         seed=seed,
+        sink=sink,
         params={},
         schema=schema,
-    )
-    recorder = CallRecorder(
-        configuration=configuration,
-        role=role,
-        purpose=purpose,
-        fingerprint=request.fingerprint,
-        sink=sink,
     )
     validate = json_validator(schema)
 
