@@ -92,7 +92,6 @@ def _result(cls, *, recorder: CallRecorder, started: float, cached: bool, text: 
 
 
 def _begin(
-    *,
     configuration: ModelConfiguration,
     messages: list[dict],
     role: str,
@@ -102,7 +101,9 @@ def _begin(
     params: dict,
     schema: type[BaseModel] | None = None,
 ) -> tuple[PreparedRequest, CallRecorder]:
-    """The checked request of a call and the recorder its attempts are written through."""
+    """The checked request of a call and the recorder its attempts are written through.
+
+    Positional: both callers pass their own arguments of the same names straight on."""
     request = prepare_request(
         configuration=configuration,
         messages=messages,
@@ -135,15 +136,7 @@ def chat_steps(
 ) -> Steps:
     """A free-text reply. `may_hit` false: the caller knows no stored reply can match."""
     started = time.monotonic()
-    request, recorder = _begin(
-        configuration=configuration,
-        messages=messages,
-        role=role,
-        purpose=purpose,
-        seed=seed,
-        sink=sink,
-        params=params or {},
-    )
+    request, recorder = _begin(configuration, messages, role, purpose, seed, sink, params or {})
     if configuration.is_offline:
         text = offline.offline_chat_reply(
             messages=request.messages, seed=request.seed, configuration=configuration, role=role
@@ -193,16 +186,7 @@ def structured_steps(
     settings.LLM_STRUCTURED_REASKS re-asks are spent.
     """
     started = time.monotonic()
-    request, recorder = _begin(
-        configuration=configuration,
-        messages=messages,
-        role=role,
-        purpose=purpose,
-        seed=seed,
-        sink=sink,
-        params={},
-        schema=schema,
-    )
+    request, recorder = _begin(configuration, messages, role, purpose, seed, sink, {}, schema)
     validate = json_validator(schema)
 
     if configuration.is_offline:
