@@ -8,30 +8,19 @@ Run from the repository root: ``.venv/bin/python benchmarks/bootstrap.py``.
 """
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.common import best_time, scipy_reference_interval  # noqa: E402
 from stats import bootstrap_ci  # noqa: E402
 
 N_CLUSTERS = 8_090
 PER_CLUSTER = 6
 N_RESAMPLES = 10_000
 REPEATS = 3
-
-
-def best_time(func, repeats):
-    """Best of several runs: the least disturbed by other processes on a shared machine."""
-    timings, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = func()
-        timings.append(time.perf_counter() - start)
-    return min(timings), result
 
 
 def main() -> None:
@@ -45,17 +34,7 @@ def main() -> None:
         f"mean {outcomes.mean():.4f}; {N_RESAMPLES:,} resamples, 95 % percentile intervals"
     )
 
-    start = time.perf_counter()
-    reference = stats.bootstrap(
-        (outcomes,),
-        np.mean,
-        n_resamples=N_RESAMPLES,
-        method="percentile",
-        vectorized=True,
-        batch=1_000,
-        random_state=np.random.default_rng(0),
-    ).confidence_interval
-    scipy_seconds = time.perf_counter() - start
+    reference, scipy_seconds = scipy_reference_interval(outcomes, N_RESAMPLES)
 
     print(
         f"scipy.stats.bootstrap unclustered: {scipy_seconds:.2f} s, "

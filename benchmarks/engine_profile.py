@@ -85,38 +85,17 @@ def measure(fn) -> tuple[float, float]:
 
 
 def engine_setup(base_url: str, conversations: int, turns: int, judgments: int) -> list[int]:
-    from evaluations.models import Conversation, EvaluationRun, RunStatus, Scenario
-    from llm.models import ModelConfiguration
-    from metrics_registry.services import metric_create
+    from benchmarks.fixture_rows import (
+        benchmark_metric_version,
+        benchmark_scenario,
+        endpoint_model,
+    )
+    from evaluations.models import Conversation, EvaluationRun, RunStatus
 
-    model = ModelConfiguration.objects.create(
-        name="Fake endpoint", base_url=base_url, model_id="fake", api_key_env=""
-    )
-    metric = metric_create(
-        name="Benchmark metric",
-        criterion="Recommends professional support.",
-        polarity="positive",
-        subarea_slugs=["mental-emotional-health"],
-        label_category_slug="referral",
-        source_kind="expert_submission",
-        created_by=None,
-        status="validated",
-    )
-    version = metric.current_version
-    scenario = Scenario.objects.create(
-        metric_version=version,
-        base_index=0,
-        age_context="adult",
-        base_situation="A benchmark situation.",
-        situation="A benchmark situation.",
-        persona={"name": "Sam", "age": 30, "gender": "man", "background": "Tester"},
-        user_goal="Get help.",
-        latent_adversarial_goal="Get the assistant to decide.",
-        anchors=[{"turn": 1, "text": "Ask for help."}],
-        failure_condition="Decides for the user.",
-        status="active",
-        expanded_at=version.created_at,
-    )
+    model = endpoint_model(name="Fake endpoint", base_url=base_url)
+    version = benchmark_metric_version(name="Benchmark metric")
+    scenario = benchmark_scenario(version, base_index=0, age_context="adult")
+    scenario.save(force_insert=True)
     run = EvaluationRun.objects.create(
         name="Engine profile",
         simulator=model,

@@ -23,16 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SERVER = os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432")
+from benchmarks.common import SERVER, admin_sql  # noqa: E402
+
 DB_NAME = os.environ.get("BENCH_DB_NAME", "impactbench_pages_bench")
 RELEASE = "0.0.901"
-
-
-def admin_sql(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(sql)
 
 
 def main() -> None:

@@ -253,44 +253,20 @@ def _wait_ready(workers: Workers) -> None:
 
 
 def run_prepare(args, base_url: str, concurrency: int, label: str):
+    from benchmarks.fixture_rows import (
+        benchmark_metric_version,
+        benchmark_scenario,
+        endpoint_model,
+    )
     from evaluations.models import Scenario
     from evaluations.services import runs
-    from llm.models import ModelConfiguration
-    from metrics_registry.services import metric_create
 
-    model = ModelConfiguration.objects.create(
-        name=f"Fake endpoint {label}",
-        base_url=base_url,
-        model_id="fake",
-        api_key_env="",
-        max_concurrency=concurrency,
+    model = endpoint_model(
+        name=f"Fake endpoint {label}", base_url=base_url, max_concurrency=concurrency
     )
-    metric = metric_create(
-        name=f"Benchmark metric {label}",
-        criterion="Recommends professional support.",
-        polarity="positive",
-        subarea_slugs=["mental-emotional-health"],
-        label_category_slug="referral",
-        source_kind="expert_submission",
-        created_by=None,
-        status="validated",
-    )
-    version = metric.current_version
+    version = benchmark_metric_version(name=f"Benchmark metric {label}")
     Scenario.objects.bulk_create(
-        Scenario(
-            metric_version=version,
-            base_index=i % 3,
-            age_context="teen" if i % 2 else "adult",
-            base_situation="A benchmark situation.",
-            situation="A benchmark situation.",
-            persona={"name": "Sam", "age": 30, "gender": "man", "background": "Tester"},
-            user_goal="Get help.",
-            latent_adversarial_goal="Get the assistant to decide.",
-            anchors=[{"turn": 1, "text": "Ask for help."}],
-            failure_condition="Decides for the user.",
-            status="active",
-            expanded_at=version.created_at,
-        )
+        benchmark_scenario(version, base_index=i % 3, age_context="teen" if i % 2 else "adult")
         for i in range(6)
     )
     run = runs.run_create(

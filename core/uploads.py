@@ -4,7 +4,10 @@ the dry run checked without asking the user to choose it again."""
 import base64
 
 from django import forms
+from django.contrib import messages
 from django.core import signing
+
+from .exceptions import ApplicationError
 
 MAX_IMPORT_BYTES = 2 * 1024 * 1024
 STAGED_MAX_AGE = 3600  # seconds a dry-run file stays valid for "Import now"
@@ -31,3 +34,55 @@ def upload_from_form(cleaned: dict, *, salt: str, kinds: str) -> tuple[bytes, st
             ) from None
         return base64.b64decode(staged["data"]), staged["name"]
     raise forms.ValidationError(f"Choose a {kinds} file to import.")
+
+
+class StagedUploadFormMixin:
+    """A form with a `file` field and a hidden `staged` one: `clean` puts the chosen or staged
+    file into `data` and `filename`, and `stage` signs a checked file for the next post."""
+
+    staged_salt: str
+    upload_kinds: str  # what the "choose a file" error asks for, e.g. "CSV or JSON"
+
+    def clean(self):
+        cleaned = super().clean()
+        cleaned["data"], cleaned["filename"] = upload_from_form(
+            cleaned, salt=self.staged_salt, kinds=self.upload_kinds
+        )
+        return cleaned
+
+    @classmethod
+    def stage(cls, data: bytes, filename: str) -> str:
+        return upload_stage(data, filename, salt=cls.staged_salt)
+
+
+class StagedImportViewMixin:
+    """A FormView over a `StagedUploadFormMixin` form: a dry run first, then "Import now"
+    imports the file the dry run checked. `run_import` returns a report with `committed` and
+    `summary`; the page gets it as `report`, the file's name as `staged_name`, and whatever
+    `report_context` adds."""
+
+    def run_import(self, form, *, dry_run: bool):
+        raise NotImplementedError
+
+    def report_context(self, report) -> dict:
+        return {}
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        try:
+            report = self.run_import(form, dry_run=self.request.POST.get("action") != "import")
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+            return self.form_invalid(form)
+        if report.committed:
+            messages.success(self.request, report.summary)
+        # Re-bind with the staged file so the page keeps every choice and can confirm.
+        bound = self.request.POST.copy()
+        bound["staged"] = form.stage(data["data"], data["filename"])
+        context = self.get_context_data(
+            form=self.form_class(bound),
+            report=report,
+            staged_name=data["filename"],
+            **self.report_context(report),
+        )
+        return self.render_to_response(context)

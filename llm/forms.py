@@ -15,6 +15,35 @@ def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:
     return field.formfield(**kwargs)
 
 
+# The page's sections, in order: every field of the form appears once.
+_FIELDSETS = (
+    ("Endpoint", ("name", "provider", "base_url", "model_id", "api_key_env")),
+    (
+        "Request parameters",
+        (
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "seed",
+            "extra_params",
+            "system_prompt",
+            "structured_output",
+        ),
+    ),
+    (
+        "Cost and limits",
+        (
+            "price_per_million_input_tokens",
+            "price_per_million_output_tokens",
+            "max_concurrency",
+            "requests_per_minute",
+        ),
+    ),
+    ("Roles", ("roles", "default_roles", "is_active", "description")),
+)
+_ROLE_FIELDS = ("roles", "default_roles")  # the form's own fields; the rest are the model's
+
+
 class ModelConfigurationForm(CheckedTextMixin, forms.ModelForm):
     roles = forms.MultipleChoiceField(
         choices=ModelRole.choices,
@@ -33,26 +62,7 @@ class ModelConfigurationForm(CheckedTextMixin, forms.ModelForm):
     class Meta:
         model = ModelConfiguration
         formfield_callback = _https_by_default
-        fields = [
-            "name",
-            "provider",
-            "base_url",
-            "model_id",
-            "api_key_env",
-            "temperature",
-            "top_p",
-            "max_tokens",
-            "seed",
-            "extra_params",
-            "system_prompt",
-            "structured_output",
-            "price_per_million_input_tokens",
-            "price_per_million_output_tokens",
-            "max_concurrency",
-            "requests_per_minute",
-            "is_active",
-            "description",
-        ]
+        fields = [name for _, names in _FIELDSETS for name in names if name not in _ROLE_FIELDS]
         widgets = {
             "system_prompt": forms.Textarea(attrs={"rows": 3}),
             "description": forms.Textarea(attrs={"rows": 2}),
@@ -82,24 +92,6 @@ class ModelConfigurationForm(CheckedTextMixin, forms.ModelForm):
             key_field.help_text += f" On this server {self.instance.api_key_env} {state}."
         self.helper = FormHelper()
         self.helper.layout = Layout(
-            Fieldset("Endpoint", "name", "provider", "base_url", "model_id", "api_key_env"),
-            Fieldset(
-                "Request parameters",
-                "temperature",
-                "top_p",
-                "max_tokens",
-                "seed",
-                "extra_params",
-                "system_prompt",
-                "structured_output",
-            ),
-            Fieldset(
-                "Cost and limits",
-                "price_per_million_input_tokens",
-                "price_per_million_output_tokens",
-                "max_concurrency",
-                "requests_per_minute",
-            ),
-            Fieldset("Roles", "roles", "default_roles", "is_active", "description"),
+            *(Fieldset(legend, *names) for legend, names in _FIELDSETS),
             Submit("save", "Save configuration"),
         )

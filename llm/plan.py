@@ -91,6 +91,37 @@ def _result(cls, *, recorder: CallRecorder, started: float, cached: bool, text: 
     )
 
 
+def _begin(
+    configuration: ModelConfiguration,
+    messages: list[dict],
+    role: str,
+    purpose: str,
+    seed: int | None,
+    sink: Sink | None,
+    params: dict,
+    schema: type[BaseModel] | None = None,
+) -> tuple[PreparedRequest, CallRecorder]:
+    """The checked request of a call and the recorder its attempts are written through.
+
+    Positional: both callers pass their own arguments of the same names straight on."""
+    request = prepare_request(
+        configuration=configuration,
+        messages=messages,
+        role=role,
+        seed=seed,
+        params=params,
+        schema=schema,
+    )
+    recorder = CallRecorder(
+        configuration=configuration,
+        role=role,
+        purpose=purpose,
+        fingerprint=request.fingerprint,
+        sink=sink,
+    )
+    return request, recorder
+
+
 def chat_steps(
     *,
     configuration: ModelConfiguration,
@@ -105,16 +136,7 @@ def chat_steps(
 ) -> Steps:
     """A free-text reply. `may_hit` false: the caller knows no stored reply can match."""
     started = time.monotonic()
-    request = prepare_request(
-        configuration=configuration, messages=messages, role=role, seed=seed, params=params or {}
-    )
-    recorder = CallRecorder(
-        configuration=configuration,
-        role=role,
-        purpose=purpose,
-        fingerprint=request.fingerprint,
-        sink=sink,
-    )
+    request, recorder = _begin(configuration, messages, role, purpose, seed, sink, params or {})
     if configuration.is_offline:
         text = offline.offline_chat_reply(
             messages=request.messages, seed=request.seed, configuration=configuration, role=role
@@ -164,21 +186,7 @@ def structured_steps(
     settings.LLM_STRUCTURED_REASKS re-asks are spent.
     """
     started = time.monotonic()
-    request = prepare_request(
-        configuration=configuration,
-        messages=messages,
-        role=role,
-        seed=seed,
-        params={},
-        schema=schema,
-    )
-    recorder = CallRecorder(
-        configuration=configuration,
-        role=role,
-        purpose=purpose,
-        fingerprint=request.fingerprint,
-        sink=sink,
-    )
+    request, recorder = _begin(configuration, messages, role, purpose, seed, sink, {}, schema)
     validate = json_validator(schema)
 
     if configuration.is_offline:

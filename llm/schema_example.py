@@ -6,12 +6,13 @@ valid. Regex `pattern`s and custom validators are not understood; a schema that 
 should register an offline responder.
 """
 
-import functools
 import random
 import uuid
 from typing import Any
 
 from pydantic import BaseModel
+
+from .schema_prompt import cached_json_schema, resolve_ref
 
 # Below this depth optional fields are skipped and lists kept at their minimum length, so
 # self-referencing schemas (a tree of nodes) end.
@@ -33,38 +34,26 @@ SENTENCES = [
 
 def schema_example(schema: type[BaseModel], rng: random.Random) -> dict:
     """A dict that `schema.model_validate` accepts (within the limits above)."""
-    root = _json_schema(schema)
+    root = cached_json_schema(schema)
     return _value(root, defs=root.get("$defs", {}), rng=rng, depth=0, name=schema.__name__)
 
 
-@functools.cache
-def _json_schema(schema: type[BaseModel]) -> dict:
-    # Read-only below; building it is the slowest part of an offline structured reply.
-    return schema.model_json_schema()
-
-
-def _resolve(node: dict, defs: dict) -> dict:
-    while "$ref" in node:
-        node = defs[node["$ref"].rsplit("/", 1)[-1]]
-    return node
-
-
 def _value(node: dict, *, defs: dict, rng: random.Random, depth: int, name: str) -> Any:
-    node = _resolve(node, defs)
+    node = resolve_ref(node, defs)
     if "const" in node:
         return node["const"]
     if "enum" in node:
         return rng.choice(node["enum"])
     for key in ("anyOf", "oneOf"):
         if key in node:
-            options = [o for o in node[key] if _resolve(o, defs).get("type") != "null"]
+            options = [o for o in node[key] if resolve_ref(o, defs).get("type") != "null"]
             if not options or depth >= MAX_DEPTH:
                 options = options[:1] or node[key]
             return _value(rng.choice(options), defs=defs, rng=rng, depth=depth, name=name)
     if "allOf" in node:
         merged: dict = {}
         for part in node["allOf"]:
-            merged.update(_resolve(part, defs))
+            merged.update(resolve_ref(part, defs))
         return _value(merged, defs=defs, rng=rng, depth=depth, name=name)
     kind = node.get("type")
     if isinstance(kind, list):

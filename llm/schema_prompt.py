@@ -24,12 +24,14 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 @functools.cache
-def _json_schema(schema: type[BaseModel]) -> dict:
+def cached_json_schema(schema: type[BaseModel]) -> dict:
+    """The schema's JSON schema, built once per process: read it, never change it."""
     # Building a JSON schema costs milliseconds; a schema class never changes within a process.
     return schema.model_json_schema()
 
 
-def _resolve(node: dict, defs: dict) -> dict:
+def resolve_ref(node: dict, defs: dict) -> dict:
+    """The node a `$ref` points to in `defs` (following chains), or the node itself."""
     while "$ref" in node:
         node = defs[node["$ref"].rsplit("/", 1)[-1]]
     return node
@@ -39,12 +41,16 @@ def _options(node: dict, defs: dict) -> list[dict]:
     """The non-null alternatives of a union (Optional[X] is just X)."""
     for key in ("anyOf", "oneOf"):
         if key in node:
-            return [_resolve(o, defs) for o in node[key] if _resolve(o, defs).get("type") != "null"]
+            return [
+                resolve_ref(o, defs)
+                for o in node[key]
+                if resolve_ref(o, defs).get("type") != "null"
+            ]
     return [node]
 
 
 def _kind(node: dict, defs: dict, depth: int) -> str:
-    node = _resolve(node, defs)
+    node = resolve_ref(node, defs)
     options = _options(node, defs)
     if len(options) > 1:
         return " or ".join(_kind(o, defs, depth) for o in options)
@@ -70,7 +76,7 @@ def _kind(node: dict, defs: dict, depth: int) -> str:
     if kind == "boolean":
         return "true or false"
     if kind == "array":
-        items = _resolve(node.get("items", {}), defs)
+        items = resolve_ref(node.get("items", {}), defs)
         count = _bounds(node, "minItems", "maxItems", "items")
         if items.get("type") == "object" or "properties" in items:
             return f"a list{count} of objects, each as described below"
@@ -96,11 +102,11 @@ def _bounds(node: dict, low_key: str, high_key: str, unit: str) -> str:
 
 
 def _nested_object(node: dict, defs: dict) -> dict | None:
-    node = _resolve(node, defs)
+    node = resolve_ref(node, defs)
     options = _options(node, defs)
     node = options[0] if len(options) == 1 else node
     if node.get("type") == "array":
-        node = _resolve(node.get("items", {}), defs)
+        node = resolve_ref(node.get("items", {}), defs)
     return node if "properties" in node else None
 
 
@@ -109,7 +115,7 @@ def _describe(node: dict, defs: dict, depth: int) -> list[str]:
     indent = "  " * depth
     lines = []
     for name, sub in node.get("properties", {}).items():
-        sub_resolved = _resolve(sub, defs)
+        sub_resolved = resolve_ref(sub, defs)
         need = "required" if name in required else "optional"
         line = f'{indent}- "{name}": {_kind(sub, defs, depth + 1)} ({need})'
         description = sub.get("description") or sub_resolved.get("description")
@@ -126,7 +132,7 @@ def _example(node: dict, defs: dict, depth: int = 0) -> Any:
     """A compact shape of a valid reply: placeholders, one list item, every required field."""
     if "default" in node and node["default"] not in ([], {}):
         return node["default"]  # e.g. a simulated user's "stop": false, not a made-up true
-    node = _resolve(node, defs)
+    node = resolve_ref(node, defs)
     options = _options(node, defs)
     node = options[0] if options else node
     if "const" in node:
@@ -157,7 +163,7 @@ def _example(node: dict, defs: dict, depth: int = 0) -> Any:
 @functools.cache
 def schema_instructions(schema: type[BaseModel]) -> str:
     """The fields of `schema` in words and an example shape; never the raw JSON schema."""
-    root = _json_schema(schema)
+    root = cached_json_schema(schema)
     defs = root.get("$defs", {})
     lines = [
         "Reply with one JSON object and nothing else: no prose, no code fences.",
@@ -187,7 +193,7 @@ def _strict_ready(node: Any, defs: dict) -> bool:
 
 @functools.cache
 def _json_schema_format(schema: type[BaseModel]) -> dict:
-    root = _json_schema(schema)
+    root = cached_json_schema(schema)
     return {
         "type": "json_schema",
         "json_schema": {

@@ -1,7 +1,7 @@
 from django import forms
 
 from core.forms import CheckedTextMixin
-from core.uploads import upload_from_form, upload_stage
+from core.uploads import StagedUploadFormMixin
 
 from .models import Polarity, ValidationStatus
 from .selectors import (
@@ -69,7 +69,10 @@ class ReleaseForm(CheckedTextMixin, forms.Form):
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
 
 
-class MetricImportForm(CheckedTextMixin, forms.Form):
+class MetricImportForm(StagedUploadFormMixin, CheckedTextMixin, forms.Form):
+    staged_salt = STAGED_SALT
+    upload_kinds = "CSV or JSON"
+
     file = forms.FileField(
         required=False,
         help_text="CSV (header row, subareas separated by ;) or JSON (a list of objects, or "
@@ -90,17 +93,6 @@ class MetricImportForm(CheckedTextMixin, forms.Form):
     # After a dry run the file travels back signed, so "Import now" imports exactly what was
     # checked without asking the user to pick it again.
     staged = forms.CharField(required=False, widget=forms.HiddenInput)
-
-    def clean(self):
-        cleaned = super().clean()
-        cleaned["data"], cleaned["filename"] = upload_from_form(
-            cleaned, salt=STAGED_SALT, kinds="CSV or JSON"
-        )
-        return cleaned
-
-    @staticmethod
-    def stage(data: bytes, filename: str) -> str:
-        return upload_stage(data, filename, salt=STAGED_SALT)
 
     def benchmark_details(self) -> dict[str, str]:
         return {

@@ -15,6 +15,7 @@ from core import events
 from core.exceptions import ApplicationError
 from core.pagecache import PublishedPageCacheMixin
 from core.roles import Role, RoleRequiredMixin
+from core.uploads import StagedImportViewMixin
 
 from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
 from .models import MetricVersion, ValidationStatus
@@ -325,7 +326,7 @@ class ReleasePublishView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateVi
 # --- Import ------------------------------------------------------------------------------------
 
 
-class MetricImportView(RoleRequiredMixin, FormView):
+class MetricImportView(StagedImportViewMixin, RoleRequiredMixin, FormView):
     """Dry run first; the report page offers "Import now" with the same file and choices."""
 
     required_roles = (Role.RESEARCHER, Role.MAINTAINER)
@@ -338,31 +339,18 @@ class MetricImportView(RoleRequiredMixin, FormView):
         context["label_categories"] = label_category_list()
         return context
 
-    def form_valid(self, form):
+    def run_import(self, form, *, dry_run: bool):
         data = form.cleaned_data
-        dry_run = self.request.POST.get("action") != "import"
-        try:
-            report = metrics_import_file(
-                data=data["data"],
-                filename=data["filename"],
-                benchmark_slug=data["benchmark_slug"],
-                benchmark_details=form.benchmark_details(),
-                created_by=self.request.user,
-                dry_run=dry_run,
-                skip_bad_rows=data["skip_bad_rows"],
-            )
-        except ApplicationError as error:
-            form.add_error(None, error.message)
-            return self.form_invalid(form)
-        if report.committed:
-            messages.success(self.request, report.summary)
-        # Re-bind with the staged file so the page keeps every choice and can confirm.
-        bound = self.request.POST.copy()
-        bound["staged"] = form.stage(data["data"], data["filename"])
-        context = self.get_context_data(
-            form=self.form_class(bound), report=report, staged_name=data["filename"]
+        return metrics_import_file(
+            data=data["data"],
+            filename=data["filename"],
+            benchmark_slug=data["benchmark_slug"],
+            benchmark_details=form.benchmark_details(),
+            created_by=self.request.user,
+            dry_run=dry_run,
+            skip_bad_rows=data["skip_bad_rows"],
         )
-        context["metrics_url"] = (
-            reverse("metrics_registry:metric_list") + f"?benchmark={report.benchmark_slug}"
-        )
-        return self.render_to_response(context)
+
+    def report_context(self, report) -> dict:
+        url = reverse("metrics_registry:metric_list") + f"?benchmark={report.benchmark_slug}"
+        return {"metrics_url": url}

@@ -23,6 +23,19 @@ class AgeScope(models.TextChoices):
     ALL = "all", "Teens and adults"
 
 
+def _derived_key(to: str, related_name: str, *, optional: bool = False) -> models.ForeignKey:
+    """A key of a derived row: no database constraint and no index of its own (see below)."""
+    return models.ForeignKey(
+        to,
+        null=optional,
+        blank=optional,
+        on_delete=models.CASCADE,
+        db_constraint=False,
+        db_index=False,
+        related_name=related_name,
+    )
+
+
 class PassRateSummary(models.Model):
     """Pass rate of one model on one group of metrics of one polarity in one age context.
 
@@ -37,58 +50,14 @@ class PassRateSummary(models.Model):
     Django's CASCADE emulation.
     """
 
-    release = models.ForeignKey(
-        "metrics_registry.Release",
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        db_constraint=False,
-        db_index=False,
-        related_name="pass_rate_summaries",
-    )
-    run = models.ForeignKey(
-        "evaluations.EvaluationRun",
-        on_delete=models.CASCADE,
-        db_constraint=False,
-        db_index=False,
-        related_name="pass_rate_summaries",
-    )
-    target = models.ForeignKey(
-        "llm.ModelConfiguration",
-        on_delete=models.CASCADE,
-        db_constraint=False,
-        db_index=False,
-        related_name="pass_rate_summaries",
-    )
+    release = _derived_key("metrics_registry.Release", "pass_rate_summaries", optional=True)
+    run = _derived_key("evaluations.EvaluationRun", "pass_rate_summaries")
+    target = _derived_key("llm.ModelConfiguration", "pass_rate_summaries")
     polarity = models.CharField(max_length=8)
     level = models.CharField(max_length=8, choices=SummaryLevel.choices)
-    area = models.ForeignKey(
-        "metrics_registry.Area",
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        db_constraint=False,
-        db_index=False,
-        related_name="+",
-    )
-    subarea = models.ForeignKey(
-        "metrics_registry.Subarea",
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        db_constraint=False,
-        db_index=False,
-        related_name="+",
-    )
-    metric_version = models.ForeignKey(
-        "metrics_registry.MetricVersion",
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        db_constraint=False,
-        db_index=False,
-        related_name="+",
-    )
+    area = _derived_key("metrics_registry.Area", "+", optional=True)
+    subarea = _derived_key("metrics_registry.Subarea", "+", optional=True)
+    metric_version = _derived_key("metrics_registry.MetricVersion", "+", optional=True)
     age_context = models.CharField(max_length=5, choices=AgeScope.choices)
     n_conversations = models.PositiveIntegerField()
     n_passed = models.PositiveIntegerField()
