@@ -55,7 +55,7 @@ RULES = {
     "core:home": (EVERYONE, None),
     "core:dashboard": (SIGNED_IN, None),
     "core:health": (EVERYONE, None),
-    "core:demo-progress": (EVERYONE, None),
+    "demo:progress": (EVERYONE, None),
     "core:roles": (MAINTAINERS, None),
     # registry (public reading; drafts only for maintainers)
     "metrics_registry:taxonomy": (EVERYONE, None),
