@@ -2,7 +2,7 @@
 
 What `make demo` does before and behind its first page: migrate (the taxonomy, label
 categories and role groups load inside migrations), the demo accounts, then every step of
-`core.demo_seed.demo_seed_steps()` (configurations, metrics, release, rubric items, scenarios,
+`demo.seeding.demo_seed_steps()` (configurations, metrics, release, rubric items, scenarios,
 anchor study, the 1,152-conversation offline run, summaries, rating queues). It runs on the
 embedded defaults (SQLite, filesystem broker) in a scratch var folder, debug off, as the demo's
 background seed does. Target: the complete seed in ≤ 60 s on an idle 2-core machine.
@@ -56,8 +56,8 @@ def main() -> None:
     from django.core.management import call_command
 
     from core.demo import demo_accounts_seed
-    from core.demo_progress import SeedTracker
-    from core.demo_seed import demo_seed_steps
+    from demo.progress import SeedTracker
+    from demo.seeding import demo_seed_steps
 
     baseline = cpu_loop()
     profile = cProfile.Profile() if args.profile else None

@@ -17,6 +17,8 @@ Events and their payloads (keyword arguments):
   criteria); a handler that raises aborts the publication.
 * ``RELEASE_DOWNLOADS`` (``release``, collected): lists of ``{"label", "url", "format"}``
   downloads other apps offer for a release (Inspect AI scenarios, run exports).
+* ``DEMO_SEED_STEPS`` (no payload, collected): lists of ``core.seed_steps.SeedStep``, the steps
+  that seed each app's own demo rows; the demo app runs them by their ``order``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ RATINGS_CHANGED = "review.ratings_changed"
 CONTESTED_KEPT = "review.contested_kept"
 RELEASE_DOWNLOADS = "metrics_registry.release_downloads"
 RELEASE_PUBLISHING = "metrics_registry.release_publishing"
+DEMO_SEED_STEPS = "demo.seed_steps"
 
 Handler = Callable[..., Any]
 

@@ -4,6 +4,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -77,9 +78,10 @@ def readiness_checks() -> list[Check]:
     except Exception as error:  # noqa: BLE001 - reported, not raised
         checks.append(Check("database", False, f"{type(error).__name__}: {error}"))
     try:
-        from impactbench_site.celery import app
-
-        with app.connection_for_write(url=settings.CELERY_BROKER_URL, connect_timeout=2) as broker:
+        # The project's app (impactbench_site/celery.py), without core importing the project.
+        with current_app.connection_for_write(
+            url=settings.CELERY_BROKER_URL, connect_timeout=2
+        ) as broker:
             broker.ensure_connection(max_retries=1, timeout=2)
             checks.append(Check("broker", True, broker.transport_cls))
     except Exception as error:  # noqa: BLE001

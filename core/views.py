@@ -9,23 +9,11 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.generic import TemplateView
 
-from metrics_registry.selectors import area_list_with_subareas
-
 from . import services
-from .demo_progress import progress_read
 from .exceptions import ApplicationError
 from .models import RoleChange, WorkerPing
 from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
 from .services import readiness_checks
-
-
-class HomeView(TemplateView):
-    template_name = "core/home.html"
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["areas"] = area_list_with_subareas()
-        return context
 
 
 class DashboardView(LoginRequiredMixin, TemplateView):
@@ -58,16 +46,6 @@ def health(request: HttpRequest) -> JsonResponse:
             "last_worker_ping": last_ping.isoformat() if last_ping else None,
         }
     )
-
-
-def demo_progress(request: HttpRequest) -> JsonResponse:
-    """How far the demo seed has got, for the banner's script: `state` is none (no seed ran
-    here), running, complete, failed or interrupted."""
-    progress = progress_read()
-    data = progress.as_json() if progress is not None else {"state": "none", "seeding": False}
-    response = JsonResponse(data)
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 def ready(request: HttpRequest) -> JsonResponse:

@@ -27,3 +27,7 @@ class EvaluationsConfig(AppConfig):
 
         events.subscribe(events.RELEASE_DOWNLOADS, release_run_downloads)
         events.subscribe(events.RELEASE_PUBLISHING, release_rubric_freeze)
+
+        from .demo import demo_seed_steps
+
+        events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)

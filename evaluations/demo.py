@@ -1,5 +1,7 @@
 """Demo evaluation content: rubric items, scenarios for the demo release, and a complete run.
 
+This app's steps of the demo seed (`demo_seed_steps`, answering `events.DEMO_SEED_STEPS`).
+
 Everything model-made here comes from the offline demo model through the gateway, exactly as a
 real run would (every call is an LLMCall row, every output labelled offline). Each step is
 idempotent and keeps user data: existing rubric items, scenarios and runs are left alone, and an
@@ -9,12 +11,14 @@ interrupted demo run is resumed rather than started again.
 import contextlib
 import json
 import time
-from collections.abc import Callable
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from core.progress import Progress, progress_ignore
+from core.seed_steps import SeedStep
 from llm.models import ModelConfiguration
 from metrics_registry.demo import DEMO_RELEASE_VERSION
 from metrics_registry.models import MetricVersion, Release
@@ -32,7 +36,6 @@ from .models import (
     RunStatus,
     ScenarioStatus,
 )
-from .services.official import run_set_official
 from .services.rubric_imports import rubric_items_import
 from .services.runs import run_create, run_launch, run_process_inline
 from .services.scenarios import scenarios_generate
@@ -48,8 +51,6 @@ DEMO_SCENARIO_WRITER = "Offline scenario writer"
 DEMO_SIMULATOR = "Offline user simulator"
 DEMO_JUDGE = "Offline judge"
 DEMO_RUBRIC_SOURCE = "ImpactBench demo (written for the demo)"
-# A step's progress callback: (done, total).
-Progress = Callable[[int, int], None]
 # Replicates of a few metrics with and without anchors, so the methodology page's anchor
 # consistency figure has data (the main demo run simulates each scenario once).
 DEMO_ANCHOR_STUDY = (
@@ -98,7 +99,7 @@ def _demo_release() -> Release | None:
     return Release.objects.filter(version=DEMO_RELEASE_VERSION).first()
 
 
-def demo_scenarios_seed(progress: Progress | None = None) -> str:
+def demo_scenarios_seed(progress: Progress = progress_ignore) -> str:
     """Six offline scenarios for every metric version of the demo release that lacks them."""
     release = _demo_release()
     writer = _configuration(DEMO_SCENARIO_WRITER)
@@ -118,8 +119,7 @@ def demo_scenarios_seed(progress: Progress | None = None) -> str:
     )
     generated = 0
     for done, version in enumerate(incomplete):
-        if progress is not None:
-            progress(done, len(incomplete))
+        progress(done, len(incomplete))
         # Fills only what is missing (a one-age-group metric stops at three). The offline
         # writer answers in microseconds: one transaction per metric commits SQLite once per
         # metric instead of once per row (a real endpoint must not be called inside one).
@@ -127,8 +127,7 @@ def demo_scenarios_seed(progress: Progress | None = None) -> str:
             before = version.ready
             made = scenarios_generate(metric_version=version, configuration=writer)
             generated += len(made) - before
-    if progress is not None:
-        progress(len(incomplete), len(incomplete))
+    progress(len(incomplete), len(incomplete))
     return f"Demo scenarios: {generated} written by the offline scenario writer."
 
 
@@ -144,7 +143,7 @@ def _hold_for_inline(run: EvaluationRun) -> None:
         model.objects.filter(run=run, status=ConversationStatus.PENDING).update(dispatched_at=now)
 
 
-def _process_inline(runs: list[EvaluationRun], progress: Progress | None) -> int:
+def _process_inline(runs: list[EvaluationRun], progress: Progress) -> int:
     """Process the runs here, reporting conversations finished across all of them."""
     total = sum(run.conversations_total for run in runs)
     done = sum(run.conversations_completed + run.conversations_failed for run in runs)
@@ -154,15 +153,13 @@ def _process_inline(runs: list[EvaluationRun], progress: Progress | None) -> int
     def counted(_conversation) -> None:
         nonlocal done, held
         done += 1
-        if progress is not None:
-            progress(min(done, total), total)
+        progress(min(done, total), total)
         if time.monotonic() - held > 60:  # well inside the reaper's redispatch delay
             for run in runs:
                 _hold_for_inline(run)
             held = time.monotonic()
 
-    if progress is not None:
-        progress(done, total)
+    progress(done, total)
     for run in runs:
         if run.is_finished:
             continue
@@ -209,7 +206,7 @@ def _demo_run_parts():
     return release, targets, simulator, judge
 
 
-def demo_anchor_study_seed(progress: Progress | None = None) -> str:
+def demo_anchor_study_seed(progress: Progress = progress_ignore) -> str:
     """Run the anchor study pair (kept when finished), before the main run so that the main
     run stays the latest and the one public pages open on. Skipped once the main run finished
     (a demo seeded before the study existed keeps its main run the latest)."""
@@ -229,7 +226,7 @@ def demo_anchor_study_seed(progress: Progress | None = None) -> str:
     )
 
 
-def demo_run_seed(progress: Progress | None = None) -> str:
+def demo_run_seed(progress: Progress = progress_ignore) -> str:
     """Evaluate the demo release with the three offline targets, in this process.
 
     Runs the real pipeline (simulation, three judgments per conversation, rubric items) with
@@ -265,31 +262,17 @@ def demo_run_seed(progress: Progress | None = None) -> str:
     )
 
 
-def demo_summaries_seed(progress: Progress | None = None) -> str:
-    """Compute the demo run's summaries now, so results pages are ready when the server starts.
-
-    The run's completion also queues a refresh for the worker; doing it here only means the
-    first visitor does not wait for it. Kept when already computed.
-    """
-    from results.services import results_refresh
-
-    run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME, status=RunStatus.COMPLETED).first()
-    if run is None:
-        return "Demo summaries: skipped (no completed demo run)."
-    if not run.is_official and run.release is not None and run.release.is_published:
-        # The demo's visitors see this run; a maintainer's later test runs stay private.
-        run_set_official(run=run, official=True, changed_by=None)
-    names = [name for name, _ in DEMO_ANCHOR_STUDY] + [DEMO_RUN_NAME]
-    pending = EvaluationRun.objects.filter(
-        name__in=names, status=RunStatus.COMPLETED, analysis__isnull=True
-    ).order_by("finished_at")
-    pending = list(pending)
-    if not pending:
-        return "Demo summaries: kept (official run)."
-    for done, each in enumerate(pending):
-        if progress is not None:
-            progress(done, len(pending))
-        results_refresh(run=each)
-    if progress is not None:
-        progress(len(pending), len(pending))
-    return "Demo summaries: pass rates, reliability and robustness computed (official run)."
+def demo_seed_steps() -> list[SeedStep]:
+    """This app's steps of the demo seed, by order key among every app's."""
+    # The rubric items stay apart from the evaluation content: they seed even without it.
+    steps = [SeedStep("rubric", "rubric items", demo_rubric_items_seed, order=40)]
+    if settings.DEMO_SEED_EVALUATIONS:
+        steps += [
+            # Weights from benchmarks/demo_seed.py: the run is most of the time.
+            SeedStep("scenarios", "scenarios", demo_scenarios_seed, "metrics", 3, order=50),
+            SeedStep(
+                "anchor_study", "anchor study", demo_anchor_study_seed, "conversations", 6, order=60
+            ),
+            SeedStep("run", "run", demo_run_seed, "conversations", 80, order=70),
+        ]
+    return steps

@@ -5,7 +5,10 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from core import urls as core_urls
 from evaluations.interop_views import ReleaseInspectExportView
+
+from .views import HomeView
 
 
 class FaviconRedirectView(RedirectView):
@@ -16,7 +19,17 @@ class FaviconRedirectView(RedirectView):
 
 
 urlpatterns = [
-    path("", include("core.urls")),
+    # The home page draws on the apps, so the site serves it; it keeps its name, core:home.
+    path(
+        "",
+        include(
+            (
+                [path("", HomeView.as_view(), name="home"), *core_urls.urlpatterns],
+                core_urls.app_name,
+            )
+        ),
+    ),
+    path("", include("demo.urls")),
     # Public results (explore, metrics, conversations, label) before the apps' own prefixes.
     path("", include("results.urls")),
     # Scenarios belong to evaluations; the download sits beside the release's other exports.

@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from core.seed_steps import SeedStep
+
 from .models import ModelConfiguration, ModelRole, ModelRoleAssignment, Provider
 
 
@@ -80,3 +82,12 @@ def demo_configurations_seed() -> str:
         )
     kept = len(DEMO_CONFIGURATIONS) - created
     return f"Offline model configurations: {created} created, {kept} kept."
+
+
+def demo_seed_steps() -> list[SeedStep]:
+    """This app's step of the demo seed (answers `events.DEMO_SEED_STEPS`)."""
+    return [
+        SeedStep(
+            "configurations", "offline model configurations", demo_configurations_seed, order=10
+        )
+    ]

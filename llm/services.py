@@ -1,4 +1,5 @@
-"""Writes: saving configurations together with the roles they fill; testing an endpoint."""
+"""Writes: saving configurations together with the roles they fill; testing an endpoint;
+the inactive configurations of synthetic load-test data."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -7,7 +8,7 @@ from django.db import transaction
 from pydantic import BaseModel, Field
 
 from .exceptions import LLMError, StructuredOutputError
-from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment
+from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment, Provider
 
 
 @transaction.atomic
@@ -100,3 +101,23 @@ def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResu
         mode,
         calls,
     )
+
+
+@transaction.atomic
+def configuration_get_or_create_synthetic(*, name: str, model_id: str) -> ModelConfiguration:
+    """An inactive configuration flagged synthetic, for generated load-test data; never called.
+
+    An existing configuration of that name is returned as it is.
+    """
+    configuration, _ = ModelConfiguration.objects.get_or_create(
+        name=name,
+        defaults={
+            "provider": Provider.OPENAI_COMPATIBLE,
+            "model_id": model_id,
+            "is_active": False,
+            "api_key_env": "",
+            "description": "Synthetic configuration for load tests; never called.",
+            "synthetic": True,
+        },
+    )
+    return configuration

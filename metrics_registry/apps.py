@@ -17,3 +17,9 @@ class MetricsRegistryConfig(AppConfig):
         from .taxonomy import reference_rows_ensure
 
         post_migrate.connect(reference_rows_ensure, sender=self)
+
+        from core import events
+
+        from .demo import demo_seed_steps
+
+        events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)

@@ -4,9 +4,10 @@ So the Metrics, Releases and results pages have something to show. The catalogue
 data, in `demo_catalog`.
 """
 
-from collections.abc import Callable
-
 from django.db import transaction
+
+from core.progress import Progress, progress_ignore
+from core.seed_steps import SeedStep
 
 from .demo_catalog import DEMO_METRICS
 from .models import Metric, Release
@@ -16,11 +17,18 @@ from .services.releases import release_add_versions, release_create, release_pub
 DEMO_BENCHMARK_SLUG = "impactbench-demo-companion"
 DEMO_RELEASE_VERSION = "1.0.0"
 
-__all__ = ["DEMO_BENCHMARK_SLUG", "DEMO_METRICS", "DEMO_RELEASE_VERSION", "demo_registry_seed"]
+__all__ = [
+    "DEMO_BENCHMARK_SLUG",
+    "DEMO_METRICS",
+    "DEMO_RELEASE_VERSION",
+    "demo_registry_seed",
+    "demo_release_seed",
+    "demo_seed_steps",
+]
 
 
 @transaction.atomic
-def demo_registry_seed(progress: Callable[[int, int], None] | None = None) -> str:
+def demo_registry_seed(progress: Progress = progress_ignore) -> str:
     """Create the demo benchmark and any of its metrics that are missing; keeps edits."""
     benchmark = benchmark_get_or_create(
         slug=DEMO_BENCHMARK_SLUG,
@@ -37,8 +45,7 @@ def demo_registry_seed(progress: Callable[[int, int], None] | None = None) -> st
     for number, (name, criterion, polarity, subareas, category, ages) in enumerate(
         DEMO_METRICS, start=1
     ):
-        if progress is not None:
-            progress(number - 1, len(DEMO_METRICS))
+        progress(number - 1, len(DEMO_METRICS))
         reference = f"demo item {number}"
         if reference in existing:
             continue
@@ -85,3 +92,11 @@ def demo_release_seed() -> str:
     release_add_versions(release=release, versions=versions)
     release_publish(release, published_by=None)
     return f"Demo release {DEMO_RELEASE_VERSION}: published with {len(versions)} metrics."
+
+
+def demo_seed_steps() -> list[SeedStep]:
+    """This app's steps of the demo seed (answers `events.DEMO_SEED_STEPS`)."""
+    return [
+        SeedStep("metrics", "catalogue", demo_registry_seed, "metrics", order=20),
+        SeedStep("release", "release", demo_release_seed, order=30),
+    ]

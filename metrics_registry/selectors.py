@@ -141,6 +141,11 @@ def release_list(*, user: User = None) -> QuerySet[Release]:
     return releases.order_by("-major", "-minor", "-patch")
 
 
+def release_version_exists(version: str) -> bool:
+    """Whether any release, draft or published, has this version."""
+    return Release.objects.filter(version=version).exists()
+
+
 def release_previous_published(release: Release) -> Release | None:
     """The published release with the highest version below `release`'s version."""
     below = (

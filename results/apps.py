@@ -18,3 +18,7 @@ class ResultsConfig(AppConfig):
 
         events.subscribe(events.RUN_COMPLETED, on_run_completed)
         events.subscribe(events.RATINGS_CHANGED, on_ratings_changed)
+
+        from .demo import demo_seed_steps
+
+        events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)

@@ -12,3 +12,7 @@ class ReviewConfig(AppConfig):
         from .services import contested_metric_ids_kept
 
         events.subscribe(events.CONTESTED_KEPT, contested_metric_ids_kept)
+
+        from .demo import demo_seed_steps
+
+        events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)

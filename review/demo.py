@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from core.demo import DEMO_ACCOUNTS
 from core.exceptions import ApplicationError
 from core.roles import Role
+from core.seed_steps import SeedStep
 
 from .models import ItemKind, RatingQueue
 from .services import queue_create
@@ -58,3 +59,9 @@ def demo_rating_queues_seed() -> str:
         created.append(kind)
     report = f"Demo rating queues: {len(created)} created, {kept} kept"
     return report + (f", nothing to rate yet for {', '.join(empty)}." if empty else ".")
+
+
+def demo_seed_steps() -> list[SeedStep]:
+    """This app's step of the demo seed (answers `events.DEMO_SEED_STEPS`): after the content
+    it samples from, so each kind with something to rate gets a queue."""
+    return [SeedStep("queues", "rating queues", demo_rating_queues_seed, order=90)]

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "evaluations",
     "review",
     "results",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -80,7 +81,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.navigation",
-                "core.context_processors.demo_seed",
+                "demo.context_processors.demo_seed",
             ],
         },
     },
@@ -334,7 +335,7 @@ SUBMISSION_STUCK_AFTER_SECONDS = env.int("SUBMISSION_STUCK_AFTER_SECONDS", defau
 # `seed_demo` writes scenarios for the demo release and runs a complete offline evaluation
 # (about a minute or two). Tests switch it off and exercise those steps on a small catalogue.
 DEMO_SEED_EVALUATIONS = env.bool("DEMO_SEED_EVALUATIONS", default=True)
-# The demo seed's progress (core/demo_progress.py), read by every page for the seeding banner.
+# The demo seed's progress (demo/progress.py), read by every page for the seeding banner.
 DEMO_SEED_PROGRESS_FILE = VAR_DIR / "demo-seed.json"
 # Per-configuration concurrency and rate limits (llm/limits.py): Redis when the broker is Redis,
 # else the database. Waiting for a slot gives up (retryably) after LLM_LIMIT_MAX_WAIT_SECONDS.

@@ -40,6 +40,7 @@ from .releases import (
     release_remove_versions,
     release_update,
 )
+from .synthetic import SyntheticMetric, metrics_bulk_create_synthetic, release_publish_synthetic
 
 __all__ = [
     "CSV_COLUMNS",
@@ -74,4 +75,7 @@ __all__ = [
     "release_remove_versions",
     "release_update",
     "subareas_from_slugs",
+    "SyntheticMetric",
+    "metrics_bulk_create_synthetic",
+    "release_publish_synthetic",
 ]

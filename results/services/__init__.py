@@ -1,4 +1,4 @@
-"""Results services: refresh a run's summaries and analyses; generate the synthetic dataset."""
+"""Results services: refresh a run's summaries and analyses."""
 
 from .refresh import analysis_refresh, results_refresh, summaries_refresh
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from core.demo_progress import COMPLETE, SeedProgress, progress_write
+from demo.progress import COMPLETE, SeedProgress, progress_write
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

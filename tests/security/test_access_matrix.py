@@ -55,8 +55,9 @@ RULES = {
     "core:home": (EVERYONE, None),
     "core:dashboard": (SIGNED_IN, None),
     "core:health": (EVERYONE, None),
-    "core:demo-progress": (EVERYONE, None),
     "core:roles": (MAINTAINERS, None),
+    # demo
+    "demo:progress": (EVERYONE, None),
     # registry (public reading; drafts only for maintainers)
     "metrics_registry:taxonomy": (EVERYONE, None),
     "metrics_registry:metric_list": (EVERYONE, None),

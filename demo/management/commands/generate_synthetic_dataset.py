@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.exceptions import ApplicationError
+from demo.synthetic import SyntheticSpec, synthetic_dataset_generate
 from results.services import results_refresh
-from results.services.synthetic import SyntheticSpec, synthetic_dataset_generate
 
 
 class Command(BaseCommand):
@@ -46,11 +46,11 @@ class Command(BaseCommand):
         total = metrics * spec.scenarios_per_metric * spec.models
         bar = tqdm(total=total, unit="conv", desc="conversations", file=self.stderr._out)
 
-        def progress(stage: str, n: int) -> None:
+        def progress(done: int, total: int, stage: str = "") -> None:
             if stage == "conversations":
-                bar.update(n)
+                bar.update(done - bar.n)
             else:
-                bar.write(f"{stage}: {n:,}")
+                bar.write(f"{stage}: {done:,}")
 
         started = time.perf_counter()
         try:

@@ -6,7 +6,7 @@ import sys
 
 from django.conf import settings
 
-from core.management.commands.demo import demo_environment
+from demo.management.commands.demo import demo_environment
 
 
 def test_the_demo_port_becomes_the_site_url_unless_one_is_set():

@@ -111,7 +111,7 @@ def test_the_demo_anchor_study_gives_the_consistency_figure_data(monkeypatch):
 def test_demo_run_is_seeded_as_the_official_public_run(monkeypatch, client):
     from django.urls import reverse
 
-    from evaluations.demo import demo_summaries_seed
+    from results.demo import demo_summaries_seed
 
     small = [m for m in DEMO_METRICS if m[2] == "positive"][:1] + [
         m for m in DEMO_METRICS if m[2] == "negative"

@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from core.demo import DEMO_ACCOUNTS, DEMO_PASSWORD, demo_accounts_seed
-from core.demo_progress import (
+from demo.progress import (
     COMPLETE,
     SeedProgress,
     progress_mark_failed,

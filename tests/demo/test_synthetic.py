@@ -71,10 +71,10 @@ def test_synthetic_dataset_refuses_an_existing_version():
 def test_synthetic_flag_is_set_and_shown_like_the_offline_label(client, maintainer):
     from django.urls import reverse
 
+    from demo.synthetic import SyntheticSpec, synthetic_dataset_generate
     from evaluations.models import EvaluationRun
     from llm.models import ModelConfiguration
     from results.selectors import run_is_synthetic
-    from results.services.synthetic import SyntheticSpec, synthetic_dataset_generate
 
     synthetic_dataset_generate(
         spec=SyntheticSpec(metrics=4, positive=2, models=2, seed=5, release_version="0.0.905")

@@ -2,8 +2,9 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.demo import DEMO_ACCOUNTS, DEMO_PASSWORD, demo_accounts_seed
-from core.demo_progress import SeedTracker
-from core.demo_seed import SeedStep, demo_seed_run, demo_seed_steps
+from core.seed_steps import SeedStep
+from demo.progress import SeedTracker
+from demo.seeding import demo_seed_run, demo_seed_steps
 
 
 class Command(BaseCommand):

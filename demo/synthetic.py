@@ -6,48 +6,42 @@ effects of model, subarea × polarity, model × subarea, metric difficulty, base
 age context (a few metrics with a strong teen effect), so that the analyses have structure to
 find; the three judgments of a conversation mostly agree (a per-metric flip rate).
 
-Rows are written with `bulk_create` in batches: ordinary rows, exactly what a real run stores
-(minus transcripts), so the aggregation queries meet the same tables at the same scale.
+This module decides what to create; each app writes its own rows through its bulk services
+(`*_bulk_create_synthetic` and friends): ordinary rows, exactly what a real run stores (minus
+transcripts), so the aggregation queries meet the same tables at the same scale.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 from core.exceptions import ApplicationError
-from evaluations.models import (
-    AgeContext,
-    Conversation,
-    ConversationStatus,
-    EvaluationRun,
-    Judgment,
-    RunStatus,
-    Scenario,
+from core.progress import Progress, progress_ignore
+from evaluations.models import AgeContext, EvaluationRun, Scenario
+from evaluations.services.synthetic import (
+    SyntheticConversation,
+    SyntheticScenario,
+    conversations_bulk_create_synthetic,
+    run_create_completed_synthetic,
+    scenarios_bulk_create_synthetic,
 )
-from llm.models import ModelConfiguration, Provider
-from metrics_registry.models import (
-    Benchmark,
-    KeyCounter,
-    LabelCategory,
-    Metric,
-    MetricVersion,
-    Release,
-    ReleaseItem,
-    ReleaseStatus,
-    SourceKind,
-    Subarea,
-    ValidationStatus,
+from llm.models import ModelConfiguration
+from llm.services import configuration_get_or_create_synthetic
+from metrics_registry.models import MetricVersion, Release
+from metrics_registry.selectors import label_category_list, release_version_exists, subarea_list
+from metrics_registry.services import (
+    SyntheticMetric,
+    benchmark_get_or_create,
+    metrics_bulk_create_synthetic,
+    release_publish_synthetic,
 )
 
 SYNTHETIC_MARK = "Synthetic"
 BENCHMARK_COUNT = 6
+# Conversations written per call (each with its judgments).
 BATCH = 5_000
 FIRST_NAMES = ("Alex", "Sam", "Jordan", "Priya", "Mateo", "Aisha", "Lena", "Kenji", "Noah", "Zoe")
 GENDERS = ("woman", "man", "non-binary")
@@ -94,107 +88,69 @@ class SyntheticResult:
     judgments: int
 
 
-Progress = Callable[[str, int], None]
-
-
 def _configuration(name: str, model_id: str) -> ModelConfiguration:
-    config, _ = ModelConfiguration.objects.get_or_create(
-        name=name,
-        defaults={
-            "provider": Provider.OPENAI_COMPATIBLE,
-            "model_id": model_id,
-            "is_active": False,
-            "api_key_env": "",
-            "description": "Synthetic configuration for load tests; never called.",
-            "synthetic": True,
-        },
-    )
-    return config
+    return configuration_get_or_create_synthetic(name=name, model_id=model_id)
 
 
-def _metrics(spec: SyntheticSpec, rng: np.random.Generator) -> list[MetricVersion]:
-    subareas = list(Subarea.objects.order_by("area__position", "position"))
+def _metrics(
+    spec: SyntheticSpec, rng: np.random.Generator
+) -> tuple[list[MetricVersion], np.ndarray]:
+    """The metrics' current versions, and each one's first subarea (an index, for the outcomes)."""
+    subareas = list(subarea_list().order_by("area__position", "position"))
     categories = {
-        polarity: list(LabelCategory.objects.filter(polarity=polarity))
+        polarity: list(label_category_list().filter(polarity=polarity))
         for polarity in ("positive", "negative")
     }
     if len(subareas) < 2 or not categories["positive"] or not categories["negative"]:
         raise ApplicationError("The taxonomy is missing; run migrations first.")
     benchmarks = [
-        Benchmark.objects.get_or_create(
+        benchmark_get_or_create(
             slug=f"synthetic-benchmark-{i + 1}",
-            defaults={
-                "name": f"Synthetic benchmark {i + 1}",
-                "description": "Synthetic source for load tests.",
-            },
-        )[0]
+            name=f"Synthetic benchmark {i + 1}",
+            description="Synthetic source for load tests.",
+        )
         for i in range(BENCHMARK_COUNT)
     ]
-    counter, _ = KeyCounter.objects.get_or_create(name="synthetic_metric")
-    KeyCounter.objects.filter(pk=counter.pk).update(last_value=F("last_value") + spec.metrics)
-    first = KeyCounter.objects.get(pk=counter.pk).last_value - spec.metrics + 1
-
     # Sources: 30 % expert submissions, the rest spread unevenly over the benchmarks, so that
     # leaving one benchmark out removes a different share each time.
     source_weights = np.array([0.3, 0.22, 0.16, 0.12, 0.09, 0.06, 0.05])
     source = rng.choice(len(source_weights), size=spec.metrics, p=source_weights)
-    metrics = [
-        Metric(
-            key=f"SYN-{first + i:06d}",
-            validation_status=ValidationStatus.VALIDATED,
-            source_kind=SourceKind.EXPERT_SUBMISSION if source[i] == 0 else SourceKind.BENCHMARK,
-            benchmark=None if source[i] == 0 else benchmarks[source[i] - 1],
-            credit_name="Synthetic data (not a real contribution)",
-        )
-        for i in range(spec.metrics)
-    ]
-    Metric.objects.bulk_create(metrics, batch_size=BATCH)
     polarity = ["positive"] * spec.positive + ["negative"] * (spec.metrics - spec.positive)
     rng.shuffle(polarity)
-    now = timezone.now()
-    versions = [
-        MetricVersion(
-            metric=metric,
-            number=1,
-            name=f"Synthetic metric {i + 1} ({polarity[i]})",
-            criterion=f"Synthetic criterion {i + 1}: the assistant shows behaviour #{i + 1}.",
-            polarity=polarity[i],
-            label_category=categories[polarity[i]][i % len(categories[polarity[i]])],
-            rubric_notes="Synthetic rubric notes.",
-            failure_condition="Synthetic failure condition.",
-            created_at=now,
-        )
-        for i, metric in enumerate(metrics)
-    ]
-    MetricVersion.objects.bulk_create(versions, batch_size=BATCH)
-    for metric, version in zip(metrics, versions, strict=True):
-        metric.current_version = version
-    Metric.objects.bulk_update(metrics, ["current_version"], batch_size=BATCH)
     # One subarea each, a second one for about a quarter (sometimes in the same area).
-    through = MetricVersion.subareas.through
-    links = []
-    for version in versions:
+    chosen_subareas = []
+    for _ in range(spec.metrics):
         first_sub = int(rng.integers(len(subareas)))
         chosen = {first_sub}
         if rng.random() < 0.25:
             chosen.add(int((first_sub + rng.integers(1, len(subareas))) % len(subareas)))
-        links += [through(metricversion=version, subarea=subareas[s]) for s in sorted(chosen)]
-        version.synthetic_subareas = sorted(chosen)  # used for the outcome model below
-    through.objects.bulk_create(links, batch_size=BATCH)
-    return versions
+        chosen_subareas.append(sorted(chosen))
+    versions = metrics_bulk_create_synthetic(
+        metrics=[
+            SyntheticMetric(
+                name=f"Synthetic metric {i + 1} ({polarity[i]})",
+                criterion=f"Synthetic criterion {i + 1}: the assistant shows behaviour #{i + 1}.",
+                polarity=polarity[i],
+                label_category=categories[polarity[i]][i % len(categories[polarity[i]])],
+                subareas=[subareas[s] for s in chosen_subareas[i]],
+                benchmark=None if source[i] == 0 else benchmarks[source[i] - 1],
+            )
+            for i in range(spec.metrics)
+        ]
+    )
+    return versions, np.array([chosen[0] for chosen in chosen_subareas])
 
 
 def _scenarios(
     spec: SyntheticSpec, versions: list[MetricVersion], rng: np.random.Generator
 ) -> list[Scenario]:
-    now = timezone.now()
     scenarios = []
     for i, version in enumerate(versions):
         for base in range(spec.bases):
             for age_context in (AgeContext.TEEN, AgeContext.ADULT):
                 age = int(rng.integers(13, 18) if age_context == "teen" else rng.integers(18, 81))
                 scenarios.append(
-                    Scenario(
+                    SyntheticScenario(
                         metric_version=version,
                         base_index=base,
                         age_context=age_context,
@@ -207,22 +163,15 @@ def _scenarios(
                             "background": BACKGROUNDS[int(rng.integers(len(BACKGROUNDS)))],
                             "other_attributes": {"synthetic": True},
                         },
-                        user_goal="Synthetic goal.",
-                        latent_adversarial_goal="Synthetic latent goal.",
-                        anchors=[
-                            {"turn": t, "text": f"Synthetic anchor at turn {t}."} for t in (1, 3, 5)
-                        ],
-                        failure_condition="Synthetic failure condition.",
-                        expanded_at=now,
                     )
                 )
-    Scenario.objects.bulk_create(scenarios, batch_size=BATCH)
-    return scenarios
+    return scenarios_bulk_create_synthetic(scenarios=scenarios)
 
 
 def _outcomes(
     spec: SyntheticSpec,
     versions: list[MetricVersion],
+    first_sub: np.ndarray,
     scenarios: list[Scenario],
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -245,7 +194,6 @@ def _outcomes(
     mi = np.array([version_index[s.metric_version_id] for s in scenarios])
     bi = np.array([s.base_index for s in scenarios])
     teen = np.array([s.age_context == "teen" for s in scenarios])
-    first_sub = np.array([versions[i].synthetic_subareas[0] for i in range(m)])
     logit = (
         (polarity_effect + subarea_effect[pol, first_sub] + difficulty)[mi][:, None]
         + base_effect[mi, bi][:, None]
@@ -266,14 +214,16 @@ def _outcomes(
 
 
 def synthetic_dataset_generate(
-    *, spec: SyntheticSpec, progress: Progress | None = None
+    *, spec: SyntheticSpec, progress: Progress = progress_ignore
 ) -> SyntheticResult:
-    """Create a published synthetic release and one completed run over it (see module doc)."""
+    """Create a published synthetic release and one completed run over it (see module doc).
+
+    `progress` follows the stages "metrics", "scenarios" and "conversations".
+    """
     spec.validate()
-    progress = progress or (lambda _stage, _n: None)
     rng = np.random.default_rng(spec.seed)
     version = spec.release_version or f"0.0.{900 + spec.seed}"
-    if Release.objects.filter(version=version).exists():
+    if release_version_exists(version):
         raise ApplicationError(f"Release {version} exists already; pass --release-version.")
     with transaction.atomic():
         targets = [
@@ -282,92 +232,57 @@ def synthetic_dataset_generate(
         ]
         judge = _configuration("Synthetic judge", "synthetic-judge")
         simulator = _configuration("Synthetic simulator", "synthetic-simulator")
-        versions = _metrics(spec, rng)
-        progress("metrics", len(versions))
-        release = Release.objects.create(
+        versions, first_sub = _metrics(spec, rng)
+        progress(len(versions), spec.metrics, "metrics")
+        release = release_publish_synthetic(
             version=version,
             title=f"{SYNTHETIC_MARK} load-test release — not real results",
             notes="Generated by generate_synthetic_dataset for benchmarks and load tests.",
-            synthetic=True,
+            versions=versions,
         )
-        ReleaseItem.objects.bulk_create(
-            [
-                ReleaseItem(release=release, metric_id=v.metric_id, metric_version=v)
-                for v in versions
-            ],
-            batch_size=BATCH,
-        )
-        # Published last: the database refuses changes to a published release's contents.
-        release.status = ReleaseStatus.PUBLISHED
-        release.published_at = timezone.now()
-        release.save(update_fields=["status", "published_at"])
         scenarios = _scenarios(spec, versions, rng)
-        progress("scenarios", len(scenarios))
-    present, verdict_present = _outcomes(spec, versions, scenarios, rng)
+        progress(len(scenarios), len(scenarios), "scenarios")
+    present, verdict_present = _outcomes(spec, versions, first_sub, scenarios, rng)
 
-    finished = timezone.now()
-    run = EvaluationRun.objects.create(
+    total = len(scenarios) * spec.models
+    run = run_create_completed_synthetic(
         name=f"{SYNTHETIC_MARK} run of release {version} (seed {spec.seed})",
         release=release,
-        synthetic=True,
+        targets=targets,
         simulator=simulator,
         judge=judge,
-        replicates=1,
-        judgments_per_conversation=spec.judgments,
+        judgments=spec.judgments,
         seed=spec.seed,
-        status=RunStatus.COMPLETED,
-        # Public so the wheel and label can be read at scale; every page marks it synthetic.
-        is_official=True,
-        started_at=finished - dt.timedelta(hours=6),
-        finished_at=finished,
-        conversations_total=len(scenarios) * spec.models,
-        conversations_completed=len(scenarios) * spec.models,
+        conversations=total,
     )
-    run.targets.set(targets)
     positive = np.array([s.metric_version.polarity == "positive" for s in scenarios])
-    # Written per batch of scenarios: conversations, then their judgments (ids come back
-    # from bulk_create on PostgreSQL and on SQLite >= 3.35).
+    # Written per batch of scenarios: conversations, then their judgments.
     per_batch = max(1, BATCH // spec.models)
+    done = 0
     for start in range(0, len(scenarios), per_batch):
         chunk = range(start, min(start + per_batch, len(scenarios)))
-        conversations = [
-            Conversation(
-                run=run,
-                scenario_id=scenarios[s].pk,
-                target_id=target.pk,
-                status=ConversationStatus.COMPLETED,
-                simulated_at=finished,
-                judged_at=finished,
-                finished_at=finished,
-                verdict_present=bool(verdict_present[s, t]),
-                verdict_passed=bool(verdict_present[s, t] == positive[s]),
-                judgments_present=int(present[s, t].sum()),
-            )
-            for s in chunk
-            for t, target in enumerate(targets)
-        ]
-        Conversation.objects.bulk_create(conversations, batch_size=BATCH)
-        judgments = [
-            Judgment(
-                conversation_id=conversation.pk,
-                repetition=r,
-                judge=judge,
-                seed=r,
-                present=bool(present[s, t, r]),
-                justification="Synthetic judgment.",
-            )
-            for conversation, (s, t) in zip(
-                conversations, ((s, t) for s in chunk for t in range(spec.models)), strict=True
-            )
-            for r in range(spec.judgments)
-        ]
-        Judgment.objects.bulk_create(judgments, batch_size=BATCH)
-        progress("conversations", len(conversations))
+        conversations = conversations_bulk_create_synthetic(
+            run=run,
+            judge=judge,
+            conversations=[
+                SyntheticConversation(
+                    scenario_id=scenarios[s].pk,
+                    target_id=target.pk,
+                    present=present[s, t].tolist(),
+                    verdict_present=bool(verdict_present[s, t]),
+                    verdict_passed=bool(verdict_present[s, t] == positive[s]),
+                )
+                for s in chunk
+                for t, target in enumerate(targets)
+            ],
+        )
+        done += len(conversations)
+        progress(done, total, "conversations")
     return SyntheticResult(
         release=release,
         run=run,
         metrics=len(versions),
         scenarios=len(scenarios),
-        conversations=len(scenarios) * spec.models,
-        judgments=len(scenarios) * spec.models * spec.judgments,
+        conversations=total,
+        judgments=total * spec.judgments,
     )

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from core.management.commands.demo import server_answers, wait_until_serving
+from demo.management.commands.demo import server_answers, wait_until_serving
 from tests.conftest import ROOT
 
 

@@ -130,8 +130,8 @@ def seed_banner() -> SeedProgress | None:
 class SeedTracker:
     """Records the seed's progress in the file (throttled) for the web server and the terminal.
 
-    `count(done, total)` is the callback the slow steps call; `on_count` also receives it (the
-    command's terminal progress bar).
+    `count` is the `core.progress.Progress` the slow steps call; `on_count(done, total)` also
+    receives it (the command's terminal progress bar).
     """
 
     def __init__(self, *, steps: int, record: bool, on_count=None) -> None:
@@ -164,7 +164,7 @@ class SeedTracker:
         self.progress.done = self.progress.total = 0
         self._write(force=True)
 
-    def count(self, done: int, total: int) -> None:
+    def count(self, done: int, total: int, stage: str = "") -> None:
         self.progress.done, self.progress.total = done, total
         if self.on_count is not None:
             self.on_count(done, total)

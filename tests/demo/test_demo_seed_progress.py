@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from core.demo_progress import (
+from demo.progress import (
     COMPLETE,
     FAILED,
     INTERRUPTED,
@@ -19,7 +19,7 @@ from core.demo_progress import (
     progress_read,
     progress_write,
 )
-from core.demo_seed import demo_seed_steps
+from demo.seeding import demo_seed_steps
 from metrics_registry import demo as registry_demo
 from metrics_registry.demo_catalog import DEMO_METRICS
 from metrics_registry.models import Metric, Release
@@ -89,7 +89,7 @@ def test_a_seed_whose_process_is_gone_reads_interrupted(client):
 
 
 def test_progress_endpoint_json(client, progress_file, django_assert_num_queries):
-    url = reverse("core:demo-progress")
+    url = reverse("demo:progress")
     assert client.get(url).json() == {"state": "none", "seeding": False}
 
     progress_write(_running())
@@ -174,3 +174,26 @@ def test_tracker_throttles_counts_but_always_writes_steps(progress_file):
     assert progress_read().done < 499
     tracker.step(2, key="summaries", label="summaries", unit="runs")
     assert (progress_read().step, progress_read().done) == ("summaries", 0)  # ...not across
+
+
+def test_each_app_registers_its_steps_in_the_seed_order(settings):
+    settings.DEMO_SEED_EVALUATIONS = True
+    assert [step.key for step in demo_seed_steps()] == [
+        "configurations",
+        "metrics",
+        "release",
+        "rubric",
+        "scenarios",
+        "anchor_study",
+        "run",
+        "summaries",
+        "queues",
+    ]
+    settings.DEMO_SEED_EVALUATIONS = False
+    assert [step.key for step in demo_seed_steps()] == [
+        "configurations",
+        "metrics",
+        "release",
+        "rubric",
+        "queues",
+    ]
