@@ -31,6 +31,7 @@ from .agreement import (
     fleiss_kappa,
     krippendorff_alpha,
     majority_vote,
+    pair_agreement,
     percent_agreement,
     unanimity,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "majority_vote",
     "mean_estimate",
     "paired_difference_estimates",
+    "pair_agreement",
     "paired_t",
     "pass_rate_ci",
     "percent_agreement",

@@ -16,6 +16,7 @@ from stats import (
     fleiss_kappa,
     krippendorff_alpha,
     majority_vote,
+    pair_agreement,
     pass_rate_ci,
     percent_agreement,
     rank_stability,
@@ -120,6 +121,7 @@ def test_percent_agreement_and_unanimity_with_unequal_rater_numbers():
     counts = np.array([[2, 0], [1, 1], [3, 0], [1, 0], [0, 0], [2, 1]])
     # Items with < 2 raters (rows 3 and 4) drop out: shares 1, 0, 1, 1/3.
     assert percent_agreement(counts) == pytest.approx((1 + 0 + 1 + 1 / 3) / 4)
+    assert pair_agreement(counts).tolist() == pytest.approx([1, 0, 1, 1 / 3])
     assert unanimity(counts) == pytest.approx(2 / 4)
 
 
