@@ -14,7 +14,6 @@ which is drawn while the metric rows are being written (`summary_writes`).
 
 from __future__ import annotations
 
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -22,11 +21,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+import stats
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
 from results.models import RunAnalysis
-from stats import batched
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
@@ -106,10 +105,10 @@ def results_refresh(
 
 
 def _cells_loading_kernels(run: EvaluationRun) -> RunCells:
-    """The run's cells, while the bootstrap's compiled kernels load on another thread: numba's
-    one-time set-up in a fresh process (~0.3 s) overlaps the wait on the database instead of
-    delaying the first bootstrap. (Its first use waits for the load if it is not done.)"""
-    threading.Thread(target=batched.load_kernels, name="load-kernels", daemon=True).start()
+    """The run's cells, while the resampling engine's compiled code loads in the background:
+    numba's one-time set-up in a fresh process (~0.3 s) overlaps the wait on the database
+    instead of delaying the first bootstrap."""
+    stats.load_kernels(wait=False)
     return run_cells(run)
 
 

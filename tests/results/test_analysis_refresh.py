@@ -191,12 +191,16 @@ def test_cluster_codes_from_packed_keys_are_numpy_unique_rows():
 
 @pytest.mark.parametrize("g", [2, 50, 383, 384, 1_380])
 def test_cluster_hits_count_the_draws_of_each_resample(g):
-    from stats.bootstrap import cluster_hits
+    from stats.resampling import Draws, cluster_hits
 
     rows = 37
-    hits = cluster_hits(np.random.default_rng(g), g, rows)
-    # The same draws, binned in one bincount over the whole chunk (the reference layout).
-    idx = np.random.default_rng(g).integers(0, g, size=(rows, g)) + (np.arange(rows) * g)[:, None]
-    expected = np.bincount(idx.ravel(), minlength=rows * g).reshape(rows, g)
-    np.testing.assert_array_equal(hits, expected)
+    hits = cluster_hits(g, rows, seed=g)
+    assert (hits.sum(axis=1) == g).all()
+    # The same draws, binned per block of clusters (the layout the summary intervals use)...
+    edges = list(range(1, g, max(1, g // 10)))
+    blocks = statistics.shared_block_hits(g, edges, n_resamples=rows, seed=g)
+    np.testing.assert_array_equal(np.add.reduceat(hits, [0, *edges], axis=1), blocks)
+    # ...and drawn in chunks of rows from one stream, as the chunked bootstraps draw them.
+    draws, each = Draws(g), np.ones(g, dtype=np.int64)
+    np.testing.assert_array_equal(np.vstack([draws.counts(each, 20), draws.counts(each, 17)]), hits)
     assert hits.dtype == np.float64

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import stats as statistics
-from stats import _kernels, batched, clustered_mean_intervals, shared_block_hits
+from stats import _kernels, batched, clustered_mean_intervals, resampling, shared_block_hits
 from stats.quantiles import linear_neighbours
 from tests.conftest import ROOT
 from tests.results.test_refresh_equivalence import (
@@ -60,7 +60,7 @@ def test_every_cluster_has_the_same_chance_however_many_words_are_redrawn(monkey
     256 words: 85 clusters would get two words, the others one; 129 leaves 127 words to redraw):
     without an exact rejection step some clusters are hit up to twice as often, which the
     per-cluster means below would show at once. The kernel is the one the intervals use."""
-    monkeypatch.setattr(batched, "_WORD_BITS", bits)
+    monkeypatch.setattr(resampling, "_WORD_BITS", bits)
     edges = list(range(1, g))  # one block a cluster
     blocks = shared_block_hits(g, edges, n_resamples=4_000, seed=bits)
     assert_multinomial(blocks, g, edges)
@@ -169,7 +169,8 @@ def test_seeds_give_their_own_draws_and_the_same_draws_again():
 
 
 def test_kernels_load_ahead_of_the_first_bootstrap():
-    batched.load_kernels()
+    statistics.load_kernels()
+    assert _kernels.count_draws.signatures
     assert _kernels.resample_means.signatures
     assert _kernels.order_statistics.signatures
 
