@@ -158,6 +158,20 @@ def test_intervals_are_the_cluster_bootstrap_of_each_data_set_within_monte_carlo
         assert_bounds_within_monte_carlo_error({"low": lo, "high": hi}, alone, signature)
 
 
+def test_a_signature_in_sorted_order_gets_exactly_bootstrap_ci_of_its_values():
+    """One engine: the batched means and bootstrap_ci draw the same resamples from the same
+    seed (bootstrap_ci numbers its clusters by kind, in sorted order)."""
+    for signature in signatures_for_tests(3)[1:]:
+        ordered = tuple(sorted(signature))
+        values, labels = expanded(ordered)
+        low, high = clustered_mean_intervals([ordered], n_resamples=2_001, seed=7)
+        shuffled = np.random.default_rng(len(values)).permutation(len(values))
+        alone = statistics.bootstrap_ci(
+            np.array(values)[shuffled], np.array(labels)[shuffled], n_resamples=2_001, seed=7
+        )
+        assert (low[0], high[0]) == alone, signature
+
+
 def test_seeds_give_their_own_draws_and_the_same_draws_again():
     one = shared_block_hits(50, [10, 20], n_resamples=100, seed=1)
     np.testing.assert_array_equal(one, shared_block_hits(50, [10, 20], n_resamples=100, seed=1))
