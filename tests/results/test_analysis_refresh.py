@@ -5,6 +5,9 @@ the general engine's overheads -- each against the code path or NumPy routine it
 
 import io
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -28,6 +31,7 @@ from results.services.repeatability import (
 from results.services.robustness import robustness
 from results.services.summaries import failed_as_fail
 from stats.bootstrap import _quantile_pair
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -204,3 +208,15 @@ def test_cluster_hits_count_the_draws_of_each_resample(g):
     draws, each = Draws(g), np.ones(g, dtype=np.int64)
     np.testing.assert_array_equal(np.vstack([draws.counts(each, 20), draws.counts(each, 17)]), hits)
     assert hits.dtype == np.float64
+
+
+def test_django_start_up_does_not_import_numba():
+    """numba takes a few hundred milliseconds to import: only a bootstrap that runs pays it."""
+    code = (
+        "import sys, django; django.setup();"
+        "from django.urls import get_resolver; get_resolver().url_patterns;"
+        "import stats, results.services, results.tasks;"
+        "assert 'numba' not in sys.modules, 'numba imported at start-up'"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test"}
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)  # noqa: S603

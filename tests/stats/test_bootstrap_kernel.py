@@ -1,11 +1,7 @@
 """The compiled batched bootstrap: its draws are the uniform cluster bootstrap (multinomial block
 counts, an exact rejection step), each interval is np.quantile of that data set's resampled
 means from those very draws, bit for bit, whatever the number of threads, within Monte Carlo
-error of the engine drawing the data set alone; and numba stays out of Django's start-up."""
-
-import os
-import subprocess
-import sys
+error of the engine drawing the data set alone."""
 
 import numpy as np
 import pytest
@@ -13,11 +9,7 @@ import pytest
 import stats as statistics
 from stats import _kernels, batched, clustered_mean_intervals, resampling, shared_block_hits
 from stats.quantiles import linear_neighbours
-from tests.conftest import ROOT
-from tests.results.test_refresh_equivalence import (
-    assert_bounds_within_monte_carlo_error,
-    expanded,
-)
+from tests.stats.monte_carlo import assert_bounds_within_monte_carlo_error, expanded
 
 
 def assert_multinomial(blocks: np.ndarray, g: int, edges: list[int]) -> None:
@@ -187,15 +179,3 @@ def test_kernels_load_ahead_of_the_first_bootstrap():
     assert _kernels.count_draws.signatures
     assert _kernels.resample_means.signatures
     assert _kernels.order_statistics.signatures
-
-
-def test_django_start_up_does_not_import_numba():
-    """numba takes a few hundred milliseconds to import: only a bootstrap that runs pays it."""
-    code = (
-        "import sys, django; django.setup();"
-        "from django.urls import get_resolver; get_resolver().url_patterns;"
-        "import stats, results.services, results.tasks;"
-        "assert 'numba' not in sys.modules, 'numba imported at start-up'"
-    )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test"}
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)  # noqa: S603
