@@ -43,7 +43,6 @@ from .agreement import (
 )
 from .batched import (
     cluster_sum_distributions,
-    clustered_mean_ci,
     clustered_mean_intervals,
     shared_block_hits,
     two_stage_sum_distributions,
@@ -52,6 +51,7 @@ from .bootstrap import (
     bootstrap_ci,
     bootstrap_distribution,
     cluster_sum_distribution,
+    clustered_mean_ci,
     pass_rate_ci,
     percentile_interval,
 )

@@ -56,6 +56,21 @@ def _rotl(x, k):
 
 
 @_compiled()
+def _next(s0, s1, s2, s3):
+    """xoshiro256** (Blackman and Vigna): one 64-bit output and the next state. The one
+    generator of the engine; every kernel draws from it."""
+    x = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return x, s0, s1, s2, s3
+
+
+@_compiled()
 def _mapping(span, bits):
     """Lemire: a word w of b bits gives index (w span) >> b, unless (w span) mod 2^b falls
     below 2^b mod span (then redrawn): each index is then hit by exactly floor(2^b / span)
@@ -74,15 +89,7 @@ def _draw(s0, s1, s2, s3, draws, span, keep, floor, block_of, counts):
     returns the advanced xoshiro256** state. The one generator of the engine."""
     left = draws
     while left > 0:
-        # xoshiro256** (Blackman and Vigna), one 64-bit output: two draws.
-        x = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
-        t = s1 << np.uint64(17)
-        s2 ^= s0
-        s3 ^= s1
-        s1 ^= s2
-        s0 ^= s3
-        s2 ^= t
-        s3 = _rotl(s3, 45)
+        x, s0, s1, s2, s3 = _next(s0, s1, s2, s3)  # one 64-bit output: two draws
         m = (x & keep) * span
         if (m & _LOW) >= floor:
             counts[block_of[m >> _32]] += 1

@@ -17,31 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._inputs import _finite_1d
-from .bootstrap import _chunks, _cluster_codes, _clustered_mean_distribution
+from .bootstrap import _chunks, _cluster_codes
 from .quantiles import lerp, linear_neighbours
 from .resampling import Draws, block_hits
 from .two_stage import two_stage_weights
-
-
-def clustered_mean_ci(
-    sums: ArrayLike,
-    sizes: ArrayLike,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
-) -> tuple[float, float]:
-    """:func:`bootstrap_ci` of the mean with clusters, from each cluster's sum and size instead
-    of the values: the same interval (the same draws of the same engine), without the values
-    ever leaving the database's GROUP BY."""
-    sums = _finite_1d(sums, "sums")
-    sizes = _finite_1d(sizes, "sizes")
-    if sums.size < 2 or sizes.size != sums.size:
-        raise ValueError("need one sum and one size for each of at least two clusters")
-    tail = (1.0 - confidence) / 2.0
-    dist = _clustered_mean_distribution(sums, sizes, n_resamples, Draws(seed))
-    low, high = np.quantile(dist, [tail, 1.0 - tail])
-    return float(low), float(high)
 
 
 def shared_block_hits(
@@ -74,10 +53,10 @@ def clustered_mean_intervals(
     sum and size), numbered in that order. The data sets with g clusters share one draw of
     ``n_resamples`` resamples of g clusters by the engine (:func:`shared_block_hits`, seeded with
     ``seed``, cut at every kind boundary any of them has), so each interval is
-    :func:`bootstrap_ci` of its values with those hits (``bootstrap_ci(..., hits=...)``); a
-    signature listing its kinds in sorted order gets the very interval of ``bootstrap_ci(values,
-    clusters, seed=seed)``, and any other order one within Monte Carlo error of it. Fewer than
-    two clusters: ``nan``.
+    :func:`bootstrap_ci` of its values with those hits (``bootstrap_ci(..., hits=...)``), and
+    within Monte Carlo error of ``bootstrap_ci(values, clusters, seed=seed)`` (the very interval,
+    for a signature listing its kinds in sorted order while the engine counts its draws one by
+    one, as it does for fewer than 256 clusters a kind). Fewer than two clusters: ``nan``.
     """
     from . import _kernels  # numba: imported when first needed, not at Django's start-up
 

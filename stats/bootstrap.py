@@ -53,13 +53,14 @@ def _bootstrap_unclustered(
     # counts the n draws per distinct value (binary outcomes, Likert scores: a handful).
     n = x.size
     support, freq = np.unique(x, return_counts=True)
+    if statistic == "median":
+        # Only the middle pair of each resample matters: found by binomial splits of the
+        # support, O(log n) a resample however many distinct values there are.
+        low, high = draws.median_positions(n, freq, ((n - 1) // 2, n // 2), n_resamples)
+        return (support[low] + support[high]) / 2.0
     out = np.empty(n_resamples)
     for start, rows in _chunks(n_resamples, support.size):
-        hist = draws.counts(freq, rows)
-        if statistic == "median":
-            out[start : start + rows] = _median_from_histogram(hist, support)
-        else:
-            out[start : start + rows] = hist @ support / n
+        out[start : start + rows] = draws.counts(freq, rows) @ support / n
     return out
 
 
@@ -244,6 +245,26 @@ def bootstrap_distribution(
     if cluster is None:
         return _bootstrap_unclustered(x, n_resamples, statistic, draws)
     return _bootstrap_clustered(x, cluster, n_clusters, n_resamples, statistic, draws)
+
+
+def clustered_mean_ci(
+    sums: ArrayLike,
+    sizes: ArrayLike,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> tuple[float, float]:
+    """:func:`bootstrap_ci` of the mean with clusters, from each cluster's sum and size instead
+    of the values: the same interval (the same draws of the same engine), without the values
+    ever leaving the database's GROUP BY."""
+    sums = _finite_1d(sums, "sums")
+    sizes = _finite_1d(sizes, "sizes")
+    if sums.size < 2 or sizes.size != sums.size:
+        raise ValueError("need one sum and one size for each of at least two clusters")
+    tail = (1.0 - confidence) / 2.0
+    dist = _clustered_mean_distribution(sums, sizes, n_resamples, Draws(seed))
+    low, high = np.quantile(dist, [tail, 1.0 - tail])
+    return float(low), float(high)
 
 
 def pass_rate_ci(

@@ -2,16 +2,17 @@
 
 A resample of the cluster bootstrap is fully described by how often each cluster was drawn
 (the statistics here are functions of the drawn clusters' sums or histograms), and clusters
-that look alike can be counted together. So the engine draws uniform indices with replacement
-and hands back counts: per cluster, or per block of consecutive clusters (a kind of cluster, a
-distinct value), per resample. The draws come from the compiled xoshiro256** generator of
-:mod:`._kernels`, seeded through ``np.random.SeedSequence(seed)``; a :class:`Draws` is one
-seeded stream, and a caller wanting its resamples in chunks of rows gets exactly the draws of
-one call for all of them.
+that look alike can be counted together. So the engine hands back counts: per cluster, or per
+block of consecutive clusters (a kind of cluster, a distinct value), per resample. All come
+from the compiled xoshiro256** generator of :mod:`._kernels`, seeded through
+``np.random.SeedSequence(seed)``: draws mapped to items and counted one by one, or, for many
+draws into few blocks, split into the blocks by exact binomials (:mod:`._binomial`); a
+resampled median's middle pair is found by binomial splits of the sorted support. A
+:class:`Draws` is one seeded stream, and a caller wanting its resamples in chunks of rows gets
+exactly the draws of one call for all of them.
 
-The batched means (:meth:`Draws.means`) consume the stream as :meth:`Draws.counts` does, so
-the summary intervals and ``bootstrap_ci`` with the same seed and numbering of clusters see
-the same resamples.
+The batched means (:meth:`Draws.means`) count draws one by one as :func:`block_hits` does, so
+the summary intervals and the shared block counts with the same seed see the same resamples.
 
 numba is imported when the first resample is drawn, not when this module is, so Django's
 start-up does not pay for it; :func:`load_kernels` pays it ahead (e.g. while a refresh waits on
@@ -27,37 +28,64 @@ from numpy.typing import ArrayLike, NDArray
 
 # Bits of generator output a draw takes (tests narrow it to make a bias visible).
 _WORD_BITS = 32
+# From this many draws per block on, a row's counts are split by binomials rather than counted
+# draw by draw (a binomial of n trials costs about as much as ~100-400 draws; timed).
+_SPLIT_DRAWS = 256
 
 
 class Draws:
     """One seeded stream of uniform draws with replacement (``seed`` None: fresh entropy)."""
 
     def __init__(self, seed: int | None) -> None:
-        from . import _kernels  # numba: imported when first needed, not at Django's start-up
+        # numba: imported when first needed, not at Django's start-up
+        from . import _binomial, _kernels
 
-        self._kernels = _kernels
+        self._kernels, self._binomial = _kernels, _binomial
         self.state = _kernels.seeded_state(seed)
 
     def counts(
-        self, block_sizes: ArrayLike, rows: int, draws: ArrayLike | None = None
+        self,
+        block_sizes: ArrayLike,
+        rows: int,
+        draws: ArrayLike | None = None,
+        *,
+        one_by_one: bool = False,
     ) -> NDArray[np.float64]:
         """``(rows, blocks)``: per row, how many of its draws fall in each block.
 
         The items ``0..sum(block_sizes) - 1`` are cut into consecutive blocks of
         ``block_sizes``; each row draws ``draws[r]`` items uniformly with replacement (by
-        default as many as there are items: one resample of the cluster bootstrap).
+        default as many as there are items: one resample of the cluster bootstrap). Many
+        draws into few blocks are split into the blocks by binomials (the same distribution at
+        a fraction of the cost); ``one_by_one`` always draws and counts every item, as
+        :meth:`means` does.
         """
         sizes = np.asarray(block_sizes, dtype=np.int64)
         span = int(sizes.sum())
         _check_span(span)
-        block_of = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
         if draws is None:
             per_row = np.full(rows, span, dtype=np.int64)
         else:
             per_row = np.ascontiguousarray(draws, dtype=np.int64)
         hits = np.empty((rows, sizes.size))
+        if not one_by_one and per_row.sum() > _SPLIT_DRAWS * sizes.size * rows:
+            self._binomial.split_draws(self.state, sizes, per_row, hits)
+            return hits
+        block_of = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
         self._kernels.count_draws(self.state, span, _WORD_BITS, per_row, block_of, hits)
         return hits
+
+    def median_positions(
+        self, n: int, weights: NDArray[np.int64], ranks: tuple[int, int], rows: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Support positions of the ``ranks`` (0-based) smallest of ``n`` draws from sorted
+        support points weighted by ``weights``, per resample: the middle pair of a resampled
+        median, without drawing the n values."""
+        cum = np.concatenate([[0.0], np.cumsum(weights, dtype=np.float64)])
+        low = np.empty(rows, dtype=np.int64)
+        high = np.empty(rows, dtype=np.int64)
+        self._binomial.median_positions(self.state, n, cum, ranks[0], ranks[1], low, high)
+        return low, high
 
     def means(
         self,
@@ -69,8 +97,8 @@ class Draws:
         """Resampled means of many data sets of ``g`` clusters each, from one resampling of g
         clusters (blocks cut at ``cuts``): ``(data sets, n_resamples)``. ``sets``: each kind's
         end block, sum step and size step, and each set's first kind (see
-        ``_kernels.resample_means``). The resamples are those of ``counts`` for ``g`` clusters
-        cut at ``cuts``."""
+        ``_kernels.resample_means``). The resamples are those of :func:`block_hits` for ``g``
+        clusters with the same seed."""
         _check_span(g)
         block_of = np.repeat(np.arange(cuts.size - 1, dtype=np.int64), np.diff(cuts))
         means = np.empty((sets[-1].size - 1, n_resamples))
@@ -101,13 +129,13 @@ def block_hits(
     cuts = np.unique(np.concatenate([[0, g], np.asarray(edges, dtype=np.int64)]))
     if cuts[0] != 0 or cuts[-1] != g:
         raise ValueError(f"edges must lie within 0..{g}")
-    return Draws(seed).counts(np.diff(cuts), n_resamples)
+    return Draws(seed).counts(np.diff(cuts), n_resamples, one_by_one=True)
 
 
 def cluster_hits(g: int, n_resamples: int = 10_000, seed: int | None = 0) -> NDArray[np.float64]:
     """``(n_resamples, g)``: how often each of g clusters is drawn in each resample of g draws
     with replacement (:func:`block_hits` with a block per cluster)."""
-    return Draws(seed).counts(np.ones(g, dtype=np.int64), n_resamples)
+    return Draws(seed).counts(np.ones(g, dtype=np.int64), n_resamples, one_by_one=True)
 
 
 _loading: threading.Thread | None = None
@@ -137,6 +165,8 @@ def _warm_up() -> None:
     two = np.ones(2, dtype=np.int64)
     draws.counts(two, 2)
     draws.counts(two, 2, draws=two)
+    draws.counts(two, 2, draws=np.array([600, 600]))
+    draws.median_positions(600, two, (299, 300), 2)
     ints = np.array([1, 2], dtype=np.int64)
     sets = (ints, np.ones(2), np.array([0.0, 1.0]), np.array([0, 2], dtype=np.int64))
     means = draws.means(2, np.array([0, 1, 2], dtype=np.int64), 4, sets)

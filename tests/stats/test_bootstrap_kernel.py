@@ -152,7 +152,8 @@ def test_intervals_are_the_cluster_bootstrap_of_each_data_set_within_monte_carlo
 
 def test_a_signature_in_sorted_order_gets_exactly_bootstrap_ci_of_its_values():
     """One engine: the batched means and bootstrap_ci draw the same resamples from the same
-    seed (bootstrap_ci numbers its clusters by kind, in sorted order)."""
+    seed (bootstrap_ci numbers its clusters by kind, in sorted order, and counts draws one by
+    one for these few clusters a kind)."""
     for signature in signatures_for_tests(3)[1:]:
         ordered = tuple(sorted(signature))
         values, labels = expanded(ordered)
@@ -179,3 +180,53 @@ def test_kernels_load_ahead_of_the_first_bootstrap():
     assert _kernels.count_draws.signatures
     assert _kernels.resample_means.signatures
     assert _kernels.order_statistics.signatures
+
+
+@pytest.mark.parametrize(
+    ("sizes", "n"),
+    [((3, 7), 40), ((3, 7), 3_000), ((33, 67), 48_540), ((999, 1), 100_000), ((2, 998), 7_000)],
+)
+def test_split_draws_are_binomial(sizes, n):
+    """Counts of n draws into two blocks, split by binomials (or counted, for few draws), have
+    the binomial distribution: a chi-square goodness-of-fit test on 20,000 rows."""
+    from scipy import stats as scipy_stats
+
+    rows = 20_000
+    hits = resampling.Draws(n).counts(np.array(sizes), rows, draws=np.full(rows, n))
+    assert (hits.sum(axis=1) == n).all()
+    p = sizes[0] / sum(sizes)
+    observed = np.bincount(hits[:, 0].astype(int), minlength=n + 1)
+    expected = scipy_stats.binom.pmf(np.arange(n + 1), n, p) * rows
+    # Pool the sparse tails so that every class expects at least five.
+    order = np.argsort(-expected)
+    keep = order[np.cumsum(expected[order]) <= rows - 5]
+    classes = np.zeros(n + 1, dtype=int)
+    classes[keep] = np.arange(1, keep.size + 1)
+    obs = np.bincount(classes, weights=observed)
+    exp = np.bincount(classes, weights=expected)
+    assert scipy_stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3
+
+
+def test_split_draws_into_many_blocks_are_multinomial():
+    sizes = np.array([1, 999, 5_000, 3, 40])
+    g = int(sizes.sum())
+    hits = resampling.Draws(3).counts(sizes, 20_000)
+    assert_multinomial(hits, g, np.cumsum(sizes)[:-1].tolist())
+
+
+@pytest.mark.parametrize("n", [3_001, 3_000])
+def test_median_splits_draw_the_resampled_median(n):
+    """The middle pair found by binomial splits against medians of resampled values: the same
+    distribution over the support (chi-square test of homogeneity, 20,000 resamples each)."""
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 60, n).astype(float)
+    ours = statistics.bootstrap_distribution(x, None, 20_000, seed=1, statistic="median")
+    naive = np.concatenate(
+        [np.median(x[rng.integers(0, n, size=(1_000, n))], axis=1) for _ in range(20)]
+    )
+    values = np.union1d(ours, naive)
+    table = np.array([[np.sum(d == v) for v in values] for d in (ours, naive)])
+    table = table[:, table.sum(axis=0) >= 10]
+    assert scipy_stats.chi2_contingency(table).pvalue > 1e-3
