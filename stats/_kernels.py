@@ -50,12 +50,12 @@ def seeded_state(seed: int | None) -> NDArray[np.uint64]:
     return state
 
 
-@_compiled()
+@_compiled(inline="always")
 def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
 
-@_compiled()
+@_compiled(inline="always")
 def _next(s0, s1, s2, s3):
     """xoshiro256** (Blackman and Vigna): one 64-bit output and the next state. The one
     generator of the engine; every kernel draws from it."""
@@ -70,7 +70,7 @@ def _next(s0, s1, s2, s3):
     return x, s0, s1, s2, s3
 
 
-@_compiled()
+@_compiled(inline="always")
 def _mapping(span, bits):
     """Lemire: a word w of b bits gives index (w span) >> b, unless (w span) mod 2^b falls
     below 2^b mod span (then redrawn): each index is then hit by exactly floor(2^b / span)
@@ -83,7 +83,7 @@ def _mapping(span, bits):
     return wide, keep, floor
 
 
-@_compiled()
+@_compiled(inline="always")
 def _draw(s0, s1, s2, s3, draws, span, keep, floor, block_of, counts):
     """``draws`` uniform indices in 0..span-1, each counted into ``counts[block_of[index]]``;
     returns the advanced xoshiro256** state. The one generator of the engine."""
