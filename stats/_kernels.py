@@ -1,6 +1,7 @@
-"""Compiled loops of the resampling engine (numba), driven only by :mod:`.resampling` and
-imported only when one runs: numba takes ~0.1 s to import and ~0.2 s more to set itself up on
-its first call (even loading cached code), which Django's start-up should not pay.
+"""Compiled loops of the resampling engine (numba), driven only by :mod:`.resampling`, and
+the batched intervals' order statistics; imported only when one runs: numba takes ~0.1 s to
+import and ~0.2 s more to set itself up on its first call (even loading cached code), which
+Django's start-up should not pay.
 
 One generator: indices come from xoshiro256** (seeded through ``np.random.SeedSequence``), two
 32-bit halves an output, mapped to 0..span-1 by Lemire's multiply-shift with its rejection step,

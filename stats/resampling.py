@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 # Bits of generator output a draw takes (tests narrow it to make a bias visible).
 _WORD_BITS = 32
 # From this many draws per block on, a row's counts are split by binomials rather than counted
-# draw by draw (a binomial of n trials costs about as much as ~100-400 draws; timed).
+# draw by draw (a binomial split costs about as much as a few hundred single draws).
 _SPLIT_DRAWS = 256
 
 
