@@ -119,6 +119,36 @@ def count_draws(state, span, bits, draws, block_of, hits):
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
 
 
+@_compiled()
+def sum_draws(state, span, bits, draws, block_of, values, out):
+    """``out[r, j]``: the sum of ``values[block_of[index], j]`` over row r's ``draws[r]``
+    uniform draws from 0..span-1 (the draws of ``count_draws``, summed as they come instead of
+    counted). ``state`` is advanced in place."""
+    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    wide, keep, floor = _mapping(span, bits)
+    columns = values.shape[1]
+    for r in range(out.shape[0]):
+        for j in range(columns):
+            out[r, j] = 0.0
+        left = draws[r]
+        while left > 0:
+            x, s0, s1, s2, s3 = _next(s0, s1, s2, s3)  # one 64-bit output: two draws
+            m = (x & keep) * wide
+            if (m & _LOW) >= floor:
+                b = block_of[m >> _32]
+                for j in range(columns):
+                    out[r, j] += values[b, j]
+                left -= 1
+            if left > 0:
+                m = ((x >> _32) & keep) * wide
+                if (m & _LOW) >= floor:
+                    b = block_of[m >> _32]
+                    for j in range(columns):
+                        out[r, j] += values[b, j]
+                    left -= 1
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+
+
 @_compiled(error_model="numpy")
 def resample_means(
     state, g, bits, block_of, n_resamples, kind_end, sum_step, size_step, set_start, means, hits

@@ -60,7 +60,7 @@ def _bootstrap_unclustered(
         return (support[low] + support[high]) / 2.0
     out = np.empty(n_resamples)
     for start, rows in _chunks(n_resamples, support.size):
-        out[start : start + rows] = draws.counts(freq, rows) @ support / n
+        out[start : start + rows] = draws.sums(freq, support[:, None], rows)[:, 0] / n
     return out
 
 
@@ -118,10 +118,9 @@ def _clustered_mean_distribution(
     # collapse to 7 kinds, and the engine counts each resample's draws per kind. (Numbered
     # by kind, the clusters' own order does not matter.)
     kinds, freq = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
-    kind_sums, kind_sizes = kinds[:, 0].copy(), kinds[:, 1].copy()
     for start, rows in _chunks(n_resamples, kinds.shape[0]):
-        hits = draws.counts(freq, rows)
-        out[start : start + rows] = (hits @ kind_sums) / (hits @ kind_sizes)
+        drawn = draws.sums(freq, kinds, rows)
+        out[start : start + rows] = drawn[:, 0] / drawn[:, 1]
     return out
 
 

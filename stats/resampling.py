@@ -75,6 +75,24 @@ class Draws:
         self._kernels.count_draws(self.state, span, _WORD_BITS, per_row, block_of, hits)
         return hits
 
+    def sums(
+        self, block_sizes: ArrayLike, values: NDArray[np.float64], rows: int
+    ) -> NDArray[np.float64]:
+        """``(rows, k)``: ``counts(block_sizes, rows) @ values`` (``values[b]``: block b's k
+        numbers), without the counts matrix when the draws are counted one by one: each draw
+        adds its block's values as it comes."""
+        sizes = np.asarray(block_sizes, dtype=np.int64)
+        span = int(sizes.sum())
+        if span > _SPLIT_DRAWS * sizes.size:
+            return self.counts(sizes, rows) @ values
+        _check_span(span)
+        block_of = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        per_row = np.full(rows, span, dtype=np.int64)
+        out = np.empty((rows, values.shape[1]))
+        table = np.ascontiguousarray(values, dtype=np.float64)
+        self._kernels.sum_draws(self.state, span, _WORD_BITS, per_row, block_of, table, out)
+        return out
+
     def median_positions(
         self, n: int, weights: NDArray[np.int64], ranks: tuple[int, int], rows: int
     ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -166,6 +184,7 @@ def _warm_up() -> None:
     draws.counts(two, 2)
     draws.counts(two, 2, draws=two)
     draws.counts(two, 2, draws=np.array([600, 600]))
+    draws.sums(two, np.ones((2, 2)), 2)
     draws.median_positions(600, two, (299, 300), 2)
     ints = np.array([1, 2], dtype=np.int64)
     sets = (ints, np.ones(2), np.array([0.0, 1.0]), np.array([0, 2], dtype=np.int64))
