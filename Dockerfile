@@ -25,6 +25,6 @@ RUN DJANGO_SECRET_KEY=build-only-collectstatic-key-not-used-at-run-time \
 USER impactbench
 # The bootstrap's compiled kernels (numba), cached in the user's cache directory now rather than
 # compiled on each new container's first refresh (seconds).
-RUN python -c "from stats import batched; batched.load_kernels()"
+RUN python -c "from stats import load_kernels; load_kernels()"
 EXPOSE 8000
 CMD ["gunicorn", "--config", "impactbench_site/gunicorn.conf.py", "impactbench_site.wsgi"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Q
 
@@ -131,13 +130,10 @@ def _estimate(rows: list[tuple]) -> Estimate:
     method = "cluster bootstrap over base scenarios"
     if len(rows) < 2:
         return Estimate(value=passed / n, method=method, n=n, n_clusters=len(rows))
-    values: list[float] = []
-    clusters: list[int] = []
-    for label, r in enumerate(rows):
-        values += [1.0] * r[4] + [0.0] * (r[3] - r[4])
-        clusters += [label] * r[3]
-    low, high = statistics.bootstrap_ci(
-        np.array(values), np.array(clusters), n_resamples=LABEL_RESAMPLES, seed=0
+    # Each row is a base scenario (the cluster): its passes and conversations are all the
+    # bootstrap of the mean needs.
+    low, high = statistics.clustered_mean_ci(
+        [r[4] for r in rows], [r[3] for r in rows], n_resamples=LABEL_RESAMPLES, seed=0
     )
     return Estimate(value=passed / n, low=low, high=high, method=method, n=n, n_clusters=len(rows))
 

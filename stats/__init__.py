@@ -2,8 +2,14 @@
 multiple testing, rank stability -- and the constructors that wrap them into an ``Estimate``.
 
 Pure NumPy/SciPy (no Django), so the functions run in workers, notebooks and benchmarks alike.
-One implementation of each thing: one bootstrap engine (:mod:`.bootstrap`), one Fleiss' kappa
-(:mod:`.agreement`); the figure constructors in :mod:`.figures` build on them.
+One implementation of each thing: one Fleiss' kappa and one percent agreement
+(:mod:`.agreement`), and one resampling engine (:mod:`.resampling`: a compiled, seeded
+xoshiro256** generator counting draws per cluster, per kind of cluster or per distinct value)
+behind every bootstrap -- :func:`bootstrap_ci` and the distributions of :mod:`.bootstrap` and
+:mod:`.two_stage`, and the batched figures of :mod:`.batched`, which share one resampling
+among the data sets with the same number of clusters. The figure constructors in
+:mod:`.figures` build on them. The engine's compiled code is loaded on its first use, or ahead
+of it by :func:`load_kernels`.
 
 Conventions shared by every function here:
 
@@ -31,12 +37,12 @@ from .agreement import (
     fleiss_kappa,
     krippendorff_alpha,
     majority_vote,
+    pair_agreement,
     percent_agreement,
     unanimity,
 )
 from .batched import (
     cluster_sum_distributions,
-    clustered_mean_ci,
     clustered_mean_intervals,
     shared_block_hits,
     two_stage_sum_distributions,
@@ -44,8 +50,8 @@ from .batched import (
 from .bootstrap import (
     bootstrap_ci,
     bootstrap_distribution,
-    cluster_hits,
     cluster_sum_distribution,
+    clustered_mean_ci,
     pass_rate_ci,
     percentile_interval,
 )
@@ -72,6 +78,7 @@ from .figures import (
     sums_estimate,
 )
 from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
+from .resampling import cluster_hits, load_kernels
 from .two_stage import two_stage_sum_distribution
 
 __all__ = [
@@ -100,9 +107,11 @@ __all__ = [
     "intra_cluster_correlation",
     "kendall_tau_b_rows",
     "krippendorff_alpha",
+    "load_kernels",
     "majority_vote",
     "mean_estimate",
     "paired_difference_estimates",
+    "pair_agreement",
     "paired_t",
     "pass_rate_ci",
     "percent_agreement",

@@ -1,11 +1,15 @@
-"""Compiled loops of the batched cluster bootstrap (numba), imported only when one runs: numba
-takes ~0.1 s to import and ~0.2 s more to set itself up on its first call (even loading cached
-code), which Django's start-up should not pay.
+"""Compiled loops of the resampling engine (numba), driven only by :mod:`.resampling`, and
+the batched intervals' order statistics; imported only when one runs: numba takes ~0.1 s to
+import and ~0.2 s more to set itself up on its first call (even loading cached code), which
+Django's start-up should not pay.
 
-Cluster indices come from xoshiro256** (seeded through ``np.random.SeedSequence``), two 32-bit
-halves an output, mapped to 0..g-1 by Lemire's multiply-shift with its rejection step, so every
-cluster has exactly the same chance. Resampled means are integer sums over integer sizes (exact),
-and their order statistics are found by counting them into buckets, not by sorting.
+One generator: indices come from xoshiro256** (seeded through ``np.random.SeedSequence``), two
+32-bit halves an output, mapped to 0..span-1 by Lemire's multiply-shift with its rejection step,
+so every index has exactly the same chance (``_draw``). Both kernels consume it the same way, so
+counting g draws of g clusters into blocks (``count_draws``) and turning them straight into
+means (``resample_means``) give the same resamples for the same state. Resampled means are
+integer sums over integer sizes (exact), and their order statistics are found by counting them
+into buckets, not by sorting.
 """
 
 from __future__ import annotations
@@ -47,9 +51,102 @@ def seeded_state(seed: int | None) -> NDArray[np.uint64]:
     return state
 
 
-@_compiled()
+@_compiled(inline="always")
 def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
+
+
+@_compiled(inline="always")
+def _next(s0, s1, s2, s3):
+    """xoshiro256** (Blackman and Vigna): one 64-bit output and the next state. The one
+    generator of the engine; every kernel draws from it."""
+    x = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return x, s0, s1, s2, s3
+
+
+@_compiled(inline="always")
+def _mapping(span, bits):
+    """Lemire: a word w of b bits gives index (w span) >> b, unless (w span) mod 2^b falls
+    below 2^b mod span (then redrawn): each index is then hit by exactly floor(2^b / span)
+    words. A word is kept in a half's top bits (the rest zero), so the shifts are by 32
+    whatever b. Returns the span, the mask keeping a word and the rejection floor."""
+    wide = np.uint64(span)
+    pad = np.uint64(32 - bits)
+    keep = ((np.uint64(1) << np.uint64(bits)) - np.uint64(1)) << pad
+    floor = ((np.uint64(1) << np.uint64(bits)) % wide) << pad
+    return wide, keep, floor
+
+
+@_compiled(inline="always")
+def _draw(s0, s1, s2, s3, draws, span, keep, floor, block_of, counts):
+    """``draws`` uniform indices in 0..span-1, each counted into ``counts[block_of[index]]``;
+    returns the advanced xoshiro256** state. The one generator of the engine."""
+    left = draws
+    while left > 0:
+        x, s0, s1, s2, s3 = _next(s0, s1, s2, s3)  # one 64-bit output: two draws
+        m = (x & keep) * span
+        if (m & _LOW) >= floor:
+            counts[block_of[m >> _32]] += 1
+            left -= 1
+        if left > 0:
+            m = ((x >> _32) & keep) * span
+            if (m & _LOW) >= floor:
+                counts[block_of[m >> _32]] += 1
+                left -= 1
+    return s0, s1, s2, s3
+
+
+@_compiled()
+def count_draws(state, span, bits, draws, block_of, hits):
+    """``hits[r, b]``: how many of row r's ``draws[r]`` uniform draws (with replacement) from
+    0..span-1 fall in block b (``block_of[index]``). ``state`` is advanced in place."""
+    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    wide, keep, floor = _mapping(span, bits)
+    counts = np.zeros(hits.shape[1], np.int64)
+    for r in range(hits.shape[0]):
+        for b in range(counts.size):
+            counts[b] = 0
+        s0, s1, s2, s3 = _draw(s0, s1, s2, s3, draws[r], wide, keep, floor, block_of, counts)
+        for b in range(counts.size):
+            hits[r, b] = counts[b]
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+
+
+@_compiled()
+def sum_draws(state, span, bits, draws, block_of, values, out):
+    """``out[r, j]``: the sum of ``values[block_of[index], j]`` over row r's ``draws[r]``
+    uniform draws from 0..span-1 (the draws of ``count_draws``, summed as they come instead of
+    counted). ``state`` is advanced in place."""
+    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    wide, keep, floor = _mapping(span, bits)
+    columns = values.shape[1]
+    for r in range(out.shape[0]):
+        for j in range(columns):
+            out[r, j] = 0.0
+        left = draws[r]
+        while left > 0:
+            x, s0, s1, s2, s3 = _next(s0, s1, s2, s3)  # one 64-bit output: two draws
+            m = (x & keep) * wide
+            if (m & _LOW) >= floor:
+                b = block_of[m >> _32]
+                for j in range(columns):
+                    out[r, j] += values[b, j]
+                left -= 1
+            if left > 0:
+                m = ((x >> _32) & keep) * wide
+                if (m & _LOW) >= floor:
+                    b = block_of[m >> _32]
+                    for j in range(columns):
+                        out[r, j] += values[b, j]
+                    left -= 1
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
 
 
 @_compiled(error_model="numpy")
@@ -77,39 +174,14 @@ def resample_means(
     upto = np.zeros((n_blocks + 1, _CHUNK))
     sums = np.empty(_CHUNK)
     sizes = np.empty(_CHUNK)
-    span = np.uint64(g)
-    # Lemire: a word w of b bits gives cluster (w g) >> b, unless (w g) mod 2^b falls below
-    # 2^b mod g (then redrawn): each cluster is then hit by exactly floor(2^b / g) words. A
-    # word is kept in a half's top bits (the rest zero), so the shifts are by 32 whatever b.
-    pad = np.uint64(32 - bits)
-    keep = ((np.uint64(1) << np.uint64(bits)) - np.uint64(1)) << pad
-    floor = ((np.uint64(1) << np.uint64(bits)) % span) << pad
+    span, keep, floor = _mapping(g, bits)
     n_sets = set_start.size - 1
     for start in range(0, n_resamples, _CHUNK):
         rows = min(_CHUNK, n_resamples - start)
         for r in range(rows):
             for b in range(n_blocks):
                 counts[b] = 0
-            left = g
-            while left > 0:
-                # xoshiro256** (Blackman and Vigna), one 64-bit output: two draws.
-                x = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
-                t = s1 << np.uint64(17)
-                s2 ^= s0
-                s3 ^= s1
-                s1 ^= s2
-                s0 ^= s3
-                s2 ^= t
-                s3 = _rotl(s3, 45)
-                m = (x & keep) * span
-                if (m & _LOW) >= floor:
-                    counts[block_of[m >> _32]] += 1
-                    left -= 1
-                if left > 0:
-                    m = ((x >> _32) & keep) * span
-                    if (m & _LOW) >= floor:
-                        counts[block_of[m >> _32]] += 1
-                        left -= 1
+            s0, s1, s2, s3 = _draw(s0, s1, s2, s3, g, span, keep, floor, block_of, counts)
             total = 0
             for b in range(n_blocks):
                 total += counts[b]

@@ -119,6 +119,15 @@ def fleiss_from_sums(sums: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(single, np.nan, kappa)
 
 
+def pair_agreement(counts: ArrayLike) -> NDArray[np.float64]:
+    """Per item with at least two raters, the share of its rater pairs that agree: the
+    ``P_i`` that :func:`percent_agreement` averages, in item order, items with fewer than two
+    raters left out (for a bootstrap of that mean over items). Same errors as
+    :func:`percent_agreement`."""
+    agree, _ = _pair_agreement(_counts_matrix(counts))
+    return agree
+
+
 def percent_agreement(counts: ArrayLike) -> float:
     """Mean over items of the share of agreeing rater pairs (Fleiss' observed agreement P).
 
@@ -127,8 +136,7 @@ def percent_agreement(counts: ArrayLike) -> float:
     than two raters have no pair and are left out. Raises ``ValueError`` if no item has two
     raters. All raters always in one category gives ``1.0``.
     """
-    agree, _ = _pair_agreement(_counts_matrix(counts))
-    return float(agree.mean())
+    return float(pair_agreement(counts).mean())
 
 
 def unanimity(counts: ArrayLike) -> float:

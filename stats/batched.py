@@ -1,5 +1,12 @@
-"""The bootstrap engine run over many data sets at once, each giving exactly the interval it
-gets on its own (same generator, same draws): for refreshing thousands of figures per run."""
+"""Bootstrap figures of many data sets at once, for refreshing thousands of figures per run.
+
+The resamples come from the one engine (:mod:`.resampling`), drawn once per number of clusters
+(or per cluster shape) with the given seed and shared by every data set of that number: common
+random numbers. What each data set then gets is exactly what it gets on its own with that
+seed from :func:`.cluster_sum_distribution` and :func:`.two_stage_sum_distribution` (the same
+draws, up to the order of additions), and from :func:`clustered_mean_intervals` the percentile
+interval of its clusters resampled in the order its signature lists them.
+"""
 
 from __future__ import annotations
 
@@ -10,87 +17,20 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._inputs import _finite_1d
-from .bootstrap import (
-    _cluster_codes,
-    _clustered_mean_distribution,
-    _rows_per_chunk,
-    cluster_hits,
-)
+from .bootstrap import _chunks, _cluster_codes
 from .quantiles import lerp, linear_neighbours
+from .resampling import Draws, block_hits
 from .two_stage import two_stage_weights
-
-
-def clustered_mean_ci(
-    sums: ArrayLike,
-    sizes: ArrayLike,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
-) -> tuple[float, float]:
-    """:func:`bootstrap_ci` of the mean with clusters, from each cluster's sum and size (in the
-    order of the clusters' sorted labels) instead of the values: the same interval, without
-    the values ever leaving the database's GROUP BY."""
-    sums = _finite_1d(sums, "sums")
-    sizes = _finite_1d(sizes, "sizes")
-    if sums.size < 2 or sizes.size != sums.size:
-        raise ValueError("need one sum and one size for each of at least two clusters")
-    tail = (1.0 - confidence) / 2.0
-    dist = _clustered_mean_distribution(sums, sizes, n_resamples, np.random.default_rng(seed))
-    low, high = np.quantile(dist, [tail, 1.0 - tail])
-    return float(low), float(high)
 
 
 def shared_block_hits(
     g: int, edges: ArrayLike, n_resamples: int = 10_000, seed: int | None = 0
 ) -> NDArray[np.float64]:
-    """One cluster bootstrap of g clusters, as counts per block: ``(n_resamples, blocks)``.
-
-    Clusters are numbered 0..g-1 and cut into consecutive blocks at ``edges`` (0 < e < g); row r
-    counts how many of resample r's g draws (uniform, with replacement) land in each block. The
-    draws are those :func:`clustered_mean_intervals` makes for g clusters with ``seed``, whatever
-    the edges (they only group the clusters).
-    """
-    cuts = _cuts(g, edges)
-    hits = np.empty((n_resamples, cuts.size - 1))
-    _resample(g, cuts, n_resamples, seed, _NO_SETS, hits)
-    return hits
+    """The draws :func:`clustered_mean_intervals` makes for g clusters with ``seed``, as counts
+    per block of clusters cut at ``edges``: :func:`.resampling.block_hits`."""
+    return block_hits(g, edges, n_resamples, seed)
 
 
-def _cuts(g: int, edges: ArrayLike) -> NDArray[np.int64]:
-    cuts = np.unique(np.concatenate([[0, g], np.asarray(edges, dtype=np.int64)]))
-    if cuts[0] != 0 or cuts[-1] != g:
-        raise ValueError(f"edges must lie within 0..{g}")
-    return cuts
-
-
-def _resample(
-    g: int,
-    cuts: NDArray[np.int64],
-    n_resamples: int,
-    seed: int | None,
-    sets: tuple[NDArray[np.int64], ...],
-    hits: NDArray[np.float64],
-) -> NDArray[np.float64]:
-    """The compiled resampling of g clusters (a fresh generator seeded with ``seed``: the same
-    draws for every g-group, whatever runs beside it), blocks cut at ``cuts``: each data set's
-    mean per resample (``sets``: each kind's end block, sum step and size step, and each set's
-    first kind: see ``_kernels.resample_means``)."""
-    from . import _kernels  # numba: imported when first needed, not at Django's start-up
-
-    block_of = np.repeat(np.arange(cuts.size - 1, dtype=np.int64), np.diff(cuts))
-    means = np.empty((sets[-1].size - 1, n_resamples))
-    state = _kernels.seeded_state(seed)
-    if not 0 < g <= 1 << _WORD_BITS:
-        raise ValueError(f"can resample 1 to 2^{_WORD_BITS} clusters, not {g}")
-    _kernels.resample_means(state, g, _WORD_BITS, block_of, n_resamples, *sets, means, hits)
-    return means
-
-
-_NO_SETS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(1, np.int64))
-_NO_HITS = np.empty((0, 0))
-# Bits of generator output a draw of a cluster takes (tests narrow it to make a bias visible).
-_WORD_BITS = 32
 # Order statistics are found by counting each distribution into this many buckets: a tail's
 # bucket then holds a few dozen of its 10,000 resampled means (fewer buckets: more to select
 # from; more: a longer count to walk; timed).
@@ -98,13 +38,6 @@ _BUCKETS = 256
 # Numbers of clusters are resampled in parallel (the kernels release the GIL); each has its own
 # seeded generator, so the figures do not depend on the number of threads.
 _THREADS = min(2, os.cpu_count() or 1)
-
-
-def load_kernels() -> None:
-    """Load the compiled kernels now (compiling them if no cache has them): numba's set-up
-    (~0.3 s in a fresh process) paid here, say on a thread while a refresh waits on its
-    database, instead of by the first bootstrap. The image runs it to fill its cache."""
-    clustered_mean_intervals([((0, 1, 1), (1, 1, 1))], n_resamples=10)
 
 
 def clustered_mean_intervals(
@@ -118,11 +51,12 @@ def clustered_mean_intervals(
 
     Each signature lists its clusters as ``(sum, size, count)`` kinds (``count`` clusters of that
     sum and size), numbered in that order. The data sets with g clusters share one draw of
-    ``n_resamples`` resamples of g clusters (:func:`shared_block_hits`, seeded with ``seed``, cut
-    at every kind boundary any of them has), so each interval is :func:`bootstrap_ci` of its
-    values with those hits (``bootstrap_ci(..., hits=...)``): the same percentile bootstrap with
-    the same number of resamples as drawing each data set alone, and differing from that only by
-    Monte Carlo error. Fewer than two clusters: ``nan``.
+    ``n_resamples`` resamples of g clusters by the engine (:func:`shared_block_hits`, seeded with
+    ``seed``, cut at every kind boundary any of them has), so each interval is
+    :func:`bootstrap_ci` of its values with those hits (``bootstrap_ci(..., hits=...)``), and
+    within Monte Carlo error of ``bootstrap_ci(values, clusters, seed=seed)`` (the very interval,
+    for a signature listing its kinds in sorted order while the engine counts its draws one by
+    one, as it does for fewer than 256 clusters a kind). Fewer than two clusters: ``nan``.
     """
     from . import _kernels  # numba: imported when first needed, not at Django's start-up
 
@@ -159,7 +93,7 @@ def clustered_mean_intervals(
             raise ValueError("cluster sums and sizes too large to be added exactly")
         steps = steps.astype(np.float64)
         sets = (np.searchsorted(cuts, ends), steps[:, 0].copy(), steps[:, 1].copy(), set_start)
-        dist = _resample(g, cuts, n_resamples, seed, sets, _NO_HITS)
+        dist = Draws(seed).means(g, cuts, n_resamples, sets)
         # A size of 0 or less can make a mean non-finite: np.quantile's own answer for those.
         finite = np.minimum.reduceat(kinds[:, 1], set_start[:-1]) > 0
         if not finite.all():
@@ -193,8 +127,9 @@ def cluster_sum_distributions(
     """:func:`cluster_sum_distribution` of many data sets, each exactly as on its own.
 
     A data set's resampling depends only on its number of clusters and the seed, so the hit
-    matrices are drawn once per number of clusters and shared. ``statistic`` must treat each
-    row on its own (it is called once, on every data set's resampled sums stacked).
+    matrices are drawn once per number of clusters (the same chunks from the same stream as on
+    its own) and shared. ``statistic`` must treat each row on its own (it is called once, on
+    every data set's resampled sums stacked).
     """
     hits_by_g: dict[int, list[NDArray[np.float64]]] = {}
     resampled = []
@@ -204,12 +139,8 @@ def cluster_sum_distributions(
         if g < 2:
             raise ValueError(f"cluster bootstrap needs at least two clusters; got {g}")
         if g not in hits_by_g:
-            rng = np.random.default_rng(seed)
-            step = _rows_per_chunk(g)
-            hits_by_g[g] = [
-                cluster_hits(rng, g, min(step, n_resamples - start))
-                for start in range(0, n_resamples, step)
-            ]
+            draws, each = Draws(seed), np.ones(g, dtype=np.int64)
+            hits_by_g[g] = [draws.counts(each, rows) for _, rows in _chunks(n_resamples, g)]
         flat = sums.reshape(g, -1)
         parts = [(hits @ flat).reshape((hits.shape[0], *sums.shape[1:])) for hits in hits_by_g[g]]
         resampled.append(np.concatenate(parts, axis=0))

@@ -1,4 +1,8 @@
-"""The one bootstrap engine: percentile intervals, plain or clustered, vectorised."""
+"""Percentile bootstrap intervals, plain or clustered, and the distributions behind them.
+
+Every resample is drawn by the one engine, :mod:`.resampling`, as counts: per distinct value,
+per kind of cluster or per cluster, whichever describes the resample with the fewest numbers.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import _CHUNK_ELEMENTS, _finite_1d
+from .resampling import Draws
 
 Statistic = Literal["mean", "median"] | Callable[[NDArray[np.float64]], float]
 
@@ -34,82 +39,28 @@ def _median_from_histogram(
     return (support[lo] + support[hi]) / 2.0
 
 
-def _resample_counts(
-    rng: np.random.Generator, n_draws: int, weights: NDArray[np.int64], rows: int
-) -> NDArray[np.float64]:
-    """How often each of ``len(weights)`` groups is hit by ``n_draws`` uniform draws from the
-    ``weights.sum()`` underlying units, for ``rows`` resamples: multinomial counts. Equivalent in
-    distribution to drawing unit indices with replacement, at O(groups) instead of O(units)."""
-    return rng.multinomial(n_draws, weights / weights.sum(), size=rows).astype(np.float64)
-
-
-def _order_statistics(
-    rng: np.random.Generator,
-    n_draws: int,
-    freq: NDArray[np.int64],
-    ranks: tuple[int, int],
-    rows: int,
-) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Support positions of the ``ranks`` (0-based) smallest of ``n_draws`` draws, per resample.
-
-    Draws pick support point ``j`` with probability ``freq[j] / freq.sum()``. Rather than drawing
-    them, descend a binary tree over the sorted support: the number of draws in the left half of
-    a node holding ``c`` draws is ``Binomial(c, w_left / w_node)`` (the multinomial split), and
-    only the half containing the wanted rank is followed. This samples the order statistic
-    exactly, in O(rows log J) instead of O(rows n). Two ranks (the middle pair of an even
-    sample) share the draws while they are in the same node; once apart, their subtrees are
-    conditionally independent, so separate draws are exact too.
-    """
-    cum_w = np.concatenate([[0.0], np.cumsum(freq, dtype=np.float64)])
-    paths = []
-    for rank in ranks:
-        paths.append(
-            {
-                "lo": np.zeros(rows, dtype=np.intp),
-                "hi": np.full(rows, freq.size, dtype=np.intp),
-                "count": np.full(rows, n_draws, dtype=np.int64),
-                "rank": np.full(rows, rank, dtype=np.int64),
-            }
-        )
-    while any((p["hi"] - p["lo"] > 1).any() for p in paths):
-        lefts = []
-        for p in paths:
-            # Settled rows (one support point left) get mid = lo and p_left = 0: a no-op step.
-            mid = (p["lo"] + p["hi"]) // 2
-            p_left = (cum_w[mid] - cum_w[p["lo"]]) / (cum_w[p["hi"]] - cum_w[p["lo"]])
-            lefts.append((mid, rng.binomial(p["count"], p_left)))
-        a, b = paths
-        same_node = (a["lo"] == b["lo"]) & (a["hi"] == b["hi"])
-        lefts[1][1][same_node] = lefts[0][1][same_node]
-        for p, (mid, left) in zip(paths, lefts, strict=True):
-            go_left = p["rank"] < left
-            p["hi"] = np.where(go_left, mid, p["hi"])
-            p["lo"] = np.where(go_left, p["lo"], mid)
-            p["rank"] = np.where(go_left, p["rank"], p["rank"] - left)
-            p["count"] = np.where(go_left, left, p["count"] - left)
-    return paths[0]["lo"], paths[1]["lo"]
+def _chunks(n_resamples: int, width: int):
+    """Row counts of memory-bounded chunks of an ``(n_resamples, width)`` matrix."""
+    step = _rows_per_chunk(width)
+    for start in range(0, n_resamples, step):
+        yield start, min(step, n_resamples - start)
 
 
 def _bootstrap_unclustered(
-    x: NDArray[np.float64], n_resamples: int, statistic: str, rng: np.random.Generator
+    x: NDArray[np.float64], n_resamples: int, statistic: str, draws: Draws
 ) -> NDArray[np.float64]:
+    # A resample is fully described by how often each distinct value was drawn: the engine
+    # counts the n draws per distinct value (binary outcomes, Likert scores: a handful).
     n = x.size
     support, freq = np.unique(x, return_counts=True)
     if statistic == "median":
-        lo, hi = _order_statistics(rng, n, freq, ((n - 1) // 2, n // 2), n_resamples)
-        return (support[lo] + support[hi]) / 2.0
+        # Only the middle pair of each resample matters: found by binomial splits of the
+        # support, O(log n) a resample however many distinct values there are.
+        low, high = draws.median_positions(n, freq, ((n - 1) // 2, n // 2), n_resamples)
+        return (support[low] + support[high]) / 2.0
     out = np.empty(n_resamples)
-    # Few distinct values (binary outcomes, Likert scores): a resample is fully described by how
-    # often each distinct value was drawn, so draw those counts instead of n indices.
-    by_counts = support.size * 4 <= n
-    step = _rows_per_chunk(support.size if by_counts else n)
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        if by_counts:
-            out[start : start + rows] = _resample_counts(rng, n, freq, rows) @ support / n
-        else:
-            idx = rng.integers(0, n, size=(rows, n))
-            out[start : start + rows] = x[idx].sum(axis=1) / n
+    for start, rows in _chunks(n_resamples, support.size):
+        out[start : start + rows] = draws.sums(freq, support[:, None], rows)[:, 0] / n
     return out
 
 
@@ -119,41 +70,37 @@ def _bootstrap_clustered(
     n_clusters: int,
     n_resamples: int,
     statistic: str,
-    rng: np.random.Generator,
+    draws: Draws,
 ) -> NDArray[np.float64]:
     g = n_clusters
     if statistic == "mean":
         sizes = np.bincount(cluster, minlength=g).astype(np.float64)
         sums = np.bincount(cluster, weights=x, minlength=g)
-        return _clustered_mean_distribution(sums, sizes, n_resamples, rng)
+        return _clustered_mean_distribution(sums, sizes, n_resamples, draws)
     out = np.empty(n_resamples)
 
     # Median: the resample is the multiset union of the drawn clusters. Describe every cluster
     # by its histogram over the distinct values; the resample's histogram is then
-    # (draws per cluster) @ (cluster histograms). Too many distinct values for a dense
-    # histogram -> use each observation as its own support point, weighted by its cluster's draws.
+    # (draws per kind of cluster) @ (the kinds' histograms). Too many distinct values for a
+    # dense histogram -> use each observation as its own support point, weighted by its
+    # cluster's draws.
     support, value_code = np.unique(x, return_inverse=True)
     if g * support.size <= _CHUNK_ELEMENTS:
         hist = np.bincount(cluster * support.size + value_code, minlength=g * support.size).reshape(
             g, support.size
         )
         kinds, freq = np.unique(hist, axis=0, return_counts=True)
-        by_counts = kinds.shape[0] * 4 <= g
-        profile = (kinds if by_counts else hist).astype(np.float64)
-        step = _rows_per_chunk(max(profile.shape[0], support.size))
-        for start in range(0, n_resamples, step):
-            rows = min(step, n_resamples - start)
-            draw = _resample_counts(rng, g, freq, rows) if by_counts else None
-            hits = draw if draw is not None else cluster_hits(rng, g, rows)
+        profile = kinds.astype(np.float64)
+        for start, rows in _chunks(n_resamples, max(profile.shape[0], support.size)):
+            hits = draws.counts(freq, rows)
             out[start : start + rows] = _median_from_histogram(hits @ profile, support)
         return out
 
     order = np.argsort(x, kind="stable")
     sorted_x, sorted_cluster = x[order], cluster[order]
-    step = _rows_per_chunk(max(x.size, g))
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        hits = cluster_hits(rng, g, rows)
+    each = np.ones(g, dtype=np.int64)
+    for start, rows in _chunks(n_resamples, max(x.size, g)):
+        hits = draws.counts(each, rows)
         out[start : start + rows] = _median_from_histogram(hits[:, sorted_cluster], sorted_x)
     return out
 
@@ -162,47 +109,19 @@ def _clustered_mean_distribution(
     sums: NDArray[np.float64],
     sizes: NDArray[np.float64],
     n_resamples: int,
-    rng: np.random.Generator,
+    draws: Draws,
 ) -> NDArray[np.float64]:
     """Resampled means of the cluster bootstrap, from each cluster's (sum, size)."""
-    g = sums.size
     out = np.empty(n_resamples)
     # The resampled mean depends on the drawn clusters only through their (sum, size), so
     # clusters sharing both are interchangeable: 8,090 clusters of six binary outcomes
-    # collapse to 7 kinds and each resample is one 7-category multinomial draw.
+    # collapse to 7 kinds, and the engine counts each resample's draws per kind. (Numbered
+    # by kind, the clusters' own order does not matter.)
     kinds, freq = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
-    by_counts = kinds.shape[0] * 4 <= g
-    if by_counts:
-        sums, sizes = kinds[:, 0], kinds[:, 1]
-    width = kinds.shape[0] if by_counts else g
-    step = _rows_per_chunk(width)
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        if by_counts:
-            hits = _resample_counts(rng, g, freq, rows)
-            out[start : start + rows] = (hits @ sums) / (hits @ sizes)
-        else:
-            idx = rng.integers(0, g, size=(rows, g))
-            out[start : start + rows] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+    for start, rows in _chunks(n_resamples, kinds.shape[0]):
+        drawn = draws.sums(freq, kinds, rows)
+        out[start : start + rows] = drawn[:, 0] / drawn[:, 1]
     return out
-
-
-# From this many clusters on, counting each resample's draws on its own (in cache, no offsets,
-# straight into the float matrix) beats one bincount over the whole chunk (timed: 0.6x at
-# g = 1,380, break-even near 256).
-_ROW_BY_ROW_CLUSTERS = 384
-
-
-def cluster_hits(rng: np.random.Generator, g: int, rows: int) -> NDArray[np.float64]:
-    """(rows, g) matrix: how often each of g clusters is drawn in g draws with replacement."""
-    idx = rng.integers(0, g, size=(rows, g))
-    if g >= _ROW_BY_ROW_CLUSTERS:
-        hits = np.empty((rows, g))
-        for r in range(rows):
-            hits[r] = np.bincount(idx[r], minlength=g)
-        return hits
-    idx += (np.arange(rows) * g)[:, None]
-    return np.bincount(idx.ravel(), minlength=rows * g).reshape(rows, g).astype(np.float64)
 
 
 def _bootstrap_callable(
@@ -211,16 +130,16 @@ def _bootstrap_callable(
     n_clusters: int,
     n_resamples: int,
     func: Callable[[NDArray[np.float64]], float],
-    rng: np.random.Generator,
+    draws: Draws,
 ) -> NDArray[np.float64]:
     out = np.empty(n_resamples)
-    for r in range(n_resamples):
-        if cluster is None:
-            sample = x[rng.integers(0, x.size, size=x.size)]
-        else:
-            hits = np.bincount(rng.integers(0, n_clusters, size=n_clusters), minlength=n_clusters)
-            sample = np.repeat(x, hits[cluster])  # every value once per draw of its cluster
-        out[r] = float(func(sample))
+    each = np.ones(x.size if cluster is None else n_clusters, dtype=np.int64)
+    for start, rows in _chunks(n_resamples, each.size):
+        hits = draws.counts(each, rows).astype(np.intp)
+        for r in range(rows):
+            # Every value once per draw of it (or of its cluster).
+            times = hits[r] if cluster is None else hits[r][cluster]
+            out[start + r] = float(func(np.repeat(x, times)))
     return out
 
 
@@ -258,10 +177,11 @@ def bootstrap_ci(
     drawn cluster sizes``. The interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) /
     2`` quantiles (linear interpolation) of the resampled statistics.
 
-    ``statistic`` is ``"mean"``, ``"median"`` (both vectorized: resamples are drawn as counts
-    per distinct value or per kind of cluster when that is cheaper, else as index matrices in
+    ``statistic`` is ``"mean"``, ``"median"`` (both vectorized: each resample is drawn by the
+    engine of :mod:`.resampling` as counts per distinct value or per kind of cluster, in
     memory-bounded chunks) or a callable on a 1-D array (one call per resample; slower).
-    Deterministic for a given ``seed`` (``numpy.random.default_rng``). Constant values give
+    Deterministic for a given ``seed`` (``np.random.SeedSequence(seed)`` seeds the engine's
+    generator). Constant values give
     ``(c, c)``. Raises ``ValueError`` for fewer than two values or clusters, non-finite values,
     mismatched ``clusters``, ``n_resamples < 1`` or ``confidence`` outside (0, 1).
 
@@ -302,8 +222,6 @@ def bootstrap_distribution(
     n_resamples = int(n_resamples)
     if not callable(statistic) and statistic not in ("mean", "median"):
         raise ValueError(f"statistic must be 'mean', 'median' or a callable; got {statistic!r}")
-    rng = np.random.default_rng(seed)
-
     cluster: NDArray[np.intp] | None = None
     n_clusters = 0
     if clusters is not None:
@@ -320,13 +238,32 @@ def bootstrap_distribution(
         sums = np.bincount(cluster, weights=x, minlength=n_clusters)
         sizes = np.bincount(cluster, minlength=n_clusters).astype(np.float64)
         return (counts @ sums) / (counts @ sizes)
+    draws = Draws(seed)
     if callable(statistic):
-        dist = _bootstrap_callable(x, cluster, n_clusters, n_resamples, statistic, rng)
-    elif cluster is None:
-        dist = _bootstrap_unclustered(x, n_resamples, statistic, rng)
-    else:
-        dist = _bootstrap_clustered(x, cluster, n_clusters, n_resamples, statistic, rng)
-    return dist
+        return _bootstrap_callable(x, cluster, n_clusters, n_resamples, statistic, draws)
+    if cluster is None:
+        return _bootstrap_unclustered(x, n_resamples, statistic, draws)
+    return _bootstrap_clustered(x, cluster, n_clusters, n_resamples, statistic, draws)
+
+
+def clustered_mean_ci(
+    sums: ArrayLike,
+    sizes: ArrayLike,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> tuple[float, float]:
+    """:func:`bootstrap_ci` of the mean with clusters, from each cluster's sum and size instead
+    of the values: the same interval (the same draws of the same engine), without the values
+    ever leaving the database's GROUP BY."""
+    sums = _finite_1d(sums, "sums")
+    sizes = _finite_1d(sizes, "sizes")
+    if sums.size < 2 or sizes.size != sums.size:
+        raise ValueError("need one sum and one size for each of at least two clusters")
+    tail = (1.0 - confidence) / 2.0
+    dist = _clustered_mean_distribution(sums, sizes, n_resamples, Draws(seed))
+    low, high = np.quantile(dist, [tail, 1.0 - tail])
+    return float(low), float(high)
 
 
 def pass_rate_ci(
@@ -384,12 +321,11 @@ def cluster_sum_distribution(
         raise ValueError(f"cluster bootstrap needs at least two clusters; got {g}")
     tail_shape = sums.shape[1:]
     flat = sums.reshape(g, -1)
-    rng = np.random.default_rng(seed)
-    step = _rows_per_chunk(g)
+    draws = Draws(seed)
+    each = np.ones(g, dtype=np.int64)
     parts = []
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        resampled = (cluster_hits(rng, g, rows) @ flat).reshape((rows, *tail_shape))
+    for _, rows in _chunks(n_resamples, g):
+        resampled = (draws.counts(each, rows) @ flat).reshape((rows, *tail_shape))
         parts.append(np.asarray(statistic(resampled), dtype=np.float64))
     return np.concatenate(parts, axis=0)
 

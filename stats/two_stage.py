@@ -7,7 +7,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .bootstrap import _cluster_codes, _rows_per_chunk, cluster_hits
+from .bootstrap import _chunks, _cluster_codes
+from .resampling import Draws
 
 
 def two_stage_sum_distribution(
@@ -47,17 +48,18 @@ def two_stage_weights(
     units laid out cluster after cluster. They depend only on the sizes and the seed, so data
     sets of one shape share them (``stats.batched``)."""
     g, units = len(sizes), int(sum(sizes))
-    rng = np.random.default_rng(seed)
+    draws = Draws(seed)
     edges = np.concatenate([[0], np.cumsum(sizes)])
-    step = _rows_per_chunk(units)
     chunks = []
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        drawn = cluster_hits(rng, g, rows).astype(np.int64) if g > 1 else np.ones((rows, 1), int)
+    for _, rows in _chunks(n_resamples, units):
+        if g > 1:
+            drawn = draws.counts(np.ones(g, dtype=np.int64), rows).astype(np.int64)
+        else:
+            drawn = np.ones((rows, 1), dtype=np.int64)
         weights = np.zeros((rows, units))
         for c, m in enumerate(sizes):
-            # h draws of a cluster of m units: h independent m-draws = one (h·m)-draw multinomial.
-            hits = rng.multinomial(drawn[:, c] * m, np.full(m, 1.0 / m))
-            weights[:, edges[c] : edges[c + 1]] = hits
+            # h draws of a cluster of m units: h m draws of its units, with replacement.
+            one_each = np.ones(m, dtype=np.int64)
+            weights[:, edges[c] : edges[c + 1]] = draws.counts(one_each, rows, drawn[:, c] * m)
         chunks.append(weights)
     return chunks

@@ -52,7 +52,7 @@ def evidence_verification(
     sums = [unverified for _, _, unverified, _ in rows]
     low = high = None
     if len(rows) >= 2:
-        # Clusters in the order of their labels, as bootstrap_ci numbers them.
+        # The same interval as bootstrap_ci over the readings clustered by base scenario.
         low, high = clustered_mean_ci(sums, sizes, n_resamples=n_resamples, seed=seed)
     estimate = Estimate(
         value=sum(sums) / sum(sizes),

@@ -14,7 +14,6 @@ which is drawn while the metric rows are being written (`summary_writes`).
 
 from __future__ import annotations
 
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -22,11 +21,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+import stats
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
 from results.models import RunAnalysis
-from stats import batched
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
@@ -38,78 +37,46 @@ from .summary_writes import summaries_replace
 
 
 def summaries_refresh(
-    *,
-    run: EvaluationRun,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-    timings: dict[str, float] | None = None,
+    *, run: EvaluationRun, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> int:
     """Recompute the run's pass-rate summaries (counts and intervals of every cell); returns
-    the number of rows. ``timings``, if given, receives the seconds spent counting (the cell
-    GROUP BY), on the intervals and writing; on PostgreSQL the last two overlap (the metric rows
-    are written while the other levels' intervals are drawn), so the parts add up to more than
-    the whole."""
-    clock = _Clock(timings)
+    the number of rows."""
     cells = _cells_loading_kernels(run)
-    clock.lap("counting")
     with transaction.atomic():
-        count = summaries_replace(run, cells, n_resamples=n_resamples, seed=seed, lap=clock.add)
-        clock.lap(None)  # booked part by part by summaries_replace
-    clock.lap("writes")  # the commit
-    return count
+        return summaries_replace(run, cells, n_resamples=n_resamples, seed=seed)
 
 
 def analysis_refresh(
-    *,
-    run: EvaluationRun,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-    timings: dict[str, float] | None = None,
+    *, run: EvaluationRun, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> RunAnalysis:
     """Recompute the run's reliability and robustness snapshot (`RunAnalysis`)."""
     started = time.perf_counter()
-    clock = _Clock(timings)
     cells = _cells_loading_kernels(run)
-    clock.lap("counting")
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
-    clock.lap("reliability and robustness")
     with transaction.atomic():
-        analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
-    clock.lap("writes")
-    return analysis
+        return _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
 
 
 def results_refresh(
-    *,
-    run: EvaluationRun,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-    timings: dict[str, float] | None = None,
+    *, run: EvaluationRun, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> RunAnalysis:
     """Both products of a finished run from one reading of its cells, in one transaction.
 
     Idempotent: the computation reads only stored rows, and the old rows are replaced.
-    ``timings`` receives counting, intervals, reliability and robustness, and writes.
     """
     started = time.perf_counter()
-    clock = _Clock(timings)
     cells = _cells_loading_kernels(run)
-    clock.lap("counting")
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
-    clock.lap("reliability and robustness")
     with transaction.atomic():
-        summaries_replace(run, cells, n_resamples=n_resamples, seed=seed, lap=clock.add)
-        clock.lap(None)  # booked part by part by summaries_replace
-        analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
-    clock.lap("writes")
-    return analysis
+        summaries_replace(run, cells, n_resamples=n_resamples, seed=seed)
+        return _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
 
 
 def _cells_loading_kernels(run: EvaluationRun) -> RunCells:
-    """The run's cells, while the bootstrap's compiled kernels load on another thread: numba's
-    one-time set-up in a fresh process (~0.3 s) overlaps the wait on the database instead of
-    delaying the first bootstrap. (Its first use waits for the load if it is not done.)"""
-    threading.Thread(target=batched.load_kernels, name="load-kernels", daemon=True).start()
+    """The run's cells, while the resampling engine's compiled code loads in the background:
+    numba's one-time set-up in a fresh process (~0.3 s) overlaps the wait on the database
+    instead of delaying the first bootstrap."""
+    stats.load_kernels(wait=False)
     return run_cells(run)
 
 
@@ -165,20 +132,3 @@ def _analysis_write(
         },
     )
     return analysis
-
-
-class _Clock:
-    def __init__(self, timings: dict[str, float] | None) -> None:
-        self.timings, self.last = timings, time.perf_counter()
-
-    def lap(self, part: str | None) -> float:
-        """Seconds since the last lap, booked to ``part`` unless it is None."""
-        now = time.perf_counter()
-        seconds, self.last = now - self.last, now
-        if part is not None:
-            self.add(part, seconds)
-        return seconds
-
-    def add(self, part: str, seconds: float) -> None:
-        if self.timings is not None:
-            self.timings[part] = self.timings.get(part, 0.0) + seconds

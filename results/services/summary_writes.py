@@ -10,8 +10,7 @@ order that readers walk (overall, area, subarea, metric).
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connection
@@ -35,30 +34,17 @@ from .summaries import (
 )
 
 
-def summaries_replace(
-    run: EvaluationRun,
-    cells: RunCells,
-    *,
-    n_resamples: int,
-    seed: int,
-    lap: Callable[[str, float], None] | None = None,
-) -> int:
+def summaries_replace(run: EvaluationRun, cells: RunCells, *, n_resamples: int, seed: int) -> int:
     """Replace the run's summary rows with those of ``cells``; returns their number. Call it
-    inside a transaction. ``lap(part, seconds)``, if given, receives the seconds spent on the
-    intervals (the resampling's own time included) and on the writes (the connection's time),
-    which overlap on PostgreSQL."""
-    lap = lap or (lambda part, seconds: None)
-    start = time.perf_counter()
+    inside a transaction."""
     inputs = summary_inputs(cells)
     groups = bootstrap_groups(cells, inputs)
-    lap("intervals", time.perf_counter() - start)
     postgres = connection.vendor == "postgresql"
     # The resampling runs in compiled code without the GIL; this thread meanwhile builds the
     # metric rows and writes them (the Python parts are not run side by side: they would only
     # take turns with the GIL).
     with ThreadPoolExecutor(max_workers=1) as pool:
-        resampling = pool.submit(_timed_intervals, groups, n_resamples, seed)
-        start = time.perf_counter()
+        resampling = pool.submit(_intervals, groups, n_resamples, seed)
         if postgres:
             # The old rows out first: the metric rows' records are then built part by part
             # while the server takes in the previous part.
@@ -68,34 +54,24 @@ def summaries_replace(
             n_metric = sum(part.groups.n.size for part in parts)
             method, failures = statistics.WILSON_EFFECTIVE, inputs.failures
             _copy_data(metric_records(run, parts, method, failures), SUMMARY_COLUMNS)
-            # Building the metric rows' records is booked with sending them.
-            lap("writes", time.perf_counter() - start)
         else:
             metric = metric_rows(run, cells, inputs=inputs)
             n_metric = len(metric)
-            lap("intervals", time.perf_counter() - start)
-            start = time.perf_counter()
             PassRateSummary.objects.filter(run=run).delete()
-            lap("writes", time.perf_counter() - start)
-        (lows, highs), seconds = resampling.result()
-    start = time.perf_counter()
+        lows, highs = resampling.result()
     others = groups.rows(run, lows, highs)
-    lap("intervals", seconds + time.perf_counter() - start)
-    start = time.perf_counter()
     if not postgres:
         _insert(others + metric)
     elif len(others) > len(ids):  # the bound is exact at most; never expected
         raise RuntimeError("more bootstrap summary rows than the bound allows")
     else:
         _copy([(pk, *row) for pk, row in zip(ids, others, strict=False)], with_ids=True)
-    lap("writes", time.perf_counter() - start)
     return len(others) + n_metric
 
 
-def _timed_intervals(groups: BootstrapGroups, n_resamples: int, seed: int):
-    start = time.perf_counter()
-    intervals = statistics.clustered_mean_intervals(groups.distinct, n_resamples, seed=seed)
-    return intervals, time.perf_counter() - start
+def _intervals(groups: BootstrapGroups, n_resamples: int, seed: int):
+    """The bootstrap levels' intervals (runs beside the metric rows' writing)."""
+    return statistics.clustered_mean_intervals(groups.distinct, n_resamples, seed=seed)
 
 
 def _bootstrap_rows_bound(cells: RunCells) -> int:

@@ -87,9 +87,8 @@ def percent_agreement(table: RatingsTable) -> Estimate:
     pairable = counts.sum(axis=1) >= 2
     if not pairable.any():
         return _none("proportion")
-    c = counts[pairable]
     # Percent agreement is the mean of the per-item pair agreements: a bootstrap of that mean.
-    per_item = (c * (c - 1)).sum(axis=1) / (c.sum(axis=1) * (c.sum(axis=1) - 1.0))
+    per_item = stats.pair_agreement(counts)
     return stats.mean_estimate(per_item, unit="proportion", n_resamples=_resamples())
 
 

@@ -5,6 +5,9 @@ the general engine's overheads -- each against the code path or NumPy routine it
 
 import io
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -28,6 +31,7 @@ from results.services.repeatability import (
 from results.services.robustness import robustness
 from results.services.summaries import failed_as_fail
 from stats.bootstrap import _quantile_pair
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -191,12 +195,28 @@ def test_cluster_codes_from_packed_keys_are_numpy_unique_rows():
 
 @pytest.mark.parametrize("g", [2, 50, 383, 384, 1_380])
 def test_cluster_hits_count_the_draws_of_each_resample(g):
-    from stats.bootstrap import cluster_hits
+    from stats.resampling import Draws, cluster_hits
 
     rows = 37
-    hits = cluster_hits(np.random.default_rng(g), g, rows)
-    # The same draws, binned in one bincount over the whole chunk (the reference layout).
-    idx = np.random.default_rng(g).integers(0, g, size=(rows, g)) + (np.arange(rows) * g)[:, None]
-    expected = np.bincount(idx.ravel(), minlength=rows * g).reshape(rows, g)
-    np.testing.assert_array_equal(hits, expected)
+    hits = cluster_hits(g, rows, seed=g)
+    assert (hits.sum(axis=1) == g).all()
+    # The same draws, binned per block of clusters (the layout the summary intervals use)...
+    edges = list(range(1, g, max(1, g // 10)))
+    blocks = statistics.shared_block_hits(g, edges, n_resamples=rows, seed=g)
+    np.testing.assert_array_equal(np.add.reduceat(hits, [0, *edges], axis=1), blocks)
+    # ...and drawn in chunks of rows from one stream, as the chunked bootstraps draw them.
+    draws, each = Draws(g), np.ones(g, dtype=np.int64)
+    np.testing.assert_array_equal(np.vstack([draws.counts(each, 20), draws.counts(each, 17)]), hits)
     assert hits.dtype == np.float64
+
+
+def test_django_start_up_does_not_import_numba():
+    """numba takes a few hundred milliseconds to import: only a bootstrap that runs pays it."""
+    code = (
+        "import sys, django; django.setup();"
+        "from django.urls import get_resolver; get_resolver().url_patterns;"
+        "import stats, results.services, results.tasks;"
+        "assert 'numba' not in sys.modules, 'numba imported at start-up'"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test"}
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)  # noqa: S603

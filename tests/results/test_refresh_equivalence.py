@@ -24,6 +24,7 @@ from results.services.summaries import POLARITIES, metric_design_effects, polari
 from tests.evaluations.test_run_evaluation_command import offline_models  # noqa: F401
 from tests.evaluations.test_runs import offline_release  # noqa: F401
 from tests.results import legacy_summaries
+from tests.stats.monte_carlo import assert_bounds_within_monte_carlo_error, expanded
 
 pytestmark = pytest.mark.django_db
 
@@ -54,21 +55,6 @@ def monte_carlo_tolerance(low: float, high: float, n_resamples: int) -> float:
     return 5 * math.sqrt(2) * math.sqrt(q * (1 - q) / n_resamples) / density * sd + 1e-12
 
 
-def assert_bounds_within_monte_carlo_error(new: dict, old_distribution: np.ndarray, key) -> None:
-    """The new bounds sit at the 2.5 % and 97.5 % points of the old resampled distribution, up
-    to Monte Carlo error, checked on the probability scale: that holds for the discrete
-    distributions of a few clusters too, where a bound may jump between neighbouring atoms.
-    Tolerance: five sd of the difference of two independent empirical quantile levels,
-    5 sqrt(2 q (1 - q) / B) (0.035 at B = 500, 0.008 at B = 10,000)."""
-    b = old_distribution.size
-    for bound, q in (("low", 0.025), ("high", 0.975)):
-        delta = 5 * math.sqrt(2 * q * (1 - q) / b)
-        below = np.mean(old_distribution < new[bound] - 1e-12)
-        at_or_below = np.mean(old_distribution <= new[bound] + 1e-12)
-        assert below <= q + delta, (key, bound, below)
-        assert at_or_below >= q - delta, (key, bound, at_or_below)
-
-
 def group_signatures(run: EvaluationRun) -> dict:
     """Every bootstrap-level group's clusters as (passed, n, count) kinds, by summary key."""
     cells = run_cells(run)
@@ -87,16 +73,6 @@ def group_signatures(run: EvaluationRun) -> dict:
                 subarea = k if level == SummaryLevel.SUBAREA else None
                 out[(level, t, POLARITIES[p], area, subarea, None, scope)] = signature
     return out
-
-
-def expanded(signature) -> tuple[list[float], list[int]]:
-    values, labels, label = [], [], 0
-    for y, n, count in signature:
-        for _ in range(count):
-            values += [1.0] * y + [0.0] * (n - y)
-            labels += [label] * n
-            label += 1
-    return values, labels
 
 
 def assert_same_summaries(run: EvaluationRun) -> None:

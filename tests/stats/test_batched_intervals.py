@@ -102,17 +102,3 @@ def test_binned_draws_give_every_cluster_the_same_chance():
     tenths = np.add.reduceat(blocks, np.arange(0, blocks.shape[1], blocks.shape[1] // 10), axis=1)
     share = np.add.reduceat(sizes, np.arange(0, sizes.size, sizes.size // 10)) / g
     assert tenths.mean(axis=0) == pytest.approx(g * share, rel=0.01)
-
-
-@pytest.mark.parametrize("spread", [10, 2**40])  # packed into one key / too wide: lexsort
-def test_distinct_rows_equal_numpy_unique(spread):
-    from results.services.cells import packed_key
-    from results.services.rollup import distinct_rows
-
-    rng = np.random.default_rng(spread % 97)
-    cols = tuple(rng.integers(-3, 4, size=500) * (spread // 10 + 1) for _ in range(3))
-    assert (packed_key(cols) is None) == (spread > 10)
-    first, inverse = distinct_rows(*cols)
-    keys, expected = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
-    np.testing.assert_array_equal(inverse, expected.ravel())
-    np.testing.assert_array_equal(np.column_stack(cols)[first], keys)

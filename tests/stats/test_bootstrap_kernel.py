@@ -1,23 +1,15 @@
 """The compiled batched bootstrap: its draws are the uniform cluster bootstrap (multinomial block
 counts, an exact rejection step), each interval is np.quantile of that data set's resampled
 means from those very draws, bit for bit, whatever the number of threads, within Monte Carlo
-error of the engine drawing the data set alone; and numba stays out of Django's start-up."""
-
-import os
-import subprocess
-import sys
+error of the engine drawing the data set alone."""
 
 import numpy as np
 import pytest
 
 import stats as statistics
-from stats import _kernels, batched, clustered_mean_intervals, shared_block_hits
+from stats import _kernels, batched, clustered_mean_intervals, resampling, shared_block_hits
 from stats.quantiles import linear_neighbours
-from tests.conftest import ROOT
-from tests.results.test_refresh_equivalence import (
-    assert_bounds_within_monte_carlo_error,
-    expanded,
-)
+from tests.stats.monte_carlo import assert_bounds_within_monte_carlo_error, expanded
 
 
 def assert_multinomial(blocks: np.ndarray, g: int, edges: list[int]) -> None:
@@ -60,7 +52,7 @@ def test_every_cluster_has_the_same_chance_however_many_words_are_redrawn(monkey
     256 words: 85 clusters would get two words, the others one; 129 leaves 127 words to redraw):
     without an exact rejection step some clusters are hit up to twice as often, which the
     per-cluster means below would show at once. The kernel is the one the intervals use."""
-    monkeypatch.setattr(batched, "_WORD_BITS", bits)
+    monkeypatch.setattr(resampling, "_WORD_BITS", bits)
     edges = list(range(1, g))  # one block a cluster
     blocks = shared_block_hits(g, edges, n_resamples=4_000, seed=bits)
     assert_multinomial(blocks, g, edges)
@@ -158,6 +150,21 @@ def test_intervals_are_the_cluster_bootstrap_of_each_data_set_within_monte_carlo
         assert_bounds_within_monte_carlo_error({"low": lo, "high": hi}, alone, signature)
 
 
+def test_a_signature_in_sorted_order_gets_exactly_bootstrap_ci_of_its_values():
+    """One engine: the batched means and bootstrap_ci draw the same resamples from the same
+    seed (bootstrap_ci numbers its clusters by kind, in sorted order, and counts draws one by
+    one for these few clusters a kind)."""
+    for signature in signatures_for_tests(3)[1:]:
+        ordered = tuple(sorted(signature))
+        values, labels = expanded(ordered)
+        low, high = clustered_mean_intervals([ordered], n_resamples=2_001, seed=7)
+        shuffled = np.random.default_rng(len(values)).permutation(len(values))
+        alone = statistics.bootstrap_ci(
+            np.array(values)[shuffled], np.array(labels)[shuffled], n_resamples=2_001, seed=7
+        )
+        assert (low[0], high[0]) == alone, signature
+
+
 def test_seeds_give_their_own_draws_and_the_same_draws_again():
     one = shared_block_hits(50, [10, 20], n_resamples=100, seed=1)
     np.testing.assert_array_equal(one, shared_block_hits(50, [10, 20], n_resamples=100, seed=1))
@@ -169,18 +176,57 @@ def test_seeds_give_their_own_draws_and_the_same_draws_again():
 
 
 def test_kernels_load_ahead_of_the_first_bootstrap():
-    batched.load_kernels()
+    statistics.load_kernels()
+    assert _kernels.count_draws.signatures
     assert _kernels.resample_means.signatures
     assert _kernels.order_statistics.signatures
 
 
-def test_django_start_up_does_not_import_numba():
-    """numba takes a few hundred milliseconds to import: only a bootstrap that runs pays it."""
-    code = (
-        "import sys, django; django.setup();"
-        "from django.urls import get_resolver; get_resolver().url_patterns;"
-        "import stats, results.services, results.tasks;"
-        "assert 'numba' not in sys.modules, 'numba imported at start-up'"
+@pytest.mark.parametrize(
+    ("sizes", "n"),
+    [((3, 7), 40), ((3, 7), 3_000), ((33, 67), 48_540), ((999, 1), 100_000), ((2, 998), 7_000)],
+)
+def test_split_draws_are_binomial(sizes, n):
+    """Counts of n draws into two blocks, split by binomials (or counted, for few draws), have
+    the binomial distribution: a chi-square goodness-of-fit test on 20,000 rows."""
+    from scipy import stats as scipy_stats
+
+    rows = 20_000
+    hits = resampling.Draws(n).counts(np.array(sizes), rows, draws=np.full(rows, n))
+    assert (hits.sum(axis=1) == n).all()
+    p = sizes[0] / sum(sizes)
+    observed = np.bincount(hits[:, 0].astype(int), minlength=n + 1)
+    expected = scipy_stats.binom.pmf(np.arange(n + 1), n, p) * rows
+    # Pool the sparse tails so that every class expects at least five.
+    order = np.argsort(-expected)
+    keep = order[np.cumsum(expected[order]) <= rows - 5]
+    classes = np.zeros(n + 1, dtype=int)
+    classes[keep] = np.arange(1, keep.size + 1)
+    obs = np.bincount(classes, weights=observed)
+    exp = np.bincount(classes, weights=expected)
+    assert scipy_stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3
+
+
+def test_split_draws_into_many_blocks_are_multinomial():
+    sizes = np.array([1, 999, 5_000, 3, 40])
+    g = int(sizes.sum())
+    hits = resampling.Draws(3).counts(sizes, 20_000)
+    assert_multinomial(hits, g, np.cumsum(sizes)[:-1].tolist())
+
+
+@pytest.mark.parametrize("n", [3_001, 3_000])
+def test_median_splits_draw_the_resampled_median(n):
+    """The middle pair found by binomial splits against medians of resampled values: the same
+    distribution over the support (chi-square test of homogeneity, 20,000 resamples each)."""
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 60, n).astype(float)
+    ours = statistics.bootstrap_distribution(x, None, 20_000, seed=1, statistic="median")
+    naive = np.concatenate(
+        [np.median(x[rng.integers(0, n, size=(1_000, n))], axis=1) for _ in range(20)]
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test"}
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)  # noqa: S603
+    values = np.union1d(ours, naive)
+    table = np.array([[np.sum(d == v) for v in values] for d in (ours, naive)])
+    table = table[:, table.sum(axis=0) >= 10]
+    assert scipy_stats.chi2_contingency(table).pvalue > 1e-3
