@@ -7,7 +7,7 @@ from django.db import transaction
 from pydantic import BaseModel, Field
 
 from .exceptions import LLMError, StructuredOutputError
-from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment
+from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment, Provider
 
 
 @transaction.atomic
@@ -41,6 +41,22 @@ def configuration_save(
             configuration=configuration,
             defaults={"is_default": role in default_roles},
         )
+    return configuration
+
+
+def configuration_synthetic_get_or_create(*, name: str, model_id: str) -> ModelConfiguration:
+    """The switched-off configuration that synthetic load-test results are filed under."""
+    configuration, _ = ModelConfiguration.objects.get_or_create(
+        name=name,
+        defaults={
+            "provider": Provider.OPENAI_COMPATIBLE,
+            "model_id": model_id,
+            "is_active": False,
+            "api_key_env": "",
+            "description": "Synthetic configuration for load tests; never called.",
+            "synthetic": True,
+        },
+    )
     return configuration
 
 

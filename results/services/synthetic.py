@@ -31,7 +31,7 @@ from evaluations.models import (
     RunStatus,
     Scenario,
 )
-from llm.models import ModelConfiguration, Provider
+from llm.services import configuration_synthetic_get_or_create
 from metrics_registry.models import (
     Benchmark,
     KeyCounter,
@@ -95,21 +95,6 @@ class SyntheticResult:
 
 
 Progress = Callable[[str, int], None]
-
-
-def _configuration(name: str, model_id: str) -> ModelConfiguration:
-    config, _ = ModelConfiguration.objects.get_or_create(
-        name=name,
-        defaults={
-            "provider": Provider.OPENAI_COMPATIBLE,
-            "model_id": model_id,
-            "is_active": False,
-            "api_key_env": "",
-            "description": "Synthetic configuration for load tests; never called.",
-            "synthetic": True,
-        },
-    )
-    return config
 
 
 def _metrics(spec: SyntheticSpec, rng: np.random.Generator) -> list[MetricVersion]:
@@ -277,11 +262,17 @@ def synthetic_dataset_generate(
         raise ApplicationError(f"Release {version} exists already; pass --release-version.")
     with transaction.atomic():
         targets = [
-            _configuration(f"Synthetic model {i + 1:02d}", f"synthetic-{i + 1:02d}")
+            configuration_synthetic_get_or_create(
+                name=f"Synthetic model {i + 1:02d}", model_id=f"synthetic-{i + 1:02d}"
+            )
             for i in range(spec.models)
         ]
-        judge = _configuration("Synthetic judge", "synthetic-judge")
-        simulator = _configuration("Synthetic simulator", "synthetic-simulator")
+        judge = configuration_synthetic_get_or_create(
+            name="Synthetic judge", model_id="synthetic-judge"
+        )
+        simulator = configuration_synthetic_get_or_create(
+            name="Synthetic simulator", model_id="synthetic-simulator"
+        )
         versions = _metrics(spec, rng)
         progress("metrics", len(versions))
         release = Release.objects.create(
