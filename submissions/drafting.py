@@ -22,6 +22,7 @@ from metrics_registry.models import LabelCategory, Subarea
 from metrics_registry.taxonomy import AREAS, LABEL_CATEGORIES, SUBAREA_SLUGS
 
 from .models import CandidateChange, MetricCandidate, Submission, SubmissionStatus
+from .selectors import drafting_stale_before
 
 logger = logging.getLogger(__name__)
 
@@ -290,7 +291,7 @@ __all__ = [
 ]
 
 
-def submissions_requeue_stuck(*, older_than_seconds: int | None = None) -> list[int]:
+def submissions_requeue_stuck() -> list[int]:
     """Queue drafting again for submissions left in "submitted" with no drafting task.
 
     A drafting task moves its submission to "drafting" as soon as it starts, so a submission
@@ -299,14 +300,9 @@ def submissions_requeue_stuck(*, older_than_seconds: int | None = None) -> list[
     drafting submissions, under a row lock. `updated_at` is touched so the next sweep waits a
     full window before trying again. Returns the ids queued.
     """
-    from django.conf import settings
-    from django.utils import timezone
-
     from .tasks import llm_draft_metric_candidates
 
-    if older_than_seconds is None:
-        older_than_seconds = settings.SUBMISSION_STUCK_AFTER_SECONDS
-    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_seconds)
+    cutoff = drafting_stale_before()
     queued: list[int] = []
     with transaction.atomic():
         stuck = (

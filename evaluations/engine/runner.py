@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from core.retry import retries_left
 from llm.exceptions import LLMError
 from llm.plan import chat_steps, structured_steps
 
@@ -178,7 +179,7 @@ class Engine:
         claim = loaded.claim
         await self.recorder.flush()  # the attempts are in the call log before any verdict
         _ids_of_calls(error)
-        retry = not self.inline and self.retries < settings.RUN_TASK_MAX_RETRIES
+        retry = not self.inline and retries_left(self.retries)
         if not is_permanent(error) and retry:
             logger.warning("Conversation %s will be retried: %s", claim.pk, error)
             await self.bridge.run(claim_release, claim)

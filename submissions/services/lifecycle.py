@@ -224,17 +224,13 @@ def submission_withdraw(*, submission: Submission, actor, reason: str = "") -> S
 
 # --- drafting retries -------------------------------------------------------------------------
 
-# A drafting task that has not finished after this long is treated as lost (worker crash).
-DRAFTING_STALE_AFTER = timezone.timedelta(minutes=15)
-
-
 @transaction.atomic
 def submission_retry_drafting(*, submission: Submission, actor) -> Submission:
     """Start drafting again after a failure, or after a drafting task went silent."""
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     stale = (
         submission.status in (SubmissionStatus.SUBMITTED, SubmissionStatus.DRAFTING)
-        and submission.updated_at < timezone.now() - DRAFTING_STALE_AFTER
+        and submission.updated_at < selectors.drafting_stale_before()
     )
     if submission.status != SubmissionStatus.DRAFTING_FAILED and not stale:
         raise ApplicationError("Drafting can be retried only after it failed or stalled.")
