@@ -151,9 +151,9 @@ def _process_inline(runs: list[EvaluationRun], progress: Progress | None) -> int
     held = time.monotonic()
     processed = 0
 
-    def counted(_conversation) -> None:
+    def counted(_run_done: int, _run_total: int, _stage: str = "") -> None:
         nonlocal done, held
-        done += 1
+        done += 1  # called once per conversation; `done` counts across all the runs
         if progress is not None:
             progress(min(done, total), total)
         if time.monotonic() - held > 60:  # well inside the reaper's redispatch delay

@@ -12,11 +12,11 @@ Every recorded attempt is flushed before its conversation is marked done or fail
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from core.progress import Progress, progress_ignore
 from core.retry import retries_left
 from llm.exceptions import LLMError
 from llm.plan import chat_steps, structured_steps
@@ -248,7 +248,7 @@ async def _main(
     worker: str,
     inline: bool,
     retries: int,
-    on_progress: Callable | None,
+    on_progress: Progress,
 ) -> BatchReport:
     engine = Engine(bridge, worker=worker, inline=inline, retries=retries)
     engine.gateway.bind(bridge.run)
@@ -258,12 +258,16 @@ async def _main(
         asyncio.ensure_future(engine.maintain_permits()),
     ]
     limit = asyncio.Semaphore(max(1, settings.ENGINE_CONCURRENCY))
+    total = len(ids)
+    done = 0
 
     async def one(conversation_id: int) -> None:
+        nonlocal done
         async with limit:
-            conversation = await engine.conversation(conversation_id)
-        if on_progress is not None:
-            await bridge.run(on_progress, conversation)
+            await engine.conversation(conversation_id)
+        done += 1
+        if on_progress is not progress_ignore:  # no hop to the database thread for nothing
+            await bridge.run(on_progress, done, total)
 
     try:
         await asyncio.gather(*(one(pk) for pk in ids))
@@ -283,12 +287,13 @@ def process_conversations(
     worker: str = "",
     inline: bool = False,
     retries: int = 0,
-    on_progress: Callable[[Conversation | None], None] | None = None,
+    on_progress: Progress = progress_ignore,
 ) -> BatchReport:
     """Process the conversations concurrently on this process's engine loop; blocks until done.
 
     The database work runs in the calling thread (its connection, its transaction).
-    `on_progress(conversation or None)` is called there after each conversation.
+    `on_progress(done, total)` is called there as each conversation is over (processed,
+    failed or skipped): `done` of the `total` given here.
     """
     return run_blocking(
         lambda bridge: _main(
