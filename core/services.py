@@ -1,10 +1,10 @@
 import socket
-import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -24,25 +24,6 @@ def worker_ping_answer(*, token: str, requested_at: str) -> WorkerPing:
         },
     )
     return ping
-
-
-def worker_ping_roundtrip(*, timeout_seconds: float = 60.0) -> WorkerPing:
-    """Send a ping through the broker and wait until a worker has written its answer."""
-    from .tasks import worker_ping
-
-    token = uuid.uuid4().hex
-    now = timezone.now()
-    transaction.on_commit(lambda: worker_ping.delay(token, now.isoformat()))
-    deadline = time.monotonic() + timeout_seconds
-    while time.monotonic() < deadline:
-        ping = WorkerPing.objects.filter(token=token).first()
-        if ping is not None:
-            return ping
-        time.sleep(0.2)
-    raise ApplicationError(
-        f"No Celery worker answered within {timeout_seconds:.0f} s. "
-        "Start one with `.venv/bin/celery -A impactbench_site worker -Q default,llm`."
-    )
 
 
 HEARTBEAT_KEEP = timedelta(days=1)
@@ -77,6 +58,7 @@ def readiness_checks() -> list[Check]:
     except Exception as error:  # noqa: BLE001 - reported, not raised
         checks.append(Check("database", False, f"{type(error).__name__}: {error}"))
     try:
+        # The project package builds the Celery app and sits above core: imported on use.
         from impactbench_site.celery import app
 
         with app.connection_for_write(url=settings.CELERY_BROKER_URL, connect_timeout=2) as broker:
@@ -97,6 +79,8 @@ def readiness_checks() -> list[Check]:
         detail = f"last heartbeat {age:.0f} s ago (limit {max_age} s)"
         checks.append(Check("worker", age <= max_age, detail))
     return checks
+
+
 @transaction.atomic
 def role_set(*, actor, user, role: Role, granted: bool) -> RoleChange | None:
     """Grant or withdraw one of the four platform roles, recording who, whom and when.
@@ -104,8 +88,6 @@ def role_set(*, actor, user, role: Role, granted: bool) -> RoleChange | None:
     Only platform role groups are touched; staff and superuser flags, passwords and other
     groups are outside a maintainer's reach. Returns None when nothing changed.
     """
-    from django.contrib.auth.models import Group
-
     if not user_has_role(actor, Role.MAINTAINER):
         raise ApplicationError("Only maintainers assign roles.")
     role = Role(role)

@@ -202,6 +202,7 @@ def submission_submit(*, submission: Submission, actor) -> Submission:
 
 
 def _enqueue_drafting(submission: Submission) -> None:
+    # The task module imports the services (tasks → drafting → services): a real cycle.
     from ..tasks import llm_draft_metric_candidates
 
     transaction.on_commit(lambda: llm_draft_metric_candidates.delay(submission.pk), robust=True)
@@ -223,6 +224,7 @@ def submission_withdraw(*, submission: Submission, actor, reason: str = "") -> S
 
 
 # --- drafting retries -------------------------------------------------------------------------
+
 
 @transaction.atomic
 def submission_retry_drafting(*, submission: Submission, actor) -> Submission:
