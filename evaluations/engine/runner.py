@@ -23,7 +23,13 @@ from llm.plan import chat_steps, structured_steps
 
 from ..models import Conversation, ConversationStatus
 from ..services.anchors import anchor_steps
-from ..services.claims import Claim, ClaimLost, claim_release, claims_renew
+from ..services.claims import (
+    Claim,
+    ClaimLost,
+    claim_release,
+    claims_renew,
+    lease_renew_interval,
+)
 from ..services.closing import conversations_finalize, conversations_mark_simulated
 from ..services.failures import conversation_mark_failed, failure_kind_of, is_permanent
 from ..services.health import run_note_outcome
@@ -211,7 +217,7 @@ class Engine:
 
     async def heartbeat(self) -> None:
         """Renew every live claim of the batch in one statement, a third of a lease apart."""
-        interval = max(0.2, settings.RUN_CLAIM_LEASE_SECONDS / 3)
+        interval = lease_renew_interval()
         while True:
             await asyncio.sleep(interval)
             held = list(self.claims.values())
