@@ -1,11 +1,11 @@
 import socket
-import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from celery import current_app
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -25,25 +25,6 @@ def worker_ping_answer(*, token: str, requested_at: str) -> WorkerPing:
         },
     )
     return ping
-
-
-def worker_ping_roundtrip(*, timeout_seconds: float = 60.0) -> WorkerPing:
-    """Send a ping through the broker and wait until a worker has written its answer."""
-    from .tasks import worker_ping
-
-    token = uuid.uuid4().hex
-    now = timezone.now()
-    transaction.on_commit(lambda: worker_ping.delay(token, now.isoformat()))
-    deadline = time.monotonic() + timeout_seconds
-    while time.monotonic() < deadline:
-        ping = WorkerPing.objects.filter(token=token).first()
-        if ping is not None:
-            return ping
-        time.sleep(0.2)
-    raise ApplicationError(
-        f"No Celery worker answered within {timeout_seconds:.0f} s. "
-        "Start one with `.venv/bin/celery -A impactbench_site worker -Q default,llm`."
-    )
 
 
 HEARTBEAT_KEEP = timedelta(days=1)
@@ -99,6 +80,8 @@ def readiness_checks() -> list[Check]:
         detail = f"last heartbeat {age:.0f} s ago (limit {max_age} s)"
         checks.append(Check("worker", age <= max_age, detail))
     return checks
+
+
 @transaction.atomic
 def role_set(*, actor, user, role: Role, granted: bool) -> RoleChange | None:
     """Grant or withdraw one of the four platform roles, recording who, whom and when.
@@ -106,8 +89,6 @@ def role_set(*, actor, user, role: Role, granted: bool) -> RoleChange | None:
     Only platform role groups are touched; staff and superuser flags, passwords and other
     groups are outside a maintainer's reach. Returns None when nothing changed.
     """
-    from django.contrib.auth.models import Group
-
     if not user_has_role(actor, Role.MAINTAINER):
         raise ApplicationError("Only maintainers assign roles.")
     role = Role(role)

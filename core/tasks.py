@@ -1,3 +1,5 @@
+"""Celery tasks of core: take their arguments, call one service."""
+
 from celery import shared_task
 
 from . import services

@@ -28,8 +28,7 @@ from evaluations.services.synthetic import (
     run_create_completed_synthetic,
     scenarios_bulk_create_synthetic,
 )
-from llm.models import ModelConfiguration
-from llm.services import configuration_get_or_create_synthetic
+from llm.services import configuration_synthetic_get_or_create
 from metrics_registry.models import MetricVersion, Release
 from metrics_registry.selectors import label_category_list, release_version_exists, subarea_list
 from metrics_registry.services import (
@@ -86,10 +85,6 @@ class SyntheticResult:
     scenarios: int
     conversations: int
     judgments: int
-
-
-def _configuration(name: str, model_id: str) -> ModelConfiguration:
-    return configuration_get_or_create_synthetic(name=name, model_id=model_id)
 
 
 def _metrics(
@@ -227,11 +222,17 @@ def synthetic_dataset_generate(
         raise ApplicationError(f"Release {version} exists already; pass --release-version.")
     with transaction.atomic():
         targets = [
-            _configuration(f"Synthetic model {i + 1:02d}", f"synthetic-{i + 1:02d}")
+            configuration_synthetic_get_or_create(
+                name=f"Synthetic model {i + 1:02d}", model_id=f"synthetic-{i + 1:02d}"
+            )
             for i in range(spec.models)
         ]
-        judge = _configuration("Synthetic judge", "synthetic-judge")
-        simulator = _configuration("Synthetic simulator", "synthetic-simulator")
+        judge = configuration_synthetic_get_or_create(
+            name="Synthetic judge", model_id="synthetic-judge"
+        )
+        simulator = configuration_synthetic_get_or_create(
+            name="Synthetic simulator", model_id="synthetic-simulator"
+        )
         versions, first_sub = _metrics(spec, rng)
         progress(len(versions), spec.metrics, "metrics")
         release = release_publish_synthetic(

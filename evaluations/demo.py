@@ -150,9 +150,9 @@ def _process_inline(runs: list[EvaluationRun], progress: Progress) -> int:
     held = time.monotonic()
     processed = 0
 
-    def counted(_conversation) -> None:
+    def counted(_run_done: int, _run_total: int, _stage: str = "") -> None:
         nonlocal done, held
-        done += 1
+        done += 1  # called once per conversation; `done` counts across all the runs
         progress(min(done, total), total)
         if time.monotonic() - held > 60:  # well inside the reaper's redispatch delay
             for run in runs:

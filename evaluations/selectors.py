@@ -9,7 +9,8 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from core.pagecache import latest
-from llm.models import ERROR_OUTCOMES, CallOutcome, LLMCall
+from llm.models import ERROR_OUTCOMES, CallOutcome
+from llm.selectors import llm_calls_of_run
 from metrics_registry.models import MetricVersion, Release
 
 from .models import Conversation, ConversationStatus, EvaluationRun, Scenario
@@ -113,9 +114,7 @@ def run_usage(*, run_id: int, work_item: str | None = None) -> RunUsage:
 
     `work_item` ("conversation:17") narrows it to one item of the run.
     """
-    calls = LLMCall.objects.filter(run_id=run_id)
-    if work_item is not None:
-        calls = calls.filter(work_item=work_item)
+    calls = llm_calls_of_run(run_id=run_id, work_item=work_item)
     figures = calls.aggregate(
         attempts=Count("pk"),
         successes=Count("pk", filter=Q(outcome=CallOutcome.SUCCESS)),

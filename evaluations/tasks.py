@@ -7,14 +7,10 @@ backoff (the service has given its claim back) and fails the item once its retri
 import logging
 
 from celery import shared_task
-from django.conf import settings
+
+from core.retry import retried_task, retry_countdown
 
 logger = logging.getLogger(__name__)
-MAX_RETRY_COUNTDOWN = 600.0
-
-
-def retry_countdown(retries: int) -> float:
-    return min(MAX_RETRY_COUNTDOWN, settings.RUN_TASK_RETRY_BACKOFF_SECONDS * 2**retries)
 
 
 @shared_task(name="evaluations.tasks.llm_generate_scenarios", acks_late=True)
@@ -76,50 +72,39 @@ def llm_process_batch(self, conversation_ids: list[int], retries: int = 0) -> di
     }
 
 
-@shared_task(bind=True, name="evaluations.tasks.llm_process_conversation", acks_late=True)
-def llm_process_conversation(self, conversation_id: int) -> None:
+def _conversation_give_up(conversation_id: int, *, message: str, error: Exception) -> None:
     from .services.failures import conversation_mark_failed, failure_kind_of
-    from .services.processing import conversation_process
     from .services.runs import run_check_finished
 
-    try:
-        conversation_process(
-            conversation_id=conversation_id, worker=self.request.hostname or "", heartbeat=True
-        )
-    except Exception as error:
-        if self.request.retries < settings.RUN_TASK_MAX_RETRIES:
-            logger.warning("Conversation %s will be retried: %s", conversation_id, error)
-            raise self.retry(
-                exc=error,
-                countdown=retry_countdown(self.request.retries),
-                max_retries=settings.RUN_TASK_MAX_RETRIES,
-            ) from error
-        conversation = conversation_mark_failed(
-            conversation_id=conversation_id,
-            error=f"Gave up after {self.request.retries + 1} attempts: {error}",
-            kind=failure_kind_of(error),
-        )
-        run_check_finished(run_id=conversation.run_id)
+    conversation = conversation_mark_failed(
+        conversation_id=conversation_id, error=message, kind=failure_kind_of(error)
+    )
+    run_check_finished(run_id=conversation.run_id)
+
+
+@shared_task(bind=True, name="evaluations.tasks.llm_process_conversation", acks_late=True)
+@retried_task(on_give_up=_conversation_give_up)
+def llm_process_conversation(self, conversation_id: int) -> None:
+    from .services.processing import conversation_process
+
+    conversation_process(
+        conversation_id=conversation_id, worker=self.request.hostname or "", heartbeat=True
+    )
+
+
+def _rubric_response_give_up(response_id: int, *, message: str, error: Exception) -> None:
+    from .services.rubric_runs import rubric_response_mark_failed
+    from .services.runs import run_check_finished
+
+    response = rubric_response_mark_failed(response_id=response_id, error=message)
+    run_check_finished(run_id=response.run_id)
 
 
 @shared_task(bind=True, name="evaluations.tasks.llm_process_rubric_response", acks_late=True)
+@retried_task(on_give_up=_rubric_response_give_up)
 def llm_process_rubric_response(self, response_id: int) -> None:
-    from .services.rubric_runs import rubric_response_mark_failed, rubric_response_process
-    from .services.runs import run_check_finished
+    from .services.rubric_runs import rubric_response_process
 
-    try:
-        rubric_response_process(
-            response_id=response_id, worker=self.request.hostname or "", heartbeat=True
-        )
-    except Exception as error:
-        if self.request.retries < settings.RUN_TASK_MAX_RETRIES:
-            raise self.retry(
-                exc=error,
-                countdown=retry_countdown(self.request.retries),
-                max_retries=settings.RUN_TASK_MAX_RETRIES,
-            ) from error
-        response = rubric_response_mark_failed(
-            response_id=response_id,
-            error=f"Gave up after {self.request.retries + 1} attempts: {error}",
-        )
-        run_check_finished(run_id=response.run_id)
+    rubric_response_process(
+        response_id=response_id, worker=self.request.hostname or "", heartbeat=True
+    )

@@ -8,6 +8,7 @@ identical request therefore returns the stored reply at no cost, while any chang
 
 import hashlib
 import json
+from collections.abc import Collection
 
 from django.conf import settings
 
@@ -41,6 +42,11 @@ def cache_enabled(*, configuration: ModelConfiguration, use_cache: bool) -> bool
 
 def cache_lookup(key: str) -> LLMResponseCache | None:
     return LLMResponseCache.objects.filter(key=key).first()
+
+
+def cache_lookup_bulk(*, keys: Collection[str]) -> dict[str, LLMResponseCache]:
+    """The stored replies of `keys` (one query), by key; a key not stored is absent."""
+    return {hit.key: hit for hit in LLMResponseCache.objects.filter(key__in=list(keys))}
 
 
 def cache_store(

@@ -25,11 +25,12 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from .exceptions import LLMError
@@ -59,6 +60,11 @@ class LimitBackend(Protocol):
 def lease_seconds() -> float:
     """How long a lease lives if never returned: longer than any request can take."""
     return settings.LLM_TIMEOUT_SECONDS + 30.0
+
+
+def leases_held(leases: QuerySet[RequestLease], now: datetime) -> QuerySet[RequestLease]:
+    """The one rule for a live request lease: not given back, and not yet expired at `now`."""
+    return leases.filter(released_at=None, expires_at__gt=now)
 
 
 # --- Redis ----------------------------------------------------------------------------------
@@ -154,7 +160,7 @@ class DatabaseLimits:
             ModelConfiguration.objects.select_for_update().filter(pk=configuration.pk).exists()
             leases = RequestLease.objects.filter(configuration_id=configuration.pk)
             if configuration.max_concurrency:
-                in_flight = leases.filter(released_at=None, expires_at__gt=now).count()
+                in_flight = leases_held(leases, now).count()
                 if in_flight >= configuration.max_concurrency:
                     return self.poll_seconds
             if configuration.requests_per_minute:

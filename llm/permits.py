@@ -122,7 +122,7 @@ class DatabaseBlocks:
             leases = RequestLease.objects.filter(configuration_id=configuration.pk)
             grant = want
             if configuration.max_concurrency:
-                held = leases.filter(released_at=None, expires_at__gt=now).count()
+                held = limits.leases_held(leases, now).count()
                 grant = min(grant, configuration.max_concurrency - held)
             if configuration.requests_per_minute:
                 window = leases.filter(acquired_at__gt=now - timedelta(seconds=60)).count()

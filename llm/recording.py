@@ -2,8 +2,9 @@
 
 Where the row goes is the recorder's `sink`: by default it is written at once, outside any
 transaction, so a crash mid-call still leaves the attempts that were paid for; the batch
-engine passes a sink that buffers rows and writes them in bulk (always before the work they
-belong to is marked done). Prompts are stored once per distinct text (`PromptText`).
+engine passes a sink that buffers rows and writes them in bulk through `llm.bulk` (always
+before the work they belong to is marked done). Prompts are stored once per distinct text
+(`PromptText`).
 """
 
 import hashlib

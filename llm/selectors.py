@@ -63,6 +63,24 @@ def configuration_list_with_usage(*, since: datetime) -> QuerySet[ModelConfigura
     )
 
 
+def llm_calls_of_run(
+    *, run_id: int, work_item: str | None = None, configuration_id: int | None = None
+) -> QuerySet[LLMCall]:
+    """The call log of one evaluation run: of one of its items ("conversation:17") or of one
+    configuration when given."""
+    calls = LLMCall.objects.filter(run_id=run_id)
+    if work_item is not None:
+        calls = calls.filter(work_item=work_item)
+    if configuration_id is not None:
+        calls = calls.filter(configuration_id=configuration_id)
+    return calls
+
+
+def llm_call_configuration_id(call_id: int) -> int | None:
+    """The configuration an attempt was made with (None if there is no such attempt)."""
+    return LLMCall.objects.filter(pk=call_id).values_list("configuration_id", flat=True).first()
+
+
 def llm_call_list(
     *, outcome: str | None = None, configuration_id: int | None = None
 ) -> QuerySet[LLMCall]:

@@ -45,6 +45,22 @@ def configuration_save(
     return configuration
 
 
+def configuration_synthetic_get_or_create(*, name: str, model_id: str) -> ModelConfiguration:
+    """The switched-off configuration that synthetic load-test results are filed under."""
+    configuration, _ = ModelConfiguration.objects.get_or_create(
+        name=name,
+        defaults={
+            "provider": Provider.OPENAI_COMPATIBLE,
+            "model_id": model_id,
+            "is_active": False,
+            "api_key_env": "",
+            "description": "Synthetic configuration for load tests; never called.",
+            "synthetic": True,
+        },
+    )
+    return configuration
+
+
 class EndpointCheck(BaseModel):
     """The one small structured reply "Test this endpoint" asks for."""
 
@@ -101,23 +117,3 @@ def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResu
         mode,
         calls,
     )
-
-
-@transaction.atomic
-def configuration_get_or_create_synthetic(*, name: str, model_id: str) -> ModelConfiguration:
-    """An inactive configuration flagged synthetic, for generated load-test data; never called.
-
-    An existing configuration of that name is returned as it is.
-    """
-    configuration, _ = ModelConfiguration.objects.get_or_create(
-        name=name,
-        defaults={
-            "provider": Provider.OPENAI_COMPATIBLE,
-            "model_id": model_id,
-            "is_active": False,
-            "api_key_env": "",
-            "description": "Synthetic configuration for load tests; never called.",
-            "synthetic": True,
-        },
-    )
-    return configuration

@@ -2,13 +2,14 @@
 
 from celery import shared_task
 
+from evaluations.models import EvaluationRun
+
+from .services.refresh import refresh_booked
+from .services.refresh import results_refresh as refresh
+
 
 @shared_task(name="results.tasks.results_refresh", acks_late=True)
 def results_refresh(run_id: int) -> None:
-    from evaluations.models import EvaluationRun
-
-    from .services import results_refresh as refresh
-
     run = EvaluationRun.objects.filter(pk=run_id).first()
     if run is not None:
         refresh(run=run)
@@ -16,6 +17,4 @@ def results_refresh(run_id: int) -> None:
 
 @shared_task(name="results.tasks.analysis_refresh_booked", acks_late=True)
 def analysis_refresh_booked(run_id: int) -> None:
-    from .services.freshness import refresh_booked
-
     refresh_booked(run_id)

@@ -22,6 +22,8 @@ from metrics_registry.models import LabelCategory, Subarea
 from metrics_registry.taxonomy import AREAS, LABEL_CATEGORIES, SUBAREA_SLUGS
 
 from .models import CandidateChange, MetricCandidate, Submission, SubmissionStatus
+from .selectors import drafting_stale_before
+from .services import submission_status_set
 
 logger = logging.getLogger(__name__)
 
@@ -192,8 +194,6 @@ def submission_draft_candidates(*, submission_id: int) -> Submission | None:
     The model call happens outside any transaction; the result is written only if the
     submission is still in "drafting" (it may have been withdrawn meanwhile).
     """
-    from .services import submission_status_set
-
     with transaction.atomic():
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None:
@@ -265,8 +265,6 @@ def _candidates_write(submission: Submission, result) -> None:
 
 
 def submission_mark_drafting_failed(*, submission_id: int, reason: str) -> Submission:
-    from .services import submission_status_set
-
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission_id)
         if submission.status not in (SubmissionStatus.SUBMITTED, SubmissionStatus.DRAFTING):
@@ -290,7 +288,7 @@ __all__ = [
 ]
 
 
-def submissions_requeue_stuck(*, older_than_seconds: int | None = None) -> list[int]:
+def submissions_requeue_stuck() -> list[int]:
     """Queue drafting again for submissions left in "submitted" with no drafting task.
 
     A drafting task moves its submission to "drafting" as soon as it starts, so a submission
@@ -299,14 +297,10 @@ def submissions_requeue_stuck(*, older_than_seconds: int | None = None) -> list[
     drafting submissions, under a row lock. `updated_at` is touched so the next sweep waits a
     full window before trying again. Returns the ids queued.
     """
-    from django.conf import settings
-    from django.utils import timezone
-
+    # The task module imports this one (its tasks call the drafting services): a real cycle.
     from .tasks import llm_draft_metric_candidates
 
-    if older_than_seconds is None:
-        older_than_seconds = settings.SUBMISSION_STUCK_AFTER_SECONDS
-    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_seconds)
+    cutoff = drafting_stale_before()
     queued: list[int] = []
     with transaction.atomic():
         stuck = (

@@ -1,6 +1,16 @@
+from datetime import datetime, timedelta
+
+from django.conf import settings
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from .models import Submission
+
+
+def drafting_stale_before() -> datetime:
+    """The one rule for a lost drafting task: its submission, still waiting for drafting or
+    being drafted, has not changed since this moment (SUBMISSION_STUCK_AFTER_SECONDS ago)."""
+    return timezone.now() - timedelta(seconds=settings.SUBMISSION_STUCK_AFTER_SECONDS)
 
 
 def submission_list_for(*, user) -> QuerySet[Submission]:

@@ -10,20 +10,27 @@ Rows of a lost claim are dropped and their conversation stops; unique keys make 
 redelivered batch's rows no-ops. Cache lookups are batched the same way.
 """
 
+from __future__ import annotations
+
 import asyncio
 import contextlib
 import logging
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from llm.models import LLMCall, LLMResponseCache, PromptText
+from llm.bulk import cache_entries_store_bulk, calls_record_bulk
+from llm.cache import cache_lookup_bulk
 from llm.plan import CacheStore
 
 from ..services.claims import Claim, claims_renew
 from ..services.steps import Store
 from .bridge import Bridge
+
+if TYPE_CHECKING:
+    from llm.models import LLMCall, LLMResponseCache, PromptText
 
 logger = logging.getLogger(__name__)
 WRITE_ATTEMPTS = 3  # a write that fails this many times in a row fails the conversations
@@ -33,7 +40,7 @@ class _Batch:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.calls: list[LLMCall] = []
         self.prompts: dict[str, PromptText] = {}
-        self.cache: dict[str, LLMResponseCache] = {}
+        self.cache: dict[str, CacheStore] = {}
         self.stores: list[tuple[Store, Claim | None]] = []
         self.lookups: dict[str, list[asyncio.Future]] = defaultdict(list)
         self.done = loop.create_future()
@@ -42,7 +49,7 @@ class _Batch:
     def size(self) -> int:
         return len(self.calls) + len(self.stores) + len(self.lookups)
 
-    def absorb(self, failed: "_Batch") -> None:
+    def absorb(self, failed: _Batch) -> None:
         """Take over a batch whose write failed: its rows go first, its waiters wait on us."""
         self.calls[:0] = failed.calls
         self.prompts = {**failed.prompts, **self.prompts}
@@ -83,14 +90,7 @@ class BatchRecorder:
         self._nudge()
 
     def cache_store(self, step: CacheStore) -> None:
-        self.batch.cache[step.key] = LLMResponseCache(
-            key=step.key,
-            configuration=step.configuration,
-            response_text=step.response_text,
-            parsed_json=step.parsed_json,
-            prompt_tokens=step.prompt_tokens,
-            completion_tokens=step.completion_tokens,
-        )
+        self.batch.cache[step.key] = step
 
     async def cache_lookup(self, key: str) -> LLMResponseCache | None:
         future = self.loop.create_future()
@@ -171,17 +171,11 @@ class BatchRecorder:
         """One transaction on the database thread: everything the batch holds."""
         found = {}
         with transaction.atomic():
-            if batch.prompts:
-                PromptText.objects.bulk_create(batch.prompts.values(), ignore_conflicts=True)
-            if batch.calls:
-                LLMCall.objects.bulk_create(batch.calls)
-            if batch.cache:
-                LLMResponseCache.objects.bulk_create(batch.cache.values(), ignore_conflicts=True)
+            calls_record_bulk(calls=batch.calls, prompts=batch.prompts.values())
+            cache_entries_store_bulk(entries=batch.cache.values())
             lost = _write_rows(batch.stores)
         if batch.lookups:
-            found = {
-                hit.key: hit for hit in LLMResponseCache.objects.filter(key__in=list(batch.lookups))
-            }
+            found = cache_lookup_bulk(keys=batch.lookups.keys())
         return lost, found
 
 

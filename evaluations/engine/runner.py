@@ -12,17 +12,24 @@ Every recorded attempt is flushed before its conversation is marked done or fail
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from core.progress import Progress, progress_ignore
+from core.retry import retries_left
 from llm.exceptions import LLMError
 from llm.plan import chat_steps, structured_steps
 
 from ..models import Conversation, ConversationStatus
 from ..services.anchors import anchor_steps
-from ..services.claims import Claim, ClaimLost, claim_release, claims_renew
+from ..services.claims import (
+    Claim,
+    ClaimLost,
+    claim_release,
+    claims_renew,
+    lease_renew_interval,
+)
 from ..services.closing import conversations_finalize, conversations_mark_simulated
 from ..services.failures import conversation_mark_failed, failure_kind_of, is_permanent
 from ..services.health import run_note_outcome
@@ -178,7 +185,7 @@ class Engine:
         claim = loaded.claim
         await self.recorder.flush()  # the attempts are in the call log before any verdict
         _ids_of_calls(error)
-        retry = not self.inline and self.retries < settings.RUN_TASK_MAX_RETRIES
+        retry = not self.inline and retries_left(self.retries)
         if not is_permanent(error) and retry:
             logger.warning("Conversation %s will be retried: %s", claim.pk, error)
             await self.bridge.run(claim_release, claim)
@@ -210,7 +217,7 @@ class Engine:
 
     async def heartbeat(self) -> None:
         """Renew every live claim of the batch in one statement, a third of a lease apart."""
-        interval = max(0.2, settings.RUN_CLAIM_LEASE_SECONDS / 3)
+        interval = lease_renew_interval()
         while True:
             await asyncio.sleep(interval)
             held = list(self.claims.values())
@@ -247,7 +254,7 @@ async def _main(
     worker: str,
     inline: bool,
     retries: int,
-    on_progress: Callable | None,
+    on_progress: Progress,
 ) -> BatchReport:
     engine = Engine(bridge, worker=worker, inline=inline, retries=retries)
     engine.gateway.bind(bridge.run)
@@ -257,12 +264,16 @@ async def _main(
         asyncio.ensure_future(engine.maintain_permits()),
     ]
     limit = asyncio.Semaphore(max(1, settings.ENGINE_CONCURRENCY))
+    total = len(ids)
+    done = 0
 
     async def one(conversation_id: int) -> None:
+        nonlocal done
         async with limit:
-            conversation = await engine.conversation(conversation_id)
-        if on_progress is not None:
-            await bridge.run(on_progress, conversation)
+            await engine.conversation(conversation_id)
+        done += 1
+        if on_progress is not progress_ignore:  # no hop to the database thread for nothing
+            await bridge.run(on_progress, done, total)
 
     try:
         await asyncio.gather(*(one(pk) for pk in ids))
@@ -282,12 +293,13 @@ def process_conversations(
     worker: str = "",
     inline: bool = False,
     retries: int = 0,
-    on_progress: Callable[[Conversation | None], None] | None = None,
+    on_progress: Progress = progress_ignore,
 ) -> BatchReport:
     """Process the conversations concurrently on this process's engine loop; blocks until done.
 
     The database work runs in the calling thread (its connection, its transaction).
-    `on_progress(conversation or None)` is called there after each conversation.
+    `on_progress(done, total)` is called there as each conversation is over (processed,
+    failed or skipped): `done` of the `total` given here.
     """
     return run_blocking(
         lambda bridge: _main(

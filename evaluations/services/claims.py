@@ -19,7 +19,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
@@ -51,6 +51,16 @@ class Claim:
 
 def lease_duration() -> timedelta:
     return timedelta(seconds=settings.RUN_CLAIM_LEASE_SECONDS)
+
+
+def lease_renew_interval() -> float:
+    """How often a holder renews its leases: a third of a lease, so one late renewal is fine."""
+    return max(0.2, settings.RUN_CLAIM_LEASE_SECONDS / 3)
+
+
+def lease_lapsed(now: datetime) -> Q:
+    """The one rule for a stale claim: its lease ran out before `now` (or it has none)."""
+    return Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
 
 
 def claim_take(model: type[Model], *, pk: int, worker: str = "") -> Claim | None:
@@ -94,8 +104,8 @@ def claims_take(model: type[Model], *, pks: list[int], worker: str = "") -> dict
 def _claimable(item: Model, now) -> bool:
     if item.run.status != RunStatus.RUNNING or item.status not in UNFINISHED:
         return False
-    live = item.lease_expires_at is not None and item.lease_expires_at > now
-    return not (item.status == ConversationStatus.RUNNING and live)
+    lapsed = item.lease_expires_at is None or item.lease_expires_at <= now  # on the row read
+    return not (item.status == ConversationStatus.RUNNING and not lapsed)
 
 
 def _held(claim: Claim) -> Q:
@@ -169,7 +179,7 @@ class LeaseHeartbeat:
 
     def __init__(self, claim: Claim, *, interval: float | None = None) -> None:
         self.claim = claim
-        self.interval = interval or max(0.2, settings.RUN_CLAIM_LEASE_SECONDS / 3)
+        self.interval = interval or lease_renew_interval()
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, daemon=True, name="lease-heartbeat")

@@ -17,7 +17,8 @@ from django.db import transaction
 from django.db.models import Sum
 
 from llm.exceptions import LLMError
-from llm.models import ERROR_OUTCOMES, LLMCall, ModelConfiguration
+from llm.models import ERROR_OUTCOMES, ModelConfiguration
+from llm.selectors import llm_call_configuration_id, llm_calls_of_run
 
 from ..models import EvaluationRun, RunStatus
 
@@ -25,9 +26,7 @@ AUTH_STATUSES = (401, 403)
 
 
 def run_cost(run_id: int) -> Decimal:
-    return LLMCall.objects.filter(run_id=run_id).aggregate(c=Sum("cost_estimate"))["c"] or Decimal(
-        0
-    )
+    return llm_calls_of_run(run_id=run_id).aggregate(c=Sum("cost_estimate"))["c"] or Decimal(0)
 
 
 def run_pause_with_reason(*, run_id: int, reason: str) -> bool:
@@ -64,9 +63,7 @@ def _failing_configuration(error: BaseException) -> int | None:
     call_ids = getattr(error, "call_ids", None) or []
     if not call_ids:
         return None
-    return (
-        LLMCall.objects.filter(pk=call_ids[-1]).values_list("configuration_id", flat=True).first()
-    )
+    return llm_call_configuration_id(call_ids[-1])
 
 
 def run_note_outcome(*, run_id: int, target_id: int, error: BaseException | None) -> None:
@@ -85,7 +82,7 @@ def run_note_outcome(*, run_id: int, target_id: int, error: BaseException | None
     else:
         window = settings.RUN_PAUSE_AFTER_ERRORS
         recent = list(
-            LLMCall.objects.filter(run_id=run_id, configuration_id=configuration_id)
+            llm_calls_of_run(run_id=run_id, configuration_id=configuration_id)
             .order_by("-id")
             .values_list("outcome", flat=True)[:window]
         )

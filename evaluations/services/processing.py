@@ -11,12 +11,12 @@ Who decides what on failure:
 
 import contextlib
 import logging
-from collections.abc import Callable
 
 from django.conf import settings
 from django.utils import timezone
 
 from core import events
+from core.progress import Progress, progress_ignore
 
 from ..models import (
     Conversation,
@@ -105,9 +105,14 @@ def conversations_send(conversation_ids: list[int]) -> None:
         llm_process_batch.delay(list(conversation_ids[start : start + size]))
 
 
-def run_process_inline(
-    *, run_id: int, on_progress: Callable[[Conversation | None], None] | None = None
-) -> int:
+def _offset_progress(progress: Progress, *, start: int, total: int) -> Progress:
+    """A batch's progress as progress through all `total` conversations, `start` before it."""
+    if progress is progress_ignore:
+        return progress_ignore
+    return lambda done, _batch_total, stage="": progress(start + done, total, stage)
+
+
+def run_process_inline(*, run_id: int, on_progress: Progress = progress_ignore) -> int:
     """Process every unfinished conversation of a running run here, without a worker.
 
     For the demo seed, tests and `run_evaluation --inline`: the batch engine a worker runs,
@@ -115,6 +120,8 @@ def run_process_inline(
     early when the run is paused, cancelled or halted. A transient failure fails the
     conversation at once (there is no task to retry it; `run_retry_failed` can).
     Rubric responses follow the conversations. Returns the number of items processed.
+    `on_progress(done, total)` follows the conversations: `done` of the `total` unfinished
+    when the call began, once per conversation.
     """
     from ..engine import process_conversations
 
@@ -127,7 +134,9 @@ def run_process_inline(
     size = max(1, settings.ENGINE_BATCH_SIZE)
     for start in range(0, len(ids), size):
         report = process_conversations(
-            ids[start : start + size], inline=True, on_progress=on_progress
+            ids[start : start + size],
+            inline=True,
+            on_progress=_offset_progress(on_progress, start=start, total=len(ids)),
         )
         processed += report.processed
         if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():

@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Conversation, ConversationStatus, EvaluationRun, RubricResponse, RunStatus
+from .claims import lease_lapsed
 from .processing import conversations_send, run_check_finished
 
 # At most this many items of one kind are sent per sweep, so one sweep stays short.
@@ -42,15 +43,13 @@ def runs_reap() -> ReapReport:
         (RubricResponse, lambda ids: [llm_process_rubric_response.delay(pk) for pk in ids]),
     ):
         running = model.objects.filter(run__status=RunStatus.RUNNING)
-        lapsed = running.filter(status=ConversationStatus.RUNNING).filter(
-            Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
-        )
+        lapsed = running.filter(status=ConversationStatus.RUNNING).filter(lease_lapsed(now))
         ids = list(lapsed.values_list("pk", flat=True)[:REAP_BATCH])
         if ids:
             # Conditional on the lease still being expired: a heartbeat that renewed it since
             # the SELECT keeps its item.
-            back = model.objects.filter(pk__in=ids, status=ConversationStatus.RUNNING).filter(
-                Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
+            back = model.objects.filter(
+                lease_lapsed(now), pk__in=ids, status=ConversationStatus.RUNNING
             )
             ids = list(back.values_list("pk", flat=True))
             back.update(status=ConversationStatus.PENDING, claimed_by="", dispatched_at=now)

@@ -327,8 +327,9 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": HEALTH_HEARTBEAT_SECONDS},
     },
 }
-# A submission still "submitted" this long after its last change is treated as having lost
-# its drafting task.
+# A submission still "submitted" or "drafting" this long after its last change is treated as
+# having lost its drafting task: beat re-queues the submitted ones, and anyone who may retry
+# drafting can retry either (submissions.selectors.drafting_stale_before).
 SUBMISSION_STUCK_AFTER_SECONDS = env.int("SUBMISSION_STUCK_AFTER_SECONDS", default=600)
 
 # --- Model gateway (llm/) -------------------------------------------------------------------

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from evaluations.models import Conversation, EvaluationRun, RunStatus
+from evaluations.models import Conversation, RunStatus
 from results.models import RefreshRequest
+from results.tasks import analysis_refresh_booked, results_refresh
 
 # Rating kinds whose rated objects are conversations read by the run analysis.
 CONVERSATION_KINDS = {"judge_verdict", "external_panel", "conversation"}
@@ -27,8 +28,6 @@ def debounce_seconds() -> int:
 
 
 def on_run_completed(*, run_id: int) -> None:
-    from results.tasks import results_refresh
-
     results_refresh.delay(run_id)
 
 
@@ -46,8 +45,6 @@ def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -
 
 def refresh_soon(run_id: int) -> bool:
     """Book a debounced refresh of the run; False when one is already booked."""
-    from results.tasks import analysis_refresh_booked
-
     try:
         with transaction.atomic():
             RefreshRequest.objects.create(run_id=run_id)
@@ -57,15 +54,3 @@ def refresh_soon(run_id: int) -> bool:
         lambda: analysis_refresh_booked.apply_async((run_id,), countdown=debounce_seconds())
     )
     return True
-
-
-def refresh_booked(run_id: int) -> None:
-    """Run a booked refresh of the analysis (ratings do not move a pass rate, so the summaries
-    stay). The booking is released first, so ratings that arrive while the figures are
-    recomputed book the next refresh instead of being lost."""
-    from .refresh import analysis_refresh
-
-    RefreshRequest.objects.filter(run_id=run_id).delete()
-    run = EvaluationRun.objects.filter(pk=run_id).first()
-    if run is not None:
-        analysis_refresh(run=run)

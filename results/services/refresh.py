@@ -25,7 +25,7 @@ import stats
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
-from results.models import RunAnalysis
+from results.models import RefreshRequest, RunAnalysis
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
@@ -70,6 +70,16 @@ def results_refresh(
     with transaction.atomic():
         summaries_replace(run, cells, n_resamples=n_resamples, seed=seed)
         return _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
+
+
+def refresh_booked(run_id: int) -> None:
+    """Run a refresh of the analysis booked by `freshness.refresh_soon` (ratings do not move a
+    pass rate, so the summaries stay). The booking is released first, so ratings that arrive
+    while the figures are recomputed book the next refresh instead of being lost."""
+    RefreshRequest.objects.filter(run_id=run_id).delete()
+    run = EvaluationRun.objects.filter(pk=run_id).first()
+    if run is not None:
+        analysis_refresh(run=run)
 
 
 def _cells_loading_kernels(run: EvaluationRun) -> RunCells:

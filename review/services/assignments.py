@@ -39,6 +39,12 @@ from ..models import (
 EXPIRE_BATCH = 200
 
 
+def claim_timeout(queue: RatingQueue) -> timedelta:
+    """How long a claim lasts from its last sign of life (claimed, drafted, undone); past it,
+    `assignment_expire_stale` is the one place that returns it to the queue."""
+    return timedelta(minutes=queue.claim_timeout_minutes)
+
+
 def undo_window() -> timedelta:
     return timedelta(seconds=getattr(settings, "REVIEW_UNDO_WINDOW_SECONDS", 600))
 
@@ -132,7 +138,7 @@ def assignment_claim(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
     now = timezone.now()
-    timeout = timedelta(minutes=queue.claim_timeout_minutes)
+    timeout = claim_timeout(queue)
     held = (
         Assignment.objects.select_for_update()
         .filter(queue=queue, rater=rater, status=AssignmentStatus.CLAIMED)
@@ -307,7 +313,7 @@ def rating_undo_last(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
     assignment = Assignment.objects.select_for_update().get(pk=rating.assignment_id)
     assignment.status = AssignmentStatus.CLAIMED
     assignment.claimed_at = now
-    assignment.expires_at = now + timedelta(minutes=queue.claim_timeout_minutes)
+    assignment.expires_at = now + claim_timeout(queue)
     assignment.resolved_at = None
     assignment.save(update_fields=["status", "claimed_at", "expires_at", "resolved_at"])
     item = QueueItem.objects.get(pk=rating.item_id)
@@ -345,6 +351,6 @@ def rating_draft_save(
     )
     still_open = assignment.queue.status == QueueStatus.OPEN
     if assignment.status == AssignmentStatus.CLAIMED and still_open:
-        assignment.expires_at = now + timedelta(minutes=assignment.queue.claim_timeout_minutes)
+        assignment.expires_at = now + claim_timeout(assignment.queue)
         assignment.save(update_fields=["expires_at"])
     return draft

@@ -13,7 +13,6 @@ from .candidates import (
 )
 from .lifecycle import (
     CONTENT_FIELDS,
-    DRAFTING_STALE_AFTER,
     NOTIFIED_STATUSES,
     submission_create,
     submission_create_once,
@@ -28,7 +27,6 @@ from .lifecycle import (
 __all__ = [
     "CANDIDATE_FIELDS",
     "CONTENT_FIELDS",
-    "DRAFTING_STALE_AFTER",
     "NOTIFIED_STATUSES",
     "candidate_accept",
     "candidate_rate_fidelity",

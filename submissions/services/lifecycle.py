@@ -202,6 +202,7 @@ def submission_submit(*, submission: Submission, actor) -> Submission:
 
 
 def _enqueue_drafting(submission: Submission) -> None:
+    # The task module imports the services (tasks → drafting → services): a real cycle.
     from ..tasks import llm_draft_metric_candidates
 
     transaction.on_commit(lambda: llm_draft_metric_candidates.delay(submission.pk), robust=True)
@@ -224,9 +225,6 @@ def submission_withdraw(*, submission: Submission, actor, reason: str = "") -> S
 
 # --- drafting retries -------------------------------------------------------------------------
 
-# A drafting task that has not finished after this long is treated as lost (worker crash).
-DRAFTING_STALE_AFTER = timezone.timedelta(minutes=15)
-
 
 @transaction.atomic
 def submission_retry_drafting(*, submission: Submission, actor) -> Submission:
@@ -234,7 +232,7 @@ def submission_retry_drafting(*, submission: Submission, actor) -> Submission:
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     stale = (
         submission.status in (SubmissionStatus.SUBMITTED, SubmissionStatus.DRAFTING)
-        and submission.updated_at < timezone.now() - DRAFTING_STALE_AFTER
+        and submission.updated_at < selectors.drafting_stale_before()
     )
     if submission.status != SubmissionStatus.DRAFTING_FAILED and not stale:
         raise ApplicationError("Drafting can be retried only after it failed or stalled.")

@@ -2,7 +2,7 @@ import pytest
 from django.core.management import call_command
 
 from core.models import WorkerPing
-from core.services import worker_ping_roundtrip
+from core.workers import worker_ping_roundtrip
 
 pytestmark = pytest.mark.worker
 

@@ -5,7 +5,8 @@ import pytest
 from core import events
 from results.models import PassRateSummary, RefreshRequest, RunAnalysis
 from results.services import results_refresh
-from results.services.freshness import on_ratings_changed, on_run_completed, refresh_booked
+from results.services.freshness import on_ratings_changed, on_run_completed
+from results.services.refresh import refresh_booked
 from review.services import assignment_claim, queue_create, rating_submit
 from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from core.exceptions import ApplicationError
-from core.services import worker_ping_roundtrip
+from core.workers import worker_ping_roundtrip
 
 
 class Command(BaseCommand):

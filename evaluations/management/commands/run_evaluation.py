@@ -192,7 +192,8 @@ class Command(BaseCommand):
         bar = self._bar(run)
         last = 0.0
 
-        def tick(_conversation) -> None:
+        def tick(_done: int, _total: int, _stage: str = "") -> None:
+            # The bar shows the whole run (rubric responses, failures) as the database has it.
             nonlocal last
             if time.monotonic() - last > 0.5:
                 self._refresh(bar, run)
