@@ -7,6 +7,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self) -> None:
+        # Imported once the app registry is ready: these modules load models.
         from .roles import role_groups_ensure
 
         post_migrate.connect(role_groups_ensure, sender=self)

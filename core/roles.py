@@ -3,8 +3,9 @@
 from collections.abc import Iterable
 from enum import StrEnum
 
+from django.apps import apps as global_apps
 from django.contrib.auth.mixins import AccessMixin
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 
 
 class Role(StrEnum):
@@ -44,8 +45,6 @@ def user_has_role(user: AbstractBaseUser | AnonymousUser, *roles: Role) -> bool:
 
 
 def user_add_roles(user: AbstractBaseUser, roles: Iterable[Role]) -> None:
-    from django.contrib.auth.models import Group
-
     for role in roles:
         group, _ = Group.objects.get_or_create(name=role.value)
         user.groups.add(group)
@@ -70,8 +69,6 @@ class RoleRequiredMixin(AccessMixin):
 def role_groups_ensure(sender=None, *, apps=None, using="default", **kwargs) -> None:
     """Create any missing role group. Connected to post_migrate, so a flushed database (tests,
     `manage.py flush`) gets its roles back; the data migration creates them the first time."""
-    from django.apps import apps as global_apps
-
     apps = apps or global_apps
     try:
         Group = apps.get_model("auth", "Group")

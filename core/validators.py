@@ -7,6 +7,7 @@ line feed and carriage return are kept where text may span lines.
 
 import re
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.deconstruct import deconstructible
 
@@ -67,8 +68,6 @@ def single_line_text(text: str) -> str:
 
 def text_max_length() -> int:
     """The documented cap on every free-text field (settings.TEXT_FIELD_MAX_LENGTH)."""
-    from django.conf import settings
-
     return settings.TEXT_FIELD_MAX_LENGTH
 
 

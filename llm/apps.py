@@ -6,6 +6,7 @@ class LlmConfig(AppConfig):
     verbose_name = "Model gateway"
 
     def ready(self) -> None:
+        # Imported once the app registry is ready: these modules load models.
         from core import events
 
         from .demo import demo_seed_steps

@@ -108,7 +108,7 @@ class RedisLimits:
         self._lock = threading.Lock()
 
     def _client(self):
-        import redis
+        import redis  # only deployments with the Redis backend load its client
 
         # Per process: a forked worker must not share its parent's sockets.
         pid = os.getpid()

@@ -14,6 +14,8 @@ from django.db import models
 
 from core.models import TimeStampedModel
 
+from .keys import api_key_env_is_set, api_key_env_problem
+
 ENV_VAR_NAME_VALIDATOR = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]*$",
     "Enter the name of the environment variable that holds the key (for example "
@@ -127,16 +129,12 @@ class ModelConfiguration(TimeStampedModel):
             raise ValidationError({"model_id": "An endpoint needs the name of the model to call."})
         if not isinstance(self.extra_params, dict):
             raise ValidationError({"extra_params": 'Enter a JSON object, e.g. {"top_k": 40}.'})
-        from .keys import api_key_env_problem
-
         if problem := api_key_env_problem(self.api_key_env):
             raise ValidationError({"api_key_env": problem})
 
     @property
     def api_key_is_set(self) -> bool:
         """For the UI: whether the named variable holds a value (the value is never shown)."""
-        from .keys import api_key_env_is_set
-
         return api_key_env_is_set(self.api_key_env)
 
     @property

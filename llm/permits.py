@@ -73,7 +73,7 @@ class RedisBlocks:
     """Blocks of permits in Redis (redis.asyncio, on the engine's event loop)."""
 
     def __init__(self, url: str) -> None:
-        import redis.asyncio
+        import redis.asyncio  # only deployments with the Redis backend load its client
 
         self.client = redis.asyncio.Redis.from_url(url)
         self._take = self.client.register_script(_BLOCK_SCRIPT)

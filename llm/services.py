@@ -8,6 +8,7 @@ from django.db import transaction
 from pydantic import BaseModel, Field
 
 from .exceptions import LLMError, StructuredOutputError
+from .gateway import structured
 from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment, Provider
 
 
@@ -81,8 +82,6 @@ class EndpointTestResult:
 def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResult:
     """One small structured call, uncached, recorded like any other: what came back and what
     failed (HTTP, JSON, schema or the token limit), for the configuration's page."""
-    from .gateway import structured
-
     mode = configuration.get_structured_output_display()
     messages = [{"role": "user", "content": 'Reply with ok true and the word "harbour".'}]
     try:

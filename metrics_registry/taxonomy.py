@@ -4,6 +4,8 @@ The data migration that creates these rows imports this module's constants, so t
 drift apart.
 """
 
+from django.apps import apps as global_apps
+
 AREAS: list[dict] = [
     {
         "slug": "psychological",
@@ -184,8 +186,6 @@ def reference_rows_ensure(sender=None, *, apps=None, using="default", **kwargs) 
     Connected to post_migrate: the data migrations create these rows once, and this puts them
     back when a database was flushed (as test runs and `manage.py flush` do).
     """
-    from django.apps import apps as global_apps
-
     apps = apps or global_apps
     try:
         Area = apps.get_model("metrics_registry", "Area")

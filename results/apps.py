@@ -6,19 +6,15 @@ class ResultsConfig(AppConfig):
     verbose_name = "Results"
 
     def ready(self) -> None:
+        # Imported once the app registry is ready: these modules load models.
+        from core import events
         from core.pagecache import stamp_part_register
 
+        from .demo import demo_seed_steps
         from .selectors import analyses_stamp_sql
-
-        stamp_part_register("results.analyses", analyses_stamp_sql)
-
-        from core import events
-
         from .services.freshness import on_ratings_changed, on_run_completed
 
+        stamp_part_register("results.analyses", analyses_stamp_sql)
         events.subscribe(events.RUN_COMPLETED, on_run_completed)
         events.subscribe(events.RATINGS_CHANGED, on_ratings_changed)
-
-        from .demo import demo_seed_steps
-
         events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)

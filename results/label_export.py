@@ -56,6 +56,7 @@ def _page_html(svg: str, title: str) -> str:
 
 
 def _render(svg: str, *, width: int, height: int, title: str, fmt: str) -> bytes:
+    # The browser driver is heavy and optional: only a PNG or PDF export loads it.
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()

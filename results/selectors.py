@@ -7,7 +7,7 @@ from django.db.models import Q, QuerySet
 from core.pagecache import latest
 from evaluations.models import Conversation, EvaluationRun, RunStatus, Scenario
 from llm.models import ModelConfiguration, Provider
-from metrics_registry.models import ReleaseStatus
+from metrics_registry.models import MetricVersion, ReleaseStatus
 from stats.estimates import Estimate
 
 from .models import PassRateSummary, RunAnalysis, SummaryLevel
@@ -198,8 +198,6 @@ def explore_subarea_rates(*, run: EvaluationRun, age_context: str = "all") -> li
 
 def metric_labels_for_versions(version_ids) -> dict[int, dict]:
     """Metric version id -> its metric's key and name, for tables that list metrics by version."""
-    from metrics_registry.models import MetricVersion
-
     rows = MetricVersion.objects.filter(pk__in=list(version_ids)).values_list(
         "pk", "metric__key", "name"
     )

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
+from scipy.sparse.csgraph import connected_components
 
 # --------------------------------------------------------------------------------------------
 # Ranking robustness
@@ -127,8 +128,6 @@ def bradley_terry(
     never lost or never won -- raises ``ValueError``, as do non-square, negative or
     non-finite tables and fewer than two candidates.
     """
-    from scipy.sparse.csgraph import connected_components
-
     w = np.asarray(wins, dtype=np.float64)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
         raise ValueError("wins must be a square candidates x candidates table")

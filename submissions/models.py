@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from core.models import TimeStampedModel
+from core.roles import Role, user_has_role
 
 
 class AgeContext(models.TextChoices):
@@ -29,8 +30,6 @@ FINAL_STATUSES = {SubmissionStatus.ACCEPTED, SubmissionStatus.DECLINED, Submissi
 
 class SubmissionQuerySet(models.QuerySet):
     def visible_to(self, user) -> "SubmissionQuerySet":
-        from core.roles import Role, user_has_role
-
         if user_has_role(user, Role.RESEARCHER, Role.MAINTAINER):
             return self
         if not user.is_authenticated:

@@ -4,7 +4,9 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from .models import Submission
+from core.links import site_reverse
+
+from .models import CandidateStatus, MetricCandidate, Submission
 
 
 def drafting_stale_before() -> datetime:
@@ -23,8 +25,6 @@ def submission_list_own(*, user) -> QuerySet[Submission]:
 
 
 def candidate_list_for_review(*, status: str = "pending") -> QuerySet:
-    from .models import MetricCandidate
-
     candidates = MetricCandidate.objects.select_related(
         "submission", "label_category", "metric"
     ).prefetch_related("subareas")
@@ -42,10 +42,6 @@ def submission_outcomes(submission: Submission) -> list[dict]:
 
     Drafts superseded by a request for changes are left out; they were never decided.
     """
-    from core.links import site_reverse
-
-    from .models import CandidateStatus
-
     outcomes = []
     decided = submission.candidates.filter(
         status__in=[CandidateStatus.ACCEPTED, CandidateStatus.REJECTED]

@@ -6,6 +6,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
+from django.utils.text import slugify
 
 from core.exceptions import ApplicationError
 
@@ -312,8 +313,6 @@ def benchmark_get_or_create(
     license: str = "",  # noqa: A002 - the field's name
 ) -> Benchmark:
     """The benchmark with `slug`; created with the given details if it does not exist yet."""
-    from django.utils.text import slugify
-
     clean_slug = slugify(slug or "")
     if not clean_slug:
         raise ApplicationError("Give the benchmark a short identifier (letters, digits, dashes).")

@@ -15,6 +15,7 @@ from django.db.models import Count, Q
 
 import stats as statistics
 from evaluations.models import ConversationStatus, EvaluationRun, Judgment
+from metrics_registry.models import MetricVersion
 from stats import (
     cluster_sum_distribution,
     fleiss_from_sums,
@@ -209,8 +210,6 @@ def judge_repeatability(
     order = np.argsort(version, kind="stable")
     version_sorted = version[order]
     bounds = np.flatnonzero(np.diff(version_sorted)) + 1
-    from metrics_registry.models import MetricVersion
-
     names = dict(metric_keys or {})
     missing = set(np.unique(version).tolist()) - set(names)
     if missing:

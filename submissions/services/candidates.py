@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from metrics_registry.models import Subarea
+from metrics_registry.services import metric_create
 
 from ..models import (
     CandidateChange,
@@ -146,8 +147,6 @@ def candidate_accept(
     A candidate rated faithful to its source enters the registry as validated; otherwise it
     waits in "under review" for further checks.
     """
-    from metrics_registry.services import metric_create
-
     if fidelity:
         candidate_rate_fidelity(candidate=candidate, actor=actor, fidelity=fidelity)
     candidate = _candidate_locked(candidate)
