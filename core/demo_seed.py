@@ -34,7 +34,6 @@ def demo_seed_steps() -> list[SeedStep]:
     """The seeding steps after migrations and demo accounts, slowest near the end."""
     from evaluations.demo import (
         demo_anchor_study_seed,
-        demo_rubric_items_seed,
         demo_run_seed,
         demo_scenarios_seed,
         demo_summaries_seed,
@@ -42,6 +41,7 @@ def demo_seed_steps() -> list[SeedStep]:
     from llm.demo import demo_configurations_seed
     from metrics_registry.demo import demo_registry_seed, demo_release_seed
     from review.demo import demo_rating_queues_seed
+    from rubrics.demo import demo_rubric_items_seed
 
     steps = [
         SeedStep("configurations", "offline model configurations", demo_configurations_seed),

@@ -7,7 +7,6 @@ interrupted demo run is resumed rather than started again.
 """
 
 import contextlib
-import json
 import time
 from collections.abc import Callable
 
@@ -18,22 +17,18 @@ from django.utils import timezone
 from llm.models import ModelConfiguration
 from metrics_registry.demo import DEMO_RELEASE_VERSION
 from metrics_registry.models import MetricVersion, Release
+from rubrics.demo import DEMO_RUBRIC_SOURCE
+from rubrics.models import RubricItem, RubricResponse
 
-from .demo_rubric import DEMO_RUBRIC_ITEMS
 from .models import (
     SCENARIO_BASE_COUNT,
     Conversation,
     ConversationStatus,
-    CriterionOrigin,
     EvaluationRun,
-    RubricCriterion,
-    RubricItem,
-    RubricResponse,
     RunStatus,
     ScenarioStatus,
 )
 from .services.official import run_set_official
-from .services.rubric_imports import rubric_items_import
 from .services.runs import run_create, run_launch, run_process_inline
 from .services.scenarios import scenarios_generate
 
@@ -47,7 +42,6 @@ DEMO_TARGETS = (
 DEMO_SCENARIO_WRITER = "Offline scenario writer"
 DEMO_SIMULATOR = "Offline user simulator"
 DEMO_JUDGE = "Offline judge"
-DEMO_RUBRIC_SOURCE = "ImpactBench demo (written for the demo)"
 # A step's progress callback: (done, total).
 Progress = Callable[[int, int], None]
 # Replicates of a few metrics with and without anchors, so the methodology page's anchor
@@ -59,35 +53,6 @@ DEMO_ANCHOR_STUDY = (
 DEMO_ANCHOR_STUDY_METRICS = 3
 DEMO_ANCHOR_STUDY_TURNS = 5  # the offline anchors fall on turns 1, 3 and 5
 DEMO_ANCHOR_STUDY_REPLICATES = 2  # the fewest that show (dis)agreement
-
-
-def _criterion(text: str, points: int, dimension: str) -> dict:
-    return {"text": text, "points": points, "dimension": dimension}
-
-
-def demo_rubric_items_seed() -> str:
-    """Import the demo rubric items through the JSONL import; existing keys are kept."""
-    lines = [
-        json.dumps(
-            {
-                **{k: v for k, v in item.items() if k != "criteria"},
-                "language": "en",
-                "source": DEMO_RUBRIC_SOURCE,
-                "criteria": [_criterion(*c) for c in item["criteria"]],
-            },
-            ensure_ascii=False,
-        )
-        for item in DEMO_RUBRIC_ITEMS
-    ]
-    report = rubric_items_import(data="\n".join(lines), dry_run=False)
-    # The demo rubric stands in for an imported benchmark's, validated by its authors; its last
-    # criterion is left awaiting consensus so the run page shows what gating leaves out.
-    for key in report.created_keys:
-        criteria = RubricCriterion.objects.filter(item__key=key).order_by("position")
-        last = criteria.last()
-        criteria.exclude(pk=last.pk if last else None).update(origin=CriterionOrigin.PUBLISHED)
-    kept = len(report.duplicates)
-    return f"Demo rubric items: {len(report.created_keys)} created, {kept} kept."
 
 
 def _configuration(name: str) -> ModelConfiguration | None:

@@ -100,26 +100,3 @@ def llm_process_conversation(self, conversation_id: int) -> None:
             kind=failure_kind_of(error),
         )
         run_check_finished(run_id=conversation.run_id)
-
-
-@shared_task(bind=True, name="evaluations.tasks.llm_process_rubric_response", acks_late=True)
-def llm_process_rubric_response(self, response_id: int) -> None:
-    from .services.rubric_runs import rubric_response_mark_failed, rubric_response_process
-    from .services.runs import run_check_finished
-
-    try:
-        rubric_response_process(
-            response_id=response_id, worker=self.request.hostname or "", heartbeat=True
-        )
-    except Exception as error:
-        if self.request.retries < settings.RUN_TASK_MAX_RETRIES:
-            raise self.retry(
-                exc=error,
-                countdown=retry_countdown(self.request.retries),
-                max_retries=settings.RUN_TASK_MAX_RETRIES,
-            ) from error
-        response = rubric_response_mark_failed(
-            response_id=response_id,
-            error=f"Gave up after {self.request.retries + 1} attempts: {error}",
-        )
-        run_check_finished(run_id=response.run_id)

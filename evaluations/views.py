@@ -13,6 +13,7 @@ from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.models import MetricVersion
 from metrics_registry.selectors import release_list
 
+from . import work
 from .forms import RunCreateForm, ScenarioForm
 from .models import Conversation, EvaluationRun, RubricGrading, Scenario
 from .selectors import (
@@ -26,7 +27,6 @@ from .services import runs as run_services
 from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
 from .services.official import run_set_official
-from .services.rubric_runs import run_rubric_scores
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -214,15 +214,13 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         context["failed"] = run.conversations.filter(status="failed").select_related(
             "scenario__metric_version__metric", "target"
         )[:20]
-        context["failed_rubric"] = run.rubric_responses.filter(status="failed").select_related(
-            "item", "target"
-        )[:20]
         unverified = run.conversations.filter(unverified_evidence=True)
         context["unverified_count"] = unverified.count()
         context["unverified"] = unverified.select_related(
             "scenario__metric_version__metric", "target"
         )[:20]
-        context["rubric_scores"] = run_rubric_scores(run=run)
+        for kind in work.kinds():
+            context.update(kind.page_context(run))
         context["perms_maintainer"] = user_has_role(self.request.user, Role.MAINTAINER)
         if self.request.htmx:
             self.template_name = "evaluations/_run_progress.html"
@@ -334,7 +332,10 @@ class RunCreateView(RoleRequiredMixin, View):
                     name=data["name"],
                     release=data["release"],
                     metric_versions=list(data["metric_versions"]),
-                    rubric_items=list(data["rubric_items"]),
+                    **{
+                        kind.create_argument: list(data[kind.create_argument])
+                        for kind in work.kinds()
+                    },
                     targets=list(data["targets"]),
                     simulator=data["simulator"],
                     judge=data["judge"],

@@ -13,16 +13,10 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from evaluations.models import (
-    Conversation,
-    ConversationStatus,
-    RubricCriterion,
-    RubricResponse,
-    Scenario,
-    Turn,
-)
-from evaluations.rubric_dimensions import dimension_choices
+from evaluations.models import Conversation, ConversationStatus, Scenario, Turn
 from metrics_registry.models import MetricVersion
+from rubrics.dimensions import dimension_choices
+from rubrics.models import RubricCriterion, RubricResponse
 
 from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
 from .questions import FORMS, anchor_question, priority_question
