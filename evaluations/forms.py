@@ -150,10 +150,11 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
         kind_fields = {
             name: field for kind in work.kinds() for name, field in kind.form_fields().items()
         }
+        fields = {**self.fields, **kind_fields}
         names = list(self.fields)
         at = names.index("metric_versions") + 1
         names[at:at] = kind_fields
-        self.fields = {name: self.fields.get(name) or kind_fields[name] for name in names}
+        self.fields = {name: fields[name] for name in names}
         # Querysets are re-evaluated per form, so newly assigned targets appear at once.
         self.fields["targets"].queryset = configurations_for_role(ModelRole.TARGET)
         if not self.is_bound:

@@ -30,6 +30,7 @@ PLATFORM_APPS = {
     "llm",
     "metrics_registry",
     "evaluations",
+    "rubrics",
     "review",
     "submissions",
     "results",

@@ -205,6 +205,7 @@ ADMIN_APP_RULES = {
     "llm": MAINTAINERS,
     "metrics_registry": MAINTAINERS,
     "evaluations": MAINTAINERS,
+    "rubrics": MAINTAINERS,
     "review": MAINTAINERS,
     "submissions": MAINTAINERS,
     "results": MAINTAINERS,

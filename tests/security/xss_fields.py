@@ -182,7 +182,16 @@ NOT_USER_WRITTEN = {
     "results.RunAnalysis.robustness": "computed figures, as above",
 }
 
-APPS = ("core", "submissions", "metrics_registry", "evaluations", "llm", "review", "results")
+APPS = (
+    "core",
+    "submissions",
+    "metrics_registry",
+    "evaluations",
+    "rubrics",
+    "llm",
+    "review",
+    "results",
+)
 # Evidence that a stored value came from the corpus.
 MARKERS = ("lert(1)", "alert&#40;", "__xss", "base64,")
 
