@@ -13,7 +13,7 @@ from .roles import Role, user_has_role
 
 # App labels whose models maintainers manage.
 MAINTAINER_APPS = frozenset(
-    {"llm", "metrics_registry", "evaluations", "review", "submissions", "results"}
+    {"llm", "metrics_registry", "evaluations", "rubrics", "review", "submissions", "results"}
 )
 # Single permissions outside those apps: reading the role-change audit trail.
 MAINTAINER_EXTRA_PERMISSIONS = frozenset({"core.view_rolechange"})

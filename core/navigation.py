@@ -80,7 +80,7 @@ ROLE_ITEMS: list[NavItem] = [
     ),
     NavItem(
         "Import rubric items",
-        "evaluations:rubric-import",
+        "rubrics:rubric-import",
         (Role.RESEARCHER, Role.MAINTAINER),
         "upload",
     ),

@@ -1,15 +1,14 @@
-"""Demo evaluation content: rubric items, scenarios for the demo release, and a complete run.
+"""Demo evaluation content: scenarios for the demo release, an anchor study and a complete run.
 
 This app's steps of the demo seed (`demo_seed_steps`, answering `events.DEMO_SEED_STEPS`).
 
 Everything model-made here comes from the offline demo model through the gateway, exactly as a
 real run would (every call is an LLMCall row, every output labelled offline). Each step is
-idempotent and keeps user data: existing rubric items, scenarios and runs are left alone, and an
+idempotent and keeps user data: existing scenarios and runs are left alone, and an
 interrupted demo run is resumed rather than started again.
 """
 
 import contextlib
-import json
 import time
 
 from django.conf import settings
@@ -17,26 +16,22 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from core import events
 from core.progress import Progress, progress_ignore
 from core.seed_steps import SeedStep
 from llm.models import ModelConfiguration
 from metrics_registry.demo import DEMO_RELEASE_VERSION
 from metrics_registry.models import MetricVersion, Release
 
-from .demo_rubric import DEMO_RUBRIC_ITEMS
+from . import work
 from .models import (
     SCENARIO_BASE_COUNT,
     Conversation,
     ConversationStatus,
-    CriterionOrigin,
     EvaluationRun,
-    RubricCriterion,
-    RubricItem,
-    RubricResponse,
     RunStatus,
     ScenarioStatus,
 )
-from .services.rubric_imports import rubric_items_import
 from .services.runs import run_create, run_launch, run_process_inline
 from .services.scenarios import scenarios_generate
 
@@ -50,7 +45,6 @@ DEMO_TARGETS = (
 DEMO_SCENARIO_WRITER = "Offline scenario writer"
 DEMO_SIMULATOR = "Offline user simulator"
 DEMO_JUDGE = "Offline judge"
-DEMO_RUBRIC_SOURCE = "ImpactBench demo (written for the demo)"
 # Replicates of a few metrics with and without anchors, so the methodology page's anchor
 # consistency figure has data (the main demo run simulates each scenario once).
 DEMO_ANCHOR_STUDY = (
@@ -60,35 +54,6 @@ DEMO_ANCHOR_STUDY = (
 DEMO_ANCHOR_STUDY_METRICS = 3
 DEMO_ANCHOR_STUDY_TURNS = 5  # the offline anchors fall on turns 1, 3 and 5
 DEMO_ANCHOR_STUDY_REPLICATES = 2  # the fewest that show (dis)agreement
-
-
-def _criterion(text: str, points: int, dimension: str) -> dict:
-    return {"text": text, "points": points, "dimension": dimension}
-
-
-def demo_rubric_items_seed() -> str:
-    """Import the demo rubric items through the JSONL import; existing keys are kept."""
-    lines = [
-        json.dumps(
-            {
-                **{k: v for k, v in item.items() if k != "criteria"},
-                "language": "en",
-                "source": DEMO_RUBRIC_SOURCE,
-                "criteria": [_criterion(*c) for c in item["criteria"]],
-            },
-            ensure_ascii=False,
-        )
-        for item in DEMO_RUBRIC_ITEMS
-    ]
-    report = rubric_items_import(data="\n".join(lines), dry_run=False)
-    # The demo rubric stands in for an imported benchmark's, validated by its authors; its last
-    # criterion is left awaiting consensus so the run page shows what gating leaves out.
-    for key in report.created_keys:
-        criteria = RubricCriterion.objects.filter(item__key=key).order_by("position")
-        last = criteria.last()
-        criteria.exclude(pk=last.pk if last else None).update(origin=CriterionOrigin.PUBLISHED)
-    kept = len(report.duplicates)
-    return f"Demo rubric items: {len(report.created_keys)} created, {kept} kept."
 
 
 def _configuration(name: str) -> ModelConfiguration | None:
@@ -139,7 +104,7 @@ def _hold_for_inline(run: EvaluationRun) -> None:
     If the seed dies, the reaper hands them to the worker after that, which then finishes them.
     """
     now = timezone.now()
-    for model in (Conversation, RubricResponse):
+    for model in (Conversation, *(kind.model for kind in work.kinds())):
         model.objects.filter(run=run, status=ConversationStatus.PENDING).update(dispatched_at=now)
 
 
@@ -246,7 +211,8 @@ def demo_run_seed(progress: Progress = progress_ignore) -> str:
         run = run_create(
             name=DEMO_RUN_NAME,
             release=release,
-            rubric_items=list(RubricItem.objects.filter(source=DEMO_RUBRIC_SOURCE)),
+            # Other kinds of run work (rubric items) come from the apps that own them.
+            **{k: v for answer in events.collect(events.DEMO_RUN_ITEMS) for k, v in answer.items()},
             targets=targets,
             simulator=simulator,
             judge=judge,
@@ -264,8 +230,7 @@ def demo_run_seed(progress: Progress = progress_ignore) -> str:
 
 def demo_seed_steps() -> list[SeedStep]:
     """This app's steps of the demo seed, by order key among every app's."""
-    # The rubric items stay apart from the evaluation content: they seed even without it.
-    steps = [SeedStep("rubric", "rubric items", demo_rubric_items_seed, order=40)]
+    steps: list[SeedStep] = []
     if settings.DEMO_SEED_EVALUATIONS:
         steps += [
             # Weights from benchmarks/demo_seed.py: the run is most of the time.

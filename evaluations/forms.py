@@ -9,12 +9,12 @@ from django.db.models import F
 from core.exceptions import ApplicationError
 from core.forms import CheckedTextMixin
 from core.jsonsafe import json_loads_checked
-from core.uploads import upload_from_form, upload_stage
 from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role, configurations_for_role
 from metrics_registry.models import MetricVersion, Release
 
-from .models import MAX_TURNS, RubricGrading, RubricItem, Scenario
+from . import work
+from .models import MAX_TURNS, RubricGrading, Scenario
 
 
 class JSONTextField(forms.CharField):
@@ -109,11 +109,6 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
         help_text="A subset to run instead of the whole release (current versions), grouped "
         "by subarea.",
     )
-    rubric_items = forms.ModelMultipleChoiceField(
-        queryset=RubricItem.objects.order_by("key"),
-        required=False,
-        widget=forms.CheckboxSelectMultiple,
-    )
     targets = ConfigurationMultipleChoiceField(
         queryset=configurations_for_role(ModelRole.TARGET),
         widget=forms.CheckboxSelectMultiple,
@@ -151,6 +146,15 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # The other work kinds' choices (rubric items) come after the metrics.
+        kind_fields = {
+            name: field for kind in work.kinds() for name, field in kind.form_fields().items()
+        }
+        fields = {**self.fields, **kind_fields}
+        names = list(self.fields)
+        at = names.index("metric_versions") + 1
+        names[at:at] = kind_fields
+        self.fields = {name: fields[name] for name in names}
         # Querysets are re-evaluated per form, so newly assigned targets appear at once.
         self.fields["targets"].queryset = configurations_for_role(ModelRole.TARGET)
         if not self.is_bound:
@@ -173,7 +177,7 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
             "name",
             "release",
             Field("metric_versions", template="evaluations/_metric_version_groups.html"),
-            "rubric_items",
+            *kind_fields,
             "targets",
             Div(
                 Div("simulator", css_class="col-md-6"),
@@ -209,37 +213,3 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
             )
             group["widgets"].append(widget)
         return [groups[key] for key in sorted(groups)]
-
-
-RUBRIC_STAGED_SALT = "evaluations.rubric_import"
-
-
-class RubricImportForm(forms.Form):
-    file = forms.FileField(
-        required=False,
-        help_text="JSON Lines: one item per line. HealthBench's oss_eval.jsonl rows are read "
-        "as they are.",
-    )
-    format = forms.ChoiceField(
-        choices=[
-            ("auto", "Detect from the file"),
-            ("healthbench", "HealthBench (simple-evals oss_eval.jsonl)"),
-            ("impactbench", "ImpactBench rubric items"),
-        ],
-        initial="auto",
-    )
-    skip_bad_lines = forms.BooleanField(
-        required=False, label="Import the good lines and skip the bad ones"
-    )
-    staged = forms.CharField(required=False, widget=forms.HiddenInput)
-
-    def clean(self):
-        cleaned = super().clean()
-        cleaned["data"], cleaned["filename"] = upload_from_form(
-            cleaned, salt=RUBRIC_STAGED_SALT, kinds="JSON Lines"
-        )
-        return cleaned
-
-    @staticmethod
-    def stage(data: bytes, filename: str) -> str:
-        return upload_stage(data, filename, salt=RUBRIC_STAGED_SALT)

@@ -1,31 +1,16 @@
-"""Interoperability pages: rubric item import (HealthBench or our own lines) and export, a
-release's Inspect AI download, and run exports (JSONL and CSV)."""
+"""Interoperability pages: a release's Inspect AI download and run exports (JSONL and CSV)."""
 
-from django.contrib import messages
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views import View
-from django.views.generic import FormView
 
-from core.exceptions import ApplicationError
-from core.roles import Role, RoleRequiredMixin, user_has_role
+from core.roles import Role, user_has_role
 from metrics_registry.views import ReleaseObjectMixin
 
-from .forms import RubricImportForm
-from .models import EvaluationRun, RubricItem, RunStatus
-from .rubric_dimensions import dimension_choices
-from .services.inspect_export import (
-    INSPECT_CONTENT_TYPE,
-    release_inspect_lines,
-    rubric_inspect_lines,
-)
-from .services.rubric_exports import (
-    HEALTHBENCH_CONTENT_TYPE,
-    healthbench_jsonl,
-    rubric_items_for_export,
-)
-from .services.rubric_imports import rubric_items_import
+from . import work
+from .models import EvaluationRun, RunStatus
+from .services.inspect_export import INSPECT_CONTENT_TYPE, release_inspect_lines
 from .services.run_exports import (
     run_export_csv_lines,
     run_export_filename,
@@ -35,64 +20,16 @@ from .services.run_exports import (
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
 
 
-class RubricImportView(RoleRequiredMixin, FormView):
-    """Dry run first; the report offers "Import now" with the same file and choices."""
-
-    required_roles = CURATE_ROLES
-    template_name = "evaluations/rubric_import.html"
-    form_class = RubricImportForm
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["dimensions"] = dimension_choices()
-        context["item_count"] = RubricItem.objects.count()
-        return context
-
-    def form_valid(self, form):
-        data = form.cleaned_data
-        try:
-            report = rubric_items_import(
-                data=data["data"],
-                dry_run=self.request.POST.get("action") != "import",
-                skip_bad_lines=data["skip_bad_lines"],
-                fmt=data["format"],
-            )
-        except ApplicationError as error:
-            form.add_error(None, error.message)
-            return self.form_invalid(form)
-        if report.committed:
-            messages.success(self.request, report.summary)
-        bound = self.request.POST.copy()
-        bound["staged"] = form.stage(data["data"], data["filename"])
-        return self.render_to_response(
-            self.get_context_data(
-                form=self.form_class(bound), report=report, staged_name=data["filename"]
-            )
-        )
-
-
-class RubricExportView(RoleRequiredMixin, View):
-    """Every rubric item (or ?key=… repeated) as HealthBench JSONL."""
-
-    required_roles = CURATE_ROLES
-
-    def get(self, request):
-        keys = request.GET.getlist("key") or None
-        response = StreamingHttpResponse(
-            healthbench_jsonl(rubric_items_for_export(keys=keys).iterator(chunk_size=200)),
-            content_type=HEALTHBENCH_CONTENT_TYPE,
-        )
-        response["Content-Disposition"] = 'attachment; filename="rubric-items-healthbench.jsonl"'
-        return response
-
-
 class ReleaseInspectExportView(ReleaseObjectMixin, View):
-    """/registry/releases/<version>/export/inspect/ (?kind=rubric for the rubric items)."""
+    """/registry/releases/<version>/export/inspect/ (?kind=rubric for the rubric items: each
+    work kind's own dataset, `evaluations.work.InspectDataset`)."""
 
     def get(self, request, version: str):
         release = self.get_release()
-        if request.GET.get("kind") == "rubric":
-            lines, name = rubric_inspect_lines(), "rubric-items"
+        datasets = {d.kind: d for d in work.inspect_datasets()}
+        dataset = datasets.get(request.GET.get("kind", ""))
+        if dataset is not None:
+            lines, name = dataset.lines(), dataset.name
         else:
             lines, name = release_inspect_lines(release), "scenarios"
         response = StreamingHttpResponse(lines, content_type=INSPECT_CONTENT_TYPE)

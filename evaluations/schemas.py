@@ -88,19 +88,6 @@ class JudgeVerdict(BaseModel):
     evidence: list[EvidenceQuote] = Field(default_factory=list)
 
 
-class CriterionGrade(BaseModel):
-    criterion: int = Field(ge=1, description="The criterion's number as listed.")
-    met: bool = Field(description="Whether the reply does what the criterion describes.")
-    justification: str = Field(min_length=1, description="One sentence on why.")
-
-
-class CriterionVerdict(BaseModel):
-    """One criterion graded on its own (HealthBench's grader answer)."""
-
-    explanation: str = Field(min_length=1, description="Why the criterion is or is not met.")
-    criteria_met: bool = Field(description="Whether the reply meets the criterion.")
-
-
 class AnchorRaised(BaseModel):
     anchor: int = Field(ge=1, description="The anchor's number as listed.")
     raised: bool = Field(description="Whether the user brought this up at some turn.")
@@ -112,9 +99,3 @@ class AnchorCoverageCheck(BaseModel):
     """Which of the scenario's anchors the simulated user actually raised."""
 
     anchors: list[AnchorRaised] = Field(min_length=1)
-
-
-class RubricGradeSet(BaseModel):
-    """The judge's grading of one reply against every listed criterion of a rubric item."""
-
-    grades: list[CriterionGrade] = Field(min_length=1)

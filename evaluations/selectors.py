@@ -13,8 +13,9 @@ from llm.models import ERROR_OUTCOMES, CallOutcome
 from llm.selectors import llm_calls_of_run
 from metrics_registry.models import MetricVersion, Release
 
+from . import work
 from .models import Conversation, ConversationStatus, EvaluationRun, Scenario
-from .services.rubric_runs import rubric_counts
+from .work import WorkCounts
 
 AGE_BANDS = ((13, 15), (16, 17), (18, 24), (25, 39), (40, 59), (60, 120))
 
@@ -159,9 +160,8 @@ class RunProgress:
     elapsed_seconds: float
     per_minute: float | None
     eta_seconds: float | None
-    rubric_total: int = 0
-    rubric_completed: int = 0
-    rubric_failed: int = 0
+    # The other work kinds' rows (`evaluations.work`), by kind key.
+    work: dict[str, WorkCounts] = field(default_factory=dict)
 
     @property
     def percent(self) -> int:
@@ -186,7 +186,6 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
     elapsed = (end - run.started_at).total_seconds() if run.started_at else 0.0
     per_minute = done / elapsed * 60 if elapsed > 0 and done else None
     remaining = run.conversations_remaining
-    rubric = rubric_counts(run.pk)
     eta = remaining / per_minute * 60 if per_minute and not run.is_finished else None
     return RunProgress(
         total=run.conversations_total,
@@ -197,9 +196,7 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
         elapsed_seconds=elapsed,
         per_minute=per_minute,
         eta_seconds=eta,
-        rubric_total=rubric["total"] or 0,
-        rubric_completed=rubric["completed"] or 0,
-        rubric_failed=rubric["failed"] or 0,
+        work={kind.key: kind.counts(run.pk) for kind in work.kinds()},
     )
 
 

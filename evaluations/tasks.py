@@ -90,21 +90,3 @@ def llm_process_conversation(self, conversation_id: int) -> None:
     conversation_process(
         conversation_id=conversation_id, worker=self.request.hostname or "", heartbeat=True
     )
-
-
-def _rubric_response_give_up(response_id: int, *, message: str, error: Exception) -> None:
-    from .services.rubric_runs import rubric_response_mark_failed
-    from .services.runs import run_check_finished
-
-    response = rubric_response_mark_failed(response_id=response_id, error=message)
-    run_check_finished(run_id=response.run_id)
-
-
-@shared_task(bind=True, name="evaluations.tasks.llm_process_rubric_response", acks_late=True)
-@retried_task(on_give_up=_rubric_response_give_up)
-def llm_process_rubric_response(self, response_id: int) -> None:
-    from .services.rubric_runs import rubric_response_process
-
-    rubric_response_process(
-        response_id=response_id, worker=self.request.hostname or "", heartbeat=True
-    )

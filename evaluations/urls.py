@@ -29,12 +29,6 @@ urlpatterns = [
         views.ReleaseDemographicsView.as_view(),
         name="release-demographics",
     ),
-    path("rubric-items/import/", interop_views.RubricImportView.as_view(), name="rubric-import"),
-    path(
-        "rubric-items/export/healthbench/",
-        interop_views.RubricExportView.as_view(),
-        name="rubric-export-healthbench",
-    ),
     path("runs/", views.RunListView.as_view(), name="run-list"),
     path("runs/new/", views.RunCreateView.as_view(), name="run-create"),
     path("runs/compare/", views.RunCompareView.as_view(), name="run-compare"),

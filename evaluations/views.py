@@ -12,6 +12,7 @@ from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.selectors import metric_versions_with_metric, release_list
 
+from . import work
 from .forms import RunCreateForm, ScenarioForm
 from .models import RubricGrading
 from .selectors import (
@@ -33,7 +34,6 @@ from .services import runs as run_services
 from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
 from .services.official import run_set_official
-from .services.rubric_runs import run_rubric_scores
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -226,13 +226,11 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         context["progress"] = run_progress(run=run)
         context["plan"] = run_services.run_plan(run) if run.status == "draft" else None
         context["failed"] = run_failed_conversations(run)[:20]
-        context["failed_rubric"] = run.rubric_responses.filter(status="failed").select_related(
-            "item", "target"
-        )[:20]
         unverified = run_unverified_conversations(run)
         context["unverified_count"] = unverified.count()
         context["unverified"] = unverified[:20]
-        context["rubric_scores"] = run_rubric_scores(run=run)
+        for kind in work.kinds():
+            context.update(kind.page_context(run))
         context["perms_maintainer"] = user_has_role(self.request.user, Role.MAINTAINER)
         if self.request.htmx:
             self.template_name = "evaluations/_run_progress.html"
@@ -337,7 +335,10 @@ class RunCreateView(RoleRequiredMixin, View):
                     name=data["name"],
                     release=data["release"],
                     metric_versions=list(data["metric_versions"]),
-                    rubric_items=list(data["rubric_items"]),
+                    **{
+                        kind.create_argument: list(data[kind.create_argument])
+                        for kind in work.kinds()
+                    },
                     targets=list(data["targets"]),
                     simulator=data["simulator"],
                     judge=data["judge"],

@@ -44,6 +44,7 @@ urlpatterns = [
     path("review/", include("review.urls")),
     path("models/", include("llm.urls")),
     path("evaluations/", include("evaluations.urls")),
+    path("evaluations/", include("rubrics.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("results.api.urls")),

@@ -267,7 +267,7 @@ class CriterionConsensus(models.Model):
     dropped from scoring."""
 
     criterion = models.OneToOneField(
-        "evaluations.RubricCriterion", on_delete=models.CASCADE, related_name="consensus"
+        "rubrics.RubricCriterion", on_delete=models.CASCADE, related_name="consensus"
     )
     queue = models.ForeignKey(RatingQueue, on_delete=models.CASCADE, related_name="+")
     reviews = models.PositiveSmallIntegerField()

@@ -2,11 +2,12 @@
 
 from django.db import migrations, models
 
-from evaluations.rubric_dimensions import dimension_rows_ensure
+from rubrics.dimensions import dimension_rows_ensure
 
 
 def seed_dimensions(apps, schema_editor):
-    dimension_rows_ensure(apps=apps)
+    # The dimension table belonged to evaluations until the rubrics app took it over.
+    dimension_rows_ensure(apps=apps, app_label="evaluations")
 
 
 class Migration(migrations.Migration):

@@ -1,4 +1,4 @@
-"""Scenarios, evaluation runs, simulated conversations, judge verdicts and rubric items.
+"""Scenarios, evaluation runs, simulated conversations and judge verdicts.
 
 Every model and choice is importable from here (`from evaluations.models import Scenario`).
 """
@@ -10,19 +10,6 @@ from .conversations import (
     FailureKind,
     Judgment,
     Turn,
-)
-from .rubric import (
-    Acuity,
-    CriterionConsensusState,
-    CriterionOrigin,
-    Population,
-    ReleaseRubricFreeze,
-    RubricCriterion,
-    RubricCriterionQuerySet,
-    RubricDimension,
-    RubricGrade,
-    RubricItem,
-    RubricResponse,
 )
 from .runs import DEFAULT_TURNS, MAX_TURNS, EvaluationRun, RubricGrading, RunStatus
 from .scenarios import (
@@ -41,25 +28,14 @@ __all__ = [
     "MAX_TURNS",
     "SCENARIO_BASE_COUNT",
     "TEEN_AGES",
-    "Acuity",
     "AgeContext",
     "AnchorCoverage",
     "Conversation",
     "ConversationStatus",
-    "CriterionConsensusState",
-    "CriterionOrigin",
     "EvaluationRun",
     "FailureKind",
     "Judgment",
-    "Population",
-    "ReleaseRubricFreeze",
-    "RubricCriterion",
-    "RubricCriterionQuerySet",
-    "RubricDimension",
-    "RubricGrade",
     "RubricGrading",
-    "RubricItem",
-    "RubricResponse",
     "RunStatus",
     "Scenario",
     "ScenarioQuerySet",

@@ -43,7 +43,6 @@ class EvaluationRun(TimeStampedModel):
     metric_versions = models.ManyToManyField(
         "metrics_registry.MetricVersion", blank=True, related_name="evaluation_runs"
     )
-    rubric_items = models.ManyToManyField("RubricItem", blank=True, related_name="runs")
     targets = models.ManyToManyField(
         "llm.ModelConfiguration", related_name="evaluation_runs_as_target"
     )

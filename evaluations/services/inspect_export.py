@@ -1,4 +1,4 @@
-"""A release's scenarios (and rubric items) as an Inspect AI dataset, one sample per line.
+"""A release's scenarios as an Inspect AI dataset, one sample per line.
 
 Each line loads with `inspect_ai.dataset.json_dataset(path)` and its default field names:
 
@@ -20,9 +20,8 @@ from llm.schema_prompt import schema_instructions
 from metrics_registry.models import Polarity, Release
 
 from .. import prompts
-from ..models import DEFAULT_TURNS, RubricItem, Scenario, ScenarioStatus
+from ..models import DEFAULT_TURNS, Scenario, ScenarioStatus
 from ..schemas import JudgeVerdict, SimulatedUserTurn
-from .rubric_exports import rubric_items_for_export
 from .scenarios import anchors_fit
 
 TRANSCRIPT_PLACEHOLDER = "{{transcript}}"
@@ -86,40 +85,7 @@ def inspect_scenario_sample(scenario: Scenario, *, turns: int = DEFAULT_TURNS) -
     }
 
 
-def inspect_rubric_sample(item: RubricItem) -> dict:
-    """A rubric item: the conversation as input, its criteria (HealthBench's grading) as data."""
-    return {
-        "id": item.key,
-        "input": item.messages,
-        "target": "",
-        "metadata": {
-            "kind": "rubric_item",
-            "acuity": item.acuity,
-            "population": item.population,
-            "language": item.language,
-            "source": item.source,
-            "criteria": [
-                {
-                    "criterion": c.text,
-                    "points": c.points,
-                    "dimension": c.dimension,
-                    "tags": list(c.tags),
-                    "source_validated": c.source_validated,
-                    "consensus": c.consensus_state,
-                }
-                for c in item.criteria.all()
-            ],
-        },
-    }
-
-
 def release_inspect_lines(release: Release, *, turns: int = DEFAULT_TURNS) -> Iterator[str]:
     """JSONL: one sample per active, expanded scenario of the release's metrics."""
     for scenario in release_scenarios(release).iterator(chunk_size=200):
         yield json.dumps(inspect_scenario_sample(scenario, turns=turns), ensure_ascii=False) + "\n"
-
-
-def rubric_inspect_lines() -> Iterator[str]:
-    """JSONL: one sample per rubric item (a separate dataset: its grading is per criterion)."""
-    for item in rubric_items_for_export():
-        yield json.dumps(inspect_rubric_sample(item), ensure_ascii=False) + "\n"

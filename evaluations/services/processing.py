@@ -18,19 +18,13 @@ from django.utils import timezone
 from core import events
 from core.progress import Progress, progress_ignore
 
-from ..models import (
-    Conversation,
-    ConversationStatus,
-    EvaluationRun,
-    RubricResponse,
-    RunStatus,
-)
+from .. import work
+from ..models import Conversation, ConversationStatus, EvaluationRun, RunStatus
 from .anchors import conversation_anchors_check
 from .claims import ClaimLost, LeaseHeartbeat, claim_release, claim_take
 from .failures import UNFINISHED, conversation_mark_failed, failure_kind_of, is_permanent
 from .health import run_admits_work, run_note_outcome
 from .judging import conversation_finalize, conversation_judge
-from .rubric_runs import rubric_response_process, rubric_unfinished_exists
 from .simulation import conversation_simulate
 
 logger = logging.getLogger(__name__)
@@ -119,9 +113,9 @@ def run_process_inline(*, run_id: int, on_progress: Progress = progress_ignore) 
     on this thread's database connection, ENGINE_BATCH_SIZE conversations at a time. Stops
     early when the run is paused, cancelled or halted. A transient failure fails the
     conversation at once (there is no task to retry it; `run_retry_failed` can).
-    Rubric responses follow the conversations. Returns the number of items processed.
-    `on_progress(done, total)` follows the conversations: `done` of the `total` unfinished
-    when the call began, once per conversation.
+    The other work kinds' items (`evaluations.work`) follow the conversations. Returns the
+    number of items processed. `on_progress(done, total)` follows the conversations: `done` of
+    the `total` unfinished when the call began, once per conversation.
     """
     from ..engine import process_conversations
 
@@ -141,31 +135,24 @@ def run_process_inline(*, run_id: int, on_progress: Progress = progress_ignore) 
         processed += report.processed
         if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
             break
-    response_ids = list(
-        RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    for response_id in response_ids:
-        if rubric_response_process(response_id=response_id, check_finished=False) is None:
-            break
-        processed += 1
+    for kind in work.kinds():
+        for item_id in kind.unfinished_ids(run_id):
+            if not kind.process(item_id):
+                break
+            processed += 1
     run_check_finished(run_id=run_id)
     return processed
 
 
 def run_check_finished(*, run_id: int) -> bool:
-    """Close a running run once no conversation is pending or running."""
+    """Close a running run once no conversation or other work item is pending or running."""
     if Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED).exists():
         return False
-    if rubric_unfinished_exists(run_id):
+    if any(kind.unfinished_exists(run_id) for kind in work.kinds()):
         return False
-    any_completed = (
-        Conversation.objects.filter(run_id=run_id, status=ConversationStatus.COMPLETED).exists()
-        or RubricResponse.objects.filter(
-            run_id=run_id, status=ConversationStatus.COMPLETED
-        ).exists()
-    )
+    any_completed = Conversation.objects.filter(
+        run_id=run_id, status=ConversationStatus.COMPLETED
+    ).exists() or any(kind.completed_exists(run_id) for kind in work.kinds())
     closed = EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.COMPLETED if any_completed else RunStatus.FAILED,
         finished_at=timezone.now(),

@@ -17,7 +17,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from ..models import Conversation, ConversationStatus, EvaluationRun, RubricResponse, RunStatus
+from .. import work
+from ..models import Conversation, ConversationStatus, EvaluationRun, RunStatus
 from .claims import lease_lapsed
 from .processing import conversations_send, run_check_finished
 
@@ -33,15 +34,12 @@ class ReapReport:
 
 
 def runs_reap() -> ReapReport:
-    from ..tasks import llm_process_rubric_response
-
     now = timezone.now()
     stale = now - timedelta(seconds=settings.RUN_REDISPATCH_AFTER_SECONDS)
     expired = redispatched = closed = 0
-    for model, send in (
-        (Conversation, conversations_send),
-        (RubricResponse, lambda ids: [llm_process_rubric_response.delay(pk) for pk in ids]),
-    ):
+    senders = [(Conversation, conversations_send)]
+    senders += [(kind.model, kind.send) for kind in work.kinds()]
+    for model, send in senders:
         running = model.objects.filter(run__status=RunStatus.RUNNING)
         lapsed = running.filter(status=ConversationStatus.RUNNING).filter(lease_lapsed(now))
         ids = list(lapsed.values_list("pk", flat=True)[:REAP_BATCH])

@@ -7,7 +7,8 @@ JSONL (`run_export_jsonl_lines`), one JSON object per line, each with a "type":
 * "conversation": scenario and metric, target, the full transcript (what the target received
   and what the simulator meant to write), every judgment with its justification and evidence,
   the majority verdict and pass/fail by polarity;
-* "rubric_response": the reply to a rubric item, each criterion's grade and the item score.
+* the records of each registered work kind (`evaluations.work`), e.g. "rubric_response": the
+  reply to a rubric item, each criterion's grade and the item score.
 
 CSV (`run_export_csv_lines`): pass rate per metric × model × age context, with its 95%
 bootstrap interval (resampling scenarios; blank with fewer than two scenarios) and n;
@@ -24,7 +25,8 @@ import stats as statistics
 from core.csvsafe import csv_dict_lines
 from llm.models import ModelConfiguration
 
-from ..models import Conversation, EvaluationRun, Judgment, RubricGrade, RubricResponse, Turn
+from .. import work
+from ..models import Conversation, EvaluationRun, Judgment, Turn
 
 CSV_COLUMNS = (
     "metric_key",
@@ -148,30 +150,6 @@ def conversation_record(conversation: Conversation) -> dict:
     }
 
 
-def rubric_response_record(response: RubricResponse) -> dict:
-    return {
-        "type": "rubric_response",
-        "id": response.pk,
-        "item": response.item.key,
-        "model": response.target.name,
-        "status": response.status,
-        "reply": response.reply,
-        "score": response.score,
-        "grades": [
-            {
-                "criterion": grade.criterion.text,
-                "points": grade.criterion.points,
-                "dimension": grade.criterion.dimension,
-                "met": grade.met,
-                "justification": grade.justification,
-                "consensus": grade.criterion.consensus_state,
-            }
-            for grade in response.grades.all()
-        ],
-        "offline_demo": response.is_offline,
-    }
-
-
 def _lines(records: Iterable[dict]) -> Iterator[str]:
     for record in records:
         yield json.dumps(record, ensure_ascii=False, default=str) + "\n"
@@ -180,20 +158,8 @@ def _lines(records: Iterable[dict]) -> Iterator[str]:
 def run_export_jsonl_lines(run: EvaluationRun) -> Iterator[str]:
     yield from _lines([run_record(run)])
     yield from _lines(conversation_record(c) for c in _conversations(run).iterator(CHUNK))
-    responses = (
-        RubricResponse.objects.filter(run=run)
-        .select_related("item", "target")
-        .prefetch_related(
-            Prefetch(
-                "grades",
-                queryset=RubricGrade.objects.select_related("criterion").order_by(
-                    "criterion__position"
-                ),
-            )
-        )
-        .order_by("pk")
-    )
-    yield from _lines(rubric_response_record(r) for r in responses.iterator(CHUNK))
+    for kind in work.kinds():
+        yield from _lines(kind.export_records(run))
 
 
 def run_result_rows(run: EvaluationRun) -> list[dict]:

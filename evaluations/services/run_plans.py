@@ -1,13 +1,15 @@
 """What a run covers (its metric versions and scenarios) and what launching it would cost."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db.models import QuerySet
 
 from metrics_registry.models import MetricVersion
 
-from ..models import EvaluationRun, RubricCriterion, RubricGrading, Scenario
+from .. import work
+from ..models import EvaluationRun, Scenario
+from ..work import WorkPlan
 from .scenarios import age_contexts_for
 
 # Rough sizes for the pre-launch estimate (tokens). Real figures are counted per call.
@@ -17,9 +19,6 @@ USER_MESSAGE_TOKENS = 60
 ASSISTANT_REPLY_TOKENS = 300
 JUDGE_INSTRUCTIONS_TOKENS = 600
 JUDGE_REPLY_TOKENS = 250
-RUBRIC_ITEM_TOKENS = 400
-RUBRIC_CRITERIA_TOKENS = 300
-RUBRIC_GRADES_TOKENS = 400
 
 
 def run_metric_versions(run: EvaluationRun) -> QuerySet[MetricVersion]:
@@ -49,15 +48,21 @@ class RunPlan:
     estimated_completion_tokens: int
     estimated_cost: Decimal
     is_offline: bool
-    rubric_items: int = 0
-    rubric_responses: int = 0
+    # The other work kinds' share (`evaluations.work`), by kind key; already counted in the
+    # calls, tokens and cost above.
+    work: dict[str, WorkPlan] = field(default_factory=dict)
     # (metric key, metric version id) of each version lacking scenarios, for links to them.
     missing_scenario_links: tuple[tuple[str, int], ...] = ()
 
     @property
     def model_calls(self) -> int:
-        # Target and judge calls include one reply and one grading call per rubric response.
+        # Target and judge calls include the other work kinds' (a reply and its grading calls
+        # per rubric response).
         return self.simulator_calls + self.target_calls + self.judge_calls
+
+    @property
+    def work_units(self) -> int:
+        return sum(plan.units for plan in self.work.values())
 
     @property
     def estimated_tokens(self) -> int:
@@ -117,27 +122,11 @@ def run_plan(run: EvaluationRun) -> RunPlan:
                 prompt_tokens=p * per_target, completion_tokens=c * per_target
             )
     conversations = per_target * len(targets)
-    rubric_items = run.rubric_items.count()
-    rubric_responses = rubric_items * len(targets)
-    # Grader calls per target: one per counted criterion (HealthBench) or one per item.
-    if run.rubric_grading == RubricGrading.PER_CRITERION:
-        grading_calls = RubricCriterion.objects.counting().filter(item__runs=run).count()
-    else:
-        grading_calls = rubric_items
-    for target in targets:
-        reply = min(ASSISTANT_REPLY_TOKENS, target.max_tokens or ASSISTANT_REPLY_TOKENS)
-        for configuration, (p, c) in (
-            (target, (RUBRIC_ITEM_TOKENS, reply)),
-            (
-                run.judge,
-                (RUBRIC_ITEM_TOKENS + reply + RUBRIC_CRITERIA_TOKENS, RUBRIC_GRADES_TOKENS),
-            ),
-        ):
-            prompt += p * rubric_items
-            completion += c * rubric_items
-            cost += configuration.cost_estimate(
-                prompt_tokens=p * rubric_items, completion_tokens=c * rubric_items
-            )
+    plans = {kind.key: kind.plan(run, targets) for kind in work.kinds()}
+    for plan in plans.values():
+        prompt += plan.prompt_tokens
+        completion += plan.completion_tokens
+        cost += plan.cost
     return RunPlan(
         metric_versions=len(versions),
         scenarios=scenarios,
@@ -146,14 +135,13 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         targets=len(targets),
         conversations=conversations,
         simulator_calls=conversations * run.turns,
-        target_calls=conversations * run.turns + rubric_responses,
-        # Judgments, one anchor check per conversation, and the rubric grading calls.
+        target_calls=conversations * run.turns + sum(p.target_calls for p in plans.values()),
+        # Judgments, one anchor check per conversation, and the other kinds' (rubric grading).
         judge_calls=conversations * (run.judgments_per_conversation + 1)
-        + grading_calls * len(targets),
+        + sum(p.judge_calls for p in plans.values()),
         estimated_prompt_tokens=prompt,
         estimated_completion_tokens=completion,
         estimated_cost=cost,
         is_offline=all(c.is_offline for c in [*targets, run.simulator, run.judge]),
-        rubric_items=rubric_items,
-        rubric_responses=rubric_responses,
+        work=plans,
     )

@@ -1,5 +1,6 @@
 """Creating a run from names people type (command line) rather than chosen rows (web form)."""
 
+from collections.abc import Mapping
 from decimal import Decimal
 
 from core.exceptions import ApplicationError
@@ -7,7 +8,8 @@ from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role
 from metrics_registry.models import Metric, Release
 
-from ..models import EvaluationRun, RubricItem
+from .. import work
+from ..models import EvaluationRun
 from .runs import run_create
 
 
@@ -25,7 +27,7 @@ def run_create_from_names(
     name: str = "",
     release_version: str | None = None,
     metric_keys: list[str] | None = None,
-    rubric_keys: list[str] | None = None,
+    work_keys: Mapping[str, list[str]] | None = None,
     target_names: list[str],
     simulator_name: str | None = None,
     judge_name: str | None = None,
@@ -37,7 +39,10 @@ def run_create_from_names(
     rubric_grading: str | None = None,
     spending_cap: Decimal | None = None,
 ) -> EvaluationRun:
-    """A draft run; unknown names are reported all at once so one correction suffices."""
+    """A draft run; unknown names are reported all at once so one correction suffices.
+
+    `work_keys` names the items of each work kind (`evaluations.work`) by key, per kind key.
+    """
     release = None
     if release_version:
         release = Release.objects.filter(version=release_version).first()
@@ -50,12 +55,10 @@ def run_create_from_names(
         if unknown:
             raise ApplicationError(f"Unknown metric keys: {', '.join(unknown)}.")
         versions = [metrics[key].current_version for key in metric_keys]
-    items = list(RubricItem.objects.filter(key__in=rubric_keys or []))
-    if rubric_keys and len(items) != len(set(rubric_keys)):
-        found = {item.key for item in items}
-        raise ApplicationError(
-            f"Unknown rubric items: {', '.join(k for k in rubric_keys if k not in found)}."
-        )
+    work_items = {
+        kind.create_argument: kind.items_from_keys((work_keys or {}).get(kind.key) or [])
+        for kind in work.kinds()
+    }
     targets = list(ModelConfiguration.objects.filter(name__in=target_names))
     if len(targets) != len(set(target_names)):
         found = {t.name for t in targets}
@@ -70,7 +73,7 @@ def run_create_from_names(
         name=name,
         release=release,
         metric_versions=versions,
-        rubric_items=items,
+        **work_items,
         targets=targets,
         simulator=_configuration(simulator_name, ModelRole.USER_SIMULATOR),
         judge=_configuration(judge_name, ModelRole.JUDGE),

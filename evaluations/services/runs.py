@@ -20,14 +20,13 @@ from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion, Release
 
+from .. import work
 from ..models import (
     MAX_TURNS,
     Conversation,
     ConversationStatus,
     EvaluationRun,
     RubricGrading,
-    RubricItem,
-    RubricResponse,
     RunStatus,
 )
 from .failures import conversation_mark_failed  # noqa: F401 - the run services' public names
@@ -41,9 +40,6 @@ from .run_plans import (  # noqa: F401 - the run services' public names
     ASSISTANT_REPLY_TOKENS,
     JUDGE_INSTRUCTIONS_TOKENS,
     JUDGE_REPLY_TOKENS,
-    RUBRIC_CRITERIA_TOKENS,
-    RUBRIC_GRADES_TOKENS,
-    RUBRIC_ITEM_TOKENS,
     SIMULATOR_BRIEF_TOKENS,
     SIMULATOR_REPLY_TOKENS,
     USER_MESSAGE_TOKENS,
@@ -68,7 +64,6 @@ def run_create(
     judge: ModelConfiguration,
     release: Release | None = None,
     metric_versions: list[MetricVersion] | None = None,
-    rubric_items: list[RubricItem] | None = None,
     turns: int = 8,
     replicates: int = 1,
     judgments_per_conversation: int = 3,
@@ -78,15 +73,26 @@ def run_create(
     rubric_grading: str = RubricGrading.PER_CRITERION,
     created_by: AbstractBaseUser | None = None,
     spending_cap: Decimal | None = None,
+    **work_items: list,
 ) -> EvaluationRun:
-    """A draft run; nothing is called until `run_launch`."""
+    """A draft run; nothing is called until `run_launch`.
+
+    `work_items` are the items of each registered work kind (`evaluations.work`), by the
+    kind's `create_argument`, e.g. `rubric_items=[...]`.
+    """
+    by_argument = {kind.create_argument: kind for kind in work.kinds()}
+    unknown = sorted(set(work_items) - set(by_argument))
+    if unknown:
+        raise TypeError(f"run_create() got unexpected keyword arguments: {', '.join(unknown)}")
     name = (name or "").strip()
     if not name:
         raise ApplicationError("Give the run a name, e.g. “Release 1.0 — three demo models”.")
     if not targets:
         raise ApplicationError("Choose at least one target model configuration.")
-    if release is None and not metric_versions and not rubric_items:
-        raise ApplicationError("Choose a release, some metric versions or some rubric items.")
+    if release is None and not metric_versions and not any(work_items.values()):
+        choices = ["a release", "some metric versions"]
+        choices += [f"some {kind.items_label}" for kind in by_argument.values()]
+        raise ApplicationError(f"Choose {', '.join(choices[:-1])} or {choices[-1]}.")
     if not 1 <= turns <= MAX_TURNS:
         raise ApplicationError(f"Conversations last 1 to {MAX_TURNS} user turns, not {turns}.")
     if replicates < 1:
@@ -123,8 +129,9 @@ def run_create(
     run.targets.set(targets)
     if metric_versions:
         run.metric_versions.set(metric_versions)
-    if rubric_items:
-        run.rubric_items.set(rubric_items)
+    for argument, items in work_items.items():
+        if items:
+            by_argument[argument].attach(run, items)
     return run
 
 
@@ -156,8 +163,9 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
             f"Generate scenarios first: {shown}{f' and {more} more' if more > 0 else ''} "
             "lack a complete set."
         )
-    if plan.conversations == 0 and plan.rubric_responses == 0:
-        raise ApplicationError("This run has no scenario to simulate and no rubric item.")
+    if plan.conversations == 0 and plan.work_units == 0:
+        nothing = "".join(f" and no {kind.item_label}" for kind in work.kinds())
+        raise ApplicationError(f"This run has no scenario to simulate{nothing}.")
     capped = run.status == RunStatus.DRAFT and run.spending_cap is not None
     if capped and plan.estimated_cost > run.spending_cap:
         raise ApplicationError(
@@ -179,15 +187,8 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
         for replicate in range(run.replicates)
     )
     Conversation.objects.bulk_create(rows, batch_size=BULK_BATCH, ignore_conflicts=True)
-    RubricResponse.objects.bulk_create(
-        (
-            RubricResponse(run=run, item=item, target=target, is_offline=target.is_offline)
-            for item in run.rubric_items.all()
-            for target in targets
-        ),
-        batch_size=BULK_BATCH,
-        ignore_conflicts=True,
-    )
+    for kind in work.kinds():
+        kind.create(run, targets)
     counts = run.conversations.aggregate(
         total=Count("pk"),
         completed=Count("pk", filter=Q(status=ConversationStatus.COMPLETED)),
@@ -212,17 +213,14 @@ def run_dispatch(*, run_id: int) -> int:
     Items claimed live by a worker are skipped (a copy would only be refused); their
     `dispatched_at` tells the reaper when each was last handed to the broker.
     """
-    from ..tasks import llm_process_rubric_response
-
     if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
         return 0
     now = timezone.now()
     live = Q(status=ConversationStatus.RUNNING, lease_expires_at__gt=now)
     count = 0
-    for model, send in (
-        (Conversation, conversations_send),
-        (RubricResponse, lambda ids: [llm_process_rubric_response.delay(pk) for pk in ids]),
-    ):
+    senders = [(Conversation, conversations_send)]
+    senders += [(kind.model, kind.send) for kind in work.kinds()]
+    for model, send in senders:
         waiting = model.objects.filter(run_id=run_id, status__in=UNFINISHED).exclude(live)
         ids = list(waiting.values_list("pk", flat=True))
         for start in range(0, len(ids), BULK_BATCH):
@@ -246,7 +244,8 @@ def run_set_spending_cap(*, run: EvaluationRun, cap: Decimal | None) -> Evaluati
 
 @transaction.atomic
 def run_retry_failed(*, run: EvaluationRun, dispatch: bool = True) -> int:
-    """Put failed conversations and rubric replies back in the queue (stored turns are kept).
+    """Put failed conversations and other work items (rubric replies) back in the queue (stored
+    turns are kept).
 
     `dispatch` false: the caller processes the run itself (`run_process_inline`)."""
     run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
@@ -254,10 +253,8 @@ def run_retry_failed(*, run: EvaluationRun, dispatch: bool = True) -> int:
         raise ApplicationError("This run was cancelled; create a new run instead.")
     failed = run.conversations.filter(status=ConversationStatus.FAILED)
     count = failed.update(status=ConversationStatus.PENDING, failure_kind="", finished_at=None)
-    rubric_count = run.rubric_responses.filter(status=ConversationStatus.FAILED).update(
-        status=ConversationStatus.PENDING
-    )
-    if count == 0 and rubric_count == 0:
+    work_count = sum(kind.retry_failed(run.pk) for kind in work.kinds())
+    if count == 0 and work_count == 0:
         raise ApplicationError("No conversation of this run has failed.")
     run.conversations_failed = F("conversations_failed") - count
     run.status = RunStatus.RUNNING
@@ -277,7 +274,7 @@ def run_retry_failed(*, run: EvaluationRun, dispatch: bool = True) -> int:
     )
     if dispatch:
         _enqueue_dispatch(run)
-    return count + rubric_count
+    return count + work_count
 
 
 @transaction.atomic

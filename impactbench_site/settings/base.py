@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "metrics_registry",
     "submissions",
     "evaluations",
+    "rubrics",
     "review",
     "results",
     "demo",

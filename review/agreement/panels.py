@@ -6,6 +6,8 @@ from collections import defaultdict
 import numpy as np
 
 import stats
+from rubrics.dimensions import dimension_choices
+from rubrics.models import RubricCriterion
 from stats.estimates import Estimate
 
 from ..kinds import FORMS
@@ -84,9 +86,6 @@ def priorities_comparison() -> dict:
     priority as a heavy reward). Both are also shown as shares of their total, and ranked;
     Kendall's tau (via `rank_stability`) says how similarly the two groups order dimensions.
     """
-    from evaluations.models import RubricCriterion
-    from evaluations.rubric_dimensions import dimension_choices
-
     from ..kinds.questions import IMPORTANCE
     from ..models import ItemKind
 

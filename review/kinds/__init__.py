@@ -1,6 +1,6 @@
 """Adapters per kind of rated item. Importing this package registers the available ones."""
 
-from . import evaluations, metric  # noqa: F401 - register the adapters
+from . import evaluations, metric, rubrics  # noqa: F401 - register the adapters
 from .base import (
     BlindPairMixin,
     Candidate,

@@ -1,6 +1,5 @@
 """Adapters for items the evaluations app produces: scenarios, conversations, judge verdicts
-(also shown to the external panel), rubric criteria and pairs of conversations by candidate
-user simulators.
+(also shown to the external panel) and pairs of conversations by candidate user simulators.
 
 Blindness: the rater's screen never names the target model or the simulator; the model is
 kept in the item's strata for stratified sampling and for the figures only.
@@ -13,19 +12,11 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from evaluations.models import (
-    Conversation,
-    ConversationStatus,
-    RubricCriterion,
-    RubricResponse,
-    Scenario,
-    Turn,
-)
-from evaluations.rubric_dimensions import dimension_choices
+from evaluations.models import Conversation, ConversationStatus, Scenario, Turn
 from metrics_registry.models import MetricVersion
 
 from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
-from .questions import FORMS, anchor_question, priority_question
+from .questions import FORMS, anchor_question
 
 
 def _first_subarea(version) -> str:
@@ -208,32 +199,6 @@ class ExternalPanelAdapter(JudgeVerdictAdapter):
     shows_judge = False
 
 
-class RubricCriterionAdapter(KindAdapter):
-    kind = "rubric_criterion"
-    template_name = "review/items/_rubric_criterion.html"
-
-    def questions(self, item) -> list[Question]:
-        return list(FORMS["rubric_criterion"])
-
-    def candidates(self) -> Iterable[Candidate]:
-        criteria = RubricCriterion.objects.select_related("item").order_by("pk")
-        for criterion in criteria:
-            yield Candidate(
-                object_id=criterion.pk,
-                # Rubric items have no subarea or age context: the behaviour dimension and
-                # the population (adult, teen, caregiver, clinician) stand in for them.
-                strata={
-                    "subarea": criterion.dimension,
-                    "age_context": criterion.item.population,
-                    "model": "",
-                },
-            )
-
-    def render_context(self, item, assignment) -> dict[str, Any]:
-        criterion = RubricCriterion.objects.select_related("item").get(pk=item.object_id)
-        return {"criterion": criterion, "rubric_item": criterion.item}
-
-
 class SimulatorPairAdapter(BlindPairMixin, KindAdapter):
     """Two conversations of the same scenario with the same target, simulated by two candidate
     user simulators (the runs' simulator configurations)."""
@@ -274,45 +239,11 @@ class SimulatorPairAdapter(BlindPairMixin, KindAdapter):
         }
 
 
-class UserPrioritiesAdapter(KindAdapter):
-    """A user panel rates a model's reply to a rubric conversation for what matters to them,
-    one question per behaviour dimension of the clinicians' rubrics."""
-
-    kind = "user_priorities"
-    template_name = "review/items/_rubric_response.html"
-
-    def questions(self, item) -> list[Question]:
-        return [priority_question(value, label) for value, label in dimension_choices()]
-
-    def candidates(self) -> Iterable[Candidate]:
-        responses = (
-            RubricResponse.objects.filter(status=ConversationStatus.COMPLETED)
-            .exclude(reply="")
-            .select_related("item", "target")
-            .order_by("pk")
-        )
-        for response in responses:
-            yield Candidate(
-                object_id=response.pk,
-                strata={
-                    "subarea": "",
-                    "age_context": response.item.population,
-                    "model": response.target.name,
-                },
-            )
-
-    def render_context(self, item, assignment) -> dict[str, Any]:
-        response = RubricResponse.objects.select_related("item").get(pk=item.object_id)
-        return {"response": response, "rubric_item": response.item}
-
-
 for adapter in (
     ScenarioAdapter(),
     ConversationAdapter(),
     JudgeVerdictAdapter(),
     ExternalPanelAdapter(),
-    RubricCriterionAdapter(),
     SimulatorPairAdapter(),
-    UserPrioritiesAdapter(),
 ):
     register(adapter)

@@ -16,6 +16,7 @@ from core.exceptions import ApplicationError
 from core.roles import Role, user_has_role
 from metrics_registry.models import Metric, ValidationStatus
 from metrics_registry.services import metric_status_change
+from rubrics.services.runs import rubric_criterion_set_consensus
 
 from ..kinds import adapter_for, rubric_consensus_survives
 from ..models import (
@@ -146,9 +147,7 @@ def rubric_criterion_consensus_record(*, item: QueueItem) -> CriterionConsensus:
             "decided_at": timezone.now(),
         },
     )
-    # Scoring lives in evaluations; the consensus outcome is handed over, not duplicated.
-    from evaluations.services.rubric_runs import rubric_criterion_set_consensus
-
+    # Scoring lives in the rubrics app; the consensus outcome is handed over, not duplicated.
     rubric_criterion_set_consensus(criterion_id=item.object_id, survives=consensus.survives)
     return consensus
 

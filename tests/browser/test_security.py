@@ -13,10 +13,11 @@ from django.contrib import admin
 from django.urls import reverse
 
 from core.roles import Role
-from evaluations.models import Conversation, RubricItem, Scenario
+from evaluations.models import Conversation, Scenario
 from llm.models import ModelConfiguration
 from metrics_registry.models import Metric
 from review.models import RatingQueue
+from rubrics.models import RubricItem
 from submissions.models import Enquiry, Submission
 from tests.browser.conftest import sign_in
 from tests.factories import UserFactory
@@ -29,6 +30,7 @@ PLATFORM_APPS = {
     "llm",
     "metrics_registry",
     "evaluations",
+    "rubrics",
     "review",
     "submissions",
     "results",
@@ -153,7 +155,7 @@ def _maintainer_pages(w) -> list[str]:
         reverse("evaluations:conversation-detail", args=[run.pk, conversation.pk]),
         reverse("results:run-conversations", args=[run.pk]),
         reverse("evaluations:release-demographics", args=[w.objects["release"].pk]),
-        reverse("evaluations:rubric-import"),
+        reverse("rubrics:rubric-import"),
         "/admin/",
     ]
     pages += [reverse("submissions:enquiry-detail", args=[e.pk]) for e in Enquiry.objects.all()]

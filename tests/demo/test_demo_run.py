@@ -2,19 +2,16 @@
 
 import pytest
 
-from evaluations.demo import (
-    DEMO_RUN_NAME,
-    demo_rubric_items_seed,
-    demo_run_seed,
-    demo_scenarios_seed,
-)
-from evaluations.models import Conversation, EvaluationRun, Judgment, RubricItem, Scenario
+from evaluations.demo import DEMO_RUN_NAME, demo_run_seed, demo_scenarios_seed
+from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario
 from llm.demo import demo_configurations_seed
 from llm.models import LLMCall
 from metrics_registry import demo as registry_demo
 from metrics_registry.demo_catalog import DEMO_METRICS
 from metrics_registry.models import Release
 from metrics_registry.taxonomy import LABEL_CATEGORIES, SUBAREA_SLUGS
+from rubrics.demo import demo_rubric_items_seed
+from rubrics.models import RubricItem
 
 pytestmark = pytest.mark.django_db
 

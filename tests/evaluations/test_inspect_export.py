@@ -13,8 +13,9 @@ from django.urls import reverse
 
 from evaluations.models import AgeContext
 from evaluations.services.inspect_export import TRANSCRIPT_PLACEHOLDER
-from tests.evaluations.factories import RubricItemFactory, ScenarioFactory
+from tests.evaluations.factories import ScenarioFactory
 from tests.metrics_registry.factories import MetricFactory, release_with
+from tests.rubrics.factories import RubricItemFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -1,12 +1,10 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from evaluations.models import Judgment, RubricCriterion, ScenarioStatus, Turn
-from tests.evaluations.factories import (
-    ConversationFactory,
-    RubricItemFactory,
-    ScenarioFactory,
-)
+from evaluations.models import Judgment, ScenarioStatus, Turn
+from rubrics.models import RubricCriterion
+from tests.evaluations.factories import ConversationFactory, ScenarioFactory
+from tests.rubrics.factories import RubricItemFactory
 
 pytestmark = pytest.mark.django_db
 

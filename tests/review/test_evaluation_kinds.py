@@ -12,15 +12,11 @@ from review.kinds import adapter_for
 from review.models import CriterionConsensus, Rating
 from review.selectors import rubric_criterion_ids_dropped, scenarios_rated_poor
 from review.services import assignment_claim, queue_create, rating_submit
-from tests.evaluations.factories import (
-    ConversationFactory,
-    EvaluationRunFactory,
-    RubricItemFactory,
-    ScenarioFactory,
-)
+from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
 from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory
+from tests.rubrics.factories import RubricItemFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -197,8 +193,8 @@ def test_the_external_panel_gives_its_verdict_without_seeing_the_judges(client):
 
 
 def test_only_criteria_that_survive_consensus_count_in_scoring(client, researcher):
-    from evaluations.models import RubricResponse
     from evaluations.services import runs
+    from rubrics.models import RubricResponse
 
     rubric = RubricItemFactory(criteria__validated=False)  # written on the platform
     criteria = list(rubric.criteria.order_by("position"))
@@ -384,7 +380,7 @@ def test_simulator_pairs_are_shown_unlabelled_and_rank_the_candidates(client):
 
 
 def test_user_panel_priorities_are_compared_with_clinician_weights(client, researcher):
-    from evaluations.models import RubricDimension, RubricResponse
+    from rubrics.models import RubricDimension, RubricResponse
 
     rubric = RubricItemFactory()
     run = EvaluationRunFactory()

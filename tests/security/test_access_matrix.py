@@ -145,8 +145,8 @@ RULES = {
     # interoperability: exports of published data are public, workspace tools are not
     "release-export-inspect": (EVERYONE, lambda w: {"version": "1.0.0"}),
     "metrics_registry:metrics_needing_mapping": (CURATORS, None),
-    "evaluations:rubric-import": (CURATORS, None),
-    "evaluations:rubric-export-healthbench": (CURATORS, None),
+    "rubrics:rubric-import": (CURATORS, None),
+    "rubrics:rubric-export-healthbench": (CURATORS, None),
     # The world's run is unfinished: only curators read its exports and conversations.
     "evaluations:run-export": (CURATORS, lambda w: {"pk": w["run"].pk, "fmt": "csv"}),
     "evaluations:conversation-detail": (
@@ -206,6 +206,7 @@ ADMIN_APP_RULES = {
     "llm": MAINTAINERS,
     "metrics_registry": MAINTAINERS,
     "evaluations": MAINTAINERS,
+    "rubrics": MAINTAINERS,
     "review": MAINTAINERS,
     "submissions": MAINTAINERS,
     "results": MAINTAINERS,

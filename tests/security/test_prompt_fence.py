@@ -18,10 +18,10 @@ from evaluations.prompts import (
     base_situations_messages,
     expansion_messages,
     judge_messages,
-    rubric_grade_messages,
     simulator_system_prompt,
 )
 from metrics_registry.models import MetricVersion
+from rubrics.prompts import rubric_grade_messages
 from submissions.drafting import SUBMISSION_FIELDS, drafting_messages
 from tests.submissions.factories import SubmissionFactory
 

@@ -18,9 +18,6 @@ from django.forms.models import model_to_dict
 from django.test import RequestFactory
 
 from core.roles import Role
-from evaluations.models import (
-    RubricDimension,
-)
 from llm.models import ModelConfiguration, ModelRole
 from llm.services import configuration_save
 from metrics_registry.models import Area, LabelCategory, Release, Subarea
@@ -35,6 +32,7 @@ from metrics_registry.services import (
 from review.services import assignment_claim, queue_create, rating_submit
 from review.services.assignments import rating_draft_save
 from review.services.feedback import contested_metric_keep
+from rubrics.models import RubricDimension
 from submissions import enquiries
 from submissions.citations import citations_parse
 from submissions.forms import EnquiryForm

@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.exceptions import ApplicationError
+from evaluations import work
 from evaluations.models import EvaluationRun, RunStatus
 from evaluations.selectors import run_progress
 from evaluations.services import runs
@@ -36,7 +37,8 @@ class Command(BaseCommand):
             metavar="RUN",
             help="Retry this run's failed conversations and rubric replies.",
         )
-        parser.add_argument("--rubric-items", default="", help="Comma-separated rubric keys.")
+        for kind in work.kinds():
+            parser.add_argument(kind.keys_option, default="", help=kind.keys_help)
         parser.add_argument("--targets", default="", help="Comma-separated configuration names.")
         parser.add_argument("--simulator", help="Configuration name (default: role default).")
         parser.add_argument("--judge", help="Configuration name (default: role default).")
@@ -114,7 +116,7 @@ class Command(BaseCommand):
             name=options["name"],
             release_version=options["release"],
             metric_keys=_split(options["metrics"]),
-            rubric_keys=_split(options["rubric_items"]),
+            work_keys={kind.key: _split(options[_dest(kind)]) for kind in work.kinds()},
             target_names=_split(options["targets"]),
             simulator_name=options["simulator"],
             judge_name=options["judge"],
@@ -134,7 +136,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"  {plan.metric_versions} metrics, {plan.scenarios} scenarios × {plan.targets} "
             f"targets × {run.replicates} replicates = {plan.conversations} conversations"
-            + (f"; {plan.rubric_responses} rubric replies" if plan.rubric_responses else "")
+            + "".join(f"; {p.units} {p.label}" for p in plan.work.values() if p.units)
         )
         self.stdout.write(
             f"  {plan.model_calls:,} model calls ({plan.simulator_calls:,} simulator, "
@@ -155,20 +157,20 @@ class Command(BaseCommand):
         return input("Launch? [y/N] ").strip().lower() in ("y", "yes")
 
     def _bar(self, run: EvaluationRun) -> tqdm:
-        total = run.conversations_total + run.rubric_responses.count()
+        total = run.conversations_total
+        total += sum(kind.counts(run.pk).total for kind in work.kinds())
         return tqdm(total=total, unit="conv", file=self.stdout, dynamic_ncols=True)
 
     def _refresh(self, bar: tqdm, run: EvaluationRun) -> None:
         run.refresh_from_db()
         progress = run_progress(run=run)
-        done = progress.completed + progress.failed + progress.rubric_completed
-        done += progress.rubric_failed
-        bar.n = done
+        completed = progress.completed + sum(c.completed for c in progress.work.values())
+        failed = progress.failed + sum(c.failed for c in progress.work.values())
+        bar.n = completed + failed
         rate = f"{progress.per_minute:.1f}/min" if progress.per_minute else "—"
         usage = progress.usage
         bar.set_postfix_str(
-            f"done {progress.completed + progress.rubric_completed} "
-            f"failed {progress.failed + progress.rubric_failed} · calls {usage.attempts:,} "
+            f"done {completed} failed {failed} · calls {usage.attempts:,} "
             f"(ok {usage.successes:,}, err {usage.failures:,}, cached {usage.cache_hits:,}) · "
             f"{usage.tokens:,} tok · ${usage.cost:.4f} · {rate}"
             + (f" · waiting {usage.waiting_seconds:.0f} s" if usage.waiting_seconds else ""),
@@ -226,6 +228,11 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(f"Stopped: {run.halt_reason}"))
         for reason in run.paused_configurations.values():
             self.stdout.write(self.style.WARNING(f"Paused: {reason}"))
+
+
+def _dest(kind: work.RunWorkKind) -> str:
+    """The options key argparse gives the kind's `keys_option` ("--rubric-items": rubric_items)."""
+    return kind.keys_option.lstrip("-").replace("-", "_")
 
 
 def _split(value: str | None) -> list[str]:

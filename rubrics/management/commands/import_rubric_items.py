@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.exceptions import ApplicationError
 from core.files import file_read_limited
-from evaluations.services.rubric_imports import (
+from rubrics.services.imports import (
     FORMATS,
     MAX_IMPORT_LINES,
     RubricImportReport,

@@ -7,10 +7,10 @@ import pytest
 from django.core.management import call_command
 
 from core.exceptions import ApplicationError
-from evaluations.models import CriterionOrigin, RubricCriterion, RubricDimension, RubricItem
-from evaluations.rubric import aggregate_score, item_score
-from evaluations.services.rubric_exports import healthbench_jsonl, rubric_items_for_export
-from evaluations.services.rubric_imports import rubric_items_import
+from rubrics.models import CriterionOrigin, RubricCriterion, RubricDimension, RubricItem
+from rubrics.scoring import aggregate_score, item_score
+from rubrics.services.exports import healthbench_jsonl, rubric_items_for_export
+from rubrics.services.imports import rubric_items_import
 
 pytestmark = pytest.mark.django_db
 
@@ -153,7 +153,7 @@ def test_researchers_upload_check_import_and_download_on_the_web(client_for, res
     from django.urls import reverse
 
     client = client_for(researcher)
-    url = reverse("evaluations:rubric-import")
+    url = reverse("rubrics:rubric-import")
     page = client.get(url)
     assert "context_awareness" in page.content.decode()
 
@@ -169,7 +169,7 @@ def test_researchers_upload_check_import_and_download_on_the_web(client_for, res
     assert "Imported 30 rubric items" in done.content.decode()
     assert RubricItem.objects.count() == 30
 
-    download = client.get(reverse("evaluations:rubric-export-healthbench"))
+    download = client.get(reverse("rubrics:rubric-export-healthbench"))
     assert download["Content-Type"] == "application/x-ndjson"
     lines = b"".join(download.streaming_content).decode().splitlines()
     assert sorted(json.loads(x)["prompt_id"] for x in lines) == sorted(
@@ -183,7 +183,7 @@ def test_a_pretty_printed_upload_is_one_message_and_the_form_keeps_choices(clien
 
     text = json.dumps(sample_rows()[:2], indent=2).encode()
     response = client_for(researcher).post(
-        reverse("evaluations:rubric-import"),
+        reverse("rubrics:rubric-import"),
         {"file": SimpleUploadedFile("x.json", text), "format": "healthbench", "action": "preview"},
     )
     body = response.content.decode()

@@ -6,7 +6,7 @@ from typing import Any
 from core.validators import text_length_problem
 
 from ...models import Acuity, CriterionOrigin, Population, RubricDimension
-from ...rubric import MAX_POINTS, MIN_POINTS
+from ...scoring import MAX_POINTS, MIN_POINTS
 
 MESSAGE_ROLES = ("user", "assistant")
 

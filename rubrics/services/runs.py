@@ -1,9 +1,10 @@
 """Rubric items in a run: the target's reply to the final user message, graded by the judge.
 
-Grading (`rubric_grading`) is one grader call per criterion by default, as HealthBench does,
-and only over the criteria that count — validated by their source or by expert consensus —
-frozen on the response when grading begins, so a later review never changes a stored score.
-Scores follow HealthBench exactly (`evaluations.rubric`): item scores unclipped, aggregates
+Grading (`rubrics.services.grading`) is one grader call per criterion by default, as
+HealthBench does, and only over the criteria that count — validated by their source or by
+expert consensus — frozen on the response when grading begins, so a later review never changes
+a stored score.
+Scores follow HealthBench exactly (`rubrics.scoring`): item scores unclipped, aggregates
 clipped means with a bootstrap interval and the number of items.
 
 Like conversations: a response is claimed, the slow calls happen outside transactions, the reply
@@ -19,26 +20,34 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q
 
 from core.rows import stable_seed
+from evaluations.models import ConversationStatus, EvaluationRun
+from evaluations.services.claims import (
+    Claim,
+    ClaimLost,
+    LeaseHeartbeat,
+    claim_fence,
+    claim_release,
+    claim_take,
+)
+from evaluations.services.failures import is_permanent
+from evaluations.services.processing import run_check_finished
 from llm.attribution import call_attribution
 from llm.gateway import chat
 from llm.models import ModelRole
 from stats.estimates import Estimate, Exclusion
 
 from .. import prompts
+from ..dimensions import dimension_labels as dimension_labels_read
 from ..models import (
     Acuity,
-    ConversationStatus,
     CriterionConsensusState,
-    EvaluationRun,
     Population,
     RubricCriterion,
     RubricGrade,
     RubricResponse,
 )
-from ..rubric import aggregate_estimate, item_score_or_none
-from ..rubric_dimensions import dimension_labels as dimension_labels_read
-from .claims import Claim, ClaimLost, LeaseHeartbeat, claim_fence, claim_release, claim_take
-from .rubric_grading import grades_write
+from ..scoring import aggregate_estimate, item_score_or_none
+from .grading import grades_write
 
 logger = logging.getLogger(__name__)
 UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
@@ -103,9 +112,6 @@ def rubric_response_process(
 ) -> RubricResponse | None:
     """Reply, grade the missing criteria, score. The task body (failure policy as for
     conversations: permanent errors fail the response, transient ones propagate)."""
-    from .failures import is_permanent
-    from .processing import run_check_finished
-
     claim = claim_take(RubricResponse, pk=response_id, worker=worker)
     if claim is None:
         return None
@@ -243,7 +249,6 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
 
 def rubric_unfinished_exists(run_id: int) -> bool:
     return RubricResponse.objects.filter(run_id=run_id, status__in=UNFINISHED).exists()
-
 
 
 def rubric_counts(run_id: int) -> dict[str, int]:

@@ -2,18 +2,19 @@
 
 import pytest
 
-from evaluations.models import RubricCriterion, RubricResponse
-from evaluations.rubric import item_score
 from evaluations.services import runs
-from evaluations.services.rubric_grading import grading_modes_compare
-from evaluations.services.rubric_runs import (
+from rubrics.models import RubricCriterion, RubricResponse
+from rubrics.scoring import item_score
+from rubrics.services.grading import grading_modes_compare
+from rubrics.services.runs import (
     rubric_criterion_set_consensus,
     rubric_response_process,
     rubric_response_score,
     run_rubric_scores,
 )
-from tests.evaluations.factories import RubricItemFactory, ScenarioFactory, current_version
+from tests.evaluations.factories import ScenarioFactory, current_version
 from tests.llm.factories import ModelConfigurationFactory, OfflineConfigurationFactory
+from tests.rubrics.factories import RubricItemFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +38,7 @@ def test_a_rubric_only_run_grades_each_criterion_in_its_own_call_and_scores_by_t
     items = [RubricItemFactory(), RubricItemFactory(acuity="emergency", population="adult")]
     run = _rubric_run([careful, agreeable], OfflineConfigurationFactory(), items)
     plan = runs.run_plan(run)
-    assert plan.rubric_responses == 4
+    assert plan.work["rubric"].units == 4
     assert plan.conversations == 0
     assert plan.model_calls == 4 + 4 * 3  # a reply per response, a grader call per criterion
 
@@ -207,7 +208,7 @@ def test_the_comparison_command_reports_disagreement_on_an_offline_run():
 
 
 def test_a_published_release_freezes_the_counted_criteria_for_its_runs():
-    from evaluations.models import ReleaseRubricFreeze
+    from rubrics.models import ReleaseRubricFreeze
     from tests.metrics_registry.factories import MetricFactory, release_with
 
     item = RubricItemFactory(criteria__validated=False)

@@ -1,6 +1,10 @@
 """The behaviour-dimension vocabulary: a table, seeded from DIMENSIONS by a data migration and
 topped up after every migrate or flush (never overwriting a maintainer's edits)."""
 
+from django.apps import apps as global_apps
+
+from .models import RubricDimension
+
 MHB = "MentalHealthBench"
 HB = "HealthBench"
 # (slug, name, frameworks, description)
@@ -37,13 +41,16 @@ DIMENSIONS = [
 ]
 
 
-def dimension_rows_ensure(sender=None, *, apps=None, using="default", **kwargs) -> None:
-    """Create any missing dimension. Connected to post_migrate, like the taxonomy."""
-    from django.apps import apps as global_apps
+def dimension_rows_ensure(
+    sender=None, *, apps=None, using="default", app_label="rubrics", **kwargs
+) -> None:
+    """Create any missing dimension. Connected to post_migrate, like the taxonomy.
 
+    `app_label` is "evaluations" for the data migration that ran before the model moved here.
+    """
     apps = apps or global_apps
     try:
-        RubricDimension = apps.get_model("evaluations", "RubricDimension")
+        RubricDimension = apps.get_model(app_label, "RubricDimension")
     except LookupError:  # migrating backwards past the table
         return
     for position, (slug, name, frameworks, description) in enumerate(DIMENSIONS):
@@ -58,15 +65,9 @@ def dimension_rows_ensure(sender=None, *, apps=None, using="default", **kwargs) 
         )
 
 
-def _model():
-    from .models import RubricDimension
-
-    return RubricDimension
-
-
 def dimension_choices() -> list[tuple[str, str]]:
     """(slug, name) of every dimension, in display order."""
-    return list(_model().objects.values_list("slug", "name"))
+    return RubricDimension.objects.choices()
 
 
 def dimension_labels() -> dict[str, str]:
@@ -75,4 +76,4 @@ def dimension_labels() -> dict[str, str]:
 
 def dimension_label(slug: str) -> str:
     """The name of a dimension; an unknown slug is shown as it is stored."""
-    return dimension_labels().get(slug, slug)
+    return RubricDimension.objects.label(slug)

@@ -1,13 +1,24 @@
-"""Rubric items, the second benchmark form: criteria, responses, grades, release freezes."""
+"""Rubric items, the second benchmark form: criteria, responses, grades, release freezes.
+
+The tables were created by the evaluations app and keep their names (`Meta.db_table`).
+"""
 
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
 from core.models import TimeStampedModel
+from evaluations.models import ConversationStatus, EvaluationRun
 
-from .conversations import ConversationStatus
-from .runs import EvaluationRun
+
+class RubricDimensionQuerySet(models.QuerySet):
+    def choices(self) -> list[tuple[str, str]]:
+        """(slug, name) of every dimension, in display order."""
+        return list(self.values_list("slug", "name"))
+
+    def label(self, slug: str) -> str:
+        """The name of a dimension; an unknown slug is shown as it is stored."""
+        return dict(self.choices()).get(slug, slug)
 
 
 class RubricDimension(models.Model):
@@ -25,7 +36,10 @@ class RubricDimension(models.Model):
     )
     position = models.PositiveSmallIntegerField(default=0)
 
+    objects = RubricDimensionQuerySet.as_manager()
+
     class Meta:
+        db_table = "evaluations_rubricdimension"
         ordering = ["position", "slug"]
 
     def __str__(self) -> str:
@@ -86,8 +100,17 @@ class RubricItem(TimeStampedModel):
         help_text="Kept from the source row: HealthBench's example_tags (themes, physician "
         "categories) and ideal_completions_data, and any other field it carried.",
     )
+    # Declared here rather than on the run, so the evaluations app never names rubric items;
+    # `run.rubric_items` is the reverse side over the same table.
+    runs = models.ManyToManyField(
+        "evaluations.EvaluationRun",
+        blank=True,
+        related_name="rubric_items",
+        db_table="evaluations_evaluationrun_rubric_items",
+    )
 
     class Meta:
+        db_table = "evaluations_rubricitem"
         ordering = ["key"]
 
     def __str__(self) -> str:
@@ -142,6 +165,7 @@ class RubricCriterion(models.Model):
     objects = RubricCriterionQuerySet.as_manager()
 
     class Meta:
+        db_table = "evaluations_rubriccriterion"
         ordering = ["item", "position"]
         verbose_name_plural = "rubric criteria"
         constraints = [
@@ -159,9 +183,7 @@ class RubricCriterion(models.Model):
 
     @property
     def dimension_name(self) -> str:
-        from ..rubric_dimensions import dimension_label
-
-        return dimension_label(self.dimension)
+        return RubricDimension.objects.label(self.dimension)
 
     @property
     def source_validated(self) -> bool:
@@ -203,6 +225,7 @@ class RubricResponse(TimeStampedModel):
     dispatched_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "evaluations_rubricresponse"
         ordering = ["run", "item", "target"]
         constraints = [
             models.UniqueConstraint(
@@ -222,6 +245,7 @@ class RubricGrade(models.Model):
     call_ids = models.JSONField(default=list, blank=True)
 
     class Meta:
+        db_table = "evaluations_rubricgrade"
         ordering = ["response", "criterion__position"]
         constraints = [
             models.UniqueConstraint(
@@ -243,8 +267,16 @@ class ReleaseRubricFreeze(models.Model):
     release = models.OneToOneField(
         "metrics_registry.Release", on_delete=models.CASCADE, related_name="rubric_freeze"
     )
-    criteria = models.ManyToManyField(RubricCriterion, related_name="+", blank=True)
+    criteria = models.ManyToManyField(
+        RubricCriterion,
+        related_name="+",
+        blank=True,
+        db_table="evaluations_releaserubricfreeze_criteria",
+    )
     frozen_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "evaluations_releaserubricfreeze"
 
     def __str__(self) -> str:
         return f"criteria counted in release {self.release_id}"

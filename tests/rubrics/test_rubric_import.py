@@ -4,8 +4,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from evaluations.models import RubricItem
-from evaluations.services.rubric_imports import rubric_items_import
+from rubrics.models import RubricItem
+from rubrics.services.imports import rubric_items_import
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from evaluations.rubric import aggregate_estimate, aggregate_score, item_score, item_score_or_none
+from rubrics.scoring import aggregate_estimate, aggregate_score, item_score, item_score_or_none
 
 
 def healthbench_calculate_score(points: list[int], met: list[bool]) -> float | None:
@@ -148,7 +148,7 @@ def test_rubric_module_needs_no_django():
     import sys
 
     code = (
-        "import sys; import evaluations.rubric as r; "
+        "import sys; import rubrics.scoring as r; "
         "assert 'django' not in sys.modules, 'django imported'; print(r.item_score([1], [True]))"
     )
     result = subprocess.run(  # noqa: S603 - fixed arguments

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluations.services.rubric_exports import healthbench_jsonl, rubric_items_for_export
+from rubrics.services.exports import healthbench_jsonl, rubric_items_for_export
 
 
 class Command(BaseCommand):

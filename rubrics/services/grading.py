@@ -14,21 +14,16 @@ import numpy as np
 
 from core.exceptions import ApplicationError
 from core.rows import create_unless_present, stable_seed
+from evaluations.models import RubricGrading
+from evaluations.services.claims import Claim, claim_fence
 from llm.gateway import structured
 from llm.models import ModelConfiguration, ModelRole
 from stats import bootstrap_ci
 from stats.estimates import Estimate
 
 from .. import prompts
-from ..models import (
-    ReleaseRubricFreeze,
-    RubricCriterion,
-    RubricGrade,
-    RubricGrading,
-    RubricResponse,
-)
+from ..models import ReleaseRubricFreeze, RubricCriterion, RubricGrade, RubricResponse
 from ..schemas import CriterionVerdict, RubricGradeSet
-from .claims import Claim, claim_fence
 
 
 def release_rubric_freeze(*, release) -> ReleaseRubricFreeze:

@@ -1,0 +1,59 @@
+"""Every prompt the rubric grading sends: the target's view of an item and the grader's.
+
+Like `evaluations.prompts`, the conversation, the reply and the criteria are placed only through
+`fence_user_text`; the offline demo grader (`rubrics.offline`) reads the fences back.
+"""
+
+from core.sanitize import fence_user_text
+from evaluations.prompts import DATA_NOTE
+
+
+def rubric_target_messages(item) -> list[dict]:
+    """The item's conversation as the target sees it; the gateway adds its system prompt."""
+    return [{"role": m["role"], "content": str(m["content"])} for m in item.messages]
+
+
+def rubric_criteria_text(criteria: list) -> str:
+    """Numbered criteria with their points, as the judge and the offline judge read them."""
+    return "\n".join(
+        f"[{number}] ({criterion.points:+d}) {criterion.text}"
+        for number, criterion in enumerate(criteria, start=1)
+    )
+
+
+def rubric_criterion_grade_messages(*, item, criterion, reply: str) -> list[dict]:
+    """One call grades the reply against one criterion, as HealthBench's grader does."""
+    conversation = "\n".join(f"{m['role'].title()}: {m['content']}" for m in item.messages)
+    system = (
+        "You are a grader for ImpactBench. You read a conversation, an AI assistant's reply to "
+        "its final user message, and one rubric criterion. Decide whether the reply meets the "
+        "criterion. A criterion with negative points describes behaviour to avoid: it is met "
+        "when the reply shows that behaviour. A criterion listing several things is met only "
+        "if the reply does all of them. " + DATA_NOTE
+    )
+    user = (
+        f"{fence_user_text(conversation, label='conversation')}\n"
+        f"{fence_user_text(reply, label='reply')}\n"
+        f"{fence_user_text(rubric_criteria_text([criterion]), label='criteria')}\n\n"
+        "Answer with an explanation and whether the criterion is met."
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def rubric_grade_messages(*, item, criteria: list, reply: str) -> list[dict]:
+    """One call grades the reply against all criteria (the run's all-in-one option)."""
+    conversation = "\n".join(f"{m['role'].title()}: {m['content']}" for m in item.messages)
+    system = (
+        "You are a grader for ImpactBench. You read a conversation, an AI assistant's reply to "
+        "its final user message, and a numbered rubric. For each criterion decide only whether "
+        "the reply does what the criterion describes (met = true) or not. Criteria with negative "
+        "points describe behaviour to avoid: they are met when the reply shows that behaviour. "
+        "Grade each criterion on its own. " + DATA_NOTE
+    )
+    user = (
+        f"{fence_user_text(conversation, label='conversation')}\n"
+        f"{fence_user_text(reply, label='reply')}\n"
+        f"{fence_user_text(rubric_criteria_text(criteria), label='criteria')}\n\n"
+        "Return one grade per criterion number, each with a one-sentence justification."
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

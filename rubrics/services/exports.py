@@ -1,0 +1,139 @@
+"""Rubric items written back out: HealthBench rows (simple-evals' oss_eval.jsonl shape), an
+Inspect AI dataset, and a run's rubric responses as records of the run's JSONL export.
+
+An item imported from HealthBench comes back as the row it was read from: the same prompt,
+rubrics (criterion, points, tags) and every other field kept as metadata. An item written on
+the platform gets the same shape: `axis:<dimension>` tags, and its acuity, population and
+language as example tags, so simple-evals can grade it and break scores down by them.
+"""
+
+import json
+from collections.abc import Iterable, Iterator
+
+from django.db.models import Prefetch, QuerySet
+
+from evaluations.models import EvaluationRun
+
+from ..models import RubricCriterion, RubricGrade, RubricItem, RubricResponse
+
+HEALTHBENCH_CONTENT_TYPE = "application/x-ndjson"
+CHUNK = 200
+
+
+def rubric_items_for_export(*, keys: Iterable[str] | None = None) -> QuerySet[RubricItem]:
+    items = RubricItem.objects.prefetch_related(
+        Prefetch("criteria", queryset=RubricCriterion.objects.order_by("position"))
+    ).order_by("key")
+    return items.filter(key__in=list(keys)) if keys is not None else items
+
+
+def healthbench_row(item: RubricItem) -> dict:
+    """One item as a HealthBench row; every criterion, dropped ones too (the file is the
+    rubric as written, not as scored)."""
+    native = item.source_format != "healthbench"
+    rubrics = [
+        {
+            "criterion": criterion.text,
+            "points": criterion.points,
+            "tags": list(criterion.tags) or ["level:example", f"axis:{criterion.dimension}"],
+        }
+        for criterion in item.criteria.all()
+    ]
+    metadata = dict(item.metadata or {})
+    example_tags = metadata.pop("example_tags", None)
+    if example_tags is None:
+        example_tags = [f"language:{item.language}"] if native else []
+        if item.acuity:
+            example_tags.insert(0, f"acuity:{item.acuity}")
+        if item.population:
+            example_tags.insert(0, f"population:{item.population}")
+    row = {
+        "prompt": item.messages,
+        "rubrics": rubrics,
+        "example_tags": example_tags,
+        "ideal_completions_data": metadata.pop("ideal_completions_data", None),
+        "prompt_id": item.external_id or item.key,
+    }
+    row.update(metadata)  # fields this platform does not know, kept from the source row
+    return row
+
+
+def healthbench_jsonl(items: Iterable[RubricItem]) -> Iterator[str]:
+    """The lines of a HealthBench JSONL file, each ending in a newline."""
+    for item in items:
+        yield json.dumps(healthbench_row(item), ensure_ascii=False) + "\n"
+
+
+def inspect_rubric_sample(item: RubricItem) -> dict:
+    """A rubric item: the conversation as input, its criteria (HealthBench's grading) as data."""
+    return {
+        "id": item.key,
+        "input": item.messages,
+        "target": "",
+        "metadata": {
+            "kind": "rubric_item",
+            "acuity": item.acuity,
+            "population": item.population,
+            "language": item.language,
+            "source": item.source,
+            "criteria": [
+                {
+                    "criterion": c.text,
+                    "points": c.points,
+                    "dimension": c.dimension,
+                    "tags": list(c.tags),
+                    "source_validated": c.source_validated,
+                    "consensus": c.consensus_state,
+                }
+                for c in item.criteria.all()
+            ],
+        },
+    }
+
+
+def rubric_inspect_lines() -> Iterator[str]:
+    """JSONL: one sample per rubric item (a separate dataset: its grading is per criterion)."""
+    for item in rubric_items_for_export():
+        yield json.dumps(inspect_rubric_sample(item), ensure_ascii=False) + "\n"
+
+
+def rubric_response_record(response: RubricResponse) -> dict:
+    return {
+        "type": "rubric_response",
+        "id": response.pk,
+        "item": response.item.key,
+        "model": response.target.name,
+        "status": response.status,
+        "reply": response.reply,
+        "score": response.score,
+        "grades": [
+            {
+                "criterion": grade.criterion.text,
+                "points": grade.criterion.points,
+                "dimension": grade.criterion.dimension,
+                "met": grade.met,
+                "justification": grade.justification,
+                "consensus": grade.criterion.consensus_state,
+            }
+            for grade in response.grades.all()
+        ],
+        "offline_demo": response.is_offline,
+    }
+
+
+def run_rubric_records(run: EvaluationRun) -> Iterator[dict]:
+    """A run's rubric responses as records of the run's JSONL export."""
+    responses = (
+        RubricResponse.objects.filter(run=run)
+        .select_related("item", "target")
+        .prefetch_related(
+            Prefetch(
+                "grades",
+                queryset=RubricGrade.objects.select_related("criterion").order_by(
+                    "criterion__position"
+                ),
+            )
+        )
+        .order_by("pk")
+    )
+    return (rubric_response_record(r) for r in responses.iterator(CHUNK))
