@@ -14,7 +14,8 @@ from llm.selectors import llm_calls_of_run
 from metrics_registry.models import MetricVersion, Release
 
 from . import work
-from .models import Conversation, ConversationStatus, EvaluationRun, Scenario
+from .models import SCENARIO_BASE_COUNT, Conversation, ConversationStatus, EvaluationRun, Scenario
+from .services.scenarios import age_contexts_for
 from .work import WorkCounts
 
 AGE_BANDS = ((13, 15), (16, 17), (18, 24), (25, 39), (40, 59), (60, 120))
@@ -29,9 +30,6 @@ def scenario_list(*, metric_version: MetricVersion, include_retired: bool = Fals
 
 def scenario_set_complete(*, metric_version: MetricVersion) -> bool:
     """Every (base situation × age context) slot has an active, fully written scenario."""
-    from .models import SCENARIO_BASE_COUNT
-    from .services.scenarios import age_contexts_for
-
     written = (
         Scenario.objects.active()
         .filter(metric_version=metric_version, expanded_at__isnull=False)

@@ -1,5 +1,8 @@
 """Celery tasks: take primary keys, call one service, own the retry policy.
 
+Tasks import the services at the top; a service that queues a task imports this module where it
+sends (the one direction that must wait until both modules exist).
+
 Names starting llm_ go to the llm queue. A work item's task retries transient failures with
 backoff (the service has given its claim back) and fails the item once its retries are spent.
 """
@@ -9,16 +12,21 @@ import logging
 from celery import shared_task
 
 from core.retry import retried_task, retry_countdown
+from metrics_registry.models import MetricVersion
+
+from .engine import process_conversations
+from .models import Conversation
+from .services import reaper
+from .services import runs as run_services
+from .services.failures import conversation_mark_failed, failure_kind_of
+from .services.processing import conversation_process, run_check_finished
+from .services.scenarios import scenarios_generate
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(name="evaluations.tasks.llm_generate_scenarios", acks_late=True)
 def llm_generate_scenarios(metric_version_id: int) -> None:
-    from metrics_registry.models import MetricVersion
-
-    from .services.scenarios import scenarios_generate
-
     version = MetricVersion.objects.filter(pk=metric_version_id).first()
     if version is not None:
         scenarios_generate(metric_version=version)
@@ -26,16 +34,12 @@ def llm_generate_scenarios(metric_version_id: int) -> None:
 
 @shared_task(name="evaluations.tasks.run_dispatch", acks_late=True)
 def run_dispatch(run_id: int) -> int:
-    from .services.runs import run_dispatch as dispatch
-
-    return dispatch(run_id=run_id)
+    return run_services.run_dispatch(run_id=run_id)
 
 
 @shared_task(name="evaluations.tasks.runs_reap", acks_late=True)
 def runs_reap() -> dict:
-    from .services.reaper import runs_reap as reap
-
-    report = reap()
+    report = reaper.runs_reap()
     if report.expired or report.redispatched or report.closed:
         logger.info("Reaper: %s", report)
     return report.__dict__
@@ -48,10 +52,6 @@ def llm_process_batch(self, conversation_ids: list[int], retries: int = 0) -> di
     Transient failures come back as one-item batches after the task backoff (`retries` + 1),
     until RUN_TASK_MAX_RETRIES; the engine then fails them with the reason.
     """
-    from .engine import process_conversations
-    from .models import Conversation
-    from .services.runs import run_check_finished
-
     report = process_conversations(
         conversation_ids, worker=self.request.hostname or "", retries=retries
     )
@@ -73,9 +73,6 @@ def llm_process_batch(self, conversation_ids: list[int], retries: int = 0) -> di
 
 
 def _conversation_give_up(conversation_id: int, *, message: str, error: Exception) -> None:
-    from .services.failures import conversation_mark_failed, failure_kind_of
-    from .services.runs import run_check_finished
-
     conversation = conversation_mark_failed(
         conversation_id=conversation_id, error=message, kind=failure_kind_of(error)
     )
@@ -85,8 +82,6 @@ def _conversation_give_up(conversation_id: int, *, message: str, error: Exceptio
 @shared_task(bind=True, name="evaluations.tasks.llm_process_conversation", acks_late=True)
 @retried_task(on_give_up=_conversation_give_up)
 def llm_process_conversation(self, conversation_id: int) -> None:
-    from .services.processing import conversation_process
-
     conversation_process(
         conversation_id=conversation_id, worker=self.request.hostname or "", heartbeat=True
     )

@@ -6,13 +6,12 @@ class ReviewConfig(AppConfig):
     verbose_name = "Expert review"
 
     def ready(self) -> None:
+        # Imported once the app registry is ready: these modules load models.
         from core import events
 
         from . import kinds  # noqa: F401 - registers the item adapters
+        from .demo import demo_seed_steps
         from .services import contested_metric_ids_kept
 
         events.subscribe(events.CONTESTED_KEPT, contested_metric_ids_kept)
-
-        from .demo import demo_seed_steps
-
         events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)

@@ -16,6 +16,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.models import TimeStampedModel
+from core.roles import Role, user_has_role
 
 
 class ItemKind(models.TextChoices):
@@ -44,8 +45,6 @@ class RatingQueueQuerySet(models.QuerySet):
     def rateable_by(self, user) -> "RatingQueueQuerySet":
         """Open queues `user` may rate: named rater, member of the queue's group, or -- when the
         queue names nobody -- any expert reviewer."""
-        from core.roles import Role, user_has_role
-
         if not getattr(user, "is_authenticated", False):
             return self.none()
         named = Q(eligible_raters=user) | Q(eligible_group__in=user.groups.all())

@@ -6,9 +6,19 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
+from evaluations.models import Conversation
 from metrics_registry.models import Metric, ValidationStatus
 
-from .models import Assignment, AssignmentStatus, Rating, RatingQueue
+from .kinds.questions import SCENARIO_QUALITY
+from .models import (
+    Assignment,
+    AssignmentStatus,
+    CriterionConsensus,
+    ItemKind,
+    Rating,
+    RatingQueue,
+)
+from .services.assignments import undo_window
 
 
 @dataclass(frozen=True)
@@ -64,8 +74,6 @@ def rater_done_count(*, queue: RatingQueue, rater: AbstractBaseUser) -> int:
 
 
 def rater_can_undo(*, queue: RatingQueue, rater: AbstractBaseUser) -> bool:
-    from .services.assignments import undo_window
-
     return (
         Rating.objects.current()
         .filter(queue=queue, rater=rater, submitted_at__gte=timezone.now() - undo_window())
@@ -102,8 +110,6 @@ VerdictRow = tuple[int, int, bool | None]
 
 
 def _verdict_ratings(*, run, kind: str) -> list[VerdictRow]:
-    from evaluations.models import Conversation
-
     conversations = Conversation.objects.filter(run=run).values("pk")
     rows = (
         Rating.objects.current()
@@ -122,8 +128,6 @@ def blind_verdict_ratings(*, run) -> list[VerdictRow]:
     Only these measure independent agreement with the judge: the published validity figure.
     Undone ratings count nowhere.
     """
-    from .models import ItemKind
-
     return _verdict_ratings(run=run, kind=ItemKind.EXTERNAL_PANEL)
 
 
@@ -133,15 +137,11 @@ def judge_visible_verdict_ratings(*, run) -> list[VerdictRow]:
     Same rows as :func:`blind_verdict_ratings`; they measure endorsement of the judge, not
     independent agreement, and are reported apart under that name.
     """
-    from .models import ItemKind
-
     return _verdict_ratings(run=run, kind=ItemKind.JUDGE_VERDICT)
 
 
 def rubric_criterion_ids_dropped() -> set[int]:
     """Rubric criteria that failed expert consensus; scoring leaves them out."""
-    from .models import CriterionConsensus
-
     return set(
         CriterionConsensus.objects.filter(survives=False).values_list("criterion_id", flat=True)
     )
@@ -149,8 +149,6 @@ def rubric_criterion_ids_dropped() -> set[int]:
 
 def scenarios_rated_poor(queue: RatingQueue) -> list[dict]:
     """Completed scenario items whose median quality rating is "poor" or worse."""
-    from .kinds.questions import SCENARIO_QUALITY
-
     poor = SCENARIO_QUALITY.rank("poor")
     by_item: dict[int, list[int]] = {}
     for object_id, answer in (
@@ -176,8 +174,6 @@ def scenarios_rated_poor(queue: RatingQueue) -> list[dict]:
 
 
 def criterion_consensus_for(queue: RatingQueue):
-    from .models import CriterionConsensus
-
     return (
         CriterionConsensus.objects.filter(queue=queue)
         .select_related("criterion", "criterion__item")

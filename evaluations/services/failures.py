@@ -16,6 +16,16 @@ from .claims import Claim, ClaimLost, claim_fence
 UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
 
 
+class ConversationFailure(ApplicationError):
+    """A conversation could not be completed, and why (`FailureKind`)."""
+
+    def __init__(self, message: str, *, kind: str, retryable: bool = False) -> None:
+        super().__init__(message, extra={"failure_kind": kind})
+        self.kind = kind
+        # A transient endpoint error stays transient: the task retries it before failing.
+        self.retryable = retryable
+
+
 def is_permanent(error: BaseException) -> bool:
     """Whether retrying cannot help: an ApplicationError not marked retryable."""
     return isinstance(error, ApplicationError) and not getattr(error, "retryable", False)

@@ -32,6 +32,7 @@ from ..models import (
 from ..schemas import EvidenceQuote, JudgeVerdict
 from .claims import Claim
 from .closing import conversations_finalize, outcome
+from .failures import ConversationFailure  # noqa: F401 - importers of it from here keep working
 from .simulation import conversation_attribution, conversation_seed
 from .steps import Ask, Steps, Store, drive_sync
 
@@ -60,16 +61,6 @@ def quote_found(quote: str, turn_text: str) -> bool:
             return False
         position = found + len(piece)
     return True
-
-
-class ConversationFailure(ApplicationError):
-    """A conversation could not be completed, and why (`FailureKind`)."""
-
-    def __init__(self, message: str, *, kind: str, retryable: bool = False) -> None:
-        super().__init__(message, extra={"failure_kind": kind})
-        self.kind = kind
-        # A transient endpoint error stays transient: the task retries it before failing.
-        self.retryable = retryable
 
 
 # After the gateway's own re-asks, a repetition is asked this many more times (fresh seeds).

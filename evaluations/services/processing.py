@@ -19,6 +19,7 @@ from core import events
 from core.progress import Progress, progress_ignore
 
 from .. import work
+from ..engine import process_conversations
 from ..models import Conversation, ConversationStatus, EvaluationRun, RunStatus
 from .anchors import conversation_anchors_check
 from .claims import ClaimLost, LeaseHeartbeat, claim_release, claim_take
@@ -92,6 +93,7 @@ def conversation_process(
 
 def conversations_send(conversation_ids: list[int]) -> None:
     """Hand conversations to the batch engine's workers, ENGINE_BATCH_SIZE per task."""
+    # The tasks module imports the services: it is imported where a task is sent.
     from ..tasks import llm_process_batch
 
     size = max(1, settings.ENGINE_BATCH_SIZE)
@@ -117,8 +119,6 @@ def run_process_inline(*, run_id: int, on_progress: Progress = progress_ignore) 
     number of items processed. `on_progress(done, total)` follows the conversations: `done` of
     the `total` unfinished when the call began, once per conversation.
     """
-    from ..engine import process_conversations
-
     processed = 0
     ids = list(
         Conversation.objects.filter(run_id=run_id, status__in=UNFINISHED)

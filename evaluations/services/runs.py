@@ -136,6 +136,7 @@ def run_create(
 
 
 def _enqueue_dispatch(run: EvaluationRun) -> None:
+    # The tasks module imports the services: it is imported where a task is sent.
     from ..tasks import run_dispatch
 
     transaction.on_commit(lambda: run_dispatch.delay(run.pk))

@@ -352,6 +352,7 @@ def scenario_regenerate(
 
 def scenarios_generate_enqueue(*, metric_version: MetricVersion) -> None:
     """Generate in the background once the current transaction commits."""
+    # The tasks module imports the services: it is imported where a task is sent.
     from ..tasks import llm_generate_scenarios
 
     transaction.on_commit(lambda: llm_generate_scenarios.delay(metric_version.pk))

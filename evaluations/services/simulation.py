@@ -23,6 +23,7 @@ from ..schemas import SimulatedUserTurn
 from ..typos import perturb
 from .claims import Claim
 from .closing import conversations_mark_simulated, outcome
+from .failures import ConversationFailure
 from .scenarios import anchors_fit
 from .steps import Ask, Steps, Store, drive_sync
 
@@ -67,8 +68,6 @@ def target_messages(*, turns: list[Turn], user_text: str) -> list[dict]:
 
 def side_failed(error: LLMError, kind: str):
     """Name the side that failed: a gateway error becomes a ConversationFailure of `kind`."""
-    from .judging import ConversationFailure
-
     return ConversationFailure(
         error.message, kind=kind, retryable=getattr(error, "retryable", False)
     )

@@ -21,6 +21,7 @@ from django.db import IntegrityError, models, transaction
 from pydantic import BaseModel
 
 from llm.exceptions import LLMError
+from llm.gateway import chat, structured
 from llm.models import ModelConfiguration
 
 from .claims import Claim, claim_fence
@@ -73,8 +74,6 @@ def store_now(step: Store, claim: Claim | None) -> list[models.Model]:
 
 
 def ask_now(step: Ask) -> Any:
-    from llm.gateway import chat, structured
-
     if step.schema is not None:
         return structured(
             configuration=step.configuration,

@@ -11,7 +11,8 @@ from rubrics.models import RubricCriterion
 from stats.estimates import Estimate
 
 from ..kinds import FORMS
-from ..models import Rating, RatingQueue
+from ..kinds.questions import IMPORTANCE
+from ..models import ItemKind, Rating, RatingQueue
 from .queue import _resamples
 
 
@@ -86,9 +87,6 @@ def priorities_comparison() -> dict:
     priority as a heavy reward). Both are also shown as shares of their total, and ranked;
     Kendall's tau (via `rank_stability`) says how similarly the two groups order dimensions.
     """
-    from ..kinds.questions import IMPORTANCE
-    from ..models import ItemKind
-
     dimensions = dimension_choices()
 
     scale = {choice.value: index / (len(IMPORTANCE) - 1) for index, choice in enumerate(IMPORTANCE)}

@@ -33,6 +33,7 @@ from ..models import (
     RatingDraft,
     RatingQueue,
 )
+from .feedback import review_item_completed
 
 # How many stale claims one call returns to the queue; the rest go on the next calls, so no
 # single request pays for a large backlog.
@@ -254,8 +255,6 @@ def rating_submit(
     assignment.save(update_fields=["status", "resolved_at"])
     RatingDraft.objects.filter(assignment=assignment).delete()
     if complete:
-        from .feedback import review_item_completed
-
         item.refresh_from_db()
         review_item_completed(queue=assignment.queue, item=item)
     _ratings_changed(item)
