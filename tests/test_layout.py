@@ -91,6 +91,44 @@ def test_statistics_import_neither_django_nor_an_app():
                 assert top not in FLOOR_OF or top == "stats", f"{path.name} imports {name}"
 
 
+def _unexplained_local_imports(path: Path) -> list[str]:
+    """Imports inside functions whose block has no comment saying why (on or above it)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    tree = ast.parse("\n".join(lines))
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        explained = False
+        previous = None
+        for statement in function.body:
+            if isinstance(statement, ast.Import | ast.ImportFrom):
+                own = lines[statement.lineno - 1 : statement.end_lineno]
+                above = lines[statement.lineno - 2].strip() if statement.lineno > 1 else ""
+                starts_block = not isinstance(previous, ast.Import | ast.ImportFrom)
+                if starts_block:
+                    explained = above.startswith("#")
+                explained = explained or any("#" in line for line in own)
+                if not explained:
+                    found.append(f"{path.relative_to(ROOT)}:{statement.lineno}")
+            previous = statement
+    return found
+
+
+def test_imports_inside_functions_say_why():
+    """An import is placed inside a function only for a reason (a real cycle, the app registry,
+    an optional or heavy dependency), and the code says which."""
+    unexplained = [
+        where
+        for package in sorted(FLOOR_OF)
+        if (ROOT / package).is_dir()
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "migrations" not in path.parts
+        for where in _unexplained_local_imports(path)
+    ]
+    assert unexplained == []
+
+
 def test_the_checker_sees_function_level_imports(tmp_path, monkeypatch):
     """The graph is read from the source: an import inside a function is an edge too."""
     for name in ("low", "high"):
@@ -99,3 +137,13 @@ def test_the_checker_sees_function_level_imports(tmp_path, monkeypatch):
     (tmp_path / "low" / "mod.py").write_text("def f():\n    from high import thing\n")
     monkeypatch.setattr(__import__(__name__, fromlist=["ROOT"]), "ROOT", tmp_path)
     assert list(_imports("low")) == ["high"]
+
+
+def test_the_reason_checker_flags_an_unexplained_import(tmp_path, monkeypatch):
+    module = tmp_path / "mod.py"
+    module.write_text(
+        "def f():\n    import json\n\n\n"
+        "def g():\n    # Heavy: loaded on use.\n    import json\n    import csv\n"
+    )
+    monkeypatch.setattr(__import__(__name__, fromlist=["ROOT"]), "ROOT", tmp_path)
+    assert _unexplained_local_imports(module) == ["mod.py:2"]
