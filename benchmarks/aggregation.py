@@ -34,18 +34,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SERVER = os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432")
+from benchmarks.common import SERVER, admin_sql, best_time, scipy_reference_interval  # noqa: E402
+
 # Override to keep concurrent benchmark runs on one server apart.
 DB_NAME = os.environ.get("BENCH_DB_NAME", "impactbench_results_bench")
-
-
-def best_time(func, repeats=3):
-    timings, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = func()
-        timings.append(time.perf_counter() - start)
-    return min(timings), result
 
 
 class PartClock:
@@ -96,13 +88,6 @@ class PartClock:
         finally:
             for module, name, original in originals:
                 setattr(module, name, original)
-
-
-def admin_sql(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(sql)
 
 
 def main() -> None:
@@ -163,7 +148,6 @@ def measure(n_resamples: int, repeats: int) -> None:
 
     django.setup()
     from django.db import connection
-    from scipy import stats
 
     from evaluations.models import Conversation, EvaluationRun
     from results.models import PassRateSummary
@@ -253,17 +237,7 @@ def measure(n_resamples: int, repeats: int) -> None:
     )
     passed = outcomes[:, 0].astype(float)
     clusters = outcomes[:, 1] * 10 + outcomes[:, 2]
-    start = time.perf_counter()
-    reference = stats.bootstrap(
-        (passed,),
-        np.mean,
-        n_resamples=n_resamples,
-        method="percentile",
-        vectorized=True,
-        batch=1_000,
-        random_state=np.random.default_rng(0),
-    ).confidence_interval
-    scipy_seconds = time.perf_counter() - start
+    reference, scipy_seconds = scipy_reference_interval(passed, n_resamples)
     ours, (low, high) = best_time(
         lambda: bootstrap_ci(passed, clusters, n_resamples=n_resamples), 3
     )

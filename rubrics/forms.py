@@ -1,12 +1,15 @@
 from django import forms
 
-from core.uploads import upload_from_form, upload_stage
+from core.uploads import StagedUploadFormMixin
 
 # Kept from when the form lived in evaluations: a file staged before an upgrade still reads.
 RUBRIC_STAGED_SALT = "evaluations.rubric_import"
 
 
-class RubricImportForm(forms.Form):
+class RubricImportForm(StagedUploadFormMixin, forms.Form):
+    staged_salt = RUBRIC_STAGED_SALT
+    upload_kinds = "JSON Lines"
+
     file = forms.FileField(
         required=False,
         help_text="JSON Lines: one item per line. HealthBench's oss_eval.jsonl rows are read "
@@ -24,14 +27,3 @@ class RubricImportForm(forms.Form):
         required=False, label="Import the good lines and skip the bad ones"
     )
     staged = forms.CharField(required=False, widget=forms.HiddenInput)
-
-    def clean(self):
-        cleaned = super().clean()
-        cleaned["data"], cleaned["filename"] = upload_from_form(
-            cleaned, salt=RUBRIC_STAGED_SALT, kinds="JSON Lines"
-        )
-        return cleaned
-
-    @staticmethod
-    def stage(data: bytes, filename: str) -> str:
-        return upload_stage(data, filename, salt=RUBRIC_STAGED_SALT)

@@ -1,12 +1,11 @@
 """Rubric item pages: import (HealthBench or our own lines, dry run first) and export."""
 
-from django.contrib import messages
 from django.http import StreamingHttpResponse
 from django.views import View
 from django.views.generic import FormView
 
-from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
+from core.uploads import StagedImportViewMixin
 
 from .dimensions import dimension_choices
 from .forms import RubricImportForm
@@ -17,7 +16,7 @@ from .services.imports import rubric_items_import
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
 
 
-class RubricImportView(RoleRequiredMixin, FormView):
+class RubricImportView(StagedImportViewMixin, RoleRequiredMixin, FormView):
     """Dry run first; the report offers "Import now" with the same file and choices."""
 
     required_roles = CURATE_ROLES
@@ -30,26 +29,13 @@ class RubricImportView(RoleRequiredMixin, FormView):
         context["item_count"] = RubricItem.objects.count()
         return context
 
-    def form_valid(self, form):
+    def run_import(self, form, *, dry_run: bool):
         data = form.cleaned_data
-        try:
-            report = rubric_items_import(
-                data=data["data"],
-                dry_run=self.request.POST.get("action") != "import",
-                skip_bad_lines=data["skip_bad_lines"],
-                fmt=data["format"],
-            )
-        except ApplicationError as error:
-            form.add_error(None, error.message)
-            return self.form_invalid(form)
-        if report.committed:
-            messages.success(self.request, report.summary)
-        bound = self.request.POST.copy()
-        bound["staged"] = form.stage(data["data"], data["filename"])
-        return self.render_to_response(
-            self.get_context_data(
-                form=self.form_class(bound), report=report, staged_name=data["filename"]
-            )
+        return rubric_items_import(
+            data=data["data"],
+            dry_run=dry_run,
+            skip_bad_lines=data["skip_bad_lines"],
+            fmt=data["format"],
         )
 
 
