@@ -36,6 +36,17 @@ def _packages() -> list[str]:
     return sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file())
 
 
+def _imported_names(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in the file, wherever it stands."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append((node.lineno, node.module))
+    return names
+
+
 def _imports(package: str) -> dict[str, list[str]]:
     """Top-level project packages that `package` imports, each with where it does so."""
     known = set(_packages())
@@ -43,18 +54,10 @@ def _imports(package: str) -> dict[str, list[str]]:
     for path in sorted((ROOT / package).rglob("*.py")):
         if "migrations" in path.parts:
             continue  # historical models name apps by label, never by import
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                top = name.split(".")[0]
-                if top in known and top != package:
-                    found[top].append(f"{path.relative_to(ROOT)}:{node.lineno}")
+        for line, name in _imported_names(path):
+            top = name.split(".")[0]
+            if top in known and top != package:
+                found[top].append(f"{path.relative_to(ROOT)}:{line}")
     return found
 
 
@@ -77,18 +80,10 @@ def test_package_imports_only_floors_below(package):
 
 def test_statistics_import_neither_django_nor_an_app():
     for path in sorted((ROOT / "stats").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                top = name.split(".")[0]
-                assert top != "django", f"{path.name} imports {name}"
-                assert top not in FLOOR_OF or top == "stats", f"{path.name} imports {name}"
+        for _, name in _imported_names(path):
+            top = name.split(".")[0]
+            assert top != "django", f"{path.name} imports {name}"
+            assert top not in FLOOR_OF or top == "stats", f"{path.name} imports {name}"
 
 
 def _unexplained_local_imports(path: Path) -> list[str]:

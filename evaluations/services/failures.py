@@ -5,7 +5,9 @@ the per-conversation path and the reaper all fail conversations the same way wit
 the processing module that drives them.
 """
 
-from django.db.models import F
+from typing import TypeVar
+
+from django.db.models import F, Model
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
@@ -14,6 +16,7 @@ from ..models import Conversation, ConversationStatus, EvaluationRun, FailureKin
 from .claims import Claim, ClaimLost, claim_fence
 
 UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
+M = TypeVar("M", bound=Model)
 
 
 class ConversationFailure(ApplicationError):
@@ -41,6 +44,28 @@ def failure_kind_of(error: BaseException) -> str:
     return FailureKind.OTHER
 
 
+def work_item_mark_failed(
+    model: type[M], *, pk: int, error: str, claim: Claim | None = None, **fields: object
+) -> tuple[M, bool]:
+    """Fail an unfinished work item of a run (a conversation, a rubric reply) under its claim's
+    fence when one is given: its status, error (cut to 5,000 characters), no lease, and
+    `fields`. Returns the item and whether this call failed it (False once it had finished, or
+    when another delivery holds the claim)."""
+    try:
+        with claim_fence(claim):
+            item = model.objects.select_for_update().get(pk=pk)
+            if item.status not in UNFINISHED:
+                return item, False
+            values = {"status": ConversationStatus.FAILED, "error": error[:5000]}
+            values |= {"lease_expires_at": None, **fields}
+            for name, value in values.items():
+                setattr(item, name, value)
+            item.save(update_fields=[*values, "updated_at"])
+            return item, True
+    except ClaimLost:
+        return model.objects.get(pk=pk), False
+
+
 def conversation_mark_failed(
     *,
     conversation_id: int,
@@ -49,29 +74,16 @@ def conversation_mark_failed(
     claim: Claim | None = None,
 ) -> Conversation:
     """Fail an unfinished conversation (under its claim's fence when one is given)."""
-    try:
-        with claim_fence(claim):
-            conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
-            if conversation.status not in UNFINISHED:
-                return conversation
-            conversation.status = ConversationStatus.FAILED
-            conversation.error = error[:5000]
-            conversation.failure_kind = kind
-            conversation.finished_at = timezone.now()
-            conversation.lease_expires_at = None
-            conversation.save(
-                update_fields=[
-                    "status",
-                    "error",
-                    "failure_kind",
-                    "finished_at",
-                    "lease_expires_at",
-                    "updated_at",
-                ]
-            )
-            EvaluationRun.objects.filter(pk=conversation.run_id).update(
-                conversations_failed=F("conversations_failed") + 1
-            )
-    except ClaimLost:
-        conversation = Conversation.objects.get(pk=conversation_id)
+    conversation, failed = work_item_mark_failed(
+        Conversation,
+        pk=conversation_id,
+        error=error,
+        claim=claim,
+        failure_kind=kind,
+        finished_at=timezone.now(),
+    )
+    if failed:
+        EvaluationRun.objects.filter(pk=conversation.run_id).update(
+            conversations_failed=F("conversations_failed") + 1
+        )
     return conversation

@@ -29,7 +29,7 @@ from evaluations.services.claims import (
     claim_release,
     claim_take,
 )
-from evaluations.services.failures import is_permanent
+from evaluations.services.failures import UNFINISHED, is_permanent, work_item_mark_failed
 from evaluations.services.processing import run_check_finished
 from llm.attribution import call_attribution
 from llm.gateway import chat
@@ -50,7 +50,6 @@ from ..scoring import aggregate_estimate, item_score_or_none
 from .grading import grades_write
 
 logger = logging.getLogger(__name__)
-UNFINISHED = (ConversationStatus.PENDING, ConversationStatus.RUNNING)
 
 
 def _reply_write(response: RubricResponse, claim: Claim | None) -> RubricResponse:
@@ -93,17 +92,7 @@ def rubric_response_score(response: RubricResponse) -> float | None:
 def rubric_response_mark_failed(
     *, response_id: int, error: str, claim: Claim | None = None
 ) -> RubricResponse:
-    try:
-        with claim_fence(claim):
-            response = RubricResponse.objects.select_for_update().get(pk=response_id)
-            if response.status not in UNFINISHED:
-                return response
-            response.status = ConversationStatus.FAILED
-            response.error = error[:5000]
-            response.lease_expires_at = None
-            response.save(update_fields=["status", "error", "lease_expires_at", "updated_at"])
-    except ClaimLost:
-        response = RubricResponse.objects.get(pk=response_id)
+    response, _ = work_item_mark_failed(RubricResponse, pk=response_id, error=error, claim=claim)
     return response
 
 

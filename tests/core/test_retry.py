@@ -17,7 +17,6 @@ def test_the_backoff_doubles_up_to_ten_minutes(settings):
 
 def test_a_conversation_that_keeps_failing_is_failed_after_its_retries(settings, monkeypatch):
     from evaluations import tasks
-    from evaluations.services import processing
 
     settings.RUN_TASK_MAX_RETRIES = 2
     attempts = []
@@ -26,7 +25,7 @@ def test_a_conversation_that_keeps_failing_is_failed_after_its_retries(settings,
         attempts.append(kwargs["conversation_id"])
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(processing, "conversation_process", failing)
+    monkeypatch.setattr(tasks, "conversation_process", failing)  # where the task looks it up
     conversation = ConversationFactory(run__status=RunStatus.RUNNING)
     # Applied in this process: each retry runs at once, without its countdown.
     tasks.llm_process_conversation.apply((conversation.pk,))
