@@ -56,7 +56,8 @@ def clustered_mean_intervals(
     :func:`bootstrap_ci` of its values with those hits (``bootstrap_ci(..., hits=...)``), and
     within Monte Carlo error of ``bootstrap_ci(values, clusters, seed=seed)`` (the very interval,
     for a signature listing its kinds in sorted order while the engine counts its draws one by
-    one, as it does for fewer than 256 clusters a kind). Fewer than two clusters: ``nan``.
+    one, as it does for few clusters a kind: below ``resampling._SPLIT_SUMMED_DRAWS`` on
+    average). Fewer than two clusters: ``nan``.
     """
     from . import _kernels  # numba: imported when first needed, not at Django's start-up
 

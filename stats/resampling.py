@@ -29,8 +29,10 @@ from numpy.typing import ArrayLike, NDArray
 # Bits of generator output a draw takes (tests narrow it to make a bias visible).
 _WORD_BITS = 32
 # From this many draws per block on, a row's counts are split by binomials rather than counted
-# draw by draw (a binomial split costs about as much as a few hundred single draws).
-_SPLIT_DRAWS = 256
+# draw by draw (measured break-even: a binomial split costs about a hundred single draws). A
+# draw counted for `sums` also adds its block's values, so there splitting pays from half that.
+_SPLIT_DRAWS = 96
+_SPLIT_SUMMED_DRAWS = 48
 
 
 class Draws:
@@ -83,8 +85,10 @@ class Draws:
         adds its block's values as it comes."""
         sizes = np.asarray(block_sizes, dtype=np.int64)
         span = int(sizes.sum())
-        if span > _SPLIT_DRAWS * sizes.size:
-            return self.counts(sizes, rows) @ values
+        if span > _SPLIT_SUMMED_DRAWS * sizes.size:
+            hits = np.empty((rows, sizes.size))
+            self._binomial.split_draws(self.state, sizes, np.full(rows, span), hits)
+            return hits @ values
         _check_span(span)
         block_of = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
         per_row = np.full(rows, span, dtype=np.int64)
