@@ -77,6 +77,7 @@ from .figures import (
     share_estimates,
     sums_estimate,
 )
+from .ppi import calibrated_mean, ppi_mean
 from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
 from .resampling import cluster_hits, load_kernels
 from .two_stage import two_stage_sum_distribution
@@ -89,6 +90,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_distribution",
     "bradley_terry",
+    "calibrated_mean",
     "category_counts",
     "cluster_hits",
     "cluster_sum_distribution",
@@ -116,6 +118,7 @@ __all__ = [
     "pass_rate_ci",
     "percent_agreement",
     "percentile_interval",
+    "ppi_mean",
     "proportion_estimate",
     "rank_stability",
     "resampled_estimate",

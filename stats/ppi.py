@@ -1,0 +1,304 @@
+"""Expert-calibrated rates: prediction-powered inference (PPI) and its power-tuned form (PPI++).
+
+A judge grades every conversation of a target; blind experts grade a random calibration sample
+of them. The judge's own rate is biased by however the judge errs; the experts' rate is
+unbiased but rests on few conversations. PPI (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic,
+"Prediction-powered inference", Science 382, 2023) combines them: the judge's rate on all
+conversations, corrected by the mean judge error measured on the calibration sample::
+
+    theta = mean_all(lam * judge) + mean_sample(expert - lam * judge)
+
+Whatever the judge's bias, the correction term removes it in expectation, so the estimate is
+unbiased for the experts' rate and its interval keeps its coverage; the better the judge
+predicts the experts, the smaller the correction's variance and the narrower the interval
+(never wider than the experts alone, to first order, once ``lam`` is tuned). ``lam = 1`` is
+classical PPI, ``lam = 0`` the experts alone; PPI++ (Angelopoulos, Duchi & Zrnic, "PPI++:
+Efficient prediction-powered inference", arXiv:2311.01453) picks the ``lam`` in [0, 1] that
+minimises the estimated variance.
+
+Two designs, two functions:
+
+* :func:`ppi_mean` -- the labelled and the unlabelled items are independent samples (the
+  setting of the papers and of the reference implementation ``ppi_py``, which it matches).
+* :func:`calibrated_mean` -- the platform's design: the calibration sample is drawn *from* the
+  judged conversations (stratified, with known inclusion probabilities), and conversations
+  sharing a base scenario are not independent. Its interval is a cluster-robust (linearised)
+  variance with a Student t on the clusters' degrees of freedom.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats as _scipy_stats
+
+from stats.estimates import Estimate, Unit
+
+PPI_MEAN = "prediction-powered mean, normal interval"
+CALIBRATED = "expert-calibrated rate (prediction-powered, stratified inverse-probability weights)"
+
+# Fewer expert verdicts than this in a stratum leave its judge error unmeasured: one verdict has
+# no spread, so the interval would claim a precision the sample cannot show.
+MIN_EXPERT_PER_STRATUM = 2
+
+
+def _vector(values: ArrayLike, what: str, *, allow_nan: bool = False) -> NDArray[np.float64]:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D; got {arr.ndim}-D")
+    bad = ~np.isfinite(arr) if not allow_nan else np.isinf(arr)
+    if bad.any():
+        raise ValueError(f"{what} must be finite" + (" (nan marks a missing verdict)" * allow_nan))
+    return arr
+
+
+def _normalised(weights: ArrayLike | None, size: int, what: str) -> NDArray[np.float64]:
+    """Weights scaled to mean 1 (as ``ppi_py`` does): only their ratios matter."""
+    if weights is None:
+        return np.ones(size)
+    w = _vector(weights, what)
+    if w.size != size:
+        raise ValueError(f"{what} must have one weight per item ({size}); got {w.size}")
+    if (w <= 0).any():
+        raise ValueError(f"{what} must be positive")
+    return w / w.sum() * size
+
+
+def _lam_label(lam: float, tuned: bool) -> str:
+    if tuned:
+        return f"PPI++ (power-tuned, lambda = {lam:.3f})"
+    if lam == 1.0:
+        return "classical PPI (lambda = 1)"
+    return f"PPI (lambda = {lam:.3f})"
+
+
+def ppi_mean(
+    truth: ArrayLike,
+    predicted: ArrayLike,
+    predicted_unlabelled: ArrayLike,
+    *,
+    lam: float | None = None,
+    weights: ArrayLike | None = None,
+    weights_unlabelled: ArrayLike | None = None,
+    confidence: float = 0.95,
+    unit: Unit = "proportion",
+) -> Estimate:
+    """Prediction-powered mean from independent labelled and unlabelled samples.
+
+    Estimates the mean of ``truth`` (expert verdicts, 0/1 for a rate) in the population both
+    samples come from: ``n`` labelled items with their ``truth`` and ``predicted`` (judge)
+    values, ``N`` unlabelled items with only ``predicted_unlabelled``. With weights scaled to
+    mean 1 within each sample (inverse inclusion probabilities, or ``None`` for equal)::
+
+        theta = mean(w_u lam f_u) + mean(w (y - lam f))
+        se^2  = var(w_u lam f_u) / N + var(w (y - lam f)) / n      (variances with ddof 0)
+
+    and the interval is ``theta +- z se`` (normal). ``lam=None`` is PPI++: ``lam`` is the
+    minimiser of that variance, ``cov(w (y - t), w (f - t)) / ((1 + n / N) var(w (f - t)))``
+    with ``t`` the ``lam = 1`` estimate and the variance over both samples pooled, clipped to
+    [0, 1]; ``lam=1`` is classical PPI, ``lam=0`` the labelled sample alone. Identical to
+    ``ppi_py.ppi_mean_pointestimate`` / ``ppi_mean_ci`` (``alpha = 1 - confidence``).
+
+    Does not apply when the labelled items are part of the unlabelled set or are clustered
+    (use :func:`calibrated_mean`); the normal interval needs a few dozen labelled items. The
+    value is not clipped to [0, 1]. ``n`` is the labelled count, ``n_clusters`` ``None``.
+    """
+    y = _vector(truth, "truth")
+    f = _vector(predicted, "predicted")
+    f_u = _vector(predicted_unlabelled, "predicted_unlabelled")
+    n, big_n = y.size, f_u.size
+    if f.size != n:
+        raise ValueError(f"truth and predicted must have the same length; got {n} and {f.size}")
+    if n < 2 or big_n < 1:
+        return Estimate.insufficient(
+            n=n, unit=unit, method=PPI_MEAN, reason="fewer than two labelled items"
+        )
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1; got {confidence!r}")
+    w = _normalised(weights, n, "weights")
+    w_u = _normalised(weights_unlabelled, big_n, "weights_unlabelled")
+    tuned = lam is None
+    if lam is None:
+        start = (w_u * f_u).mean() + (w * (y - f)).mean()
+        grad = w * (y - start)
+        grad_hat = w * (f - start)
+        cov = 2.0 * ((grad - grad.mean()) * (grad_hat - grad_hat.mean())).mean()
+        pooled = np.concatenate([grad_hat, w_u * (f_u - start)]).var(ddof=1)
+        lam = float(np.clip(cov / (2.0 * (1.0 + n / big_n) * pooled), 0.0, 1.0))
+    value = float((w_u * lam * f_u).mean() + (w * (y - lam * f)).mean())
+    se = math.sqrt((w_u * lam * f_u).var() / big_n + (w * (y - lam * f)).var() / n)
+    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))
+    return Estimate(
+        value=value,
+        low=value - z * se,
+        high=value + z * se,
+        method=f"{PPI_MEAN}, {_lam_label(lam, tuned)}; {n} labelled, {big_n} unlabelled",
+        confidence=confidence,
+        n=n,
+        unit=unit,
+        sd=se,
+    )
+
+
+def calibrated_mean(
+    judge: ArrayLike,
+    expert: ArrayLike,
+    *,
+    inclusion_probability: ArrayLike | float | None = None,
+    clusters: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
+    lam: float | None = None,
+    confidence: float = 0.95,
+    unit: Unit = "proportion",
+) -> Estimate:
+    """Expert-calibrated mean of one target's conversations, by prediction-powered inference.
+
+    ``judge[i]`` is the judge's verdict on conversation ``i`` (0/1, or the share of its
+    readings that pass) for every one of the target's ``N`` conversations; ``expert[i]`` the
+    blind expert verdict where ``i`` is in the calibration sample, ``nan`` elsewhere.
+    ``inclusion_probability[i]`` is the known chance that ``i`` was drawn into the sample
+    (a number, or one per conversation; ``None``: a simple random sample, ``n / N``);
+    ``strata`` (e.g. polarity) the sampling strata; ``clusters`` the base scenarios.
+
+    What it estimates: the rate experts would give the target's conversations. With stratum
+    ``h`` holding ``N_h`` conversations and a calibration sample ``S_h`` weighted by ``1 / pi``
+    (scaled to sum to ``N_h``: a Hajek mean, the stratum's plain mean when ``pi`` is equal in
+    it)::
+
+        theta = sum_h N_h / N * [ lam * mean_h(judge) + weighted_mean_{S_h}(expert - lam judge) ]
+
+    unbiased for the experts' rate whatever the judge's bias (to first order in the weights).
+
+    The interval: ``theta`` is ``sum_i psi_i / N`` with the linearised contribution
+    ``psi_i = c_h + lam judge_i + [i in S] w_i (expert_i - lam judge_i - c_h)`` (``c_h`` the
+    stratum's weighted mean error), so its variance is estimated from the spread of the
+    clusters' totals, ``G / (G - 1) sum_g (Psi_g - N_g theta)^2 / N^2`` (cluster-robust,
+    CR1; each conversation its own cluster without ``clusters``), and the interval is
+    ``theta +- t se`` with ``G_s - 1`` degrees of freedom, ``G_s`` the clusters holding an
+    expert verdict -- the few-cluster correction, conservative when the judged clusters are
+    many more. The variance counts both the judge's sampling noise over all conversations and
+    the calibration sample's; strata are sampled independently, so treating the sample as
+    drawn with replacement within them overstates the variance slightly (by ``1 - n_h / N_h``).
+
+    ``lam=None`` is PPI++: the ``lam`` in [0, 1] minimising that cluster-robust variance
+    (closed form, it is quadratic in ``lam``); ``lam=1`` classical PPI; ``lam=0`` the experts
+    alone (the stratified, weighted expert mean with the same variance: the comparison the
+    calibrated figure is narrower than).
+
+    Does not apply when the sample was not random (a triage queue of disagreements) or the
+    probabilities are not the ones used to draw it: the correction is then biased. Too little
+    data gives ``Estimate.insufficient``: fewer than ``MIN_EXPERT_PER_STRATUM`` expert
+    verdicts in a stratum, or fewer than two clusters with one. The interval is clipped to
+    [0, 1] for proportions (the value is not, so it stays unbiased). ``n`` is the number of
+    expert verdicts; the method says how many conversations were judged.
+    """
+    f = _vector(judge, "judge")
+    y = _vector(expert, "expert", allow_nan=True)
+    big_n = f.size
+    if y.size != big_n:
+        raise ValueError(
+            f"judge and expert need one entry per conversation; got {big_n} and {y.size}"
+        )
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1; got {confidence!r}")
+    labelled = np.isfinite(y)
+    n = int(labelled.sum())
+    pi = _inclusion(inclusion_probability, big_n, labelled)
+    stratum = _labels(strata, big_n, "strata")
+    cluster = _labels(clusters, big_n, "clusters")
+    method = f"{CALIBRATED}; {big_n} judged conversations"
+    if clusters is not None:
+        method += ", cluster-robust over base scenarios, t on G - 1 df"
+
+    n_strata = int(stratum.max()) + 1 if big_n else 0
+    per_stratum = np.bincount(stratum[labelled], minlength=n_strata)
+    thin = int((per_stratum < MIN_EXPERT_PER_STRATUM).sum()) if big_n else 1
+    g_labelled = np.unique(cluster[labelled]).size
+    if thin or g_labelled < 2:
+        reason = (
+            f"fewer than {MIN_EXPERT_PER_STRATUM} expert verdicts in {thin} sampling stratum"
+            if thin
+            else "expert verdicts from fewer than two base scenarios"
+        )
+        return Estimate.insufficient(n=n, unit=unit, method=method, reason=reason)
+
+    a, b = _linearised(f, y, labelled, pi, stratum, n_strata)
+    g = int(cluster.max()) + 1
+    a_g = np.bincount(cluster, weights=a, minlength=g)
+    b_g = np.bincount(cluster, weights=b, minlength=g)
+    size_g = np.bincount(cluster, minlength=g).astype(np.float64)
+    u = a_g - size_g * a.sum() / big_n
+    v = b_g - size_g * b.sum() / big_n
+    tuned = lam is None
+    if lam is None:
+        # The CR1 variance is sum (u + lam v)^2 up to a constant: minimised at -u.v / v.v.
+        vv = float(v @ v)
+        lam = float(np.clip(-(u @ v) / vv, 0.0, 1.0)) if vv > 0 else 1.0
+    value = float((a.sum() + lam * b.sum()) / big_n)
+    resid = u + lam * v
+    se = math.sqrt(g / (g - 1.0) * float(resid @ resid)) / big_n
+    q = float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, g_labelled - 1))
+    low, high = value - q * se, value + q * se
+    if unit == "proportion":
+        low, high = max(0.0, low), min(1.0, high)
+    return Estimate(
+        value=value,
+        low=low,
+        high=high,
+        method=f"{method}, {_lam_label(lam, tuned)}",
+        confidence=confidence,
+        n=n,
+        n_clusters=g,
+        unit=unit,
+        sd=se,
+    )
+
+
+def _inclusion(
+    probability: ArrayLike | float | None, size: int, labelled: NDArray[np.bool_]
+) -> NDArray[np.float64]:
+    if probability is None:
+        return np.full(size, labelled.sum() / max(size, 1))
+    pi = np.broadcast_to(np.asarray(probability, dtype=np.float64), (size,)).copy()
+    drawn = pi[labelled]
+    if not np.isfinite(drawn).all() or (drawn <= 0).any() or (drawn > 1).any():
+        raise ValueError("inclusion probabilities of sampled conversations must lie in (0, 1]")
+    return pi
+
+
+def _labels(labels: ArrayLike | None, size: int, what: str) -> NDArray[np.intp]:
+    if labels is None:
+        return np.arange(size, dtype=np.intp) if what == "clusters" else np.zeros(size, np.intp)
+    arr = np.asarray(labels)
+    if arr.shape != (size,):
+        raise ValueError(f"{what} must have one label per conversation ({size}); got {arr.shape}")
+    _, codes = np.unique(arr.astype(str) if arr.dtype == object else arr, return_inverse=True)
+    return codes.ravel().astype(np.intp)
+
+
+def _linearised(
+    f: NDArray[np.float64],
+    y: NDArray[np.float64],
+    labelled: NDArray[np.bool_],
+    pi: NDArray[np.float64],
+    stratum: NDArray[np.intp],
+    n_strata: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each conversation's contribution ``psi_i = a_i + lam b_i`` to ``N theta``.
+
+    Within a stratum, the calibration weights are scaled to sum to the stratum's size, and
+    ``c_h = m_y - lam m_f`` is its weighted mean error (``m_y``, ``m_f`` the weighted expert and
+    judge means of its sample), so ``psi_i = m_y + [S] w (y - m_y) + lam (f - m_f) (1 - [S] w)``.
+    """
+    size_h = np.bincount(stratum, minlength=n_strata).astype(np.float64)
+    raw = np.where(labelled, 1.0 / np.where(labelled, pi, 1.0), 0.0)
+    weight_h = np.bincount(stratum, weights=raw, minlength=n_strata)
+    w = raw * (size_h / weight_h)[stratum]
+    y0 = np.where(labelled, y, 0.0)
+    m_y = (np.bincount(stratum, weights=w * y0, minlength=n_strata) / size_h)[stratum]
+    m_f = (np.bincount(stratum, weights=w * f, minlength=n_strata) / size_h)[stratum]
+    a = m_y + w * (y0 - m_y)
+    b = (f - m_f) * (1.0 - w)
+    return a, b
