@@ -259,6 +259,24 @@ def krippendorff_alpha(data: ArrayLike, level: Level = "nominal") -> float:
     ``ValueError`` for fewer than two raters, no pairable unit, empty data, infinite values or an
     unknown level. Memory is O(units x distinct values + distinct values^2).
     """
+    per_unit, uniques = krippendorff_unit_counts(data, level)
+    m = per_unit.sum(axis=1)
+    pairable = m >= 2
+    if not pairable.any():
+        raise ValueError("no pairable units: no unit has values from at least two raters")
+    nu = per_unit[pairable]
+    weighted = nu / (m[pairable] - 1.0)[:, None]
+    coincidence = nu.T @ weighted
+    coincidence[np.diag_indices(uniques.size)] -= weighted.sum(axis=0)
+    return float(krippendorff_from_coincidence(coincidence[None], uniques, level)[0])
+
+
+def krippendorff_unit_counts(
+    data: ArrayLike, level: Level = "nominal"
+) -> tuple[NDArray[np.float64], NDArray[Any]]:
+    """``data[r, u]`` validated as :func:`krippendorff_alpha` does, as ``(counts, values)``:
+    ``counts[u, v]`` raters gave unit ``u`` the value ``values[v]`` (sorted; numbers as float
+    unless the level is nominal). Same errors as :func:`krippendorff_alpha`."""
     if level not in ("nominal", "ordinal", "interval", "ratio"):
         raise ValueError(
             f"level must be 'nominal', 'ordinal', 'interval' or 'ratio'; got {level!r}"
@@ -277,44 +295,64 @@ def krippendorff_alpha(data: ArrayLike, level: Level = "nominal") -> float:
         uniques = uniques.astype(np.float64)
         if level == "ratio" and uniques.size and uniques[0] < 0:
             raise ValueError("level 'ratio' needs non-negative values")
-
     n_units, n_values = arr.shape[1], uniques.size
     valid = codes >= 0
     unit = np.broadcast_to(np.arange(n_units), arr.shape)[valid]
     per_unit = np.bincount(unit * n_values + codes[valid], minlength=n_units * n_values)
-    per_unit = per_unit.reshape(n_units, n_values).astype(np.float64)
-    m = per_unit.sum(axis=1)
-    pairable = m >= 2
-    if not pairable.any():
-        raise ValueError("no pairable units: no unit has values from at least two raters")
-    nu = per_unit[pairable]
-    weighted = nu / (m[pairable] - 1.0)[:, None]
-    coincidence = nu.T @ weighted
-    coincidence[np.diag_indices(n_values)] -= weighted.sum(axis=0)
-    n_c = coincidence.sum(axis=0)
-    if np.count_nonzero(n_c > 0) <= 1:
-        return math.nan
-    n = n_c.sum()
+    return per_unit.reshape(n_units, n_values).astype(np.float64), uniques
 
-    if level == "nominal":
-        # Closed forms of the nominal sums avoid a V x V distance matrix.
-        observed = n - np.trace(coincidence)
-        expected = n * n - (n_c * n_c).sum()
-    else:
-        if level == "ordinal":
-            # sum_{g=c..k} n_g - (n_c + n_k)/2 = mid_k - mid_c with mid = cumsum(n) - n/2.
-            mid = np.cumsum(n_c) - n_c / 2.0
-            d = np.subtract.outer(mid, mid) ** 2
-        elif level == "interval":
-            d = np.subtract.outer(uniques, uniques) ** 2
+
+def krippendorff_unit_coincidences(counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each unit's share of the coincidence matrix, flattened: ``(units, V * V)``.
+
+    For unit ``u`` with ``m_u`` values and value counts ``n_uc``: ``(n_uc n_uk - [c = k] n_uc)
+    / (m_u - 1)``, zero for units with fewer than two values (not pairable). Summed over any
+    multiset of units (a cluster bootstrap's resample) they give the coincidence matrix that
+    :func:`krippendorff_from_coincidence` turns into alpha. Memory O(units x V^2): for
+    verdicts on a short scale."""
+    c = np.asarray(counts, dtype=np.float64)
+    m = c.sum(axis=1)
+    with np.errstate(all="ignore"):
+        scale = np.where(m >= 2, 1.0 / (m - 1.0), 0.0)
+    outer = c[:, :, None] * c[:, None, :]
+    outer[:, np.arange(c.shape[1]), np.arange(c.shape[1])] -= c
+    return (outer * scale[:, None, None]).reshape(c.shape[0], -1)
+
+
+def krippendorff_from_coincidence(
+    coincidence: NDArray[np.float64], values: NDArray[Any], level: Level = "nominal"
+) -> NDArray[np.float64]:
+    """Krippendorff's alpha of each coincidence matrix ``(rows, V, V)`` (or ``(rows, V * V)``)
+    over the sorted ``values``: ``1 - (n - 1) sum o d / sum n_c n_k d`` with the level's squared
+    distances (see :func:`krippendorff_alpha`); ``nan`` where at most one value occurs."""
+    v = len(values)
+    o = np.asarray(coincidence, dtype=np.float64).reshape(-1, v, v)
+    n_c = o.sum(axis=1)
+    n = n_c.sum(axis=1)
+    with np.errstate(all="ignore"):
+        if level == "nominal":
+            # Closed forms of the nominal sums avoid a V x V distance matrix.
+            observed = n - np.trace(o, axis1=1, axis2=2)
+            expected = n * n - (n_c * n_c).sum(axis=1)
         else:
-            total = np.add.outer(uniques, uniques)
-            diff = np.subtract.outer(uniques, uniques)
-            # c + k = 0 only for c = k = 0, whose distance is 0.
-            d = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
-        observed = (coincidence * d).sum()
-        expected = (np.outer(n_c, n_c) * d).sum()
-    return float(1.0 - (n - 1.0) * observed / expected)
+            if level == "ordinal":
+                # sum_{g=c..k} n_g - (n_c + n_k)/2 = mid_k - mid_c, mid = cumsum(n) - n/2.
+                mid = np.cumsum(n_c, axis=1) - n_c / 2.0
+                d = (mid[:, None, :] - mid[:, :, None]) ** 2
+            else:
+                u = np.asarray(values, dtype=np.float64)
+                if level == "interval":
+                    d = np.subtract.outer(u, u) ** 2
+                else:
+                    total = np.add.outer(u, u)
+                    diff = np.subtract.outer(u, u)
+                    # c + k = 0 only for c = k = 0, whose distance is 0.
+                    d = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
+                d = np.broadcast_to(d, o.shape)
+            observed = (o * d).sum(axis=(1, 2))
+            expected = (n_c[:, :, None] * n_c[:, None, :] * d).sum(axis=(1, 2))
+        alpha = 1.0 - (n - 1.0) * observed / expected
+    return np.where(np.count_nonzero(n_c > 0, axis=1) <= 1, np.nan, alpha)
 
 
 def majority_vote(
