@@ -71,18 +71,22 @@ from .few_clusters import (
 from .figures import (
     cohen_estimate,
     fleiss_estimate,
+    krippendorff_estimate,
     mean_estimate,
     proportion_estimate,
     resampled_estimate,
     share_estimates,
     sums_estimate,
 )
+from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
 from .ppi import calibrated_mean, ppi_mean
 from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
 from .resampling import cluster_hits, load_kernels
 from .two_stage import two_stage_sum_distribution
 
 __all__ = [
+    "JudgeRate",
+    "PanelVerdicts",
     "PAIRED_T",
     "POOLED_PAIRED",
     "WILSON_EFFECTIVE",
@@ -107,13 +111,17 @@ __all__ = [
     "fleiss_item_sums",
     "fleiss_kappa",
     "intra_cluster_correlation",
+    "judge_pass_rates",
     "kendall_tau_b_rows",
     "krippendorff_alpha",
+    "krippendorff_estimate",
     "load_kernels",
     "majority_vote",
     "mean_estimate",
     "paired_difference_estimates",
     "pair_agreement",
+    "panel_agreement",
+    "panel_verdicts",
     "paired_t",
     "pass_rate_ci",
     "percent_agreement",

@@ -20,10 +20,14 @@ from numpy.typing import ArrayLike, NDArray
 from stats.estimates import MIN_ITEMS, Estimate, Exclusion, Unit
 
 from .agreement import (
+    Level,
     cohen_from_confusion,
     cohen_pair_codes,
     fleiss_from_sums,
     fleiss_item_sums,
+    krippendorff_from_coincidence,
+    krippendorff_unit_coincidences,
+    krippendorff_unit_counts,
 )
 from .bootstrap import (
     bootstrap_distribution,
@@ -200,6 +204,37 @@ def cohen_estimate(
     onehot[np.arange(len(pair)), pair] = 1.0
     return sums_estimate(
         onehot, lambda s: cohen_from_confusion(s, k, weights), clusters=clusters, **options
+    )
+
+
+def krippendorff_estimate(
+    data: ArrayLike,
+    level: Level = "nominal",
+    clusters: ArrayLike | None = None,
+    **options: Any,
+) -> Estimate:
+    """Krippendorff's alpha of ``data[rater, unit]`` (``nan`` = missing) with a percentile
+    bootstrap interval over units, or over ``clusters`` (one label per unit, e.g. the base
+    scenario) drawn whole. Alpha is a function of the units' summed coincidences, so each
+    resample is one matrix product (:func:`sums_estimate`). Units with fewer than two values
+    are left out (counted in ``excluded``); ``n`` counts the pairable units."""
+    counts, values = krippendorff_unit_counts(data, level)
+    pairable = counts.sum(axis=1) >= 2
+    excluded = (Exclusion("fewer than two ratings", int((~pairable).sum())),)
+    if clusters is not None:
+        clusters = np.asarray(clusters)
+        if clusters.shape != (counts.shape[0],):
+            raise ValueError(f"clusters must have one label per unit ({counts.shape[0]})")
+        clusters = clusters[pairable]
+    if not pairable.any():
+        return Estimate.insufficient(n=0, unit="coefficient", excluded=excluded)
+    return sums_estimate(
+        krippendorff_unit_coincidences(counts[pairable]),
+        lambda s: krippendorff_from_coincidence(s, values, level),
+        clusters=clusters,
+        unit="coefficient",
+        excluded=excluded,
+        **options,
     )
 
 

@@ -40,8 +40,12 @@ def true_rate(target: Target) -> float:
     nodes, weights = hermegauss(80)
     weights = weights / weights.sum()
     return float(
-        np.mean([weights @ (1 / (1 + np.exp(-(mu + SCENARIO_SD * nodes))))
-                 for mu in target.logit_by_polarity])
+        np.mean(
+            [
+                weights @ (1 / (1 + np.exp(-(mu + SCENARIO_SD * nodes))))
+                for mu in target.logit_by_polarity
+            ]
+        )
     )
 
 
@@ -99,9 +103,7 @@ def coverage(target: Target, replications: int, seed: int) -> dict[str, dict[str
     hits: dict[str, list] = {}
     for r in range(replications):
         for name, e in intervals(draw(target, rng), seed=r).items():
-            hits.setdefault(name, []).append(
-                (e.low <= truth <= e.high, e.high - e.low, e.value)
-            )
+            hits.setdefault(name, []).append((e.low <= truth <= e.high, e.high - e.low, e.value))
     return {
         name: {
             "coverage": float(np.mean([h[0] for h in rows])),

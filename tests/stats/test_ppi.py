@@ -32,9 +32,7 @@ def test_ppi_mean_matches_ppi_py(n, big_n, kind, lam, weighted):
     w = rng.uniform(0.2, 3.0, n) if weighted else None
     w_u = rng.uniform(0.5, 2.0, big_n) if weighted else None
     for confidence in (0.9, 0.95):
-        e = ppi_mean(
-            y, f, f_u, lam=lam, weights=w, weights_unlabelled=w_u, confidence=confidence
-        )
+        e = ppi_mean(y, f, f_u, lam=lam, weights=w, weights_unlabelled=w_u, confidence=confidence)
         point = ppi_py.ppi_mean_pointestimate(y, f, f_u, lam=lam, w=w, w_unlabeled=w_u)
         low, high = ppi_py.ppi_mean_ci(
             y, f, f_u, alpha=1 - confidence, lam=lam, w=w, w_unlabeled=w_u
