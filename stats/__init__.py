@@ -8,8 +8,10 @@ xoshiro256** generator counting draws per cluster, per kind of cluster or per di
 behind every bootstrap -- :func:`bootstrap_ci` and the distributions of :mod:`.bootstrap` and
 :mod:`.two_stage`, and the batched figures of :mod:`.batched`, which share one resampling
 among the data sets with the same number of clusters. The figure constructors in
-:mod:`.figures` build on them. The engine's compiled code is loaded on its first use, or ahead
-of it by :func:`load_kernels`.
+:mod:`.figures` build on them, and so do the judge figures: expert-calibrated rates by
+prediction-powered inference (:mod:`.ppi`), a panel of judges (:mod:`.panel`), judge trust
+against blind experts (:mod:`.judge_trust`) and swap studies (:mod:`.swap`). The engine's
+compiled code is loaded on its first use, or ahead of it by :func:`load_kernels`.
 
 Conventions shared by every function here:
 
@@ -78,17 +80,20 @@ from .figures import (
     share_estimates,
     sums_estimate,
 )
+from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
 from .ppi import calibrated_mean, ppi_mean
 from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
 from .resampling import cluster_hits, load_kernels
+from .swap import pass_rate_shift, single_vs_majority, swap_rank_agreement, verdict_flip_share
 from .two_stage import two_stage_sum_distribution
 
 __all__ = [
     "JudgeRate",
-    "PanelVerdicts",
+    "JudgeTrust",
     "PAIRED_T",
     "POOLED_PAIRED",
+    "PanelVerdicts",
     "WILSON_EFFECTIVE",
     "benjamini_hochberg",
     "bootstrap_ci",
@@ -112,18 +117,21 @@ __all__ = [
     "fleiss_kappa",
     "intra_cluster_correlation",
     "judge_pass_rates",
+    "judge_trust",
+    "judge_trust_by",
     "kendall_tau_b_rows",
     "krippendorff_alpha",
     "krippendorff_estimate",
     "load_kernels",
     "majority_vote",
     "mean_estimate",
-    "paired_difference_estimates",
     "pair_agreement",
+    "paired_difference_estimates",
+    "paired_t",
     "panel_agreement",
     "panel_verdicts",
-    "paired_t",
     "pass_rate_ci",
+    "pass_rate_shift",
     "percent_agreement",
     "percentile_interval",
     "ppi_mean",
@@ -132,9 +140,13 @@ __all__ = [
     "resampled_estimate",
     "share_estimates",
     "shared_block_hits",
+    "single_vs_majority",
     "sums_estimate",
+    "swap_rank_agreement",
+    "trust_badge",
     "two_stage_sum_distribution",
     "two_stage_sum_distributions",
     "unanimity",
+    "verdict_flip_share",
     "wilson_interval",
 ]

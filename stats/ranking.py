@@ -85,7 +85,8 @@ def rank_stability(
 
 
 def kendall_tau_b_rows(a_rows: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
-    """Kendall's tau-b of each row of ``a_rows`` (rows, k) against one ordering ``b`` (k,).
+    """Kendall's tau-b of each row of ``a_rows`` (rows, k) against ``b``: one ordering (k,)
+    shared by every row, or one per row (rows, k) -- two rankings resampled together.
 
     The same coefficient as ``scipy.stats.kendalltau`` (tau-b, ties corrected), vectorised over
     bootstrap resamples: ``(concordant - discordant) / sqrt((n0 - ties_a) (n0 - ties_b))`` over
@@ -94,17 +95,19 @@ def kendall_tau_b_rows(a_rows: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     """
     a = np.atleast_2d(np.asarray(a_rows, dtype=np.float64))
     b = np.asarray(b, dtype=np.float64)
-    if b.ndim != 1 or a.shape[1] != b.size:
-        raise ValueError("a_rows must be (rows, k) and b (k,)")
-    i, j = np.triu_indices(b.size, k=1)
+    if b.ndim not in (1, 2) or b.shape[-1] != a.shape[1] or (b.ndim == 2 and b.shape != a.shape):
+        raise ValueError("a_rows must be (rows, k) and b (k,) or (rows, k)")
+    k = a.shape[1]
+    i, j = np.triu_indices(k, k=1)
     sa = np.sign(a[:, i] - a[:, j])
-    sb = np.sign(b[i] - b[j])
+    sb = np.sign(b[..., i] - b[..., j])
     n0 = float(i.size)
     untied_a = np.count_nonzero(sa, axis=1).astype(np.float64)
-    untied_b = float(np.count_nonzero(sb))
+    untied_b = np.count_nonzero(sb, axis=-1).astype(np.float64)
     with np.errstate(all="ignore"):
         tau = (sa * sb).sum(axis=1) / np.sqrt(untied_a * untied_b)
-    bad = (untied_a == 0) | (untied_b == 0) | ~np.isfinite(a).all(axis=1) | (n0 == 0)
+    finite_b = np.isfinite(b).all(axis=-1)
+    bad = (untied_a == 0) | (untied_b == 0) | ~np.isfinite(a).all(axis=1) | ~finite_b | (n0 == 0)
     return np.where(bad, np.nan, tau)
 
 

@@ -1,0 +1,79 @@
+"""Judge trust: expert agreement and kappa against scikit-learn, and the badge's thresholds."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from stats import judge_trust, judge_trust_by
+from stats.judge_trust import (
+    CONTESTED,
+    MIN_EXPERT_VERDICTS,
+    NOT_CHECKED,
+    VALIDATED,
+    VALIDATED_AGREEMENT_LOW,
+)
+
+
+def _ratings(rng, n, accuracy, expert_pass=0.6):
+    expert = (rng.random(n) < expert_pass).astype(float)
+    judge = np.where(rng.random(n) < accuracy, expert, 1 - expert)
+    return judge, expert
+
+
+def test_agreement_and_kappa_match_references():
+    rng = np.random.default_rng(0)
+    judge, expert = _ratings(rng, 120, 0.85)
+    expert[[3, 9]] = np.nan
+    t = judge_trust(judge, expert, clusters=np.arange(120) // 4, n_resamples=500)
+    keep = np.isfinite(expert)
+    assert t.agreement.value == pytest.approx(np.mean(judge[keep] == expert[keep]))
+    assert t.kappa.value == pytest.approx(cohen_kappa_score(judge[keep], expert[keep]))
+    assert t.agreement.n == 118
+    assert t.agreement.n_clusters == 30
+    assert t.agreement.excluded[0].count == 2
+    assert t.agreement.low < t.agreement.value < t.agreement.high
+
+
+def test_badges():
+    rng = np.random.default_rng(1)
+    few = judge_trust(*_ratings(rng, MIN_EXPERT_VERDICTS - 1, 1.0), n_resamples=200)
+    assert few.badge == NOT_CHECKED
+    assert str(MIN_EXPERT_VERDICTS) in few.reason
+
+    good = judge_trust(*_ratings(rng, 300, 0.92), n_resamples=500)
+    assert good.badge == VALIDATED
+    assert good.agreement.low >= VALIDATED_AGREEMENT_LOW
+
+    poor = judge_trust(*_ratings(rng, 300, 0.62), n_resamples=500)
+    assert poor.badge == CONTESTED
+    assert "below" in poor.reason
+
+    # Passing everything agrees with experts who mostly pass, yet knows nothing: kappa 0.
+    expert = (rng.random(300) < 0.93).astype(float)
+    lazy = judge_trust(np.ones(300), expert, n_resamples=500)
+    assert lazy.agreement.low >= VALIDATED_AGREEMENT_LOW
+    assert lazy.badge == CONTESTED
+    assert "beyond chance" in lazy.reason
+
+    # Promising but too uncertain: checked, not shown to reach the bar.
+    borderline = judge_trust(*_ratings(rng, 40, 0.75), n_resamples=500)
+    assert borderline.badge == CONTESTED
+
+
+def test_trust_per_metric_and_model():
+    rng = np.random.default_rng(2)
+    judge_a, expert_a = _ratings(rng, 200, 0.95)
+    judge_b, expert_b = _ratings(rng, 200, 0.55)
+    groups = [("empathy", "model-x")] * 200 + [("sycophancy", "model-x")] * 200
+    table = judge_trust_by(
+        groups,
+        np.concatenate([judge_a, judge_b]),
+        np.concatenate([expert_a, expert_b]),
+        n_resamples=300,
+    )
+    assert list(table) == [("empathy", "model-x"), ("sycophancy", "model-x")]
+    assert table[("empathy", "model-x")].badge == VALIDATED
+    assert table[("sycophancy", "model-x")].badge == CONTESTED
+    assert table[("empathy", "model-x")].kappa.value == pytest.approx(
+        cohen_kappa_score(judge_a, expert_a)
+    )
