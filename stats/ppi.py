@@ -174,13 +174,15 @@ def calibrated_mean(
     The interval: ``theta`` is ``sum_i psi_i / N`` with the linearised contribution
     ``psi_i = c_h + lam judge_i + [i in S] w_i (expert_i - lam judge_i - c_h)`` (``c_h`` the
     stratum's weighted mean error), so its variance is estimated from the spread of the
-    clusters' totals, ``G / (G - 1) sum_g (Psi_g - N_g theta)^2 / N^2`` (cluster-robust,
-    CR1; each conversation its own cluster without ``clusters``), and the interval is
-    ``theta +- t se`` with ``G_s - 1`` degrees of freedom, ``G_s`` the clusters holding an
-    expert verdict -- the few-cluster correction, conservative when the judged clusters are
-    many more. The variance counts both the judge's sampling noise over all conversations and
-    the calibration sample's; strata are sampled independently, so treating the sample as
-    drawn with replacement within them overstates the variance slightly (by ``1 - n_h / N_h``).
+    clusters' totals ``Psi_g``: ``sum_h G_h / (G_h - 1) sum_{g in h} (Psi_g - N_g theta_h)^2 /
+    N^2`` -- cluster-robust (CR1), each conversation its own cluster without ``clusters``,
+    centred within strata when the clusters nest in them (the strata's sizes are fixed by
+    design), else on ``theta``. The interval is ``theta +- t se`` on ``G_s - H`` degrees of
+    freedom, ``G_s`` the clusters holding an expert verdict and ``H`` the strata centred in --
+    the few-cluster correction, conservative when the judged clusters are many more. The
+    variance counts both the judge's sampling noise over all conversations and the
+    calibration sample's; it treats the sample as Poisson-sampled within strata, which
+    overstates the variance of a fixed-size sample slightly.
 
     ``lam=None`` is PPI++: the ``lam`` in [0, 1] minimising that cluster-robust variance
     (closed form, it is quadratic in ``lam``); ``lam=1`` classical PPI; ``lam=0`` the experts
@@ -225,21 +227,17 @@ def calibrated_mean(
         return Estimate.insufficient(n=n, unit=unit, method=method, reason=reason)
 
     a, b = _linearised(f, y, labelled, pi, stratum, n_strata)
-    g = int(cluster.max()) + 1
-    a_g = np.bincount(cluster, weights=a, minlength=g)
-    b_g = np.bincount(cluster, weights=b, minlength=g)
-    size_g = np.bincount(cluster, minlength=g).astype(np.float64)
-    u = a_g - size_g * a.sum() / big_n
-    v = b_g - size_g * b.sum() / big_n
+    u, v, g, centres = _cluster_deviations(a, b, cluster, stratum)
     tuned = lam is None
     if lam is None:
-        # The CR1 variance is sum (u + lam v)^2 up to a constant: minimised at -u.v / v.v.
+        # The variance is sum (u + lam v)^2 / N^2: quadratic in lam, least at -u.v / v.v.
         vv = float(v @ v)
         lam = float(np.clip(-(u @ v) / vv, 0.0, 1.0)) if vv > 0 else 1.0
     value = float((a.sum() + lam * b.sum()) / big_n)
     resid = u + lam * v
-    se = math.sqrt(g / (g - 1.0) * float(resid @ resid)) / big_n
-    q = float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, g_labelled - 1))
+    se = math.sqrt(float(resid @ resid)) / big_n
+    df = max(g_labelled - centres, 1)
+    q = float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, df))
     low, high = value - q * se, value + q * se
     if unit == "proportion":
         low, high = max(0.0, low), min(1.0, high)
@@ -254,6 +252,43 @@ def calibrated_mean(
         unit=unit,
         sd=se,
     )
+
+
+def _cluster_deviations(
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    cluster: NDArray[np.intp],
+    stratum: NDArray[np.intp],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], int, int]:
+    """Each cluster's total of ``a`` and of ``b`` less its expected share, scaled so that
+    ``sum (u + lam v)^2`` is the variance of ``N theta``; also the number of clusters and of
+    the groups they were centred in.
+
+    When every cluster lies inside one stratum, and every stratum holds two clusters or more,
+    clusters are centred on their stratum's mean (the stratified with-replacement variance of
+    survey practice, Wolter 2007 ch. 6): the strata's sizes are fixed by design, so the
+    difference between their rates is no sampling noise. Otherwise on the overall mean.
+    Either way scaled by ``G_h / (G_h - 1)`` (CR1).
+    """
+    g = int(cluster.max()) + 1
+    a_g = np.bincount(cluster, weights=a, minlength=g)
+    b_g = np.bincount(cluster, weights=b, minlength=g)
+    size_g = np.bincount(cluster, minlength=g).astype(np.float64)
+    stratum_g = np.zeros(g, dtype=np.intp)
+    stratum_g[cluster] = stratum
+    nested = bool((stratum_g[cluster] == stratum).all())
+    per_stratum = np.bincount(stratum_g)
+    if not nested or (per_stratum[per_stratum > 0] < 2).any():
+        stratum_g = np.zeros(g, dtype=np.intp)
+    h = int(stratum_g.max()) + 1
+    clusters_h = np.bincount(stratum_g, minlength=h).astype(np.float64)
+    size_h = np.bincount(stratum_g, weights=size_g, minlength=h)
+    scale = np.sqrt(clusters_h / (clusters_h - 1.0))[stratum_g]
+    deviations = []
+    for total in (a_g, b_g):
+        mean_h = np.bincount(stratum_g, weights=total, minlength=h) / size_h
+        deviations.append(scale * (total - size_g * mean_h[stratum_g]))
+    return deviations[0], deviations[1], g, int((clusters_h > 0).sum())
 
 
 def _inclusion(

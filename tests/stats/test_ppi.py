@@ -135,3 +135,23 @@ def test_calibrated_interval_covers_where_the_judge_only_interval_does_not():
         # Unbiased despite the judge's bias (Monte Carlo sd of the mean ~0.001).
         assert abs(r["calibrated"]["mean"] - r["calibrated"]["truth"]) < 0.005, r
         assert abs(r["judge only"]["mean"] - r["judge only"]["truth"]) > 0.05, r
+
+
+def test_clustered_variance_is_statsmodels_cluster_robust_when_experts_rate_everything():
+    # Every conversation rated (pi = 1): the calibrated rate is the expert mean and its interval
+    # the CR1 cluster-robust one of an intercept-only regression, t on G - 1 df.
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(12)
+    g = 25
+    scenario = np.repeat(np.arange(g), rng.integers(2, 9, g))
+    p = rng.beta(2, 2, g)[scenario]
+    expert = (rng.random(scenario.size) < p).astype(float)
+    judge = np.where(rng.random(scenario.size) < 0.8, expert, 1 - expert)
+    e = calibrated_mean(judge, expert, inclusion_probability=1.0, clusters=scenario)
+    fit = sm.OLS(expert, np.ones(scenario.size)).fit(
+        cov_type="cluster", cov_kwds={"groups": scenario}, use_t=True
+    )
+    low, high = fit.conf_int()[0]
+    assert e.value == pytest.approx(expert.mean(), abs=1e-12)
+    assert e.sd == pytest.approx(fit.bse[0], abs=1e-12)
+    assert (e.low, e.high) == pytest.approx((low, high), abs=1e-12)
