@@ -7,7 +7,8 @@ inclusion probabilities), with more replications than the suite affords. Per tar
 figure (calibrated PPI++, experts only, judge only): coverage of the true rate with its Monte
 Carlo standard error, mean width, and bias.
 
-Run from the repository root: ``.venv/bin/python benchmarks/ppi_coverage.py [--replications R]``.
+Run from the repository root: ``.venv/bin/python benchmarks/ppi_coverage.py [--replications R]``;
+``--scenarios-per-polarity 10 --expert-sample 24,16`` for the few-cluster design.
 """
 
 import argparse
@@ -25,13 +26,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=4_000, help="per target")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--scenarios-per-polarity", type=int, default=80)
+    parser.add_argument(
+        "--expert-sample", default="180,120", help="expert verdicts per polarity, e.g. 24,16"
+    )
     args = parser.parse_args()
     r = args.replications
-    print(f"{r:,} replications per target; 95 % intervals; +- is one Monte Carlo sd")
+    design = {
+        "scenarios_per_polarity": args.scenarios_per_polarity,
+        "expert_sample": tuple(int(x) for x in args.expert_sample.split(",")),
+    }
+    print(
+        f"{r:,} replications per target; {2 * args.scenarios_per_polarity} base scenarios x 6 "
+        f"conversations, expert verdicts {args.expert_sample} per polarity; 95 % intervals; "
+        "+- is one Monte Carlo sd"
+    )
     print(f"{'target':16} {'figure':13} {'coverage':>17} {'mean width':>11} {'bias':>8}")
     start = time.perf_counter()
     for i, target in enumerate(TARGETS):
-        for name, row in coverage(target, r, seed=args.seed + i).items():
+        for name, row in coverage(target, r, seed=args.seed + i, **design).items():
             p = row["coverage"]
             mc = math.sqrt(p * (1 - p) / r)
             print(

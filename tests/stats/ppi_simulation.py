@@ -58,10 +58,16 @@ class Draw:
     scenario: np.ndarray
 
 
-def draw(target: Target, rng: np.random.Generator) -> Draw:
-    g = 2 * SCENARIOS_PER_POLARITY
+def draw(
+    target: Target,
+    rng: np.random.Generator,
+    *,
+    scenarios_per_polarity: int = SCENARIOS_PER_POLARITY,
+    expert_sample: tuple[int, int] = EXPERT_SAMPLE,
+) -> Draw:
+    g = 2 * scenarios_per_polarity
     m = CONVERSATIONS_PER_SCENARIO
-    polarity_of = np.repeat([0, 1], SCENARIOS_PER_POLARITY)
+    polarity_of = np.repeat([0, 1], scenarios_per_polarity)
     mu = np.asarray(target.logit_by_polarity)[polarity_of]
     p = 1 / (1 + np.exp(-(mu + SCENARIO_SD * rng.standard_normal(g))))
     scenario = np.repeat(np.arange(g), m)
@@ -75,7 +81,7 @@ def draw(target: Target, rng: np.random.Generator) -> Draw:
     judge = np.where(rng.random(g * m) < flip, 1 - truth, truth)
     expert = np.full(g * m, np.nan)
     inclusion = np.empty(g * m)
-    for h, size in enumerate(EXPERT_SAMPLE):
+    for h, size in enumerate(expert_sample):
         members = np.flatnonzero(polarity == h)
         chosen = rng.choice(members, size=size, replace=False)
         expert[chosen] = truth[chosen]
@@ -83,26 +89,34 @@ def draw(target: Target, rng: np.random.Generator) -> Draw:
     return Draw(judge, expert, inclusion, polarity, scenario)
 
 
-def intervals(d: Draw, *, bootstrap_resamples: int = 400, seed: int = 0) -> dict:
-    """The three figures one replication publishes: calibrated (PPI++), judge only, experts
-    only."""
+def intervals(
+    d: Draw, *, bootstrap_resamples: int = 400, seed: int = 0, judge_only: bool = True
+) -> dict:
+    """The three figures one replication publishes: calibrated (PPI++), experts only, and
+    (unless ``judge_only`` is false) judge only."""
     common = {"inclusion_probability": d.inclusion, "clusters": d.scenario, "strata": d.polarity}
-    return {
+    figures = {
         "calibrated": calibrated_mean(d.judge, d.expert, **common),
         "experts only": calibrated_mean(d.judge, d.expert, lam=0.0, **common),
-        "judge only": proportion_estimate(
-            d.judge, d.scenario, n_resamples=bootstrap_resamples, seed=seed
-        ),
     }
+    if judge_only:
+        figures["judge only"] = proportion_estimate(
+            d.judge, d.scenario, n_resamples=bootstrap_resamples, seed=seed
+        )
+    return figures
 
 
-def coverage(target: Target, replications: int, seed: int) -> dict[str, dict[str, float]]:
-    """Per figure: share of intervals covering the true rate, mean width, mean value."""
+def coverage(
+    target: Target, replications: int, seed: int, *, judge_only: bool = True, **design: object
+) -> dict[str, dict[str, float]]:
+    """Per figure: share of intervals covering the true rate, mean width, mean value
+    (``design``: :func:`draw`'s keywords)."""
     rng = np.random.default_rng(seed)
     truth = true_rate(target)
     hits: dict[str, list] = {}
     for r in range(replications):
-        for name, e in intervals(draw(target, rng), seed=r).items():
+        d = draw(target, rng, **design)  # type: ignore[arg-type]
+        for name, e in intervals(d, seed=r, judge_only=judge_only).items():
             hits.setdefault(name, []).append((e.low <= truth <= e.high, e.high - e.low, e.value))
     return {
         name: {

@@ -155,3 +155,19 @@ def test_clustered_variance_is_statsmodels_cluster_robust_when_experts_rate_ever
     assert e.value == pytest.approx(expert.mean(), abs=1e-12)
     assert e.sd == pytest.approx(fit.bse[0], abs=1e-12)
     assert (e.low, e.high) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_calibrated_interval_keeps_coverage_with_few_base_scenarios():
+    # 20 base scenarios, 40 expert verdicts: too few clusters to tune lambda (classical PPI),
+    # the t interval on G - H df still covers. 2 x 800 replications.
+    design = {"scenarios_per_polarity": 10, "expert_sample": (24, 16)}
+    d = sim.draw(sim.TARGETS[0], np.random.default_rng(0), **design)
+    assert "too few base scenarios" in sim.intervals(d)["calibrated"].method
+    results = [
+        sim.coverage(target, 800, seed=40 + i, judge_only=False, **design)
+        for i, target in enumerate(sim.TARGETS)
+    ]
+    pooled = np.mean([r["calibrated"]["coverage"] for r in results])
+    assert 0.93 <= pooled <= 0.97, results
+    for r in results:
+        assert r["calibrated"]["width"] < r["experts only"]["width"], r
