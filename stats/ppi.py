@@ -220,7 +220,7 @@ def calibrated_mean(
     cluster = _labels(clusters, big_n, "clusters")
     method = f"{CALIBRATED}; {big_n} judged conversations"
     if clusters is not None:
-        method += ", cluster-robust over base scenarios, t on G - 1 df"
+        method += ", cluster-robust over base scenarios, t on G - H df"
 
     n_strata = int(stratum.max()) + 1 if big_n else 0
     per_stratum = np.bincount(stratum[labelled], minlength=n_strata)
@@ -228,7 +228,8 @@ def calibrated_mean(
     g_labelled = np.unique(cluster[labelled]).size
     if thin or g_labelled < 2:
         reason = (
-            f"fewer than {MIN_EXPERT_PER_STRATUM} expert verdicts in {thin} sampling stratum"
+            f"fewer than {MIN_EXPERT_PER_STRATUM} expert verdicts in {thin} sampling "
+            + ("stratum" if thin == 1 else "strata")
             if thin
             else "expert verdicts from fewer than two base scenarios"
         )
@@ -242,7 +243,8 @@ def calibrated_mean(
         # The variance is sum (u + lam v)^2 / N^2: quadratic in lam, least at -u.v / v.v.
         vv = float(v @ v)
         lam = float(np.clip(-(u @ v) / vv, 0.0, 1.0)) if tuned and vv > 0 else 1.0
-    untuned = "" if tuned or not asked else ": too few base scenarios with experts to tune it"
+    units = "base scenarios" if clusters is not None else "expert verdicts"
+    untuned = "" if tuned or not asked else f": too few {units} to tune it"
     value = float((a.sum() + lam * b.sum()) / big_n)
     resid = u + lam * v
     se = math.sqrt(float(resid @ resid)) / big_n
