@@ -82,7 +82,7 @@ from .figures import (
 )
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
-from .ppi import calibrated_mean, ppi_mean
+from .ppi import calibrated_mean, large_enough_for_label, ppi_mean
 from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
 from .resampling import cluster_hits, load_kernels
 from .swap import pass_rate_shift, single_vs_majority, swap_rank_agreement, verdict_flip_share
@@ -122,6 +122,7 @@ __all__ = [
     "kendall_tau_b_rows",
     "krippendorff_alpha",
     "krippendorff_estimate",
+    "large_enough_for_label",
     "load_kernels",
     "majority_vote",
     "mean_estimate",

@@ -4,7 +4,7 @@ import numpy as np
 import ppi_py
 import pytest
 
-from stats import calibrated_mean, ppi_mean
+from stats import calibrated_mean, large_enough_for_label, ppi_mean
 from tests.stats import ppi_simulation as sim
 
 SIZES = [(10, 40), (60, 600), (400, 25_000)]
@@ -137,9 +137,13 @@ def test_calibrated_interval_covers_where_the_judge_only_interval_does_not():
         assert abs(r["judge only"]["mean"] - r["judge only"]["truth"]) > 0.05, r
 
 
-def test_clustered_variance_is_statsmodels_cluster_robust_when_experts_rate_everything():
+@pytest.mark.parametrize("crossed_strata", [False, True])
+def test_clustered_variance_is_statsmodels_cluster_robust_when_experts_rate_everything(
+    crossed_strata,
+):
     # Every conversation rated (pi = 1): the calibrated rate is the expert mean and its interval
-    # the CR1 cluster-robust one of an intercept-only regression, t on G - 1 df.
+    # the CR1 cluster-robust one of an intercept-only regression, t on G - 1 df. Strata that
+    # cut across base scenarios cannot centre them, so they leave the interval unchanged.
     sm = pytest.importorskip("statsmodels.api")
     rng = np.random.default_rng(12)
     g = 25
@@ -147,7 +151,8 @@ def test_clustered_variance_is_statsmodels_cluster_robust_when_experts_rate_ever
     p = rng.beta(2, 2, g)[scenario]
     expert = (rng.random(scenario.size) < p).astype(float)
     judge = np.where(rng.random(scenario.size) < 0.8, expert, 1 - expert)
-    e = calibrated_mean(judge, expert, inclusion_probability=1.0, clusters=scenario)
+    strata = np.arange(scenario.size) % 2 if crossed_strata else None
+    e = calibrated_mean(judge, expert, inclusion_probability=1.0, clusters=scenario, strata=strata)
     fit = sm.OLS(expert, np.ones(scenario.size)).fit(
         cov_type="cluster", cov_kwds={"groups": scenario}, use_t=True
     )
@@ -171,3 +176,14 @@ def test_calibrated_interval_keeps_coverage_with_few_base_scenarios():
     assert 0.93 <= pooled <= 0.97, results
     for r in results:
         assert r["calibrated"]["width"] < r["experts only"]["width"], r
+
+
+def test_calibrated_figure_on_the_label_only_with_enough_expert_verdicts():
+    rng = np.random.default_rng(9)
+    d = sim.draw(sim.TARGETS[1], rng)
+    full = sim.intervals(d, judge_only=False)["calibrated"]
+    assert full.n == 300
+    assert full.n_clusters == len(np.unique(d.scenario[np.isfinite(d.expert)]))
+    assert large_enough_for_label(full)
+    small = sim.draw(sim.TARGETS[1], rng, scenarios_per_polarity=10, expert_sample=(24, 16))
+    assert not large_enough_for_label(sim.intervals(small, judge_only=False)["calibrated"])
