@@ -16,6 +16,8 @@ kept in every resample.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
@@ -206,26 +208,32 @@ def single_vs_majority(
     zeros = np.isfinite(arr).sum(axis=1) - ones
     keep = np.isfinite(arr[:, single]) & (ones != zeros)
     m = metric_labels.size
-    columns = np.zeros((arr.shape[0], 3 * m))
     rows = np.flatnonzero(keep)
-    columns[rows, metric[rows]] = arr[rows, single]
-    columns[rows, m + metric[rows]] = (ones > zeros)[rows]
-    columns[rows, 2 * m + metric[rows]] = 1.0
+    # Rows of the bootstrap: conversations, or -- far fewer, and the draws are the same --
+    # the clusters' summed columns (memory O(rows x metrics)).
+    unit = np.arange(rows.size) if clusters is None else np.asarray(clusters)[rows]
+    labels, code = np.unique(unit, return_inverse=True)
+    columns = np.zeros((labels.size, 3 * m))
+    code = code.ravel()
+    np.add.at(columns, (code, metric[rows]), arr[rows, single])
+    np.add.at(columns, (code, m + metric[rows]), (ones > zeros)[rows].astype(float))
+    np.add.at(columns, (code, 2 * m + metric[rows]), 1.0)
 
     def rho(s: NDArray[np.float64]) -> NDArray[np.float64]:
         with np.errstate(all="ignore"):
             return _spearman_rows(s[:, :m] / s[:, 2 * m :], s[:, m : 2 * m] / s[:, 2 * m :])
 
-    return sums_estimate(
-        columns[rows],
+    figure = sums_estimate(
+        columns,
         rho,
-        clusters=None if clusters is None else np.asarray(clusters)[rows],
+        clusters=None if clusters is None else labels,
         over="base scenarios" if clusters is not None else "conversations",
         n_resamples=n_resamples,
         seed=seed,
         confidence=confidence,
         excluded=(Exclusion("single reading missing or majority tied", int((~keep).sum())),),
     )
+    return replace(figure, n=int(rows.size))
 
 
 def _spearman_rows(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -102,6 +102,8 @@ def test_single_judgment_against_majority_matches_scipy():
         scipy_stats.spearmanr(single_rates, majority_rates).statistic, abs=1e-12
     )
     assert e.excluded[0].count == 1
+    assert e.n == keep.sum()
+    assert e.n_clusters == metrics * 3
     # The interval: scipy's rho over the metrics drawn in each resample of base scenarios.
     rows = np.flatnonzero(keep)
     hits = cluster_hits(metrics * 3, B, seed=2)
