@@ -103,7 +103,12 @@ def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
         return NOT_CHECKED, (
             f"{n} blind expert verdicts so far; a badge needs {MIN_EXPERT_VERDICTS}"
         )
-    low = agreement.low if agreement.low is not None else 0.0
+    if agreement.low is None:
+        return CONTESTED, (
+            f"experts agree with the judge on {agreement.value:.0%}, but every rating comes "
+            "from one base scenario: no interval, so it cannot be validated"
+        )
+    low = agreement.low
     share = f"experts agree with the judge on {agreement.value:.0%} (lower bound {low:.0%})"
     if low < VALIDATED_AGREEMENT_LOW:
         return CONTESTED, f"{share}, below the {VALIDATED_AGREEMENT_LOW:.0%} needed"

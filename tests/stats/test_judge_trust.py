@@ -77,3 +77,10 @@ def test_trust_per_metric_and_model():
     assert table[("empathy", "model-x")].kappa.value == pytest.approx(
         cohen_kappa_score(judge_a, expert_a)
     )
+
+
+def test_ratings_from_one_base_scenario_cannot_validate():
+    rng = np.random.default_rng(3)
+    one = judge_trust(*_ratings(rng, 60, 1.0), clusters=np.zeros(60), n_resamples=200)
+    assert one.badge == CONTESTED
+    assert "one base scenario" in one.reason
