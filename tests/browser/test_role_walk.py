@@ -4,12 +4,19 @@ Each page must fit a 390-px screen (tables scroll inside their own container) an
 without a server error; a screenshot of each goes to var/screenshots/ for CI to keep.
 """
 
+import threading
+
 import pytest
 from django.core.management import call_command
 
 from core.demo import DEMO_PASSWORD
+from core.roles import Role
+from evaluations.models import Conversation, EvaluationRun, RunStatus
+from evaluations.services.processing import run_check_finished
 from review.models import RatingQueue
 from tests.browser.conftest import screenshot, sign_in
+from tests.evaluations.factories import ConversationFactory
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -61,3 +68,39 @@ def test_every_role_walks_its_pages_on_a_phone(phone_page, live_server):
             if path != "/api/docs/":  # Swagger UI lays itself out
                 assert fits_the_screen(page), f"{path} is wider than the phone"
             assert "URLconf" not in page.content(), path
+
+
+def _signed_in(page, *roles: str) -> None:
+    email = f"{'-'.join(roles).lower().replace(' ', '')}@example.org"
+    UserFactory(email=email, username=email, roles=list(roles))
+    sign_in(page, email, "correct-horse-battery")
+
+
+def test_maintainer_sees_the_live_run_page_change_its_controls_at_completion(page):
+    conversation = ConversationFactory(status="pending")
+    run = conversation.run
+    EvaluationRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, conversations_total=1)
+    _signed_in(page, Role.MAINTAINER)
+    page.goto(f"/evaluations/runs/{run.pk}/")
+    controls = page.get_by_test_id("run-controls")
+    for name in ("Resume", "Pause", "Cancel"):
+        assert controls.get_by_role("button", name=name).is_visible()
+    assert page.get_by_test_id("run-public").count() == 0
+
+    # The last conversation finishes in another thread, as a worker would; no reload here.
+    def finish():
+        Conversation.objects.filter(pk=conversation.pk).update(status="completed")
+        run_check_finished(run_id=run.pk)
+
+    worker = threading.Thread(target=finish)
+    worker.start()
+    worker.join(timeout=60)
+    page.locator("[data-testid=run-live][data-run-status=completed]").wait_for(timeout=20_000)
+    assert page.get_by_test_id("run-controls").count() == 0
+    for name in ("Resume", "Pause", "Cancel"):
+        assert page.get_by_role("button", name=name).count() == 0
+    public = page.get_by_test_id("run-public")
+    assert public.get_by_role("link", name="Results (Explore)").is_visible()
+    assert public.get_by_role("link", name="Conversations").is_visible()
+    assert public.get_by_role("button", name="Make official (public)").is_visible()
+    screenshot(page, "walk-maintainer-run-completed-live")
