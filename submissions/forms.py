@@ -199,6 +199,17 @@ class CandidateDecisionForm(CheckedTextMixin, forms.Form):
         label="Reason or request",
         help_text="Required to reject or to send back; shown to the contributor.",
     )
+    validate = forms.BooleanField(
+        required=False,
+        label="Validate the metric as I accept it",
+        help_text="Otherwise it waits “Under review” (unless rated faithful) and “Add all "
+        "validated current versions” leaves it out of the next release.",
+    )
+
+    def __init__(self, *args, can_validate: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not can_validate:
+            del self.fields["validate"]
 
 
 class EnquiryForm(forms.ModelForm):
