@@ -220,6 +220,8 @@ def test_the_decision_email_gives_every_drafted_metrics_outcome(
             services.candidate_reject(candidate=other, actor=researcher, reason="Covered already.")
     first.refresh_from_db()
     assert len(mail.outbox) == 1
+    subject = f"[ImpactBench] Your submission was accepted: {in_review.title}"
+    assert mail.outbox[0].subject == subject
     body = mail.outbox[0].body
     assert f"{first.short_name}: accepted as {first.metric.key}" in body
     assert f"http://demo.example:8555/registry/metrics/{first.metric.key}/" in body
