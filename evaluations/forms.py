@@ -89,6 +89,22 @@ def _role_default(role: str) -> ModelConfiguration | None:
         return None
 
 
+def _choices_role_first(field: ConfigurationChoiceField, role: str) -> list:
+    """The configurations assigned `role` first, every other active one in a group apart (a
+    drafter may serve as judge, but rarely should)."""
+    with_role = set(configurations_for_role(role).values_list("pk", flat=True))
+    ours, others = [], []
+    for configuration in field.queryset:
+        choice = (configuration.pk, field.label_from_instance(configuration))
+        (ours if configuration.pk in with_role else others).append(choice)
+    groups: list = [("", field.empty_label)] if field.empty_label is not None else []
+    if ours:
+        groups.append((f"{ModelRole(role).label} role", ours))
+    if others:
+        groups.append(("Other configurations", others))
+    return groups
+
+
 class RunCreateForm(CheckedTextMixin, forms.Form):
     """A new run; the run page then shows its plan (calls, tokens, cost) before launch."""
 
@@ -157,11 +173,9 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
         self.fields = {name: fields[name] for name in names}
         # Querysets are re-evaluated per form, so newly assigned targets appear at once.
         self.fields["targets"].queryset = configurations_for_role(ModelRole.TARGET)
-        if not self.is_bound:
-            for field, role in (
-                ("simulator", ModelRole.USER_SIMULATOR),
-                ("judge", ModelRole.JUDGE),
-            ):
+        for field, role in (("simulator", ModelRole.USER_SIMULATOR), ("judge", ModelRole.JUDGE)):
+            self.fields[field].choices = _choices_role_first(self.fields[field], role)
+            if not self.is_bound:
                 default = _role_default(role)
                 if default is not None:
                     self.initial.setdefault(field, default.pk)

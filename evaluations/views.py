@@ -233,7 +233,7 @@ class RunDetailView(RoleRequiredMixin, DetailView):
             context.update(kind.page_context(run))
         context["perms_maintainer"] = user_has_role(self.request.user, Role.MAINTAINER)
         if self.request.htmx:
-            self.template_name = "evaluations/_run_progress.html"
+            self.template_name = "evaluations/_run_live.html"
         return context
 
 

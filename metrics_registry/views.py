@@ -38,6 +38,7 @@ from .services import (
     metrics_import_file,
     release_add_versions,
     release_assemble_from_current,
+    release_assembly,
     release_changelog,
     release_create,
     release_export_csv_lines,
@@ -262,10 +263,14 @@ class ReleaseEditView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateView)
             if version.pk not in included
             and version.metric.validation_status != ValidationStatus.RETIRED
         ]
+        left_out = [
+            entry for entry in release_assembly().left_out if entry.version.pk not in included
+        ]
         context.update(
             release=release,
             items=items,
             available=available,
+            left_out=left_out,
             changelog=release_changelog(release),
         )
         return context
@@ -278,7 +283,11 @@ class ReleaseEditView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateView)
         try:
             if action == "add_validated":
                 count = release_assemble_from_current(release)
-                messages.success(request, f"{count} validated metric versions added or updated.")
+                messages.success(
+                    request,
+                    f"{count} validated metric versions added or updated; the ones left out "
+                    "are listed below with the reason.",
+                )
             elif action == "add":
                 ids = request.POST.getlist("version")
                 versions = MetricVersion.objects.filter(pk__in=ids).select_related("metric")

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from django.db.models import Prefetch, QuerySet
 from django.urls import reverse
 
+from evaluations.evidence import Piece, judgment_quotes, mark_quotes
 from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
 from llm.models import ModelConfiguration
 from metrics_registry.models import Area, Metric, MetricVersion, ReleaseItem, Subarea
@@ -252,13 +253,6 @@ def metric_scenarios(*, run: EvaluationRun, version: MetricVersion) -> list[Scen
 
 
 @dataclass
-class Piece:
-    text: str
-    marked: bool = False
-    note: str = ""
-
-
-@dataclass
 class TurnView:
     turn: Turn
     anchor: dict | None
@@ -291,54 +285,10 @@ def conversation_for_reader(pk: int, *, include_private: bool = False) -> Conver
     )
 
 
-def _find(text: str, quote: str) -> int:
-    at = text.find(quote)
-    return at if at >= 0 else text.lower().find(quote.lower())
-
-
-def mark_quotes(text: str, quotes: list[tuple[str, str]]) -> list[Piece]:
-    """Split `text` into pieces, marking every (quote, note) found in it (first occurrence).
-
-    Overlapping quotes merge into the earlier mark; quotes not found leave the text unmarked
-    (the verdict lists them as unverified).
-    """
-    spans: list[tuple[int, int, str]] = []
-    for quote, note in quotes:
-        quote = quote.strip()
-        if not quote:
-            continue
-        at = _find(text, quote)
-        if at >= 0:
-            spans.append((at, at + len(quote), note))
-    spans.sort()
-    pieces: list[Piece] = []
-    pos = 0
-    for start, end, note in spans:
-        if start < pos:
-            if pieces and pieces[-1].marked and end > pos:
-                pieces[-1].text += text[pos:end]
-                pos = end
-            continue
-        if start > pos:
-            pieces.append(Piece(text[pos:start]))
-        pieces.append(Piece(text[start:end], True, note))
-        pos = end
-    if pos < len(text):
-        pieces.append(Piece(text[pos:]))
-    return pieces
-
-
 def transcript(conversation: Conversation) -> list[TurnView]:
     """Turns with anchors attached and every judge's evidence quotes marked where they occur."""
     anchors = list(conversation.scenario.anchors or [])
-    quotes: dict[int, list[tuple[str, str]]] = {}
-    for judgment in conversation.judgments.all():
-        for item in judgment.evidence or []:
-            if isinstance(item, dict) and item.get("quote"):
-                turn = int(item.get("turn") or 0)
-                quotes.setdefault(turn, []).append(
-                    (str(item["quote"]), f"Judge reading {judgment.repetition + 1}")
-                )
+    quotes = judgment_quotes(conversation.judgments.all())
     views = []
     for turn in conversation.turns.all():
         anchor = None

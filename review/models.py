@@ -100,6 +100,12 @@ class RatingQueue(TimeStampedModel):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def strata_labels(self) -> list[str]:
+        """The strata as people read them: "age context", not `age_context`."""
+        labels = dict(StratumField.choices)
+        return [str(labels.get(key, key)).lower() for key in self.strata]
+
 
 class QueueItem(models.Model):
     queue = models.ForeignKey(RatingQueue, on_delete=models.CASCADE, related_name="items")

@@ -1,6 +1,7 @@
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Field, Fieldset, Layout
 from django import forms
+from django.utils.html import format_html
 
 from core.forms import CheckedTextMixin
 from metrics_registry.models import LabelCategory, Subarea
@@ -99,11 +100,20 @@ class SubmissionForm(CheckedTextMixin, forms.ModelForm):
         self.submitting = submitting
         if self.instance.pk and not self.is_bound:
             self.initial["citations_text"] = citations_as_text(self.instance.citations.all())
+        # Marked in the page itself, as crispy marks required fields, though a draft can be
+        # saved without them; the examples say they are one of two.
+        for name in ("context", "justification"):
+            self.fields[name].label = format_html(
+                '{}<span class="asteriskField">*</span>', self.fields[name].label
+            )
         for name in ("supportive_examples", "harmful_examples"):
-            self.fields[name].help_text += " One of the two examples is needed to submit."
+            self.fields[name].label = format_html(
+                '{}<span class="asteriskField">*</span> <span class="small fw-normal '
+                'text-body-secondary">(one of the two)</span>',
+                self.fields[name].label,
+            )
 
         def needed(name: str) -> Field:
-            # Marked like a required field (static CSS), though a draft can be saved without it.
             return Field(name, wrapper_class="needed-to-submit")
 
         self.helper = FormHelper()
@@ -115,7 +125,15 @@ class SubmissionForm(CheckedTextMixin, forms.ModelForm):
                 "* are needed to submit. You can save a draft without them.</p>"
             ),
             Fieldset("The behaviour", "title", "behavior", needed("context")),
-            Fieldset("Examples", needed("supportive_examples"), needed("harmful_examples")),
+            Fieldset(
+                "Examples",
+                HTML(
+                    '<p class="small mb-2" data-testid="examples-rule">Give at least one of the '
+                    "two examples to submit: a supportive reply, a harmful one, or both.</p>"
+                ),
+                needed("supportive_examples"),
+                needed("harmful_examples"),
+            ),
             Fieldset("Evidence", needed("justification"), "citations_text"),
             Fieldset("Scope", "age_context", "suggested_subareas"),
             Fieldset("About you", "expertise", "credit_name"),
@@ -199,6 +217,17 @@ class CandidateDecisionForm(CheckedTextMixin, forms.Form):
         label="Reason or request",
         help_text="Required to reject or to send back; shown to the contributor.",
     )
+    validate = forms.BooleanField(
+        required=False,
+        label="Validate the metric as I accept it",
+        help_text="Otherwise it waits “Under review” (unless rated faithful) and “Add all "
+        "validated current versions” leaves it out of the next release.",
+    )
+
+    def __init__(self, *args, can_validate: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not can_validate:
+            del self.fields["validate"]
 
 
 class EnquiryForm(forms.ModelForm):

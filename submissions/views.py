@@ -246,14 +246,19 @@ class CandidateReviewView(ResearcherMixin, View):
         }
         return TemplateResponse(self.request, self.template_name, context, status=status)
 
+    def can_validate(self) -> bool:
+        # The roles that may change a metric's validation status on its registry page.
+        return user_has_role(self.request.user, Role.RESEARCHER, Role.MAINTAINER)
+
     def get(self, request, pk: int):
         candidate = self.get_candidate(pk)
-        return self.render(candidate, CandidateForm(instance=candidate), CandidateDecisionForm())
+        decision_form = CandidateDecisionForm(can_validate=self.can_validate())
+        return self.render(candidate, CandidateForm(instance=candidate), decision_form)
 
     def post(self, request, pk: int):
         candidate = self.get_candidate(pk)
         form = CandidateForm(request.POST, instance=MetricCandidate.objects.get(pk=pk))
-        decision_form = CandidateDecisionForm(request.POST)
+        decision_form = CandidateDecisionForm(request.POST, can_validate=self.can_validate())
         action = request.POST.get("action", "save")
         if not form.is_valid() or not decision_form.is_valid():
             return self.render(candidate, form, decision_form, status=400)
@@ -270,7 +275,12 @@ class CandidateReviewView(ResearcherMixin, View):
                         candidate=candidate, actor=request.user, fidelity=fidelity
                     )
                 if action == "accept":
-                    services.candidate_accept(candidate=candidate, actor=request.user, note=reason)
+                    services.candidate_accept(
+                        candidate=candidate,
+                        actor=request.user,
+                        note=reason,
+                        validate=decision_form.cleaned_data.get("validate", False),
+                    )
                 elif action == "reject":
                     services.candidate_reject(
                         candidate=candidate, actor=request.user, reason=reason
@@ -300,9 +310,17 @@ class CandidateReviewView(ResearcherMixin, View):
 
 def accepted_message(metric) -> str:
     """Which metric an acceptance created, linked, so the researcher can go on from there."""
+    if metric.validation_status == "validated":
+        status = "validated: “Add all validated current versions” includes it in a release"
+    else:
+        status = (
+            f"{metric.get_validation_status_display().lower()}: validate it on its page before "
+            "“Add all validated current versions” includes it in a release"
+        )
     return format_html(
-        'Accepted: created metric <a href="{}" data-testid="created-metric">{}</a> “{}”.',
+        'Accepted: created metric <a href="{}" data-testid="created-metric">{}</a> “{}”, {}.',
         reverse("metrics_registry:metric_detail", kwargs={"key": metric.key}),
         metric.key,
         metric.current_version.name if metric.current_version_id else metric.key,
+        status,
     )

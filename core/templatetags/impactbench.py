@@ -1,4 +1,5 @@
 from django import template
+from django.conf.locale import LANG_INFO
 from django.utils.safestring import SafeString, mark_safe
 
 from core.sanitize import sanitize_html
@@ -32,3 +33,13 @@ def persona_label(key: str) -> str:
         return PERSONA_LABELS[key]
     words = key.replace("_", " ").replace("-", " ").split()
     return " ".join(words).capitalize() if words else key
+
+
+@register.filter
+def language_name(code: str) -> str:
+    """`en` → "English", `pt-br` → "Brazilian Portuguese"; an unknown code is shown as given."""
+    code = str(code or "").strip()
+    info = LANG_INFO.get(code.lower()) or LANG_INFO.get(code.split("-")[0].lower())
+    if info and "name" in info:
+        return info["name"]
+    return code

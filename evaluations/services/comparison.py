@@ -55,8 +55,13 @@ class MetricComparison:
 def _pass_rates(run: EvaluationRun) -> dict[tuple[int, int], tuple[tuple, Estimate]]:
     """(target, metric) -> ((model, key, name, polarity), pass rate estimate)."""
     judged = Q(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False)
+    # Only the release's own metric versions: a run made before runs were held to their
+    # release may hold others, and they are not part of what the release compares.
+    conversations = run.conversations.filter(
+        scenario__metric_version__release_items__release_id=run.release_id
+    )
     rows = list(
-        run.conversations.values_list(
+        conversations.values_list(
             "target_id",
             "target__name",
             "scenario__metric_version__metric_id",

@@ -1,11 +1,13 @@
 """What a run covers (its metric versions and scenarios) and what launching it would cost."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db.models import QuerySet
 
-from metrics_registry.models import MetricVersion
+from core.exceptions import ApplicationError
+from metrics_registry.models import MetricVersion, Release, ReleaseItem
 
 from .. import work
 from ..models import EvaluationRun, Scenario
@@ -28,6 +30,30 @@ def run_metric_versions(run: EvaluationRun) -> QuerySet[MetricVersion]:
     if run.release_id:
         return MetricVersion.objects.filter(release_items__release_id=run.release_id)
     return MetricVersion.objects.none()
+
+
+def release_check_metric_versions(
+    *, release: Release, metric_versions: Iterable[MetricVersion]
+) -> None:
+    """Refuse metric versions outside the release: a release's run is compared and published
+    as that release, so it holds the release's versions only (a subset is fine)."""
+    held = dict(
+        ReleaseItem.objects.filter(release=release).values_list("metric_id", "metric_version_id")
+    )
+    outsiders = []
+    for version in metric_versions:
+        if held.get(version.metric_id) == version.pk:
+            continue
+        label = f"{version.metric.key} v{version.number} “{version.name}”"
+        if version.metric_id in held:
+            label += " (the release holds another version of it)"
+        outsiders.append(label)
+    if outsiders:
+        raise ApplicationError(
+            f"Release {release.version} does not contain {', '.join(outsiders)}. A release's "
+            "run holds only the release's metric versions (a subset is fine); choose no "
+            "release to run other metrics."
+        )
 
 
 def run_scenarios(run: EvaluationRun) -> QuerySet[Scenario]:

@@ -44,6 +44,7 @@ from .run_plans import (  # noqa: F401 - the run services' public names
     SIMULATOR_REPLY_TOKENS,
     USER_MESSAGE_TOKENS,
     RunPlan,
+    release_check_metric_versions,
     run_metric_versions,
     run_plan,
     run_scenarios,
@@ -110,6 +111,8 @@ def run_create(
     inactive = [c.name for c in [*targets, simulator, judge] if not c.is_active]
     if inactive:
         raise ApplicationError(f"These model configurations are switched off: {inactive}.")
+    if release is not None and metric_versions:
+        release_check_metric_versions(release=release, metric_versions=metric_versions)
     run = EvaluationRun.objects.create(
         name=name[:200],
         release=release,

@@ -123,11 +123,25 @@ def release_remove_versions(*, release: Release, metrics: Iterable[Metric | Metr
     return deleted
 
 
-@transaction.atomic
-def release_assemble_from_current(
-    release: Release, *, include_statuses: tuple[str, ...] = (ValidationStatus.VALIDATED,)
-) -> int:
-    """Add the current version of every metric whose status is in `include_statuses`.
+@dataclass(frozen=True)
+class LeftOut:
+    """A current version that "Add all validated current versions" does not add, and why."""
+
+    version: MetricVersion
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReleaseAssembly:
+    versions: list[MetricVersion]
+    left_out: list[LeftOut]
+
+
+def release_assembly(
+    *, include_statuses: tuple[str, ...] = (ValidationStatus.VALIDATED,)
+) -> ReleaseAssembly:
+    """The current versions an assembly adds, and every other live one with the reason it is
+    left out (so a metric accepted but still under review is not silently missing).
 
     Contested metrics are held back whatever `include_statuses` says, except those a maintainer
     kept with a written reason (answers to `core.events.CONTESTED_KEPT`); kept ones are added.
@@ -135,18 +149,39 @@ def release_assemble_from_current(
     unknown = set(include_statuses) - set(ValidationStatus.values)
     if unknown:
         raise ApplicationError(f"Unknown validation status: {', '.join(sorted(unknown))}.")
-    statuses = tuple(s for s in include_statuses if s != ValidationStatus.CONTESTED)
-    # An empty status filter would mean "all metrics" to the selector.
-    versions = list(metric_version_list_current(statuses=statuses)) if statuses else []
+    statuses = set(include_statuses) - {ValidationStatus.CONTESTED}
     kept = _contested_metric_ids_kept()
-    if kept:
-        versions += metric_version_list_current(statuses=(ValidationStatus.CONTESTED,)).filter(
-            metric_id__in=kept
-        )
+    current = list(
+        metric_version_list_current()
+        .exclude(metric__validation_status=ValidationStatus.RETIRED)
+        .order_by("metric__key")
+    )
     # Metrics still needing mapping wait for a researcher; they are not an error here.
-    unmapped = version_ids_needing_mapping([v.pk for v in versions])
-    versions = [v for v in versions if v.pk not in unmapped]
-    return release_add_versions(release=release, versions=versions)
+    unmapped = version_ids_needing_mapping([v.pk for v in current])
+    versions, left_out = [], []
+    for version in current:
+        status = version.metric.validation_status
+        if status == ValidationStatus.CONTESTED and version.metric_id not in kept:
+            reason = "Contested: experts disagree and no maintainer has kept it with a reason."
+        elif status != ValidationStatus.CONTESTED and status not in statuses:
+            shown = version.metric.get_validation_status_display()
+            reason = f"{shown}: not validated yet; validate it on its metric page."
+        elif version.pk in unmapped:
+            reason = "Needs mapping: a researcher has not yet given it subareas and a label."
+        else:
+            versions.append(version)
+            continue
+        left_out.append(LeftOut(version=version, reason=reason))
+    return ReleaseAssembly(versions=versions, left_out=left_out)
+
+
+@transaction.atomic
+def release_assemble_from_current(
+    release: Release, *, include_statuses: tuple[str, ...] = (ValidationStatus.VALIDATED,)
+) -> int:
+    """Add the current version of every metric `release_assembly` would add."""
+    assembly = release_assembly(include_statuses=include_statuses)
+    return release_add_versions(release=release, versions=assembly.versions)
 
 
 @transaction.atomic

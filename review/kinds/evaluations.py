@@ -12,11 +12,13 @@ from typing import Any
 
 from django.db.models import Prefetch
 
+from evaluations.evidence import judgment_quotes, mark_quotes
 from evaluations.models import Conversation, ConversationStatus, Scenario, Turn
 from metrics_registry.models import MetricVersion
 
 from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
 from .questions import FORMS, anchor_question
+from .sources import MarkedTurn, metric_examples
 
 
 def _first_subarea(version) -> str:
@@ -185,12 +187,26 @@ class JudgeVerdictAdapter(KindAdapter):
             "shows_judge": self.shows_judge,
         }
         if self.shows_judge:
-            # The justification of a judgment that agrees with the (majority) verdict.
-            context["judgment"] = (
+            # The justification of a judgment that agrees with the (majority) verdict, its
+            # quotes marked in the transcript as the public conversation page marks them.
+            judgment = (
                 conversation.judgments.filter(present=conversation.verdict_present)
                 .order_by("repetition")
                 .first()
             )
+            quotes = judgment_quotes([judgment] if judgment else [])
+            context["judgment"] = judgment
+            context["marked_turns"] = [
+                MarkedTurn(
+                    turn,
+                    mark_quotes(turn.user_text, quotes.get(turn.index, [])),
+                    mark_quotes(turn.assistant_text, quotes.get(turn.index, [])),
+                )
+                for turn in conversation.turns.all()
+            ]
+        else:
+            # The external panel judges whether the metric's examples suffice: show them.
+            context["examples"] = metric_examples(conversation.scenario.metric_version.metric)
         return context
 
 

@@ -10,6 +10,7 @@ from submissions.models import MetricCandidate
 
 from .base import Candidate, KindAdapter, Question, register
 from .questions import FORMS
+from .sources import metric_first_version, metric_source_submissions
 
 
 class MetricAdapter(KindAdapter):
@@ -60,11 +61,12 @@ class MetricAdapter(KindAdapter):
             .prefetch_related("current_version__subareas")
             .get(pk=item.object_id)
         )
-        sources = [
-            candidate.submission
-            for candidate in metric.source_candidates.select_related("submission")
-        ]
-        return {"metric": metric, "version": metric.current_version, "submissions": sources}
+        return {
+            "metric": metric,
+            "version": metric.current_version,
+            "submissions": metric_source_submissions(metric),
+            "first_version": metric_first_version(metric),
+        }
 
 
 register(MetricAdapter())

@@ -140,12 +140,18 @@ def _submission_settle(submission: Submission, *, actor) -> None:
 
 @transaction.atomic
 def candidate_accept(
-    *, candidate: MetricCandidate, actor, fidelity: str = "", note: str = ""
+    *,
+    candidate: MetricCandidate,
+    actor,
+    fidelity: str = "",
+    note: str = "",
+    validate: bool = False,
 ) -> MetricCandidate:
     """Accept a candidate: it becomes a registry metric crediting the contributor.
 
-    A candidate rated faithful to its source enters the registry as validated; otherwise it
-    waits in "under review" for further checks.
+    A candidate rated faithful to its source, or one the accepting researcher validates in the
+    same step (`validate`, for those who may change a metric's status), enters the registry as
+    validated; otherwise it waits in "under review" for further checks.
     """
     if fidelity:
         candidate_rate_fidelity(candidate=candidate, actor=actor, fidelity=fidelity)
@@ -169,7 +175,9 @@ def candidate_accept(
         credit_name=submission.credit_name,
         source_reference=f"Submission #{submission.pk}: {submission.title}",
         created_by=actor,
-        status="validated" if candidate.fidelity == Fidelity.FAITHFUL else "under_review",
+        status="validated"
+        if validate or candidate.fidelity == Fidelity.FAITHFUL
+        else "under_review",
         change_note=note or "Accepted from an expert submission.",
     )
     candidate.metric = metric

@@ -152,6 +152,16 @@ def submission_status_set(
     return submission
 
 
+# What each notified change means to the contributor, in the words of a person writing to them.
+EMAIL_SUBJECTS = {
+    SubmissionStatus.SUBMITTED: "We received your submission",
+    SubmissionStatus.DRAFTING_FAILED: "Drafting metrics from your submission did not succeed",
+    SubmissionStatus.CHANGES_REQUESTED: "Please revise your submission",
+    SubmissionStatus.ACCEPTED: "Your submission was accepted",
+    SubmissionStatus.DECLINED: "A decision on your submission",
+}
+
+
 def submission_notify_status(*, event_id: int) -> None:
     """Email the contributor about one status change (the event, not the current status)."""
     event = SubmissionEvent.objects.select_related("submission__contributor").get(pk=event_id)
@@ -167,9 +177,9 @@ def submission_notify_status(*, event_id: int) -> None:
         if event.to_status in (SubmissionStatus.ACCEPTED, SubmissionStatus.DECLINED)
         else [],
     }
+    headline = EMAIL_SUBJECTS.get(event.to_status, "News of your submission")
     mail_send_safely(
-        subject=f"[ImpactBench] Your submission is now {event.get_to_status_display().lower()}: "
-        f"{submission.title[:60]}",
+        subject=f"[ImpactBench] {headline}: {submission.title[:60]}",
         message=render_to_string("submissions/email/status_changed.txt", context),
         recipient_list=[submission.contributor.email],
     )

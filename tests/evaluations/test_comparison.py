@@ -5,11 +5,14 @@ from django.urls import reverse
 
 import stats as statistics
 from core.exceptions import ApplicationError
+from evaluations.models import Scenario
 from evaluations.services import runs
 from evaluations.services.comparison import runs_compare
 from llm.models import ModelRole
+from tests.evaluations.factories import current_version
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401
 from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
+from tests.metrics_registry.factories import MetricFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -120,3 +123,16 @@ def test_maintainers_create_a_run_from_the_web_and_see_its_plan(
     assert b"12 conversations" in response.content
     assert b"Launch" in response.content
     assert b"spending cap $12.50" in response.content
+
+
+def test_comparison_leaves_out_metrics_outside_the_release(offline_release):  # noqa: F811
+    target = _target("careful")
+    a = _completed(offline_release, target)
+    b = _completed(offline_release, target)
+    # A run made before runs were held to their release's metrics holds an outsider.
+    stray = Scenario.objects.filter(metric_version__release_items__release=offline_release)[0]
+    stray_metric = MetricFactory(name="Outside the release")
+    Scenario.objects.filter(pk=stray.pk).update(metric_version=current_version(stray_metric))
+    keys = {row.metric_key for row in runs_compare(run_a=a, run_b=b)}
+    assert stray_metric.key not in keys
+    assert keys == {item.metric.key for item in offline_release.items.all()}

@@ -5,10 +5,13 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
+from core.exceptions import ApplicationError
 from evaluations.models import EvaluationRun
+from evaluations.services.run_setup import run_create_from_names
 from llm.models import ModelRole
 from tests.evaluations.test_runs import offline_release  # noqa: F401 - fixture
 from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
+from tests.metrics_registry.factories import MetricFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -110,3 +113,24 @@ def test_retry_failed_reruns_failed_conversations_from_the_command_line(
     )
     with pytest.raises(CommandError, match="No conversation of this run has failed"):
         call_command("run_evaluation", f"--retry-failed={run.pk}", "--inline")
+
+
+def test_the_command_line_runs_a_release_or_chosen_metrics_never_both(
+    offline_release,  # noqa: F811
+    offline_models,
+):
+    outsider = MetricFactory()
+    with pytest.raises(CommandError, match="--metrics: not allowed with argument --release"):
+        call_command(
+            "run_evaluation",
+            "--release=1.0.0",
+            f"--metrics={outsider.key}",
+            "--targets=Careful",
+            "--yes",
+            stdout=io.StringIO(),
+        )
+    with pytest.raises(ApplicationError, match=f"does not contain {outsider.key} v1"):
+        run_create_from_names(
+            release_version="1.0.0", metric_keys=[outsider.key], target_names=["Careful"]
+        )
+    assert not EvaluationRun.objects.exists()

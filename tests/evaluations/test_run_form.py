@@ -4,10 +4,11 @@ import pytest
 from django.urls import reverse
 
 from evaluations.forms import RunCreateForm
+from evaluations.models import EvaluationRun
 from llm.models import ModelRole
 from tests.evaluations.factories import current_version
 from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
-from tests.metrics_registry.factories import MetricFactory
+from tests.metrics_registry.factories import MetricFactory, release_with
 
 pytestmark = pytest.mark.django_db
 
@@ -80,3 +81,65 @@ def test_a_ticked_subset_becomes_the_runs_metric_versions(client_for, maintainer
     from evaluations.models import EvaluationRun
 
     assert list(EvaluationRun.objects.get(name="Subset").metric_versions.all()) == [chosen]
+
+
+def test_a_release_run_from_the_form_refuses_a_metric_outside_it(client_for, maintainer, models):
+    inside = MetricFactory()
+    release = release_with("2.0.0", [inside])
+    outsider = current_version(MetricFactory())
+    data = {
+        "name": "Release subset",
+        "release": release.pk,
+        "metric_versions": [current_version(inside).pk, outsider.pk],
+        "targets": [models["target"].pk],
+        "simulator": models["simulator"].pk,
+        "judge": models["judge"].pk,
+        "turns": 4,
+        "replicates": 1,
+        "judgments_per_conversation": 1,
+    }
+    response = client_for(maintainer).post(reverse("evaluations:run-create"), data)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f"Release 2.0.0 does not contain {outsider.metric.key} v1" in page
+    assert page.count("does not contain") == 1
+    assert not EvaluationRun.objects.exists()
+    data["metric_versions"] = [current_version(inside).pk]
+    response = client_for(maintainer).post(reverse("evaluations:run-create"), data)
+    assert response.status_code == 302
+    assert list(EvaluationRun.objects.get().metric_versions.all()) == [current_version(inside)]
+
+
+def test_simulator_and_judge_list_their_role_first_and_the_rest_apart(
+    client_for, maintainer, models
+):
+    drafter = OfflineConfigurationFactory(name="Drafter")
+    ModelRoleAssignmentFactory(role=ModelRole.METRIC_DRAFTER, configuration=drafter)
+    page = client_for(maintainer).get(reverse("evaluations:run-create")).content.decode()
+    judge_select = page.split('name="judge"')[1].split("</select>")[0]
+    groups = judge_select.split("<optgroup")[1:]
+    assert [g.split('label="')[1].split('"')[0] for g in groups] == [
+        "Judge role",
+        "Other configurations",
+    ]
+    assert "Judge (offline demo model)" in groups[0]
+    assert "Drafter" not in groups[0]
+    assert "Drafter" in groups[1]
+    assert "Target A" in groups[1]
+    simulator_select = page.split('name="simulator"')[1].split("</select>")[0]
+    assert "Sim (offline demo model)" in simulator_select.split("<optgroup")[1]
+    # Any active configuration may still be chosen.
+    form = RunCreateForm(
+        {
+            "name": "x",
+            "release": "",
+            "targets": [models["target"].pk],
+            "simulator": drafter.pk,
+            "judge": drafter.pk,
+            "turns": 4,
+            "replicates": 1,
+            "judgments_per_conversation": 1,
+        }
+    )
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["judge"] == drafter

@@ -10,6 +10,7 @@ from evaluations.services import runs
 from evaluations.services.judging import JUDGE_RETRIES
 from evaluations.services.scenarios import scenarios_generate
 from llm.models import ModelRole
+from metrics_registry.services.metrics import metric_version_create
 from tests.evaluations.factories import current_version
 from tests.fake_openai import Behaviour
 from tests.llm.factories import (
@@ -213,3 +214,24 @@ def test_a_judge_endpoint_error_is_not_judged_not_a_target_failure(fake_models, 
     assert conversation.status == ConversationStatus.FAILED
     assert conversation.failure_kind == FailureKind.NOT_JUDGED
     assert conversation.turns.count() == conversation.run.turns  # the simulation is kept
+
+
+def test_a_release_run_takes_a_subset_of_the_release_and_refuses_an_outsider(offline_release):
+    held = [item.metric_version for item in offline_release.items.all()]
+    run = offline_run(offline_release, metric_versions=held[:1])
+    assert list(runs.run_metric_versions(run)) == held[:1]
+    outsider = current_version(MetricFactory(name="Not in the release"))
+    with pytest.raises(ApplicationError) as refused:
+        offline_run(offline_release, metric_versions=[held[0], outsider])
+    message = refused.value.message
+    assert f"{outsider.metric.key} v1" in message
+    assert "Release 1.0.0 does not contain" in message
+    assert held[0].metric.key not in message
+    # A newer version of a metric the release holds is outside it too.
+    newer = metric_version_create(
+        metric=held[0].metric, created_by=None, change_note="Sharper", name="Sharper"
+    )
+    with pytest.raises(ApplicationError, match="holds another version"):
+        offline_run(offline_release, metric_versions=[newer])
+    # Without a release, any metric versions may be run.
+    assert offline_run(None, metric_versions=[outsider, newer]).release is None

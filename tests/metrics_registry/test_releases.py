@@ -1,4 +1,5 @@
 import pytest
+from django.urls import reverse
 
 from core.exceptions import ApplicationError
 from metrics_registry.models import Release
@@ -7,6 +8,7 @@ from metrics_registry.services import (
     metric_status_change,
     release_add_versions,
     release_assemble_from_current,
+    release_assembly,
     release_changelog,
     release_create,
     release_delete_draft,
@@ -163,3 +165,34 @@ def test_first_release_changelog_adds_everything():
     assert log.previous is None
     assert {v.metric for v in log.added} == set(metrics)
     assert log.unchanged_count == 0
+
+
+def test_assembly_names_every_metric_it_leaves_out_and_why(client_for, maintainer):
+    validated = MetricFactory(status="validated")
+    waiting = MetricFactory(status="under_review", name="Accepted but not validated")
+    contested = MetricFactory(status="contested")
+    draft = MetricFactory(status="draft")
+    MetricFactory(status="retired")
+    assembly = release_assembly()
+    assert [v.metric for v in assembly.versions] == [validated]
+    reasons = {entry.version.metric: entry.reason for entry in assembly.left_out}
+    assert set(reasons) == {waiting, contested, draft}
+    assert reasons[waiting].startswith("Under review: not validated yet")
+    assert reasons[draft].startswith("Draft: not validated yet")
+    assert reasons[contested].startswith("Contested")
+
+    release = release_create(version="1.0.0", title="First", created_by=maintainer)
+    client = client_for(maintainer)
+    edit = reverse("metrics_registry:release_edit", args=["1.0.0"])
+    response = client.post(edit, {"action": "add_validated"}, follow=True)
+    assert [item.metric for item in release.items.all()] == [validated]
+    page = response.content.decode()
+    left_out = page.split('data-testid="release-left-out"')[1].split("</div>")[0]
+    assert f"<code>{waiting.key}</code> Accepted but not validated</a> — Under review" in left_out
+    assert contested.key in left_out
+    assert draft.key in left_out
+    assert validated.key not in left_out
+    # Once added by hand, a metric is no longer "left out".
+    client.post(edit, {"action": "add", "version": [waiting.current_version_id]})
+    page = client.get(edit).content.decode()
+    assert waiting.key not in page.split('data-testid="release-left-out"')[1].split("</div>")[0]

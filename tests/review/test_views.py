@@ -168,6 +168,8 @@ def test_a_researcher_creates_a_queue_from_the_form(client, researcher):
     detail = client.get(reverse("review:queue-detail", args=[queue.pk])).content.decode()
     assert "Items complete" in detail
     assert "panel@example.org" in detail
+    assert 'stratified by <span data-testid="queue-strata">subarea, age context</span>' in detail
+    assert "age_context" not in detail
 
 
 def test_the_queue_form_refuses_unknown_raters_and_missing_sizes(client, researcher):

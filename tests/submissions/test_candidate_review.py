@@ -220,6 +220,8 @@ def test_the_decision_email_gives_every_drafted_metrics_outcome(
             services.candidate_reject(candidate=other, actor=researcher, reason="Covered already.")
     first.refresh_from_db()
     assert len(mail.outbox) == 1
+    subject = f"[ImpactBench] Your submission was accepted: {in_review.title}"
+    assert mail.outbox[0].subject == subject
     body = mail.outbox[0].body
     assert f"{first.short_name}: accepted as {first.metric.key}" in body
     assert f"http://demo.example:8555/registry/metrics/{first.metric.key}/" in body
@@ -245,3 +247,39 @@ def test_after_accept_the_researcher_is_told_which_metric_was_created(
     link = reverse("metrics_registry:metric_detail", kwargs={"key": metric.key})
     assert f'<a href="{link}" data-testid="created-metric">{metric.key}</a>' in page
     assert "the candidate is now" not in page
+
+
+def test_the_accepting_researcher_validates_the_metric_in_the_same_step(
+    client_for, researcher, in_review
+):
+    first, second = in_review.candidates.order_by("position")[:2]
+    client = client_for(researcher)
+    assert 'name="validate"' in client.get(review_url(first)).content.decode()
+    # Partly faithful and not validated: the metric waits under review, and the page says why
+    # a release will not take it.
+    response = client.post(
+        review_url(first), form_data(first, fidelity="partly", action="accept"), follow=True
+    )
+    first.refresh_from_db()
+    assert first.metric.validation_status == "under_review"
+    assert "validate it on its page before" in response.content.decode()
+    response = client.post(
+        review_url(second),
+        form_data(second, fidelity="partly", action="accept", validate="on"),
+        follow=True,
+    )
+    second.refresh_from_db()
+    assert second.metric.validation_status == "validated"
+    history = second.metric.status_changes.get()
+    assert (history.to_status, history.changed_by) == ("validated", researcher)
+
+
+def test_rejecting_without_a_reason_says_so_once(client_for, researcher, in_review):
+    candidate = in_review.candidates.first()
+    response = client_for(researcher).post(
+        review_url(candidate), form_data(candidate, action="reject")
+    )
+    assert response.status_code == 400
+    assert response.content.decode().count("Please give a reason for rejecting") == 1
+    candidate.refresh_from_db()
+    assert candidate.status == CandidateStatus.PENDING

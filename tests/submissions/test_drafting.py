@@ -175,7 +175,7 @@ def test_submitting_sends_one_email_however_fast_drafting_follows(
     submission.refresh_from_db()
     assert submission.status == SubmissionStatus.IN_REVIEW
     assert [m.subject for m in mail.outbox] == [
-        f"[ImpactBench] Your submission is now submitted: {submission.title}"
+        f"[ImpactBench] We received your submission: {submission.title}"
     ]
     body = mail.outbox[0].body
     assert f"http://127.0.0.1:8123/submissions/{submission.pk}/" in body

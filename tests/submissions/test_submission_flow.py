@@ -91,6 +91,13 @@ def test_fields_needed_to_submit_are_marked_up_front(client_for, contributor):
         assert f'id="div_id_{name}"' in page
         wrapper_tag = page.split(f'id="div_id_{name}"')[1].split(">")[0]
         assert "needed-to-submit" in wrapper_tag
+        label = page.split(f'for="id_{name}"')[1].split("</label>")[0]
+        assert '<span class="asteriskField">*</span>' in label
+    assert "(one of the two)" in page.split('for="id_harmful_examples"')[1].split("</label>")[0]
+    # The one-of-two rule stands beside the example fields, not only in their help.
+    examples = page.split("<legend")[2].split("</fieldset>")[0]
+    assert 'data-testid="examples-rule"' in examples
+    assert "at least one of the two examples" in examples
 
 
 def test_a_draft_can_still_be_saved_without_them(client_for, contributor):
