@@ -284,6 +284,11 @@ class LLMCall(models.Model):
             models.Index(fields=["run_id", "outcome"], name="llm_call_run_outcome"),
             models.Index(fields=["work_item"], name="llm_call_work_item"),
         ]
+        constraints = [
+            # The natural key of an attempt: a batch written again after a commit whose
+            # outcome the client never learned finds its rows instead of adding them twice.
+            models.UniqueConstraint(fields=["group_id", "attempt"], name="llm_call_unique_attempt"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.purpose} #{self.attempt} {self.outcome}"

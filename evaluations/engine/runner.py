@@ -180,6 +180,8 @@ class Engine:
         await self.recorder.flush()
         if self.recorder.is_lost(claim):
             raise _Lost
+        # Rows stored earlier in a batch that was given up: not done without them.
+        self.recorder.raise_unwritten(claim)
 
     async def _failed(self, loaded: Loaded, error: Exception) -> Conversation | None:
         claim = loaded.claim
