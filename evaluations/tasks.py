@@ -10,6 +10,7 @@ backoff (the service has given its claim back) and fails the item once its retri
 import logging
 
 from celery import shared_task
+from kombu.exceptions import OperationalError
 
 from core.retry import retried_task, retry_countdown
 from metrics_registry.models import MetricVersion
@@ -56,9 +57,16 @@ def llm_process_batch(self, conversation_ids: list[int], retries: int = 0) -> di
         conversation_ids, worker=self.request.hostname or "", retries=retries
     )
     for conversation_id in report.retried:
-        llm_process_batch.apply_async(
-            ([conversation_id], retries + 1), countdown=retry_countdown(retries)
-        )
+        try:
+            llm_process_batch.apply_async(
+                ([conversation_id], retries + 1), countdown=retry_countdown(retries)
+            )
+        except OperationalError as error:
+            # The broker is down: the conversation is pending again, and the reaper sends it
+            # once the broker is back (it finds no message for it there).
+            logger.warning(
+                "Could not queue the retry of conversation %s: %s", conversation_id, error
+            )
     run_ids = set(
         Conversation.objects.filter(pk__in=conversation_ids).values_list("run_id", flat=True)
     )

@@ -305,6 +305,11 @@ RUN_REAPER_INTERVAL_SECONDS = env.float("RUN_REAPER_INTERVAL_SECONDS", default=3
 RUN_REDISPATCH_AFTER_SECONDS = env.float(
     "RUN_REDISPATCH_AFTER_SECONDS", default=float(CELERY_BROKER_VISIBILITY_TIMEOUT)
 )
+# With a Redis broker the reaper also reads what the broker holds: a pending item sent this
+# long ago whose message is neither queued nor taken by a worker was lost (a broker restart
+# without persistence) and is sent again, so a run resumes within about a reaper interval of
+# the broker's return. The grace covers a message between a queue and a worker.
+RUN_LOST_MESSAGE_GRACE_SECONDS = env.float("RUN_LOST_MESSAGE_GRACE_SECONDS", default=10.0)
 # Retries of a conversation task after a transient failure (the gateway's own retries spent, a
 # database drop), with backoff RUN_TASK_RETRY_BACKOFF_SECONDS × 2^n (capped at 10 minutes).
 RUN_TASK_MAX_RETRIES = env.int("RUN_TASK_MAX_RETRIES", default=3)
