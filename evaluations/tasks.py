@@ -16,6 +16,7 @@ from core.retry import retried_task, retry_countdown
 from metrics_registry.models import MetricVersion
 
 from .engine import process_conversations
+from .engine.journal import journals_replay
 from .models import Conversation
 from .services import reaper
 from .services import runs as run_services
@@ -40,6 +41,7 @@ def run_dispatch(run_id: int) -> int:
 
 @shared_task(name="evaluations.tasks.runs_reap", acks_late=True)
 def runs_reap() -> dict:
+    journals_replay()  # a killed worker's last attempts are in the log before its run closes
     report = reaper.runs_reap()
     if report.expired or report.redispatched or report.closed:
         logger.info("Reaper: %s", report)
@@ -53,6 +55,8 @@ def llm_process_batch(self, conversation_ids: list[int], retries: int = 0) -> di
     Transient failures come back as one-item batches after the task backoff (`retries` + 1),
     until RUN_TASK_MAX_RETRIES; the engine then fails them with the reason.
     """
+    # Attempts a killed process on this host journaled but never wrote go in the log first.
+    journals_replay()
     report = process_conversations(
         conversation_ids, worker=self.request.hostname or "", retries=retries
     )

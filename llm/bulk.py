@@ -38,6 +38,15 @@ def calls_record_bulk(*, calls: Collection[LLMCall], prompts: Collection[PromptT
         )
 
 
+@transaction.atomic
+def calls_restore_bulk(*, calls: Collection[LLMCall], prompts: Collection[PromptText]) -> None:
+    """Insert journaled attempts the call log lacks (a stored attempt keeps its row)."""
+    if prompts:
+        PromptText.objects.bulk_create(list(prompts), ignore_conflicts=True)
+    if calls:
+        LLMCall.objects.bulk_create(list(calls), ignore_conflicts=True)
+
+
 def calls_already_stored(*, calls: Collection[LLMCall]) -> int:
     """How many of these attempts the call log holds (by natural key)."""
     keys = {(call.group_id, call.attempt) for call in calls}

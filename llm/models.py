@@ -198,6 +198,8 @@ class CallOutcome(models.TextChoices):
     INVALID_OUTPUT = "invalid_output", "Invalid output"
     MALFORMED = "malformed", "Malformed response"
     FAILED = "failed", "Failed"
+    # Sent, but its worker died before the reply was recorded (restored from its journal).
+    UNKNOWN = "unknown", "Outcome unknown"
 
 
 ERROR_OUTCOMES = frozenset(

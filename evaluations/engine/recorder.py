@@ -31,6 +31,7 @@ from llm.plan import CacheStore
 from ..services.claims import Claim, claims_renew
 from ..services.steps import Store
 from .bridge import Bridge
+from .journal import Journal
 
 if TYPE_CHECKING:
     from llm.models import LLMCall, LLMResponseCache, PromptText
@@ -73,6 +74,20 @@ class _Batch:
         )
 
 
+class _Sink:
+    """The `llm.recording` sink of the engine's calls: told before and after each attempt."""
+
+    def __init__(self, recorder: BatchRecorder) -> None:
+        self.recorder = recorder
+
+    def __call__(self, call: LLMCall, prompt: PromptText) -> None:
+        self.recorder.record(call, prompt)
+
+    def sending(self, call: LLMCall, prompt: PromptText) -> None:
+        """An attempt about to leave: journaled, so a crash leaves it "outcome unknown"."""
+        self.recorder.journal.write("sent", call, prompt)
+
+
 class BatchRecorder:
     """The engine's `llm.aio.CallSink`, and the fenced writer of conversation rows."""
 
@@ -87,9 +102,13 @@ class BatchRecorder:
         self._task: asyncio.Task | None = None
         self.flushes = 0
         self._failed_writes = 0
+        self.journal = Journal()
+        self.sink = _Sink(self)
+        self._gave_up = False
 
     # --- CallSink ---------------------------------------------------------------------------
     def record(self, call: LLMCall, prompt: PromptText) -> None:
+        self.journal.write("done", call, prompt)
         self.batch.calls.append(call)
         self.batch.prompts.setdefault(prompt.sha256, prompt)
         self._nudge()
@@ -138,7 +157,13 @@ class BatchRecorder:
         self._task = asyncio.ensure_future(self._run())
 
     async def stop(self) -> None:
-        await self.flush()
+        try:
+            await self.flush()
+        except BaseException:
+            self.journal.close(written=False)  # replayed by the next batch or the reaper
+            raise
+        # A batch given up lost rows the journal still holds: the file is replayed.
+        self.journal.close(written=not self._gave_up)
         if self._task is not None:
             self._task.cancel()
 
@@ -164,6 +189,7 @@ class BatchRecorder:
                     self._wake.set()
                     continue
                 self._failed_writes = 0
+                self._gave_up = True
                 for _step, claim in batch.stores:
                     if claim is not None:
                         self.unwritten[(claim.pk, claim.token)] = error

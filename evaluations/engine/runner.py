@@ -121,7 +121,7 @@ class Engine:
                 purpose=step.purpose,
                 seed=step.seed,
                 may_hit=may_hit,
-                sink=self.recorder.record,
+                sink=self.recorder.sink,
             )
             call = (
                 structured_steps(schema=step.schema, **options)
@@ -281,6 +281,7 @@ async def _main(
         await asyncio.gather(*(one(pk) for pk in ids))
         await engine.recorder.stop()
     finally:
+        engine.recorder.journal.close(written=False)  # no-op after a clean stop
         for task in background:
             task.cancel()
         await engine.gateway.maintain(final=True)
