@@ -126,7 +126,7 @@ class Engine:
             call = (
                 structured_steps(schema=step.schema, **options)
                 if step.schema is not None
-                else chat_steps(**options)
+                else chat_steps(**options, params=step.params)
             )
             try:
                 reply = await self.gateway.drive(call, self.recorder)
