@@ -36,6 +36,11 @@ pytestmark = [
     pytest.mark.worker,
     pytest.mark.faults,
     pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server"),
+    # Once is enough: the PostgreSQL pass, whose deployments run Redis.
+    pytest.mark.skipif(
+        "postgresql" not in __import__("django.conf").conf.settings.DATABASES["default"]["ENGINE"],
+        reason="runs in the PostgreSQL pass",
+    ),
 ]
 
 PORT = 6393

@@ -136,5 +136,5 @@ def test_a_commit_cut_off_mid_flight_neither_loses_nor_doubles_a_row(
         if APPLIED in worker.log() and terminator.terminated:
             hit = True
             break
-    print("\n".join(line for line in worker.log().splitlines() if "batch" in line.lower()))
+    print("\n".join(line for line in worker.log().splitlines() if "batch again" in line))
     assert hit, f"no commit was cut off after applying in {MAX_RUNS} runs"
