@@ -1,15 +1,14 @@
 import socket
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import Group
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from .exceptions import ApplicationError
+from .health import Check, components_check
 from .models import RoleChange, WorkerPing
 from .roles import Role, user_has_role
 
@@ -42,37 +41,17 @@ def worker_heartbeat_record() -> WorkerPing:
     )
 
 
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-
-
 def readiness_checks() -> list[Check]:
-    """Database, broker and a worker: what must work for the platform to serve and evaluate."""
-    checks = []
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        checks.append(Check("database", True, connection.vendor))
-    except Exception as error:  # noqa: BLE001 - reported, not raised
-        checks.append(Check("database", False, f"{type(error).__name__}: {error}"))
-    try:
-        # The project's app (impactbench_site/celery.py), without core importing the project.
-        with current_app.connection_for_write(
-            url=settings.CELERY_BROKER_URL, connect_timeout=2
-        ) as broker:
-            broker.ensure_connection(max_retries=1, timeout=2)
-            checks.append(Check("broker", True, broker.transport_cls))
-    except Exception as error:  # noqa: BLE001
-        checks.append(Check("broker", False, f"{type(error).__name__}: {error}"))
+    """Database, cache, broker and a worker: what must work to serve and evaluate.
+
+    Each component answers within HEALTH_CHECK_TIMEOUT_SECONDS or is reported as silent."""
+    checks = components_check(("database", "cache", "broker"))
     max_age = settings.HEALTH_WORKER_MAX_AGE_SECONDS
-    try:
-        last = WorkerPing.objects.order_by("-answered_at").values_list("answered_at", flat=True)
-        last = last.first()
-    except Exception:  # noqa: BLE001 - the database check already says why
-        last = None
+    if not checks[0].ok:
+        checks.append(Check("worker", False, "unknown: the database does not answer"))
+        return checks
+    last = WorkerPing.objects.order_by("-answered_at").values_list("answered_at", flat=True)
+    last = last.first()
     if last is None:
         checks.append(Check("worker", False, "no worker has answered yet (is beat running?)"))
     else:

@@ -2,7 +2,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.paginator import Paginator
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -11,6 +11,7 @@ from django.views.generic import TemplateView
 
 from . import services
 from .exceptions import ApplicationError
+from .health import Check, components_check
 from .models import RoleChange, WorkerPing
 from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
 from .services import readiness_checks
@@ -33,12 +34,27 @@ class DashboardView(LoginRequiredMixin, TemplateView):
 
 
 def health(request: HttpRequest) -> JsonResponse:
-    """Liveness for load balancers and the demo smoke test: database reachable, last worker ping."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-    last_ping = (
-        WorkerPing.objects.order_by("-answered_at").values_list("answered_at", flat=True).first()
-    )
+    """Liveness for load balancers and the demo smoke test: the database answers (within
+    HEALTH_CHECK_TIMEOUT_SECONDS), else 503 naming it; JSON either way."""
+    (database,) = components_check(("database",))
+    if database.ok:
+        try:
+            last_ping = (
+                WorkerPing.objects.order_by("-answered_at")
+                .values_list("answered_at", flat=True)
+                .first()
+            )
+        except DatabaseError as error:
+            database = Check("database", False, f"{type(error).__name__}: {error}")
+    if not database.ok:
+        return JsonResponse(
+            {
+                "status": "failing",
+                "failing": ["database"],
+                "checks": {"database": {"ok": False, "detail": database.detail}},
+            },
+            status=503,
+        )
     return JsonResponse(
         {
             "status": "ok",
@@ -56,6 +72,7 @@ def ready(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {
             "status": "ready" if ok else "not ready",
+            "failing": [c.name for c in checks if not c.ok],
             "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in checks},
         },
         status=200 if ok else 503,

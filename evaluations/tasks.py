@@ -10,11 +10,13 @@ backoff (the service has given its claim back) and fails the item once its retri
 import logging
 
 from celery import shared_task
+from kombu.exceptions import OperationalError
 
 from core.retry import retried_task, retry_countdown
 from metrics_registry.models import MetricVersion
 
 from .engine import process_conversations
+from .engine.journal import journals_replay
 from .models import Conversation
 from .services import reaper
 from .services import runs as run_services
@@ -39,6 +41,7 @@ def run_dispatch(run_id: int) -> int:
 
 @shared_task(name="evaluations.tasks.runs_reap", acks_late=True)
 def runs_reap() -> dict:
+    journals_replay()  # a killed worker's last attempts are in the log before its run closes
     report = reaper.runs_reap()
     if report.expired or report.redispatched or report.closed:
         logger.info("Reaper: %s", report)
@@ -52,13 +55,22 @@ def llm_process_batch(self, conversation_ids: list[int], retries: int = 0) -> di
     Transient failures come back as one-item batches after the task backoff (`retries` + 1),
     until RUN_TASK_MAX_RETRIES; the engine then fails them with the reason.
     """
+    # Attempts a killed process on this host journaled but never wrote go in the log first.
+    journals_replay()
     report = process_conversations(
         conversation_ids, worker=self.request.hostname or "", retries=retries
     )
     for conversation_id in report.retried:
-        llm_process_batch.apply_async(
-            ([conversation_id], retries + 1), countdown=retry_countdown(retries)
-        )
+        try:
+            llm_process_batch.apply_async(
+                ([conversation_id], retries + 1), countdown=retry_countdown(retries)
+            )
+        except OperationalError as error:
+            # The broker is down: the conversation is pending again, and the reaper sends it
+            # once the broker is back (it finds no message for it there).
+            logger.warning(
+                "Could not queue the retry of conversation %s: %s", conversation_id, error
+            )
     run_ids = set(
         Conversation.objects.filter(pk__in=conversation_ids).values_list("run_id", flat=True)
     )

@@ -77,6 +77,9 @@ class RunWorkKind:
     # `run_evaluation`'s option naming items by key, and its help.
     keys_option: str = ""
     keys_help: str = ""
+    # Names of the tasks `send` queues (their first argument is a row id or a list of them):
+    # the reaper looks for them in the broker to tell a lost message from one still waiting.
+    task_names: tuple[str, ...] = ()
 
     # --- What the owner supplies ---------------------------------------------------------------
 

@@ -86,6 +86,7 @@ def send_steps(
     max_attempts = settings.LLM_MAX_RETRIES + 1
     where = f"{configuration.endpoint} (model {configuration.model_id!r})"
     for attempt_index in range(max_attempts):
+        recorder.sending(messages=messages, parameters=parameters)
         outcome_of: AttemptOutcome = yield Attempt(configuration, api_key, messages, parameters)
         last = attempt_index + 1 == max_attempts
         status: int | None = None

@@ -198,6 +198,8 @@ class CallOutcome(models.TextChoices):
     INVALID_OUTPUT = "invalid_output", "Invalid output"
     MALFORMED = "malformed", "Malformed response"
     FAILED = "failed", "Failed"
+    # Sent, but its worker died before the reply was recorded (restored from its journal).
+    UNKNOWN = "unknown", "Outcome unknown"
 
 
 ERROR_OUTCOMES = frozenset(
@@ -283,6 +285,11 @@ class LLMCall(models.Model):
             models.Index(fields=["configuration", "created_at"], name="llm_call_config_created"),
             models.Index(fields=["run_id", "outcome"], name="llm_call_run_outcome"),
             models.Index(fields=["work_item"], name="llm_call_work_item"),
+        ]
+        constraints = [
+            # The natural key of an attempt: a batch written again after a commit whose
+            # outcome the client never learned finds its rows instead of adding them twice.
+            models.UniqueConstraint(fields=["group_id", "attempt"], name="llm_call_unique_attempt"),
         ]
 
     def __str__(self) -> str:

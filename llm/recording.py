@@ -3,8 +3,10 @@
 Where the row goes is the recorder's `sink`: by default it is written at once, outside any
 transaction, so a crash mid-call still leaves the attempts that were paid for; the batch
 engine passes a sink that buffers rows and writes them in bulk through `llm.bulk` (always
-before the work they belong to is marked done). Prompts are stored once per distinct text
-(`PromptText`).
+before the work they belong to is marked done). A sink with a `sending` method is also told of
+each attempt before it is sent (as a row with outcome "unknown" and the attempt's number), so
+it can journal the request and account for it if its process dies before the reply. Prompts
+are stored once per distinct text (`PromptText`).
 """
 
 import hashlib
@@ -63,6 +65,15 @@ class CallRecorder:
     def attempts(self) -> int:
         return len(self.calls)
 
+    def sending(self, *, messages: list[dict], parameters: dict) -> None:
+        """Before an attempt leaves: tell a journaling sink what is sent (nothing is added up)."""
+        journal = getattr(self.sink, "sending", None)
+        if journal is not None:
+            call, prompt = self._call(
+                messages=messages, parameters=parameters, outcome=CallOutcome.UNKNOWN
+            )
+            journal(call, prompt)
+
     def record(
         self,
         *,
@@ -88,6 +99,48 @@ class CallRecorder:
                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
             )
         )
+        call, prompt = self._call(
+            messages=messages,
+            parameters=parameters,
+            outcome=outcome,
+            response_text=response_text,
+            parsed_json=parsed_json,
+            error_message=error_message,
+            http_status=http_status,
+            finish_reason=finish_reason,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_ms=latency_ms,
+            limit_wait_ms=limit_wait_ms,
+            backoff_ms=backoff_ms,
+            cost=cost,
+        )
+        self.sink(call, prompt)
+        self.calls.append(call)
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.cost += cost
+        return call
+
+    def _call(
+        self,
+        *,
+        messages: list[dict],
+        parameters: dict,
+        outcome: CallOutcome,
+        response_text: str = "",
+        parsed_json: object = None,
+        error_message: str = "",
+        http_status: int | None = None,
+        finish_reason: str = "",
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        latency_ms: float = 0,
+        limit_wait_ms: float = 0,
+        backoff_ms: float = 0,
+        cost: Decimal = Decimal(0),
+    ) -> tuple[LLMCall, PromptText]:
+        """The row of the next attempt (numbered after those recorded so far)."""
         made_for = attribution.current()
         prompt = prompt_text(messages)
         call = LLMCall(
@@ -116,9 +169,4 @@ class CallRecorder:
             work_item=made_for.work_item,
             claim=made_for.claim,
         )
-        self.sink(call, prompt)
-        self.calls.append(call)
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
-        self.cost += cost
-        return call
+        return call, prompt

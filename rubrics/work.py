@@ -30,6 +30,7 @@ BULK_BATCH = 1000
 class RubricWork(RunWorkKind):
     key = "rubric"
     model = RubricResponse
+    task_names = ("evaluations.tasks.llm_process_rubric_response",)
     create_argument = "rubric_items"
     items_label = "rubric items"
     item_label = "rubric item"

@@ -225,3 +225,12 @@ def _release_guards_present(request, django_db_blocker):
             with connection.schema_editor() as editor:
                 guards_install(editor)
     yield
+
+
+@pytest.fixture(autouse=True)
+def _health_probe_connection_closed():
+    """The health prober's own database connection must not outlive a test's database."""
+    yield
+    from core.health import probes_close
+
+    probes_close()

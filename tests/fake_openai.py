@@ -187,6 +187,8 @@ class FakeOpenAIServer:
         self.in_flight_by_model: dict[str, int] = {}
         self.max_in_flight_by_model: dict[str, int] = {}
         self.latency = 0.0
+        # Tokens of every reply written out whole: what a provider would bill.
+        self.billed_tokens = 0
         self.responder: Callable[[RecordedRequest], Any] | None = None
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
         # A short poll interval keeps shutdown (one per test) from costing half a second.
@@ -222,6 +224,7 @@ class FakeOpenAIServer:
             self.spans.clear()
             self.max_in_flight = 0
             self.max_in_flight_by_model.clear()
+            self.billed_tokens = 0
         self.latency = 0.0
         self.responder = None
 
@@ -318,6 +321,10 @@ class FakeOpenAIServer:
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)
+                    usage = document.get("usage") if isinstance(document, dict) else None
+                    if status == 200 and isinstance(usage, dict):
+                        with server._lock:
+                            server.billed_tokens += int(usage.get("total_tokens") or 0)
                 except (BrokenPipeError, ConnectionResetError):
                     # The client gave up (a timeout test): nothing left to answer.
                     self.close_connection = True

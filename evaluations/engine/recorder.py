@@ -7,7 +7,10 @@ CONFLICT DO NOTHING, the call log with one multi-row INSERT, then the turns, jud
 anchor coverage rows, each only if its claim still holds, checked and renewed for all of them
 at once (`claims_renew`, which locks the items' rows until commit: the fence of `claim_fence`).
 Rows of a lost claim are dropped and their conversation stops; unique keys make a
-redelivered batch's rows no-ops. Cache lookups are batched the same way.
+redelivered batch's rows no-ops, and a batch written again after a failed commit (which the
+server may have applied) changes nothing it already stored. A batch that cannot be written at
+all is given up with its rows, and every conversation that had rows in it learns so at its
+next flush: it never ends done without them. Cache lookups are batched the same way.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from llm.bulk import cache_entries_store_bulk, calls_record_bulk
+from llm.bulk import cache_entries_store_bulk, calls_already_stored, calls_record_bulk
 from llm.cache import cache_lookup_bulk
 from llm.plan import CacheStore
 
 from ..services.claims import Claim, claims_renew
 from ..services.steps import Store
 from .bridge import Bridge
+from .journal import Journal
 
 if TYPE_CHECKING:
     from llm.models import LLMCall, LLMResponseCache, PromptText
@@ -70,6 +74,20 @@ class _Batch:
         )
 
 
+class _Sink:
+    """The `llm.recording` sink of the engine's calls: told before and after each attempt."""
+
+    def __init__(self, recorder: BatchRecorder) -> None:
+        self.recorder = recorder
+
+    def __call__(self, call: LLMCall, prompt: PromptText) -> None:
+        self.recorder.record(call, prompt)
+
+    def sending(self, call: LLMCall, prompt: PromptText) -> None:
+        """An attempt about to leave: journaled, so a crash leaves it "outcome unknown"."""
+        self.recorder.journal.write("sent", call, prompt)
+
+
 class BatchRecorder:
     """The engine's `llm.aio.CallSink`, and the fenced writer of conversation rows."""
 
@@ -78,13 +96,19 @@ class BatchRecorder:
         self.loop = bridge.loop
         self.batch = _Batch(self.loop)
         self.lost: set[tuple[int, int]] = set()  # (pk, token) of claims found lost
+        # (pk, token) of claims whose rows were in a batch given up, with the reason.
+        self.unwritten: dict[tuple[int, int], Exception] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.flushes = 0
         self._failed_writes = 0
+        self.journal = Journal()
+        self.sink = _Sink(self)
+        self._gave_up = False
 
     # --- CallSink ---------------------------------------------------------------------------
     def record(self, call: LLMCall, prompt: PromptText) -> None:
+        self.journal.write("done", call, prompt)
         self.batch.calls.append(call)
         self.batch.prompts.setdefault(prompt.sha256, prompt)
         self._nudge()
@@ -111,6 +135,13 @@ class BatchRecorder:
     def is_lost(self, claim: Claim | None) -> bool:
         return claim is not None and (claim.pk, claim.token) in self.lost
 
+    def raise_unwritten(self, claim: Claim | None) -> None:
+        """Raise why rows of this claim were given up, if any were (once)."""
+        if claim is not None:
+            error = self.unwritten.pop((claim.pk, claim.token), None)
+            if error is not None:
+                raise error
+
     # --- flushing ---------------------------------------------------------------------------
     def _nudge(self) -> None:
         if self.batch.size >= settings.ENGINE_FLUSH_ROWS:
@@ -126,7 +157,13 @@ class BatchRecorder:
         self._task = asyncio.ensure_future(self._run())
 
     async def stop(self) -> None:
-        await self.flush()
+        try:
+            await self.flush()
+        except BaseException:
+            self.journal.close(written=False)  # replayed by the next batch or the reaper
+            raise
+        # A batch given up lost rows the journal still holds: the file is replayed.
+        self.journal.close(written=not self._gave_up)
         if self._task is not None:
             self._task.cancel()
 
@@ -140,7 +177,7 @@ class BatchRecorder:
                 batch.done.set_result(None)
                 continue
             try:
-                lost, found = await self.bridge.run(self._write, batch)
+                lost, found = await self.bridge.run(self._write, batch, self._failed_writes > 0)
             except Exception as error:  # noqa: BLE001 - retried, then handed to every waiter
                 self._failed_writes += 1
                 logger.warning("Recording a batch failed (%s): %s", self._failed_writes, error)
@@ -152,6 +189,10 @@ class BatchRecorder:
                     self._wake.set()
                     continue
                 self._failed_writes = 0
+                self._gave_up = True
+                for _step, claim in batch.stores:
+                    if claim is not None:
+                        self.unwritten[(claim.pk, claim.token)] = error
                 for futures in batch.lookups.values():
                     for future in futures:
                         future.done() or future.set_exception(error)
@@ -167,9 +208,18 @@ class BatchRecorder:
             batch.done.set_result(None)
 
     @staticmethod
-    def _write(batch: _Batch) -> tuple[set[tuple[int, int]], dict]:
+    def _write(batch: _Batch, again: bool = False) -> tuple[set[tuple[int, int]], dict]:
         """One transaction on the database thread: everything the batch holds."""
         found = {}
+        if again and batch.calls:
+            # Said, because an operator reading "failed" should know whether it had applied.
+            stored = calls_already_stored(calls=batch.calls)
+            logger.warning(
+                "Writing a batch again: %s of its %s attempts were already stored%s",
+                stored,
+                len(batch.calls),
+                " (the failed commit had applied)" if stored else "",
+            )
         with transaction.atomic():
             calls_record_bulk(calls=batch.calls, prompts=batch.prompts.values())
             cache_entries_store_bulk(entries=batch.cache.values())

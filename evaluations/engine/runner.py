@@ -121,12 +121,12 @@ class Engine:
                 purpose=step.purpose,
                 seed=step.seed,
                 may_hit=may_hit,
-                sink=self.recorder.record,
+                sink=self.recorder.sink,
             )
             call = (
                 structured_steps(schema=step.schema, **options)
                 if step.schema is not None
-                else chat_steps(**options)
+                else chat_steps(**options, params=step.params)
             )
             try:
                 reply = await self.gateway.drive(call, self.recorder)
@@ -180,6 +180,8 @@ class Engine:
         await self.recorder.flush()
         if self.recorder.is_lost(claim):
             raise _Lost
+        # Rows stored earlier in a batch that was given up: not done without them.
+        self.recorder.raise_unwritten(claim)
 
     async def _failed(self, loaded: Loaded, error: Exception) -> Conversation | None:
         claim = loaded.claim
@@ -279,6 +281,7 @@ async def _main(
         await asyncio.gather(*(one(pk) for pk in ids))
         await engine.recorder.stop()
     finally:
+        engine.recorder.journal.close(written=False)  # no-op after a clean stop
         for task in background:
             task.cancel()
         await engine.gateway.maintain(final=True)

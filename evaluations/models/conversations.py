@@ -120,6 +120,10 @@ class Turn(models.Model):
     user_text = models.TextField(help_text="What the target received, typing artifacts included.")
     user_text_clean = models.TextField(help_text="What the simulator wrote.")
     assistant_text = models.TextField()
+    assistant_cut_off = models.BooleanField(
+        default=False,
+        help_text="The target's reply stopped at max_tokens even when asked again with more room.",
+    )
     anchor_index = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Position in the scenario's anchors raised at this turn."
     )

@@ -4,9 +4,11 @@ Run by Celery beat every RUN_REAPER_INTERVAL_SECONDS (`evaluations.tasks.runs_re
 number of hosts at once (every step is a conditional UPDATE, so two reapers cannot both act):
 
 1. an item whose claim expired (its worker died or hung) goes back to pending and is sent again;
-2. a pending item not sent for RUN_REDISPATCH_AFTER_SECONDS (its message may have been lost
-   with a broker restart) is sent again; a copy of a message still queued is refused by the
-   claim, so this costs a message, never a model call;
+2. a pending item whose message is lost (a broker restart without persistence) is sent again:
+   with Redis, one sent over RUN_LOST_MESSAGE_GRACE_SECONDS ago whose id is in no message the
+   broker holds, queued or taken by a worker (`services.broker`); whatever the broker, one not
+   sent for RUN_REDISPATCH_AFTER_SECONDS. A copy of a message still queued is refused by the
+   claim, so a mistake costs a message, never a model call;
 3. a running run with nothing left to do is closed.
 """
 
@@ -19,11 +21,18 @@ from django.utils import timezone
 
 from .. import work
 from ..models import Conversation, ConversationStatus, EvaluationRun, RunStatus
+from .broker import broker_held_ids
 from .claims import lease_lapsed
 from .processing import conversations_send, run_check_finished
 
 # At most this many items of one kind are sent per sweep, so one sweep stays short.
 REAP_BATCH = 2000
+
+
+CONVERSATION_TASKS = (
+    "evaluations.tasks.llm_process_batch",
+    "evaluations.tasks.llm_process_conversation",
+)
 
 
 @dataclass(frozen=True)
@@ -37,9 +46,10 @@ def runs_reap() -> ReapReport:
     now = timezone.now()
     stale = now - timedelta(seconds=settings.RUN_REDISPATCH_AFTER_SECONDS)
     expired = redispatched = closed = 0
-    senders = [(Conversation, conversations_send)]
-    senders += [(kind.model, kind.send) for kind in work.kinds()]
-    for model, send in senders:
+    senders = [(Conversation, conversations_send, CONVERSATION_TASKS)]
+    senders += [(kind.model, kind.send, kind.task_names) for kind in work.kinds()]
+    held = _held_if_pending(senders)
+    for model, send, task_names in senders:
         running = model.objects.filter(run__status=RunStatus.RUNNING)
         lapsed = running.filter(status=ConversationStatus.RUNNING).filter(lease_lapsed(now))
         ids = list(lapsed.values_list("pk", flat=True)[:REAP_BATCH])
@@ -53,10 +63,15 @@ def runs_reap() -> ReapReport:
             back.update(status=ConversationStatus.PENDING, claimed_by="", dispatched_at=now)
             expired += len(ids)
             send(ids)
-        forgotten = running.filter(status=ConversationStatus.PENDING).filter(
-            Q(dispatched_at__lt=stale) | Q(dispatched_at__isnull=True)
-        )
+        pending = running.filter(status=ConversationStatus.PENDING)
+        forgotten = pending.filter(Q(dispatched_at__lt=stale) | Q(dispatched_at__isnull=True))
         ids = list(forgotten.values_list("pk", flat=True)[:REAP_BATCH])
+        if held is not None and task_names:
+            in_broker = set().union(*(held.get(name, set()) for name in task_names))
+            settled = now - timedelta(seconds=settings.RUN_LOST_MESSAGE_GRACE_SECONDS)
+            sent = pending.filter(dispatched_at__lt=settled).values_list("pk", flat=True)
+            lost = [pk for pk in sent[: REAP_BATCH * 10] if pk not in in_broker]
+            ids = list(dict.fromkeys([*ids, *lost]))[:REAP_BATCH]
         if ids:
             model.objects.filter(pk__in=ids, status=ConversationStatus.PENDING).update(
                 dispatched_at=now
@@ -68,3 +83,14 @@ def runs_reap() -> ReapReport:
     ):
         closed += run_check_finished(run_id=run_id)
     return ReapReport(expired=expired, redispatched=redispatched, closed=closed)
+
+
+def _held_if_pending(senders) -> dict[str, set[int]] | None:
+    """Read the broker only when some running run has pending items (most sweeps have none)."""
+    running = RunStatus.RUNNING
+    if not any(
+        model.objects.filter(run__status=running, status=ConversationStatus.PENDING).exists()
+        for model, _send, _names in senders
+    ):
+        return None
+    return broker_held_ids(name for _m, _s, names in senders for name in names)

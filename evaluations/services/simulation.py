@@ -15,6 +15,7 @@ from core.exceptions import ApplicationError
 from core.rows import stable_seed
 from llm.attribution import call_attribution
 from llm.exceptions import LLMError
+from llm.gateway import larger_token_limit
 from llm.models import ModelRole
 
 from .. import prompts
@@ -93,6 +94,16 @@ def conversation_attribution(conversation: Conversation, claim: Claim | None = N
     )
 
 
+def _cut_off(result) -> bool:
+    """Whether the reply stopped at max_tokens (the finish reason of its last attempt)."""
+    return bool(result.calls) and result.calls[-1].finish_reason == "length"
+
+
+def _request_limit(conversation: Conversation) -> dict:
+    limit = conversation.target.max_tokens
+    return {"max_tokens": limit} if limit else {}
+
+
 def simulate_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
     """Play the conversation to `run.turns` user turns (or a clear stop) after `turns`.
 
@@ -134,6 +145,19 @@ def simulate_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
                 purpose="evaluations.target_reply",
                 seed=seed,
             )
+            calls = list(answered.calls)
+            if _cut_off(answered):
+                # Stopped at max_tokens: asked once more with twice the room; if that is cut off
+                # too, the turn is stored as cut off (shown with the transcript).
+                answered = yield Ask(
+                    configuration=conversation.target,
+                    messages=target_messages(turns=turns, user_text=sent),
+                    role=ModelRole.TARGET,
+                    purpose="evaluations.target_reply",
+                    seed=seed,
+                    params={"max_tokens": larger_token_limit(_request_limit(conversation))},
+                )
+                calls += answered.calls
         except LLMError as error:
             raise side_failed(error, FailureKind.TARGET_ERROR) from error
         due = [i for i, anchor in enumerate(anchors) if anchor["turn"] == index]
@@ -143,12 +167,13 @@ def simulate_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
             user_text=sent,
             user_text_clean=clean,
             assistant_text=answered.text,
+            assistant_cut_off=_cut_off(answered),
             anchor_index=due[0] if due else None,
         )
         (turn,) = yield Store(
             rows=[turn],
             unique=("conversation_id", "index"),
-            calls={"simulator_call_ids": simulated.calls, "target_call_ids": answered.calls},
+            calls={"simulator_call_ids": simulated.calls, "target_call_ids": calls},
         )
         turns.append(turn)
     return ""

@@ -35,6 +35,8 @@ class Ask:
     purpose: str
     seed: int | None = None
     schema: type[BaseModel] | None = None
+    # Request parameters over the configuration's (a larger max_tokens for a re-ask).
+    params: dict | None = None
 
 
 @dataclass
@@ -89,6 +91,7 @@ def ask_now(step: Ask) -> Any:
         role=step.role,
         purpose=step.purpose,
         seed=step.seed,
+        **(step.params or {}),
     )
 
 

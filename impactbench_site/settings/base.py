@@ -105,6 +105,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # A server that does not complete a connection in this long is reported as down (psycopg
+    # waits at least 2 s), instead of holding a web worker until gunicorn's timeout.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
+        "DATABASE_CONNECT_TIMEOUT_SECONDS", default=3
+    )
+# The longest a statement may take, on the server and (a margin later) on the client, which
+# also ends a wait on a server that never answers (core/dbwait.py): web requests answer within
+# gunicorn's 60 s; tasks get their soft time limit. Management commands are unbounded.
+DATABASE_STATEMENT_TIMEOUT_SECONDS = env.float("DATABASE_STATEMENT_TIMEOUT_SECONDS", default=20.0)
+DATABASE_TASK_STATEMENT_TIMEOUT_SECONDS = env.float(
+    "DATABASE_TASK_STATEMENT_TIMEOUT_SECONDS", default=600.0
+)
+DATABASE_CLIENT_MARGIN_SECONDS = env.float("DATABASE_CLIENT_MARGIN_SECONDS", default=5.0)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -292,6 +305,11 @@ RUN_REAPER_INTERVAL_SECONDS = env.float("RUN_REAPER_INTERVAL_SECONDS", default=3
 RUN_REDISPATCH_AFTER_SECONDS = env.float(
     "RUN_REDISPATCH_AFTER_SECONDS", default=float(CELERY_BROKER_VISIBILITY_TIMEOUT)
 )
+# With a Redis broker the reaper also reads what the broker holds: a pending item sent this
+# long ago whose message is neither queued nor taken by a worker was lost (a broker restart
+# without persistence) and is sent again, so a run resumes within about a reaper interval of
+# the broker's return. The grace covers a message between a queue and a worker.
+RUN_LOST_MESSAGE_GRACE_SECONDS = env.float("RUN_LOST_MESSAGE_GRACE_SECONDS", default=10.0)
 # Retries of a conversation task after a transient failure (the gateway's own retries spent, a
 # database drop), with backoff RUN_TASK_RETRY_BACKOFF_SECONDS × 2^n (capped at 10 minutes).
 RUN_TASK_MAX_RETRIES = env.int("RUN_TASK_MAX_RETRIES", default=3)
@@ -310,6 +328,8 @@ ENGINE_FLUSH_ROWS = env.int("ENGINE_FLUSH_ROWS", default=500)
 # most this old.
 HEALTH_HEARTBEAT_SECONDS = env.float("HEALTH_HEARTBEAT_SECONDS", default=30.0)
 HEALTH_WORKER_MAX_AGE_SECONDS = env.int("HEALTH_WORKER_MAX_AGE_SECONDS", default=120)
+# /health/ and /health/ready/ answer within this, naming a component that has not (core/health.py).
+HEALTH_CHECK_TIMEOUT_SECONDS = env.float("HEALTH_CHECK_TIMEOUT_SECONDS", default=0.8)
 # Periodic tasks, run by `celery beat`: one entry per job.
 CELERY_BEAT_SCHEDULE = {
     # Submissions whose drafting task was lost are queued again.

@@ -72,6 +72,27 @@ def test_production_settings_pass_the_deploy_checks():
     assert "no issues" in result.stdout
 
 
+def test_the_web_server_refuses_to_start_without_collected_static_files(tmp_path):
+    """Production pages need the manifest collectstatic writes: a clear message, not 500s."""
+    inherited = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {
+        **inherited,
+        "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.production",
+        "DJANGO_SECRET_KEY": SECRET,
+        "DATABASE_URL": "postgres://impactbench@127.0.0.1:5432/impactbench",
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+        "DJANGO_ALLOWED_HOSTS": "impactbench.example.org",
+        "STATIC_ROOT": str(tmp_path / "static"),
+    }
+    boot = [sys.executable, "-c", "import impactbench_site.wsgi"]
+    result = subprocess.run(  # noqa: S603 - fixed argument list
+        boot, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode != 0
+    assert "Run `python manage.py collectstatic --noinput`" in result.stderr
+    # With them collected it starts: the boot test below collects them first, as the image does.
+
+
 def _interpolate(argument: str, env: dict) -> str:
     """Compose's ${NAME:-default} substitution, for the commands' arguments."""
     return re.sub(
@@ -118,6 +139,10 @@ def test_the_commands_compose_runs_boot_and_report_ready(transactional_db, tmp_p
         "IMPACTBENCH_VAR_DIR": str(tmp_path),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
+    # As the image does at build time: the web server refuses to start without them.
+    env["STATIC_ROOT"] = str(tmp_path / "static")
+    collect = [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"]
+    subprocess.run(collect, cwd=ROOT, env=env, check=True, timeout=300)  # noqa: S603
     services = compose()["services"]
     processes = {}
     logs = {}
@@ -148,7 +173,7 @@ def test_the_commands_compose_runs_boot_and_report_ready(transactional_db, tmp_p
                 break
             time.sleep(0.5)
         assert status == 200, body
-        assert set(body["checks"]) == {"database", "broker", "worker"}
+        assert set(body["checks"]) == {"database", "cache", "broker", "worker"}
         assert _get(f"http://127.0.0.1:{port}/health/")[0] == 200
         # The llm-queue worker answers too (the heartbeat proved the default one).
         worker_ping.apply_async(("llm-check", "2026-01-01T00:00:00+00:00"), queue="llm")

@@ -49,3 +49,26 @@ def test_heartbeats_older_than_a_day_are_pruned():
     worker_heartbeat_record()
     assert list(WorkerPing.objects.values_list("token", flat=True))[0].startswith("heartbeat-")
     assert WorkerPing.objects.count() == 1
+
+
+def test_a_cache_that_is_down_is_named_at_once(client, settings):
+    """Redis refusing connections: /health/ready/ says "cache" within the health deadline."""
+    import time
+
+    worker_heartbeat_record()
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",
+        }
+    }
+    started = time.monotonic()
+    response = client.get(reverse("core:ready"))
+    took = time.monotonic() - started
+    assert response.status_code == 503
+    body = response.json()
+    assert body["failing"] == ["cache"], body
+    assert "ConnectionError" in body["checks"]["cache"]["detail"]
+    assert took < settings.HEALTH_CHECK_TIMEOUT_SECONDS + 0.5
+    # Liveness does not depend on the cache.
+    assert client.get(reverse("core:health")).status_code == 200

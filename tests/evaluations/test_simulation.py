@@ -117,3 +117,37 @@ def test_an_interrupted_conversation_resumes_from_its_last_turn(fake_models, fak
     count = fake_models.server.request_count
     conversation_simulate(conversation=conversation)
     assert fake_models.server.request_count == count
+
+
+
+def test_a_target_reply_cut_off_at_max_tokens_is_asked_again_with_more_room(
+    fake_models, fake_conversation
+):
+    """Turn 1 is cut off once (the re-ask with twice the limit completes); turn 2 is cut off
+    both times and is stored as cut off."""
+    from llm.models import LLMCall
+
+    fake_conversation.run.turns = 2
+    fake_conversation.run.save()
+    limit = fake_models.target.max_tokens
+    plain = fake_models.target_reply
+
+    def cut(request):
+        first_turn = len(request.messages) <= 2  # system prompt and the first user message
+        if request.param("max_tokens") == limit or not first_turn:
+            return Behaviour(content="A reply that stops in the mid", finish_reason="length")
+        return plain(request)
+
+    fake_models.target_reply = cut
+    conversation_simulate(conversation=fake_conversation)
+    targets = fake_models.requests_to("target")
+    assert [r.param("max_tokens") for r in targets] == [limit, 2 * limit, limit, 2 * limit]
+    first, second = Turn.objects.filter(conversation=fake_conversation).order_by("index")
+    assert not first.assistant_cut_off
+    assert first.assistant_text.startswith("assistant reply")
+    assert second.assistant_cut_off
+    assert len(first.target_call_ids) == len(second.target_call_ids) == 2
+    reasons = LLMCall.objects.filter(pk__in=second.target_call_ids).values_list(
+        "finish_reason", flat=True
+    )
+    assert list(reasons) == ["length", "length"]

@@ -1,0 +1,134 @@
+"""An append-only local journal of the engine's model calls, replayed after a crash.
+
+The recorder writes the call log in bulk every ENGINE_FLUSH_SECONDS, so a killed worker would
+lose the attempts of its last window — and those it had sent but not yet heard back from. Each
+attempt is therefore journaled before it is sent ("sent": its row with outcome unknown) and
+again when recorded ("done": its row with the reply), as lines of JSON in a file of this batch
+(VAR_DIR/journal/<host>-<pid>-<n>.jsonl), handed to the operating system before the request
+leaves: a SIGKILL keeps them (a power cut may lose the last lines). The file is removed once
+its batch's rows are all written. A file whose process is gone is replayed by the next batch on
+the same host and by the reaper: every attempt the call log lacks is inserted as journaled —
+with its reply, or as "outcome unknown" with its request — and the file removed. Attempts are
+written on their natural key, so replaying twice, or a row the recorder wrote meanwhile, adds
+nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import os
+import socket
+from pathlib import Path
+
+from django.conf import settings
+
+from llm.bulk import calls_restore_bulk
+from llm.models import LLMCall, PromptText
+
+logger = logging.getLogger(__name__)
+_FIELDS = [f.attname for f in LLMCall._meta.concrete_fields if f.attname not in ("id",)]
+_numbers = itertools.count(1)
+_open: set[Path] = set()  # this process's journals still in use
+
+
+def journal_dir() -> Path:
+    return Path(settings.VAR_DIR) / "journal"
+
+
+class Journal:
+    """One batch's journal file."""
+
+    def __init__(self) -> None:
+        folder = journal_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{socket.gethostname()}-{os.getpid()}-{next(_numbers)}.jsonl"
+        _open.add(self.path)
+        # Unbuffered: every line reaches the operating system as it is written.
+        self._file = self.path.open("ab", buffering=0)
+        self._prompts: set[str] = set()
+
+    def write(self, op: str, call: LLMCall, prompt: PromptText) -> None:
+        line = {"op": op, "call": {name: getattr(call, name) for name in _FIELDS}}
+        if prompt.sha256 not in self._prompts:
+            self._prompts.add(prompt.sha256)
+            line["messages"] = prompt.messages
+        self._file.write(json.dumps(line, default=str).encode() + b"\n")
+
+    def close(self, *, written: bool) -> None:
+        """Close the file; remove it when everything it holds is in the database."""
+        if self._file.closed:
+            return
+        self._file.close()
+        _open.discard(self.path)
+        if written:
+            self.path.unlink(missing_ok=True)
+
+
+def journals_replay() -> int:
+    """Restore the attempts of this host's journals whose process is gone; returns how many
+    attempts the files held (those already in the call log are skipped)."""
+    folder = journal_dir()
+    if not folder.is_dir():
+        return 0
+    host = socket.gethostname()
+    restored = 0
+    for path in sorted(folder.glob(f"{host}-*.jsonl")):
+        if path in _open or _alive(path, host):
+            continue
+        try:
+            calls, prompts = _read(path)
+            calls_restore_bulk(calls=calls, prompts=prompts)
+        except (OSError, ValueError) as error:
+            logger.warning("Could not replay the call journal %s: %s", path, error)
+            continue
+        if calls:
+            unknown = sum(call.outcome == "unknown" for call in calls)
+            logger.warning(
+                "Replayed %s journaled attempts (%s with their outcome unknown) from %s",
+                len(calls),
+                unknown,
+                path.name,
+            )
+        restored += len(calls)
+        path.unlink(missing_ok=True)
+    return restored
+
+
+def _alive(path: Path, host: str) -> bool:
+    pid = int(path.name[len(host) + 1 :].split("-", 1)[0])
+    if pid == os.getpid():
+        return False  # ours, and not open: its batch ended without writing everything
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A killed process nobody has reaped yet (a zombie) still answers the signal.
+    with contextlib.suppress(OSError):
+        status = Path(f"/proc/{pid}/status").read_text()
+        return "\nState:\tZ" not in status
+    return True
+
+
+def _read(path: Path) -> tuple[list[LLMCall], list[PromptText]]:
+    calls: dict[tuple[str, int], LLMCall] = {}
+    prompts: dict[str, PromptText] = {}
+    with path.open("rb") as lines:
+        for raw in lines:
+            with contextlib.suppress(ValueError):  # a line cut off by the crash
+                line = json.loads(raw)
+                fields = line["call"]
+                if "messages" in line:
+                    prompts[fields["prompt_id"]] = PromptText(
+                        sha256=fields["prompt_id"], messages=line["messages"]
+                    )
+                key = (fields["group_id"], fields["attempt"])
+                # A reply replaces its "sent" line; a "sent" never replaces a reply.
+                if line["op"] == "done" or key not in calls:
+                    fields.pop("created_at", None)
+                    calls[key] = LLMCall(**fields)
+    return list(calls.values()), list(prompts.values())

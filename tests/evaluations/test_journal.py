@@ -1,0 +1,73 @@
+"""The engine's call journal: what a killed process sent and heard back is restored once."""
+
+import pytest
+
+from evaluations.engine import journal
+from llm.models import CallOutcome, LLMCall
+from llm.recording import CallRecorder
+from tests.llm.factories import ModelConfigurationFactory
+
+pytestmark = pytest.mark.django_db
+
+
+class Sink:
+    """A journaling sink that never reaches the database (its process is about to die)."""
+
+    def __init__(self, journal_file):
+        self.journal = journal_file
+
+    def __call__(self, call, prompt):
+        self.journal.write("done", call, prompt)
+
+    def sending(self, call, prompt):
+        self.journal.write("sent", call, prompt)
+
+
+def test_a_dead_batchs_journal_is_replayed_once_with_unknown_outcomes(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    file = journal.Journal()
+    recorder = CallRecorder(
+        configuration=ModelConfigurationFactory(price_per_million_input_tokens=1000),
+        role="target",
+        purpose="tests.journal",
+        fingerprint="f" * 64,
+        sink=Sink(file),
+    )
+    messages = [{"role": "user", "content": "Hello"}]
+    recorder.sending(messages=messages, parameters={})
+    recorder.record(
+        messages=messages,
+        parameters={},
+        outcome=CallOutcome.SUCCESS,
+        response_text="Hi",
+        prompt_tokens=7,
+        completion_tokens=2,
+    )
+    recorder.sending(messages=messages, parameters={"max_tokens": 9})  # no reply: killed
+    file.close(written=False)
+    assert LLMCall.objects.count() == 0
+
+    assert journal.journals_replay() == 2
+    rows = list(LLMCall.objects.order_by("attempt"))
+    assert [(r.attempt, r.outcome) for r in rows] == [
+        (1, CallOutcome.SUCCESS),
+        (2, CallOutcome.UNKNOWN),
+    ]
+    assert rows[0].response_text == "Hi"
+    assert rows[0].prompt_tokens + rows[0].completion_tokens == 9
+    assert rows[0].cost_estimate > 0
+    assert rows[1].prompt_messages == messages
+    assert rows[1].parameters == {"max_tokens": 9}
+    assert rows[1].cost_estimate == 0
+    assert not list((tmp_path / "journal").iterdir())  # replayed files are removed
+    assert journal.journals_replay() == 0
+    assert LLMCall.objects.count() == 2
+
+
+def test_a_journal_in_use_is_left_alone(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    file = journal.Journal()
+    assert journal.journals_replay() == 0
+    assert file.path.exists()
+    file.close(written=True)
+    assert not file.path.exists()
