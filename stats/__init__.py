@@ -58,6 +58,7 @@ from .bootstrap import (
 from .few_clusters import (
     PAIRED_T,
     POOLED_PAIRED,
+    STRATIFIED_WILSON,
     WILSON_EFFECTIVE,
     benjamini_hochberg,
     design_effect,
@@ -66,6 +67,7 @@ from .few_clusters import (
     intra_cluster_correlation,
     paired_difference_estimates,
     paired_t,
+    stratified_wilson,
     wilson_interval,
 )
 from .figures import (
@@ -84,6 +86,7 @@ from .two_stage import two_stage_sum_distribution
 __all__ = [
     "PAIRED_T",
     "POOLED_PAIRED",
+    "STRATIFIED_WILSON",
     "WILSON_EFFECTIVE",
     "benjamini_hochberg",
     "bootstrap_ci",
@@ -121,6 +124,7 @@ __all__ = [
     "resampled_estimate",
     "share_estimates",
     "shared_block_hits",
+    "stratified_wilson",
     "sums_estimate",
     "two_stage_sum_distribution",
     "two_stage_sum_distributions",

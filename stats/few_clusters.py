@@ -230,3 +230,66 @@ def benjamini_hochberg(p_values: ArrayLike, q: float = 0.05) -> tuple[NDArray[np
     adjusted[order] = adjusted_sorted
     reject[order] = adjusted_sorted <= q
     return reject, adjusted
+
+
+STRATIFIED_WILSON = (
+    "Wilson score interval on the effective sample size (design effect per metric from the "
+    "run's intra-cluster correlation)"
+)
+
+
+def stratified_wilson(
+    group: ArrayLike,
+    stratum: ArrayLike,
+    passed: ArrayLike,
+    n: ArrayLike,
+    rho: float,
+    confidence: float = 0.95,
+    *,
+    n_groups: int | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Intervals of pooled pass rates over the base scenarios of several metrics (a subarea,
+    area, label category or overall rate of one model), vectorised over groups; they keep
+    their coverage with three clusters as with thousands, and at 0 % and 100 %.
+
+    Row ``c`` is one cluster (a base scenario of one metric) with ``passed[c]`` of ``n[c]``,
+    in group ``group[c]`` (0 .. n_groups - 1) and stratum ``stratum[c]`` (its metric: the
+    metrics of a group are fixed, their base scenarios a sample). A percentile bootstrap over
+    a handful of clusters under-covers and collapses to a point when every cluster sits at 0
+    or 1; here each metric ``h`` of a group contributes the variance of its own rate with the
+    per-metric design effect (:func:`effective_wilson`),
+    ``N_h p_h (1 - p_h) (1 + (sum m_c^2 / N_h - 1) rho)``, with ``rho`` the intra-cluster
+    correlation estimated once for the whole run (:func:`intra_cluster_correlation`) and
+    ``p_h`` shrunk towards the group's rate by one outcome (a metric at 0 % still has
+    variance). The rate ``p`` of the group then gets the Wilson interval at the effective size
+    ``p (1 - p) / variance`` (at most N); at ``p`` = 0 or 1 the effective size is N over the
+    mean design effect. Fewer than two items: ``nan`` bounds (the minimum n is 2).
+    """
+    g = np.asarray(group, dtype=np.int64).ravel()
+    s = np.asarray(stratum, dtype=np.int64).ravel()
+    y = np.asarray(passed, dtype=np.float64).ravel()
+    m = np.asarray(n, dtype=np.float64).ravel()
+    k = int(n_groups if n_groups is not None else (g.max() + 1 if g.size else 0))
+    if g.size == 0:
+        return np.full(k, np.nan), np.full(k, np.nan)
+    _, h = np.unique(np.column_stack([g, s]), axis=0, return_inverse=True)
+    h = h.ravel()
+    h_group = np.zeros(int(h.max()) + 1, np.int64)
+    h_group[h] = g
+    y_h, n_h = np.bincount(h, weights=y), np.bincount(h, weights=m)
+    y_g = np.bincount(g, weights=y, minlength=k)
+    n_g = np.bincount(g, weights=m, minlength=k)
+    with np.errstate(all="ignore"):
+        p = y_g / n_g
+        deff_h = 1.0 + (np.bincount(h, weights=m * m) / n_h - 1.0) * max(0.0, rho)
+        shrunk = (y_h + p[h_group]) / (n_h + 1.0)
+        variance = np.bincount(
+            h_group, weights=n_h * shrunk * (1.0 - shrunk) * deff_h, minlength=k
+        ) / (n_g * n_g)
+        mean_deff = np.bincount(h_group, weights=n_h * deff_h, minlength=k) / n_g
+        inside = (p > 0.0) & (p < 1.0) & (variance > 0.0)
+        size = np.where(inside, p * (1.0 - p) / variance, n_g / mean_deff)
+        size = np.minimum(size, n_g)
+    low, high = wilson_interval(p * size, size, confidence)
+    few = ~(n_g >= 2)
+    return np.where(few, np.nan, low), np.where(few, np.nan, high)

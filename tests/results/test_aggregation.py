@@ -102,20 +102,26 @@ def test_summaries_match_hand_computed_counts(small_run):
     assert len(rows) == 2 * (15 + 12)
 
 
-def test_intervals_cover_rates_and_need_two_base_scenarios(small_run):
+def test_intervals_hold_rates_with_positive_width_from_two_conversations(small_run):
     run = small_run["run"]
     results_refresh(run=run, n_resamples=RESAMPLES)
+    one_cluster = 0
     for row in PassRateSummary.objects.filter(run=run):
         assert row.rate == pytest.approx(row.n_passed / row.n_conversations)
-        if row.level == "metric":
-            # Per metric: Wilson on the effective sample size, whatever the number of clusters.
-            assert row.method == statistics.WILSON_EFFECTIVE
-            assert row.ci_low <= row.rate + 1e-12 <= row.ci_high + 2e-12
-        elif row.n_clusters < 2:
-            assert row.ci_low is None
-            assert row.ci_high is None
-        else:
-            assert row.ci_low <= row.rate + 1e-12 <= row.ci_high + 2e-12
+        # Wilson on the effective sample size at every level, whatever the number of clusters.
+        expected = "metric" if row.level == "metric" else "pooled"
+        assert row.method == {
+            "metric": statistics.WILSON_EFFECTIVE,
+            "pooled": statistics.STRATIFIED_WILSON,
+        }[expected]
+        estimate = row.estimate
+        if row.n_conversations < 2:
+            assert not estimate.defined and "minimum is 2" in estimate.reason
+            continue
+        one_cluster += row.n_clusters < 2
+        assert estimate.low <= estimate.value + 1e-12 <= estimate.high + 2e-12
+        assert estimate.low < estimate.high
+    assert one_cluster > 0
     metric_a_x = PassRateSummary.objects.get(
         run=run,
         level="metric",
@@ -130,8 +136,7 @@ def test_intervals_cover_rates_and_need_two_base_scenarios(small_run):
     )
     assert (metric_a_x.ci_low, metric_a_x.ci_high) == pytest.approx((low, high))
     subarea = PassRateSummary.objects.filter(run=run, level="subarea", n_clusters__gte=2).first()
-    assert subarea.method == ""  # many clusters: the cluster bootstrap
-    assert subarea.estimate.method == "cluster bootstrap over base scenarios"
+    assert subarea.method == subarea.estimate.method == statistics.STRATIFIED_WILSON
 
 
 def test_refresh_is_idempotent(small_run):
