@@ -116,7 +116,8 @@ def test_intervals_hold_rates_with_positive_width_from_two_conversations(small_r
         }[expected]
         estimate = row.estimate
         if row.n_conversations < 2:
-            assert not estimate.defined and "minimum is 2" in estimate.reason
+            assert not estimate.defined
+            assert "minimum is 2" in estimate.reason
             continue
         one_cluster += row.n_clusters < 2
         assert estimate.low <= estimate.value + 1e-12 <= estimate.high + 2e-12
