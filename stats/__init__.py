@@ -55,6 +55,7 @@ from .bootstrap import (
     pass_rate_ci,
     percentile_interval,
 )
+from .differences import PAIRED_DIFFERENCE, PairedDifferences, paired_rate_differences
 from .few_clusters import (
     PAIRED_T,
     POOLED_PAIRED,
@@ -84,6 +85,8 @@ from .resampling import cluster_hits, load_kernels
 from .two_stage import two_stage_sum_distribution
 
 __all__ = [
+    "PAIRED_DIFFERENCE",
+    "PairedDifferences",
     "PAIRED_T",
     "POOLED_PAIRED",
     "STRATIFIED_WILSON",
@@ -114,6 +117,7 @@ __all__ = [
     "majority_vote",
     "mean_estimate",
     "paired_difference_estimates",
+    "paired_rate_differences",
     "pair_agreement",
     "paired_t",
     "pass_rate_ci",
