@@ -27,11 +27,13 @@ from scipy import stats as _scipy_stats
 
 from stats.estimates import Estimate
 
+from .moderated import moderated_variances
+
 WILSON_EFFECTIVE = "Wilson score interval on the effective sample size (design effect)"
 PAIRED_T = "paired t interval over base scenarios (G - 1 degrees of freedom)"
 POOLED_PAIRED = (
-    "paired difference over base scenarios, variance pooled across metrics "
-    "(binomial sampling + between-scenario variance)"
+    "paired difference over base scenarios, moderated t (each metric's variance shrunk towards "
+    "a prior estimated from all metrics, at least the binomial sampling variance)"
 )
 
 
@@ -119,12 +121,13 @@ def paired_t(
     gives a point interval, and a p-value of 1 for a zero mean, else 0).
 
     With ``sampling_variance[group]`` (the variance one cluster difference has from binomial
-    sampling alone, :func:`difference_variance_floor`): a variance model pooled across groups.
-    A cluster difference varies by its own sampling variance plus a between-cluster variance
-    ``tau^2`` shared by all groups and estimated from all of them (method of moments,
-    ``mean(s_g^2 - v_g)``, at least 0), so three equal differences -- common with binary
-    outcomes -- no longer read as an infinitely precise difference, and the many groups give
-    ``tau^2`` enough degrees of freedom for a normal interval.
+    sampling alone, :func:`difference_variance_floor`): the moderated t
+    (:mod:`.moderated`). Each group's own variance is shrunk towards a prior estimated from
+    all groups, on ``d_0 + G - 1`` degrees of freedom, and is never below the sampling
+    variance, so three equal differences -- common with binary outcomes -- do not read as an
+    exact difference, while a group whose differences spread widely keeps most of its own
+    variance (one variance pooled across groups rejected a true null for those 9-14 % of the
+    time).
     Fewer than two clusters: no interval (``nan``) and p-value ``nan``.
     """
     d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
@@ -137,10 +140,13 @@ def paired_t(
         df = np.maximum(g - 1, 1).astype(np.float64)
         if sampling_variance is not None:
             v = np.asarray(sampling_variance, dtype=np.float64)
-            usable = (g >= 2) & np.isfinite(variance) & np.isfinite(v)
-            tau2 = max(0.0, float(np.mean(variance[usable] - v[usable]))) if usable.any() else 0.0
-            variance = v + tau2
-            df = np.full(df.shape, np.inf)
+            usable = (g >= 2) & np.isfinite(variance)
+            floored = np.maximum(variance, np.where(np.isfinite(v), v, 0.0))
+            shrunk, moderated_df = moderated_variances(
+                np.where(usable, floored, np.nan), np.where(usable, g - 1, 0)
+            )
+            variance = shrunk
+            df = np.where(usable, moderated_df, df)
         se = np.sqrt(variance / g)
         q = _scipy_stats.t.ppf(0.5 + confidence / 2.0, df)
         low, high = mean - q * se, mean + q * se
