@@ -22,9 +22,9 @@ from numpy.typing import NDArray
 import stats as statistics
 from evaluations.models import EvaluationRun
 from results.models import AgeScope, SummaryLevel
-from stats.estimates import Estimate
+from stats.estimates import Estimate, Exclusion
 
-from .cells import AGES, RunCells
+from .cells import AGES, PLATFORM_REASONS, RunCells
 from .rollup import Groups, distinct_rows, level_groups
 
 DEFAULT_RESAMPLES = 10_000
@@ -91,14 +91,23 @@ def failure_counts(cells: RunCells) -> dict[GroupKey, dict[str, int]]:
 def failed_as_fail(
     cells: RunCells, names: dict[int, str], *, n_resamples: int, seed: int
 ) -> list[dict]:
-    """Sensitivity of each model's overall pass rate: failed conversations counted as fails.
+    """Sensitivity of each model's overall pass rate: its own failures counted as fails.
 
-    Same cluster bootstrap over base scenarios as the published rate, on the cells (no query).
+    Target errors, timeouts and other errors count against the model; conversations the user
+    simulator or the judge failed (the platform's own failures) are left out and reported
+    apart, so a judge that cannot read a conversation never lowers the model's figure. Same
+    interval as the published rate, on the cells (no query). (``n_resamples`` and ``seed`` are
+    the refresh's; this interval does not resample.)
     """
     code = {v: POLARITIES.index(p) for v, p in cells.polarity.items()}
+    charged = [row for row in cells.failed if row[1] in code and row[4] not in PLATFORM_REASONS]
+    platform: dict[tuple[int, str], dict[str, int]] = {}
+    for t, v, _b, _age, reason, c in cells.failed:
+        if v in code and reason in PLATFORM_REASONS:
+            counts = platform.setdefault((t, POLARITIES[code[v]]), {})
+            counts[reason] = counts.get(reason, 0) + c
     failed = np.array(
-        [(t, v, b, code[v], c) for t, v, b, _age, _reason, c in cells.failed if v in code],
-        np.int64,
+        [(t, v, b, code[v], c) for t, v, b, _age, _reason, c in charged], np.int64
     ).reshape(-1, 5)
     pol = polarity_codes(cells)
     target = np.concatenate([cells.target, failed[:, 0]])
@@ -109,47 +118,44 @@ def failed_as_fail(
     n = np.concatenate([cells.n, failed[:, 4].astype(np.float64)])
     if target.size == 0:
         return []
-    # Clusters (target, polarity, version, base) with failures counted as fails.
+    # Clusters (target, polarity, version, base) with the model's failures counted as fails.
     first, inverse = distinct_rows(target, polarity, version, base)
-    c_y = np.bincount(inverse, weights=passed).astype(np.int64)
-    c_n = np.bincount(inverse, weights=n).astype(np.int64)
-    c_target, c_pol = target[first], polarity[first]
-    g_first, g_of = distinct_rows(c_target, c_pol)
-    k_first, k_of = distinct_rows(g_of, c_y, c_n)
-    kinds = np.column_stack([c_y[k_first], c_n[k_first], np.bincount(k_of)]).tolist()
-    edges = [0, *(np.flatnonzero(np.diff(g_of[k_first])) + 1).tolist(), len(kinds)]
-    by_group = {
-        (int(c_target[f]), POLARITIES[c_pol[f]]): tuple(map(tuple, kinds[lo:hi]))
-        for f, lo, hi in zip(g_first.tolist(), edges[:-1], edges[1:], strict=True)
-    }
+    c_y = np.bincount(inverse, weights=passed)
+    c_n = np.bincount(inverse, weights=n)
+    g_first, g_of = distinct_rows(target[first], polarity[first])
+    rho = scope_correlations(cells)[AgeScope.ALL.value][0]
+    low, high = statistics.stratified_wilson(
+        g_of, version[first], c_y, c_n, rho, n_groups=g_first.size
+    )
+    g_n = np.bincount(g_of, weights=c_n, minlength=g_first.size)
+    g_y = np.bincount(g_of, weights=c_y, minlength=g_first.size)
+    g_clusters = np.bincount(g_of, minlength=g_first.size)
     failed_n: dict[tuple[int, str], int] = {}
     for t, _v, _b, p, c in failed.tolist():
         failed_n[(t, POLARITIES[p])] = failed_n.get((t, POLARITIES[p]), 0) + c
-    groups = sorted(by_group.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], "")))
-    signatures = [signature for _, signature in groups]
-    lows, highs = statistics.clustered_mean_intervals(signatures, n_resamples, seed=seed)
     out = []
-    for ((target, polarity), _), signature, low, high in zip(
-        groups, signatures, lows.tolist(), highs.tolist(), strict=True
-    ):
-        n = sum(m * c for _, m, c in signature)
-        passed = sum(y * c for y, _, c in signature)
+    for i, f in enumerate(first[g_first].tolist()):
+        key = (int(target[f]), POLARITIES[polarity[f]])
+        excluded = [Exclusion(r, c) for r, c in sorted(platform.get(key, {}).items())]
         estimate = Estimate(
-            passed / n,
-            low,
-            high,
-            method="cluster bootstrap over base scenarios; failed = fail",
-            n=n,
-            n_clusters=sum(c for _, _, c in signature),
+            g_y[i] / g_n[i],
+            float(low[i]),
+            float(high[i]),
+            method=f"{statistics.STRATIFIED_WILSON}; the model's failures counted as fails",
+            n=int(g_n[i]),
+            n_clusters=int(g_clusters[i]),
+            excluded=tuple(excluded),
         )
         out.append(
             {
-                "target": names.get(target, str(target)),
-                "polarity": polarity,
-                "n_failed": failed_n.get((target, polarity), 0),
+                "target": names.get(key[0], str(key[0])),
+                "polarity": key[1],
+                "n_failed": failed_n.get(key, 0),
+                "n_platform_failed": sum(platform.get(key, {}).values()),
                 "estimate": estimate.as_dict(),
             }
         )
+    out.sort(key=lambda row: (row["polarity"], row["target"]))
     return out
 
 
