@@ -28,6 +28,7 @@ import stats as statistics
 from metrics_registry.demo_catalog import DEMO_METRICS
 from metrics_registry.taxonomy import AREAS, LABEL_CATEGORIES
 from results.services.cells import RunCells
+from results.services.robustness import FDR, teen_adult_differences
 from results.services.summaries import metric_rows, pooled_rows, summary_inputs
 
 BASES = 3
@@ -209,3 +210,86 @@ def coverage(
         c = float(np.mean(got))
         out[name] = (c, float(np.sqrt(c * (1 - c) / len(got))), len(got))
     return out
+
+
+def separation(
+    design: Design,
+    *,
+    replications: int,
+    sd_max: float,
+    judge_noise: float,
+    seed: int,
+    gap=(0.04, 0.09),
+) -> dict[str, float | int]:
+    """Power on pairs of models whose true overall rates differ by ``gap`` (per polarity): the
+    share separated by the paired simultaneous interval (excludes zero) and by the two rates'
+    own published intervals not overlapping."""
+    rng = np.random.default_rng(seed)
+    paired, overlap, count = 0, 0, 0
+    run = SimpleNamespace(release_id=None, pk=None)
+    for _ in range(replications):
+        y, truth = simulate(rng, design, sd_max=sd_max, judge_noise=judge_noise)
+        cells = as_cells(y, design)
+        rows = pooled_rows(run, cells, inputs=summary_inputs(cells))
+        own = {
+            (row[2], row[3]): (row[13], row[14])
+            for row in rows
+            if row[4] == "overall" and row[8] == "all"
+        }
+        for p, polarity in enumerate(("positive", "negative")):
+            chosen = np.flatnonzero(design.polarity == p)
+            passed = y[chosen].sum(axis=2).reshape(-1, design.models)
+            result = statistics.paired_rate_differences(
+                passed, np.full(passed.shape, 2.0), np.repeat(chosen, BASES)
+            )
+            low, high = result.bounds()
+            true_rates = truth[chosen].mean(axis=(0, 1))
+            for k, (i, j) in enumerate(result.pairs):
+                if not gap[0] <= abs(true_rates[i] - true_rates[j]) <= gap[1]:
+                    continue
+                count += 1
+                paired += bool(low[k] > 0 or high[k] < 0)
+                (li, hi), (lj, hj) = own[(i, polarity)], own[(j, polarity)]
+                overlap += bool(hi < lj or hj < li)
+    return {"pairs": count, "paired": paired / max(count, 1), "overlap": overlap / max(count, 1)}
+
+
+def teen_adult_null(
+    design: Design, *, replications: int, gap_sd_max: float, judge_noise: float, seed: int
+) -> dict[str, float]:
+    """No metric differs between teens and adults on average, but each base scenario has its
+    own gap (logit SD per metric uniform up to ``gap_sd_max``, symmetric about 0): per-metric
+    rejection at 5 % (all metrics, and those with gap SD above 1.5) and the share of releases
+    with any Benjamini-Hochberg discovery (the FDR under the complete null), as the
+    robustness service computes them."""
+    rng = np.random.default_rng(seed)
+    metrics, models = design.metrics, design.models
+    any_discovery, rejected, spread = 0, [], []
+    for _ in range(replications):
+        mu = rng.normal(0.8, 1.2, metrics)[:, None, None, None]
+        model = rng.normal(0.0, 0.4, models)[None, None, None, :]
+        base = (rng.normal(0.0, 1.0, (metrics, BASES)) * rng.uniform(0, 2.0, metrics)[:, None])[
+            :, :, None, None
+        ]
+        gap_sd = rng.uniform(0.0, gap_sd_max, metrics)
+        gap = rng.normal(0.0, 1.0, (metrics, BASES)) * gap_sd[:, None]
+        age = np.stack([gap / 2, -gap / 2], axis=2)[:, :, :, None]
+        variant = rng.normal(0.0, 0.5, (metrics, BASES, 2))[:, :, :, None]
+        p = judge_noise + (1 - 2 * judge_noise) * special.expit(mu + model + base + age + variant)
+        cells = as_cells(rng.binomial(1, p), design)
+        rows = teen_adult_differences(cells, {})
+        order = [row["metric_version"] for row in rows]
+        p_values = np.array([np.nan if r["p_value"] is None else r["p_value"] for r in rows])
+        reject, _ = statistics.benjamini_hochberg(p_values, FDR)
+        any_discovery += bool(reject.any())
+        rejected.append(p_values < 0.05)
+        spread.append(gap_sd[order])
+    rejected, spread = np.concatenate(rejected), np.concatenate(spread)
+    wide = rejected[spread > 1.5]
+    return {
+        "null rejection": float(rejected.mean()),
+        "null rejection, gap SD > 1.5": float(wide.mean()),
+        "n wide": int(wide.size),
+        "any discovery": any_discovery / replications,
+        "releases": replications,
+    }
