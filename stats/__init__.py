@@ -80,7 +80,12 @@ from .figures import (
     share_estimates,
     sums_estimate,
 )
-from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
+from .ranking import (
+    bradley_terry,
+    bradley_terry_estimates,
+    kendall_tau_b_rows,
+    rank_stability,
+)
 from .resampling import cluster_hits, load_kernels
 from .two_stage import two_stage_sum_distribution
 
@@ -95,6 +100,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_distribution",
     "bradley_terry",
+    "bradley_terry_estimates",
     "category_counts",
     "cluster_hits",
     "cluster_sum_distribution",
