@@ -223,16 +223,19 @@ def metric_results(
         key_ids=[version.pk],
     )
     pol = version.polarity
-    failed = _failures_without_rate(run=run, version=version)
+    loaded: list[dict[tuple[int, str, str], int]] = []
 
     def cell(target: ModelConfiguration, age: str) -> Estimate | None:
         found = est.get((target.pk, pol, version.pk, age))
         if found is not None:
             return found
-        # No judged conversation, so no summary row: still say what was left out and why.
+        # No judged conversation, so no summary row: still say what was left out and why
+        # (read once, only when a cell lacks its row).
+        if not loaded:
+            loaded.append(_failures_without_rate(run=run, version=version))
         reasons = {
             reason: count
-            for (t, a, reason), count in failed.items()
+            for (t, a, reason), count in loaded[0].items()
             if t == target.pk and (age == "all" or a == age)
         }
         if not reasons:
