@@ -233,11 +233,10 @@ def metric_results(
         # (read once, only when a cell lacks its row).
         if not loaded:
             loaded.append(_failures_without_rate(run=run, version=version))
-        reasons = {
-            reason: count
-            for (t, a, reason), count in loaded[0].items()
-            if t == target.pk and (age == "all" or a == age)
-        }
+        reasons: dict[str, int] = {}
+        for (t, a, reason), count in loaded[0].items():
+            if t == target.pk and (age == "all" or a == age):
+                reasons[reason] = reasons.get(reason, 0) + count
         if not reasons:
             return None
         excluded = [Exclusion(reason, count) for reason, count in sorted(reasons.items())]
