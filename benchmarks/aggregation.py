@@ -9,9 +9,8 @@ the same process:
   10,000-resample intervals of every cell, the target), its analysis (`analysis_refresh`:
   reliability and robustness) and both together (`results_refresh`, as a finished run does),
   each with its parts, timed from outside by wrapping the functions that do them: counting
-  (the cell GROUP BY), intervals (the summary inputs, the bootstrap groups and their resampling,
-  on its own thread), reliability and robustness, writes (the rest of the calling thread:
-  delete + COPY, commit);
+  (the cell GROUP BY), intervals (the summary inputs and the pooled rows' closed-form
+  intervals), reliability and robustness, writes (the rest: delete + COPY, commit);
 * the Explore query (subarea pass rates per model, one release/run/age context);
 
 and `bootstrap_ci` (10,000 resamples, clustered by base scenario) over the run's outcomes as a
@@ -49,8 +48,7 @@ class PartClock:
         ("results.services.refresh", "run_cells", "counting"),
         ("results.services.refresh", "_analysis", "reliability and robustness"),
         ("results.services.summary_writes", "summary_inputs", "intervals"),
-        ("results.services.summary_writes", "bootstrap_groups", "intervals"),
-        ("results.services.summary_writes", "_intervals", "intervals"),
+        ("results.services.summary_writes", "pooled_rows", "intervals"),
     )
 
     def __init__(self) -> None:

@@ -284,3 +284,10 @@ def forest_svg(
         )
     out.append("</svg>")
     return "".join(out)
+
+
+def interval_methods(rows: list[ForestRow]) -> str:
+    """The methods of the rows' intervals, each once, for a chart's caption: a caption names
+    the method the figures carry, never one written into the template."""
+    methods = dict.fromkeys(row.estimate.method for row in rows if row.estimate.method)
+    return "; ".join(methods) or "no interval"

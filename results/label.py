@@ -2,7 +2,8 @@
 
 Grades come from the pass rate in 5-point bands (A+ at 95 % and above down to F below 40 %).
 Each category's pass rate is computed from the run's judged conversations with the same
-cluster bootstrap over base scenarios as the summaries. Strengths and weaknesses are sentences
+interval as the summaries (Wilson on the effective sample size, each metric with its design
+effect). Strengths and weaknesses are sentences
 filled from the figures (templates, not a model).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Q
 
@@ -17,7 +19,7 @@ import stats as statistics
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import LabelCategory
-from stats.estimates import Estimate
+from stats.estimates import MIN_ITEMS, Estimate
 
 from .services.cells import judged_conversations
 
@@ -122,20 +124,43 @@ def _category_counts(run: EvaluationRun, target: ModelConfiguration) -> list[tup
     )
 
 
-def _estimate(rows: list[tuple]) -> Estimate:
+def _estimate(rows: list[tuple], rho: float) -> Estimate:
+    """A category's pass rate with the summaries' interval: Wilson on the effective size, each
+    metric with its design effect from ``rho`` (the correlation within base scenarios)."""
     n = sum(r[3] for r in rows)
     passed = sum(r[4] for r in rows)
+    clusters = len(rows)
     if not n:
         return Estimate.insufficient(n=0, reason="no conversations")
-    method = "cluster bootstrap over base scenarios"
-    if len(rows) < 2:
-        return Estimate(value=passed / n, method=method, n=n, n_clusters=len(rows))
-    # Each row is a base scenario (the cluster): its passes and conversations are all the
-    # bootstrap of the mean needs.
-    low, high = statistics.clustered_mean_ci(
-        [r[4] for r in rows], [r[3] for r in rows], n_resamples=LABEL_RESAMPLES, seed=0
+    if n < MIN_ITEMS:
+        return Estimate.insufficient(
+            n=n, n_clusters=clusters, reason=f"one conversation (the minimum is {MIN_ITEMS})"
+        )
+    low, high = statistics.stratified_wilson(
+        np.zeros(clusters, np.int64),
+        [r[1] for r in rows],
+        [r[4] for r in rows],
+        [r[3] for r in rows],
+        rho,
+        n_groups=1,
     )
-    return Estimate(value=passed / n, low=low, high=high, method=method, n=n, n_clusters=len(rows))
+    return Estimate(
+        value=passed / n,
+        low=float(low[0]),
+        high=float(high[0]),
+        method=statistics.STRATIFIED_WILSON,
+        n=n,
+        n_clusters=clusters,
+    )
+
+
+def _correlation(rows: list[tuple]) -> float:
+    """The intra-cluster correlation of the model's outcomes: base scenarios within metrics."""
+    if not rows:
+        return 0.0
+    return statistics.intra_cluster_correlation(
+        [r[1] for r in rows], [r[4] for r in rows], [r[3] for r in rows]
+    )
 
 
 def _sentences(lines: list[CategoryLine]) -> tuple[list[str], list[str]]:
@@ -178,12 +203,13 @@ def _label_profile(run: EvaluationRun, target: ModelConfiguration) -> LabelProfi
     by_cat: dict[int, list[tuple]] = {}
     for r in rows:
         by_cat.setdefault(r[0], []).append(r)
+    rho = _correlation(rows)
     lines = []
     for cat in categories:
         cat_rows = by_cat.get(cat.pk, [])
         if not cat_rows:
             continue
-        e = _estimate(cat_rows)
+        e = _estimate(cat_rows, rho)
         thin = e.n < THIN_N or not e.has_interval or (e.width or 0) > THIN_WIDTH
         n_metrics = len({r[1] for r in cat_rows})
         lines.append(CategoryLine(cat, e, grade_for(e.value), thin, n_metrics))

@@ -72,3 +72,30 @@ def methodology_plots(
             {"id": "plot-judge", "title": title, "svg": forest_svg(per_metric, title=title)}
         )
     return plots
+
+
+def model_difference_plots(polarities: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per polarity: every pair of models' paired difference with its simultaneous interval,
+    as a forest plot (id, title, svg) and the rows of its table."""
+    out = []
+    for polarity, data in polarities.items():
+        pairs = (data or {}).get("differences") or []
+        if not pairs:
+            continue
+        rows = [
+            {"a": d["a"], "b": d["b"], "estimate": Estimate.from_dict(d["estimate"])}
+            for d in pairs
+        ]
+        title = f"Difference of pass rates between models, {polarity} metrics (points)"
+        forest = [ForestRow(f"{r['a']} − {r['b']}", r["estimate"]) for r in rows]
+        out.append(
+            {
+                "id": f"plot-differences-{polarity}",
+                "polarity": polarity,
+                "title": title,
+                "svg": forest_svg(forest, title=title, unit="difference"),
+                "rows": rows,
+                "n_clusters": rows[0]["estimate"].n_clusters,
+            }
+        )
+    return out

@@ -7,7 +7,7 @@ Public pages read only these rows. They are derived data, rebuilt as a whole by
 from django.db import models
 from django.db.models import Q
 
-from stats.estimates import Estimate, Exclusion
+from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 
 class SummaryLevel(models.TextChoices):
@@ -117,10 +117,19 @@ class PassRateSummary(models.Model):
         )
         if not self.n_conversations:
             return Estimate.insufficient(n=0, reason="no conversations", excluded=excluded)
+        if self.n_conversations < MIN_ITEMS:
+            return Estimate.insufficient(
+                n=self.n_conversations,
+                n_clusters=self.n_clusters,
+                reason=f"one conversation (the minimum is {MIN_ITEMS})",
+                method=self.method,
+                excluded=excluded,
+            )
         return Estimate(
             value=self.rate,
             low=self.ci_low,
             high=self.ci_high,
+            # Rows written before the method was stored came from the cluster bootstrap.
             method=self.method or "cluster bootstrap over base scenarios",
             n=self.n_conversations,
             n_clusters=self.n_clusters,

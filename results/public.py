@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.urls import reverse
 
 from evaluations.evidence import Piece, judgment_quotes, mark_quotes
@@ -16,11 +16,12 @@ from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, 
 from llm.models import ModelConfiguration
 from metrics_registry.models import Area, Metric, MetricVersion, ReleaseItem, Subarea
 from metrics_registry.selectors import metric_list
-from stats.estimates import Estimate
+from stats.estimates import Estimate, Exclusion
 
 from .charts import Node
 from .models import PassRateSummary, SummaryLevel
 from .selectors import public_conversations, summary_estimates
+from .services.cells import failed_conversations
 
 AGES = ("all", "teen", "adult")
 # Shown where the run has no conversations for a group (e.g. a subarea without metrics).
@@ -189,7 +190,6 @@ def public_metric(key: str) -> Metric | None:
     return metric_list(user=None).filter(key=key).first()
 
 
-
 @dataclass
 class ModelResult:
     target: ModelConfiguration
@@ -224,15 +224,40 @@ def metric_results(
         key_ids=[version.pk],
     )
     pol = version.polarity
-    return [
-        ModelResult(
-            t,
-            est.get((t.pk, pol, version.pk, "all")),
-            est.get((t.pk, pol, version.pk, "teen")),
-            est.get((t.pk, pol, version.pk, "adult")),
-        )
-        for t in targets
-    ]
+    loaded: list[dict[tuple[int, str, str], int]] = []
+
+    def cell(target: ModelConfiguration, age: str) -> Estimate | None:
+        found = est.get((target.pk, pol, version.pk, age))
+        if found is not None:
+            return found
+        # No judged conversation, so no summary row: still say what was left out and why
+        # (read once, only when a cell lacks its row).
+        if not loaded:
+            loaded.append(_failures_without_rate(run=run, version=version))
+        reasons: dict[str, int] = {}
+        for (t, a, reason), count in loaded[0].items():
+            if t == target.pk and (age == "all" or a == age):
+                reasons[reason] = reasons.get(reason, 0) + count
+        if not reasons:
+            return None
+        excluded = [Exclusion(reason, count) for reason, count in sorted(reasons.items())]
+        return Estimate.insufficient(n=0, reason="no judged conversations", excluded=excluded)
+
+    return [ModelResult(t, cell(t, "all"), cell(t, "teen"), cell(t, "adult")) for t in targets]
+
+
+def _failures_without_rate(
+    *, run: EvaluationRun, version: MetricVersion
+) -> dict[tuple[int, str, str], int]:
+    """(target, age context, reason) -> failed conversations of the version in the run."""
+    rows = (
+        failed_conversations(run)
+        .filter(scenario__metric_version=version)
+        .values_list("target_id", "scenario__age_context", "failure")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    return {(t, age, reason): count for t, age, reason, count in rows}
 
 
 def metric_scenarios(*, run: EvaluationRun, version: MetricVersion) -> list[ScenarioBlock]:

@@ -18,3 +18,11 @@ def results_refresh(run_id: int) -> None:
 @shared_task(name="results.tasks.analysis_refresh_booked", acks_late=True)
 def analysis_refresh_booked(run_id: int) -> None:
     refresh_booked(run_id)
+
+
+@shared_task(name="results.tasks.refresh_stale_bookings")
+def refresh_stale_bookings() -> None:
+    # freshness sends this module's tasks: imported here to keep the import one-way.
+    from .services.freshness import refresh_stale_bookings as resend
+
+    resend()

@@ -57,9 +57,11 @@ from .bootstrap import (
     pass_rate_ci,
     percentile_interval,
 )
+from .differences import PAIRED_DIFFERENCE, PairedDifferences, paired_rate_differences
 from .few_clusters import (
     PAIRED_T,
     POOLED_PAIRED,
+    STRATIFIED_WILSON,
     WILSON_EFFECTIVE,
     benjamini_hochberg,
     design_effect,
@@ -68,6 +70,7 @@ from .few_clusters import (
     intra_cluster_correlation,
     paired_difference_estimates,
     paired_t,
+    stratified_wilson,
     wilson_interval,
 )
 from .figures import (
@@ -83,7 +86,12 @@ from .figures import (
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
 from .ppi import calibrated_mean, large_enough_for_label, ppi_mean
-from .ranking import bradley_terry, kendall_tau_b_rows, rank_stability
+from .ranking import (
+    bradley_terry,
+    bradley_terry_estimates,
+    kendall_tau_b_rows,
+    rank_stability,
+)
 from .resampling import cluster_hits, load_kernels
 from .swap import pass_rate_shift, single_vs_majority, swap_rank_agreement, verdict_flip_share
 from .two_stage import two_stage_sum_distribution
@@ -91,14 +99,18 @@ from .two_stage import two_stage_sum_distribution
 __all__ = [
     "JudgeRate",
     "JudgeTrust",
+    "PAIRED_DIFFERENCE",
     "PAIRED_T",
     "POOLED_PAIRED",
+    "PairedDifferences",
     "PanelVerdicts",
+    "STRATIFIED_WILSON",
     "WILSON_EFFECTIVE",
     "benjamini_hochberg",
     "bootstrap_ci",
     "bootstrap_distribution",
     "bradley_terry",
+    "bradley_terry_estimates",
     "calibrated_mean",
     "category_counts",
     "cluster_hits",
@@ -128,6 +140,7 @@ __all__ = [
     "mean_estimate",
     "pair_agreement",
     "paired_difference_estimates",
+    "paired_rate_differences",
     "paired_t",
     "panel_agreement",
     "panel_verdicts",
@@ -142,6 +155,7 @@ __all__ = [
     "share_estimates",
     "shared_block_hits",
     "single_vs_majority",
+    "stratified_wilson",
     "sums_estimate",
     "swap_rank_agreement",
     "trust_badge",

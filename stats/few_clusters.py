@@ -27,11 +27,13 @@ from scipy import stats as _scipy_stats
 
 from stats.estimates import Estimate
 
+from .moderated import moderated_variances
+
 WILSON_EFFECTIVE = "Wilson score interval on the effective sample size (design effect)"
 PAIRED_T = "paired t interval over base scenarios (G - 1 degrees of freedom)"
 POOLED_PAIRED = (
-    "paired difference over base scenarios, variance pooled across metrics "
-    "(binomial sampling + between-scenario variance)"
+    "paired difference over base scenarios, moderated t (each metric's variance shrunk towards "
+    "a prior estimated from all metrics, at least the binomial sampling variance)"
 )
 
 
@@ -119,12 +121,13 @@ def paired_t(
     gives a point interval, and a p-value of 1 for a zero mean, else 0).
 
     With ``sampling_variance[group]`` (the variance one cluster difference has from binomial
-    sampling alone, :func:`difference_variance_floor`): a variance model pooled across groups.
-    A cluster difference varies by its own sampling variance plus a between-cluster variance
-    ``tau^2`` shared by all groups and estimated from all of them (method of moments,
-    ``mean(s_g^2 - v_g)``, at least 0), so three equal differences -- common with binary
-    outcomes -- no longer read as an infinitely precise difference, and the many groups give
-    ``tau^2`` enough degrees of freedom for a normal interval.
+    sampling alone, :func:`difference_variance_floor`): the moderated t
+    (:mod:`.moderated`). Each group's own variance is shrunk towards a prior estimated from
+    all groups, on ``d_0 + G - 1`` degrees of freedom, and is never below the sampling
+    variance, so three equal differences -- common with binary outcomes -- do not read as an
+    exact difference, while a group whose differences spread widely keeps most of its own
+    variance (one variance pooled across groups rejected a true null for those 9-14 % of the
+    time).
     Fewer than two clusters: no interval (``nan``) and p-value ``nan``.
     """
     d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
@@ -137,10 +140,13 @@ def paired_t(
         df = np.maximum(g - 1, 1).astype(np.float64)
         if sampling_variance is not None:
             v = np.asarray(sampling_variance, dtype=np.float64)
-            usable = (g >= 2) & np.isfinite(variance) & np.isfinite(v)
-            tau2 = max(0.0, float(np.mean(variance[usable] - v[usable]))) if usable.any() else 0.0
-            variance = v + tau2
-            df = np.full(df.shape, np.inf)
+            usable = (g >= 2) & np.isfinite(variance)
+            floored = np.maximum(variance, np.where(np.isfinite(v), v, 0.0))
+            shrunk, moderated_df = moderated_variances(
+                np.where(usable, floored, np.nan), np.where(usable, g - 1, 0)
+            )
+            variance = shrunk
+            df = np.where(usable, moderated_df, df)
         se = np.sqrt(variance / g)
         q = _scipy_stats.t.ppf(0.5 + confidence / 2.0, df)
         low, high = mean - q * se, mean + q * se
@@ -230,3 +236,66 @@ def benjamini_hochberg(p_values: ArrayLike, q: float = 0.05) -> tuple[NDArray[np
     adjusted[order] = adjusted_sorted
     reject[order] = adjusted_sorted <= q
     return reject, adjusted
+
+
+STRATIFIED_WILSON = (
+    "Wilson score interval on the effective sample size (design effect per metric from the "
+    "run's intra-cluster correlation)"
+)
+
+
+def stratified_wilson(
+    group: ArrayLike,
+    stratum: ArrayLike,
+    passed: ArrayLike,
+    n: ArrayLike,
+    rho: float,
+    confidence: float = 0.95,
+    *,
+    n_groups: int | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Intervals of pooled pass rates over the base scenarios of several metrics (a subarea,
+    area, label category or overall rate of one model), vectorised over groups; they keep
+    their coverage with three clusters as with thousands, and at 0 % and 100 %.
+
+    Row ``c`` is one cluster (a base scenario of one metric) with ``passed[c]`` of ``n[c]``,
+    in group ``group[c]`` (0 .. n_groups - 1) and stratum ``stratum[c]`` (its metric: the
+    metrics of a group are fixed, their base scenarios a sample). A percentile bootstrap over
+    a handful of clusters under-covers and collapses to a point when every cluster sits at 0
+    or 1; here each metric ``h`` of a group contributes the variance of its own rate with the
+    per-metric design effect (:func:`effective_wilson`),
+    ``N_h p_h (1 - p_h) (1 + (sum m_c^2 / N_h - 1) rho)``, with ``rho`` the intra-cluster
+    correlation estimated once for the whole run (:func:`intra_cluster_correlation`) and
+    ``p_h`` shrunk towards the group's rate by one outcome (a metric at 0 % still has
+    variance). The rate ``p`` of the group then gets the Wilson interval at the effective size
+    ``p (1 - p) / variance`` (at most N); at ``p`` = 0 or 1 the effective size is N over the
+    mean design effect. Fewer than two items: ``nan`` bounds (the minimum n is 2).
+    """
+    g = np.asarray(group, dtype=np.int64).ravel()
+    s = np.asarray(stratum, dtype=np.int64).ravel()
+    y = np.asarray(passed, dtype=np.float64).ravel()
+    m = np.asarray(n, dtype=np.float64).ravel()
+    k = int(n_groups if n_groups is not None else (g.max() + 1 if g.size else 0))
+    if g.size == 0:
+        return np.full(k, np.nan), np.full(k, np.nan)
+    _, h = np.unique(np.column_stack([g, s]), axis=0, return_inverse=True)
+    h = h.ravel()
+    h_group = np.zeros(int(h.max()) + 1, np.int64)
+    h_group[h] = g
+    y_h, n_h = np.bincount(h, weights=y), np.bincount(h, weights=m)
+    y_g = np.bincount(g, weights=y, minlength=k)
+    n_g = np.bincount(g, weights=m, minlength=k)
+    with np.errstate(all="ignore"):
+        p = y_g / n_g
+        deff_h = 1.0 + (np.bincount(h, weights=m * m) / n_h - 1.0) * max(0.0, rho)
+        shrunk = (y_h + p[h_group]) / (n_h + 1.0)
+        variance = np.bincount(
+            h_group, weights=n_h * shrunk * (1.0 - shrunk) * deff_h, minlength=k
+        ) / (n_g * n_g)
+        mean_deff = np.bincount(h_group, weights=n_h * deff_h, minlength=k) / n_g
+        inside = (p > 0.0) & (p < 1.0) & (variance > 0.0)
+        size = np.where(inside, p * (1.0 - p) / variance, n_g / mean_deff)
+        size = np.minimum(size, n_g)
+    low, high = wilson_interval(p * size, size, confidence)
+    few = ~(n_g >= 2)
+    return np.where(few, np.nan, low), np.where(few, np.nan, high)

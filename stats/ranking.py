@@ -11,6 +11,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
 from scipy.sparse.csgraph import connected_components
 
+from .bootstrap import cluster_sum_distribution, percentile_interval
+from .estimates import Estimate
+
 # --------------------------------------------------------------------------------------------
 # Ranking robustness
 # --------------------------------------------------------------------------------------------
@@ -160,3 +163,63 @@ def bradley_terry(
         p = updated
     log_p = np.log(p)
     return log_p - log_p.mean()
+
+
+BRADLEY_TERRY_BOOTSTRAP = "cluster bootstrap over rated items (percentile)"
+
+
+def bradley_terry_estimates(
+    items: ArrayLike,
+    winner: ArrayLike,
+    loser: ArrayLike,
+    k: int,
+    *,
+    n_resamples: int = 2_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[Estimate]:
+    """Each candidate's Bradley-Terry log-strength with a percentile interval from a bootstrap
+    over rated items (the comparisons of one item are not independent).
+
+    ``winner[c]`` beat ``loser[c]`` (indices 0..k-1) in comparison ``c`` of item ``items[c]``.
+    A resample in which the strengths are not identified (someone never won or never lost)
+    has no value; when more than 5 % of them are so, the interval is not drawn (the strengths
+    rest on too few comparisons). Raises ``ValueError`` when the full table's strengths are not
+    identified (as :func:`bradley_terry`).
+    """
+    w, lo = np.asarray(winner, dtype=np.intp), np.asarray(loser, dtype=np.intp)
+    onehot = np.zeros((w.size, k * k))
+    onehot[np.arange(w.size), w * k + lo] = 1.0
+    codes = np.unique(np.asarray(items), return_inverse=True)[1].ravel()
+    per_item = np.zeros((int(codes.max()) + 1, k * k))
+    np.add.at(per_item, codes, onehot)
+    point = bradley_terry(per_item.sum(axis=0).reshape(k, k))
+
+    def strengths(sums: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = np.full((sums.shape[0], k), np.nan)
+        for r, table in enumerate(sums.reshape(-1, k, k)):
+            try:
+                out[r] = bradley_terry(table, max_iter=2_000, tol=1e-8)
+            except ValueError:
+                continue
+        return out
+
+    low = high = np.full(k, np.nan)
+    if per_item.shape[0] >= 2:
+        dist = cluster_sum_distribution(per_item, strengths, n_resamples=n_resamples, seed=seed)
+        if np.isfinite(dist).all(axis=1).mean() >= 0.95:
+            low, high = percentile_interval(dist[np.isfinite(dist).all(axis=1)], confidence)
+    n = np.bincount(np.concatenate([w, lo]), minlength=k)
+    return [
+        Estimate(
+            value=float(point[i]),
+            low=float(low[i]),
+            high=float(high[i]),
+            method=BRADLEY_TERRY_BOOTSTRAP,
+            confidence=confidence,
+            n=int(n[i]),
+            n_clusters=int(per_item.shape[0]),
+            unit="coefficient",
+        )
+        for i in range(k)
+    ]

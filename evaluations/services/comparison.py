@@ -5,12 +5,19 @@ different targets of two runs would report swapping models as a change in behavi
 rate is an `Estimate` with the per-metric interval the published pages use (Wilson on the
 effective sample size: a metric has three base scenarios, too few for a bootstrap to cover; the
 design effect comes from all metric x model groups of the run) and counts the failed
-conversations it leaves out. A change is flagged as beyond the noise when the two intervals do
-not overlap -- conservative, which suits a regression alarm.
+conversations it leaves out.
+
+The change is estimated *paired*: both runs met the same base scenarios, so it is the mean over
+the base scenarios both judged of run B's pass rate minus run A's, with the variance model of
+the teen-versus-adult differences (each scenario's binomial sampling variance plus one
+between-scenario variance estimated from every metric, ``stats.paired_difference_estimates``).
+Two intervals that overlap are no evidence that nothing changed. A change is flagged as beyond
+the noise when it is a discovery at a 5 % false discovery rate (Benjamini-Hochberg over every
+metric and model compared), so a long table does not raise alarms by chance alone.
 """
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Count, Q
@@ -30,6 +37,11 @@ class MetricComparison:
     polarity: str
     a: Estimate
     b: Estimate
+    # B minus A, paired by base scenario, and whether it is a discovery at FDR_LEVEL.
+    change_estimate: Estimate = field(
+        default_factory=lambda: Estimate.insufficient(unit="difference")
+    )
+    beyond_noise: bool = False
 
     @property
     def change(self) -> float | None:
@@ -37,23 +49,14 @@ class MetricComparison:
             return None
         return self.b.value - self.a.value  # type: ignore[operator]
 
-    @property
-    def change_estimate(self) -> Estimate:
-        """The change, for display; its interval is not drawn (the flag uses the two intervals)."""
-        if self.change is None:
-            return Estimate.insufficient(unit="difference")
-        return Estimate(self.change, unit="difference", n=self.a.n + self.b.n, method="B minus A")
 
-    @property
-    def beyond_noise(self) -> bool:
-        a, b = self.a, self.b
-        if not (a.has_interval and b.has_interval):
-            return False
-        return a.high < b.low or b.high < a.low  # type: ignore[operator]
+FDR_LEVEL = 0.05
+Counts = dict[tuple[int, int], dict[int, tuple[int, int]]]
 
 
-def _pass_rates(run: EvaluationRun) -> dict[tuple[int, int], tuple[tuple, Estimate]]:
-    """(target, metric) -> ((model, key, name, polarity), pass rate estimate)."""
+def _pass_rates(run: EvaluationRun) -> tuple[dict[tuple[int, int], tuple[tuple, Estimate]], Counts]:
+    """(target, metric) -> ((model, key, name, polarity), pass rate estimate), and
+    (target, metric) -> {base: (passed, judged)}."""
     judged = Q(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False)
     # Only the release's own metric versions: a run made before runs were held to their
     # release may hold others, and they are not part of what the release compares.
@@ -78,7 +81,7 @@ def _pass_rates(run: EvaluationRun) -> dict[tuple[int, int], tuple[tuple, Estima
         .order_by()
     )
     if not rows:
-        return {}
+        return {}, {}
     groups = np.array([r[0] * 1_000_003 + r[2] for r in rows], dtype=np.int64)
     n = np.array([r[-3] for r in rows], dtype=np.float64)
     passed = np.array([r[-2] for r in rows], dtype=np.float64)
@@ -88,7 +91,11 @@ def _pass_rates(run: EvaluationRun) -> dict[tuple[int, int], tuple[tuple, Estima
     grouped: dict[tuple[int, int], dict] = defaultdict(
         lambda: {"n": 0, "passed": 0, "failed": 0, "clusters": 0}
     )
-    for target, model, metric, key, name, polarity, _base, m, y, total in rows:
+    per_base: Counts = defaultdict(dict)
+    for target, model, metric, key, name, polarity, base, m, y, total in rows:
+        if m:
+            old = per_base[(target, metric)].get(base, (0, 0))
+            per_base[(target, metric)][base] = (old[0] + y, old[1] + m)
         group = grouped[(target, metric)]
         group["meta"] = (model, key, name, polarity)
         group["n"] += m
@@ -112,7 +119,32 @@ def _pass_rates(run: EvaluationRun) -> dict[tuple[int, int], tuple[tuple, Estima
                 excluded=excluded,
             )
         out[pair] = (g["meta"], estimate)
-    return out
+    return out, per_base
+
+
+def _paired_changes(
+    pairs: list[tuple[int, int]], a: Counts, b: Counts
+) -> tuple[list[Estimate], list[bool]]:
+    """B minus A per (target, metric), over the base scenarios both runs judged, and which
+    changes are discoveries at FDR_LEVEL."""
+    if not pairs:
+        return [], []
+    bases = sorted({base for pair in pairs for base in (a[pair].keys() | b[pair].keys())})
+    at = {base: i for i, base in enumerate(bases)}
+    shape = (len(pairs), len(bases))
+    ya, na, yb, nb = (np.zeros(shape) for _ in range(4))
+    for i, pair in enumerate(pairs):
+        for base in a[pair].keys() & b[pair].keys():
+            ya[i, at[base]], na[i, at[base]] = a[pair][base]
+            yb[i, at[base]], nb[i, at[base]] = b[pair][base]
+    with np.errstate(all="ignore"):
+        differences = np.where((na > 0) & (nb > 0), yb / nb - ya / na, np.nan)
+    floor = statistics.difference_variance_floor(yb, nb, ya, na)
+    estimates, p_values = statistics.paired_difference_estimates(
+        differences, (na + nb).sum(axis=1), sampling_variance=floor
+    )
+    discoveries, _ = statistics.benjamini_hochberg(p_values, FDR_LEVEL)
+    return estimates, discoveries.tolist()
 
 
 def runs_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> list[MetricComparison]:
@@ -124,7 +156,7 @@ def runs_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> list[MetricCo
             "Only runs of the same release can be compared: their metrics and scenarios must "
             "be the same for a change in pass rate to mean a change in behaviour."
         )
-    a, b = _pass_rates(run_a), _pass_rates(run_b)
+    (a, a_bases), (b, b_bases) = _pass_rates(run_a), _pass_rates(run_b)
     shared_targets = {t for t, _ in a} & {t for t, _ in b}
     if not shared_targets:
         raise ApplicationError(
@@ -133,16 +165,22 @@ def runs_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> list[MetricCo
             "pages, not here."
         )
     missing = Estimate.insufficient(reason="not in this run")
+    both = sorted(pair for pair in a_bases.keys() & b_bases.keys() if pair[0] in shared_targets)
+    changes, flags = _paired_changes(both, a_bases, b_bases)
+    paired = dict(zip(both, zip(changes, flags, strict=True), strict=True))
     comparisons = []
     for pair in sorted(a.keys() | b.keys()):
         if pair[0] not in shared_targets:
             continue
         meta = (a.get(pair) or b[pair])[0]
+        change, flag = paired.get(pair, (Estimate.insufficient(unit="difference"), False))
         comparisons.append(
             MetricComparison(
                 *meta,
                 a=a[pair][1] if pair in a else missing,
                 b=b[pair][1] if pair in b else missing,
+                change_estimate=change,
+                beyond_noise=flag,
             )
         )
     comparisons.sort(key=lambda c: (c.change is None, -abs(c.change or 0.0), c.model, c.metric_key))

@@ -342,6 +342,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": RUN_REAPER_INTERVAL_SECONDS,
         "options": {"expires": RUN_REAPER_INTERVAL_SECONDS},
     },
+    # Debounced analysis refreshes whose task was lost are sent again.
+    "results-refresh-stale-bookings": {
+        "task": "results.tasks.refresh_stale_bookings",
+        "schedule": env.float("RESULTS_STALE_BOOKING_INTERVAL_SECONDS", default=120.0),
+    },
     "core-worker-heartbeat": {
         "task": "core.tasks.worker_heartbeat",
         "schedule": HEALTH_HEARTBEAT_SECONDS,

@@ -15,7 +15,13 @@ from django.db import connections
 from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, Value, When
 from numpy.typing import NDArray
 
-from evaluations.models import Conversation, ConversationStatus, EvaluationRun, Scenario
+from evaluations.models import (
+    Conversation,
+    ConversationStatus,
+    EvaluationRun,
+    FailureKind,
+    Scenario,
+)
 from metrics_registry.models import MetricVersion
 
 AGES = ("teen", "adult")
@@ -71,18 +77,37 @@ def failed_conversations(run: EvaluationRun):
     )
 
 
-def failure_reason() -> Case:
-    """Why a conversation has no verdict; null when it has one.
+# The reason published for each recorded failure kind.
+FAILURE_REASONS = {
+    FailureKind.TARGET_ERROR: "target error",
+    FailureKind.SIMULATOR_ERROR: "simulator error",
+    FailureKind.NOT_JUDGED: "not judged",
+    FailureKind.TIMEOUT: "timeout",
+    FailureKind.OTHER: "error",
+}
+# Failures of the platform's own models (the user simulator, the judge), not of the target:
+# reported apart, never charged to the model in the "failed counted as fail" sensitivity.
+PLATFORM_REASONS = frozenset({"simulator error", "not judged"})
 
-    Anything that is not completed with a verdict counts: a target error or timeout, a
-    conversation the judge could not judge, or any other state (its status is the reason), so a
-    model is never scored only on the conversations it survived without that being said.
+
+def failure_reason() -> Case:
+    """Why a conversation has no verdict, from the failure kind recorded when it failed; null
+    when it has one.
+
+    Anything that is not completed with a verdict counts, so a model is never scored only on
+    the conversations it survived without that being said: a completed conversation without a
+    verdict was not judged; a failure without a recorded kind (older rows) reads its error
+    text; any other state gives its status.
     """
     completed, failed = ConversationStatus.COMPLETED, ConversationStatus.FAILED
     timeout = Q(error__icontains="timeout") | Q(error__icontains="timed out")
     return Case(
         When(status=completed, verdict_passed__isnull=False, then=Value(None)),
         When(status=completed, then=Value("not judged")),
+        *(
+            When(status=failed, failure_kind=kind, then=Value(reason))
+            for kind, reason in FAILURE_REASONS.items()
+        ),
         When(Q(status=failed) & timeout, then=Value("timeout")),
         When(status=failed, then=Value("error")),
         When(status="not_judged", then=Value("not judged")),

@@ -5,15 +5,19 @@ or undoes a verdict on a run's conversations, a queue completes) refresh the *an
 runs they concern, debounced: the first change books a refresh
 ``RESULTS_REFRESH_DEBOUNCE_SECONDS`` later (a `RefreshRequest` row, which every web and worker
 process sees); changes while it is booked add nothing, so a rater working through a queue
-triggers one refresh per window, not one per rating.
+triggers one refresh per window, not one per rating. A booking whose task was lost (a broker
+restart, a worker killed before it acknowledged) would block every later refresh of its run:
+beat re-sends bookings older than twice the debounce (``refresh_stale_bookings``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from evaluations.models import Conversation, RunStatus
 from results.models import RefreshRequest
@@ -54,3 +58,18 @@ def refresh_soon(run_id: int) -> bool:
         lambda: analysis_refresh_booked.apply_async((run_id,), countdown=debounce_seconds())
     )
     return True
+
+
+def refresh_stale_bookings() -> list[int]:
+    """Send again the refresh of every booking older than twice the debounce (its task lost);
+    returns their runs. A booking whose first task is merely late refreshes twice at worst
+    (the refresh is idempotent)."""
+    stale_before = timezone.now() - timedelta(seconds=2 * debounce_seconds())
+    run_ids = list(
+        RefreshRequest.objects.filter(requested_at__lt=stale_before).values_list(
+            "run_id", flat=True
+        )
+    )
+    for run_id in run_ids:
+        analysis_refresh_booked.delay(run_id)
+    return run_ids

@@ -54,18 +54,22 @@ def expert_agreement(
 ) -> dict[str, Any]:
     """Expert verdicts against the judge's (majority) verdict, every figure an estimate.
 
-    Per assessment: shares of expert ratings that agree / disagree with the judge / are unsure,
-    resampling conversations (ratings of one conversation are not independent). Per
-    conversation: the experts' majority (ties and all-unsure dropped, and counted as excluded)
-    against the judge, as percent agreement and Cohen's kappa.
+    Per assessment: shares of expert ratings that agree / disagree with the judge / are unsure.
+    Per conversation: the experts' majority (ties and all-unsure dropped, and counted as
+    excluded) against the judge, as percent agreement and Cohen's kappa. Every interval
+    resamples base scenarios (a metric's situation, its teen and adult variants and every
+    model's conversation of it together): ratings of one conversation, and conversations of
+    one situation, are not independent.
     """
     if not rows:
         return {"available": False, "reason": "No expert ratings of judge verdicts yet."}
-    verdicts = dict(
-        Conversation.objects.filter(
-            run=run, pk__in={r[0] for r in rows}, verdict_present__isnull=False
-        ).values_list("pk", "verdict_present")
-    )
+    judged = Conversation.objects.filter(
+        run=run, pk__in={r[0] for r in rows}, verdict_present__isnull=False
+    ).values_list("pk", "verdict_present", "scenario__metric_version_id", "scenario__base_index")
+    verdicts, situation = {}, {}
+    for pk, verdict, version, base in judged:
+        verdicts[pk] = verdict
+        situation[pk] = f"{version}:{base}"
     rows = [r for r in rows if r[0] in verdicts]
     if not rows:
         return {"available": False, "reason": "No expert ratings of judged conversations yet."}
@@ -77,8 +81,8 @@ def expert_agreement(
     shares = statistics.share_estimates(
         outcome,
         ("agreed", "disagreed", "unsure"),
-        np.array([c for c, _, _ in rows]),
-        over="conversations",
+        np.array([situation[c] for c, _, _ in rows]),
+        over="base scenarios",
         **options,
     )
     by_conversation: dict[int, list[bool]] = {}
@@ -98,10 +102,17 @@ def expert_agreement(
     ids = sorted(majority)
     expert = np.array([majority[c] for c in ids], dtype=np.int64)
     judge = np.array([verdicts[c] for c in ids], dtype=np.int64)
+    bases = np.array([situation[c] for c in ids])
     agreement = statistics.proportion_estimate(
-        (expert == judge).astype(np.float64), over="conversations", excluded=excluded, **options
+        (expert == judge).astype(np.float64),
+        bases,
+        over="base scenarios",
+        excluded=excluded,
+        **options,
     )
-    kappa = statistics.cohen_estimate(expert, judge, excluded=excluded, **options)
+    kappa = statistics.cohen_estimate(
+        expert, judge, bases, over="base scenarios", excluded=excluded, **options
+    )
     return {
         "available": True,
         "n_ratings": len(rows),

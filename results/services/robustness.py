@@ -15,14 +15,17 @@ sum(w * passed) / sum(w * n) over its conversations, with weights constant withi
 * leave out <benchmark> -- the default without that benchmark's metrics.
 
 Intervals come from one paired cluster bootstrap per polarity: the same resampled base
-scenarios score every model under every scheme, so differences between models are not blurred
-by independent draws. Weights are held fixed across resamples.
+scenarios score every model under every scheme. Weights are held fixed across resamples.
+
+Whether two models differ is read from the interval of their *difference*, paired on the base
+scenarios both met and simultaneous over all pairs (``model_differences``), never from whether
+their own intervals overlap: overlapping intervals are no evidence of no difference, and
+chaining models while neighbouring intervals overlap is not even transitive.
 """
 
 from __future__ import annotations
 
 import math
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -44,38 +47,6 @@ def _num(value: float) -> float | None:
 
 # Teen-vs-adult gaps smaller than this (in pass-rate units) have no direction to keep.
 AGE_GAP_TOLERANCE = 0.005
-
-
-def interval_groups(
-    scores: dict[Any, float], intervals: dict[Any, tuple[float, float]]
-) -> list[list[Any]]:
-    """Models ordered by score, chained into groups while neighbours' intervals overlap.
-
-    Two adjacent models whose intervals overlap cannot be told apart at this confidence; a gap
-    between intervals starts a new group.
-    """
-    ordered = sorted(scores, key=lambda m: -scores[m])
-    groups: list[list[Any]] = []
-    for model in ordered:
-        if groups:
-            prev = groups[-1][-1]
-            if intervals[model][1] >= intervals[prev][0]:
-                groups[-1].append(model)
-                continue
-        groups.append([model])
-    return groups
-
-
-def grouping_agreement(a: list[list[Any]], b: list[list[Any]]) -> float:
-    """Share of model pairs that are together in both groupings or apart in both (Rand index)."""
-    group_a = {m: i for i, g in enumerate(a) for m in g}
-    group_b = {m: i for i, g in enumerate(b) for m in g}
-    models = [m for m in group_a if m in group_b]
-    pairs = list(combinations(models, 2))
-    if not pairs:
-        return 1.0
-    same = sum((group_a[x] == group_a[y]) == (group_b[x] == group_b[y]) for x, y in pairs)
-    return same / len(pairs)
 
 
 def _scheme_weights(
@@ -220,7 +191,6 @@ def _polarity_robustness(
     results: list[dict[str, Any]] = []
     default_gaps: dict[str, float] = {}
     default_scores: dict[str, float] = {}
-    default_groups: list[list[str]] = []
     for s, scheme in enumerate(schemes):
         scores, intervals = {}, {}
         for t, target in enumerate(targets):
@@ -232,20 +202,16 @@ def _polarity_robustness(
                     float(lo) if math.isfinite(lo) else float(value),
                     float(hi) if math.isfinite(hi) else float(value),
                 )
-        groups = interval_groups(scores, intervals)
         entry: dict[str, Any] = {
             "scheme": scheme,
             "scores": [
                 {"model": m, "score": scores[m], "ci": list(intervals[m])} for m in sorted(scores)
             ],
-            "groups": groups,
-            # Shown neutrally: members and groups in alphabetical order, not as a ranking.
-            "groups_alphabetical": sorted(sorted(g) for g in groups),
         }
         gaps = age_gaps(scheme)
         entry["age_gaps"] = gaps
         if s == 0:
-            default_scores, default_groups = scores, groups
+            default_scores = scores
             default_gaps = gaps
         else:
             # A gap within half a point counts as no direction at all.
@@ -262,15 +228,33 @@ def _polarity_robustness(
                 kendall_tau=_num(stability["kendall_tau"]),
                 swaps=[list(pair) for pair in stability["swaps"]],
                 max_rank_change=stability["max_rank_change"],
-                grouping_agreement=grouping_agreement(default_groups, groups),
-                groups_held=[g for g in default_groups if g in groups],
             )
         results.append(entry)
     return {
         "n_clusters": int(g),
         "n_metrics": len(versions),
         "schemes": results,
+        "differences": model_differences(y, n, clusters[:, 0], [names[t] for t in targets]),
     }
+
+
+def model_differences(
+    passed: np.ndarray, n: np.ndarray, metric: np.ndarray, models: list[str]
+) -> list[dict[str, Any]]:
+    """Every pair of models' difference of pass rates (the published, unweighted ones), paired
+    on the base scenarios both met and simultaneous over all pairs (``stats.differences``).
+    ``passed[c, t]``, ``n[c, t]``: model t in cluster c (a base scenario of ``metric[c]``).
+    Models are in alphabetical order, the first of a pair before the second; models without a
+    judged conversation here are left out."""
+    present = np.flatnonzero(n.sum(axis=0) > 0).tolist()
+    order = sorted(present, key=lambda t: models[t])
+    if len(order) < 2 or n.shape[0] < 2:
+        return []
+    result = statistics.paired_rate_differences(passed[:, order], n[:, order], metric)
+    return [
+        {"a": models[order[i]], "b": models[order[j]], "estimate": estimate.as_dict()}
+        for (i, j), estimate in zip(result.pairs, result.estimates(), strict=True)
+    ]
 
 
 def teen_adult_differences(cells: RunCells, keys: dict[int, str]) -> list[dict[str, Any]]:

@@ -20,9 +20,6 @@ from results.models import AgeScope, SummaryLevel
 from .cells import AGES, RunCells, packed_key, packing
 
 SCOPES = (AgeScope.TEEN.value, AgeScope.ADULT.value, AgeScope.ALL.value)
-# Counting the clusters' (passed, n) kinds in a dense histogram beats sorting them up to this
-# many bins per cluster.
-_BINS_PER_CLUSTER = 8
 
 
 @dataclass
@@ -35,12 +32,16 @@ class Groups:
     n: NDArray[np.int64]
     passed: NDArray[np.int64]
     n_clusters: NDArray[np.int64]
-    # Bootstrap levels only: each group's clusters as sorted (passed, n, count) kinds.
-    signatures: list[tuple[tuple[int, int, int], ...]]
+    # Pooled levels only: every cluster (a base scenario of one metric) of the groups, in
+    # group order -- its group (0, 1, ... in the order above), metric version, passed and n.
+    c_group: NDArray[np.int64] | None = None
+    c_version: NDArray[np.int64] | None = None
+    c_passed: NDArray[np.int64] | None = None
+    c_n: NDArray[np.int64] | None = None
 
 
 def level_groups(
-    cells: RunCells, level: str, polarity: NDArray[np.int64], *, signatures: bool
+    cells: RunCells, level: str, polarity: NDArray[np.int64], *, clusters: bool
 ) -> list[tuple[str, Groups]]:
     """The groups of ``level`` in each age scope (SCOPES order) that has members."""
     cell_idx, key = memberships(cells, level)
@@ -85,11 +86,11 @@ def level_groups(
             n=np.add.reduceat(c_n, starts),
             passed=np.add.reduceat(c_y, starts),
             n_clusters=np.diff(np.append(starts, c_group.size)),
-            signatures=[],
         )
-        if signatures:
-            ordinal = np.cumsum(new_c_group) - 1
-            groups.signatures = _signatures(ordinal, c_y, c_n, starts.size)
+        if clusters:
+            groups.c_group = np.cumsum(new_c_group) - 1
+            groups.c_version = cells.version[member[first]]
+            groups.c_passed, groups.c_n = c_y, c_n
         out.append((scope, groups))
     return out
 
@@ -176,26 +177,3 @@ def _changes(*cols: NDArray[np.int64]) -> NDArray[np.bool_]:
         for col in cols[1:]:
             change[1:] |= col[1:] != col[:-1]
     return change
-
-
-def _signatures(
-    group: NDArray[np.int64], c_y: NDArray[np.int64], c_n: NDArray[np.int64], n_groups: int
-) -> list[tuple[tuple[int, int, int], ...]]:
-    """Each group's clusters (``group`` 0, 1, ... in order) as sorted (passed, n, count) kinds.
-
-    Few distinct (passed, n) pairs: counted in one histogram of (group, passed, n), whose
-    non-empty bins come out in that order, rather than sorted.
-    """
-    wy, wn = int(c_y.max()) + 1, int(c_n.max()) + 1
-    if min(int(c_y.min()), int(c_n.min())) >= 0 and (
-        n_groups * wy * wn <= _BINS_PER_CLUSTER * group.size + 65_536
-    ):
-        counts = np.bincount((group * wy + c_y) * wn + c_n)
-        code = np.flatnonzero(counts)
-        k_group, k_y, k_n, k_count = code // (wy * wn), code // wn % wy, code % wn, counts[code]
-    else:
-        first, inverse = distinct_rows(group, c_y, c_n)
-        k_group, k_y, k_n, k_count = group[first], c_y[first], c_n[first], np.bincount(inverse)
-    kinds = list(zip(k_y.tolist(), k_n.tolist(), k_count.tolist(), strict=True))
-    edges = [0, *(np.flatnonzero(np.diff(k_group)) + 1).tolist(), len(kinds)]
-    return [tuple(kinds[lo:hi]) for lo, hi in zip(edges[:-1], edges[1:], strict=True)]

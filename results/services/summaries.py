@@ -1,12 +1,12 @@
 """Pass-rate summaries of a run, rolled up from its cells (the one GROUP BY of `run_cells`):
-counts per group in NumPy, cluster-bootstrap intervals, Wilson on effective n per metric.
+counts per group in NumPy, Wilson intervals on the effective sample size at every level.
 
 Levels: overall, area, subarea, metric; each per target × polarity × age context (teen, adult,
 all). A metric in several subareas counts in each of them; in an area it counts once even when
 two of its subareas belong to that area (distinct counts).
 
-`summary_rows` is `bootstrap_rows` (overall, area, subarea: the resampling) followed by
-`metric_rows` (Wilson on effective n, no resampling), which can also be built on their own.
+`summary_rows` is `pooled_rows` (overall, area, subarea) followed by `metric_rows`, both Wilson
+on the effective sample size (no resampling), which can also be built on their own.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from numpy.typing import NDArray
 import stats as statistics
 from evaluations.models import EvaluationRun
 from results.models import AgeScope, SummaryLevel
-from stats.estimates import Estimate
+from stats.estimates import Estimate, Exclusion
 
-from .cells import AGES, RunCells
+from .cells import AGES, PLATFORM_REASONS, RunCells
 from .rollup import Groups, distinct_rows, level_groups
 
 DEFAULT_RESAMPLES = 10_000
@@ -32,29 +32,36 @@ DEFAULT_RESAMPLES = 10_000
 GroupKey = tuple[str, int, str, int | None, str]
 
 
-def metric_design_effects(cells: RunCells) -> dict[str, float]:
-    """Design effect of a per-metric pass rate, per age scope, from the whole run's cells.
-
-    One intra-cluster correlation over every metric x model group (clusters: base scenarios;
-    for "all" a base's teen and adult variants together), times the mean cluster size.
-    """
-    out: dict[str, float] = {}
+def scope_correlations(cells: RunCells) -> dict[str, tuple[float, float]]:
+    """Per age scope: the intra-cluster correlation of the run's outcomes and the mean cluster
+    size, from every metric x model group (clusters: base scenarios; for "all" a base's teen
+    and adult variants together). Hundreds of groups make it stable where one group's three
+    clusters could not."""
+    out: dict[str, tuple[float, float]] = {}
     for scope in (AgeScope.TEEN, AgeScope.ADULT, AgeScope.ALL):
         if scope == AgeScope.ALL:
             sel = np.ones(cells.size, bool)
         else:
             sel = cells.age == AGES.index(scope.value)
         if not sel.any():
-            out[scope.value] = 1.0
+            out[scope.value] = (0.0, 1.0)
             continue
         first, inverse = distinct_rows(cells.target[sel], cells.version[sel], cells.base[sel])
         keys = np.column_stack([cells.target[sel][first], cells.version[sel][first]])
         n = np.bincount(inverse, weights=cells.n[sel], minlength=len(keys))
         y = np.bincount(inverse, weights=cells.passed[sel], minlength=len(keys))
         group = keys[:, 0] * (int(keys[:, 1].max()) + 1) + keys[:, 1]
-        rho = statistics.intra_cluster_correlation(group, y, n)
-        out[scope.value] = statistics.design_effect(rho, float(n.mean()))
+        out[scope.value] = (statistics.intra_cluster_correlation(group, y, n), float(n.mean()))
     return out
+
+
+def metric_design_effects(cells: RunCells) -> dict[str, float]:
+    """Design effect of a per-metric pass rate, per age scope: the run's intra-cluster
+    correlation (:func:`scope_correlations`) times the mean cluster size."""
+    return {
+        scope: statistics.design_effect(rho, size)
+        for scope, (rho, size) in scope_correlations(cells).items()
+    }
 
 
 def failure_counts(cells: RunCells) -> dict[GroupKey, dict[str, int]]:
@@ -84,14 +91,23 @@ def failure_counts(cells: RunCells) -> dict[GroupKey, dict[str, int]]:
 def failed_as_fail(
     cells: RunCells, names: dict[int, str], *, n_resamples: int, seed: int
 ) -> list[dict]:
-    """Sensitivity of each model's overall pass rate: failed conversations counted as fails.
+    """Sensitivity of each model's overall pass rate: its own failures counted as fails.
 
-    Same cluster bootstrap over base scenarios as the published rate, on the cells (no query).
+    Target errors, timeouts and other errors count against the model; conversations the user
+    simulator or the judge failed (the platform's own failures) are left out and reported
+    apart, so a judge that cannot read a conversation never lowers the model's figure. Same
+    interval as the published rate, on the cells (no query). (``n_resamples`` and ``seed`` are
+    the refresh's; this interval does not resample.)
     """
     code = {v: POLARITIES.index(p) for v, p in cells.polarity.items()}
+    charged = [row for row in cells.failed if row[1] in code and row[4] not in PLATFORM_REASONS]
+    platform: dict[tuple[int, str], dict[str, int]] = {}
+    for t, v, _b, _age, reason, c in cells.failed:
+        if v in code and reason in PLATFORM_REASONS:
+            counts = platform.setdefault((t, POLARITIES[code[v]]), {})
+            counts[reason] = counts.get(reason, 0) + c
     failed = np.array(
-        [(t, v, b, code[v], c) for t, v, b, _age, _reason, c in cells.failed if v in code],
-        np.int64,
+        [(t, v, b, code[v], c) for t, v, b, _age, _reason, c in charged], np.int64
     ).reshape(-1, 5)
     pol = polarity_codes(cells)
     target = np.concatenate([cells.target, failed[:, 0]])
@@ -102,47 +118,44 @@ def failed_as_fail(
     n = np.concatenate([cells.n, failed[:, 4].astype(np.float64)])
     if target.size == 0:
         return []
-    # Clusters (target, polarity, version, base) with failures counted as fails.
+    # Clusters (target, polarity, version, base) with the model's failures counted as fails.
     first, inverse = distinct_rows(target, polarity, version, base)
-    c_y = np.bincount(inverse, weights=passed).astype(np.int64)
-    c_n = np.bincount(inverse, weights=n).astype(np.int64)
-    c_target, c_pol = target[first], polarity[first]
-    g_first, g_of = distinct_rows(c_target, c_pol)
-    k_first, k_of = distinct_rows(g_of, c_y, c_n)
-    kinds = np.column_stack([c_y[k_first], c_n[k_first], np.bincount(k_of)]).tolist()
-    edges = [0, *(np.flatnonzero(np.diff(g_of[k_first])) + 1).tolist(), len(kinds)]
-    by_group = {
-        (int(c_target[f]), POLARITIES[c_pol[f]]): tuple(map(tuple, kinds[lo:hi]))
-        for f, lo, hi in zip(g_first.tolist(), edges[:-1], edges[1:], strict=True)
-    }
+    c_y = np.bincount(inverse, weights=passed)
+    c_n = np.bincount(inverse, weights=n)
+    g_first, g_of = distinct_rows(target[first], polarity[first])
+    rho = scope_correlations(cells)[AgeScope.ALL.value][0]
+    low, high = statistics.stratified_wilson(
+        g_of, version[first], c_y, c_n, rho, n_groups=g_first.size
+    )
+    g_n = np.bincount(g_of, weights=c_n, minlength=g_first.size)
+    g_y = np.bincount(g_of, weights=c_y, minlength=g_first.size)
+    g_clusters = np.bincount(g_of, minlength=g_first.size)
     failed_n: dict[tuple[int, str], int] = {}
     for t, _v, _b, p, c in failed.tolist():
         failed_n[(t, POLARITIES[p])] = failed_n.get((t, POLARITIES[p]), 0) + c
-    groups = sorted(by_group.items(), key=lambda kv: (kv[0][1], names.get(kv[0][0], "")))
-    signatures = [signature for _, signature in groups]
-    lows, highs = statistics.clustered_mean_intervals(signatures, n_resamples, seed=seed)
     out = []
-    for ((target, polarity), _), signature, low, high in zip(
-        groups, signatures, lows.tolist(), highs.tolist(), strict=True
-    ):
-        n = sum(m * c for _, m, c in signature)
-        passed = sum(y * c for y, _, c in signature)
+    for i, f in enumerate(first[g_first].tolist()):
+        key = (int(target[f]), POLARITIES[polarity[f]])
+        excluded = [Exclusion(r, c) for r, c in sorted(platform.get(key, {}).items())]
         estimate = Estimate(
-            passed / n,
-            low,
-            high,
-            method="cluster bootstrap over base scenarios; failed = fail",
-            n=n,
-            n_clusters=sum(c for _, _, c in signature),
+            g_y[i] / g_n[i],
+            float(low[i]),
+            float(high[i]),
+            method=f"{statistics.STRATIFIED_WILSON}; the model's failures counted as fails",
+            n=int(g_n[i]),
+            n_clusters=int(g_clusters[i]),
+            excluded=tuple(excluded),
         )
         out.append(
             {
-                "target": names.get(target, str(target)),
-                "polarity": polarity,
-                "n_failed": failed_n.get((target, polarity), 0),
+                "target": names.get(key[0], str(key[0])),
+                "polarity": key[1],
+                "n_failed": failed_n.get(key, 0),
+                "n_platform_failed": sum(platform.get(key, {}).values()),
                 "estimate": estimate.as_dict(),
             }
         )
+    out.sort(key=lambda row: (row["polarity"], row["target"]))
     return out
 
 
@@ -175,13 +188,13 @@ SUMMARY_COLUMNS = (
 )
 
 
-BOOTSTRAP_LEVELS = (SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA)
+POOLED_LEVELS = (SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA)
 _POLARITY_NAMES = np.array(POLARITIES, dtype=object)
 
 
 @dataclass(frozen=True)
 class SummaryInputs:
-    """What the bootstrap rows and the metric rows of one run both start from."""
+    """What the pooled rows and the metric rows of one run both start from."""
 
     polarity: NDArray[np.int64]  # each cell's, index into POLARITIES
     failures: dict[GroupKey, dict[str, int]]
@@ -210,59 +223,51 @@ def summary_rows(
     seed: int = 0,
 ) -> list[tuple]:
     """The run's summary rows as tuples in ``SUMMARY_COLUMNS`` order (``failures`` a dict): the
-    bootstrap levels' rows, then the metric rows. No query: counts come from the cells."""
+    pooled levels' rows, then the metric rows. No query: counts come from the cells.
+    (``n_resamples`` and ``seed`` are kept for callers; no summary row resamples.)"""
     inputs = summary_inputs(cells)
-    return bootstrap_rows(
-        run, cells, n_resamples=n_resamples, seed=seed, inputs=inputs
-    ) + metric_rows(run, cells, inputs=inputs)
+    return pooled_rows(run, cells, inputs=inputs) + metric_rows(run, cells, inputs=inputs)
 
 
-def bootstrap_rows(
-    run: EvaluationRun,
-    cells: RunCells,
-    *,
-    n_resamples: int,
-    seed: int,
-    inputs: SummaryInputs | None = None,
+def pooled_rows(
+    run: EvaluationRun, cells: RunCells, *, inputs: SummaryInputs | None = None
 ) -> list[tuple]:
-    """The overall, area and subarea rows: one cluster bootstrap per distinct group
-    composition (the clustered bootstrap of a mean depends on a group only through it), all
-    in one call. ``inputs`` spares recomputing what `metric_rows` needs too."""
+    """The overall, area and subarea rows: Wilson on the effective size, each metric of a
+    group with its design effect (``stats.stratified_wilson``); a percentile bootstrap over
+    a subarea's three to nine base scenarios under-covers and gives 0 of 27 a zero-width
+    interval. ``inputs`` spares recomputing what `metric_rows` needs too."""
     inputs = inputs or summary_inputs(cells)
-    groups = bootstrap_groups(cells, inputs)
-    lows, highs = statistics.clustered_mean_intervals(groups.distinct, n_resamples, seed=seed)
-    return groups.rows(run, lows, highs)
+    return pooled_groups(cells, inputs).rows(run)
 
 
 @dataclass(frozen=True)
-class BootstrapGroups:
-    """The groups of the bootstrap levels and their distinct compositions, which is all the
-    resampling needs: the rows follow from the intervals of ``distinct``."""
+class PooledGroups:
+    """The groups of the pooled levels, with their clusters, and the run's correlations."""
 
     built: list[tuple[str, str, Groups]]  # (level, age scope, groups)
-    distinct: list[tuple[tuple[int, int, int], ...]]
+    rho: dict[str, float]
     failures: dict[GroupKey, dict[str, int]]
 
-    def rows(
-        self, run: EvaluationRun, lows: NDArray[np.float64], highs: NDArray[np.float64]
-    ) -> list[tuple]:
-        """The rows, given each distinct composition's interval (in ``distinct`` order)."""
-        index = {sig: i for i, sig in enumerate(self.distinct)}
+    def rows(self, run: EvaluationRun) -> list[tuple]:
         rows: list[tuple] = []
         for level, scope, g in self.built:
-            at = np.array([index[sig] for sig in g.signatures], np.intp)
-            rows += _level_rows(run, level, scope, g, lows[at], highs[at], "", self.failures)
+            low, high = statistics.stratified_wilson(
+                g.c_group, g.c_version, g.c_passed, g.c_n, self.rho[scope], n_groups=g.n.size
+            )
+            rows += _level_rows(
+                run, level, scope, g, low, high, statistics.STRATIFIED_WILSON, self.failures
+            )
         return rows
 
 
-def bootstrap_groups(cells: RunCells, inputs: SummaryInputs) -> BootstrapGroups:
+def pooled_groups(cells: RunCells, inputs: SummaryInputs) -> PooledGroups:
     built = [
         (level, scope, groups)
-        for level in BOOTSTRAP_LEVELS
-        for scope, groups in level_groups(cells, level, inputs.polarity, signatures=True)
+        for level in POOLED_LEVELS
+        for scope, groups in level_groups(cells, level, inputs.polarity, clusters=True)
     ]
-    distinct = sorted({sig for _, _, g in built for sig in g.signatures})
-    return BootstrapGroups(built, distinct, inputs.failures)
+    rho = {scope: r for scope, (r, _) in scope_correlations(cells).items()}
+    return PooledGroups(built, rho, inputs.failures)
 
 
 def metric_rows(
@@ -300,7 +305,7 @@ def metric_parts(cells: RunCells, inputs: SummaryInputs) -> list[MetricPart]:
     """`metric_rows` before it becomes tuples, one part per age scope, in the rows' order."""
     deff = metric_design_effects(cells)
     parts = []
-    for scope, g in level_groups(cells, SummaryLevel.METRIC, inputs.polarity, signatures=False):
+    for scope, g in level_groups(cells, SummaryLevel.METRIC, inputs.polarity, clusters=False):
         low, high = statistics.effective_wilson(g.passed, g.n, np.full(g.n.size, deff[scope]))
         parts.append(MetricPart(scope, g, low, high))
     return parts

@@ -3,7 +3,7 @@ from django.template.loader import render_to_string
 from django.views import View
 from django.views.generic import TemplateView
 
-from ..charts import ForestRow, forest_svg
+from ..charts import ForestRow, forest_svg, interval_methods
 from ..label import grade_table, label_profile
 from ..label_export import ExportUnavailable, label_pdf, label_png
 from ..selectors import run_target, run_targets
@@ -31,6 +31,12 @@ def _forest(profile) -> str:
     return forest_svg(rows, title=f"Pass rate per label category, {profile.target.name}")
 
 
+def _methods(profiles) -> str:
+    return interval_methods(
+        [ForestRow(line.category.name, line.estimate) for p in profiles for line in p.lines]
+    )
+
+
 class LabelView(LabelMixin, TemplateView):
     """A model's one-page profile: grades per label category with the estimate behind each."""
 
@@ -46,6 +52,7 @@ class LabelView(LabelMixin, TemplateView):
             profiles=[profile],
             grades=grade_table(),
             forest=_forest(profile),
+            forest_method=_methods([profile]),
             targets=run_targets(run),
         )
         return context
@@ -67,6 +74,7 @@ class LabelCompareView(LabelMixin, TemplateView):
             b=b,
             pairs=pairs,
             profiles=[a, b],
+            forest_method=_methods([a, b]),
             grades=grade_table(),
             targets=run_targets(run),
         )

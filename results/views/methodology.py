@@ -5,7 +5,7 @@ from django.views.generic import TemplateView
 
 from core.pagecache import PublishedPageCacheMixin
 
-from ..methodology_plots import methodology_plots
+from ..methodology_plots import methodology_plots, model_difference_plots
 from ..selectors import (
     metric_labels_for_versions,
     overall_pass_rates,
@@ -66,6 +66,9 @@ class MethodologyView(PublishedPageCacheMixin, TemplateView):
             targets=run_targets(run),
             offline=run_uses_offline_model(run),
             synthetic=run_is_synthetic(run),
+        )
+        context["difference_plots"] = model_difference_plots(
+            analysis.robustness.get("polarities", {})
         )
         context["plots"] = methodology_plots(
             overall=context["overall"], teen_adult=context["teen_adult"], judge=judge

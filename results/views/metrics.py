@@ -4,7 +4,7 @@ from django.views.generic import ListView, TemplateView
 from metrics_registry.forms import MetricFilterForm
 from metrics_registry.selectors import metric_list, metric_status_history, metric_versions
 
-from ..charts import ForestRow, forest_svg
+from ..charts import ForestRow, forest_svg, interval_methods
 from ..public import metric_results, metric_scenarios, public_metric, run_version_of
 from ..selectors import run_targets
 from .common import PublicRunMixin
@@ -68,6 +68,7 @@ class MetricResultsView(PublicRunMixin, TemplateView):
             forest=forest_svg(
                 rows, title=f"Pass rate of {metric.key} per model, teen and adult apart"
             ),
+            forest_method=interval_methods(rows),
             scenarios=metric_scenarios(run=run, version=version),
         )
         return context

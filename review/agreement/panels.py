@@ -48,7 +48,13 @@ def simulator_ranking(queue: RatingQueue) -> list[dict]:
         for _, winner, loser in comparisons:
             wins[index[winner], index[loser]] += 1
         try:
-            strengths = stats.bradley_terry(wins)
+            strengths = stats.bradley_terry_estimates(
+                [item for item, _, _ in comparisons],
+                [index[won] for _, won, _ in comparisons],
+                [index[lost] for _, _, lost in comparisons],
+                len(names),
+                n_resamples=_resamples(),
+            )
         except ValueError:
             strengths = None
         rows = []
@@ -61,7 +67,7 @@ def simulator_ranking(queue: RatingQueue) -> list[dict]:
             rows.append(
                 {
                     "candidate": name,
-                    "strength": None if strengths is None else float(strengths[index[name]]),
+                    "strength": None if strengths is None else strengths[index[name]],
                     "win_rate": stats.proportion_estimate(
                         values, clusters, over="pairs", n_resamples=_resamples()
                     ),
@@ -69,7 +75,7 @@ def simulator_ranking(queue: RatingQueue) -> list[dict]:
             )
         rows.sort(
             key=lambda row: (
-                -(row["strength"] if row["strength"] is not None else row["win_rate"].value),
+                -(row["strength"].value if row["strength"] is not None else row["win_rate"].value),
                 row["candidate"],
             )
         )

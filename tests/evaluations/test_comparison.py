@@ -47,6 +47,14 @@ def test_a_model_that_changes_between_runs_is_flagged_beyond_the_noise(offline_r
         assert row.a.n == row.b.n == 18
         assert row.a.low <= row.a.value <= row.a.high
         assert row.a.method == statistics.WILSON_EFFECTIVE
+        # Paired by base scenario: equal sizes per scenario make it B minus A exactly.
+        change = row.change_estimate
+        assert change.method == statistics.POOLED_PAIRED
+        assert change.value == pytest.approx(row.change)
+        assert change.n_clusters == 3
+        assert change.low < change.value < change.high
+        # Flagged only where the paired interval excludes zero (and the FDR step agrees).
+        assert not row.beyond_noise or change.excludes_zero
     assert any(row.beyond_noise for row in rows)
     assert rows == sorted(rows, key=lambda r: -abs(r.change))
     # A re-run of the same model changes nothing beyond the noise.

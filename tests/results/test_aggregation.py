@@ -102,20 +102,30 @@ def test_summaries_match_hand_computed_counts(small_run):
     assert len(rows) == 2 * (15 + 12)
 
 
-def test_intervals_cover_rates_and_need_two_base_scenarios(small_run):
+def test_intervals_hold_rates_with_positive_width_from_two_conversations(small_run):
     run = small_run["run"]
     results_refresh(run=run, n_resamples=RESAMPLES)
+    one_cluster = 0
     for row in PassRateSummary.objects.filter(run=run):
         assert row.rate == pytest.approx(row.n_passed / row.n_conversations)
-        if row.level == "metric":
-            # Per metric: Wilson on the effective sample size, whatever the number of clusters.
-            assert row.method == statistics.WILSON_EFFECTIVE
-            assert row.ci_low <= row.rate + 1e-12 <= row.ci_high + 2e-12
-        elif row.n_clusters < 2:
-            assert row.ci_low is None
-            assert row.ci_high is None
-        else:
-            assert row.ci_low <= row.rate + 1e-12 <= row.ci_high + 2e-12
+        # Wilson on the effective sample size at every level, whatever the number of clusters.
+        expected = "metric" if row.level == "metric" else "pooled"
+        assert (
+            row.method
+            == {
+                "metric": statistics.WILSON_EFFECTIVE,
+                "pooled": statistics.STRATIFIED_WILSON,
+            }[expected]
+        )
+        estimate = row.estimate
+        if row.n_conversations < 2:
+            assert not estimate.defined
+            assert "minimum is 2" in estimate.reason
+            continue
+        one_cluster += row.n_clusters < 2
+        assert estimate.low <= estimate.value + 1e-12 <= estimate.high + 2e-12
+        assert estimate.low < estimate.high
+    assert one_cluster > 0
     metric_a_x = PassRateSummary.objects.get(
         run=run,
         level="metric",
@@ -130,8 +140,7 @@ def test_intervals_cover_rates_and_need_two_base_scenarios(small_run):
     )
     assert (metric_a_x.ci_low, metric_a_x.ci_high) == pytest.approx((low, high))
     subarea = PassRateSummary.objects.filter(run=run, level="subarea", n_clusters__gte=2).first()
-    assert subarea.method == ""  # many clusters: the cluster bootstrap
-    assert subarea.estimate.method == "cluster bootstrap over base scenarios"
+    assert subarea.method == subarea.estimate.method == statistics.STRATIFIED_WILSON
 
 
 def test_refresh_is_idempotent(small_run):
@@ -259,6 +268,16 @@ def test_failed_conversations_are_counted_beside_every_pass_rate(small_run):
     )
     assert overall.n_failed == 3
     assert overall.failures == {"error": 1, "not judged": 1, "timeout": 1}
+    # The judge's failure is the platform's: not charged to the model when failed counts as
+    # fail, and reported apart.
+    [charged] = [
+        row
+        for row in analysis.robustness["failed_as_fail"]
+        if row["target"] == x.name and row["polarity"] == polarity
+    ]
+    assert (charged["n_failed"], charged["n_platform_failed"]) == (2, 1)
+    assert charged["estimate"]["n"] == overall.n_conversations + 2
+    assert charged["estimate"]["excluded"] == [{"reason": "not judged", "count": 1}]
     # Left out of the rate, and said so: the estimate carries them as exclusions.
     assert overall.rate == pytest.approx(overall.n_passed / overall.n_conversations)
     assert {(e.reason, e.count) for e in overall.estimate.excluded} == {
@@ -279,12 +298,48 @@ def test_failed_conversations_are_counted_beside_every_pass_rate(small_run):
     )
     assert other.n_failed == 0
     assert other.estimate.excluded == ()
-    # The sensitivity row counts them as fails.
+    # The sensitivity row counts the model's own failures as fails (not the judge's).
     sensitivity = {(s["target"], s["polarity"]): s for s in analysis.robustness["failed_as_fail"]}[
         ("X", polarity)
     ]
-    assert sensitivity["n_failed"] == 3
+    assert sensitivity["n_failed"] == 2
     assert sensitivity["estimate"]["value"] == pytest.approx(
-        overall.n_passed / (overall.n_conversations + 3)
+        overall.n_passed / (overall.n_conversations + 2)
     )
-    assert sensitivity["estimate"]["n"] == overall.n_conversations + 3
+
+
+def test_failures_are_grouped_by_their_recorded_kind(small_run):
+    """The recorded kind decides the reason, whatever the error text says; the simulator's and
+    the judge's failures are the platform's and never count against the model."""
+    from evaluations.models import Conversation, FailureKind
+
+    run, x = small_run["run"], small_run["x"]
+    scen = Conversation.objects.filter(run=run, target=x).first().scenario
+    kinds = [
+        (FailureKind.NOT_JUDGED, "judge: request timed out"),
+        (FailureKind.SIMULATOR_ERROR, "simulator answered 500"),
+        (FailureKind.TARGET_ERROR, "request timed out"),
+    ]
+    for replicate, (kind, error) in enumerate(kinds, start=1):
+        Conversation.objects.create(
+            run=run,
+            scenario=scen,
+            target=x,
+            replicate=replicate,
+            status=ConversationStatus.FAILED,
+            failure_kind=kind,
+            error=error,
+        )
+    analysis = results_refresh(run=run, n_resamples=RESAMPLES)
+    polarity = scen.metric_version.polarity
+    overall = PassRateSummary.objects.get(
+        run=run, level="overall", target=x, polarity=polarity, age_context="all"
+    )
+    assert overall.failures == {"not judged": 1, "simulator error": 1, "target error": 1}
+    [charged] = [
+        row
+        for row in analysis.robustness["failed_as_fail"]
+        if row["target"] == x.name and row["polarity"] == polarity
+    ]
+    assert (charged["n_failed"], charged["n_platform_failed"]) == (1, 2)
+    assert charged["estimate"]["n"] == overall.n_conversations + 1

@@ -39,7 +39,6 @@ def test_records_store_what_the_rows_say(mixed_run, release):  # noqa: F811
         n=np.array([3, 4, 5, 6, 7, 8], np.int64),
         passed=np.array([0, 4, 2, 3, 7, 1], np.int64),
         n_clusters=np.array([3, 3, 3, 2, 2, 2], np.int64),
-        signatures=[],
     )
     low = np.array([0.0, np.nan, 0.1, 0.2, 0.3, 0.01])
     high = np.array([0.5, 0.9, np.inf, 0.8, 1.0, 0.4])
@@ -81,7 +80,6 @@ def test_uniform_records_are_the_bytes_of_one_row_at_a_time(mixed_run):  # noqa:
         n=np.array([3, 4], np.int64),
         passed=np.array([1, 2], np.int64),
         n_clusters=np.array([3, 3], np.int64),
-        signatures=[],
     )
     part = MetricPart("all", groups, np.array([0.1, 0.2]), np.array([0.7, 0.8]))
     data = b"".join(copy_records.metric_records(mixed_run, [part], "m", {}))

@@ -93,7 +93,9 @@ def test_per_metric_intervals_cover_at_the_platform_design(design):
     rate_coverage = np.mean(rate_hits)
     diff_coverage = np.mean(diff_hits)
     assert 0.93 <= rate_coverage <= 0.97, rate_coverage
-    assert 0.93 <= diff_coverage <= 0.97, diff_coverage
+    # The moderated t never lets a metric's variance fall below binomial sampling: conservative
+    # where base scenarios agree, nominal where they spread (the test below).
+    assert 0.93 <= diff_coverage <= 0.99, diff_coverage
     assert np.mean(boot_hits) < 0.90  # three clusters: the bootstrap under-covers
 
 
@@ -111,6 +113,74 @@ def test_false_discoveries_are_controlled_when_no_metric_differs():
     # Under the complete null BH keeps the chance of any discovery at or below q.
     assert any_discovery <= 2
     assert np.mean(uncorrected) < 0.07
+
+
+def simulate_null_gaps(rng, *, gap_sd_max):
+    """Outcomes y[metric, base, age, model] where each base scenario has its own teen-adult gap
+    on the logit scale (SD per metric uniform up to gap_sd_max), symmetric about 0: the mean
+    gap over the population of base scenarios is 0 for every metric. Returns y and the SDs."""
+    mu = rng.normal(0.8, 1.2, METRICS)[:, None, None, None]
+    model = rng.normal(0.0, 0.4, MODELS)[None, None, None, :]
+    base = (
+        rng.normal(0.0, 1.0, (METRICS, BASES))[:, :, None, None]
+        * rng.uniform(0, 2.0, METRICS)[:, None, None, None]
+    )
+    gap_sd = rng.uniform(0.0, gap_sd_max, METRICS)
+    gap = rng.normal(0.0, 1.0, (METRICS, BASES)) * gap_sd[:, None]
+    age = np.stack([gap / 2, -gap / 2], axis=2)[:, :, :, None]
+    variant = rng.normal(0.0, 0.5, (METRICS, BASES, 2))[:, :, :, None]
+    noisy = 0.05 + 0.9 * special.expit(mu + model + base + age + variant)  # a judge that errs
+    return rng.binomial(1, noisy), gap_sd
+
+
+def test_teen_adult_discoveries_hold_their_levels_when_gaps_vary_between_scenarios():
+    """No metric differs on average, but some metrics' gap varies widely between base
+    scenarios (logit SD up to 2.0): the per-metric rejection rate stays at or below 5 % for
+    those metrics too, and the chance of any Benjamini-Hochberg discovery at or below 5 %
+    (under the complete null the FDR is that chance). One variance pooled across metrics
+    rejected 9-14 % of these metrics' nulls and made a discovery in 15-27 % of releases."""
+    rng = np.random.default_rng(23)
+    releases = 40
+    any_discovery, rejected, spread = 0, [], []
+    for _ in range(releases):
+        y, gap_sd = simulate_null_gaps(rng, gap_sd_max=2.0)
+        per_base = (y[:, :, 0, :] - y[:, :, 1, :]).mean(axis=-1)
+        *_, p = statistics.paired_t(per_base, sampling_variance=floor_of(y))
+        reject, _ = statistics.benjamini_hochberg(p, 0.05)
+        any_discovery += bool(reject.any())
+        rejected.append(p < 0.05)
+        spread.append(gap_sd)
+    rejected, spread = np.concatenate(rejected), np.concatenate(spread)
+    wide = rejected[spread > 1.5]
+    fdr = any_discovery / releases
+    print(
+        f"per-metric null rejection {rejected.mean():.3f}, gap SD > 1.5: {wide.mean():.3f} "
+        f"(± {np.sqrt(0.05 * 0.95 / wide.size):.3f}); any discovery {fdr:.3f} "
+        f"(± {np.sqrt(0.05 * 0.95 / releases):.3f})"
+    )
+    assert rejected.mean() <= 0.05
+    assert wide.mean() <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / wide.size)
+    assert fdr <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / releases)
+
+
+def test_moderated_variances_recover_a_known_prior():
+    """Sample variances drawn from the scaled-F model limma assumes: s_0^2 and d_0 come back."""
+    from stats.moderated import moderated_variances, prior_variance
+
+    rng = np.random.default_rng(2)
+    s0, d0, d = 0.04, 6.0, 2
+    sigma2 = s0 * d0 / rng.chisquare(d0, 200_000)
+    s2 = sigma2 * rng.chisquare(d, sigma2.size) / d
+    got_s0, got_d0 = prior_variance(s2, d)
+    assert got_s0 == pytest.approx(s0, rel=0.05)
+    assert got_d0 == pytest.approx(d0, rel=0.1)
+    shrunk, df = moderated_variances(s2, np.full(s2.size, d))
+    assert shrunk[:3] == pytest.approx((got_d0 * got_s0 + d * s2[:3]) / (got_d0 + d))
+    assert df[:3] == pytest.approx(got_d0 + d)
+    # No spread beyond sampling: every group gets the prior, on infinite degrees of freedom.
+    flat = 0.04 * rng.chisquare(d, 50_000) / d
+    _, got_d0 = prior_variance(flat, d)
+    assert got_d0 > 100
 
 
 def test_benjamini_hochberg_matches_statsmodels():

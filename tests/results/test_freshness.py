@@ -76,3 +76,40 @@ def test_ratings_arriving_refresh_the_run_once_per_window(
     assert experts["n_ratings"] == 6
     # Ratings move no pass rate: the summary rows are left as they were, not rewritten.
     assert set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True)) == summary_ids
+
+
+def test_a_lost_booking_is_sent_again_after_twice_the_debounce(monkeypatch, settings):
+    """A booking whose task never ran would block every later refresh of its run: beat sends
+    it again once it is older than twice the debounce, and a fresh one is left alone."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from results import tasks
+    from results.services.freshness import refresh_stale_bookings
+
+    settings.RESULTS_REFRESH_DEBOUNCE_SECONDS = 60
+    x = OfflineConfigurationFactory(name="X")
+    versions = [metric_version(), metric_version()]
+    runs = [
+        completed_run(
+            targets=[x],
+            versions=[v],
+            outcomes=[(scenario(v, 0, "teen"), x, True)],
+            publish_as=f"1.0.{i}",
+        )
+        for i, v in enumerate(versions)
+    ]
+    for run in runs:
+        RefreshRequest.objects.create(run=run)
+    RefreshRequest.objects.filter(run=runs[0]).update(
+        requested_at=timezone.now() - timedelta(seconds=121)
+    )
+    sent = []
+    monkeypatch.setattr(tasks.analysis_refresh_booked, "delay", sent.append)
+    assert refresh_stale_bookings() == [runs[0].pk]
+    assert sent == [runs[0].pk]
+    # The task releases the booking, so the next rating books a refresh again.
+    refresh_booked(runs[0].pk)
+    assert not RefreshRequest.objects.filter(run=runs[0]).exists()
+    assert RefreshRequest.objects.filter(run=runs[1]).exists()

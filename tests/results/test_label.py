@@ -6,7 +6,7 @@ from django.urls import reverse
 
 import stats as statistics
 from evaluations.models import Conversation
-from results.label import LABEL_RESAMPLES, grade_for, grade_table, label_profile
+from results.label import grade_for, grade_table, label_profile
 from tests.results.public_data import published_run
 
 pytestmark = pytest.mark.django_db
@@ -46,11 +46,28 @@ def test_grade_table_states_every_band():
     assert len(table) == 13
 
 
-def test_each_grade_rests_on_the_run_conversations_with_a_base_scenario_bootstrap():
+def test_each_grade_rests_on_the_run_conversations_with_the_summaries_interval():
+    from collections import Counter
+
+    from tests.results.test_refresh_equivalence import reference_pooled_interval
+
     run = published_run(n_metrics=4)
     target = run.targets.order_by("name").first()
     profile = label_profile(run=run, target=target)
     assert profile.lines
+    # The correlation within base scenarios, from all of the model's metrics.
+    every = Conversation.objects.filter(run=run, target=target, verdict_passed__isnull=False)
+    per_base: Counter = Counter()
+    sizes: Counter = Counter()
+    for p, v, b in every.values_list(
+        "verdict_passed", "scenario__metric_version_id", "scenario__base_index"
+    ):
+        per_base[(v, b)] += int(p)
+        sizes[(v, b)] += 1
+    keys = sorted(sizes)
+    rho = statistics.intra_cluster_correlation(
+        [v for v, _ in keys], [per_base[k] for k in keys], [sizes[k] for k in keys]
+    )
     for line in profile.lines:
         conversations = Conversation.objects.filter(
             run=run,
@@ -59,12 +76,19 @@ def test_each_grade_rests_on_the_run_conversations_with_a_base_scenario_bootstra
             verdict_passed__isnull=False,
         ).values_list("verdict_passed", "scenario__metric_version_id", "scenario__base_index")
         passed = np.array([float(p) for p, _, _ in conversations])
-        clusters = np.array([hash((v, b)) % 10**9 for _, v, b in conversations])
+        clusters: dict = {}
+        for p, v, b in conversations:
+            cluster = clusters.setdefault((v, b), [0, 0])
+            cluster[0] += int(p)
+            cluster[1] += 1
         e = line.estimate
         assert e.n == len(passed)
         assert e.value == pytest.approx(passed.mean())
-        low, high = statistics.bootstrap_ci(passed, clusters, n_resamples=LABEL_RESAMPLES, seed=0)
+        assert e.method == statistics.STRATIFIED_WILSON
+        assert e.n_clusters == len(clusters)
+        low, high = reference_pooled_interval(clusters, rho)
         assert (e.low, e.high) == pytest.approx((low, high))
+        assert e.low < e.high
         assert line.grade == grade_for(e.value)
         # Six conversations per metric are few: flagged as thin evidence.
         assert line.thin
@@ -89,7 +113,9 @@ def test_strengths_and_weaknesses_come_from_solid_figures(monkeypatch):
     run = completed_run(targets=[target], versions=[good, bad], outcomes=outcomes)
     results_refresh(run=run, n_resamples=50)
     run.refresh_from_db()
-    monkeypatch.setattr(label, "THIN_N", 1)  # six conversations count as enough here
+    # Six conversations count as enough here, however wide their intervals.
+    monkeypatch.setattr(label, "THIN_N", 1)
+    monkeypatch.setattr(label, "THIN_WIDTH", 1.0)
     profile = label._label_profile(run, target)
     assert len(profile.strengths) == 1
     assert profile.strengths[0].startswith(f"{good.label_category.name}: promoted")

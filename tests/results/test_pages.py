@@ -56,6 +56,11 @@ def test_methodology_shows_live_figures_and_offline_label(client):
     assert 'data-testid="interval-methods"' in html
     assert "inflated by chance" in html
     assert "Groups (best first)" not in html
+    assert "cannot be told apart" not in html
+    # Paired model differences instead: a forest plot, a table, and what overlap does not mean.
+    assert "overlapping intervals are not evidence of no difference" in html
+    assert 'data-testid="differences-positive"' in html
+    assert 'aria-label="Difference of pass rates between models, positive metrics' in html
     assert 'data-testid="offline-warning"' in html
     assert 'data-testid="offline-badge"' in html
     assert 'data-testid="no-expert-ratings"' in html

@@ -281,3 +281,23 @@ def test_a_reply_cut_off_at_max_tokens_is_marked_on_the_conversation_page(client
     html = client.get(url).content.decode()
     assert html.count('data-testid="cut-off"') == 1
     assert "cut off at max_tokens" in html
+def test_a_cell_whose_conversations_all_failed_says_what_was_left_out(client):
+    from results.public import metric_results
+    from results.services import results_refresh
+
+    run = published_run()
+    target = run.targets.order_by("name").first()
+    first = Conversation.objects.filter(run=run, target=target).first()
+    version = first.scenario.metric_version
+    teen = Conversation.objects.filter(
+        run=run, target=target, scenario__metric_version=version, scenario__age_context="teen"
+    )
+    assert teen.count() == 3
+    teen.update(status="failed", verdict_passed=None, failure_kind="target_error")
+    results_refresh(run=run, n_resamples=200)
+    [row] = [r for r in metric_results(run=run, version=version, targets=[target])]
+    assert not row.teen.defined
+    assert row.teen.reason == "no judged conversations"
+    assert [(e.reason, e.count) for e in row.teen.excluded] == [("target error", 3)]
+    html = client.get(reverse("results:metric", args=[version.metric.key])).content.decode()
+    assert "3 excluded (target error: 3)" in html

@@ -1,8 +1,8 @@
 """The vectorised summary refresh against the row-by-row implementation it replaced
 (tests/results/legacy_summaries.py), on a pipeline-produced run and on the synthetic dataset:
-counts, rates and Wilson intervals identical; bootstrap intervals (now with common random
-numbers) equal to bootstrap_ci with the shared draws and within Monte Carlo error of the old
-ones. Its query count does not grow with the number of metrics or models."""
+counts, rates and the metric rows' Wilson intervals identical; the pooled levels' intervals
+equal to a metric-by-metric reference ending in statsmodels' Wilson interval. Its query count
+does not grow with the number of metrics or models."""
 
 import io
 import math
@@ -19,8 +19,12 @@ from evaluations.models import Conversation, ConversationStatus, EvaluationRun
 from results.models import PassRateSummary, SummaryLevel
 from results.services import results_refresh
 from results.services.cells import run_cells
-from results.services.rollup import level_groups
-from results.services.summaries import POLARITIES, metric_design_effects, polarity_codes
+from results.services.summaries import (
+    POLARITIES,
+    metric_design_effects,
+    polarity_codes,
+    scope_correlations,
+)
 from tests.evaluations.test_run_evaluation_command import offline_models  # noqa: F401
 from tests.evaluations.test_runs import offline_release  # noqa: F401
 from tests.results import legacy_summaries
@@ -55,30 +59,51 @@ def monte_carlo_tolerance(low: float, high: float, n_resamples: int) -> float:
     return 5 * math.sqrt(2) * math.sqrt(q * (1 - q) / n_resamples) / density * sd + 1e-12
 
 
-def group_signatures(run: EvaluationRun) -> dict:
-    """Every bootstrap-level group's clusters as (passed, n, count) kinds, by summary key."""
+def group_clusters(run: EvaluationRun) -> dict:
+    """Each pooled group's clusters as {(version, base): [passed, n]}, counted cell by cell."""
     cells = run_cells(run)
     pol = polarity_codes(cells)
-    out = {}
-    for level in (SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA):
-        for scope, groups in level_groups(cells, level, pol, signatures=True):
-            for t, p, k, signature in zip(
-                groups.target.tolist(),
-                groups.polarity.tolist(),
-                groups.key.tolist(),
-                groups.signatures,
-                strict=True,
-            ):
-                area = k if level == SummaryLevel.AREA else None
-                subarea = k if level == SummaryLevel.SUBAREA else None
-                out[(level, t, POLARITIES[p], area, subarea, None, scope)] = signature
+    out: dict = {}
+    for i in range(cells.size):
+        version, scope = int(cells.version[i]), ("teen", "adult")[cells.age[i]]
+        keys = [
+            (SummaryLevel.OVERALL, None, None),
+            *((SummaryLevel.AREA, a, None) for a in cells.areas.get(version, [])),
+            *((SummaryLevel.SUBAREA, None, s) for s in cells.subareas.get(version, [])),
+        ]
+        for level, area, subarea in keys:
+            for age in (scope, "all"):
+                key = (level, int(cells.target[i]), POLARITIES[pol[i]], area, subarea, None, age)
+                cluster = out.setdefault(key, {}).setdefault((version, int(cells.base[i])), [0, 0])
+                cluster[0] += int(cells.passed[i])
+                cluster[1] += int(cells.n[i])
     return out
 
 
+def reference_pooled_interval(clusters: dict, rho: float) -> tuple[float, float]:
+    """The pooled levels' interval written out metric by metric, ending in statsmodels'
+    Wilson interval at the effective size."""
+    per_metric: dict = {}
+    for (version, _base), (y, m) in clusters.items():
+        sums = per_metric.setdefault(version, [0, 0, 0])
+        sums[0], sums[1], sums[2] = sums[0] + y, sums[1] + m, sums[2] + m * m
+    passed = sum(v[0] for v in per_metric.values())
+    total = sum(v[1] for v in per_metric.values())
+    p = passed / total
+    variance = weighted_deff = 0.0
+    for y, m, squares in per_metric.values():
+        deff = 1 + (squares / m - 1) * rho
+        shrunk = (y + p) / (m + 1)
+        variance += m * shrunk * (1 - shrunk) * deff / total**2
+        weighted_deff += m * deff / total
+    size = p * (1 - p) / variance if 0 < p < 1 and variance > 0 else total / weighted_deff
+    size = min(size, total)
+    return proportion_confint(p * size, size, method="wilson")
+
+
 def assert_same_summaries(run: EvaluationRun) -> None:
-    """Counts, rates, methods and failures identical to the row-by-row code; Wilson intervals
-    identical; bootstrap intervals (common random numbers now, one seeded draw per group then)
-    within Monte Carlo error of the old ones."""
+    """Counts, rates and failures identical to the row-by-row code; the metric rows' Wilson
+    intervals identical; the pooled levels' as their reference."""
     legacy = by_key(
         legacy_summaries.summary_rows(run, run_cells(run), n_resamples=RESAMPLES, seed=0)
     )
@@ -90,47 +115,39 @@ def assert_same_summaries(run: EvaluationRun) -> None:
     new_fails = analysis.robustness["failed_as_fail"]
     assert len(new_fails) == len(old_fails)
     for new_row, old_row in zip(new_fails, old_fails, strict=True):
-        strip = ("low", "high")
-        assert {k: v for k, v in new_row.items() if k != "estimate"} == {
+        # These failures are the target's (errors, timeouts): all charged, as before.
+        assert new_row["n_platform_failed"] == 0
+        assert {k: new_row[k] for k in old_row if k != "estimate"} == {
             k: v for k, v in old_row.items() if k != "estimate"
         }
         new_e, old_e = new_row["estimate"], old_row["estimate"]
-        assert {k: v for k, v in new_e.items() if k not in strip} == {
-            k: v for k, v in old_e.items() if k not in strip
-        }
-        # Overall: every base scenario of the model is a cluster (continuous-shaped).
-        assert (new_e["low"] is None) == (old_e["low"] is None)
-        if old_e["low"] is not None:
-            tol = monte_carlo_tolerance(old_e["low"], old_e["high"], RESAMPLES)
-            assert new_e["low"] == pytest.approx(old_e["low"], abs=tol)
-            assert new_e["high"] == pytest.approx(old_e["high"], abs=tol)
+        same = ("value", "n", "n_clusters", "excluded", "unit")
+        assert {k: new_e[k] for k in same} == {k: old_e[k] for k in same}
+        assert new_e["low"] < new_e["value"] < new_e["high"] or new_e["value"] in (0, 1)
+        assert new_e["method"].startswith(statistics.STRATIFIED_WILSON)
     new = by_key(PassRateSummary.objects.filter(run=run))
-    signatures = group_signatures(run)
+    clusters = group_clusters(run)
+    rho = {scope: r for scope, (r, _) in scope_correlations(run_cells(run)).items()}
     assert new.keys() == legacy.keys()
     assert {k[0] for k in new} == set(SummaryLevel.values)
-    bootstrapped = 0
+    pooled = 0
     for key, row in new.items():
         old = legacy[key]
-        assert (row.n_failed, row.failures, row.method) == (old.n_failed, old.failures, old.method)
+        assert (row.n_failed, row.failures) == (old.n_failed, old.failures)
         new_e, old_e = row.estimate.as_dict(), old.estimate.as_dict()
         if key[0] == SummaryLevel.METRIC:
+            assert row.method == old.method
             assert new_e == old_e, key  # Wilson on effective n: no resampling, no tolerance
             continue
-        assert {k: v for k, v in new_e.items() if k not in ("low", "high")} == {
-            k: v for k, v in old_e.items() if k not in ("low", "high")
-        }, key
-        assert (new_e["low"] is None) == (old_e["low"] is None), key
-        if old_e["low"] is not None:
-            values, labels = expanded(signatures[key])
-            # The old interval came from exactly this distribution (its own seeded draw).
-            old_dist = statistics.bootstrap_distribution(values, labels, RESAMPLES, seed=0)
-            # (Up to rounding: the old code numbered the clusters in another order.)
-            assert (old_e["low"], old_e["high"]) == pytest.approx(
-                tuple(np.quantile(old_dist, [0.025, 0.975]).tolist()), abs=1e-12
-            ), key
-            assert_bounds_within_monte_carlo_error(new_e, old_dist, key)
-            bootstrapped += 1
-    assert bootstrapped > 0
+        assert row.method == statistics.STRATIFIED_WILSON
+        same = ("value", "n", "n_clusters", "excluded", "unit", "reason")
+        assert {k: new_e[k] for k in same} == {k: old_e[k] for k in same}, key
+        if row.n_conversations >= 2:
+            low, high = reference_pooled_interval(clusters[key], rho[key[-1]])
+            assert (row.ci_low, row.ci_high) == pytest.approx((low, high), abs=1e-12), key
+            assert row.ci_low < row.ci_high, key
+            pooled += 1
+    assert pooled > 0
 
 
 def test_pipeline_run_summaries_match_the_row_by_row_refresh(offline_release, offline_models):  # noqa: F811

@@ -98,8 +98,12 @@ def test_expert_agreement_against_sklearn(judged_run):
     assert shares["unsure"]["value"] == pytest.approx(1 / 3)
     assert shares["agreed"]["value"] == pytest.approx(14 / 30)
     assert shares["disagreed"]["low"] <= shares["disagreed"]["value"] <= shares["disagreed"]["high"]
-    # Shares resample conversations: ten clusters of three ratings.
-    assert (shares["agreed"]["n"], shares["agreed"]["n_clusters"]) == (30, 10)
+    # Intervals resample base scenarios: the ten conversations' (metric, base) situations.
+    situations = {(c.scenario.metric_version_id, c.scenario.base_index) for c in conversations[:10]}
+    assert len(situations) < 10
+    assert (shares["agreed"]["n"], shares["agreed"]["n_clusters"]) == (30, len(situations))
+    assert kappa["n_clusters"] == result["percent_agreement"]["n_clusters"] == len(situations)
+    assert "base scenarios" in kappa["method"]
     assert result["n_raters"] == 3
 
 

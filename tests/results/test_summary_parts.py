@@ -1,4 +1,4 @@
-"""The summary rows in their two parts (`bootstrap_rows`, `metric_rows`), the rollup of cells
+"""The summary rows in their two parts (`pooled_rows`, `metric_rows`), the rollup of cells
 into groups against a plain dictionary count, and the cells' bigint fetch."""
 
 from collections import defaultdict
@@ -22,9 +22,9 @@ from results.services.cells import (
 from results.services.rollup import SCOPES, level_groups
 from results.services.summaries import (
     LEVELS,
-    bootstrap_rows,
     metric_rows,
     polarity_codes,
+    pooled_rows,
     signature_counter,
     summary_inputs,
     summary_rows,
@@ -33,14 +33,14 @@ from tests.results.test_cells import mixed_run  # noqa: F401
 
 
 @pytest.mark.django_db
-def test_summary_rows_are_the_bootstrap_rows_then_the_metric_rows(mixed_run):  # noqa: F811
+def test_summary_rows_are_the_pooled_rows_then_the_metric_rows(mixed_run):  # noqa: F811
     cells = run_cells(mixed_run)
     rows = summary_rows(mixed_run, cells, n_resamples=200, seed=3)
     inputs = summary_inputs(cells)
-    boot = bootstrap_rows(mixed_run, cells, n_resamples=200, seed=3, inputs=inputs)
+    boot = pooled_rows(mixed_run, cells, inputs=inputs)
     metric = metric_rows(mixed_run, cells, inputs=inputs)
     assert rows == boot + metric
-    assert rows == bootstrap_rows(mixed_run, cells, n_resamples=200, seed=3) + metric_rows(
+    assert rows == pooled_rows(mixed_run, cells) + metric_rows(
         mixed_run, cells
     )
     assert {row[4] for row in metric} == {SummaryLevel.METRIC}
@@ -51,17 +51,12 @@ def test_summary_rows_are_the_bootstrap_rows_then_the_metric_rows(mixed_run):  #
 
 
 @pytest.mark.django_db
-def test_metric_rows_do_not_depend_on_the_resampling(mixed_run):  # noqa: F811
+def test_no_summary_row_depends_on_resampling(mixed_run):  # noqa: F811
     cells = run_cells(mixed_run)
     few = summary_rows(mixed_run, cells, n_resamples=50, seed=0)
     many = summary_rows(mixed_run, cells, n_resamples=400, seed=7)
-    metric = metric_rows(mixed_run, cells)
-    assert [r for r in few if r[4] == SummaryLevel.METRIC] == metric
-    assert [r for r in many if r[4] == SummaryLevel.METRIC] == metric
-    # The bootstrap rows do depend on it, so the comparison above could tell.
-    assert [r for r in few if r[4] != SummaryLevel.METRIC] != [
-        r for r in many if r[4] != SummaryLevel.METRIC
-    ]
+    assert few == many
+    assert [r for r in few if r[4] == SummaryLevel.METRIC] == metric_rows(mixed_run, cells)
 
 
 def counted_groups(cells: RunCells, level: str, scope: str, pol) -> list[tuple]:
@@ -112,14 +107,26 @@ def test_level_groups_match_a_count_cell_by_cell(id_spread):
         cells.areas[v] = sorted({s // 3 for s in cells.subareas[v]})
     pol = polarity_codes(cells)
     for level in LEVELS:
-        got = dict(level_groups(cells, level, pol, signatures=level != SummaryLevel.METRIC))
+        got = dict(level_groups(cells, level, pol, clusters=level != SummaryLevel.METRIC))
         for scope in SCOPES:
             expected = counted_groups(cells, level, scope, pol)
             if not expected:
                 assert scope not in got
                 continue
             g = got[scope]
-            signatures = g.signatures or [e[-1] for e in expected]
+            if g.c_group is None:
+                signatures = [e[-1] for e in expected]
+            else:
+                signatures = [
+                    signature_counter(
+                        zip(
+                            g.c_passed[g.c_group == i].tolist(),
+                            g.c_n[g.c_group == i].tolist(),
+                            strict=True,
+                        )
+                    )
+                    for i in range(g.n.size)
+                ]
             assert (
                 list(
                     zip(

@@ -34,6 +34,37 @@ def logit_strengths(wins: np.ndarray) -> np.ndarray:
     return strengths - strengths.mean()
 
 
+def test_bradley_terry_intervals_resample_items_and_cover_the_fit():
+    """On many comparisons the interval holds the maximum-likelihood strength and narrows
+    with more items; an item's comparisons move together in a resample."""
+    from stats import bradley_terry_estimates
+
+    rng = np.random.default_rng(1)
+    true = np.array([0.8, 0.0, -0.8])
+    items, winner, loser = [], [], []
+    for item in range(300):
+        a, b = rng.choice(3, 2, replace=False)
+        p = 1 / (1 + np.exp(-(true[a] - true[b])))
+        w, lose = (a, b) if rng.random() < p else (b, a)
+        items.append(item)
+        winner.append(w)
+        loser.append(lose)
+    estimates = bradley_terry_estimates(items, winner, loser, 3, n_resamples=300)
+    wins = np.zeros((3, 3))
+    np.add.at(wins, (winner, loser), 1)
+    assert [e.value for e in estimates] == pytest.approx(bradley_terry(wins).tolist())
+    for e, t in zip(estimates, true, strict=True):
+        assert e.low < e.value < e.high
+        assert e.low < t < e.high
+        assert e.n_clusters == 300
+    few = bradley_terry_estimates(items[:60], winner[:60], loser[:60], 3, n_resamples=300)
+    assert all(
+        (f.high - f.low) > (e.high - e.low)
+        for f, e in zip(few, estimates, strict=True)
+        if f.has_interval
+    )
+
+
 def test_bradley_terry_matches_a_logistic_regression():
     rng = np.random.default_rng(3)
     truth = np.array([0.8, 0.2, 0.0, -0.4, -0.6, 0.1])
@@ -137,6 +168,14 @@ def test_blind_pairs_are_stored_in_canonical_order_and_rank_the_candidates(pair_
         w, lose = (a, b) if rating.answers["more_realistic"] == "first" else (b, a)
         wins[w, lose] += 1
     expected = bradley_terry(wins)
-    assert [row["strength"] for row in realism["rows"]] == pytest.approx(sorted(expected)[::-1])
+    assert [row["strength"].value for row in realism["rows"]] == pytest.approx(
+        sorted(expected)[::-1]
+    )
+    # Each strength carries its interval from resampling rated items, or says why it has none
+    # (strengths not identified in too many resamples of so few comparisons).
+    for row in realism["rows"]:
+        strength = row["strength"]
+        assert strength.method == "cluster bootstrap over rated items (percentile)"
+        assert not strength.has_interval or strength.low <= strength.value <= strength.high
     top = realism["rows"][0]["win_rate"]
     assert top.low <= top.value <= top.high

@@ -1,0 +1,96 @@
+"""Coverage of every published estimate type at the platform's two designs, with its Monte
+Carlo error: the simulation of ``tests/results/coverage_design.py`` (the suite runs it with
+few replications) with many, and the teen-versus-adult discoveries under a true null.
+
+Designs: the demo's 64 metrics (3-9 base-scenario clusters per subarea x polarity, 3 models)
+and a full 809-metric release (10 models); base-scenario effects with a per-metric SD uniform
+up to ``--sd-max`` on the logit scale, a judge that flips a verdict with probability
+``--judge-noise``. Prints figures; asserts nothing.
+
+    .venv/bin/python benchmarks/coverage.py [--demo-replications 500] [--full-replications 40]
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "impactbench_site.settings.test")
+
+import django  # noqa: E402
+
+django.setup()
+
+from tests.results import coverage_design as sim  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--demo-replications", type=int, default=500)
+    parser.add_argument("--full-replications", type=int, default=40)
+    parser.add_argument("--sd-max", type=float, nargs="+", default=[0.5, 2.0])
+    parser.add_argument("--judge-noise", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+    designs = [
+        (sim.demo_design(), args.demo_replications),
+        (sim.full_design(np.random.default_rng(809)), args.full_replications),
+    ]
+    print("coverage of nominal 95 % intervals (± Monte Carlo standard error; n intervals)")
+    for sd_max in args.sd_max:
+        for design, replications in designs:
+            started = time.perf_counter()
+            figures = sim.coverage(
+                design,
+                replications=replications,
+                sd_max=sd_max,
+                judge_noise=args.judge_noise,
+                seed=args.seed,
+            )
+            took = time.perf_counter() - started
+            print(
+                f"\n{design.name}, between-base SD up to {sd_max:g}, judge noise "
+                f"{args.judge_noise:g}, {replications} releases ({took:.0f} s)"
+            )
+            for name, (covered, mc_error, count) in figures.items():
+                print(f"  {name:<40} {covered * 100:5.1f} % ± {mc_error * 100:.2f}  (n = {count})")
+    print("\nmodels 4-9 points apart: share told apart (paired simultaneous vs. non-overlap)")
+    for design, replications in designs:
+        power = sim.separation(
+            design,
+            replications=max(2, replications // 2),
+            sd_max=max(args.sd_max),
+            judge_noise=args.judge_noise,
+            seed=args.seed,
+        )
+        print(
+            f"  {design.name}: paired {power['paired'] * 100:.1f} %, own intervals not "
+            f"overlapping {power['overlap'] * 100:.1f} % ({power['pairs']} pairs)"
+        )
+    print("\nteen vs adult, no true difference, gaps varying between base scenarios (SD up to 2)")
+    for design, replications in designs:
+        null = sim.teen_adult_null(
+            design,
+            replications=replications * 2,
+            gap_sd_max=2.0,
+            judge_noise=args.judge_noise,
+            seed=args.seed,
+        )
+        releases, wide = null["releases"], null["n wide"]
+        fdr_error = np.sqrt(0.05 * 0.95 / releases) * 100
+        print(
+            f"  {design.name}: per-metric null rejection {null['null rejection'] * 100:.1f} %, "
+            f"gap SD > 1.5: {null['null rejection, gap SD > 1.5'] * 100:.1f} % "
+            f"(± {np.sqrt(0.05 * 0.95 / wide) * 100:.1f}, {wide} metrics); any BH discovery "
+            f"(FDR) {null['any discovery'] * 100:.1f} % ± {fdr_error:.1f}"
+            f" ({releases} releases)"
+        )
+
+
+if __name__ == "__main__":
+    main()
