@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+from django.core.cache import cache
+from django.db.models import Count, Exists, Max, OuterRef, Prefetch, QuerySet
 
 from evaluations.models import ConversationStatus, EvaluationRun, RunStatus
 from metrics_registry.models import ReleaseStatus
@@ -148,9 +149,26 @@ def _charts(
     return charts
 
 
+SCORES_CACHE_SECONDS = 24 * 3600
+
+
+def public_rubric_scores(run: EvaluationRun) -> list[RubricTargetScores]:
+    """`run_rubric_scores`, kept in the shared cache: an official run's graded replies and its
+    frozen rubric do not change, and the bootstraps behind its figures take seconds. The key
+    carries the replies' count and last change, so a retried reply is seen at once."""
+    stamp = RubricResponse.objects.filter(run=run).aggregate(n=Count("pk"), last=Max("updated_at"))
+    last = stamp["last"].timestamp() if stamp["last"] else 0
+    key = f"rubric-scores:{run.pk}:{stamp['n']}:{last:.6f}"
+    scores = cache.get(key)
+    if scores is None:
+        scores = run_rubric_scores(run=run)
+        cache.set(key, scores, SCORES_CACHE_SECONDS)
+    return scores
+
+
 def rubric_results(run: EvaluationRun, *, items_url: str) -> RubricResults:
     """Every figure of the run's rubric results, with charts linking to the items behind them."""
-    targets = sorted(run_rubric_scores(run=run), key=lambda t: t.target.casefold())
+    targets = sorted(public_rubric_scores(run), key=lambda t: t.target.casefold())
     overall_svg = forest_svg(
         [
             ForestRow(
