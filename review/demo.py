@@ -83,9 +83,9 @@ def demo_seed_steps() -> list[SeedStep]:
 
 DEMO_PANEL_QUEUE = "Demo · rubric consensus panel (seeded)"
 DEMO_PANEL = [
-    ("panel-1@demo.impactbench.org", "Demo panel clinician 1"),
-    ("panel-2@demo.impactbench.org", "Demo panel clinician 2"),
-    ("panel-3@demo.impactbench.org", "Demo panel clinician 3"),
+    ("panel-1@panel.demo.impactbench.org", "Demo panel clinician 1"),
+    ("panel-2@panel.demo.impactbench.org", "Demo panel clinician 2"),
+    ("panel-3@panel.demo.impactbench.org", "Demo panel clinician 3"),
 ]
 
 
@@ -177,7 +177,8 @@ def _demo_user_panel() -> list:
     User = get_user_model()
     users = []
     for number in range(1, DEMO_USER_PANEL_SIZE + 1):
-        email = f"user-panel-{number}@demo.impactbench.org"
+        # Not demo logins: their own domain keeps them apart from the demo accounts.
+        email = f"user-{number}@panel.demo.impactbench.org"
         user = User.objects.filter(email__iexact=email).first()
         if user is None:
             user = User(username=email, email=email, first_name=f"Demo panel user {number}")

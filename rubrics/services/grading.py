@@ -43,8 +43,8 @@ def release_rubric_freeze(*, release) -> list[str]:
         freeze.criteria.set(RubricCriterion.objects.counting().values_list("pk", flat=True))
     if not freeze.criteria.exists() and RubricItem.objects.exists():
         return [
-            f"Release {release.version} froze no rubric criteria although "
-            f"{RubricItem.objects.count()} rubric items exist: none of their criteria was "
+            f"Release {release.version} froze no rubric criteria although rubric items exist "
+            f"({RubricItem.objects.count()}): none of their criteria was "
             "validated by its source or had survived expert consensus when it was published, so "
             'its rubric scores will read "not enough data". Let criteria pass consensus, then '
             "publish a new release."

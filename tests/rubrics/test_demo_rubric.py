@@ -107,9 +107,30 @@ def test_publishing_a_release_that_freezes_an_empty_rubric_warns_the_maintainer(
     release = _publish_demo_release()
     assert len(release.publish_warnings) == 1
     assert "froze no rubric criteria" in release.publish_warnings[0]
-    assert "36 rubric items" in release.publish_warnings[0]
+    assert "rubric items exist (36)" in release.publish_warnings[0]
 
 
 def test_publishing_without_any_rubric_items_does_not_warn(monkeypatch):
     monkeypatch.setattr(registry_demo, "DEMO_METRICS", DEMO_METRICS[:1])
     assert _publish_demo_release().publish_warnings == []
+
+
+def test_the_maintainer_sees_the_empty_rubric_warning_after_publishing_on_the_web(
+    client, maintainer
+):
+    from django.urls import reverse
+
+    from tests.metrics_registry.factories import MetricFactory, release_with
+    from tests.rubrics.factories import RubricItemFactory
+
+    RubricItemFactory(criteria__validated=False)  # an item whose criteria await consensus
+    release = release_with("9.8.0", [MetricFactory()])
+    client.force_login(maintainer)
+    response = client.post(
+        reverse("metrics_registry:release_publish", args=[release.version]),
+        {"confirm": release.version},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "is published and now immutable" in text
+    assert "froze no rubric criteria although rubric items exist (1)" in text
