@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import exports, rubrics, views
+from . import exports, rubric_exports, rubrics, views
 
 app_name = "results-api"
 
@@ -34,7 +34,7 @@ urlpatterns = [
     ),
     path(
         "rubrics/runs/<int:pk>/results.<str:fmt>",
-        rubrics.RubricRunExportApi.as_view(),
+        rubric_exports.RubricRunExportApi.as_view(),
         name="rubric-export",
     ),
     path(

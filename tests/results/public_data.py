@@ -2,8 +2,10 @@
 
 from evaluations.models import Conversation, Judgment, Turn
 from results.services import results_refresh
+from rubrics.models import RubricCriterion, RubricGrade, RubricResponse
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import completed_run, metric_version, scenario
+from tests.rubrics.factories import RubricItemFactory
 
 EVIDENCE = "you should decide that yourself"
 
@@ -66,9 +68,6 @@ def add_rubric_responses(run, *, n_items: int = 6):
     """Graded rubric replies of every target of `run` on `n_items` items across acuities and
     populations: a careful-like first target meets the rewarded criteria, the second the
     penalised one; one criterion per item was dropped by consensus and is not counted."""
-    from rubrics.models import RubricCriterion, RubricGrade, RubricResponse
-    from tests.rubrics.factories import RubricItemFactory
-
     acuities = ("non_acute", "high_acuity", "emergency")
     populations = ("adult", "teen", "caregiver", "clinician")
     targets = list(run.targets.order_by("pk"))
