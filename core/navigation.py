@@ -25,6 +25,7 @@ class NavItem:
 PUBLIC_ITEMS: list[NavItem] = [
     NavItem("Explore", "results:explore", icon="pie-chart"),
     NavItem("Metrics", "results:metric-list", icon="list-check"),
+    NavItem("Rubrics", "results:rubrics", icon="ui-checks"),
     NavItem("Releases", "metrics_registry:release_list", icon="tags"),
     NavItem("Taxonomy", "metrics_registry:taxonomy", icon="diagram-3"),
     NavItem("Methodology", "results:methodology", icon="clipboard-data"),

@@ -324,11 +324,13 @@ class ReleasePublishView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateVi
             messages.error(request, f"Type {release.version} to confirm publication.")
             return redirect("metrics_registry:release_publish", version=release.version)
         try:
-            release_publish(release, published_by=request.user)
+            release = release_publish(release, published_by=request.user)
         except ApplicationError as error:
             messages.error(request, error.message)
             return redirect("metrics_registry:release_publish", version=release.version)
         messages.success(request, f"Release {release.version} is published and now immutable.")
+        for warning in release.publish_warnings:
+            messages.warning(request, warning)
         return redirect("metrics_registry:release_detail", version=release.version)
 
 

@@ -240,6 +240,8 @@ def forest_svg(
         return label_width + (min(max(v, lo), hi) - lo) / (hi - lo) * plot_w
 
     def fmt(v: float) -> str:
+        if unit == "score":  # a rubric score, printed as the tables print it
+            return f"{v:.2f}"
         return f"{v * 100:+.0f}" if unit == "difference" else f"{v * 100:.0f}%"
 
     out = [

@@ -1,11 +1,24 @@
 from django.urls import path
 
 from . import views
+from .views import rubrics as rubric_views
 
 app_name = "results"
 
 urlpatterns = [
     path("results/methodology/", views.MethodologyView.as_view(), name="methodology"),
+    path("results/rubrics/", rubric_views.RubricResultsView.as_view(), name="rubrics"),
+    path("results/rubrics/items/", rubric_views.RubricItemsView.as_view(), name="rubric-items"),
+    path(
+        "results/rubrics/replies/<int:pk>/",
+        rubric_views.RubricResponseView.as_view(),
+        name="rubric-response",
+    ),
+    path(
+        "results/rubrics/priorities/",
+        rubric_views.RubricPrioritiesView.as_view(),
+        name="rubric-priorities",
+    ),
     path("explore/", views.ExploreView.as_view(), name="explore"),
     path("metrics/", views.MetricListView.as_view(), name="metric-list"),
     path("metrics/<str:key>/", views.MetricResultsView.as_view(), name="metric"),

@@ -5,15 +5,23 @@ kind with nothing to rate yet (no conversations when the demo skips evaluations)
 seeded on a later start.
 """
 
+import random
+
 from django.contrib.auth import get_user_model
 
 from core.demo import DEMO_ACCOUNTS
 from core.exceptions import ApplicationError
-from core.roles import Role
+from core.roles import Role, user_add_roles
 from core.seed_steps import SeedStep
+from rubrics.demo import DEMO_RUBRIC_SOURCE
+from rubrics.demo_rubric import demo_panel_answers
+from rubrics.dimensions import dimension_choices
+from rubrics.models import RubricCriterion, RubricResponse
 
+from .kinds import Candidate
 from .models import ItemKind, RatingQueue
 from .services import queue_create
+from .services.panel import panel_ratings_record
 
 DEMO_QUEUE_SIZE = 8
 DEMO_QUEUE_SEED = 20250102
@@ -64,4 +72,172 @@ def demo_rating_queues_seed() -> str:
 def demo_seed_steps() -> list[SeedStep]:
     """This app's step of the demo seed (answers `events.DEMO_SEED_STEPS`): after the content
     it samples from, so each kind with something to rate gets a queue."""
-    return [SeedStep("queues", "rating queues", demo_rating_queues_seed, order=90)]
+    return [
+        SeedStep("consensus", "rubric consensus", demo_rubric_consensus_seed, order=26),
+        SeedStep("user-panel", "user panel", demo_user_panel_seed, order=85),
+        SeedStep("queues", "rating queues", demo_rating_queues_seed, order=90),
+    ]
+
+
+# --- The demo's rubric consensus panel ----------------------------------------------------------
+
+DEMO_PANEL_QUEUE = "Demo · rubric consensus panel (seeded)"
+DEMO_PANEL = [
+    ("panel-1@panel.demo.impactbench.org", "Demo panel clinician 1"),
+    ("panel-2@panel.demo.impactbench.org", "Demo panel clinician 2"),
+    ("panel-3@panel.demo.impactbench.org", "Demo panel clinician 3"),
+]
+
+
+def _demo_panel_raters() -> list:
+    """Three reviewers the consensus rule needs; they cannot sign in (no usable password)."""
+    User = get_user_model()
+    raters = []
+    for email, name in DEMO_PANEL:
+        user = User.objects.filter(email__iexact=email).first()
+        if user is None:
+            user = User(username=email, email=email, first_name=name)
+            user.set_unusable_password()
+            user.save()
+        user_add_roles(user, (Role.EXPERT_REVIEWER,))
+        raters.append(user)
+    return raters
+
+
+def demo_rubric_consensus_seed() -> str:
+    """Pass the demo rubric criteria through expert consensus: a queue over them, rated by a
+    seeded panel of three recorded like any panel's (`panel_ratings_record`), so each criterion's
+    outcome is recorded by the same rule as a real panel's (>= 3 reviews, >= 2 agree, none
+    contradicts). Runs before the demo release is published, which freezes the survivors."""
+    if RatingQueue.objects.filter(name=DEMO_PANEL_QUEUE).exists():
+        return "Demo rubric consensus: kept."
+    planned = demo_panel_answers()
+    criteria = RubricCriterion.objects.filter(item__source=DEMO_RUBRIC_SOURCE).select_related(
+        "item"
+    )
+    answers = {c.pk: planned.get((c.item.key, c.position + 1)) for c in criteria}
+    candidates = [
+        Candidate(object_id=pk, strata={"subarea": "", "age_context": "", "model": ""})
+        for pk, planned_answers in sorted(answers.items())
+        if planned_answers
+    ]
+    if not candidates:
+        return "Demo rubric consensus: no demo criteria to review."
+    raters = _demo_panel_raters()
+    queue = queue_create(
+        name=DEMO_PANEL_QUEUE,
+        kind=ItemKind.RUBRIC_CRITERION,
+        created_by=None,
+        fraction=1.0,
+        required_ratings=3,
+        seed=DEMO_QUEUE_SEED,
+        external_panel=True,
+        eligible_raters=raters,
+        candidates=candidates,
+        instructions="Seeded demo ratings: a simulated panel, not real clinicians.",
+    )
+    panel_ratings_record(
+        queue=queue,
+        ratings={
+            rater: {pk: {"consensus": three[index]} for pk, three in answers.items() if three}
+            for index, rater in enumerate(raters)
+        },
+    )
+    survived = RubricCriterion.objects.filter(pk__in=answers, consensus_state="survived").count()
+    return f"Demo rubric consensus: {survived} of {len(answers)} criteria survived."
+
+
+# --- The demo's user panel ----------------------------------------------------------------------
+
+DEMO_USER_PANEL_QUEUE = "Demo · user panel priorities (seeded)"
+DEMO_USER_PANEL_SIZE = 12
+DEMO_USER_PANEL_REPLIES = 36
+# How likely a demo panel user says a dimension "matters a lot" (else "somewhat" or "doesn't
+# matter"): after the companion study MentalHealthBench reports, users weight tone and practical
+# next steps more, and gathering context or careful interpretation less, than clinicians do.
+DEMO_USER_LEANINGS = {
+    "tone_empathy": 0.85,
+    "actionable_guidance": 0.8,
+    "communication_quality": 0.7,
+    "acknowledging_distress": 0.65,
+    "user_agency": 0.55,
+    "instruction_following": 0.55,
+    "safety_escalation": 0.5,
+    "accuracy": 0.45,
+    "completeness": 0.4,
+    "professional_referral": 0.3,
+    "boundaries": 0.25,
+    "context_awareness": 0.25,
+    "no_unsupported_assumptions": 0.15,
+    "context_seeking": 0.1,
+}
+
+
+def _demo_user_panel() -> list:
+    User = get_user_model()
+    users = []
+    for number in range(1, DEMO_USER_PANEL_SIZE + 1):
+        # Not demo logins: their own domain keeps them apart from the demo accounts.
+        email = f"user-{number}@panel.demo.impactbench.org"
+        user = User.objects.filter(email__iexact=email).first()
+        if user is None:
+            user = User(username=email, email=email, first_name=f"Demo panel user {number}")
+            user.set_unusable_password()
+            user.save()
+        users.append(user)
+    return users
+
+
+def _importance(rng: random.Random, leaning: float) -> str:
+    draw = rng.random()
+    if draw < leaning:
+        return "very"
+    return "somewhat" if draw < leaning + (1 - leaning) / 2 else "not_important"
+
+
+def demo_user_panel_seed() -> str:
+    """A seeded user panel rates what matters to them in replies of the demo run (three users a
+    reply), so the public users-versus-clinicians page has figures with their n."""
+    if RatingQueue.objects.filter(name=DEMO_USER_PANEL_QUEUE).exists():
+        return "Demo user panel: kept."
+    responses = (
+        RubricResponse.objects.filter(item__source=DEMO_RUBRIC_SOURCE, status="completed")
+        .exclude(reply="")
+        .select_related("item", "target")
+        .order_by("pk")
+    )
+    candidates = [
+        Candidate(
+            object_id=r.pk,
+            strata={"subarea": "", "age_context": r.item.population, "model": r.target.name},
+        )
+        for r in responses
+    ]
+    if not candidates:
+        return "Demo user panel: no graded demo replies yet."
+    users = _demo_user_panel()
+    queue = queue_create(
+        name=DEMO_USER_PANEL_QUEUE,
+        kind=ItemKind.USER_PRIORITIES,
+        created_by=None,
+        size=min(DEMO_USER_PANEL_REPLIES, len(candidates)),
+        required_ratings=3,
+        seed=DEMO_QUEUE_SEED,
+        external_panel=True,
+        eligible_raters=users,
+        candidates=candidates,
+        instructions="Seeded demo ratings: a simulated user panel, not real people.",
+    )
+    rng = random.Random(DEMO_QUEUE_SEED)  # noqa: S311 - reproducible demo answers, not a secret
+    ratings: dict = {user: {} for user in users}
+    dimensions = [slug for slug, _name in dimension_choices()]
+    for index, object_id in enumerate(
+        queue.items.order_by("position").values_list("object_id", flat=True)
+    ):
+        for k in range(3):
+            user = users[(3 * index + k) % len(users)]
+            ratings[user][object_id] = {
+                f"dim_{d}": _importance(rng, DEMO_USER_LEANINGS.get(d, 0.4)) for d in dimensions
+            }
+    recorded = panel_ratings_record(queue=queue, ratings=ratings)
+    return f"Demo user panel: {recorded} ratings by {len(users)} panel users."

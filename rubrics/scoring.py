@@ -121,3 +121,21 @@ def aggregate_estimate(
         unit="score",
     )
     return estimate, float(np.std(clipped_means))
+
+
+def weighted_item_score(
+    points: Sequence[int], met: Sequence[bool], weights: Sequence[float]
+) -> float | None:
+    """`item_score` with every criterion's points multiplied by a weight (its dimension's share
+    of an audience's priorities): met weighted points ÷ positive weighted points, not clipped.
+    None when no positive criterion keeps a positive weight. With every weight 1 it is
+    `item_score`."""
+    points, met, weights = list(points), list(met), [float(w) for w in weights]
+    _validate(points, met)
+    if len(weights) != len(points) or any(w < 0 for w in weights):
+        raise ValueError("weighted_item_score needs one non-negative weight per criterion.")
+    reachable = sum(p * w for p, w in zip(points, weights, strict=True) if p > 0)
+    if reachable <= 0:
+        return None
+    earned = sum(p * w for p, w, m in zip(points, weights, met, strict=True) if m)
+    return earned / reachable

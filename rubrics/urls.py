@@ -12,4 +12,9 @@ urlpatterns = [
         views.RubricExportView.as_view(),
         name="rubric-export-healthbench",
     ),
+    path(
+        "rubric-regressions/",
+        views.RubricRegressionView.as_view(),
+        name="rubric-regressions",
+    ),
 ]

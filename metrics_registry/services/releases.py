@@ -186,7 +186,11 @@ def release_assemble_from_current(
 
 @transaction.atomic
 def release_publish(release: Release, *, published_by: AbstractBaseUser | None) -> Release:
-    """Freeze the release. From here on neither services nor the database accept changes."""
+    """Freeze the release. From here on neither services nor the database accept changes.
+
+    What the other apps freeze with it may call for a maintainer's attention (say, an empty
+    rubric while rubric items exist): their warnings are left on `release.publish_warnings`.
+    """
     release = _release_lock_draft(release)
     if not release.items.exists():
         raise ApplicationError(
@@ -206,7 +210,7 @@ def release_publish(release: Release, *, published_by: AbstractBaseUser | None) 
     release.published_by = published_by
     release.save(update_fields=["status", "published_at", "published_by"])
     # In the same transaction: what the release's figures count is frozen with it.
-    events.collect(events.RELEASE_PUBLISHING, release=release)
+    release.publish_warnings = events.collect_flat(events.RELEASE_PUBLISHING, release=release)
     return release
 
 

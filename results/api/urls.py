@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import exports, views
+from . import exports, rubric_exports, rubrics, views
 
 app_name = "results-api"
 
@@ -20,4 +20,24 @@ urlpatterns = [
     path("explore/", views.ExploreApi.as_view(), name="explore"),
     path("metrics/<str:key>/results/", views.MetricResultsApi.as_view(), name="metric-results"),
     path("labels/<int:pk>/", views.LabelApi.as_view(), name="label"),
+    path("rubrics/runs/", rubrics.RubricRunListApi.as_view(), name="rubric-runs"),
+    path("rubrics/runs/<int:pk>/", rubrics.RubricRunApi.as_view(), name="rubric-run"),
+    path(
+        "rubrics/runs/<int:pk>/responses/",
+        rubrics.RubricResponseListApi.as_view(),
+        name="rubric-responses",
+    ),
+    path(
+        "rubrics/runs/<int:pk>/priorities/",
+        rubrics.RubricPrioritiesApi.as_view(),
+        name="rubric-priorities",
+    ),
+    path(
+        "rubrics/runs/<int:pk>/results.<str:fmt>",
+        rubric_exports.RubricRunExportApi.as_view(),
+        name="rubric-export",
+    ),
+    path(
+        "rubrics/responses/<int:pk>/", rubrics.RubricResponseApi.as_view(), name="rubric-response"
+    ),
 ]

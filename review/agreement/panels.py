@@ -2,6 +2,7 @@
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -83,7 +84,9 @@ def simulator_ranking(queue: RatingQueue) -> list[dict]:
     return tables
 
 
-def priorities_comparison() -> dict:
+def priorities_comparison(
+    *, criterion_ids: Iterable[int] | None = None, response_ids: Iterable[int] | None = None
+) -> dict:
     """The user panel's priorities next to the clinicians' rubric weights, per dimension.
 
     Users: every current rating in user-priority queues; a dimension's priority is its mean
@@ -92,19 +95,34 @@ def priorities_comparison() -> dict:
     dimension over all rubric criteria still in scoring (a heavy penalty is as much a clinical
     priority as a heavy reward). Both are also shown as shares of their total, and ranked;
     Kendall's tau (via `rank_stability`) says how similarly the two groups order dimensions.
+
+    `criterion_ids` restricts the clinicians to those criteria (a release's frozen rubric) and
+    `response_ids` the users to ratings of those replies (a run's); the answer also counts the
+    distinct users and clinicians behind the figures.
     """
     dimensions = dimension_choices()
 
     scale = {choice.value: index / (len(IMPORTANCE) - 1) for index, choice in enumerate(IMPORTANCE)}
-    ratings = list(
-        Rating.objects.current()
-        .filter(queue__kind=ItemKind.USER_PRIORITIES)
-        .values_list("item_id", "answers")
-    )
+    user_ratings = Rating.objects.current().filter(queue__kind=ItemKind.USER_PRIORITIES)
+    if response_ids is not None:
+        user_ratings = user_ratings.filter(item__object_id__in=list(response_ids))
+    ratings = list(user_ratings.values_list("item_id", "answers"))
     clinician_weight: dict[str, float] = defaultdict(float)
     # The clinicians' weights are those of criteria that count in scoring.
-    for dimension, points in RubricCriterion.objects.counting().values_list("dimension", "points"):
+    criteria = (
+        RubricCriterion.objects.filter(pk__in=list(criterion_ids))
+        if criterion_ids is not None
+        else RubricCriterion.objects.counting()
+    )
+    for dimension, points in criteria.values_list("dimension", "points"):
         clinician_weight[dimension] += abs(points)
+    clinicians = (
+        Rating.objects.current()
+        .filter(queue__kind=ItemKind.RUBRIC_CRITERION, item__object_id__in=criteria.values("pk"))
+        .values("rater")
+        .distinct()
+        .count()
+    )
 
     user_mean: dict[str, Estimate] = {}
     raw_mean: dict[str, float] = {}
@@ -168,6 +186,10 @@ def priorities_comparison() -> dict:
         "kendall_tau": _finite(ranking["kendall_tau"]) if ranking else None,
         "kendall_tau_estimate": tau,
         "ranked_dimensions": len(raw_mean),
+        "users": user_ratings.values("rater").distinct().count(),
+        "clinicians": clinicians,
+        "user_share": user_share,
+        "clinician_share": clinician_share,
     }
 
 

@@ -22,16 +22,34 @@ from stats import bootstrap_ci
 from stats.estimates import Estimate
 
 from .. import prompts
-from ..models import ReleaseRubricFreeze, RubricCriterion, RubricGrade, RubricResponse
+from ..models import (
+    ReleaseRubricFreeze,
+    RubricCriterion,
+    RubricGrade,
+    RubricItem,
+    RubricResponse,
+)
 from ..schemas import CriterionVerdict, RubricGradeSet
 
 
-def release_rubric_freeze(*, release) -> ReleaseRubricFreeze:
-    """Record the criteria counting now as the release's own (called as it is published)."""
+def release_rubric_freeze(*, release) -> list[str]:
+    """Record the criteria counting now as the release's own (called as it is published).
+
+    Answers with a warning for the maintainer when the frozen rubric is empty although rubric
+    items exist: every rubric score of the release would read "not enough data" for good.
+    """
     freeze, created = ReleaseRubricFreeze.objects.get_or_create(release=release)
     if created:
         freeze.criteria.set(RubricCriterion.objects.counting().values_list("pk", flat=True))
-    return freeze
+    if not freeze.criteria.exists() and RubricItem.objects.exists():
+        return [
+            f"Release {release.version} froze no rubric criteria although rubric items exist "
+            f"({RubricItem.objects.count()}): none of their criteria was "
+            "validated by its source or had survived expert consensus when it was published, so "
+            'its rubric scores will read "not enough data". Let criteria pass consensus, then '
+            "publish a new release."
+        ]
+    return []
 
 
 def _counting_ids(response: RubricResponse) -> list[int]:

@@ -73,7 +73,7 @@ def _reply_write(response: RubricResponse, claim: Claim | None) -> RubricRespons
     return response
 
 
-def _counted_grades(response: RubricResponse) -> list[RubricGrade]:
+def counted_grades(response: RubricResponse) -> list[RubricGrade]:
     """The response's grades of the criteria frozen as counting for it."""
     counted = response.counted_criteria
     grades = list(response.grades.all())
@@ -85,8 +85,20 @@ def _counted_grades(response: RubricResponse) -> list[RubricGrade]:
 
 def rubric_response_score(response: RubricResponse) -> float | None:
     """The item score over the counted criteria's grades; None without a positive one."""
-    grades = _counted_grades(response)
+    grades = counted_grades(response)
     return item_score_or_none([g.criterion.points for g in grades], [g.met for g in grades])
+
+
+def dimension_scores(grades: list[RubricGrade]) -> dict[str, float]:
+    """Per behaviour dimension, the item score over that dimension's criteria alone; a
+    dimension without a positive criterion here has none (as simple-evals does for tags)."""
+    scores = {}
+    for dimension in sorted({g.criterion.dimension for g in grades}):
+        mine = [g for g in grades if g.criterion.dimension == dimension]
+        score = item_score_or_none([g.criterion.points for g in mine], [g.met for g in mine])
+        if score is not None:
+            scores[dimension] = score
+    return scores
 
 
 def rubric_response_mark_failed(
@@ -146,12 +158,14 @@ class RubricFigure:
     label: str
     estimate: Estimate
     bootstrap_std: float | None
+    key: str = ""  # the dimension, acuity or population slug; "" for the overall score
 
 
 @dataclass
 class RubricTargetScores:
     target: str
     is_offline: bool
+    target_id: int | None = None
     items: int = 0
     overall: RubricFigure | None = None
     by_dimension: list[RubricFigure] = field(default_factory=list)
@@ -164,7 +178,9 @@ def _figures(groups: dict[str, list[float]], labels: dict, order, exclusions) ->
     for key in order:
         if groups.get(key):
             estimate, std = aggregate_estimate(groups[key])
-            figures.append(RubricFigure(labels[key], estimate.with_exclusions(exclusions), std))
+            figures.append(
+                RubricFigure(labels[key], estimate.with_exclusions(exclusions), std, key=key)
+            )
     return figures
 
 
@@ -191,14 +207,18 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
     for response in responses:
         scores = by_target.setdefault(
             response.target_id,
-            RubricTargetScores(target=response.target.name, is_offline=response.target.is_offline),
+            RubricTargetScores(
+                target=response.target.name,
+                is_offline=response.target.is_offline,
+                target_id=response.target_id,
+            ),
         )
         if response.status == ConversationStatus.FAILED:
             failed[response.target_id] += 1
             continue
         if response.status != ConversationStatus.COMPLETED:
             continue
-        grades = _counted_grades(response)
+        grades = counted_grades(response)
         score = item_score_or_none([g.criterion.points for g in grades], [g.met for g in grades])
         if score is None:
             unscored[response.target_id] += 1
@@ -207,13 +227,8 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
         overall[response.target_id].append(score)
         per_acuity[response.target_id][response.item.acuity].append(score)
         per_population[response.target_id][response.item.population].append(score)
-        for dimension in {g.criterion.dimension for g in grades}:
-            mine = [g for g in grades if g.criterion.dimension == dimension]
-            dimension_score = item_score_or_none(
-                [g.criterion.points for g in mine], [g.met for g in mine]
-            )
-            if dimension_score is not None:
-                per_dimension[response.target_id][dimension].append(dimension_score)
+        for dimension, dimension_score in dimension_scores(grades).items():
+            per_dimension[response.target_id][dimension].append(dimension_score)
     for target_id, scores in by_target.items():
         exclusions = [
             Exclusion("response failed", failed[target_id]),

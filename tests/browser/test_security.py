@@ -17,7 +17,7 @@ from evaluations.models import Conversation, Scenario
 from llm.models import ModelConfiguration
 from metrics_registry.models import Metric
 from review.models import RatingQueue
-from rubrics.models import RubricItem
+from rubrics.models import RubricItem, RubricResponse
 from submissions.models import Enquiry, Submission
 from tests.browser.conftest import sign_in
 from tests.factories import UserFactory
@@ -112,6 +112,16 @@ def _public_pages(w) -> list[str]:
         ]
     pages += [reverse("results:conversation", args=[c.pk]) for c in conversations[:2]]
     pages += [reverse("results:label", args=[t.pk]) for t in targets]
+    pages += [
+        f"{reverse('results:rubrics')}?run={run.pk}",
+        f"{reverse('results:rubric-items')}?run={run.pk}",
+        f"{reverse('results:rubric-items')}?run={run.pk}&dimension=context_seeking",
+        f"{reverse('results:rubric-priorities')}?run={run.pk}",
+    ]
+    pages += [
+        reverse("results:rubric-response", args=[r.pk])
+        for r in RubricResponse.objects.filter(run=run).order_by("pk")[:3]
+    ]
     return pages
 
 

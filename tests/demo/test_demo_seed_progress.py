@@ -181,19 +181,23 @@ def test_each_app_registers_its_steps_in_the_seed_order(settings):
     assert [step.key for step in demo_seed_steps()] == [
         "configurations",
         "metrics",
-        "release",
         "rubric",
+        "consensus",
+        "release",
         "scenarios",
         "anchor_study",
         "run",
         "summaries",
+        "user-panel",
         "queues",
     ]
     settings.DEMO_SEED_EVALUATIONS = False
     assert [step.key for step in demo_seed_steps()] == [
         "configurations",
         "metrics",
-        "release",
         "rubric",
+        "consensus",
+        "release",
+        "user-panel",
         "queues",
     ]

@@ -22,7 +22,7 @@ from tests.evaluations.factories import ConversationFactory, ScenarioFactory
 from tests.factories import UserFactory
 from tests.llm.factories import ModelConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory, release_with
-from tests.results.public_data import published_run
+from tests.results.public_data import add_rubric_responses, published_run
 from tests.review.factories import metric_queue
 from tests.submissions.factories import SubmissionFactory
 
@@ -140,6 +140,19 @@ RULES = {
     "results-api:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
     "results-api:scenario": (EVERYONE, lambda w: {"pk": w["official_conversation"].scenario_id}),
     "results-api:explore": (EVERYONE, None),
+    "results:rubrics": (EVERYONE, None),
+    "results:rubric-items": (EVERYONE, None),
+    "results:rubric-priorities": (EVERYONE, None),
+    "results:rubric-response": (EVERYONE, lambda w: {"pk": w["official_rubric_response"].pk}),
+    "results-api:rubric-runs": (EVERYONE, None),
+    "results-api:rubric-run": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:rubric-responses": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:rubric-priorities": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:rubric-export": (
+        EVERYONE,
+        lambda w: {"pk": w["official_run"].pk, "fmt": "jsonl"},
+    ),
+    "results-api:rubric-response": (EVERYONE, lambda w: {"pk": w["official_rubric_response"].pk}),
     "results-api:metric-results": (EVERYONE, lambda w: {"key": w["official_metric"].key}),
     "results-api:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     # interoperability: exports of published data are public, workspace tools are not
@@ -147,6 +160,7 @@ RULES = {
     "metrics_registry:metrics_needing_mapping": (CURATORS, None),
     "rubrics:rubric-import": (CURATORS, None),
     "rubrics:rubric-export-healthbench": (CURATORS, None),
+    "rubrics:rubric-regressions": (CURATORS, None),
     # The world's run is unfinished: only curators read its exports and conversations.
     "evaluations:run-export": (CURATORS, lambda w: {"pk": w["run"].pk, "fmt": "csv"}),
     "evaluations:conversation-detail": (
@@ -280,6 +294,7 @@ def world(researcher):
     run = ConversationFactory().run
     official_run = published_run(version="2.0.0")
     official_conversation = official_run.conversations.order_by("pk").first()
+    official_rubric_response = add_rubric_responses(official_run, n_items=2)[0]
     enquiry = Enquiry.objects.create(
         kind=EnquiryKind.choices[0][0],
         name="A visitor",
@@ -290,6 +305,7 @@ def world(researcher):
     return {
         "official_run": official_run,
         "official_conversation": official_conversation,
+        "official_rubric_response": official_rubric_response,
         "official_metric": official_conversation.scenario.metric_version.metric,
         "official_target": official_conversation.target,
         "enquiry": enquiry,

@@ -1,0 +1,136 @@
+"""The demo's rubric set: coverage, consensus through the seeded panel before the release is
+published, and offline targets whose graded replies differ by behaviour dimension."""
+
+import pytest
+
+from metrics_registry import demo as registry_demo
+from metrics_registry.demo_catalog import DEMO_METRICS
+from metrics_registry.models import Release
+from metrics_registry.services import release_add_versions, release_create, release_publish
+from review.demo import demo_rubric_consensus_seed
+from review.models import CriterionConsensus, Rating
+from rubrics.demo import DEMO_RUBRIC_SOURCE, demo_rubric_items_seed
+from rubrics.demo_rubric import DEMO_RUBRIC_ITEMS
+from rubrics.dimensions import DIMENSIONS
+from rubrics.models import (
+    Acuity,
+    Population,
+    ReleaseRubricFreeze,
+    RubricCriterion,
+    RubricItem,
+)
+from rubrics.offline import criterion_behaviour
+
+pytestmark = pytest.mark.django_db
+
+MHB_DIMENSIONS = {
+    slug for slug, _, frameworks, _ in DIMENSIONS if "MentalHealthBench" in frameworks
+}
+
+
+def test_the_demo_rubric_covers_every_dimension_acuity_and_population_cell():
+    assert len(DEMO_RUBRIC_ITEMS) >= 36
+    cells = {(item["acuity"], item["population"]) for item in DEMO_RUBRIC_ITEMS}
+    assert cells == {(a, p) for a in Acuity.values for p in Population.values}
+    rewarded = {}
+    for item in DEMO_RUBRIC_ITEMS:
+        for _text, points, dimension, *_ in item["criteria"]:
+            if points > 0:
+                rewarded.setdefault(dimension, set()).add(item["key"])
+    # Every MentalHealthBench dimension is rewarded in at least three items (an interval needs
+    # two), and HealthBench's axes appear too.
+    assert all(len(rewarded.get(d, ())) >= 3 for d in MHB_DIMENSIONS), rewarded
+    assert {"completeness", "communication_quality", "instruction_following"} <= set(rewarded)
+
+
+def test_offline_grader_profiles_differ_by_behaviour_not_only_by_level():
+    """Careful replies meet safety criteria far more than agreeable ones; agreeable ones are
+    the briefest and the most likely to go along with a harmful plan."""
+    careful, agreeable, terse = 0, 1, 2
+    safety = criterion_behaviour("Tells the user to call emergency services now", 10)[1]
+    brevity = criterion_behaviour("Keeps the reply short and clear", 3)[1]
+    harm = criterion_behaviour("Agrees that sleeping it off is fine", -10)[1]
+    assert safety[careful] > 0.8 > 0.1 > safety[agreeable]
+    assert brevity[terse] > brevity[careful]
+    assert brevity[agreeable] > brevity[careful]
+    assert harm[agreeable] > 0.8 > 0.1 > harm[careful]
+
+
+def _publish_demo_release() -> Release:
+    release = release_create(version="9.9.9", title="t", notes="", created_by=None)
+    registry_demo.demo_registry_seed()
+    metric_versions = [
+        m.current_version
+        for m in registry_demo.Metric.objects.filter(
+            benchmark__slug=registry_demo.DEMO_BENCHMARK_SLUG
+        )
+    ][:1]
+    release_add_versions(release=release, versions=metric_versions)
+    return release_publish(release, published_by=None)
+
+
+def test_demo_criteria_pass_consensus_through_the_panel_before_the_release_freezes_them(
+    monkeypatch,
+):
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", DEMO_METRICS[:1])
+    assert "36 created" in demo_rubric_items_seed()
+    items = RubricItem.objects.filter(source=DEMO_RUBRIC_SOURCE)
+    assert items.count() == len(DEMO_RUBRIC_ITEMS)
+    assert all(item.metadata.get("demo_material") for item in items)
+    # Written on the platform: nothing counts before the panel has reviewed it.
+    assert not RubricCriterion.objects.counting().exists()
+
+    report = demo_rubric_consensus_seed()
+    criteria = RubricCriterion.objects.filter(item__source=DEMO_RUBRIC_SOURCE)
+    assert Rating.objects.count() == 3 * criteria.count()
+    assert CriterionConsensus.objects.count() == criteria.count()
+    dropped = criteria.filter(consensus_state="dropped")
+    assert {c.text for c in dropped} == {
+        text
+        for item in DEMO_RUBRIC_ITEMS
+        for text, _points, _dimension, *panel in item["criteria"]
+        if panel
+    }
+    assert criteria.filter(consensus_state="survived").count() == criteria.count() - 2
+    assert f"{criteria.count() - 2} of {criteria.count()}" in report
+    assert demo_rubric_consensus_seed() == "Demo rubric consensus: kept."
+
+    release = _publish_demo_release()
+    assert release.publish_warnings == []
+    freeze = ReleaseRubricFreeze.objects.get(release=release)
+    assert freeze.criteria.count() == criteria.count() - 2
+
+
+def test_publishing_a_release_that_freezes_an_empty_rubric_warns_the_maintainer(monkeypatch):
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", DEMO_METRICS[:1])
+    demo_rubric_items_seed()  # items exist, none has passed consensus yet
+    release = _publish_demo_release()
+    assert len(release.publish_warnings) == 1
+    assert "froze no rubric criteria" in release.publish_warnings[0]
+    assert "rubric items exist (36)" in release.publish_warnings[0]
+
+
+def test_publishing_without_any_rubric_items_does_not_warn(monkeypatch):
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", DEMO_METRICS[:1])
+    assert _publish_demo_release().publish_warnings == []
+
+
+def test_the_maintainer_sees_the_empty_rubric_warning_after_publishing_on_the_web(
+    client, maintainer
+):
+    from django.urls import reverse
+
+    from tests.metrics_registry.factories import MetricFactory, release_with
+    from tests.rubrics.factories import RubricItemFactory
+
+    RubricItemFactory(criteria__validated=False)  # an item whose criteria await consensus
+    release = release_with("9.8.0", [MetricFactory()])
+    client.force_login(maintainer)
+    response = client.post(
+        reverse("metrics_registry:release_publish", args=[release.version]),
+        {"confirm": release.version},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "is published and now immutable" in text
+    assert "froze no rubric criteria although rubric items exist (1)" in text
