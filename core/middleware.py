@@ -7,6 +7,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
 
+from .caches import CACHE_STORE_ERRORS, cache_failure_log
 from .validators import control_character_find
 
 # Forms here are allauth's, the admin's or the API's: checked whole, before they run.
@@ -51,3 +52,43 @@ class ControlCharacterMiddleware:
                     if found := control_character_find(text):
                         return f"The field {key!r} contains a control character ({found})."
         return None
+
+
+SIGN_IN_PAUSED = (
+    "Signing in and other account actions are paused: the store that counts failed attempts "
+    "cannot be reached, and they are not allowed uncounted. Try again in a minute; nothing "
+    "was changed."
+)
+WRITE_PAUSED = (
+    "This action is paused: the store that counts requests cannot be reached. Try again in a "
+    "minute; nothing was changed."
+)
+
+
+class RateLimitStoreMiddleware:
+    """Fail closed when the rate-limit store (the default cache) cannot be reached.
+
+    allauth counts sign-in, sign-up and reset attempts in the cache on POST only, so reading is
+    never affected (and the page cache degrades by itself, ``core.caches``); a request whose
+    counting failed is refused with 503 and a reason. A 503 also keeps any half-made session
+    from being saved (Django saves sessions only on answers below 500).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, CACHE_STORE_ERRORS):
+            return None
+        cache_failure_log(f"{request.method} {request.path}", exception)
+        message = SIGN_IN_PAUSED if request.path_info.startswith("/accounts/") else WRITE_PAUSED
+        if is_api_request(request):
+            response = JsonResponse({"detail": message}, status=503)
+        else:
+            body = render_to_string("core/unavailable.html", {"message": message})
+            response = HttpResponse(body, status=503)
+        response["Retry-After"] = "60"
+        return response

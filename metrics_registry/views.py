@@ -155,6 +155,7 @@ CHANGELOG_SHOWN = 50
 
 class ReleaseDetailView(PublishedPageCacheMixin, ReleaseObjectMixin, TemplateView):
     template_name = "metrics_registry/release_detail.html"
+    page_cache_params = ("page",)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

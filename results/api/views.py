@@ -55,6 +55,7 @@ class PublishedMixin(PublishedPageCacheMixin):
     permission_classes = [AllowAny]
     http_method_names = ["get", "head", "options"]
     page_cache_anonymous_only = False
+    page_cache_params: tuple[str, ...] = ("run",)
 
     @property
     def page_cache_name(self) -> str:
@@ -94,6 +95,7 @@ class AreaListApi(PublishedMixin, generics.ListAPIView):
 )
 class RunListApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.RunOutput
+    page_cache_params = ("page",)
 
     def get_queryset(self):
         return public_runs().prefetch_related("targets")
@@ -141,6 +143,16 @@ def _target_id(params) -> int | None:
 )
 class RunResultsApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.ResultOutput
+    page_cache_params = (
+        "level",
+        "age_context",
+        "polarity",
+        "target",
+        "area",
+        "subarea",
+        "metric",
+        "page",
+    )
 
     def get_queryset(self):
         run = public_run(self.kwargs["pk"])
@@ -171,6 +183,7 @@ class RunResultsApi(PublishedMixin, generics.ListAPIView):
 )
 class RunConversationListApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.ConversationBriefOutput
+    page_cache_params = ("metric", "target", "status", "page")
 
     def get_queryset(self):
         params = self.request.query_params
@@ -230,6 +243,8 @@ class ScenarioDetailApi(PublishedMixin, generics.RetrieveAPIView):
     responses={200: s.ExploreOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class ExploreApi(PublishedMixin, APIView):
+    page_cache_params = ("run", "model", "age_context", "polarity")
+
     def get(self, request):
         run = self.get_run()
         params = request.query_params

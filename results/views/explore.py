@@ -14,6 +14,7 @@ class ExploreView(PublicRunMixin, TemplateView):
     """The wheel: areas inside, subareas outside, one model or two side by side."""
 
     template_name = "results/explore.html"
+    page_cache_params = ("run", "model", "compare", "age", "polarity", "subarea")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

@@ -53,6 +53,7 @@ class LabelView(LabelMixin, TemplateView):
 
 class LabelCompareView(LabelMixin, TemplateView):
     template_name = "results/label_compare.html"
+    page_cache_params = ("run", "a", "b")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -80,6 +81,7 @@ class _SvgView(LabelMixin, View):
     template_name = ""
     # Images carry no navigation: the same file for every reader, cached for all.
     page_cache_anonymous_only = False
+    page_cache_params = ("run", "download")
     content_type = "image/svg+xml; charset=utf-8"
     extension = "svg"
 
