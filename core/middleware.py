@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.template.loader import render_to_string
 
 from .caches import CACHE_STORE_ERRORS, cache_failure_log
+from .ids import InvalidIdentifier
 from .validators import control_character_find
 
 # Forms here are allauth's, the admin's or the API's: checked whole, before they run.
@@ -35,6 +36,12 @@ class ControlCharacterMiddleware:
         if problem:
             return bad_request(request, problem)
         return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        """An id that is not a number (``core.ids``) is the request's fault: 400 with a reason."""
+        if isinstance(exception, InvalidIdentifier):
+            return bad_request(request, exception.message)
+        return None
 
     def _problem(self, request: HttpRequest) -> str | None:
         if found := control_character_find(request.path):

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import ErrorOutput
+from core.ids import identifier_parse
 from core.pagecache import PublishedPageCacheMixin
 from metrics_registry.selectors import area_list_with_subareas
 
@@ -128,12 +129,7 @@ RESULT_FILTERS = [
 
 
 def _target_id(params) -> int | None:
-    target = params.get("target")
-    if not target:
-        return None
-    if not str(target).isdigit():
-        raise ParseError("target: a model configuration id (a number).")
-    return int(target)
+    return identifier_parse(params.get("target"), name="target")
 
 
 @extend_schema(
@@ -187,12 +183,11 @@ class RunConversationListApi(PublishedMixin, generics.ListAPIView):
 
     def get_queryset(self):
         params = self.request.query_params
-        target = params.get("target") or ""
         status = params.get("status")
         return public_run_conversations(
             run_id=self.kwargs["pk"],
             metric=params.get("metric", ""),
-            target_id=int(target) if target.isdigit() else None,
+            target_id=_target_id(params),
             status=status if status in ("completed", "failed") else "",
         )
 
@@ -250,8 +245,8 @@ class ExploreApi(PublishedMixin, APIView):
         params = request.query_params
         age = _choice(params, "age_context", AGES, "all")
         polarity = _choice(params, "polarity", POLARITIES, "positive")
-        model = params.get("model")
-        target = run_target(run, model) if (model or "").isdigit() else run_targets(run).first()
+        model = identifier_parse(params.get("model"), name="model")
+        target = run_targets(run).first() if model is None else run_target(run, model)
         if target is None:
             raise NotFound("This model is not part of the published results.")
         cells = explore_cells(run=run, target=target, age=age, polarity=polarity)
