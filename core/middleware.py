@@ -1,9 +1,12 @@
 """Reject control characters in the path and the query string before any view or database sees
 them; also in form bodies of the API, the account pages and the admin (JSON bodies are checked
-by core.api's parser, and the platform's own forms by core.forms so the user's text is kept)."""
+by core.api's parser, and the platform's own forms by core.forms so the user's text is kept).
+Refuse bodies larger than any form needs before anything reads them."""
 
 from collections.abc import Callable
 
+from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
 
@@ -25,6 +28,41 @@ def bad_request(request: HttpRequest, message: str) -> HttpResponse:
         return JsonResponse({"detail": message}, status=400)
     body = render_to_string("core/bad_request.html", {"message": message})
     return HttpResponseBadRequest(body)
+
+
+class RequestSizeMiddleware:
+    """Refuse a body whose declared length is above ``REQUEST_BODY_MAX_BYTES`` (413), before
+    the session, CSRF or any view reads it: nothing of it is spooled to disk."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return bad_request(request, "The request's Content-Length is not a number.")
+        limit = settings.REQUEST_BODY_MAX_BYTES
+        if length > limit:
+            message = f"The request is larger than {limit // (1024 * 1024)} MB; nothing was kept."
+            if is_api_request(request):
+                return JsonResponse({"detail": message}, status=413)
+            body = render_to_string("core/bad_request.html", {"message": message})
+            return HttpResponse(body, status=413)
+        return self.get_response(request)
+
+
+class _FilePartsSkipped(FileUploadHandler):
+    """Reads past every file part of a multipart body without storing a byte of it."""
+
+    def new_file(self, *args, **kwargs):
+        raise SkipFile
+
+    def receive_data_chunk(self, raw_data, start):
+        return None
+
+    def file_complete(self, file_size):
+        return None
 
 
 class ControlCharacterMiddleware:
@@ -54,6 +92,10 @@ class ControlCharacterMiddleware:
             "application/x-www-form-urlencoded",
             "multipart/form-data",
         ):
+            if not request.user.is_authenticated:
+                # Nothing on these paths takes a file from a signed-out visitor: their fields are
+                # read here, their file parts skipped rather than spooled to disk.
+                request.upload_handlers = [_FilePartsSkipped(request)]
             for key, values in request.POST.lists():
                 for text in (key, *values):
                     if found := control_character_find(text):

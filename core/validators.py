@@ -31,6 +31,18 @@ def control_character_message(text: str) -> str | None:
     return f"Contains a control character ({found}); remove it and try again."
 
 
+def fields_control_character_message(data) -> str | None:
+    """For the fields a view reads from ``request.POST`` itself (no form to show an error on):
+    which field holds a control character, or None."""
+    for key, values in data.lists():
+        for text in (key, *values):
+            if found := control_character_find(text):
+                return (
+                    f"The field {key!r} contains a control character ({found}); nothing was saved."
+                )
+    return None
+
+
 @deconstructible
 class NoControlCharactersValidator:
     message = "Contains a control character ({found}); remove it and try again."

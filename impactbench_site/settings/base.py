@@ -53,6 +53,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything reads a body: an oversized one is refused unread.
+    "core.middleware.RequestSizeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -193,6 +195,10 @@ CACHES = {
 # allauth's sign-in limits: 5 failures per account in 5 minutes lock it (the admin signs in
 # through the same view, see impactbench_site/admin.py).
 ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
+
+# The largest request body accepted (imports are 2 MB; a dry run's staged copy travels back in
+# the form). Larger bodies are refused from their Content-Length, before anything reads them.
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=10 * 1024 * 1024)
 
 # --- Email ----------------------------------------------------------------------------------
 # consolemail:// prints messages (with verification links) to the web server's output.

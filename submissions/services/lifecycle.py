@@ -9,7 +9,7 @@ from django.utils import timezone
 from core.exceptions import ApplicationError
 from core.links import site_reverse
 from core.mail import mail_send_safely
-from core.validators import LINE_BREAKS
+from core.validators import LINE_BREAKS, control_character_message
 from metrics_registry.models import Subarea
 
 from .. import selectors
@@ -210,6 +210,8 @@ def _enqueue_drafting(submission: Submission) -> None:
 
 @transaction.atomic
 def submission_withdraw(*, submission: Submission, actor, reason: str = "") -> Submission:
+    if problem := control_character_message(reason):
+        raise ApplicationError(f"The reason: {problem}")
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status in FINAL_STATUSES:
         raise ApplicationError(
