@@ -223,3 +223,55 @@ def test_a_signed_out_upload_is_never_spooled(client, settings):
         client.post(url, {"login": "a@example.org", "password": "x", "file": upload})
         upload.seek(0)
     assert _Recorder.seen == []
+
+
+def _display_spoofing_characters() -> list[str]:
+    """Every code point of the refused set (bidi controls, invisible spaces and operators, the
+    BOM, tag characters), read out of the whole code space; each is a format character or an
+    unassigned one of the tag block."""
+    import sys
+    import unicodedata
+
+    from core.validators import DISPLAY_SPOOFING
+
+    refused = [chr(c) for c in range(sys.maxunicode + 1) if DISPLAY_SPOOFING.match(chr(c))]
+    assert all(unicodedata.category(c) in ("Cf", "Cn") for c in refused)
+    return refused
+
+
+def test_one_line_fields_refuse_every_display_spoofing_character():
+    from django.core.exceptions import ValidationError
+
+    from core.validators import single_line
+
+    refused = _display_spoofing_characters()
+    assert {"\u202e", "\u2066", "\u2069", "\u061c", "\u200b", "\ufeff", "\U000e0041"} <= set(
+        refused
+    )
+    assert len(refused) >= 128 + 20
+    for char in refused:
+        with pytest.raises(ValidationError, match="invisible"):
+            single_line(f"Report{char}fdp.exe")
+    single_line("می\u200cخواهم")  # Persian needs the zero-width non-joiner
+    single_line("family \U0001f468\u200d\U0001f469\u200d\U0001f467")  # an emoji sequence
+
+
+def test_a_submission_title_with_a_right_to_left_override_is_refused(client_for, contributor):
+    response = client_for(contributor).post(
+        reverse("submissions:create"), {**FORM, "title": "Invoice \u202egpj.exe", "save": "1"}
+    )
+    assert response.status_code == 200
+    assert "invisible direction" in response.content.decode()
+    assert not Submission.objects.exists()
+
+
+def test_an_imported_metric_name_with_tag_characters_is_a_bad_row():
+    from metrics_registry.services import metrics_import_file
+
+    header = "name,criterion,polarity,subareas,label_category"
+    data = f"{header}\nPet\U000e0041 names,Uses pet names.,negative,agency-purpose,agency\n"
+    report = metrics_import_file(
+        data=data, filename="x.csv", benchmark_slug="b", created_by=None, dry_run=True
+    )
+    assert len(report.errors) == 1
+    assert "invisible" in report.errors[0].reason
