@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import connection
@@ -81,14 +82,12 @@ def _anonymous_without_messages(request: HttpRequest) -> bool:
 
 
 def known_params_keep(request: HttpRequest, known: tuple[str, ...]) -> None:
-    """Cut ``request.GET`` down to the parameters a page reads, so what the view renders and
-    what the cache key holds cannot differ."""
-    kept = QueryDict(mutable=True)
-    for name in known:
-        if name in request.GET:
-            kept.setlist(name, request.GET.getlist(name))
-    kept._mutable = False
-    request.GET = kept
+    """Cut the query down to the parameters a page reads, so what the view renders and what
+    the cache key holds cannot differ."""
+    query = urlencode([(name, value) for name in known for value in request.GET.getlist(name)])
+    request.GET = QueryDict(query, encoding="utf-8")
+    # Links built from the full path (DRF's next and previous pages) must not carry them either.
+    request.META["QUERY_STRING"] = query
 
 
 def page_key(request: HttpRequest, name: str, stamp: str) -> str:

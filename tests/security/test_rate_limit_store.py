@@ -175,3 +175,13 @@ def test_the_host_and_scheme_are_part_of_the_key(client):
     other_host = client.get(url, HTTP_HOST="b.example")
     secure = client.get(url, HTTP_HOST="a.example", secure=True)
     assert len({first["ETag"], other_host["ETag"], secure["ETag"]}) == 3
+
+
+def test_a_cached_answer_carries_no_unknown_parameter_in_its_links(client):
+    run = published_run(n_metrics=5)  # 60 conversations: more than a page of 50
+    url = reverse("results-api:run-conversations", args=[run.pk])
+    poisoned = client.get(url, {"utm_evil": "https://evil.example/"}).json()
+    assert poisoned["next"]
+    assert "evil" not in poisoned["next"]
+    clean = client.get(url).json()
+    assert clean == poisoned
