@@ -3,15 +3,12 @@ from django.contrib import admin
 from .models import RoleChange
 
 
-@admin.register(RoleChange)
-class RoleChangeAdmin(admin.ModelAdmin):
-    """The audit trail of role grants: read-only for everyone."""
+class ReadOnlyModelAdmin(admin.ModelAdmin):
+    """Records that only their author writes, through the product's own pages: the admin lists
+    and shows them to everyone it admits (superusers included) and offers no add, change or
+    delete, so nobody can write one in another person's name."""
 
-    list_display = ["changed_at", "actor", "user", "role", "granted"]
-    list_filter = ["role", "granted"]
-    search_fields = ["actor__email", "user__email"]
-
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request, obj=None) -> bool:
         return False
 
     def has_change_permission(self, request, obj=None) -> bool:
@@ -19,3 +16,12 @@ class RoleChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(RoleChange)
+class RoleChangeAdmin(ReadOnlyModelAdmin):
+    """The audit trail of role grants: read-only for everyone."""
+
+    list_display = ["changed_at", "actor", "user", "role", "granted"]
+    list_filter = ["role", "granted"]
+    search_fields = ["actor__email", "user__email"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from celery import current_app
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import close_old_connections, connection
 
 logger = logging.getLogger(__name__)
@@ -66,12 +66,22 @@ def _database() -> str:
 
 
 def _cache() -> str:
-    key = f"health:{uuid.uuid4().hex}"
-    cache.set(key, "1", 10)
-    if cache.get(key) != "1":
-        raise RuntimeError("a value written could not be read back")
-    cache.delete(key)
-    return settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]
+    # Both stores: the rate-limit state (its loss would refuse sign-in) and the page cache (its
+    # loss only slows pages down); either failing is worth an operator's look.
+    backends = []
+    for alias in ("default", "pages"):
+        store = caches[alias]
+        key = f"health:{uuid.uuid4().hex}"
+        try:
+            store.set(key, "1", 10)
+            read = store.get(key)
+            store.delete(key)
+        except Exception as error:
+            raise RuntimeError(f"the {alias} cache: {type(error).__name__}: {error}") from error
+        if read != "1":
+            raise RuntimeError(f"the {alias} cache could not read back a value written")
+        backends.append(f"{alias}: {settings.CACHES[alias]['BACKEND'].rsplit('.', 1)[-1]}")
+    return ", ".join(backends)
 
 
 def _broker() -> str:

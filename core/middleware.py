@@ -1,12 +1,17 @@
 """Reject control characters in the path and the query string before any view or database sees
 them; also in form bodies of the API, the account pages and the admin (JSON bodies are checked
-by core.api's parser, and the platform's own forms by core.forms so the user's text is kept)."""
+by core.api's parser, and the platform's own forms by core.forms so the user's text is kept).
+Refuse bodies larger than any form needs before anything reads them."""
 
 from collections.abc import Callable
 
+from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
 
+from .caches import CACHE_STORE_ERRORS, cache_failure_log
+from .ids import InvalidIdentifier
 from .validators import control_character_find
 
 # Forms here are allauth's, the admin's or the API's: checked whole, before they run.
@@ -25,6 +30,41 @@ def bad_request(request: HttpRequest, message: str) -> HttpResponse:
     return HttpResponseBadRequest(body)
 
 
+class RequestSizeMiddleware:
+    """Refuse a body whose declared length is above ``REQUEST_BODY_MAX_BYTES`` (413), before
+    the session, CSRF or any view reads it: nothing of it is spooled to disk."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return bad_request(request, "The request's Content-Length is not a number.")
+        limit = settings.REQUEST_BODY_MAX_BYTES
+        if length > limit:
+            message = f"The request is larger than {limit // (1024 * 1024)} MB; nothing was kept."
+            if is_api_request(request):
+                return JsonResponse({"detail": message}, status=413)
+            body = render_to_string("core/bad_request.html", {"message": message})
+            return HttpResponse(body, status=413)
+        return self.get_response(request)
+
+
+class _FilePartsSkipped(FileUploadHandler):
+    """Reads past every file part of a multipart body without storing a byte of it."""
+
+    def new_file(self, *args, **kwargs):
+        raise SkipFile
+
+    def receive_data_chunk(self, raw_data, start):
+        return None
+
+    def file_complete(self, file_size):
+        return None
+
+
 class ControlCharacterMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
@@ -34,6 +74,12 @@ class ControlCharacterMiddleware:
         if problem:
             return bad_request(request, problem)
         return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        """An id that is not a number (``core.ids``) is the request's fault: 400 with a reason."""
+        if isinstance(exception, InvalidIdentifier):
+            return bad_request(request, exception.message)
+        return None
 
     def _problem(self, request: HttpRequest) -> str | None:
         if found := control_character_find(request.path):
@@ -46,8 +92,52 @@ class ControlCharacterMiddleware:
             "application/x-www-form-urlencoded",
             "multipart/form-data",
         ):
+            if not request.user.is_authenticated:
+                # Nothing on these paths takes a file from a signed-out visitor: their fields are
+                # read here, their file parts skipped rather than spooled to disk.
+                request.upload_handlers = [_FilePartsSkipped(request)]
             for key, values in request.POST.lists():
                 for text in (key, *values):
                     if found := control_character_find(text):
                         return f"The field {key!r} contains a control character ({found})."
         return None
+
+
+SIGN_IN_PAUSED = (
+    "Signing in and other account actions are paused: the store that counts failed attempts "
+    "cannot be reached, and they are not allowed uncounted. Try again in a minute; nothing "
+    "was changed."
+)
+WRITE_PAUSED = (
+    "This action is paused: the store that counts requests cannot be reached. Try again in a "
+    "minute; nothing was changed."
+)
+
+
+class RateLimitStoreMiddleware:
+    """Fail closed when the rate-limit store (the default cache) cannot be reached.
+
+    allauth counts sign-in, sign-up and reset attempts in the cache on POST only, so reading is
+    never affected (and the page cache degrades by itself, ``core.caches``); a request whose
+    counting failed is refused with 503 and a reason. A 503 also keeps any half-made session
+    from being saved (Django saves sessions only on answers below 500).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, CACHE_STORE_ERRORS):
+            return None
+        cache_failure_log(f"{request.method} {request.path}", exception)
+        message = SIGN_IN_PAUSED if request.path_info.startswith("/accounts/") else WRITE_PAUSED
+        if is_api_request(request):
+            response = JsonResponse({"detail": message}, status=503)
+        else:
+            body = render_to_string("core/unavailable.html", {"message": message})
+            response = HttpResponse(body, status=503)
+        response["Retry-After"] = "60"
+        return response

@@ -8,6 +8,13 @@ it is part of every cache key and ETag, so a change makes the next request rende
 with no invalidation step that could be missed. Registry text reached through other tables
 (a metric's status history, say) is bounded by `PAGE_CACHE_SECONDS`.
 
+A page names the query parameters it reads (``page_cache_params``); the view sees only those
+(``request.GET`` is cut down to them before it runs) and the key holds only those, with the
+host and scheme the page's links are built from. A parameter no page reads therefore neither
+adds an entry nor skips the cache. The cache is its own alias (``core.caches``), so nothing
+written here can push rate-limit state out, and a cache that cannot be reached costs a render,
+never the page.
+
 Only complete, anonymous answers are stored: a response that used the CSRF token, a CSP nonce
 or a session with pending messages is rendered for its reader alone. JSON API answers do not
 depend on who asks (no authentication on the results API), so they are shared by everyone.
@@ -17,13 +24,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, QueryDict
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import parse_etags
+
+from .caches import page_cache_get, page_cache_set
 
 PAGE_CACHE_SECONDS = 600
 # Browsers and proxies may reuse a page this long before asking again (then a 304 is cheap).
@@ -72,12 +81,23 @@ def _anonymous_without_messages(request: HttpRequest) -> bool:
     return not (session is not None and session.session_key and "_messages" in session)
 
 
+def known_params_keep(request: HttpRequest, known: tuple[str, ...]) -> None:
+    """Cut the query down to the parameters a page reads, so what the view renders and what
+    the cache key holds cannot differ."""
+    query = urlencode([(name, value) for name in known for value in request.GET.getlist(name)])
+    request.GET = QueryDict(query, encoding="utf-8")
+    # Links built from the full path (DRF's next and previous pages) must not carry them either.
+    request.META["QUERY_STRING"] = query
+
+
 def page_key(request: HttpRequest, name: str, stamp: str) -> str:
-    """Cache key of one page: the view, the data stamp, the path with its sorted query."""
+    """Cache key of one page: the view, the data stamp, scheme and host (links are absolute
+    in places), the path and its sorted query (already cut down to the page's parameters)."""
     query = sorted((k, v) for k in request.GET for v in request.GET.getlist(k))
     accept = request.headers.get("Accept", "") if name.startswith("api") else ""
     htmx = request.headers.get("HX-Request", "")
-    raw = f"{request.path}?{query}|{accept}|{htmx}"
+    origin = f"{request.scheme}://{request.get_host()}"
+    raw = f"{origin}|{request.path}?{query}|{accept}|{htmx}"
     digest = hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
     return f"page:{name}:{stamp}:{digest}"
 
@@ -93,16 +113,20 @@ def _storable(request: HttpRequest, response: HttpResponse) -> bool:
 class PublishedPageCacheMixin:
     """Serve a public page (or API answer) from the shared cache; answer 304 to a fresh ETag.
 
-    ``page_cache_name`` names the page in keys; ``page_cache_anonymous_only`` (True for HTML
-    pages, whose navigation is the reader's) limits caching to signed-out readers.
+    ``page_cache_name`` names the page in keys; ``page_cache_params`` lists the query
+    parameters the page reads (every other one is dropped before the view runs);
+    ``page_cache_anonymous_only`` (True for HTML pages, whose navigation is the reader's)
+    limits caching to signed-out readers.
     """
 
     page_cache_name = ""
+    page_cache_params: tuple[str, ...] = ()
     page_cache_anonymous_only = True
 
     def dispatch(self, request, *args, **kwargs):
         if request.method not in ("GET", "HEAD"):
             return super().dispatch(request, *args, **kwargs)
+        known_params_keep(request, self.page_cache_params)
         # A signed-in reader's HTML page (its navigation) is theirs alone; the API renders
         # JSON only (no browsable pages), the same for everyone.
         if self.page_cache_anonymous_only and not _anonymous_without_messages(request):
@@ -112,7 +136,7 @@ class PublishedPageCacheMixin:
         etag = '"' + hashlib.blake2b(key.encode(), digest_size=12).hexdigest() + '"'
         if etag in parse_etags(request.headers.get("If-None-Match", "")):
             return self._finish(HttpResponseNotModified(), etag)
-        hit = cache.get(key)
+        hit = page_cache_get(key)
         if hit is not None:
             response = HttpResponse(hit["content"], status=200)
             for header, value in hit["headers"].items():
@@ -124,7 +148,7 @@ class PublishedPageCacheMixin:
         if not _storable(request, response):
             return response
         headers = {h: response[h] for h in KEPT_HEADERS if h in response}
-        cache.set(key, {"content": response.content, "headers": headers}, PAGE_CACHE_SECONDS)
+        page_cache_set(key, {"content": response.content, "headers": headers}, PAGE_CACHE_SECONDS)
         return self._finish(response, etag)
 
     def _finish(self, response: HttpResponse, etag: str) -> HttpResponse:

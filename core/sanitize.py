@@ -4,6 +4,7 @@ nh3 (Rust's ammonia) replaces bleach, which is unmaintained.
 """
 
 import re
+import unicodedata
 
 import nh3
 
@@ -47,16 +48,39 @@ def strip_tags(text: str) -> str:
 # (fullwidth, small, angle brackets, modifier letters, Canadian syllabics, division slashes).
 _TAG_OPENERS = "<\uff1c\ufe64\u2039\u3008\u2329\u27e8\u276e\u02c2\u1438"
 _SLASHES = "/\\\u2215\u2044\uff0f\u29f8\u2571"
-# What may sit between "<" and the tag name without a model ignoring the tag: whitespace,
-# slashes, control characters and invisible format characters (zero-width, BOM, bidi marks).
-_GAP = rf"[\s{_SLASHES}\x00-\x1f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]*"
-_TAG_START = re.compile(rf"[{_TAG_OPENERS}](?={_GAP}[^\W\d])")
+_OPENER = re.compile(f"[{_TAG_OPENERS}]")
+# What may sit between "<" and the tag name without a model ignoring the tag: every character
+# of the space, control, format, mark, surrogate, private-use and unassigned categories (bidi
+# isolates, zero-width and tag characters, variation selectors, combining marks...), by Unicode
+# category rather than by list, plus slashes and the blank symbols that render as nothing.
+GAP_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Mc", "Me"})
+_BLANK_SYMBOLS = "\u2800"  # BRAILLE PATTERN BLANK (So)
 _LABEL = re.compile(r"^[a-z][a-z_]*$")
 
 
+def _is_gap(char: str) -> bool:
+    return (
+        char in _SLASHES or char in _BLANK_SYMBOLS or unicodedata.category(char) in GAP_CATEGORIES
+    )
+
+
 def neutralise_tags(text: str) -> str:
-    """`text` with every tag-like "<" (or look-alike) written as "&lt;"; other text unchanged."""
-    return _TAG_START.sub("&lt;", text or "")
+    """`text` with every tag-like "<" (or look-alike) written as "&lt;"; other text unchanged.
+
+    Tag-like: after the "<" and any run of gap characters comes a letter (or "_"), the start of
+    a name. "3 < 4", "x <= y" and "a<-b" stay as written.
+    """
+    text = text or ""
+    parts, start = [], 0
+    for match in _OPENER.finditer(text):
+        i = match.end()
+        while i < len(text) and _is_gap(text[i]):
+            i += 1
+        if i < len(text) and (text[i].isalpha() or text[i] == "_"):
+            parts += [text[start : match.start()], "&lt;"]
+            start = match.end()
+    parts.append(text[start:])
+    return "".join(parts)
 
 
 def fence_user_text(text: str, *, label: str) -> str:

@@ -14,6 +14,14 @@ from django.utils.deconstruct import deconstructible
 # C0 controls except tab (09), line feed (0a) and carriage return (0d).
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 LINE_BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]")
+# Characters that change how a one-line text is displayed without being seen: bidi embeddings,
+# overrides, isolates and marks (U+202E shows "gpj.exe" as "exe.jpg"), zero-width spaces and
+# joiners of words, invisible operators, the BOM and tag characters. The zero-width (non-)joiners
+# U+200C/U+200D stay allowed: Persian, Indic scripts and emoji sequences need them.
+DISPLAY_SPOOFING = re.compile(
+    "[\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    "\U000e0000-\U000e007f]"
+)
 
 
 def control_character_find(text: str) -> str | None:
@@ -24,11 +32,34 @@ def control_character_find(text: str) -> str | None:
     return f"U+{ord(match.group()):04X} at position {match.start() + 1}"
 
 
+def display_spoofing_message(text: str) -> str | None:
+    """Why a one-line text (a title, a name) is refused for hiding how it reads, or None."""
+    match = DISPLAY_SPOOFING.search(text or "")
+    if match is None:
+        return None
+    return (
+        f"Contains an invisible direction or spacing character (U+{ord(match.group()):04X} at "
+        f"position {match.start() + 1}) that changes how the text reads; remove it."
+    )
+
+
 def control_character_message(text: str) -> str | None:
     found = control_character_find(text)
     if found is None:
         return None
     return f"Contains a control character ({found}); remove it and try again."
+
+
+def fields_control_character_message(data) -> str | None:
+    """For the fields a view reads from ``request.POST`` itself (no form to show an error on):
+    which field holds a control character, or None."""
+    for key, values in data.lists():
+        for text in (key, *values):
+            if found := control_character_find(text):
+                return (
+                    f"The field {key!r} contains a control character ({found}); nothing was saved."
+                )
+    return None
 
 
 @deconstructible
@@ -46,12 +77,16 @@ class NoControlCharactersValidator:
 
 @deconstructible
 class SingleLineValidator:
+    """One-line fields (titles, names): no line break, and nothing that disguises the text."""
+
     message = "Must be a single line: remove the line break."
     code = "line_break"
 
     def __call__(self, value) -> None:
         if isinstance(value, str) and LINE_BREAKS.search(value):
             raise ValidationError(self.message, code=self.code)
+        if isinstance(value, str) and (problem := display_spoofing_message(value)):
+            raise ValidationError(problem, code="display_spoofing")
 
     def __eq__(self, other) -> bool:
         return isinstance(other, SingleLineValidator)

@@ -12,6 +12,7 @@ from django.views.generic import TemplateView
 from . import services
 from .exceptions import ApplicationError
 from .health import Check, components_check
+from .ids import identifier_parse
 from .models import RoleChange, WorkerPing
 from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
 from .services import readiness_checks
@@ -104,7 +105,8 @@ class RoleAssignmentView(RoleRequiredMixin, TemplateView):
         return context
 
     def post(self, request: HttpRequest, *args, **kwargs):
-        user = get_object_or_404(get_user_model(), pk=request.POST.get("user_id") or 0)
+        user_id = identifier_parse(request.POST.get("user_id"), name="user_id")
+        user = get_object_or_404(get_user_model(), pk=user_id or 0)
         wanted = set(request.POST.getlist("roles"))
         unknown = wanted - {role.value for role in Role}
         if unknown:

@@ -9,6 +9,7 @@ from django.views import View
 from django.views.generic import DetailView, ListView, TemplateView
 
 from core.exceptions import ApplicationError
+from core.ids import identifier_parse
 from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.selectors import metric_versions_with_metric, release_list
 
@@ -306,10 +307,11 @@ class RunCompareView(RoleRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["runs"] = runs_of_releases()[:200]
-        a, b = self.request.GET.get("a", ""), self.request.GET.get("b", "")
-        if a.isdigit() and b.isdigit():
-            run_a = get_object_or_404(runs_for_detail(), pk=int(a))
-            run_b = get_object_or_404(runs_for_detail(), pk=int(b))
+        a = identifier_parse(self.request.GET.get("a"), name="a")
+        b = identifier_parse(self.request.GET.get("b"), name="b")
+        if a is not None and b is not None:
+            run_a = get_object_or_404(runs_for_detail(), pk=a)
+            run_b = get_object_or_404(runs_for_detail(), pk=b)
             context.update(run_a=run_a, run_b=run_b)
             try:
                 context["comparisons"] = runs_compare(run_a=run_a, run_b=run_b)

@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.views.generic import TemplateView
 
 from core.exceptions import ApplicationError
+from core.ids import identifier_parse
 from core.roles import Role, RoleRequiredMixin
 
 from .forms import MetricMappingForm
@@ -41,7 +42,9 @@ class MetricsNeedingMappingView(RoleRequiredMixin, TemplateView):
         return context
 
     def post(self, request):
-        metric = get_object_or_404(Metric, pk=request.POST.get("metric"))
+        metric = get_object_or_404(
+            Metric, pk=identifier_parse(request.POST.get("metric"), name="metric")
+        )
         form = MetricMappingForm(request.POST, prefix=f"m{metric.pk}")
         if form.is_valid():
             try:

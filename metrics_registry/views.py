@@ -1,6 +1,7 @@
 """Registry pages: thin views over the selectors and services."""
 
 import json
+import re
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -13,6 +14,7 @@ from django.views.generic import FormView, ListView, TemplateView
 
 from core import events
 from core.exceptions import ApplicationError
+from core.ids import identifiers_parse
 from core.pagecache import PublishedPageCacheMixin
 from core.roles import Role, RoleRequiredMixin
 from core.uploads import StagedImportViewMixin
@@ -156,6 +158,7 @@ CHANGELOG_SHOWN = 50
 
 class ReleaseDetailView(PublishedPageCacheMixin, ReleaseObjectMixin, TemplateView):
     template_name = "metrics_registry/release_detail.html"
+    page_cache_params = ("page",)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -206,7 +209,7 @@ class MaintainerRequiredMixin(RoleRequiredMixin):
 def next_release_version(version: str) -> str:
     """The next minor version (1.2.3 → 1.3.0); empty when `version` is not MAJOR.MINOR.PATCH."""
     parts = version.split(".")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    if len(parts) != 3 or not all(re.fullmatch("[0-9]+", p) for p in parts):
         return ""
     return f"{parts[0]}.{int(parts[1]) + 1}.0"
 
@@ -289,12 +292,12 @@ class ReleaseEditView(MaintainerRequiredMixin, ReleaseObjectMixin, TemplateView)
                     "are listed below with the reason.",
                 )
             elif action == "add":
-                ids = request.POST.getlist("version")
+                ids = identifiers_parse(request.POST.getlist("version"), name="version")
                 versions = MetricVersion.objects.filter(pk__in=ids).select_related("metric")
                 count = release_add_versions(release=release, versions=versions)
                 messages.success(request, f"{count} metric versions added.")
             elif action == "remove":
-                ids = request.POST.getlist("version")
+                ids = identifiers_parse(request.POST.getlist("version"), name="version")
                 versions = MetricVersion.objects.filter(pk__in=ids)
                 count = release_remove_versions(release=release, metrics=versions)
                 messages.success(request, f"{count} metrics removed.")

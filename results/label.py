@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.core.cache import cache
 from django.db.models import Count, Q
 
 import stats as statistics
+from core.caches import page_cache_get, page_cache_set
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import LabelCategory
@@ -187,12 +187,12 @@ def label_profile(*, run: EvaluationRun, target: ModelConfiguration) -> LabelPro
     are refreshed (the key carries the refresh time)."""
     stamp = run.analysis.computed_at.timestamp() if hasattr(run, "analysis") else 0
     key = f"label:{run.pk}:{target.pk}:{stamp}"
-    profile = cache.get(key)
+    profile = page_cache_get(key)
     if profile is None:
         profile = _label_profile(run, target)
         # The run is the caller's; caching it would carry its analysis JSON along.
         profile.run = None
-        cache.set(key, profile, 24 * 3600)
+        page_cache_set(key, profile, 24 * 3600)
     profile.run = run
     return profile
 

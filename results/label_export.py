@@ -4,17 +4,25 @@ The SVG is the one the label page offers for download; Chromium (Debian's packag
 browser the browser tests drive through Playwright) lays it out in a blank page whose every
 request is refused, then screenshots it (PNG, at twice the pixel density) or prints it to a
 one-page PDF of the label's size. Callers render the SVG first: Playwright's sync API runs an
-event loop in this thread, so no ORM call may happen while it is open. The page cache keeps
-the files, so Chromium starts once per label and data version.
+event loop in this thread, so no ORM call may happen while it is open.
+
+Each file is drawn once and stored (``label_file``), keyed by run, target, population and
+format plus a digest of what it shows, so a new figure, name or release draws a new file and
+nothing a reader sends (query strings, cookies, a cold or unreachable page cache) makes
+Chromium start again. A lock file makes concurrent first requests wait for one drawing.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import shutil
 import struct
 import zlib
+from collections.abc import Callable
 from html import escape
+from pathlib import Path
 
 from django.conf import settings
 
@@ -114,3 +122,39 @@ def label_png(svg: str, *, width: int, height: int, title: str, description: str
 def label_pdf(svg: str, *, width: int, height: int, title: str) -> bytes:
     """The label as a one-page PDF of its own size, text kept as text."""
     return _render(svg, width=width, height=height, title=title, fmt="pdf")
+
+
+def label_files_dir() -> Path:
+    return Path(settings.MEDIA_ROOT) / "labels"
+
+
+def label_file(
+    *,
+    run_id: int,
+    target_id: int,
+    fmt: str,
+    content: str,
+    render: Callable[[], bytes],
+    population: str = "all",
+) -> bytes:
+    """The stored file of this label, drawn by ``render`` only when no file shows ``content``
+    (the SVG with its title and description) yet; older files of the same label are removed."""
+    digest = hashlib.blake2b(content.encode(), digest_size=12).hexdigest()
+    stem = f"run{run_id}-target{target_id}-{population}"
+    folder = label_files_dir()
+    path = folder / f"{stem}-{digest}.{fmt}"
+    if path.exists():
+        return path.read_bytes()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{stem}.{fmt}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one drawing; the others wait and read its file
+        if path.exists():
+            return path.read_bytes()
+        data = render()
+        partial = path.with_suffix(f".{fmt}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, path)
+        for old in folder.glob(f"{stem}-*.{fmt}"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    return data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
+from core.ids import identifier_parse
 from core.pagecache import latest
 from evaluations.models import Conversation, EvaluationRun, RunStatus, Scenario
 from llm.models import ModelConfiguration, Provider
@@ -45,11 +46,10 @@ def public_run(run_id: str | int | None, *, with_analysis: bool = False) -> Eval
 
     None when the id is not that of a public run (pages answer 404) or nothing is public.
     """
-    if run_id in (None, ""):
+    pk = identifier_parse(run_id, name="run")
+    if pk is None:
         return public_run_default(with_analysis=with_analysis)
-    if not str(run_id).isdigit():
-        return None
-    return public_runs(with_analysis=with_analysis).filter(pk=int(run_id)).first()
+    return public_runs(with_analysis=with_analysis).filter(pk=pk).first()
 
 
 def public_conversations() -> QuerySet[Conversation]:
@@ -67,10 +67,12 @@ def run_targets(run: EvaluationRun) -> QuerySet[ModelConfiguration]:
 
 
 def run_target(run: EvaluationRun, pk: str | int | None) -> ModelConfiguration | None:
-    """One of the run's targets by id; None for an id that is not a number or not a target."""
-    if pk is None or not str(pk).isdigit():
+    """One of the run's targets by id; None when none is given or it is not a target (an id
+    that is not a number is a bad request, ``core.ids``)."""
+    target_id = identifier_parse(pk, name="model")
+    if target_id is None:
         return None
-    return run_targets(run).filter(pk=int(pk)).first()
+    return run_targets(run).filter(pk=target_id).first()
 
 
 def run_summary_rows(

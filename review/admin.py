@@ -1,5 +1,7 @@
 from django.contrib import admin
 
+from core.admin import ReadOnlyModelAdmin
+
 from .models import Assignment, ContestedMetricKeep, QueueItem, Rating, RatingQueue
 
 
@@ -10,6 +12,9 @@ class RatingQueueAdmin(admin.ModelAdmin):
     search_fields = ("name",)
     filter_horizontal = ("eligible_raters",)
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # deleting a queue would delete its ratings with it
+
 
 @admin.register(QueueItem)
 class QueueItemAdmin(admin.ModelAdmin):
@@ -19,25 +24,27 @@ class QueueItemAdmin(admin.ModelAdmin):
     readonly_fields = ("ratings_done", "claims_open", "required", "completed_at")
     raw_id_fields = ("queue", "metric", "owner")
 
+    def has_add_permission(self, request) -> bool:
+        return False  # items are drawn by the queue services
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # deleting an item would delete its ratings with it
+
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ReadOnlyModelAdmin):
+    """Claimed and released by the rater through the queue pages only."""
+
     list_display = ("item", "rater", "status", "claimed_at", "expires_at")
     list_filter = ("status",)
-    raw_id_fields = ("queue", "item", "rater")
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
+class RatingAdmin(ReadOnlyModelAdmin):
+    """Written by the expert who rated, through the rating pages only."""
+
     list_display = ("item", "rater", "submitted_at", "seconds_spent", "undone")
     list_filter = ("undone",)
-    raw_id_fields = ("queue", "item", "assignment", "rater")
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(ContestedMetricKeep)

@@ -11,6 +11,7 @@ from django.views.generic import DetailView, FormView, ListView, TemplateView
 from core.csvsafe import csv_lines
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin, user_has_role
+from core.validators import fields_control_character_message
 from metrics_registry.models import Metric
 
 from . import agreement, selectors, services
@@ -140,6 +141,8 @@ class AssignmentDraftView(RaterMixin, View):
 
     def post(self, request: HttpRequest, pk: int) -> JsonResponse:
         assignment = self.own_assignment(pk)
+        if problem := fields_control_character_message(request.POST):
+            return JsonResponse({"error": problem}, status=400)
         try:
             draft = services.rating_draft_save(
                 assignment=assignment,

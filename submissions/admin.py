@@ -21,4 +21,14 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_filter = ("status", "age_context")
     search_fields = ("title", "behavior", "contributor__email")
     inlines = [CitationInline, SubmissionEventInline]
-    readonly_fields = ("status", "submitted_at", "drafting_error", "drafting_attempts")
+    # Who wrote a submission is set when its author creates it and never changes.
+    readonly_fields = (
+        "contributor",
+        "status",
+        "submitted_at",
+        "drafting_error",
+        "drafting_attempts",
+    )
+
+    def has_add_permission(self, request) -> bool:
+        return False  # submissions are written by their contributors, on the site

@@ -11,7 +11,9 @@ from django.views import View
 from django.views.generic import DetailView, FormView, ListView
 
 from core.exceptions import ApplicationError
+from core.middleware import bad_request
 from core.roles import Role, RoleRequiredMixin, user_has_role
+from core.validators import fields_control_character_message
 
 from . import selectors, services
 from .forms import CandidateDecisionForm, CandidateForm, SubmissionForm
@@ -181,6 +183,8 @@ class SubmissionActionView(ContributorMixin, View):
 
     def post(self, request, pk: int, action: str):
         submission = get_object_or_404(selectors.submission_list_own(user=request.user), pk=pk)
+        if problem := fields_control_character_message(request.POST):
+            return bad_request(request, problem)
         try:
             if action == "submit":
                 services.submission_submit(submission=submission, actor=request.user)

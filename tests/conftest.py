@@ -18,10 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    """Rate limits (allauth keeps them in the cache) must not leak from one test to the next."""
-    from django.core.cache import cache
+    """Rate limits and cached pages must not leak from one test to the next (the in-memory
+    caches; the database ones live in the test database, rolled back after each test)."""
+    from django.core.cache import caches
 
-    cache.clear()
+    caches["default"].clear()
+    caches["pages"].clear()
 
 
 @pytest.fixture

@@ -53,6 +53,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything reads a body: an oversized one is refused unread.
+    "core.middleware.RequestSizeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -63,6 +65,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Turns an unreachable rate-limit store into a clear 503 (fail closed) instead of a 500.
+    "core.middleware.RateLimitStoreMiddleware",
     # Last, so its 400s still get every security header; before any view or database lookup.
     "core.middleware.ControlCharacterMiddleware",
 ]
@@ -147,26 +151,67 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = env.str("ACCOUNT_DEFAULT_HTTP_PROTOCOL", default
 
 
 # --- Cache ----------------------------------------------------------------------------------
-# Sign-in rate limits and lockouts (allauth) live in the cache, so it must be shared by every
-# web process and survive restarts: Redis when the broker is Redis, else a database table
-# (created by core's migration `create_cache_table`). CACHE_URL overrides both.
+# Two caches. "default" holds rate-limit state (allauth's sign-in, sign-up and password-reset
+# counters and lockouts): shared by every web process, surviving restarts, and never culled, so
+# no amount of other traffic can clear a lockout. Redis when the broker is Redis, else a database
+# table (made by core's migrations) whose entries are deleted only once expired. "pages" holds
+# rebuildable pages and figures (core.pagecache), culled at PAGE_CACHE_MAX_ENTRIES. CACHE_URL and
+# PAGE_CACHE_URL override them.
 def default_cache_url(broker_url: str) -> str:
     if broker_url.startswith(("redis://", "rediss://")):
         return broker_url
     return "dbcache://django_cache"
 
 
+def cache_config(url: str, *, key_prefix: str, max_entries: int, never_cull: bool) -> dict:
+    config = {**env.cache_url_config(url), "KEY_PREFIX": key_prefix}
+    if config["BACKEND"] == "django.core.cache.backends.db.DatabaseCache":
+        if never_cull:
+            config["BACKEND"] = "core.caches.UnculledDatabaseCache"
+        config["OPTIONS"] = {**config.get("OPTIONS", {}), "MAX_ENTRIES": max_entries}
+    elif config["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+        # A Redis that does not answer fails a request within a second, not a worker timeout.
+        config["OPTIONS"] = {
+            **config.get("OPTIONS", {}),
+            "socket_connect_timeout": 1,
+            "socket_timeout": 1,
+        }
+    return config
+
+
+CACHE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="impactbench")
+_RATE_LIMIT_CACHE_URL = env.str(
+    "CACHE_URL", default=default_cache_url(env.str("CELERY_BROKER_URL", default=""))
+)
+_PAGE_CACHE_URL = env.str(
+    "PAGE_CACHE_URL",
+    default=(
+        "dbcache://django_page_cache"
+        if _RATE_LIMIT_CACHE_URL.startswith("dbcache://")
+        else _RATE_LIMIT_CACHE_URL
+    ),
+)
+# About 40 kB a page: 5,000 entries keep every page of a full release and its runs warm.
+PAGE_CACHE_MAX_ENTRIES = env.int("PAGE_CACHE_MAX_ENTRIES", default=5000)
 CACHES = {
-    "default": {
-        **env.cache_url(
-            "CACHE_URL", default=default_cache_url(env.str("CELERY_BROKER_URL", default=""))
-        ),
-        "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="impactbench"),
-    }
+    # MAX_ENTRIES here only says when expired counters are swept (never a live one).
+    "default": cache_config(
+        _RATE_LIMIT_CACHE_URL, key_prefix=CACHE_KEY_PREFIX, max_entries=10_000, never_cull=True
+    ),
+    "pages": cache_config(
+        _PAGE_CACHE_URL,
+        key_prefix=f"{CACHE_KEY_PREFIX}-pages",
+        max_entries=PAGE_CACHE_MAX_ENTRIES,
+        never_cull=False,
+    ),
 }
 # allauth's sign-in limits: 5 failures per account in 5 minutes lock it (the admin signs in
 # through the same view, see impactbench_site/admin.py).
 ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
+
+# The largest request body accepted (imports are 2 MB; a dry run's staged copy travels back in
+# the form). Larger bodies are refused from their Content-Length, before anything reads them.
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=10 * 1024 * 1024)
 
 # --- Email ----------------------------------------------------------------------------------
 # consolemail:// prints messages (with verification links) to the web server's output.

@@ -3,7 +3,13 @@
 import os
 
 from .base import *  # noqa: F403
-from .base import CELERY_BROKER_URL, DATABASES, VAR_DIR, filesystem_broker_options
+from .base import (
+    CELERY_BROKER_URL,
+    DATABASES,
+    VAR_DIR,
+    cache_config,
+    filesystem_broker_options,
+)
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -30,13 +36,16 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(VAR_DIR / "test-broker")
 # Tests never collect static files; WhiteNoise would only warn about the missing folder.
 MIDDLEWARE = [m for m in MIDDLEWARE if m != "whitenoise.middleware.WhiteNoiseMiddleware"]  # noqa: F405
-# Each test process keeps its own cache (cleared before every test). The "database" alias is
-# the embedded default's shared cache: its table is created by migration, and the lockout tests
-# switch to it to show the counters live in the database.
+# Each test process keeps its own caches (cleared before every test). The "database" aliases
+# are the embedded default's: their tables are created by migration, and the lockout tests
+# switch to them to show the counters live in the database and outlast the page cache.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "database": {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-        "LOCATION": "django_cache",
-    },
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "rl"},
+    "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pages"},
+    "database": cache_config(
+        "dbcache://django_cache", key_prefix="test", max_entries=10_000, never_cull=True
+    ),
+    "database_pages": cache_config(
+        "dbcache://django_page_cache", key_prefix="test-pages", max_entries=300, never_cull=False
+    ),
 }

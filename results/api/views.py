@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import ErrorOutput
+from core.ids import identifier_parse
 from core.pagecache import PublishedPageCacheMixin
 from metrics_registry.selectors import area_list_with_subareas
 
@@ -55,6 +56,7 @@ class PublishedMixin(PublishedPageCacheMixin):
     permission_classes = [AllowAny]
     http_method_names = ["get", "head", "options"]
     page_cache_anonymous_only = False
+    page_cache_params: tuple[str, ...] = ("run",)
 
     @property
     def page_cache_name(self) -> str:
@@ -94,6 +96,7 @@ class AreaListApi(PublishedMixin, generics.ListAPIView):
 )
 class RunListApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.RunOutput
+    page_cache_params = ("page",)
 
     def get_queryset(self):
         return public_runs().prefetch_related("targets")
@@ -126,12 +129,7 @@ RESULT_FILTERS = [
 
 
 def _target_id(params) -> int | None:
-    target = params.get("target")
-    if not target:
-        return None
-    if not str(target).isdigit():
-        raise ParseError("target: a model configuration id (a number).")
-    return int(target)
+    return identifier_parse(params.get("target"), name="target")
 
 
 @extend_schema(
@@ -141,6 +139,16 @@ def _target_id(params) -> int | None:
 )
 class RunResultsApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.ResultOutput
+    page_cache_params = (
+        "level",
+        "age_context",
+        "polarity",
+        "target",
+        "area",
+        "subarea",
+        "metric",
+        "page",
+    )
 
     def get_queryset(self):
         run = public_run(self.kwargs["pk"])
@@ -171,15 +179,15 @@ class RunResultsApi(PublishedMixin, generics.ListAPIView):
 )
 class RunConversationListApi(PublishedMixin, generics.ListAPIView):
     serializer_class = s.ConversationBriefOutput
+    page_cache_params = ("metric", "target", "status", "page")
 
     def get_queryset(self):
         params = self.request.query_params
-        target = params.get("target") or ""
         status = params.get("status")
         return public_run_conversations(
             run_id=self.kwargs["pk"],
             metric=params.get("metric", ""),
-            target_id=int(target) if target.isdigit() else None,
+            target_id=_target_id(params),
             status=status if status in ("completed", "failed") else "",
         )
 
@@ -230,13 +238,15 @@ class ScenarioDetailApi(PublishedMixin, generics.RetrieveAPIView):
     responses={200: s.ExploreOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class ExploreApi(PublishedMixin, APIView):
+    page_cache_params = ("run", "model", "age_context", "polarity")
+
     def get(self, request):
         run = self.get_run()
         params = request.query_params
         age = _choice(params, "age_context", AGES, "all")
         polarity = _choice(params, "polarity", POLARITIES, "positive")
-        model = params.get("model")
-        target = run_target(run, model) if (model or "").isdigit() else run_targets(run).first()
+        model = identifier_parse(params.get("model"), name="model")
+        target = run_targets(run).first() if model is None else run_target(run, model)
         if target is None:
             raise NotFound("This model is not part of the published results.")
         cells = explore_cells(run=run, target=target, age=age, polarity=polarity)

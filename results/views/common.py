@@ -15,6 +15,7 @@ class PublicRunMixin(PublishedPageCacheMixin):
     page cache to signed-out readers (`core.pagecache`)."""
 
     request = None  # set by the view
+    page_cache_params: tuple[str, ...] = ("run",)
 
     def get_run(self) -> EvaluationRun | None:
         asked = self.request.GET.get("run", "")

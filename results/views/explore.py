@@ -1,5 +1,7 @@
 from django.views.generic import TemplateView
 
+from core.ids import identifier_parse
+
 from ..charts import band_edges, sunburst
 from ..public import AGES, POLARITIES, explore
 from ..selectors import run_targets
@@ -14,6 +16,7 @@ class ExploreView(PublicRunMixin, TemplateView):
     """The wheel: areas inside, subareas outside, one model or two side by side."""
 
     template_name = "results/explore.html"
+    page_cache_params = ("run", "model", "compare", "age", "polarity", "subarea")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -23,9 +26,10 @@ class ExploreView(PublicRunMixin, TemplateView):
             return context
         params = self.request.GET
         targets = list(run_targets(run))
-        by_id = {str(t.pk): t for t in targets}
-        chosen = [by_id.get(params.get("model", "")) or (targets[0] if targets else None)]
-        other = by_id.get(params.get("compare", ""))
+        by_id = {t.pk: t for t in targets}
+        model = identifier_parse(params.get("model"), name="model")
+        chosen = [by_id.get(model) or (targets[0] if targets else None)]
+        other = by_id.get(identifier_parse(params.get("compare"), name="compare"))
         if other is not None and other != chosen[0]:
             chosen.append(other)
         chosen = [t for t in chosen if t is not None]

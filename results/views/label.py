@@ -5,7 +5,7 @@ from django.views.generic import TemplateView
 
 from ..charts import ForestRow, forest_svg, interval_methods
 from ..label import grade_table, label_profile
-from ..label_export import ExportUnavailable, label_pdf, label_png
+from ..label_export import ExportUnavailable, label_file, label_pdf, label_png
 from ..selectors import run_target, run_targets
 from .common import PublicRunMixin
 
@@ -60,6 +60,7 @@ class LabelView(LabelMixin, TemplateView):
 
 class LabelCompareView(LabelMixin, TemplateView):
     template_name = "results/label_compare.html"
+    page_cache_params = ("run", "a", "b")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -88,6 +89,7 @@ class _SvgView(LabelMixin, View):
     template_name = ""
     # Images carry no navigation: the same file for every reader, cached for all.
     page_cache_anonymous_only = False
+    page_cache_params = ("run", "download")
     content_type = "image/svg+xml; charset=utf-8"
     extension = "svg"
 
@@ -128,7 +130,7 @@ class _SvgView(LabelMixin, View):
 
     def get(self, request, pk: int):
         run, profile, body, height = self.svg(request, pk)
-        self.profile = profile
+        self.run, self.profile = run, profile
         title = f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
         try:
             content = self.convert(body, height=height, title=title)
@@ -160,8 +162,14 @@ class LabelPngView(LabelSvgView):
         description = "; ".join(
             f"{line.category.name}: {line.grade}" for line in self.profile.lines
         )
-        return label_png(
-            body, width=LABEL_WIDTH, height=height, title=title, description=description
+        return label_file(
+            run_id=self.run.pk,
+            target_id=self.profile.target.pk,
+            fmt="png",
+            content="\n".join((body, title, description)),
+            render=lambda: label_png(
+                body, width=LABEL_WIDTH, height=height, title=title, description=description
+            ),
         )
 
 
@@ -172,7 +180,13 @@ class LabelPdfView(LabelSvgView):
     extension = "pdf"
 
     def convert(self, body: str, *, height: int, title: str) -> bytes:
-        return label_pdf(body, width=LABEL_WIDTH, height=height, title=title)
+        return label_file(
+            run_id=self.run.pk,
+            target_id=self.profile.target.pk,
+            fmt="pdf",
+            content="\n".join((body, title)),
+            render=lambda: label_pdf(body, width=LABEL_WIDTH, height=height, title=title),
+        )
 
 
 class LabelBadgeView(_SvgView):

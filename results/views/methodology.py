@@ -20,6 +20,7 @@ PER_METRIC_SHOWN = 15
 
 
 class MethodologyView(PublishedPageCacheMixin, TemplateView):
+    page_cache_params = ("run",)
     template_name = "results/methodology.html"
 
     def get_context_data(self, **kwargs):

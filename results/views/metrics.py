@@ -13,6 +13,19 @@ from .common import PublicRunMixin
 class MetricListView(PublicRunMixin, ListView):
     """Every metric of the public run's release, searchable and filtered like the registry."""
 
+    # ?run=, the filter form's fields and the page of the list.
+    page_cache_params = (
+        "run",
+        "q",
+        "area",
+        "subarea",
+        "polarity",
+        "label_category",
+        "status",
+        "benchmark",
+        "page",
+    )
+
     template_name = "results/metric_list.html"
     context_object_name = "metrics"
     paginate_by = 50

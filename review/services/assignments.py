@@ -335,6 +335,9 @@ def rating_draft_save(
 ) -> RatingDraft:
     """Keep the rater's partial answers. Saving also shows they are still at work, so an open
     claim's timeout starts again."""
+    for text in (comment, *map(str, answers.values())):
+        if problem := control_character_message(text):
+            raise ApplicationError(f"The draft: {problem}")
     assignment = _lock_own_assignment(assignment, rater)
     if assignment.status not in (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED):
         raise ApplicationError("This item is finished; there is no draft to save.")

@@ -9,7 +9,7 @@ from django.utils import timezone
 from core.exceptions import ApplicationError
 from core.links import site_reverse
 from core.mail import mail_send_safely
-from core.validators import LINE_BREAKS
+from core.validators import LINE_BREAKS, control_character_message, display_spoofing_message
 from metrics_registry.models import Subarea
 
 from .. import selectors
@@ -44,6 +44,9 @@ def _check_fields(fields: dict) -> None:
     # The title becomes an email subject and a CSV cell: one line only.
     if LINE_BREAKS.search(fields.get("title") or ""):
         raise ApplicationError("The title must be a single line: remove the line break.")
+    for field in ("title", "credit_name"):
+        if problem := display_spoofing_message(fields.get(field) or ""):
+            raise ApplicationError(f"The {field.replace('_', ' ')}: {problem}")
 
 
 def _set_citations(submission: Submission, citations: Iterable[ParsedCitation]) -> None:
@@ -220,6 +223,8 @@ def _enqueue_drafting(submission: Submission) -> None:
 
 @transaction.atomic
 def submission_withdraw(*, submission: Submission, actor, reason: str = "") -> Submission:
+    if problem := control_character_message(reason):
+        raise ApplicationError(f"The reason: {problem}")
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status in FINAL_STATUSES:
         raise ApplicationError(

@@ -51,17 +51,19 @@ def test_heartbeats_older_than_a_day_are_pruned():
     assert WorkerPing.objects.count() == 1
 
 
-def test_a_cache_that_is_down_is_named_at_once(client, settings):
-    """Redis refusing connections: /health/ready/ says "cache" within the health deadline."""
+@pytest.mark.parametrize("down", ["default", "pages"])
+def test_a_cache_that_is_down_is_named_at_once(client, settings, down):
+    """Redis refusing connections (the rate-limit store or the page cache): /health/ready/ says
+    "cache" within the health deadline."""
     import time
 
     worker_heartbeat_record()
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": "redis://127.0.0.1:9/0",
-        }
+    up = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    gone = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:9/0",
     }
+    settings.CACHES = {alias: gone if alias == down else up for alias in ("default", "pages")}
     started = time.monotonic()
     response = client.get(reverse("core:ready"))
     took = time.monotonic() - started
@@ -69,6 +71,7 @@ def test_a_cache_that_is_down_is_named_at_once(client, settings):
     body = response.json()
     assert body["failing"] == ["cache"], body
     assert "ConnectionError" in body["checks"]["cache"]["detail"]
+    assert down in body["checks"]["cache"]["detail"]
     assert took < settings.HEALTH_CHECK_TIMEOUT_SECONDS + 0.5
     # Liveness does not depend on the cache.
     assert client.get(reverse("core:health")).status_code == 200

@@ -119,3 +119,46 @@ def test_without_chromium_the_png_says_so_and_the_svg_still_works(client, settin
     assert response.status_code == 503
     assert "Chromium is not installed" in response.content.decode()
     assert client.get(reverse("results:label-svg", args=[target.pk])).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"), [("results:label-png", "png"), ("results:label-pdf", "pdf")]
+)
+def test_a_label_file_is_drawn_once_and_served_from_its_stored_file(
+    client, chromium, settings, tmp_path, name, fmt
+):
+    from django.core.cache import caches
+
+    settings.MEDIA_ROOT = tmp_path
+    run = published_run()
+    target = run.targets.order_by("name").first()
+    url = reverse(name, args=[target.pk])
+    first = client.get(url, {"run": run.pk})
+    assert first.status_code == 200
+    (stored,) = (tmp_path / "labels").glob(f"run{run.pk}-target{target.pk}-all-*.{fmt}")
+    assert stored.read_bytes() == first.content
+    # Mark the stored file: a second drawing would replace the mark with an image.
+    stored.write_bytes(b"stored " + fmt.encode())
+    for extra in ({}, {"download": "1"}, {"utm": "x"}):
+        caches["pages"].clear()  # a cold (or unreachable) page cache
+        again = client.get(url, {"run": run.pk, **extra})
+        assert again.content == b"stored " + fmt.encode()
+
+
+def test_new_figures_draw_a_new_label_file_and_drop_the_old(settings, tmp_path):
+    from results.label_export import label_file
+
+    settings.MEDIA_ROOT = tmp_path
+    drawn = []
+
+    def draw(text):
+        drawn.append(text)
+        return text.encode()
+
+    for content in ("A+ 96 %", "A+ 96 %", "B 76 %"):
+        data = label_file(
+            run_id=1, target_id=2, fmt="png", content=content, render=lambda c=content: draw(c)
+        )
+        assert data == content.encode()
+    assert drawn == ["A+ 96 %", "B 76 %"]
+    assert len(list((tmp_path / "labels").glob("run1-target2-all-*.png"))) == 1

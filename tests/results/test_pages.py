@@ -84,7 +84,7 @@ def test_real_models_carry_no_offline_label_and_runs_are_selectable(client):
     assert "Real A" in html
     assert "Real C" not in html
     assert client.get(URL, {"run": 999999}).status_code == 404
-    assert client.get(URL, {"run": "x"}).status_code == 404
+    assert client.get(URL, {"run": "x"}).status_code == 400  # not an id at all (core.ids)
     assert second.pk != first.pk
 
 

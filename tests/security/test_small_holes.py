@@ -117,3 +117,161 @@ def test_two_posts_of_the_same_submission_form_create_one_submission(client_for,
     # A fresh form is a new submission.
     other = client.get(reverse("submissions:create")).content.decode()
     assert token not in other
+
+
+def test_a_conversation_of_a_run_outside_any_release_opens_for_staff(client_for, researcher):
+    from evaluations.models import Conversation
+    from tests.llm.factories import OfflineConfigurationFactory
+    from tests.results.factories import completed_run, metric_version, scenario
+
+    version = metric_version(polarity="positive")
+    target = OfflineConfigurationFactory(name="Anchor study target")
+    run = completed_run(
+        targets=[target],
+        versions=[version],
+        outcomes=[(scenario(version, 0, "adult"), target, True)],
+        publish_as=None,
+    )
+    assert run.release is None
+    conversation = Conversation.objects.filter(run=run).first()
+    response = client_for(researcher).get(reverse("results:conversation", args=[conversation.pk]))
+    assert response.status_code == 200
+    assert "outside any release" in response.content.decode()
+
+
+def test_a_nul_in_a_rating_draft_is_a_clear_400(client_for, expert_reviewer):
+    from review.services import assignment_claim
+    from tests.review.factories import synthetic_candidates
+
+    queue = metric_queue(n=1, required=1, candidates=synthetic_candidates(1))
+    assignment = assignment_claim(queue=queue, rater=expert_reviewer)
+    response = client_for(expert_reviewer).post(
+        reverse("review:draft", args=[assignment.pk]),
+        {"answer-fidelity": "faithful", "comment": "half\x00way"},
+    )
+    assert response.status_code == 400
+    assert "control character" in response.json()["error"]
+
+
+def test_a_nul_in_a_withdrawal_reason_is_a_clear_400(client_for, contributor):
+    from tests.submissions.factories import SubmissionFactory
+
+    submission = SubmissionFactory(contributor=contributor)
+    response = client_for(contributor).post(
+        reverse("submissions:action", args=[submission.pk, "withdraw"]), {"reason": "no\x00"}
+    )
+    assert response.status_code == 400
+    assert "control character" in response.content.decode()
+    submission.refresh_from_db()
+    assert submission.status != "withdrawn"
+
+
+def test_a_metric_import_with_a_100000_digit_weight_is_explained():
+    from core.exceptions import ApplicationError
+    from core.jsonsafe import json_loads_checked
+
+    with pytest.raises(ApplicationError, match="100,000 digits"):
+        json_loads_checked('{"source_weights": {"a": ' + "9" * 100_000 + "}}")
+    with pytest.raises(ApplicationError, match="too large"):
+        json_loads_checked('[{"weight": 1e999}]')
+    assert json_loads_checked('{"weight": 12, "x": 0.5}') == {"weight": 12, "x": 0.5}
+
+
+def test_an_oversized_body_is_refused_unread(client, settings):
+    settings.REQUEST_BODY_MAX_BYTES = 1000
+    for url in ("/accounts/login/", "/api/submissions/", "/admin/login/", "/contact/"):
+        response = client.generic(
+            "POST", url, b"x" * 2000, content_type="multipart/form-data; boundary=zz"
+        )
+        assert response.status_code == 413, url
+
+
+class _Recorder:
+    """An upload handler that notes every file part a parser hands to it."""
+
+    seen: list = []
+
+    def __init__(self, request=None):
+        pass
+
+    def handle_raw_input(self, *args, **kwargs):
+        return None
+
+    def new_file(self, field_name, file_name, *args, **kwargs):
+        _Recorder.seen.append(file_name)
+
+    def receive_data_chunk(self, raw_data, start):
+        return None
+
+    def file_complete(self, file_size):
+        return None
+
+    def upload_complete(self):
+        return None
+
+    def upload_interrupted(self):
+        return None
+
+
+def test_a_signed_out_upload_is_never_spooled(client, settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.FILE_UPLOAD_HANDLERS = [f"{__name__}._Recorder"]
+    _Recorder.seen = []
+    upload = SimpleUploadedFile("big.bin", b"\x01" * 100_000)
+    for url in ("/accounts/login/", "/api/submissions/", "/admin/login/"):
+        client.post(url, {"login": "a@example.org", "password": "x", "file": upload})
+        upload.seek(0)
+    assert _Recorder.seen == []
+
+
+def _display_spoofing_characters() -> list[str]:
+    """Every code point of the refused set (bidi controls, invisible spaces and operators, the
+    BOM, tag characters), read out of the whole code space; each is a format character or an
+    unassigned one of the tag block."""
+    import sys
+    import unicodedata
+
+    from core.validators import DISPLAY_SPOOFING
+
+    refused = [chr(c) for c in range(sys.maxunicode + 1) if DISPLAY_SPOOFING.match(chr(c))]
+    assert all(unicodedata.category(c) in ("Cf", "Cn") for c in refused)
+    return refused
+
+
+def test_one_line_fields_refuse_every_display_spoofing_character():
+    from django.core.exceptions import ValidationError
+
+    from core.validators import single_line
+
+    refused = _display_spoofing_characters()
+    assert {"\u202e", "\u2066", "\u2069", "\u061c", "\u200b", "\ufeff", "\U000e0041"} <= set(
+        refused
+    )
+    assert len(refused) >= 128 + 20
+    for char in refused:
+        with pytest.raises(ValidationError, match="invisible"):
+            single_line(f"Report{char}fdp.exe")
+    single_line("می\u200cخواهم")  # Persian needs the zero-width non-joiner
+    single_line("family \U0001f468\u200d\U0001f469\u200d\U0001f467")  # an emoji sequence
+
+
+def test_a_submission_title_with_a_right_to_left_override_is_refused(client_for, contributor):
+    response = client_for(contributor).post(
+        reverse("submissions:create"), {**FORM, "title": "Invoice \u202egpj.exe", "save": "1"}
+    )
+    assert response.status_code == 200
+    assert "invisible direction" in response.content.decode()
+    assert not Submission.objects.exists()
+
+
+def test_an_imported_metric_name_with_tag_characters_is_a_bad_row():
+    from metrics_registry.services import metrics_import_file
+
+    header = "name,criterion,polarity,subareas,label_category"
+    data = f"{header}\nPet\U000e0041 names,Uses pet names.,negative,agency-purpose,agency\n"
+    report = metrics_import_file(
+        data=data, filename="x.csv", benchmark_slug="b", created_by=None, dry_run=True
+    )
+    assert len(report.errors) == 1
+    assert "invisible" in report.errors[0].reason

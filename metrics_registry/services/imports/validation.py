@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils.text import slugify
 
-from core.validators import control_character_find, text_length_problem
+from core.validators import control_character_find, display_spoofing_message, text_length_problem
 
 from ...models import AgeContexts, Benchmark, MetricVersion
 from .parsing import ImportRow, cell_text, fold
@@ -93,6 +93,8 @@ def row_validate(
         reasons.append("missing criterion")
     if not name:
         reasons.append("missing name")
+    elif problem := display_spoofing_message(name):
+        reasons.append(f"name: {problem}")
     elif len(name) > 200:
         reasons.append(f"name is too long ({len(name)} characters, at most 200)")
 
