@@ -12,31 +12,42 @@ from stats.estimates import Estimate
 
 from .models import PassRateSummary, RunAnalysis, SummaryLevel
 
+# Within a release: the run a maintainer marked as headline, else the most complete one, and
+# among equals the one made official first, so a later, smaller run never takes its place.
+RELEASE_RUN_ORDER = ("-is_headline", "-conversations_completed", "pk")
+PUBLIC_RUN_ORDER = ("-release__major", "-release__minor", "-release__patch", *RELEASE_RUN_ORDER)
 
-def public_runs(*, with_analysis: bool = False) -> QuerySet[EvaluationRun]:
-    """Official, completed runs of published releases whose summaries exist, newest first.
 
-    Only a maintainer's designation makes a run public (`evaluations.services.official`), so a
-    later test run never replaces what visitors see. The analysis JSON (large at scale) is
-    loaded only when asked for: most pages need just its refresh time.
-    """
-    runs = (
-        EvaluationRun.objects.filter(
-            is_official=True,
-            status=RunStatus.COMPLETED,
-            release__status=ReleaseStatus.PUBLISHED,
-            analysis__isnull=False,
-        )
-        .select_related("release", "analysis", "judge", "simulator")
-        .order_by("-release__major", "-release__minor", "-release__patch", "-finished_at", "-pk")
+def _summarised_runs(*, with_analysis: bool) -> QuerySet[EvaluationRun]:
+    runs = EvaluationRun.objects.filter(analysis__isnull=False).select_related(
+        "release", "analysis", "judge", "simulator"
     )
     if not with_analysis:
         runs = runs.defer("analysis__reliability", "analysis__robustness")
     return runs
 
 
+def public_runs(*, with_analysis: bool = False) -> QuerySet[EvaluationRun]:
+    """Official, completed runs of published releases whose summaries exist: newest release
+    first, and within a release its headline run first (`RELEASE_RUN_ORDER`).
+
+    Only a maintainer's designation makes a run public (`evaluations.services.official`), so a
+    later test run never replaces what visitors see. The analysis JSON (large at scale) is
+    loaded only when asked for: most pages need just its refresh time.
+    """
+    return (
+        _summarised_runs(with_analysis=with_analysis)
+        .filter(
+            is_official=True,
+            status=RunStatus.COMPLETED,
+            release__status=ReleaseStatus.PUBLISHED,
+        )
+        .order_by(*PUBLIC_RUN_ORDER)
+    )
+
+
 def public_run_default(*, with_analysis: bool = False) -> EvaluationRun | None:
-    """The latest published release's latest official (and summarised) run."""
+    """The latest published release's headline run."""
     return public_runs(with_analysis=with_analysis).first()
 
 
@@ -50,6 +61,33 @@ def public_run(run_id: str | int | None, *, with_analysis: bool = False) -> Eval
     if not str(run_id).isdigit():
         return None
     return public_runs(with_analysis=with_analysis).filter(pk=int(run_id)).first()
+
+
+def public_run_for_target(target_id: str | int | None) -> EvaluationRun | None:
+    """The run a model's label shows without ``?run=``: the first public run (newest release,
+    headline first) in which the model was a target."""
+    if target_id is None or not str(target_id).isdigit():
+        return None
+    return public_runs().filter(targets=int(target_id)).first()
+
+
+def staff_run(run_id: str | int | None, *, with_analysis: bool = False) -> EvaluationRun | None:
+    """Any run with summaries, official or not, for maintainers and researchers (pages mark
+    it "not public")."""
+    if run_id in (None, "") or not str(run_id).isdigit():
+        return None
+    return _summarised_runs(with_analysis=with_analysis).filter(pk=int(run_id)).first()
+
+
+def headline_run_ids() -> set[int]:
+    """The id of each published release's headline run (the first of its public runs)."""
+    seen: set[int | None] = set()
+    heads = set()
+    for pk, release_id in public_runs().values_list("pk", "release_id"):
+        if release_id not in seen:
+            seen.add(release_id)
+            heads.add(pk)
+    return heads
 
 
 def public_conversations() -> QuerySet[Conversation]:

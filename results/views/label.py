@@ -6,7 +6,7 @@ from django.views.generic import TemplateView
 from ..charts import ForestRow, forest_svg
 from ..label import grade_table, label_profile
 from ..label_export import ExportUnavailable, label_pdf, label_png
-from ..selectors import run_target, run_targets
+from ..selectors import public_run_for_target, run_target, run_targets
 from .common import PublicRunMixin
 
 
@@ -17,10 +17,15 @@ class LabelMixin(PublicRunMixin):
             raise Http404("This model is not part of the published results.")
         return label_profile(run=run, target=target)
 
-    def public_run_or_404(self):
-        run = self.get_run()
+    def public_run_or_404(self, target_pk=None):
+        """The run asked for; without ``?run=``, the headline run in which the model appears
+        (a newer run without this model never hides its label)."""
+        if target_pk is not None and not self.request.GET.get("run"):
+            run = public_run_for_target(target_pk)
+        else:
+            run = self.get_run()
         if run is None:
-            raise Http404("No published results yet.")
+            raise Http404("No published results for this model.")
         return run
 
 
@@ -38,9 +43,9 @@ class LabelView(LabelMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        run = self.public_run_or_404()
+        run = self.public_run_or_404(kwargs["pk"])
         profile = self.profile_for(run, kwargs["pk"])
-        context.update(self.run_context(run))
+        context.update(self.run_context(run, target_id=profile.target.pk))
         context.update(
             profile=profile,
             profiles=[profile],
@@ -56,7 +61,7 @@ class LabelCompareView(LabelMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        run = self.public_run_or_404()
+        run = self.public_run_or_404(self.request.GET.get("a"))
         a = self.profile_for(run, self.request.GET.get("a"))
         b = self.profile_for(run, self.request.GET.get("b"))
         by_category = {line.category.pk: line for line in b.lines}
@@ -85,7 +90,7 @@ class _SvgView(LabelMixin, View):
 
     def svg(self, request, pk: int) -> tuple:
         """(run, profile, svg text, height) of the label image."""
-        run = self.public_run_or_404()
+        run = self.public_run_or_404(pk)
         profile = self.profile_for(run, pk)
         # Row positions for the image: headings and lines stacked 22 px apart.
         rows, y = [], 96
