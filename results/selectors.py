@@ -79,15 +79,20 @@ def staff_run(run_id: str | int | None, *, with_analysis: bool = False) -> Evalu
     return _summarised_runs(with_analysis=with_analysis).filter(pk=int(run_id)).first()
 
 
-def headline_run_ids() -> set[int]:
-    """The id of each published release's headline run (the first of its public runs)."""
+def headline_run_ids(runs: list[EvaluationRun]) -> set[int]:
+    """Of public runs in `public_runs` order, the id of each release's headline run (its first)."""
     seen: set[int | None] = set()
     heads = set()
-    for pk, release_id in public_runs().values_list("pk", "release_id"):
-        if release_id not in seen:
-            seen.add(release_id)
-            heads.add(pk)
+    for run in runs:
+        if run.release_id not in seen:
+            seen.add(run.release_id)
+            heads.add(run.pk)
     return heads
+
+
+def run_ids_with_target(target_id: int) -> list[int]:
+    """Ids of the public runs in which a model was a target."""
+    return list(public_runs().filter(targets=target_id).values_list("pk", flat=True))
 
 
 def public_conversations() -> QuerySet[Conversation]:

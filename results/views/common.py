@@ -10,6 +10,7 @@ from evaluations.models import EvaluationRun
 
 from ..selectors import (
     headline_run_ids,
+    run_ids_with_target,
     public_run,
     public_runs,
     run_is_synthetic,
@@ -54,11 +55,13 @@ class PublicRunMixin(PublishedPageCacheMixin):
         only runs in which that model was a target."""
         if run is None:
             return {"run": None}
-        runs = public_runs()
-        heads = headline_run_ids()
+        # One query for the listing and the headline marks (the first run of each release).
+        runs = list(public_runs()[:200])
+        heads = headline_run_ids(runs)
         if target_id is not None:
-            runs = runs.filter(targets=target_id)
-        others = [r for r in runs[:20] if r.pk != run.pk]
+            with_target = set(run_ids_with_target(target_id))
+            runs = [r for r in runs if r.pk in with_target]
+        others = [r for r in runs if r.pk != run.pk][:20]
         return {
             "run": run,
             "release": run.release,
