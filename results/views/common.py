@@ -10,9 +10,9 @@ from evaluations.models import EvaluationRun
 
 from ..selectors import (
     headline_run_ids,
-    run_ids_with_target,
     public_run,
     public_runs,
+    run_ids_with_target,
     run_is_synthetic,
     run_uses_offline_model,
     staff_run,
