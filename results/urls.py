@@ -12,6 +12,11 @@ urlpatterns = [
     path("conversations/<int:pk>/", views.ConversationView.as_view(), name="conversation"),
     path("label/compare/", views.LabelCompareView.as_view(), name="label-compare"),
     path("label/<int:pk>/", views.LabelView.as_view(), name="label"),
+    path(
+        "label/<int:pk>/category/<slug:slug>/",
+        views.LabelCategoryView.as_view(),
+        name="label-category",
+    ),
     path("label/<int:pk>/label.svg", views.LabelSvgView.as_view(), name="label-svg"),
     path("label/<int:pk>/label.png", views.LabelPngView.as_view(), name="label-png"),
     path("label/<int:pk>/label.pdf", views.LabelPdfView.as_view(), name="label-pdf"),

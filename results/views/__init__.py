@@ -4,6 +4,7 @@ from .conversations import ConversationView, RunConversationsView
 from .explore import ExploreView
 from .label import (
     LabelBadgeView,
+    LabelCategoryView,
     LabelCompareView,
     LabelPdfView,
     LabelPngView,
@@ -17,6 +18,7 @@ __all__ = [
     "ConversationView",
     "ExploreView",
     "LabelBadgeView",
+    "LabelCategoryView",
     "LabelCompareView",
     "LabelPdfView",
     "LabelPngView",

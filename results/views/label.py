@@ -4,18 +4,40 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from ..charts import ForestRow, forest_svg
-from ..label import grade_table, label_profile
+from ..label import (
+    AGE_WORDS,
+    LABEL_AGES,
+    grade_table,
+    label_age,
+    label_category_metrics,
+    label_profile,
+)
 from ..label_export import ExportUnavailable, label_pdf, label_png
 from ..selectors import public_run_for_target, run_target, run_targets
 from .common import PublicRunMixin
 
 
 class LabelMixin(PublicRunMixin):
+    def age(self) -> str:
+        return label_age(self.request.GET.get("age"))
+
     def profile_for(self, run, pk) -> object:
         target = run_target(run, pk)
         if target is None:
             raise Http404("This model is not part of the published results.")
-        return label_profile(run=run, target=target)
+        return label_profile(run=run, target=target, age=self.age())
+
+    def age_context(self) -> dict:
+        """The population switch: (value, words, link keeping the other parameters) of each
+        choice, and the one shown."""
+        links = []
+        for age in LABEL_AGES:
+            query = self.request.GET.copy()
+            query["age"] = age
+            if age == "all":
+                query.pop("age")
+            links.append((age, AGE_WORDS[age], f"{self.request.path}?{query.urlencode()}"))
+        return {"age": self.age(), "age_links": links}
 
     def public_run_or_404(self, target_pk=None):
         """The run asked for; without ``?run=``, the headline run in which the model appears
@@ -46,6 +68,7 @@ class LabelView(LabelMixin, TemplateView):
         run = self.public_run_or_404(kwargs["pk"])
         profile = self.profile_for(run, kwargs["pk"])
         context.update(self.run_context(run, target_id=profile.target.pk))
+        context.update(self.age_context())
         context.update(
             profile=profile,
             profiles=[profile],
@@ -67,6 +90,7 @@ class LabelCompareView(LabelMixin, TemplateView):
         by_category = {line.category.pk: line for line in b.lines}
         pairs = [(line, by_category.get(line.category.pk)) for line in a.lines]
         context.update(self.run_context(run))
+        context.update(self.age_context())
         context.update(
             a=a,
             b=b,
@@ -74,6 +98,30 @@ class LabelCompareView(LabelMixin, TemplateView):
             profiles=[a, b],
             grades=grade_table(),
             targets=run_targets(run),
+        )
+        return context
+
+
+class LabelCategoryView(LabelMixin, TemplateView):
+    """Behind one grade: the category's metrics with this model's pass rates, each leading on
+    to its scenarios and transcripts."""
+
+    template_name = "results/label_category.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        run = self.public_run_or_404(kwargs["pk"])
+        profile = self.profile_for(run, kwargs["pk"])
+        line = next((li for li in profile.lines if li.category.slug == kwargs["slug"]), None)
+        if line is None:
+            raise Http404("This model has no results in this category.")
+        context.update(self.run_context(run, target_id=profile.target.pk))
+        context.update(self.age_context())
+        context.update(
+            profile=profile,
+            line=line,
+            category=line.category,
+            metrics=label_category_metrics(run=run, target=profile.target, category=line.category),
         )
         return context
 
@@ -112,6 +160,7 @@ class _SvgView(LabelMixin, View):
             {
                 **self.run_context(run),
                 "profile": profile,
+                "age": profile.age,
                 "rows": rows,
                 "height": height,
                 "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),
@@ -126,7 +175,10 @@ class _SvgView(LabelMixin, View):
     def get(self, request, pk: int):
         run, profile, body, height = self.svg(request, pk)
         self.profile = profile
-        title = f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
+        title = (
+            f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
+            f" · {profile.population}"
+        )
         try:
             content = self.convert(body, height=height, title=title)
         except ExportUnavailable as error:
@@ -137,7 +189,11 @@ class _SvgView(LabelMixin, View):
             )
         response = HttpResponse(content, content_type=self.content_type)
         if request.GET.get("download") or self.extension != "svg":
-            name = f"impactbench-label-{run.release.version}-{profile.target.pk}.{self.extension}"
+            suffix = "" if profile.age == "all" else f"-{profile.age}"
+            name = (
+                f"impactbench-label-{run.release.version}-{profile.target.pk}{suffix}"
+                f".{self.extension}"
+            )
             disposition = "attachment" if request.GET.get("download") else "inline"
             response["Content-Disposition"] = f'{disposition}; filename="{name}"'
         return response

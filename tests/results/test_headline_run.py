@@ -72,9 +72,9 @@ def test_a_label_without_run_resolves_to_the_headline_run_holding_that_model(cli
     for target in (inside, outside):
         response = client.get(reverse("results:label", args=[target.pk]))
         assert response.status_code == 200
-    assert f"?run={big.pk}" in client.get(
-        reverse("results:label", args=[outside.pk])
-    ).content.decode()
+    assert (
+        f"?run={big.pk}" in client.get(reverse("results:label", args=[outside.pk])).content.decode()
+    )
 
 
 def test_the_headline_control_is_for_maintainers(client, researcher, maintainer):

@@ -127,6 +127,13 @@ RULES = {
     "results:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
     "results:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-svg": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    "results:label-category": (
+        EVERYONE,
+        lambda w: {
+            "pk": w["official_target"].pk,
+            "slug": w["official_conversation"].scenario.metric_version.label_category.slug,
+        },
+    ),
     "results:label-badge": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-png": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-pdf": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
@@ -397,6 +404,7 @@ UNOFFICIAL_RESULT_PAGES = (
     ("results:label", "target"),
     ("results:label-svg", "target"),
     ("results:label-badge", "target"),
+    ("results:label-category", "category"),
 )
 
 
@@ -408,6 +416,10 @@ def test_an_unofficial_runs_results_open_for_staff_only(client, world, name, arg
         None: None,
         "metric": {"key": conversation.scenario.metric_version.metric.key},
         "target": {"pk": conversation.target_id},
+        "category": {
+            "pk": conversation.target_id,
+            "slug": conversation.scenario.metric_version.label_category.slug,
+        },
     }[arg]
     url = reverse(name, kwargs=kwargs) + f"?run={run.pk}"
     wrong = _check(client, world, name, url, CURATORS, post_when_refused=False)

@@ -1,0 +1,67 @@
+"""The label leads down to the evidence: grade rows link to the category's metrics, a
+teen / adult switch changes every figure, and a grade whose interval spans bands says so."""
+
+import pytest
+from django.urls import reverse
+
+from evaluations.models import Conversation
+from results.label import CategoryLine, grade_for, label_profile
+from results.models import PassRateSummary
+from stats.estimates import Estimate
+from tests.results.public_data import published_run
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_grade_shows_its_range_when_the_interval_spans_bands():
+    line = CategoryLine(None, Estimate(value=0.77, low=0.71, high=0.86, n=40), "B", False, 2)
+    assert line.grade_range == ("B−", "A−")
+    assert line.grade_text == "B, plausibly B− to A−"
+    narrow = CategoryLine(None, Estimate(value=0.77, low=0.76, high=0.79, n=400), "B", False, 2)
+    assert narrow.grade_range is None and narrow.grade_text == "B"
+
+
+def test_teen_label_counts_only_teen_conversations(client):
+    run = published_run(n_metrics=2)
+    target = run.targets.order_by("name").first()
+    teen = label_profile(run=run, target=target, age="teen")
+    judged = Conversation.objects.filter(run=run, target=target, verdict_passed__isnull=False)
+    teen_convs = judged.filter(scenario__age_context="teen")
+    assert teen.n_conversations == teen_convs.count() and teen.adult == 0
+    for line in teen.lines:
+        in_cat = teen_convs.filter(scenario__metric_version__label_category=line.category)
+        assert line.estimate.n == in_cat.count()
+        assert line.estimate.value == pytest.approx(
+            in_cat.filter(verdict_passed=True).count() / in_cat.count()
+        )
+        assert line.grade == grade_for(line.estimate.value)
+    html = client.get(reverse("results:label", args=[target.pk]), {"age": "teen"}).content
+    html = html.decode()
+    assert "Shown for teen personas (13–17) only." in html
+    assert "age=teen&amp;download=1" in html
+    svg = client.get(reverse("results:label-svg", args=[target.pk]), {"age": "teen"})
+    assert "shown for teen personas (13–17) only" in svg.content.decode()
+
+
+def test_each_grade_links_to_its_category_page_with_per_metric_rates(client):
+    run = published_run(n_metrics=4)
+    target = run.targets.order_by("name").first()
+    html = client.get(reverse("results:label", args=[target.pk])).content.decode()
+    profile = label_profile(run=run, target=target)
+    for line in profile.lines:
+        url = reverse("results:label-category", args=[target.pk, line.category.slug])
+        assert f'href="{url}?run={run.pk}"' in html
+        page = client.get(url, {"run": run.pk})
+        assert page.status_code == 200
+        body = page.content.decode()
+        rows = PassRateSummary.objects.filter(
+            run=run, target=target, level="metric", age_context="all",
+            metric_version__label_category=line.category,
+        )  # fmt: skip
+        assert rows.count() == line.n_metrics
+        for row in rows:
+            key = row.metric_version.metric.key
+            assert f"{reverse('results:metric', args=[key])}?run={run.pk}#scenarios" in body
+            assert f"n = {row.n_conversations}" in body or f"n={row.n_conversations}" in body
+    missing = client.get(reverse("results:label-category", args=[target.pk, "no-such-category"]))
+    assert missing.status_code == 404
