@@ -31,7 +31,8 @@ def _small_run(big, *, official=True):
 def test_a_later_smaller_official_run_does_not_replace_the_most_complete_one(maintainer):
     big = published_run()
     small = _small_run(big)
-    assert small.pk > big.pk and small.conversations_completed < big.conversations_completed
+    assert small.pk > big.pk
+    assert small.conversations_completed < big.conversations_completed
     assert public_run_default() == big
     assert list(public_runs()) == [big, small]
 

@@ -18,7 +18,8 @@ def test_a_grade_shows_its_range_when_the_interval_spans_bands():
     assert line.grade_range == ("B−", "A−")
     assert line.grade_text == "B, plausibly B− to A−"
     narrow = CategoryLine(None, Estimate(value=0.77, low=0.76, high=0.79, n=400), "B", False, 2)
-    assert narrow.grade_range is None and narrow.grade_text == "B"
+    assert narrow.grade_range is None
+    assert narrow.grade_text == "B"
 
 
 def test_teen_label_counts_only_teen_conversations(client):
@@ -27,7 +28,8 @@ def test_teen_label_counts_only_teen_conversations(client):
     teen = label_profile(run=run, target=target, age="teen")
     judged = Conversation.objects.filter(run=run, target=target, verdict_passed__isnull=False)
     teen_convs = judged.filter(scenario__age_context="teen")
-    assert teen.n_conversations == teen_convs.count() and teen.adult == 0
+    assert teen.n_conversations == teen_convs.count()
+    assert teen.adult == 0
     for line in teen.lines:
         in_cat = teen_convs.filter(scenario__metric_version__label_category=line.category)
         assert line.estimate.n == in_cat.count()
