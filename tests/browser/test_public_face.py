@@ -95,3 +95,31 @@ def test_making_a_small_run_official_keeps_the_headline_run_and_every_permalink(
     missing = next(t for t in targets if not small.targets.filter(pk=t.pk).exists())
     assert visitor.goto(f"/label/{missing.pk}/").status == 200
     assert visitor.get_by_test_id("run-link").inner_text() == big.name
+
+
+def test_visitor_goes_from_a_grade_down_to_a_transcript_and_switches_to_teens(page):
+    run = published_run(n_metrics=4)
+    target = run.targets.order_by("name").first()
+    page.goto(f"/label/{target.pk}/")
+    all_figures = page.get_by_test_id("nutrition-label").inner_text()
+    page.get_by_test_id("category-link").first.click()
+    page.wait_for_url("**/category/**")
+    assert page.get_by_test_id("category-grade").is_visible()
+    page.get_by_test_id("metric-link").first.click()
+    page.wait_for_url("**/metrics/**#scenarios")
+    page.get_by_test_id("conversation-link").first.click()
+    page.wait_for_url("**/conversations/**")
+    assert page.get_by_test_id("evidence").first.is_visible()
+    page.go_back()
+    page.go_back()
+    page.get_by_test_id("crumb-label").click()
+    page.wait_for_url(f"**/label/{target.pk}/**")
+    page.get_by_test_id("age-switch").get_by_role("link", name="Teens (13–17)").click()
+    page.wait_for_url("**age=teen**")
+    assert page.get_by_test_id("label-population").inner_text() == (
+        "Shown for teen personas (13–17) only."
+    )
+    teen_figures = page.get_by_test_id("nutrition-label").inner_text()
+    assert teen_figures != all_figures
+    assert "0 with adult personas" in teen_figures
+    assert "age=teen" in page.get_by_test_id("download-png").get_attribute("href")
