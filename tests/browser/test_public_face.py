@@ -5,6 +5,7 @@ import pytest
 
 from core.roles import Role
 from evaluations.models import Conversation
+from results.models import PassRateSummary
 from results.services import results_refresh
 from tests.browser.conftest import sign_in
 from tests.factories import UserFactory
@@ -123,3 +124,23 @@ def test_visitor_goes_from_a_grade_down_to_a_transcript_and_switches_to_teens(pa
     assert teen_figures != all_figures
     assert "0 with adult personas" in teen_figures
     assert "age=teen" in page.get_by_test_id("download-png").get_attribute("href")
+
+
+def test_home_page_states_the_headline_findings_and_leads_to_the_results(page):
+    run = published_run(n_metrics=2)
+    rows = PassRateSummary.objects.filter(run=run, level="overall", age_context="all")
+    page.goto("/")
+    findings = page.get_by_test_id("finding")
+    assert findings.count() == 2
+    text = page.get_by_test_id("headline-findings").inner_text()
+    for polarity, verb in (("negative", "avoided"), ("positive", "showed")):
+        mine = rows.filter(polarity=polarity)
+        passed = sum(r.n_passed for r in mine)
+        n = sum(r.n_conversations for r in mine)
+        assert f"The models {verb} the" in text
+        assert f"in {passed} of {n} test conversations" in text
+    assert f"release {run.release.version}" in text
+    page.get_by_test_id("see-results").click()
+    page.wait_for_url("**/explore/")
+    assert page.get_by_test_id("run-link").inner_text() == run.name
+    assert page.get_by_test_id("sunburst").count() == 1
