@@ -170,8 +170,8 @@ def sunburst(
         text = ""
         if fits:
             text = percent(node.estimate)
-        # Area names where about 7 px a character fit along the arc.
-        name = node.label if ring == 0 and (a1 - a0) * mid_r > 7 * len(node.label) else ""
+        # Area names where about 9 px a character (14 px bold) fit along the arc.
+        name = node.label if ring == 0 and (a1 - a0) * mid_r > 9 * len(node.label) else ""
         segments.append(
             Segment(
                 key=node.key,

@@ -188,7 +188,6 @@ def public_metric(key: str) -> Metric | None:
     return metric_list(user=None).filter(key=key).first()
 
 
-
 @dataclass
 class ModelResult:
     target: ModelConfiguration

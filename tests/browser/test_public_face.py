@@ -7,7 +7,7 @@ from core.roles import Role
 from evaluations.models import Conversation
 from results.models import PassRateSummary
 from results.services import results_refresh
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import screenshot, sign_in
 from tests.factories import UserFactory
 from tests.results.factories import completed_run
 from tests.results.public_data import published_run
@@ -144,3 +144,34 @@ def test_home_page_states_the_headline_findings_and_leads_to_the_results(page):
     page.wait_for_url("**/explore/")
     assert page.get_by_test_id("run-link").inner_text() == run.name
     assert page.get_by_test_id("sunburst").count() == 1
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_the_wheel_names_its_segments_at_desktop_and_phone_width(browser, live_server, width):
+    run = published_run(n_metrics=4)
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": width, "height": 900}, is_mobile=width < 500
+    )
+    page = context.new_page()
+    page.goto(f"/explore/?run={run.pk}&subarea=agency-purpose")
+    wheel = page.get_by_test_id("sunburst").first
+    names = page.get_by_test_id("wheel-name")
+    assert names.count() >= 2
+    for i in range(names.count()):
+        box = names.nth(i).bounding_box()
+        wheel_box = wheel.bounding_box()
+        # Legible: at least 11 CSS pixels tall on screen, and inside the wheel.
+        assert box["height"] >= 11, (width, box)
+        assert (
+            wheel_box["x"] <= box["x"]
+            and box["x"] + box["width"] <= wheel_box["x"] + wheel_box["width"]
+        )
+    key = page.get_by_test_id("wheel-key").first
+    assert key.is_visible()
+    assert "Agency" in key.inner_text() or "agency" in key.inner_text().lower()
+    assert (
+        page.get_by_test_id("key-metrics").first.get_by_role("link").count() == 2
+    )  # the positive half of four
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+    screenshot(page, f"explore-wheel-{width}")
+    context.close()
