@@ -188,6 +188,7 @@ def public_metric(key: str) -> Metric | None:
     return metric_list(user=None).filter(key=key).first()
 
 
+
 @dataclass
 class ModelResult:
     target: ModelConfiguration
