@@ -10,6 +10,7 @@ urlpatterns = [
     path("metrics/", views.MetricListView.as_view(), name="metric-list"),
     path("metrics/<str:key>/", views.MetricResultsView.as_view(), name="metric"),
     path("conversations/<int:pk>/", views.ConversationView.as_view(), name="conversation"),
+    path("label/", views.LabelOverviewView.as_view(), name="label-overview"),
     path("label/compare/", views.LabelCompareView.as_view(), name="label-compare"),
     path("label/<int:pk>/", views.LabelView.as_view(), name="label"),
     path(

@@ -102,6 +102,31 @@ class LabelCompareView(LabelMixin, TemplateView):
         return context
 
 
+class LabelOverviewView(LabelMixin, TemplateView):
+    """Every model's grades per label category for one run: alphabetical, no ranking and no
+    overall grade."""
+
+    template_name = "results/label_overview.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        run = self.public_run_or_404()
+        profiles = [label_profile(run=run, target=t, age=self.age()) for t in run_targets(run)]
+        categories = {}
+        for profile in profiles:
+            for line in profile.lines:
+                categories.setdefault(line.category.pk, line.category)
+        columns = sorted(categories.values(), key=lambda c: (c.polarity, c.position, c.name))
+        rows = []
+        for profile in profiles:
+            by_cat = {line.category.pk: line for line in profile.lines}
+            rows.append((profile, [by_cat.get(c.pk) for c in columns]))
+        context.update(self.run_context(run))
+        context.update(self.age_context())
+        context.update(columns=columns, rows=rows, grades=grade_table())
+        return context
+
+
 class LabelCategoryView(LabelMixin, TemplateView):
     """Behind one grade: the category's metrics with this model's pass rates, each leading on
     to its scenarios and transcripts."""

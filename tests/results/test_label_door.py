@@ -67,3 +67,17 @@ def test_each_grade_links_to_its_category_page_with_per_metric_rates(client):
             assert f"n = {row.n_conversations}" in body or f"n={row.n_conversations}" in body
     missing = client.get(reverse("results:label-category", args=[target.pk, "no-such-category"]))
     assert missing.status_code == 404
+
+
+def test_overview_lists_every_models_grades_alphabetically(client):
+    run = published_run(n_metrics=4, names=("Zeta offline", "Alpha offline"))
+    html = client.get(reverse("results:label-overview")).content.decode()
+    targets = list(run.targets.order_by("name"))
+    positions = [html.index(f">{t.name}</a>") for t in targets]
+    assert positions == sorted(positions)
+    for t in targets:
+        for line in label_profile(run=run, target=t).lines:
+            url = reverse("results:label-category", args=[t.pk, line.category.slug])
+            cell = html[html.index(f"{url}?run={run.pk}") :]
+            assert cell.split('<span class="ib-grade">', 1)[1].startswith(line.grade)
+    assert "overall" not in html.split('data-testid="label-overview"')[1].split("</table>")[0]

@@ -127,6 +127,7 @@ RULES = {
     "results:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
     "results:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-svg": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    "results:label-overview": (EVERYONE, None),
     "results:label-category": (
         EVERYONE,
         lambda w: {
