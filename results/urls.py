@@ -18,6 +18,11 @@ urlpatterns = [
         views.LabelCategoryView.as_view(),
         name="label-category",
     ),
+    path(
+        "label/<int:pk>/for/<slug:audience>/",
+        views.LabelAudienceView.as_view(),
+        name="label-audience",
+    ),
     path("label/<int:pk>/label.svg", views.LabelSvgView.as_view(), name="label-svg"),
     path("label/<int:pk>/label.png", views.LabelPngView.as_view(), name="label-png"),
     path("label/<int:pk>/label.pdf", views.LabelPdfView.as_view(), name="label-pdf"),

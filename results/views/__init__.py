@@ -3,6 +3,7 @@
 from .conversations import ConversationView, RunConversationsView
 from .explore import ExploreView
 from .label import (
+    LabelAudienceView,
     LabelBadgeView,
     LabelCategoryView,
     LabelCompareView,
@@ -18,6 +19,7 @@ from .metrics import MetricListView, MetricResultsView
 __all__ = [
     "ConversationView",
     "ExploreView",
+    "LabelAudienceView",
     "LabelBadgeView",
     "LabelCategoryView",
     "LabelCompareView",

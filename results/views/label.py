@@ -3,6 +3,7 @@ from django.template.loader import render_to_string
 from django.views import View
 from django.views.generic import TemplateView
 
+from ..audiences import AUDIENCES, NOT_SAID, audience_reading
 from ..charts import ForestRow, forest_svg
 from ..label import (
     AGE_WORDS,
@@ -98,6 +99,29 @@ class LabelCompareView(LabelMixin, TemplateView):
             profiles=[a, b],
             grades=grade_table(),
             targets=run_targets(run),
+        )
+        return context
+
+
+class LabelAudienceView(LabelMixin, TemplateView):
+    """The label read for one audience (parent, educator, policymaker, product developer)."""
+
+    template_name = "results/label_audience.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        audience = AUDIENCES.get(kwargs["audience"])
+        if audience is None:
+            raise Http404("No reading for this audience.")
+        run = self.public_run_or_404(kwargs["pk"])
+        profile = self.profile_for(run, kwargs["pk"])
+        context.update(self.run_context(run, target_id=profile.target.pk))
+        context.update(self.age_context())
+        context.update(
+            profile=profile,
+            reading=audience_reading(profile, audience),
+            audiences=AUDIENCES.values(),
+            not_said=NOT_SAID,
         )
         return context
 

@@ -128,6 +128,10 @@ RULES = {
     "results:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-svg": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-overview": (EVERYONE, None),
+    "results:label-audience": (
+        EVERYONE,
+        lambda w: {"pk": w["official_target"].pk, "audience": "parent"},
+    ),
     "results:label-category": (
         EVERYONE,
         lambda w: {
