@@ -34,6 +34,8 @@ def _public_paths(run) -> list[str]:
         f"/label/{a.pk}/category/{category.slug}/",
         f"/label/compare/?a={a.pk}&b={b.pk}",
         "/label/",
+        f"/label/{a.pk}/for/parent/",
+        f"/label/{a.pk}/for/educator/",
         "/results/methodology/",
         "/registry/releases/",
         f"/registry/releases/{run.release.version}/",
