@@ -14,7 +14,13 @@ from ..label import (
     label_profile,
 )
 from ..label_export import ExportUnavailable, label_pdf, label_png
-from ..selectors import public_run_for_target, run_target, run_targets
+from ..selectors import (
+    public_run_for_target,
+    public_runs,
+    run_ids_with_target,
+    run_target,
+    run_targets,
+)
 from .common import PublicRunMixin
 
 
@@ -70,6 +76,7 @@ class LabelView(LabelMixin, TemplateView):
         profile = self.profile_for(run, kwargs["pk"])
         context.update(self.run_context(run, target_id=profile.target.pk))
         context.update(self.age_context())
+        context.update(history=self.history(run, profile))
         context.update(
             profile=profile,
             profiles=[profile],
@@ -78,6 +85,33 @@ class LabelView(LabelMixin, TemplateView):
             targets=run_targets(run),
         )
         return context
+
+    def history(self, run, profile) -> dict | None:
+        """The model's grades in every public run it was tested in, oldest release first:
+        (columns of runs, rows of (category, line per run)). None with a single run."""
+        with_target = set(run_ids_with_target(profile.target.pk))
+        runs = [r for r in public_runs()[:50] if r.pk in with_target]
+        if len(runs) < 2:
+            return None
+        runs.reverse()
+        profiles = [
+            label_profile(run=r, target=profile.target, age=profile.age) if r.pk != run.pk
+            else profile
+            for r in runs
+        ]  # fmt: skip
+        categories = {}
+        for p in profiles:
+            for line in p.lines:
+                categories.setdefault(line.category.pk, line.category)
+        rows = []
+        for category in sorted(categories.values(), key=lambda c: (c.polarity, c.position)):
+            rows.append(
+                (
+                    category,
+                    [{li.category.pk: li for li in p.lines}.get(category.pk) for p in profiles],
+                )
+            )
+        return {"runs": runs, "rows": rows}
 
 
 class LabelCompareView(LabelMixin, TemplateView):

@@ -81,3 +81,31 @@ def test_overview_lists_every_models_grades_alphabetically(client):
             cell = html[html.index(f"{url}?run={run.pk}") :]
             assert cell.split('<span class="ib-grade">', 1)[1].startswith(line.grade)
     assert "overall" not in html.split('data-testid="label-overview"')[1].split("</table>")[0]
+
+
+def test_label_shows_the_models_grades_in_each_release_it_was_tested_in(client):
+    from evaluations.models import EvaluationRun, Scenario
+    from results.services import results_refresh
+    from tests.results.factories import completed_run
+
+    first = published_run(n_metrics=2, version="1.0.0")
+    target = first.targets.order_by("name").first()
+    version = Conversation.objects.filter(run=first).first().scenario.metric_version
+    outcomes = [
+        (s, target, s.base_index != 0) for s in Scenario.objects.filter(metric_version=version)
+    ]
+    second = completed_run(
+        targets=[target], versions=[version], outcomes=outcomes, publish_as="2.0.0"
+    )
+    results_refresh(run=second, n_resamples=50)
+    html = client.get(reverse("results:label", args=[target.pk]), {"run": second.pk}).content
+    html = html.decode()
+    assert 'data-testid="label-history"' in html
+    history = html.split('data-testid="label-history"')[1].split("</section>")[0]
+    assert history.index("Release 1.0.0") < history.index("Release 2.0.0")
+    for run in (first, second):
+        line = next(
+            li for li in label_profile(run=EvaluationRun.objects.get(pk=run.pk), target=target).lines
+            if li.category.slug == version.label_category.slug
+        )  # fmt: skip
+        assert f"<strong>{line.grade_text}</strong>" in history
