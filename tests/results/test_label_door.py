@@ -104,8 +104,6 @@ def test_label_shows_the_models_grades_in_each_release_it_was_tested_in(client):
     history = html.split('data-testid="label-history"')[1].split("</section>")[0]
     assert history.index("Release 1.0.0") < history.index("Release 2.0.0")
     for run in (first, second):
-        line = next(
-            li for li in label_profile(run=EvaluationRun.objects.get(pk=run.pk), target=target).lines
-            if li.category.slug == version.label_category.slug
-        )  # fmt: skip
+        profile = label_profile(run=EvaluationRun.objects.get(pk=run.pk), target=target)
+        line = next(li for li in profile.lines if li.category.slug == version.label_category.slug)
         assert f"<strong>{line.grade_text}</strong>" in history
