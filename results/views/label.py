@@ -293,8 +293,8 @@ class LabelPngView(LabelSvgView):
     extension = "png"
 
     def convert(self, body: str, *, height: int, title: str) -> bytes:
-        description = "; ".join(
-            f"{line.category.name}: {line.grade}" for line in self.profile.lines
+        description = f"Shown for {self.profile.population}. " + "; ".join(
+            f"{line.category.name}: {line.grade_text}" for line in self.profile.lines
         )
         return label_png(
             body, width=LABEL_WIDTH, height=height, title=title, description=description
