@@ -42,3 +42,11 @@ def identifiers_parse(values: Iterable[object], *, name: str = "id") -> list[int
     """Every id of a multi-valued parameter; one bad value refuses the whole request."""
     parsed = [identifier_parse(value, name=name) for value in values]
     return [value for value in parsed if value is not None]
+
+
+def is_identifier(value: object) -> bool:
+    """Whether ``value`` reads as an id (where a parameter may also be a name, say)."""
+    try:
+        return identifier_parse(value) is not None
+    except InvalidIdentifier:
+        return False

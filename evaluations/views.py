@@ -34,7 +34,7 @@ from .selectors import (
 from .services import runs as run_services
 from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
-from .services.official import run_set_official
+from .services.official import run_set_headline, run_set_official
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -285,6 +285,8 @@ class RunOfficialView(RoleRequiredMixin, View):
 
     def post(self, request, pk: int):
         run = get_object_or_404(runs_for_detail(), pk=pk)
+        if "headline" in request.POST:
+            return self.headline(request, run)
         official = request.POST.get("official") == "1"
         try:
             run_set_official(run=run, official=official, changed_by=request.user)
@@ -298,6 +300,21 @@ class RunOfficialView(RoleRequiredMixin, View):
                 else "Run withdrawn from public pages.",
             )
         return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))
+
+    def headline(self, request, run):
+        headline = request.POST.get("headline") == "1"
+        try:
+            run_set_headline(run=run, headline=headline, changed_by=request.user)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(
+                request,
+                "Public pages show this run by default for its release."
+                if headline
+                else "Headline mark removed: public pages show the release's most complete run.",
+            )
+        return redirect(reverse("evaluations:run-detail", kwargs={"pk": run.pk}))
 
 
 class RunCompareView(RoleRequiredMixin, TemplateView):

@@ -100,6 +100,10 @@ class Segment:
     title: str
     href: str
     selected: bool = False
+    # Subareas are numbered round the wheel (metrics "n.m"), the key beside it names them.
+    number: str = ""
+    # An area's name, written on its segment.
+    name: str = ""
 
 
 def _point(cx: float, cy: float, r: float, angle: float) -> tuple[float, float]:
@@ -156,14 +160,18 @@ def sunburst(
     segments: list[Segment] = []
     angle = 0.0
 
-    def add(node: Node, ring: int, rr: tuple[float, float], a0: float, a1: float) -> None:
+    def add(
+        node: Node, ring: int, rr: tuple[float, float], a0: float, a1: float, number: str = ""
+    ) -> None:
         mid_r = (rr[0] + rr[1]) / 2
         tx, ty = _point(cx, cy, mid_r, (a0 + a1) / 2)
-        # Labels only where they fit; the <title> and the table carry every figure anyway.
+        # Labels only where they fit; the <title>, the key and the table carry every figure.
         fits = (a1 - a0) * mid_r > (44 if ring < 2 else 30)
         text = ""
         if fits:
             text = percent(node.estimate)
+        # Area names where about 9 px a character (14 px bold) fit along the arc.
+        name = node.label if ring == 0 and (a1 - a0) * mid_r > 9 * len(node.label) else ""
         segments.append(
             Segment(
                 key=node.key,
@@ -179,20 +187,24 @@ def sunburst(
                 title=_title(node),
                 href=node.href,
                 selected=node.key == selected,
+                number=number if fits else "",
+                name=name,
             )
         )
 
+    n = 0
     for area in areas:
         span = step * max(1, len(area.children))
         add(area, 0, r_area, angle, angle + span)
         sub_angle = angle
         for sub in area.children:
-            add(sub, 1, r_sub, sub_angle, sub_angle + step)
+            n += 1
+            add(sub, 1, r_sub, sub_angle, sub_angle + step, str(n))
             if has_third and sub.key == selected:
                 m_step = step / len(sub.children)
                 for i, metric in enumerate(sub.children):
                     a0 = sub_angle + i * m_step
-                    add(metric, 2, r_metric, a0, a0 + m_step)
+                    add(metric, 2, r_metric, a0, a0 + m_step, f"{n}.{i + 1}")
             sub_angle += step
         angle += span
     return segments

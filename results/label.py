@@ -18,9 +18,11 @@ import stats as statistics
 from core.caches import page_cache_get, page_cache_set
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
-from metrics_registry.models import LabelCategory
+from metrics_registry.models import LabelCategory, MetricVersion, ReleaseItem
 from stats.estimates import MIN_ITEMS, Estimate
 
+from .models import SummaryLevel
+from .selectors import summary_estimates
 from .services.cells import judged_conversations
 
 # (lower bound in percent, grade), highest first; below the last bound the grade is F.
@@ -43,6 +45,18 @@ FAIL_GRADE = "F"
 THIN_N = 30
 THIN_WIDTH = 0.25
 LABEL_RESAMPLES = 2000
+# Which personas a label shows: ``?age=`` on the label, the comparison and the downloads.
+LABEL_AGES = ("all", "teen", "adult")
+AGE_WORDS = {
+    "all": "teen and adult personas",
+    "teen": "teen personas (13–17) only",
+    "adult": "adult personas (18+) only",
+}
+
+
+def label_age(value: str | None) -> str:
+    """The population asked for, "all" for anything else."""
+    return value if value in LABEL_AGES else "all"
 
 
 def grade_for(rate: float | None) -> str:
@@ -75,6 +89,22 @@ class CategoryLine:
     thin: bool
     n_metrics: int
 
+    @property
+    def grade_range(self) -> tuple[str, str] | None:
+        """The grades of the interval's ends when they differ from each other (the figure's
+        uncertainty spans bands), else None."""
+        e = self.estimate
+        if not e.defined or not e.has_interval:
+            return None
+        low, high = grade_for(e.low), grade_for(e.high)
+        return (low, high) if low != high else None
+
+    @property
+    def grade_text(self) -> str:
+        """ "B, plausibly B− to A−" when the interval spans bands, else the grade alone."""
+        spread = self.grade_range
+        return f"{self.grade}, plausibly {spread[0]} to {spread[1]}" if spread else self.grade
+
 
 @dataclass
 class LabelProfile:
@@ -85,6 +115,7 @@ class LabelProfile:
     adult: int
     n_metrics: int
     n_conversations: int
+    age: str = "all"
     strengths: list[str] = field(default_factory=list)
     weaknesses: list[str] = field(default_factory=list)
 
@@ -100,16 +131,21 @@ class LabelProfile:
         return self.by_polarity("negative")
 
     @property
+    def population(self) -> str:
+        return AGE_WORDS[self.age]
+
+    @property
     def thin_lines(self) -> list[CategoryLine]:
         return [line for line in self.lines if line.thin]
 
 
-def _category_counts(run: EvaluationRun, target: ModelConfiguration) -> list[tuple]:
+def _category_counts(run: EvaluationRun, target: ModelConfiguration, age: str) -> list[tuple]:
     """(category, version, base, n, passed, teen_n, adult_n): one GROUP BY query."""
+    conversations = judged_conversations(run).filter(target=target)
+    if age != "all":
+        conversations = conversations.filter(scenario__age_context=age)
     return list(
-        judged_conversations(run)
-        .filter(target=target)
-        .values_list(
+        conversations.values_list(
             "scenario__metric_version__label_category_id",
             "scenario__metric_version_id",
             "scenario__base_index",
@@ -182,14 +218,17 @@ def _sentences(lines: list[CategoryLine]) -> tuple[list[str], list[str]]:
     return strengths, weaknesses
 
 
-def label_profile(*, run: EvaluationRun, target: ModelConfiguration) -> LabelProfile:
-    """The label of one model in one run: two queries, then cached until the run's summaries
-    are refreshed (the key carries the refresh time)."""
+def label_profile(
+    *, run: EvaluationRun, target: ModelConfiguration, age: str = "all"
+) -> LabelProfile:
+    """The label of one model in one run for one population (`LABEL_AGES`): two queries, then
+    cached until the run's summaries are refreshed (the key carries the refresh time)."""
+    age = label_age(age)
     stamp = run.analysis.computed_at.timestamp() if hasattr(run, "analysis") else 0
-    key = f"label:{run.pk}:{target.pk}:{stamp}"
+    key = f"label:{run.pk}:{target.pk}:{age}:{stamp}"
     profile = page_cache_get(key)
     if profile is None:
-        profile = _label_profile(run, target)
+        profile = _label_profile(run, target, age)
         # The run is the caller's; caching it would carry its analysis JSON along.
         profile.run = None
         page_cache_set(key, profile, 24 * 3600)
@@ -197,8 +236,10 @@ def label_profile(*, run: EvaluationRun, target: ModelConfiguration) -> LabelPro
     return profile
 
 
-def _label_profile(run: EvaluationRun, target: ModelConfiguration) -> LabelProfile:
-    rows = _category_counts(run, target)
+def _label_profile(
+    run: EvaluationRun, target: ModelConfiguration, age: str = "all"
+) -> LabelProfile:
+    rows = _category_counts(run, target, age)
     categories = list(LabelCategory.objects.order_by("polarity", "position", "name"))
     by_cat: dict[int, list[tuple]] = {}
     for r in rows:
@@ -222,6 +263,46 @@ def _label_profile(run: EvaluationRun, target: ModelConfiguration) -> LabelProfi
         adult=sum(r[6] for r in rows),
         n_metrics=len({r[1] for r in rows}),
         n_conversations=sum(r[3] for r in rows),
+        age=age,
         strengths=strengths,
         weaknesses=weaknesses,
     )
+
+
+@dataclass
+class CategoryMetric:
+    """A metric behind a label category: this model's pass rate, both populations and apart."""
+
+    version: MetricVersion
+    all: Estimate | None
+    teen: Estimate | None
+    adult: Estimate | None
+
+    def for_age(self, age: str) -> Estimate | None:
+        return getattr(self, age)
+
+
+def label_category_metrics(
+    *, run: EvaluationRun, target: ModelConfiguration, category: LabelCategory
+) -> list[CategoryMetric]:
+    """The metrics of the run's release in `category`, with the model's summarised pass rates
+    (the same rows as the metric pages). Two queries."""
+    versions = [
+        item.metric_version
+        for item in ReleaseItem.objects.filter(
+            release_id=run.release_id, metric_version__label_category=category
+        )
+        .select_related("metric_version__metric")
+        .order_by("metric__key")
+    ]
+    est = summary_estimates(
+        run=run,
+        level=SummaryLevel.METRIC,
+        ages=LABEL_AGES,
+        target_ids=[target.pk],
+        key_ids=[v.pk for v in versions],
+    )
+    return [
+        CategoryMetric(v, *(est.get((target.pk, v.polarity, v.pk, age)) for age in LABEL_AGES))
+        for v in versions
+    ]

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.core.cache import cache
 from django.db.models import Count, Exists, Max, OuterRef, Prefetch, QuerySet
 
+from core.caches import page_cache_get, page_cache_set
+from core.ids import identifier_parse
 from evaluations.models import ConversationStatus, EvaluationRun, RunStatus
 from metrics_registry.models import ReleaseStatus
 from review.models import CriterionConsensus
@@ -77,11 +78,10 @@ def public_rubric_runs() -> QuerySet[EvaluationRun]:
 def public_rubric_run(run_id: str | int | None) -> EvaluationRun | None:
     """The public rubric run asked for, or the latest; None for anything else."""
     runs = public_rubric_runs()
-    if run_id in (None, ""):
+    pk = identifier_parse(run_id, name="run")
+    if pk is None:
         return runs.first()
-    if not str(run_id).isdigit():
-        return None
-    return runs.filter(pk=int(run_id)).first()
+    return runs.filter(pk=pk).first()
 
 
 @dataclass
@@ -159,10 +159,10 @@ def public_rubric_scores(run: EvaluationRun) -> list[RubricTargetScores]:
     stamp = RubricResponse.objects.filter(run=run).aggregate(n=Count("pk"), last=Max("updated_at"))
     last = stamp["last"].timestamp() if stamp["last"] else 0
     key = f"rubric-scores:{run.pk}:{stamp['n']}:{last:.6f}"
-    scores = cache.get(key)
+    scores = page_cache_get(key)
     if scores is None:
         scores = run_rubric_scores(run=run)
-        cache.set(key, scores, SCORES_CACHE_SECONDS)
+        page_cache_set(key, scores, SCORES_CACHE_SECONDS)
     return scores
 
 

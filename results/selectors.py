@@ -13,31 +13,42 @@ from stats.estimates import Estimate
 
 from .models import PassRateSummary, RunAnalysis, SummaryLevel
 
+# Within a release: the run a maintainer marked as headline, else the most complete one, and
+# among equals the one made official first, so a later, smaller run never takes its place.
+RELEASE_RUN_ORDER = ("-is_headline", "-conversations_completed", "pk")
+PUBLIC_RUN_ORDER = ("-release__major", "-release__minor", "-release__patch", *RELEASE_RUN_ORDER)
 
-def public_runs(*, with_analysis: bool = False) -> QuerySet[EvaluationRun]:
-    """Official, completed runs of published releases whose summaries exist, newest first.
 
-    Only a maintainer's designation makes a run public (`evaluations.services.official`), so a
-    later test run never replaces what visitors see. The analysis JSON (large at scale) is
-    loaded only when asked for: most pages need just its refresh time.
-    """
-    runs = (
-        EvaluationRun.objects.filter(
-            is_official=True,
-            status=RunStatus.COMPLETED,
-            release__status=ReleaseStatus.PUBLISHED,
-            analysis__isnull=False,
-        )
-        .select_related("release", "analysis", "judge", "simulator")
-        .order_by("-release__major", "-release__minor", "-release__patch", "-finished_at", "-pk")
+def _summarised_runs(*, with_analysis: bool) -> QuerySet[EvaluationRun]:
+    runs = EvaluationRun.objects.filter(analysis__isnull=False).select_related(
+        "release", "analysis", "judge", "simulator"
     )
     if not with_analysis:
         runs = runs.defer("analysis__reliability", "analysis__robustness")
     return runs
 
 
+def public_runs(*, with_analysis: bool = False) -> QuerySet[EvaluationRun]:
+    """Official, completed runs of published releases whose summaries exist: newest release
+    first, and within a release its headline run first (`RELEASE_RUN_ORDER`).
+
+    Only a maintainer's designation makes a run public (`evaluations.services.official`), so a
+    later test run never replaces what visitors see. The analysis JSON (large at scale) is
+    loaded only when asked for: most pages need just its refresh time.
+    """
+    return (
+        _summarised_runs(with_analysis=with_analysis)
+        .filter(
+            is_official=True,
+            status=RunStatus.COMPLETED,
+            release__status=ReleaseStatus.PUBLISHED,
+        )
+        .order_by(*PUBLIC_RUN_ORDER)
+    )
+
+
 def public_run_default(*, with_analysis: bool = False) -> EvaluationRun | None:
-    """The latest published release's latest official (and summarised) run."""
+    """The latest published release's headline run."""
     return public_runs(with_analysis=with_analysis).first()
 
 
@@ -50,6 +61,40 @@ def public_run(run_id: str | int | None, *, with_analysis: bool = False) -> Eval
     if pk is None:
         return public_run_default(with_analysis=with_analysis)
     return public_runs(with_analysis=with_analysis).filter(pk=pk).first()
+
+
+def public_run_for_target(target_id: str | int | None) -> EvaluationRun | None:
+    """The run a model's label shows without ``?run=``: the first public run (newest release,
+    headline first) in which the model was a target."""
+    pk = identifier_parse(target_id, name="model")
+    if pk is None:
+        return None
+    return public_runs().filter(targets=pk).first()
+
+
+def staff_run(run_id: str | int | None, *, with_analysis: bool = False) -> EvaluationRun | None:
+    """Any run with summaries, official or not, for maintainers and researchers (pages mark
+    it "not public")."""
+    pk = identifier_parse(run_id, name="run")
+    if pk is None:
+        return None
+    return _summarised_runs(with_analysis=with_analysis).filter(pk=pk).first()
+
+
+def headline_run_ids(runs: list[EvaluationRun]) -> set[int]:
+    """Of public runs in `public_runs` order, the id of each release's headline run (its first)."""
+    seen: set[int | None] = set()
+    heads = set()
+    for run in runs:
+        if run.release_id not in seen:
+            seen.add(run.release_id)
+            heads.add(run.pk)
+    return heads
+
+
+def run_ids_with_target(target_id: int) -> list[int]:
+    """Ids of the public runs in which a model was a target."""
+    return list(public_runs().filter(targets=target_id).values_list("pk", flat=True))
 
 
 def public_conversations() -> QuerySet[Conversation]:

@@ -102,6 +102,10 @@ class EvaluationRun(TimeStampedModel):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     official_changed_at = models.DateTimeField(null=True, blank=True)
+    # The one official run of its release that public pages show by default. Unmarked, the
+    # most complete official run is shown, so a smaller run made official later never
+    # replaces it (`results.selectors.public_runs`).
+    is_headline = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

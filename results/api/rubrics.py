@@ -10,6 +10,7 @@ from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.ids import identifier_parse
 from rubrics.dimensions import dimension_labels
 from rubrics.models import Acuity, Population, RubricResponse
 
@@ -132,12 +133,11 @@ RESPONSE_FILTERS = [
     responses={200: RubricResponseBriefOutput(many=True), 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class RubricResponseListApi(PublishedMixin, APIView):
+    page_cache_params = ("model", "dimension", "acuity", "population")
     def get(self, request, pk: int):
         run = _run(pk)
         params = request.query_params
-        model = params.get("model", "")
-        if model and not model.isdigit():
-            raise ParseError("model: a model configuration id (a number).")
+        model = identifier_parse(params.get("model"), name="model") or ""
         dimension = params.get("dimension", "")
         if dimension and dimension not in dimension_labels():
             raise ParseError("dimension: a behaviour dimension slug.")

@@ -3,8 +3,11 @@
 from .conversations import ConversationView, RunConversationsView
 from .explore import ExploreView
 from .label import (
+    LabelAudienceView,
     LabelBadgeView,
+    LabelCategoryView,
     LabelCompareView,
+    LabelOverviewView,
     LabelPdfView,
     LabelPngView,
     LabelSvgView,
@@ -16,8 +19,11 @@ from .metrics import MetricListView, MetricResultsView
 __all__ = [
     "ConversationView",
     "ExploreView",
+    "LabelAudienceView",
     "LabelBadgeView",
+    "LabelCategoryView",
     "LabelCompareView",
+    "LabelOverviewView",
     "LabelPdfView",
     "LabelPngView",
     "LabelSvgView",

@@ -5,6 +5,7 @@ from core.ids import identifier_parse
 from ..charts import band_edges, sunburst
 from ..public import AGES, POLARITIES, explore
 from ..selectors import run_targets
+from ..wheel import FAILING_BELOW, PASSING_FROM, metric_counts, wheel_key
 from .common import PublicRunMixin
 
 
@@ -49,6 +50,9 @@ class ExploreView(PublicRunMixin, TemplateView):
             base_query=base,
         )
         selected = data.subarea.slug if data.subarea else ""
+        counts = metric_counts(
+            run=run, target_ids=[t.pk for t in chosen], age=age, polarity=polarity
+        )
         context.update(
             targets=targets,
             chosen=chosen,
@@ -57,7 +61,16 @@ class ExploreView(PublicRunMixin, TemplateView):
             ages=AGES,
             polarities=POLARITIES,
             data=data,
-            wheels=[(w.target, sunburst(w.nodes, selected=selected)) for w in data.wheels],
+            wheels=[
+                (
+                    w.target,
+                    sunburst(w.nodes, selected=selected),
+                    wheel_key(data, i, w.target.pk, counts),
+                )
+                for i, w in enumerate(data.wheels)
+            ],
+            passing_from=PASSING_FROM,
+            failing_below=FAILING_BELOW,
             legend=band_edges(),
             base=base,
         )

@@ -3,24 +3,60 @@ from django.template.loader import render_to_string
 from django.views import View
 from django.views.generic import TemplateView
 
+from ..audiences import AUDIENCES, NOT_SAID, audience_reading
 from ..charts import ForestRow, forest_svg, interval_methods
-from ..label import grade_table, label_profile
+from ..label import (
+    AGE_WORDS,
+    LABEL_AGES,
+    grade_table,
+    label_age,
+    label_category_metrics,
+    label_profile,
+)
 from ..label_export import ExportUnavailable, label_file, label_pdf, label_png
-from ..selectors import run_target, run_targets
+from ..selectors import (
+    public_run_for_target,
+    public_runs,
+    run_ids_with_target,
+    run_target,
+    run_targets,
+)
 from .common import PublicRunMixin
 
 
 class LabelMixin(PublicRunMixin):
+    page_cache_params: tuple[str, ...] = ("run", "age")
+
+    def age(self) -> str:
+        return label_age(self.request.GET.get("age"))
+
     def profile_for(self, run, pk) -> object:
         target = run_target(run, pk)
         if target is None:
             raise Http404("This model is not part of the published results.")
-        return label_profile(run=run, target=target)
+        return label_profile(run=run, target=target, age=self.age())
 
-    def public_run_or_404(self):
-        run = self.get_run()
+    def age_context(self) -> dict:
+        """The population switch: (value, words, link keeping the other parameters) of each
+        choice, and the one shown."""
+        links = []
+        for age in LABEL_AGES:
+            query = self.request.GET.copy()
+            query["age"] = age
+            if age == "all":
+                query.pop("age")
+            links.append((age, AGE_WORDS[age], f"{self.request.path}?{query.urlencode()}"))
+        return {"age": self.age(), "age_links": links}
+
+    def public_run_or_404(self, target_pk=None):
+        """The run asked for; without ``?run=``, the headline run in which the model appears
+        (a newer run without this model never hides its label)."""
+        if target_pk is not None and not self.request.GET.get("run"):
+            run = public_run_for_target(target_pk)
+        else:
+            run = self.get_run()
         if run is None:
-            raise Http404("No published results yet.")
+            raise Http404("No published results for this model.")
         return run
 
 
@@ -44,9 +80,11 @@ class LabelView(LabelMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        run = self.public_run_or_404()
+        run = self.public_run_or_404(kwargs["pk"])
         profile = self.profile_for(run, kwargs["pk"])
-        context.update(self.run_context(run))
+        context.update(self.run_context(run, target_id=profile.target.pk))
+        context.update(self.age_context())
+        context.update(history=self.history(run, profile))
         context.update(
             profile=profile,
             profiles=[profile],
@@ -57,19 +95,47 @@ class LabelView(LabelMixin, TemplateView):
         )
         return context
 
+    def history(self, run, profile) -> dict | None:
+        """The model's grades in every public run it was tested in, oldest release first:
+        (columns of runs, rows of (category, line per run)). None with a single run."""
+        with_target = set(run_ids_with_target(profile.target.pk))
+        runs = [r for r in public_runs()[:50] if r.pk in with_target]
+        if len(runs) < 2:
+            return None
+        runs.reverse()
+        profiles = [
+            label_profile(run=r, target=profile.target, age=profile.age) if r.pk != run.pk
+            else profile
+            for r in runs
+        ]  # fmt: skip
+        categories = {}
+        for p in profiles:
+            for line in p.lines:
+                categories.setdefault(line.category.pk, line.category)
+        rows = []
+        for category in sorted(categories.values(), key=lambda c: (c.polarity, c.position)):
+            rows.append(
+                (
+                    category,
+                    [{li.category.pk: li for li in p.lines}.get(category.pk) for p in profiles],
+                )
+            )
+        return {"runs": runs, "rows": rows}
+
 
 class LabelCompareView(LabelMixin, TemplateView):
     template_name = "results/label_compare.html"
-    page_cache_params = ("run", "a", "b")
+    page_cache_params = ("run", "a", "b", "age")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        run = self.public_run_or_404()
+        run = self.public_run_or_404(self.request.GET.get("a"))
         a = self.profile_for(run, self.request.GET.get("a"))
         b = self.profile_for(run, self.request.GET.get("b"))
         by_category = {line.category.pk: line for line in b.lines}
         pairs = [(line, by_category.get(line.category.pk)) for line in a.lines]
         context.update(self.run_context(run))
+        context.update(self.age_context())
         context.update(
             a=a,
             b=b,
@@ -82,6 +148,78 @@ class LabelCompareView(LabelMixin, TemplateView):
         return context
 
 
+class LabelAudienceView(LabelMixin, TemplateView):
+    """The label read for one audience (parent, educator, policymaker, product developer)."""
+
+    template_name = "results/label_audience.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        audience = AUDIENCES.get(kwargs["audience"])
+        if audience is None:
+            raise Http404("No reading for this audience.")
+        run = self.public_run_or_404(kwargs["pk"])
+        profile = self.profile_for(run, kwargs["pk"])
+        context.update(self.run_context(run, target_id=profile.target.pk))
+        context.update(self.age_context())
+        context.update(
+            profile=profile,
+            reading=audience_reading(profile, audience),
+            audiences=AUDIENCES.values(),
+            not_said=NOT_SAID,
+        )
+        return context
+
+
+class LabelOverviewView(LabelMixin, TemplateView):
+    """Every model's grades per label category for one run: alphabetical, no ranking and no
+    overall grade."""
+
+    template_name = "results/label_overview.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        run = self.public_run_or_404()
+        profiles = [label_profile(run=run, target=t, age=self.age()) for t in run_targets(run)]
+        categories = {}
+        for profile in profiles:
+            for line in profile.lines:
+                categories.setdefault(line.category.pk, line.category)
+        columns = sorted(categories.values(), key=lambda c: (c.polarity, c.position, c.name))
+        rows = []
+        for profile in profiles:
+            by_cat = {line.category.pk: line for line in profile.lines}
+            rows.append((profile, [by_cat.get(c.pk) for c in columns]))
+        context.update(self.run_context(run))
+        context.update(self.age_context())
+        context.update(columns=columns, rows=rows, grades=grade_table())
+        return context
+
+
+class LabelCategoryView(LabelMixin, TemplateView):
+    """Behind one grade: the category's metrics with this model's pass rates, each leading on
+    to its scenarios and transcripts."""
+
+    template_name = "results/label_category.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        run = self.public_run_or_404(kwargs["pk"])
+        profile = self.profile_for(run, kwargs["pk"])
+        line = next((li for li in profile.lines if li.category.slug == kwargs["slug"]), None)
+        if line is None:
+            raise Http404("This model has no results in this category.")
+        context.update(self.run_context(run, target_id=profile.target.pk))
+        context.update(self.age_context())
+        context.update(
+            profile=profile,
+            line=line,
+            category=line.category,
+            metrics=label_category_metrics(run=run, target=profile.target, category=line.category),
+        )
+        return context
+
+
 LABEL_WIDTH = 640
 
 
@@ -89,13 +227,13 @@ class _SvgView(LabelMixin, View):
     template_name = ""
     # Images carry no navigation: the same file for every reader, cached for all.
     page_cache_anonymous_only = False
-    page_cache_params = ("run", "download")
+    page_cache_params = ("run", "download", "age")
     content_type = "image/svg+xml; charset=utf-8"
     extension = "svg"
 
     def svg(self, request, pk: int) -> tuple:
         """(run, profile, svg text, height) of the label image."""
-        run = self.public_run_or_404()
+        run = self.public_run_or_404(pk)
         profile = self.profile_for(run, pk)
         # Row positions for the image: headings and lines stacked 22 px apart.
         rows, y = [], 96
@@ -117,6 +255,7 @@ class _SvgView(LabelMixin, View):
             {
                 **self.run_context(run),
                 "profile": profile,
+                "age": profile.age,
                 "rows": rows,
                 "height": height,
                 "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),
@@ -131,7 +270,10 @@ class _SvgView(LabelMixin, View):
     def get(self, request, pk: int):
         run, profile, body, height = self.svg(request, pk)
         self.run, self.profile = run, profile
-        title = f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
+        title = (
+            f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
+            f" · {profile.population}"
+        )
         try:
             content = self.convert(body, height=height, title=title)
         except ExportUnavailable as error:
@@ -142,7 +284,11 @@ class _SvgView(LabelMixin, View):
             )
         response = HttpResponse(content, content_type=self.content_type)
         if request.GET.get("download") or self.extension != "svg":
-            name = f"impactbench-label-{run.release.version}-{profile.target.pk}.{self.extension}"
+            suffix = "" if profile.age == "all" else f"-{profile.age}"
+            name = (
+                f"impactbench-label-{run.release.version}-{profile.target.pk}{suffix}"
+                f".{self.extension}"
+            )
             disposition = "attachment" if request.GET.get("download") else "inline"
             response["Content-Disposition"] = f'{disposition}; filename="{name}"'
         return response
@@ -159,12 +305,13 @@ class LabelPngView(LabelSvgView):
     extension = "png"
 
     def convert(self, body: str, *, height: int, title: str) -> bytes:
-        description = "; ".join(
-            f"{line.category.name}: {line.grade}" for line in self.profile.lines
+        description = f"Shown for {self.profile.population}. " + "; ".join(
+            f"{line.category.name}: {line.grade_text}" for line in self.profile.lines
         )
         return label_file(
             run_id=self.run.pk,
             target_id=self.profile.target.pk,
+            population=self.age(),
             fmt="png",
             content="\n".join((body, title, description)),
             render=lambda: label_png(
@@ -183,6 +330,7 @@ class LabelPdfView(LabelSvgView):
         return label_file(
             run_id=self.run.pk,
             target_id=self.profile.target.pk,
+            population=self.age(),
             fmt="pdf",
             content="\n".join((body, title)),
             render=lambda: label_pdf(body, width=LABEL_WIDTH, height=height, title=title),

@@ -1,36 +1,31 @@
 """Public results pages: thin views over the selectors; they only read precomputed rows."""
 
-from django.http import Http404
 from django.views.generic import TemplateView
-
-from core.pagecache import PublishedPageCacheMixin
 
 from ..methodology_plots import methodology_plots, model_difference_plots
 from ..selectors import (
     metric_labels_for_versions,
     overall_pass_rates,
-    public_run,
     public_runs,
     run_is_synthetic,
     run_targets,
     run_uses_offline_model,
 )
+from .common import PublicRunMixin
 
 PER_METRIC_SHOWN = 15
 
 
-class MethodologyView(PublishedPageCacheMixin, TemplateView):
-    page_cache_params = ("run",)
+class MethodologyView(PublicRunMixin, TemplateView):
     template_name = "results/methodology.html"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         runs = public_runs()
-        run = public_run(self.request.GET.get("run", ""), with_analysis=True)
-        if run is None and self.request.GET.get("run"):
-            raise Http404("No published results for this run.")
+        run = self.get_run(with_analysis=True)
         context["runs"] = runs[:50]
         context["run"] = run
+        context["private"] = self.private
         if run is None:
             return context
         analysis = run.analysis

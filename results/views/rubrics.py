@@ -5,6 +5,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.views.generic import TemplateView
 
+from core.ids import identifier_parse
 from core.pagecache import PublishedPageCacheMixin
 from rubrics.dimensions import dimension_labels
 from rubrics.models import Acuity, Population
@@ -26,6 +27,8 @@ from ..selectors import run_is_synthetic, run_uses_offline_model
 
 class RubricRunMixin(PublishedPageCacheMixin):
     """Resolves ``?run=`` to a public rubric run; anything else is a 404."""
+
+    page_cache_params: tuple[str, ...] = ("run",)
 
     def get_run(self):
         asked = self.request.GET.get("run", "")
@@ -67,6 +70,7 @@ class RubricResultsView(RubricRunMixin, TemplateView):
 
 
 class RubricItemsView(RubricRunMixin, TemplateView):
+    page_cache_params = ("run", "model", "dimension", "acuity", "population")
     """The rubric replies behind one figure: a model, and a dimension, acuity or population."""
 
     template_name = "results/rubrics/items.html"
@@ -78,14 +82,13 @@ class RubricItemsView(RubricRunMixin, TemplateView):
             raise Http404("No published rubric results yet.")
         context.update(self.run_context(run))
         params = self.request.GET
-        model = params.get("model", "")
+        model = identifier_parse(params.get("model"), name="model") or ""
         dimension = params.get("dimension", "")
         acuity = params.get("acuity", "")
         population = params.get("population", "")
         labels = dimension_labels()
         if (
-            (model and not model.isdigit())
-            or (dimension and dimension not in labels)
+            (dimension and dimension not in labels)
             or (acuity and acuity not in Acuity.values)
             or (population and population not in Population.values)
         ):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from core.exceptions import ApplicationError
+from core.ids import is_identifier
 from evaluations.models import ConversationStatus, EvaluationRun
 from llm.models import ModelConfiguration
 from stats import sums_estimate
@@ -219,13 +220,13 @@ REGRESSION_FIELDS = [
 def configuration_resolve(*, run_id: int | str, target: int | str) -> Configuration:
     """A run and one of its targets (by id or exact name), or an ApplicationError saying which
     part is missing."""
-    run = EvaluationRun.objects.filter(pk=int(run_id)).first() if str(run_id).isdigit() else None
+    run = EvaluationRun.objects.filter(pk=int(run_id)).first() if is_identifier(run_id) else None
     if run is None:
         raise ApplicationError(f"There is no run {run_id}.")
     targets = run.targets.all()
     found = (
         targets.filter(pk=int(target)).first()
-        if str(target).isdigit()
+        if is_identifier(target)
         else targets.filter(name=str(target)).first()
     )
     if found is None:

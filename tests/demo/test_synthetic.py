@@ -93,3 +93,30 @@ def test_synthetic_flag_is_set_and_shown_like_the_offline_label(client, maintain
         reverse("metrics_registry:release_detail", args=[run.release.version]),
     ):
         assert 'data-testid="synthetic-badge"' in client.get(url).content.decode(), url
+
+
+def test_synthetic_release_has_an_overview_readings_and_a_label_for_every_model(client):
+    from django.urls import reverse
+
+    from demo.synthetic import SyntheticSpec, synthetic_dataset_generate
+    from evaluations.models import EvaluationRun
+    from results.audiences import AUDIENCES
+    from results.services import results_refresh
+
+    synthetic_dataset_generate(
+        spec=SyntheticSpec(metrics=12, positive=6, models=3, seed=7, release_version="0.0.906")
+    )
+    run = EvaluationRun.objects.get(synthetic=True)
+    results_refresh(run=run, n_resamples=50)
+    response = client.get(reverse("results:label-overview"))
+    overview = response.content.decode()
+    assert response.status_code == 200, overview[overview.find("<main") :][:600]
+    assert overview.count('data-testid="overview-row"') == 3
+    for target in run.targets.all():
+        # Without ?run=, the headline run holding the model.
+        assert client.get(reverse("results:label", args=[target.pk])).status_code == 200
+        for audience in AUDIENCES:
+            url = reverse("results:label-audience", args=[target.pk, audience])
+            html = client.get(url).content.decode()
+            assert "Synthetic data" in html, audience
+            assert 'data-testid="tested"' in html

@@ -127,6 +127,18 @@ RULES = {
     "results:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
     "results:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-svg": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
+    "results:label-overview": (EVERYONE, None),
+    "results:label-audience": (
+        EVERYONE,
+        lambda w: {"pk": w["official_target"].pk, "audience": "parent"},
+    ),
+    "results:label-category": (
+        EVERYONE,
+        lambda w: {
+            "pk": w["official_target"].pk,
+            "slug": w["official_conversation"].scenario.metric_version.label_category.slug,
+        },
+    ),
     "results:label-badge": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-png": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-pdf": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
@@ -402,3 +414,42 @@ def test_each_admin_page_follows_its_apps_rule(client, world, name):
     else:
         wrong = _check(client, world, name, url, allowed)
     assert wrong == []
+
+
+# Pages of a run's results that staff may open for any run (marked "not public") while every
+# other visitor gets a 404 until a maintainer makes the run official.
+UNOFFICIAL_RESULT_PAGES = (
+    ("results:explore", None),
+    ("results:methodology", None),
+    ("results:metric", "metric"),
+    ("results:label", "target"),
+    ("results:label-svg", "target"),
+    ("results:label-badge", "target"),
+    ("results:label-category", "category"),
+)
+
+
+@pytest.mark.parametrize(("name", "arg"), UNOFFICIAL_RESULT_PAGES)
+def test_an_unofficial_runs_results_open_for_staff_only(client, world, name, arg):
+    run = published_run(version="3.0.0", official=False, names=("Offline unofficial",))
+    conversation = run.conversations.order_by("pk").first()
+    kwargs = {
+        None: None,
+        "metric": {"key": conversation.scenario.metric_version.metric.key},
+        "target": {"pk": conversation.target_id},
+        "category": {
+            "pk": conversation.target_id,
+            "slug": conversation.scenario.metric_version.label_category.slug,
+        },
+    }[arg]
+    url = reverse(name, kwargs=kwargs) + f"?run={run.pk}"
+    wrong = _check(client, world, name, url, CURATORS, post_when_refused=False)
+    assert wrong == []
+    client.force_login(world["visitors"][MAINTAINER])
+    response = client.get(url)
+    if name in ("results:label-svg", "results:label-badge"):
+        # Staff answers are never stored for others: a signed-out reader still gets a 404.
+        client.logout()
+        assert client.get(url).status_code == 404
+    else:
+        assert "Not public — visible to staff only" in response.content.decode()
