@@ -122,11 +122,16 @@ def structured(
     purpose: str,
     seed: int | None = None,
     use_cache: bool = True,
+    reasks: int | None = None,
+    negotiate: bool = True,
+    fail_fast: bool = False,
 ) -> StructuredResult[T]:
     """A reply validated against `schema`; re-asks with the validation error when it is not.
 
-    Raises StructuredOutputError (carrying the last raw reply) once
-    settings.LLM_STRUCTURED_REASKS re-asks are spent.
+    Raises StructuredOutputError (carrying the last raw reply) once `reasks` (default
+    settings.LLM_STRUCTURED_REASKS) re-asks are spent. `negotiate`: a refused response format
+    moves the configuration down a structured mode; `fail_fast`: a refused connection is not
+    retried.
     """
     return drive(
         structured_steps(
@@ -137,6 +142,9 @@ def structured(
             purpose=purpose,
             seed=seed,
             use_cache=use_cache,
+            reasks=reasks,
+            negotiate=negotiate,
+            fail_fast=fail_fast,
         )
     )
 
