@@ -71,7 +71,8 @@ def test_a_refused_json_schema_moves_the_configuration_down_once_and_says_why(fa
     )
     assert result.output.present is True
     refused, accepted = LLMCall.objects.order_by("id")
-    assert refused.outcome == CallOutcome.HTTP_ERROR and refused.http_status == 422
+    assert refused.outcome == CallOutcome.HTTP_ERROR
+    assert refused.http_status == 422
     assert "refused the json_schema response format" in refused.error_message
     assert "now asks for json_object_schema" in refused.error_message
     assert refused.parameters["response_format"]["type"] == "json_schema"
