@@ -6,6 +6,7 @@ can be traced to the exact prompt, parameters and raw reply that produced it.
 """
 
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -179,6 +180,25 @@ class ModelConfiguration(TimeStampedModel):
             raise ValidationError({"extra_params": 'Enter a JSON object, e.g. {"top_k": 40}.'})
         if problem := api_key_env_problem(self.api_key_env):
             raise ValidationError({"api_key_env": problem})
+        if self.base_url and (problem := self._url_mismatch()):
+            raise ValidationError({"base_url": problem})
+
+    def _url_mismatch(self) -> str:
+        """Why the base URL belongs to another provider's API ("" when it does not)."""
+        # Imported here: the providers import this module for its types.
+        from .providers import registry
+
+        host = (urlsplit(self.base_url).hostname or "").lower()
+        for provider in registry.PROVIDERS.values():
+            if provider.name != self.provider and any(
+                host == marker or host.endswith("." + marker) for marker in provider.url_markers
+            ):
+                return (
+                    f"{host} is the API of {provider.label}, which does not speak the "
+                    f"{self.get_provider_display()} protocol: choose the provider "
+                    f"{provider.label!r} for this URL."
+                )
+        return ""
 
     @property
     def api_key_is_set(self) -> bool:

@@ -18,7 +18,14 @@ from ..models import CallOutcome, ModelConfiguration, StructuredMode
 
 ERROR_DETAIL_LIMIT = 500
 # Words in an error body that show the server refused the request's structured-output format.
-FORMAT_WORDS = ("response_format", "json_schema", "response_schema", "output_format", "tool_choice")
+FORMAT_WORDS = (
+    "response_format",
+    "json_schema",
+    "response_schema",
+    "output_config",
+    "output_format",
+    "tool_choice",
+)
 
 
 class FailureKind(StrEnum):
@@ -99,8 +106,8 @@ class ChatProvider:
     default_base_url: str = ""
     # The structured modes the provider can be asked for, strongest first.
     structured_modes: tuple[str, ...] = (StructuredMode.JSON_SCHEMA, StructuredMode.PROMPT)
-    # What a base URL of this provider looks like, and what it must not look like: a
-    # configuration whose URL matches another provider's is told so before any call.
+    # Host names that belong to this provider's own API: a configuration of another provider
+    # pointing there is told so when it is saved, before any call.
     url_markers: tuple[str, ...] = ()
 
     def send(self, request: ChatRequest, *, timeout: float) -> ProviderReply:
@@ -155,5 +162,15 @@ def status_failure(
     if status == 408 or status >= 500 or status in overloaded:
         return Failure(
             FailureKind.TRANSIENT, CallOutcome.HTTP_ERROR, message, status, retry_after, body
+        )
+    if status in (401, 403):
+        message = (
+            f"{where} rejected the API key (HTTP {status}): check the value of the configuration's "
+            f"key variable, and that the key is for this provider. {body}"
+        )
+    elif status == 404:
+        message = (
+            f"{where} answered HTTP 404: the model id is unknown there, or the base URL is not "
+            f"this provider's API (most OpenAI-compatible servers end in /v1). {body}"
         )
     return Failure(FailureKind.PERMANENT, CallOutcome.HTTP_ERROR, message, status, None, body)
