@@ -9,7 +9,7 @@ from tests.llm.factories import ModelConfigurationFactory
 class FakeModels:
     """Simulator, target and judge on the local OpenAI-compatible server, told apart by model."""
 
-    def __init__(self, server):
+    def __init__(self, server, provider: str = "openai_compatible"):
         self.server = server
         self.turn_counter = itertools.count(1)
         self.simulator_reply = lambda request, index: {"message": f"user message {index}"}
@@ -22,12 +22,14 @@ class FakeModels:
             "anchors": [{"anchor": 1, "raised": False, "turn": None, "quote": ""}]
         }
         server.responder = self.respond
-        base_url = server.base_url
-        self.simulator = ModelConfigurationFactory(base_url=base_url, model_id="sim")
+        fields = {"base_url": server.base_url, "provider": provider}
+        if provider == "anthropic":
+            fields["api_key_env"] = "ANTHROPIC_API_KEY"  # set by the fake_anthropic fixture
+        self.simulator = ModelConfigurationFactory(model_id="sim", **fields)
         self.target = ModelConfigurationFactory(
-            base_url=base_url, model_id="target", system_prompt="You are Acme's helper."
+            model_id="target", system_prompt="You are Acme's helper.", **fields
         )
-        self.judge = ModelConfigurationFactory(base_url=base_url, model_id="judge")
+        self.judge = ModelConfigurationFactory(model_id="judge", **fields)
 
     def respond(self, request):
         if request.model == "sim":
@@ -47,6 +49,13 @@ class FakeModels:
 @pytest.fixture
 def fake_models(fake_openai, db):
     return FakeModels(fake_openai)
+
+
+@pytest.fixture(params=["openai_compatible", "anthropic"])
+def provider_models(request, db):
+    """FakeModels on each provider's local server (tests/fake_openai.py, fake_anthropic.py)."""
+    fixture = {"openai_compatible": "fake_openai", "anthropic": "fake_anthropic"}[request.param]
+    return FakeModels(request.getfixturevalue(fixture), provider=request.param)
 
 
 @pytest.fixture
