@@ -199,6 +199,17 @@ def fake_anthropic(monkeypatch):
 
 
 @pytest.fixture
+def fake_gemini(monkeypatch):
+    """A local Gemini API (tests/fake_gemini.py); its key is GEMINI_API_KEY."""
+    from tests.fake_gemini import FakeGeminiServer
+
+    monkeypatch.setenv("GEMINI_API_KEY", "gm-test")
+    server = FakeGeminiServer(api_key="gm-test").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def fake_openai():
     """A local OpenAI-compatible server (tests/fake_openai.py), scripted per test."""
     from tests.fake_openai import FakeOpenAIServer

@@ -265,6 +265,9 @@ class FakeOpenAIServer:
     def _document(self, request: RecordedRequest, behaviour: Behaviour) -> Any:
         return completion_document(request, behaviour)
 
+    def _serves(self, path: str) -> bool:
+        return path == self.PATH
+
     def _invalid(self, request: RecordedRequest) -> tuple[int, Any] | None:
         """(status, body) when the request breaks the API's rules, else None."""
         return None
@@ -290,7 +293,7 @@ class FakeOpenAIServer:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
                 )
-                if self.path.split("?")[0].rstrip("/") != server.PATH:
+                if not server._serves(self.path.split("?")[0].rstrip("/")):
                     self._send(404, {"error": {"message": "not found"}}, {})
                     return
                 if problem := server._invalid(request):

@@ -7,10 +7,10 @@ a `PROVIDER` instance, and add that module to `_MODULES` below.
 from django.core.exceptions import ImproperlyConfigured
 
 from ..models import ModelConfiguration
-from . import anthropic, offline, openai_compat
+from . import anthropic, google, offline, openai_compat
 from .base import ChatProvider
 
-_MODULES = (openai_compat, anthropic, offline)
+_MODULES = (openai_compat, anthropic, google, offline)
 PROVIDERS: dict[str, ChatProvider] = {module.PROVIDER.name: module.PROVIDER for module in _MODULES}
 
 

@@ -23,8 +23,11 @@ class FakeModels:
         }
         server.responder = self.respond
         fields = {"base_url": server.base_url, "provider": provider}
-        if provider == "anthropic":
-            fields["api_key_env"] = "ANTHROPIC_API_KEY"  # set by the fake_anthropic fixture
+        if provider in ("anthropic", "google"):
+            # Set by the fake_anthropic and fake_gemini fixtures.
+            fields["api_key_env"] = {"anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}[
+                provider
+            ]
         self.simulator = ModelConfigurationFactory(model_id="sim", **fields)
         self.target = ModelConfigurationFactory(
             model_id="target", system_prompt="You are Acme's helper.", **fields
@@ -51,10 +54,18 @@ def fake_models(fake_openai, db):
     return FakeModels(fake_openai)
 
 
-@pytest.fixture(params=["openai_compatible", "anthropic"])
+PROVIDER_SERVERS = {
+    "openai_compatible": "fake_openai",
+    "anthropic": "fake_anthropic",
+    "google": "fake_gemini",
+}
+
+
+@pytest.fixture(params=list(PROVIDER_SERVERS))
 def provider_models(request, db):
-    """FakeModels on each provider's local server (tests/fake_openai.py, fake_anthropic.py)."""
-    fixture = {"openai_compatible": "fake_openai", "anthropic": "fake_anthropic"}[request.param]
+    """FakeModels on each provider's local server (tests/fake_openai.py, fake_anthropic.py,
+    fake_gemini.py), through that provider's official client."""
+    fixture = PROVIDER_SERVERS[request.param]
     return FakeModels(request.getfixturevalue(fixture), provider=request.param)
 
 
