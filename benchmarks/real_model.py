@@ -25,7 +25,11 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "realmodel"
+# ../shared/realmodel beside the checkout (or beside the folder of worktrees holding it).
+SHARED = next(
+    (p / "shared" / "realmodel" for p in ROOT.parents if (p / "shared" / "realmodel").is_dir()),
+    ROOT.parent / "shared" / "realmodel",
+)
 MODEL_ALIAS = "smollm2-135m"
 TARGET_COMPLETED = 5
 
