@@ -84,3 +84,40 @@ def test_cut_off_judge_replies_are_asked_again_with_room_to_finish(provider_mode
     cut_calls = LLMCall.objects.filter(run_id=run.pk, finish_reason="length")
     assert cut_calls.count() == 2
     assert all("cut off at max_tokens" in c.error_message for c in cut_calls)
+
+
+def test_a_run_against_a_server_refusing_json_schema_moves_down_once_and_completes(fake_models):
+    """The engine (asynchronous driver) stores the downgrade once for each configuration and
+    every later request asks in the weaker mode."""
+    plain = fake_models.respond
+    seen_json_schema = {"n": 0}
+
+    def refusing(request):
+        fmt = request.param("response_format") or {}
+        if fmt.get("type") == "json_schema":
+            seen_json_schema["n"] += 1
+            return Behaviour(
+                status=500,
+                body={"error": {"message": "response_format: Input should be 'text' or "
+                                           "'json_object'", "type": "internal_server_error"}},
+            )  # fmt: skip
+        return plain(request)
+
+    fake_models.server.responder = refusing
+    run, rows = _run(fake_models, conversations=3, turns=1)
+    runs.run_process_inline(run_id=run.pk)
+    for row in rows:
+        row.refresh_from_db()
+        assert row.status == ConversationStatus.COMPLETED
+    for configuration in (fake_models.simulator, fake_models.judge):
+        configuration.refresh_from_db()
+        assert configuration.structured_output == "json_object_schema"
+        assert "refused json_schema" in configuration.structured_output_note
+    refusals = LLMCall.objects.filter(run_id=run.pk, http_status=500)
+    assert refusals.count() == seen_json_schema["n"] > 0
+    assert all("now asks for json_object_schema" in c.error_message for c in refusals)
+    # Conversations already under way when the first refusal came may meet it too, but every
+    # request sent after a configuration moved asks in the new mode.
+    last_refusal = max(r.pk for r in refusals)
+    later = LLMCall.objects.filter(run_id=run.pk, pk__gt=last_refusal, role="judge")
+    assert all(c.parameters.get("response_format", {}).get("type") != "json_schema" for c in later)
