@@ -1,6 +1,7 @@
 """A real small model through the default configuration path: SmolLM2-135M-Instruct served by
 llama-cpp-python's OpenAI-compatible server, configured with `configure_model` and no
-structured-output option (as a newcomer would), playing simulator, target and judge for one
+structured-output option (as a newcomer would; one request at a time, short replies), playing
+simulator, target and judge for one
 metric at one turn. Prints how many of the metric's conversations completed, PASS at ≥ 5 of 6.
 
     .venv/bin/python benchmarks/real_model.py                 # starts the server itself
@@ -99,26 +100,28 @@ def run(base_url: str, metric: str, max_tokens: int) -> dict:
         "DATABASE_URL": f"sqlite:///{scratch}/db.sqlite3",
         "CELERY_BROKER_URL": "filesystem://",
         "DEMO_SEED_EVALUATIONS": "false",
-        "LLM_TIMEOUT_SECONDS": "300",
+        # One request at a time (the server answers one at a time): the platform queues the
+        # rest under the configuration's limit instead of letting them time out at the server.
+        "LLM_TIMEOUT_SECONDS": "600",
+        "LLM_LIMIT_MAX_WAIT_SECONDS": "7200",
     }
     try:
         manage(env, "migrate", "-v0")
         manage(env, "seed_demo")
         # The demo's scenarios (six a metric, by the offline scenario writer), without its run.
         manage(env, "shell", "-c", "from evaluations.demo import demo_scenarios_seed as s; s()")
-        found = {}
-        for name, roles in (("SmolLM2 simulator", "user_simulator"), ("SmolLM2 target", "target"),
-                            ("SmolLM2 judge", "judge")):  # fmt: skip
-            out = manage(
-                env, "configure_model", "--name", name, "--base-url", base_url,
-                "--model-id", MODEL_ALIAS, "--api-key-env", "", "--roles", roles,
-                "--default-for", roles, "--max-tokens", str(max_tokens),
-            )  # fmt: skip
-            found[name] = out.strip().splitlines()[-1]
+        out = manage(
+            env, "configure_model", "--name", "SmolLM2", "--base-url", base_url,
+            "--model-id", MODEL_ALIAS, "--api-key-env", "",
+            "--roles", "user_simulator,target,judge",
+            "--default-for", "user_simulator,target,judge",
+            "--max-tokens", str(max_tokens), "--max-concurrency", "1",
+        )  # fmt: skip
+        found = {"SmolLM2": out.strip().splitlines()[-1]}
         started = time.monotonic()
         manage(
-            env, "run_evaluation", "--metrics", metric, "--targets", "SmolLM2 target",
-            "--simulator", "SmolLM2 simulator", "--judge", "SmolLM2 judge",
+            env, "run_evaluation", "--metrics", metric, "--targets", "SmolLM2",
+            "--simulator", "SmolLM2", "--judge", "SmolLM2",
             "--turns", "1", "--judgments", "1", "--inline", "--name", "real model",
         )  # fmt: skip
         seconds = time.monotonic() - started
@@ -143,7 +146,7 @@ def main() -> None:
     parser.add_argument("--python", help="Python of a llama-cpp-python install.")
     parser.add_argument("--gguf", help="The model file.")
     parser.add_argument("--metric", default="IB-M-00001", help="A demo metric key.")
-    parser.add_argument("--max-tokens", type=int, default=192)
+    parser.add_argument("--max-tokens", type=int, default=96)
     args = parser.parse_args()
     process = None
     base_url = args.base_url

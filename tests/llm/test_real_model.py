@@ -33,7 +33,7 @@ def test_the_small_real_model_completes_five_of_six_conversations():
         )
         process, base_url = server_start(args)
     try:
-        result = run(base_url, "IB-M-00001", 192)
+        result = run(base_url, "IB-M-00001", 96)
     finally:
         if process is not None:
             process.terminate()
