@@ -2,7 +2,7 @@
 the inactive configurations of synthetic load-test data."""
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -108,14 +108,17 @@ class ProbeResult:
 _PROBE_MESSAGES = [{"role": "user", "content": 'Reply with ok true and the word "harbour".'}]
 
 
-def structured_mode_probe(*, configuration: ModelConfiguration) -> ProbeResult:
+def structured_mode_probe(
+    *, configuration: ModelConfiguration, on_progress: Callable[[str], None] | None = None
+) -> ProbeResult:
     """Ask the endpoint for one small structured reply in each mode its provider supports,
     strongest first, and store the first mode that gives a schema-valid reply (else the
     strongest the server accepted) with what was found. Saved configurations only.
 
     A refused connection, a wrong key or an unknown model stops the probe at once and changes
-    nothing: `error` says which.
+    nothing: `error` says which. `on_progress` hears each mode as it is tried and what it did.
     """
+    say = on_progress or (lambda line: None)
     provider = provider_for(configuration)
     if provider.is_offline:
         return ProbeResult(configuration.structured_output, [])
@@ -126,6 +129,7 @@ def structured_mode_probe(*, configuration: ModelConfiguration) -> ProbeResult:
     for mode in provider.structured_modes:
         trial = copy.copy(configuration)
         trial.structured_output = mode
+        say(f"Trying structured output {mode}…")
         try:
             result = structured(
                 configuration=trial,
@@ -146,16 +150,19 @@ def structured_mode_probe(*, configuration: ModelConfiguration) -> ProbeResult:
                     mode, False, f"accepted, reply not valid ({error.validation_error[:120]})"
                 )
             )
+            say(f"  {findings[-1].detail}")
             continue
         except LLMError as error:
             calls += error.calls
             failure = error.failure
             if failure is not None and failure.format_refused:
                 findings.append(ModeFinding(mode, False, f"refused (HTTP {failure.status})"))
+                say(f"  {findings[-1].detail}")
                 continue
             return ProbeResult(None, findings, error.message, calls)
         calls += result.calls
         findings.append(ModeFinding(mode, True, "works"))
+        say("  works")
         chosen = mode
         break
     else:

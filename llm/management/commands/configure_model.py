@@ -122,7 +122,9 @@ class Command(BaseCommand):
         verb = "Created" if created else "Updated"
         probe = None
         if not (options["structured"] or options["no_probe"] or configuration.is_offline):
-            probe = structured_mode_probe(configuration=configuration)
+            probe = structured_mode_probe(
+                configuration=configuration, on_progress=lambda line: self.stdout.write(line)
+            )
         self.stdout.write(
             self.style.SUCCESS(
                 f"{verb} {configuration.name}: {configuration.endpoint} model "
