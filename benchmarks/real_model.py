@@ -122,7 +122,7 @@ def run(base_url: str, metric: str, max_tokens: int) -> dict:
         manage(
             env, "run_evaluation", "--metrics", metric, "--targets", "SmolLM2",
             "--simulator", "SmolLM2", "--judge", "SmolLM2",
-            "--turns", "1", "--judgments", "1", "--inline", "--name", "real model",
+            "--turns", "1", "--judgments", "1", "--inline", "--yes", "--name", "real model",
         )  # fmt: skip
         seconds = time.monotonic() - started
         counts = json.loads(
