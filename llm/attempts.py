@@ -1,44 +1,31 @@
-"""The retry policy of one request, written once for the synchronous and the asynchronous client.
+"""The retry policy of one request, written once for every provider and for both drivers.
 
-`send_steps` is a generator: it yields `Attempt` (send this request, hold a limit slot for it)
-and `Wait` (back off this long) and receives an `AttemptOutcome` for each attempt; it returns a
-`TransportReply` or raises LLMError. `llm.transport.send` drives it with `openai.OpenAI`,
-the batch engine (`llm.aio`) with one shared `openai.AsyncOpenAI`. What is retried, how the
-attempt is recorded and what the error says are decided here, the same for both.
+`send_steps` is a generator: it yields `Attempt` (send this request, hold a limit slot for it),
+`Wait` (back off this long) and `Downgrade` (the server refused the structured-output format:
+store the next weaker mode on the configuration), receives an `AttemptOutcome` for each
+attempt and returns a `TransportReply` or raises LLMError. `llm.transport` drives it
+synchronously, `llm.aio` on the batch engine's event loop. The provider of the configuration
+(`llm.providers`) sends the request and classifies its own errors; what is retried, how each
+attempt is recorded and what the error says are decided here, the same for every provider.
 """
 
-import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
-import openai
 from django.conf import settings
+from pydantic import BaseModel
 
 from .exceptions import LLMError
-from .models import CallOutcome, ModelConfiguration
+from .models import STRUCTURED_MODE_ORDER, CallOutcome, ModelConfiguration
+from .providers.base import ChatRequest, Failure, FailureKind, ProviderReply
+from .providers.registry import provider_for
 from .recording import CallRecorder
-from .transport_util import (
-    OutputRejected,
-    TransportReply,
-    api_key_for,
-    backoff_delay,
-    error_detail,
-    malformed_reason,
-    raw_text,
-    retry_after_seconds,
-    usage_tokens,
-)
+from .schema_prompt import response_format
+from .transport_util import OutputRejected, TransportReply, api_key_for, backoff_delay
 
-
-@dataclass(frozen=True)
-class Attempt:
-    """Send one chat completion request (after taking a slot under the configuration's limits)."""
-
-    configuration: ModelConfiguration
-    api_key: str
-    messages: list[dict]
-    parameters: dict
+# What the drivers send: the provider's request. The name says what the generator asks for.
+Attempt = ChatRequest
 
 
 @dataclass(frozen=True)
@@ -46,22 +33,39 @@ class Wait:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Downgrade:
+    """Store `to_mode` as the configuration's structured mode (if it still has `from_mode`)."""
+
+    configuration: ModelConfiguration
+    from_mode: str
+    to_mode: str
+    reason: str
+
+
 @dataclass
 class AttemptOutcome:
-    completion: Any = None
-    error: BaseException | None = None  # what the client raised
+    reply: ProviderReply | None = None
+    error: BaseException | None = None  # what the provider's client raised
     limit_error: LLMError | None = None  # no slot under the limits in time
     latency_ms: float = 0.0
     limit_wait_ms: int = 0
 
 
-Steps = Generator[Attempt | Wait, AttemptOutcome | None, TransportReply]
+Steps = Generator[Attempt | Wait | Downgrade, AttemptOutcome | None, TransportReply]
 
 
 def _with_calls(error: LLMError, recorder: CallRecorder) -> LLMError:
     error.calls = list(recorder.calls)
     error.call_ids = recorder.call_ids
     return error
+
+
+def weaker_mode(configuration: ModelConfiguration, mode: str) -> str | None:
+    """The next mode down that the configuration's provider supports, or None."""
+    supported = provider_for(configuration).structured_modes
+    later = STRUCTURED_MODE_ORDER[STRUCTURED_MODE_ORDER.index(mode) + 1 :]
+    return next((m for m in later if m in supported), None)
 
 
 def send_steps(
@@ -71,10 +75,20 @@ def send_steps(
     parameters: dict,
     recorder: CallRecorder,
     validate: Callable[[str], Any] | None = None,
+    schema: type[BaseModel] | None = None,
+    role: str = "",
+    negotiate: bool = True,
+    fail_fast: bool = False,
 ) -> Steps:
-    """One request with retries of transient failures; every attempt is recorded."""
+    """One request with retries of transient failures; every attempt is recorded.
+
+    With `negotiate`, a structured request whose format the server refuses is sent again in
+    the next weaker mode, which is stored on the configuration (`Downgrade`). With
+    `fail_fast`, a refused connection is not retried (nothing listens at the address).
+    """
+    provider = provider_for(configuration)
     try:
-        api_key = api_key_for(configuration)
+        api_key = "" if provider.is_offline else api_key_for(configuration)
     except LLMError as exc:
         recorder.record(
             messages=messages,
@@ -84,16 +98,15 @@ def send_steps(
         )
         raise _with_calls(exc, recorder) from None
     max_attempts = settings.LLM_MAX_RETRIES + 1
+    timeout = settings.LLM_TIMEOUT_SECONDS
     where = f"{configuration.endpoint} (model {configuration.model_id!r})"
-    for attempt_index in range(max_attempts):
+    attempt_index = 0
+    while True:
         recorder.sending(messages=messages, parameters=parameters)
-        outcome_of: AttemptOutcome = yield Attempt(configuration, api_key, messages, parameters)
-        last = attempt_index + 1 == max_attempts
-        status: int | None = None
-        retry_after: float | None = None
-        body = ""
-        usage = None
-        exc = outcome_of.error
+        outcome_of: AttemptOutcome = yield Attempt(
+            configuration, api_key, messages, parameters, role, schema
+        )
+        last = attempt_index + 1 >= max_attempts
         if outcome_of.limit_error is not None:
             recorder.record(
                 messages=messages,
@@ -102,81 +115,109 @@ def send_steps(
                 error_message=outcome_of.limit_error.message,
             )
             raise _with_calls(outcome_of.limit_error, recorder)
-        if exc is None:
-            problem = malformed_reason(outcome_of.completion)
-            if not problem:
-                return _accept(
-                    completion=outcome_of.completion,
-                    messages=messages,
-                    parameters=parameters,
-                    recorder=recorder,
-                    validate=validate,
-                    latency_ms=outcome_of.latency_ms,
-                    limit_wait_ms=outcome_of.limit_wait_ms,
-                )
+        if outcome_of.error is not None:
+            failure = provider.classify(outcome_of.error, where=where, timeout=timeout)
+        elif outcome_of.reply.problem:
             # A success in name only: recorded and retried like a server error, never
             # returned as an empty reply.
-            outcome, retryable, status = CallOutcome.MALFORMED, True, 200
-            body = raw_text(outcome_of.completion)
-            usage = getattr(outcome_of.completion, "usage", None)
-            error = f"{where} answered HTTP 200 but {problem}."
-        elif isinstance(exc, openai.APITimeoutError):
-            outcome, retryable = CallOutcome.TIMEOUT, True
-            error = f"No reply from {where} within {settings.LLM_TIMEOUT_SECONDS:g} s."
-        elif isinstance(exc, openai.APIConnectionError):
-            outcome, retryable = CallOutcome.CONNECTION_ERROR, True
-            error = f"Could not connect to {where}: {exc.__cause__ or exc}"
-        elif isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            body = error_detail(exc)
-            retryable = status in (408, 429) or status >= 500
-            outcome = CallOutcome.RATE_LIMITED if status == 429 else CallOutcome.HTTP_ERROR
-            retry_after = retry_after_seconds(exc.response.headers)
-            error = f"{where} answered HTTP {status}: {body}"
-        elif isinstance(exc, openai.OpenAIError):
-            outcome, retryable = CallOutcome.FAILED, False
-            error = f"The call to {where} failed: {exc}"
-        elif isinstance(exc, ValueError):
-            # The client could not decode the body of a 200 (json.JSONDecodeError).
-            outcome, retryable, status = CallOutcome.MALFORMED, True, 200
-            error = f"{where} answered HTTP 200 with a body that is not JSON: {exc}"
+            reply = outcome_of.reply
+            failure = Failure(
+                FailureKind.MALFORMED,
+                CallOutcome.MALFORMED,
+                f"{where} answered HTTP {reply.http_status or 200} but {reply.problem}.",
+                status=reply.http_status,
+                body=reply.raw,
+                usage=reply.usage,
+            )
         else:
-            raise exc
-        delay = backoff_delay(attempt_index, retry_after) if retryable and not last else 0.0
-        recorder.record(
-            messages=messages,
-            parameters=parameters,
-            outcome=outcome,
-            response_text=body,
-            error_message=error,
-            http_status=status,
-            prompt_tokens=usage_tokens(usage, "prompt_tokens"),
-            completion_tokens=usage_tokens(usage, "completion_tokens"),
-            latency_ms=outcome_of.latency_ms,
-            limit_wait_ms=outcome_of.limit_wait_ms,
-            backoff_ms=delay * 1000,
+            return _accept(
+                reply=outcome_of.reply,
+                messages=messages,
+                parameters=parameters,
+                recorder=recorder,
+                validate=validate,
+                latency_ms=outcome_of.latency_ms,
+                limit_wait_ms=outcome_of.limit_wait_ms,
+            )
+        mode = configuration.structured_output
+        weaker = (
+            weaker_mode(configuration, mode)
+            if negotiate and schema is not None and failure.format_refused
+            else None
         )
-        if not retryable:
-            raise _with_calls(
-                LLMError(f"The model endpoint refused the request: {error}", status_code=status),
-                recorder,
+        stop_now = fail_fast and failure.connection_refused
+        retry = failure.retryable and not last and not stop_now
+        delay = backoff_delay(attempt_index, failure.retry_after) if retry else 0.0
+        error_message = failure.message
+        if weaker is not None:
+            error_message += (
+                f" The server refused the {mode} response format: this configuration now asks "
+                f"for {weaker}."
             )
+        _record_failure(recorder, messages, parameters, failure, outcome_of, error_message, delay)
+        if weaker is not None:
+            reason = f"The server refused {mode} ({failure.message[:300]}); moved to {weaker}."
+            yield Downgrade(configuration, mode, weaker, reason)
+            configuration.structured_output = weaker
+            parameters = with_format(parameters, schema, weaker)
+            attempt_index += 1
+            continue
+        if not failure.retryable or stop_now:
+            error = LLMError(
+                f"The model endpoint refused the request: {failure.message}"
+                if not failure.retryable
+                else failure.message,
+                status_code=failure.status,
+            )
+            error.failure = failure
+            raise _with_calls(error, recorder)
         if last:
-            raise _with_calls(
-                LLMError(
-                    f"Gave up on {where} after {max_attempts} attempts; last error: {error}",
-                    status_code=status,
-                    retryable=True,
-                ),
-                recorder,
+            error = LLMError(
+                f"Gave up on {where} after {max_attempts} attempts; last error: {failure.message}",
+                status_code=failure.status,
+                retryable=True,
             )
+            error.failure = failure
+            raise _with_calls(error, recorder)
         yield Wait(delay)
-    raise AssertionError("unreachable")  # pragma: no cover
+        attempt_index += 1
+
+
+def with_format(parameters: dict, schema: type[BaseModel], mode: str) -> dict:
+    """`parameters` asking for `schema` in structured mode `mode`."""
+    changed = {k: v for k, v in parameters.items() if k != "response_format"}
+    fmt = response_format(schema, mode)
+    if fmt is not None:
+        changed["response_format"] = fmt
+    return changed
+
+
+def _record_failure(
+    recorder: CallRecorder,
+    messages: list[dict],
+    parameters: dict,
+    failure: Failure,
+    outcome_of: AttemptOutcome,
+    error_message: str,
+    delay: float,
+) -> None:
+    recorder.record(
+        messages=messages,
+        parameters=parameters,
+        outcome=failure.outcome,
+        response_text=failure.body,
+        error_message=error_message,
+        http_status=failure.status,
+        usage=failure.usage,
+        latency_ms=outcome_of.latency_ms,
+        limit_wait_ms=outcome_of.limit_wait_ms,
+        backoff_ms=delay * 1000,
+    )
 
 
 def _accept(
     *,
-    completion: Any,
+    reply: ProviderReply,
     messages: list[dict],
     parameters: dict,
     recorder: CallRecorder,
@@ -184,45 +225,40 @@ def _accept(
     latency_ms: float,
     limit_wait_ms: int = 0,
 ) -> TransportReply:
-    choice = completion.choices[0] if completion.choices else None
-    text = (choice.message.content if choice and choice.message else None) or ""
-    usage = completion.usage
-    reply = TransportReply(
-        text=text,
-        prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
-        completion_tokens=(usage.completion_tokens or 0) if usage else 0,
-        finish_reason=str(getattr(choice, "finish_reason", None) or ""),
+    result = TransportReply(
+        text=reply.text,
+        prompt_tokens=reply.usage.prompt_tokens,
+        completion_tokens=reply.usage.completion_tokens,
+        finish_reason=reply.finish_reason,
     )
     parsed_json = None
     if validate is not None:
         try:
-            reply.output = validate(text)
+            result.output = validate(reply.text)
         except OutputRejected as exc:
             # Truncated JSON is not the model's mistake: say so instead of quoting a parser.
-            reply.rejection = (
+            result.rejection = (
                 f"cut off at max_tokens ({parameters.get('max_tokens', 'endpoint default')})"
-                if reply.cut_off
+                if result.cut_off
                 else str(exc)
             )
         else:
-            dump = getattr(reply.output, "model_dump", None)
-            parsed_json = dump(mode="json") if dump else reply.output
+            dump = getattr(result.output, "model_dump", None)
+            parsed_json = dump(mode="json") if dump else result.output
     recorder.record(
         messages=messages,
         parameters=parameters,
-        outcome=CallOutcome.INVALID_OUTPUT if reply.rejection else CallOutcome.SUCCESS,
-        response_text=text,
+        outcome=CallOutcome.INVALID_OUTPUT if result.rejection else CallOutcome.SUCCESS,
+        response_text=reply.text,
         parsed_json=parsed_json,
-        error_message=reply.rejection,
-        http_status=200,
+        error_message=result.rejection,
+        http_status=reply.http_status,
         finish_reason=reply.finish_reason,
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
+        usage=reply.usage,
         latency_ms=latency_ms,
         limit_wait_ms=limit_wait_ms,
     )
-    return reply
+    return result
 
 
-def elapsed_ms(started: float) -> float:
-    return (time.monotonic() - started) * 1000
+__all__ = ["Attempt", "AttemptOutcome", "Downgrade", "Wait", "send_steps"]

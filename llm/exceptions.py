@@ -20,6 +20,8 @@ class LLMError(ApplicationError):
         self.call_ids = call_ids or []
         # The recorded attempts themselves (their ids are known once a buffering sink wrote them).
         self.calls: list = []
+        # How the provider classified the last failed attempt (`llm.providers.base.Failure`).
+        self.failure = None
 
 
 class StructuredOutputError(LLMError):

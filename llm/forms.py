@@ -35,6 +35,8 @@ _FIELDSETS = (
         (
             "price_per_million_input_tokens",
             "price_per_million_output_tokens",
+            "price_per_million_cached_input_tokens",
+            "price_per_million_cache_write_tokens",
             "max_concurrency",
             "requests_per_minute",
         ),

@@ -18,11 +18,12 @@ fenced text is data, not instructions. Prompts live in one module per calling ap
 Every call is recorded in `LLMCall`, one row per attempt (retries, re-asks, cache hits), with
 tokens, latency, cost estimate and outcome. Identical requests are answered from the response
 cache unless `use_cache=False`; pass a different seed to get a fresh sample (repeated judging).
-Configurations with provider "offline" are answered by `llm.offline` without any network; their
-results carry `is_offline=True` and must be shown with the "offline demo model" label.
+Each configuration's provider (`llm.providers`) sends its requests; the offline demo model is
+one of them, answered without any network: its results carry `is_offline=True` and must be
+shown with the "offline demo model" label.
 
 The call itself is written once as steps (`llm.plan`); this module drives them synchronously
-(`openai.OpenAI`, one row written per attempt), the batch engine asynchronously (`llm.aio`).
+(`llm.transport`, one row written per attempt), the batch engine asynchronously (`llm.aio`).
 """
 
 from typing import Any, TypeVar
@@ -30,7 +31,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from . import transport
-from .attempts import Attempt, Wait
+from .attempts import Attempt, Downgrade, Wait
 from .cache import cache_lookup, cache_store
 from .exceptions import LLMError, StructuredOutputError
 from .models import ModelConfiguration
@@ -70,11 +71,8 @@ def drive(steps) -> Any:
             step = steps.send(reply)
         except StopIteration as done:
             return done.value
-        if isinstance(step, Attempt):
-            reply = transport.attempt_sync(step)
-        elif isinstance(step, Wait):
-            transport.sleep(step.seconds)
-            reply = None
+        if isinstance(step, Attempt | Wait | Downgrade):
+            reply = transport.run_step(step)
         elif isinstance(step, CacheLookup):
             reply = cache_lookup(step.key)
         elif isinstance(step, CacheStore):
@@ -124,11 +122,16 @@ def structured(
     purpose: str,
     seed: int | None = None,
     use_cache: bool = True,
+    reasks: int | None = None,
+    negotiate: bool = True,
+    fail_fast: bool = False,
 ) -> StructuredResult[T]:
     """A reply validated against `schema`; re-asks with the validation error when it is not.
 
-    Raises StructuredOutputError (carrying the last raw reply) once
-    settings.LLM_STRUCTURED_REASKS re-asks are spent.
+    Raises StructuredOutputError (carrying the last raw reply) once `reasks` (default
+    settings.LLM_STRUCTURED_REASKS) re-asks are spent. `negotiate`: a refused response format
+    moves the configuration down a structured mode; `fail_fast`: a refused connection is not
+    retried.
     """
     return drive(
         structured_steps(
@@ -139,6 +142,9 @@ def structured(
             purpose=purpose,
             seed=seed,
             use_cache=use_cache,
+            reasks=reasks,
+            negotiate=negotiate,
+            fail_fast=fail_fast,
         )
     )
 

@@ -6,6 +6,7 @@ can be traced to the exact prompt, parameters and raw reply that produced it.
 """
 
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -25,16 +26,39 @@ TOKENS_PER_PRICE_UNIT = Decimal(1_000_000)
 
 
 class Provider(models.TextChoices):
+    """The providers the platform ships; the field's choices come from `llm.providers`."""
+
     OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint"
     OFFLINE = "offline", "Offline demo model"
 
 
-class StructuredMode(models.TextChoices):
-    """How a configuration is asked for JSON: the strongest request its server understands."""
+def provider_choices() -> list[tuple[str, str]]:
+    """Every registered provider, so adding one needs no migration."""
+    # Imported here: the providers import this module for its types.
+    from .providers import registry
 
-    JSON_SCHEMA = "json_schema", "JSON schema (OpenAI, vLLM, llama.cpp server, Ollama)"
+    return registry.choices()
+
+
+class StructuredMode(models.TextChoices):
+    """How a configuration is asked for JSON, strongest first (see `STRUCTURED_MODE_ORDER`)."""
+
+    JSON_SCHEMA = "json_schema", "JSON schema (OpenAI, vLLM, Ollama; tool or schema output)"
+    JSON_OBJECT_SCHEMA = (
+        "json_object_schema",
+        "JSON object with a schema (llama.cpp server turns it into a grammar)",
+    )
     JSON_OBJECT = "json_object", "JSON object (any JSON, fields described in the prompt)"
     PROMPT = "prompt", "Prompt only (no response_format sent)"
+
+
+# Strongest first: negotiation moves down this list, never up.
+STRUCTURED_MODE_ORDER: tuple[str, ...] = (
+    StructuredMode.JSON_SCHEMA,
+    StructuredMode.JSON_OBJECT_SCHEMA,
+    StructuredMode.JSON_OBJECT,
+    StructuredMode.PROMPT,
+)
 
 
 class ModelRole(models.TextChoices):
@@ -53,7 +77,7 @@ class ModelConfiguration(TimeStampedModel):
         "not results of any real model.",
     )
     provider = models.CharField(
-        max_length=32, choices=Provider.choices, default=Provider.OPENAI_COMPATIBLE
+        max_length=32, choices=provider_choices, default=Provider.OPENAI_COMPATIBLE
     )
     base_url = models.URLField(
         max_length=500,
@@ -90,11 +114,17 @@ class ModelConfiguration(TimeStampedModel):
     )
     system_prompt = models.TextField(blank=True)
     structured_output = models.CharField(
-        max_length=12,
+        max_length=20,
         choices=StructuredMode.choices,
         default=StructuredMode.JSON_SCHEMA,
-        help_text="For judge, simulator and other structured calls. Fall back to JSON object or "
-        "prompt only when the server rejects or ignores json_schema response formats.",
+        help_text="For judge, simulator and other structured calls. configure_model and "
+        '"Test this endpoint" store the strongest mode the endpoint accepts; a run moves a '
+        "configuration down one mode when its server refuses the request's response format.",
+    )
+    structured_output_note = models.TextField(
+        blank=True,
+        help_text="What the platform found about this endpoint's structured output: the modes "
+        "it tried, and why it moved to a weaker one.",
     )
     api_key_env = models.CharField(
         "API key environment variable",
@@ -111,6 +141,23 @@ class ModelConfiguration(TimeStampedModel):
     price_per_million_output_tokens = models.DecimalField(
         max_digits=10, decimal_places=4, default=Decimal(0), validators=[MinValueValidator(0)]
     )
+    price_per_million_cached_input_tokens = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Input tokens read from the provider's prompt cache; blank: the input price.",
+    )
+    price_per_million_cache_write_tokens = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Input tokens written to the provider's prompt cache (Anthropic charges "
+        "1.25 × input for a 5-minute cache); blank: the input price.",
+    )
     max_concurrency = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most requests in flight at once; blank: no limit."
     )
@@ -125,12 +172,33 @@ class ModelConfiguration(TimeStampedModel):
         return self.name
 
     def clean(self) -> None:
-        if self.provider == Provider.OPENAI_COMPATIBLE and not self.model_id:
+        if self.provider not in dict(provider_choices()):
+            raise ValidationError({"provider": f"Unknown provider {self.provider!r}."})
+        if not self.is_offline and not self.model_id:
             raise ValidationError({"model_id": "An endpoint needs the name of the model to call."})
         if not isinstance(self.extra_params, dict):
             raise ValidationError({"extra_params": 'Enter a JSON object, e.g. {"top_k": 40}.'})
         if problem := api_key_env_problem(self.api_key_env):
             raise ValidationError({"api_key_env": problem})
+        if self.base_url and (problem := self._url_mismatch()):
+            raise ValidationError({"base_url": problem})
+
+    def _url_mismatch(self) -> str:
+        """Why the base URL belongs to another provider's API ("" when it does not)."""
+        # Imported here: the providers import this module for its types.
+        from .providers import registry
+
+        host = (urlsplit(self.base_url).hostname or "").lower()
+        for provider in registry.PROVIDERS.values():
+            if provider.name != self.provider and any(
+                host == marker or host.endswith("." + marker) for marker in provider.url_markers
+            ):
+                return (
+                    f"{host} is the API of {provider.label}, which does not speak the "
+                    f"{self.get_provider_display()} protocol: choose the provider "
+                    f"{provider.label!r} for this URL."
+                )
+        return ""
 
     @property
     def api_key_is_set(self) -> bool:
@@ -145,17 +213,39 @@ class ModelConfiguration(TimeStampedModel):
     def endpoint(self) -> str:
         if self.is_offline:
             return "offline"
-        return (self.base_url or settings.LLM_DEFAULT_BASE_URL).rstrip("/")
+        if self.base_url:
+            return self.base_url.rstrip("/")
+        if self.provider == Provider.OPENAI_COMPATIBLE:
+            return settings.LLM_DEFAULT_BASE_URL.rstrip("/")
+        # Imported here: the providers import this module for its types.
+        from .providers import registry
+
+        return registry.provider_named(self.provider).default_base_url.rstrip("/")
 
     @property
     def offline_profile(self) -> str:
         return str((self.extra_params or {}).get("offline_profile", ""))
 
-    def cost_estimate(self, *, prompt_tokens: int, completion_tokens: int) -> Decimal:
+    def cost_estimate(
+        self,
+        *,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached_prompt_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> Decimal:
+        """`prompt_tokens` counts every input token, the cached reads and writes among them."""
         if self.is_offline:
             return Decimal(0)
+        input_price = self.price_per_million_input_tokens
+        cached_price = self.price_per_million_cached_input_tokens
+        write_price = self.price_per_million_cache_write_tokens
+        plain = max(0, prompt_tokens - cached_prompt_tokens - cache_write_tokens)
         total = (
-            Decimal(prompt_tokens) * self.price_per_million_input_tokens
+            Decimal(plain) * input_price
+            + Decimal(cached_prompt_tokens)
+            * (input_price if cached_price is None else cached_price)
+            + Decimal(cache_write_tokens) * (input_price if write_price is None else write_price)
             + Decimal(completion_tokens) * self.price_per_million_output_tokens
         )
         return (total / TOKENS_PER_PRICE_UNIT).quantize(Decimal("0.00000001"))
@@ -262,6 +352,12 @@ class LLMCall(models.Model):
     )
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    cached_prompt_tokens = models.PositiveIntegerField(
+        default=0, help_text="Input tokens the provider read from its prompt cache."
+    )
+    cache_write_tokens = models.PositiveIntegerField(
+        default=0, help_text="Input tokens the provider wrote to its prompt cache."
+    )
     latency_ms = models.PositiveIntegerField(default=0)
     limit_wait_ms = models.PositiveIntegerField(
         default=0, help_text="Time waited for a concurrency or rate slot before this attempt."

@@ -2,13 +2,12 @@
 
 `chat_steps` and `structured_steps` are generators. Besides the HTTP steps of `llm.attempts`
 (`Attempt`, `Wait`) they yield `CacheLookup` (answered with the stored reply or None) and
-`CacheStore`; they return a ChatResult / StructuredResult or raise LLMError. Offline
-configurations are answered inside, without yielding anything but their recorded call.
+`CacheStore`; they return a ChatResult / StructuredResult or raise LLMError. Every provider,
+the offline demo model among them, is reached the same way: through the `Attempt` steps.
 Re-asks on invalid JSON, the larger token limit after a cut-off reply and the cache rules live
 here, so both drivers apply them identically.
 """
 
-import json
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -18,8 +17,7 @@ from typing import Any, Generic, TypeVar
 from django.conf import settings
 from pydantic import BaseModel
 
-from . import offline
-from .attempts import send_steps
+from .attempts import send_steps, with_format
 from .cache import cache_enabled
 from .exceptions import LLMError, StructuredOutputError
 from .models import CallOutcome, ModelConfiguration
@@ -137,13 +135,6 @@ def chat_steps(
     """A free-text reply. `may_hit` false: the caller knows no stored reply can match."""
     started = time.monotonic()
     request, recorder = _begin(configuration, messages, role, purpose, seed, sink, params or {})
-    if configuration.is_offline:
-        text = offline.offline_chat_reply(
-            messages=request.messages, seed=request.seed, configuration=configuration, role=role
-        )
-        _record_offline(recorder, request, text=text)
-        return _result(ChatResult, recorder=recorder, started=started, cached=False, text=text)
-
     caching = cache_enabled(configuration=configuration, use_cache=use_cache)
     hit = (yield CacheLookup(request.fingerprint)) if caching and may_hit else None
     if hit is not None:
@@ -156,6 +147,7 @@ def chat_steps(
         messages=request.messages,
         parameters=request.parameters,
         recorder=recorder,
+        role=role,
     )
     if caching:
         yield CacheStore(
@@ -179,43 +171,20 @@ def structured_steps(
     use_cache: bool = True,
     may_hit: bool = True,
     sink: Sink | None = None,
+    reasks: int | None = None,
+    negotiate: bool = True,
+    fail_fast: bool = False,
 ) -> Steps:
     """A reply validated against `schema`; re-asks with the validation error when it is not.
 
-    Raises StructuredOutputError (carrying the last raw reply) once
-    settings.LLM_STRUCTURED_REASKS re-asks are spent.
+    Raises StructuredOutputError (carrying the last raw reply) once `reasks` (default
+    settings.LLM_STRUCTURED_REASKS) re-asks are spent. `negotiate` and `fail_fast` are the
+    retry policy's (`llm.attempts.send_steps`).
     """
+    reask_limit = settings.LLM_STRUCTURED_REASKS if reasks is None else reasks
     started = time.monotonic()
     request, recorder = _begin(configuration, messages, role, purpose, seed, sink, {}, schema)
     validate = json_validator(schema)
-
-    if configuration.is_offline:
-        data = offline.offline_structured_reply(
-            schema=schema, messages=request.messages, seed=request.seed, configuration=configuration
-        )
-        text = json.dumps(data, ensure_ascii=False)
-        try:
-            output = validate(text)
-        except OutputRejected as exc:
-            _record_offline(recorder, request, text=text, rejection=str(exc))
-            error = StructuredOutputError(
-                f"The offline demo model could not produce a valid {schema.__name__}; register "
-                f"an offline responder for it. {exc}",
-                raw_text=text,
-                validation_error=str(exc),
-                call_ids=recorder.call_ids,
-            )
-            error.calls = list(recorder.calls)
-            raise error from exc
-        _record_offline(recorder, request, text=text, parsed=output.model_dump(mode="json"))
-        return _result(
-            StructuredResult,
-            recorder=recorder,
-            started=started,
-            cached=False,
-            text=text,
-            output=output,
-        )
 
     caching = cache_enabled(configuration=configuration, use_cache=use_cache)
     hit = (yield CacheLookup(request.fingerprint)) if caching and may_hit else None
@@ -246,12 +215,18 @@ def structured_steps(
     reasks = 0
     enlarged = False
     while True:
+        # A refused format moved the configuration down a mode: the re-ask uses the new one.
+        parameters = with_format(parameters, schema, configuration.structured_output)
         reply = yield from send_steps(
             configuration=configuration,
             messages=conversation,
             parameters=parameters,
             recorder=recorder,
             validate=validate,
+            schema=schema,
+            role=role,
+            negotiate=negotiate,
+            fail_fast=fail_fast,
         )
         if reply.accepted:
             if caching:
@@ -277,7 +252,7 @@ def structured_steps(
             enlarged = True
             parameters = {**parameters, "max_tokens": larger_token_limit(parameters)}
             continue
-        if reasks >= settings.LLM_STRUCTURED_REASKS:
+        if reasks >= reask_limit:
             break
         reasks += 1
         conversation = [
@@ -293,7 +268,7 @@ def structured_steps(
         ]
     error = StructuredOutputError(
         f"{configuration.name} did not return a valid {schema.__name__} after "
-        f"{settings.LLM_STRUCTURED_REASKS} re-asks. Last error: {reply.rejection[:300]}",
+        f"{reask_limit} re-asks. Last error: {reply.rejection[:300]}",
         raw_text=reply.text,
         validation_error=reply.rejection,
         call_ids=recorder.call_ids,
@@ -306,28 +281,6 @@ def larger_token_limit(parameters: dict) -> int:
     """The limit for re-asking a reply that was cut off: twice the one that cut it."""
     current = parameters.get("max_tokens") or settings.LLM_CUTOFF_DEFAULT_MAX_TOKENS
     return int(current) * 2
-
-
-def _record_offline(
-    recorder: CallRecorder,
-    request: PreparedRequest,
-    *,
-    text: str,
-    parsed: Any = None,
-    rejection: str = "",
-) -> None:
-    prompt_text = " ".join(str(m.get("content") or "") for m in request.messages)
-    recorder.record(
-        messages=request.messages,
-        parameters=request.parameters,
-        outcome=CallOutcome.INVALID_OUTPUT if rejection else CallOutcome.SUCCESS,
-        finish_reason="stop",
-        response_text=text,
-        parsed_json=parsed,
-        error_message=rejection,
-        prompt_tokens=offline.estimate_tokens(prompt_text),
-        completion_tokens=offline.estimate_tokens(text),
-    )
 
 
 def _record_cache_hit(

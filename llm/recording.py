@@ -18,6 +18,7 @@ from decimal import Decimal
 
 from . import attribution
 from .models import CallOutcome, LLMCall, ModelConfiguration, PromptText
+from .providers.base import Usage
 
 Sink = Callable[[LLMCall, PromptText], None]
 
@@ -87,16 +88,22 @@ class CallRecorder:
         finish_reason: str = "",
         prompt_tokens: int = 0,
         completion_tokens: int = 0,
+        usage: Usage | None = None,
         latency_ms: float = 0,
         limit_wait_ms: float = 0,
         backoff_ms: float = 0,
     ) -> LLMCall:
+        usage = usage or Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        prompt_tokens, completion_tokens = usage.prompt_tokens, usage.completion_tokens
         # A cache hit costs nothing; offline output is free by definition.
         cost = (
             Decimal(0)
             if outcome == CallOutcome.CACHED
             else self.configuration.cost_estimate(
-                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cached_prompt_tokens=usage.cached_prompt_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
             )
         )
         call, prompt = self._call(
@@ -160,6 +167,8 @@ class CallRecorder:
             finish_reason=finish_reason,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
+            cached_prompt_tokens=usage.cached_prompt_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
             latency_ms=max(0, int(latency_ms)),
             limit_wait_ms=max(0, int(limit_wait_ms)),
             backoff_ms=max(0, int(backoff_ms)),

@@ -210,6 +210,9 @@ def response_format(schema: type[BaseModel], mode: str) -> dict | None:
     """The `response_format` request parameter for `mode`, or None to send none."""
     if mode == StructuredMode.JSON_SCHEMA:
         return _json_schema_format(schema)
+    if mode == StructuredMode.JSON_OBJECT_SCHEMA:
+        # llama.cpp's servers compile this schema into a decoding grammar.
+        return {"type": "json_object", "schema": cached_json_schema(schema)}
     if mode == StructuredMode.JSON_OBJECT:
         return {"type": "json_object"}
     return None

@@ -1,15 +1,18 @@
 """Writes: saving configurations together with the roles they fill; testing an endpoint;
 the inactive configurations of synthetic load-test data."""
 
-from collections.abc import Iterable
+import copy
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.utils import timezone
 from pydantic import BaseModel, Field
 
 from .exceptions import LLMError, StructuredOutputError
 from .gateway import structured
 from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment, Provider
+from .providers.registry import provider_for
 
 
 @transaction.atomic
@@ -70,6 +73,118 @@ class EndpointCheck(BaseModel):
 
 
 @dataclass(frozen=True)
+class ModeFinding:
+    mode: str
+    works: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What probing found: the mode stored (None when the endpoint could not be asked) and,
+    for each mode tried, whether it worked; `error` is what stopped the probe."""
+
+    mode: str | None
+    findings: list[ModeFinding]
+    error: str = ""
+    calls: list = field(default_factory=list)
+    reply: str = ""  # the schema-valid reply of the mode that works
+    latency_ms: int = 0
+
+    @property
+    def works(self) -> bool:
+        return bool(self.findings) and self.findings[-1].works
+
+    @property
+    def summary(self) -> str:
+        tried = "; ".join(f"{f.mode}: {f.detail}" for f in self.findings)
+        if self.mode is None:
+            return f"Could not ask the endpoint for structured output: {self.error}" + (
+                f" (tried {tried})" if tried else ""
+            )
+        return f"Structured output: {self.mode} (tried {tried})."
+
+
+_PROBE_MESSAGES = [{"role": "user", "content": 'Reply with ok true and the word "harbour".'}]
+
+
+def structured_mode_probe(
+    *, configuration: ModelConfiguration, on_progress: Callable[[str], None] | None = None
+) -> ProbeResult:
+    """Ask the endpoint for one small structured reply in each mode its provider supports,
+    strongest first, and store the first mode that gives a schema-valid reply (else the
+    strongest the server accepted) with what was found. Saved configurations only.
+
+    A refused connection, a wrong key or an unknown model stops the probe at once and changes
+    nothing: `error` says which. `on_progress` hears each mode as it is tried and what it did.
+    """
+    say = on_progress or (lambda line: None)
+    provider = provider_for(configuration)
+    if provider.is_offline:
+        return ProbeResult(configuration.structured_output, [])
+    findings: list[ModeFinding] = []
+    accepted: list[str] = []
+    calls: list = []
+    chosen = None
+    for mode in provider.structured_modes:
+        trial = copy.copy(configuration)
+        trial.structured_output = mode
+        say(f"Trying structured output {mode}…")
+        try:
+            result = structured(
+                configuration=trial,
+                messages=_PROBE_MESSAGES,
+                schema=EndpointCheck,
+                role=ModelRole.JUDGE,
+                purpose="llm.structured_probe",
+                use_cache=False,
+                reasks=0,
+                negotiate=False,
+                fail_fast=True,
+            )
+        except StructuredOutputError as error:
+            calls += error.calls
+            accepted.append(mode)
+            findings.append(
+                ModeFinding(
+                    mode, False, f"accepted, reply not valid ({error.validation_error[:120]})"
+                )
+            )
+            say(f"  {findings[-1].detail}")
+            continue
+        except LLMError as error:
+            calls += error.calls
+            failure = error.failure
+            if failure is not None and failure.format_refused:
+                findings.append(ModeFinding(mode, False, f"refused (HTTP {failure.status})"))
+                say(f"  {findings[-1].detail}")
+                continue
+            return ProbeResult(None, findings, error.message, calls)
+        calls += result.calls
+        findings.append(ModeFinding(mode, True, "works"))
+        say("  works")
+        chosen = mode
+        break
+    else:
+        result = None
+    chosen = chosen or (accepted[0] if accepted else None)
+    if chosen is None:
+        return ProbeResult(None, findings, "the server refused every structured mode.", calls)
+    probe = ProbeResult(
+        chosen,
+        findings,
+        "",
+        calls,
+        result.text if result else "",
+        result.latency_ms if result else 0,
+    )
+    configuration.structured_output = chosen
+    configuration.structured_output_note = f"{timezone.now():%Y-%m-%d %H:%M} UTC: {probe.summary}"
+    configuration.save(update_fields=["structured_output", "structured_output_note", "updated_at"])
+    return probe
+
+
+@dataclass(frozen=True)
 class EndpointTestResult:
     ok: bool
     summary: str
@@ -77,42 +192,39 @@ class EndpointTestResult:
     error: str
     structured_output: str
     calls: list = field(default_factory=list)
+    findings: list[ModeFinding] = field(default_factory=list)
 
 
 def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResult:
-    """One small structured call, uncached, recorded like any other: what came back and what
-    failed (HTTP, JSON, schema or the token limit), for the configuration's page."""
+    """Probe the structured modes (`structured_mode_probe`, which stores the strongest that
+    works), uncached and recorded like any other call: what came back in each mode and what
+    failed (connection, key, HTTP, JSON, schema or the token limit), for the configuration's
+    page."""
+    probe = structured_mode_probe(configuration=configuration)
+    calls = list(LLMCall.objects.filter(pk__in=[c.pk for c in probe.calls if c.pk]).order_by("id"))
     mode = configuration.get_structured_output_display()
-    messages = [{"role": "user", "content": 'Reply with ok true and the word "harbour".'}]
-    try:
-        result = structured(
-            configuration=configuration,
-            messages=messages,
-            schema=EndpointCheck,
-            role=ModelRole.JUDGE,
-            purpose="llm.endpoint_test",
-            use_cache=False,
-        )
-    except StructuredOutputError as error:
-        calls = list(LLMCall.objects.filter(pk__in=error.call_ids).order_by("attempt"))
+    if probe.works:
         return EndpointTestResult(
-            False,
-            "The endpoint answered, but not with the JSON asked for.",
-            error.raw_text,
-            error.message,
+            True,
+            f"Structured output works in mode {probe.mode} ({probe.latency_ms} ms); stored on "
+            "this configuration.",
+            probe.reply,
+            "",
             mode,
             calls,
+            probe.findings,
         )
-    except LLMError as error:
-        calls = list(LLMCall.objects.filter(pk__in=error.call_ids).order_by("attempt"))
-        return EndpointTestResult(False, "The call failed.", "", error.message, mode, calls)
-    calls = list(LLMCall.objects.filter(pk__in=result.call_ids).order_by("attempt"))
+    if probe.mode is None:
+        return EndpointTestResult(
+            False, "The call failed.", "", probe.error, mode, calls, probe.findings
+        )
     return EndpointTestResult(
-        True,
-        f"Structured output works ({len(calls)} attempt{'s' if len(calls) != 1 else ''}, "
-        f"{result.latency_ms} ms).",
-        result.text,
-        "",
+        False,
+        "The endpoint answered, but not with the JSON asked for in any mode; stored the "
+        f"strongest mode it accepts ({probe.mode}).",
+        calls[-1].response_text if calls else "",
+        probe.summary,
         mode,
         calls,
+        probe.findings,
     )

@@ -1,87 +1,77 @@
-"""HTTP transport to OpenAI-compatible endpoints (synchronous client), with our own retries.
+"""The synchronous driver of a request's attempts (`llm.attempts`): the web and Celery tasks.
 
-The `openai` client is created with `max_retries=0`: retries happen in `llm.attempts` so that
-every attempt is recorded as its own LLMCall and the backoff is under the platform's settings.
-Retryable: 429, 408, 5xx, timeouts, connection errors and malformed successes (a 200 without
-`choices`, with null or empty content, or with a body that is not JSON: recorded with outcome
-"malformed", never returned as an empty reply), with capped exponential backoff and full
-jitter, honouring Retry-After (capped). Anything else fails at once with an LLMError naming the
-endpoint, the model and the status. The batch engine drives the same steps with an async
-client (`llm.aio`).
+Each attempt holds a limit slot (`llm.limits`) for the attempt only, not its backoff, and is
+sent by the configuration's provider (`llm.providers`) with the platform's timeout. Retries,
+backoff and the record of every attempt are the retry policy's; a refused structured-output
+format is stored on the configuration here (`Downgrade`).
 """
 
-import os
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import openai
 from django.conf import settings
 
 from . import limits
-from .attempts import Attempt, AttemptOutcome, Wait, send_steps
+from .attempts import Attempt, AttemptOutcome, Downgrade, Wait, send_steps
 from .exceptions import LLMError
 from .models import ModelConfiguration
+from .negotiation import structured_mode_downgrade
+from .providers.registry import provider_for
 from .recording import CallRecorder
 from .transport_util import (  # noqa: F401 - the transport's public names
-    NO_AUTH_API_KEY,
     OutputRejected,
     TransportReply,
     api_key_for,
     backoff_delay,
-    malformed_reason,
     retry_after_seconds,
 )
 
 # Tests replace this to observe backoff delays without waiting.
 sleep = time.sleep
 
-_clients: dict[tuple[int, str, str], openai.OpenAI] = {}
-_clients_lock = threading.Lock()
-
-
-def client_for(*, base_url: str, api_key: str) -> openai.OpenAI:
-    """One client (and connection pool) per process, endpoint and key; clients are thread-safe."""
-    # The pid is part of the key so forked Celery workers never share a parent's sockets.
-    cache_key = (os.getpid(), base_url, api_key)
-    with _clients_lock:
-        client = _clients.get(cache_key)
-        if client is None:
-            client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
-            _clients[cache_key] = client
-        return client
-
 
 def attempt_sync(step: Attempt) -> AttemptOutcome:
-    """One HTTP attempt under a limit slot (held for this attempt only, not its backoff)."""
-    try:
-        lease = limits.acquire(step.configuration)
-    except LLMError as exc:
-        return AttemptOutcome(limit_error=exc)
+    """One attempt under a limit slot (held for this attempt only, not its backoff)."""
+    provider = provider_for(step.configuration)
+    lease = None
+    if not provider.is_offline:
+        try:
+            lease = limits.acquire(step.configuration)
+        except LLMError as exc:
+            return AttemptOutcome(limit_error=exc)
     waited_ms = int(lease.waited_seconds * 1000) if lease else 0
-    client = client_for(base_url=step.configuration.endpoint, api_key=step.api_key)
     started = time.monotonic()
     try:
-        # Parameters travel as the request body unchanged, so endpoint-specific ones
-        # (vLLM's top_k, llama.cpp's repeat_penalty) pass through the client.
-        completion = client.chat.completions.create(
-            model=step.configuration.model_id,
-            messages=step.messages,
-            extra_body=step.parameters,
-            timeout=settings.LLM_TIMEOUT_SECONDS,
-        )
-    except (openai.OpenAIError, ValueError) as exc:
+        reply = provider.send(step, timeout=settings.LLM_TIMEOUT_SECONDS)
+    except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
         return AttemptOutcome(
             error=exc, latency_ms=(time.monotonic() - started) * 1000, limit_wait_ms=waited_ms
         )
     finally:
-        limits.release(lease)
+        if lease is not None:
+            limits.release(lease)
     return AttemptOutcome(
-        completion=completion,
-        latency_ms=(time.monotonic() - started) * 1000,
-        limit_wait_ms=waited_ms,
+        reply=reply, latency_ms=(time.monotonic() - started) * 1000, limit_wait_ms=waited_ms
     )
+
+
+def run_step(step: Any) -> Any:
+    """Answer one step of `llm.attempts` here; None for a step that needs no answer."""
+    if isinstance(step, Attempt):
+        return attempt_sync(step)
+    if isinstance(step, Wait):
+        sleep(step.seconds)
+        return None
+    if isinstance(step, Downgrade):
+        structured_mode_downgrade(
+            configuration=step.configuration,
+            from_mode=step.from_mode,
+            to_mode=step.to_mode,
+            reason=step.reason,
+        )
+        return None
+    raise TypeError(f"Unknown request step {step!r}")  # pragma: no cover - a programming error
 
 
 def send(
@@ -92,7 +82,7 @@ def send(
     recorder: CallRecorder,
     validate: Callable[[str], Any] | None = None,
 ) -> TransportReply:
-    """Send one chat completion request, retrying transient failures; record every attempt.
+    """Send one chat request, retrying transient failures; record every attempt.
 
     `validate` turns the reply text into the caller's output or raises OutputRejected; a
     rejected reply is recorded with outcome invalid_output and returned, not retried here.
@@ -104,14 +94,10 @@ def send(
         recorder=recorder,
         validate=validate,
     )
-    reply: AttemptOutcome | None = None
+    reply: Any = None
     while True:
         try:
             step = steps.send(reply)
         except StopIteration as done:
             return done.value
-        if isinstance(step, Wait):
-            sleep(step.seconds)
-            reply = None
-        else:
-            reply = attempt_sync(step)
+        reply = run_step(step)

@@ -1,4 +1,4 @@
-"""What the synchronous and the asynchronous transport share: keys, backoff, reply checks."""
+"""What the drivers, the retry policy and the providers share: keys, backoff, Retry-After."""
 
 import email.utils
 import os
@@ -7,16 +7,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import openai
 from django.conf import settings
 
 from .exceptions import LLMError
 from .keys import api_key_env_problem
 from .models import ModelConfiguration
 
-# Local servers without authentication still need some key: the client refuses to start without.
+# Local servers without authentication still need some key: clients refuse to start without.
 NO_AUTH_API_KEY = "no-key-required"
-ERROR_DETAIL_LIMIT = 500
 
 
 class OutputRejected(Exception):
@@ -89,39 +87,3 @@ def retry_after_seconds(headers: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return (when - datetime.now(tz=UTC)).total_seconds()
-
-
-def error_detail(exc: openai.APIStatusError) -> str:
-    try:
-        text = exc.response.text
-    except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
-        text = ""
-    return (text or str(exc))[:ERROR_DETAIL_LIMIT]
-
-
-def malformed_reason(completion: Any) -> str:
-    """Why a 200 reply carries no usable text ("" when it does): what the error will say."""
-    choices = getattr(completion, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        return "without any choice in the reply (no `choices`)"
-    message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
-    if content is None:
-        return "the message content is null"
-    if not isinstance(content, str) or not content.strip():
-        return "the message content is empty"
-    return ""
-
-
-def usage_tokens(usage: Any, name: str) -> int:
-    value = getattr(usage, name, 0) if usage is not None else 0
-    return value if isinstance(value, int) and value > 0 else 0
-
-
-def raw_text(completion: Any) -> str:
-    dump = getattr(completion, "model_dump_json", None)
-    try:
-        text = dump() if dump else str(completion)
-    except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
-        text = repr(completion)
-    return text[:ERROR_DETAIL_LIMIT]

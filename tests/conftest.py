@@ -190,6 +190,28 @@ def _no_real_model_endpoint(settings):
 
 
 @pytest.fixture
+def fake_anthropic(monkeypatch):
+    """A local Anthropic Messages API (tests/fake_anthropic.py); its key is ANTHROPIC_API_KEY."""
+    from tests.fake_anthropic import FakeAnthropicServer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    server = FakeAnthropicServer(api_key="sk-ant-test").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_gemini(monkeypatch):
+    """A local Gemini API (tests/fake_gemini.py); its key is GEMINI_API_KEY."""
+    from tests.fake_gemini import FakeGeminiServer
+
+    monkeypatch.setenv("GEMINI_API_KEY", "gm-test")
+    server = FakeGeminiServer(api_key="gm-test").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def fake_openai():
     """A local OpenAI-compatible server (tests/fake_openai.py), scripted per test."""
     from tests.fake_openai import FakeOpenAIServer

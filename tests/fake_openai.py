@@ -174,6 +174,11 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeOpenAIServer:
+    # Subclasses speaking another API (tests/fake_anthropic.py) set these and `_document`.
+    PATH = "/v1/chat/completions"
+    API_PREFIX = "/v1"
+    request_class = RecordedRequest
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._queue: deque[Behaviour] = deque()
@@ -203,7 +208,7 @@ class FakeOpenAIServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://127.0.0.1:{self.port}{self.API_PREFIX}"
 
     def start(self) -> "FakeOpenAIServer":
         self._thread.start()
@@ -263,6 +268,13 @@ class FakeOpenAIServer:
     def _document(self, request: RecordedRequest, behaviour: Behaviour) -> Any:
         return completion_document(request, behaviour)
 
+    def _serves(self, path: str) -> bool:
+        return path == self.PATH
+
+    def _invalid(self, request: RecordedRequest) -> tuple[int, Any] | None:
+        """(status, body) when the request breaks the API's rules, else None."""
+        return None
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -279,13 +291,19 @@ class FakeOpenAIServer:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {}
-                request = RecordedRequest(
+                request = server.request_class(
                     path=self.path,
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
                 )
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                if not server._serves(self.path.split("?")[0].rstrip("/")):
                     self._send(404, {"error": {"message": "not found"}}, {})
+                    return
+                if problem := server._invalid(request):
+                    # Refused as the real service refuses a request it cannot read.
+                    with server._lock:
+                        server.requests.append(request)
+                    self._send(problem[0], problem[1], {})
                     return
                 started = server._begin(request.model)
                 ended = False

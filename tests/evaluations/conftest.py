@@ -9,7 +9,7 @@ from tests.llm.factories import ModelConfigurationFactory
 class FakeModels:
     """Simulator, target and judge on the local OpenAI-compatible server, told apart by model."""
 
-    def __init__(self, server):
+    def __init__(self, server, provider: str = "openai_compatible"):
         self.server = server
         self.turn_counter = itertools.count(1)
         self.simulator_reply = lambda request, index: {"message": f"user message {index}"}
@@ -22,12 +22,17 @@ class FakeModels:
             "anchors": [{"anchor": 1, "raised": False, "turn": None, "quote": ""}]
         }
         server.responder = self.respond
-        base_url = server.base_url
-        self.simulator = ModelConfigurationFactory(base_url=base_url, model_id="sim")
+        fields = {"base_url": server.base_url, "provider": provider}
+        if provider in ("anthropic", "google"):
+            # Set by the fake_anthropic and fake_gemini fixtures.
+            fields["api_key_env"] = {"anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}[
+                provider
+            ]
+        self.simulator = ModelConfigurationFactory(model_id="sim", **fields)
         self.target = ModelConfigurationFactory(
-            base_url=base_url, model_id="target", system_prompt="You are Acme's helper."
+            model_id="target", system_prompt="You are Acme's helper.", **fields
         )
-        self.judge = ModelConfigurationFactory(base_url=base_url, model_id="judge")
+        self.judge = ModelConfigurationFactory(model_id="judge", **fields)
 
     def respond(self, request):
         if request.model == "sim":
@@ -47,6 +52,21 @@ class FakeModels:
 @pytest.fixture
 def fake_models(fake_openai, db):
     return FakeModels(fake_openai)
+
+
+PROVIDER_SERVERS = {
+    "openai_compatible": "fake_openai",
+    "anthropic": "fake_anthropic",
+    "google": "fake_gemini",
+}
+
+
+@pytest.fixture(params=list(PROVIDER_SERVERS))
+def provider_models(request, db):
+    """FakeModels on each provider's local server (tests/fake_openai.py, fake_anthropic.py,
+    fake_gemini.py), through that provider's official client."""
+    fixture = PROVIDER_SERVERS[request.param]
+    return FakeModels(request.getfixturevalue(fixture), provider=request.param)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from evaluations.models import Conversation, ConversationStatus
 from evaluations.services import runs
 from llm.aio import AsyncGateway
 from llm.models import LLMCall
+from llm.providers import openai_compat
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
 from tests.h2_endpoint import H2Endpoint, self_signed_certificate
 from tests.llm.factories import ModelConfigurationFactory
@@ -51,7 +52,7 @@ def _in_thread(coroutine):
 def test_one_client_multiplexes_concurrent_requests_over_one_http2_connection(h2_endpoint):
     async def main() -> list[bytes]:
         gateway = AsyncGateway(concurrency=8)  # one client of 8 connections
-        client = gateway.client(h2_endpoint.base_url, "key")
+        client = gateway.session(openai_compat.PROVIDER).client(h2_endpoint.base_url, "key")
         body = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
         try:
             return await asyncio.gather(

@@ -11,9 +11,10 @@ from tests.fake_openai import Behaviour
 pytestmark = pytest.mark.django_db
 
 
-def test_a_run_never_stores_an_empty_turn_from_a_malformed_200(fake_models, settings):
+def test_a_run_never_stores_an_empty_turn_from_a_malformed_200(provider_models, settings):
     """Every fourth target reply is a 200 without choices; each is retried, none is stored."""
     settings.LLM_MAX_RETRIES = 2
+    fake_models = provider_models
     counter = {"n": 0}
     plain = fake_models.target_reply
 

@@ -139,13 +139,18 @@ def test_test_this_endpoint_shows_the_raw_reply_and_what_failed(
         "EndpointCheck"
     )
 
-    # A server that echoes a schema, then runs out of tokens twice.
+    # A server that echoes a schema, then runs out of tokens twice, then chats: no mode gives
+    # valid JSON, so the strongest it accepted is kept and every mode's reply is shown.
     fake_openai.enqueue(content='{"type": "object", "properties": {}}')
     fake_openai.enqueue(content='{"ok": tr', finish_reason="length")
     fake_openai.enqueue(content='{"ok": true, "wo', finish_reason="length")
+    fake_openai.enqueue(content="Sure! Here you go.")
     fake_openai.enqueue(content="Sure! Here you go.")
     page = client.post(url).content.decode()
     assert "Endpoint test failed" in page
     assert "cut off at max_tokens (32)" in page
     assert "Sure! Here you go." in page
     assert page.count("length") >= 2
+    assert "json_object_schema: accepted, reply not valid" in page
+    configuration.refresh_from_db()
+    assert configuration.structured_output == "json_schema"

@@ -1,14 +1,17 @@
 """Create or update a model configuration and its roles from the command line (idempotent).
 
 manage.py configure_model --name "Local Llama" --base-url http://localhost:8080/v1 \\
-    --model-id llama-3.2-3b --api-key-env "" --roles target,judge --structured json_object
+    --model-id llama-3.2-3b --api-key-env "" --roles target,judge
+
+Without --structured the endpoint is probed and the strongest structured-output mode that
+works is stored (`llm.services.structured_mode_probe`).
 """
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from llm.models import ModelConfiguration, ModelRole, Provider, StructuredMode
-from llm.services import configuration_save
+from llm.models import ModelConfiguration, ModelRole, Provider, StructuredMode, provider_choices
+from llm.services import configuration_save, structured_mode_probe
 
 
 def _roles(value: str) -> list[str]:
@@ -30,7 +33,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--name", required=True)
-        parser.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. .../v1.")
+        parser.add_argument(
+            "--provider",
+            choices=[name for name, _ in provider_choices()],
+            help="Default openai_compatible (or the configuration's current provider).",
+        )
+        parser.add_argument(
+            "--base-url", help="The endpoint, e.g. http://127.0.0.1:8080/v1; blank: the default."
+        )
         parser.add_argument("--model-id", help="The model name the endpoint expects.")
         parser.add_argument(
             "--api-key-env",
@@ -50,7 +60,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--structured",
             choices=StructuredMode.values,
-            help="How structured calls ask for JSON (default json_schema).",
+            help="How structured calls ask for JSON. Left out: the endpoint is probed and the "
+            "strongest mode that works is stored.",
+        )
+        parser.add_argument(
+            "--no-probe", action="store_true", help="Do not call the endpoint (keep the mode)."
         )
         parser.add_argument("--offline", action="store_true", help="Use the offline demo model.")
         parser.add_argument("--inactive", action="store_true", help="Switch it off.")
@@ -69,6 +83,7 @@ class Command(BaseCommand):
             "max_tokens": options["max_tokens"],
             "temperature": options["temperature"],
             "structured_output": options["structured"],
+            "provider": options["provider"],
         }
         for field, value in fields.items():
             if value is not None:
@@ -105,6 +120,11 @@ class Command(BaseCommand):
             for a in configuration.role_assignments.order_by("role")
         )
         verb = "Created" if created else "Updated"
+        probe = None
+        if not (options["structured"] or options["no_probe"] or configuration.is_offline):
+            probe = structured_mode_probe(
+                configuration=configuration, on_progress=lambda line: self.stdout.write(line)
+            )
         self.stdout.write(
             self.style.SUCCESS(
                 f"{verb} {configuration.name}: {configuration.endpoint} model "
@@ -112,3 +132,9 @@ class Command(BaseCommand):
                 f", roles {assignments or 'none'}."
             )
         )
+        if probe is not None:
+            if probe.mode is None:
+                raise CommandError(
+                    f"Saved {configuration.name}, but it cannot be used yet: {probe.summary}"
+                )
+            self.stdout.write(probe.summary)

@@ -1,0 +1,227 @@
+"""Anthropic's Messages API through the official `anthropic` SDK.
+
+The platform's request (OpenAI-shaped) becomes a Messages request: the system message goes to
+`system` as one text block marked `cache_control: ephemeral`, so the long system prompts the
+user simulator and the judge repeat on every call are read from Anthropic's prompt cache;
+`max_tokens` is required (the configuration's, else `DEFAULT_MAX_TOKENS`); `seed` and the
+sampling parameters (temperature, top_p, top_k) have no equivalent in the SDK's Messages
+reference and are not sent (the call log keeps the platform's parameters as configured).
+Structured output: `json_schema` asks for the API's JSON-schema output (`output_config.format`),
+`json_object_schema` forces a tool call whose input schema is the schema (for models without
+JSON-schema output), `prompt` sends neither. The stop reason is recorded with `max_tokens` read
+as the platform's "length" (a cut-off reply). Usage counts cache reads and writes among the
+input tokens, priced as the configuration says.
+"""
+
+import json
+import os
+import threading
+from typing import Any
+
+import anthropic
+
+from ..models import CallOutcome, StructuredMode
+from ..schema_prompt import cached_json_schema
+from ..transport_util import retry_after_seconds
+from .base import (
+    ERROR_DETAIL_LIMIT,
+    ChatProvider,
+    ChatRequest,
+    Failure,
+    FailureKind,
+    ProviderReply,
+    Usage,
+    status_failure,
+)
+
+DEFAULT_MAX_TOKENS = 1024
+TOOL_NAME = "reply"
+# The platform's parameters the Messages API takes under the same name; the rest are dropped
+# (the API takes no seed and, in the SDK's current reference, no sampling parameters;
+# response_format and max_tokens are translated) or sent as they are (extra_params).
+_SAME_NAME = ("stop_sequences", "metadata")
+_DROPPED = ("seed", "response_format", "max_tokens", "temperature", "top_p", "top_k")
+
+
+class AnthropicProvider(ChatProvider):
+    name = "anthropic"
+    label = "Anthropic (Messages API)"
+    default_base_url = "https://api.anthropic.com"
+    url_markers = ("anthropic.com",)
+    structured_modes = (
+        StructuredMode.JSON_SCHEMA,
+        StructuredMode.JSON_OBJECT_SCHEMA,
+        StructuredMode.PROMPT,
+    )
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[int, str, str], anthropic.Anthropic] = {}
+        self._lock = threading.Lock()
+
+    def _client(self, base_url: str, api_key: str) -> anthropic.Anthropic:
+        # The pid is part of the key so forked Celery workers never share a parent's sockets.
+        key = (os.getpid(), base_url, api_key)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0)
+                self._clients[key] = client
+            return client
+
+    def send(self, request: ChatRequest, *, timeout: float) -> ProviderReply:
+        client = self._client(request.configuration.endpoint, request.api_key)
+        message = client.messages.create(**messages_request(request), timeout=timeout)
+        return reply_of(message)
+
+    def async_session(self, *, concurrency: int) -> dict:
+        return {}
+
+    async def close_session(self, session: dict) -> None:
+        for client in session.values():
+            await client.close()
+        session.clear()
+
+    async def send_async(
+        self, request: ChatRequest, *, session: dict, timeout: float
+    ) -> ProviderReply:
+        key = (request.configuration.endpoint, request.api_key)
+        client = session.get(key)
+        if client is None:
+            client = session[key] = anthropic.AsyncAnthropic(
+                api_key=request.api_key, base_url=request.configuration.endpoint, max_retries=0
+            )
+        message = await client.messages.create(**messages_request(request), timeout=timeout)
+        return reply_of(message)
+
+    def classify(self, error: BaseException, *, where: str, timeout: float) -> Failure:
+        if isinstance(error, anthropic.APITimeoutError):
+            return Failure(
+                FailureKind.TRANSIENT,
+                CallOutcome.TIMEOUT,
+                f"No reply from {where} within {timeout:g} s.",
+            )
+        if isinstance(error, anthropic.APIConnectionError):
+            cause = error.__cause__ or error
+            return Failure(
+                FailureKind.TRANSIENT,
+                CallOutcome.CONNECTION_ERROR,
+                f"Could not connect to {where}: {cause}",
+                connection_refused="Connection refused" in str(cause)
+                or isinstance(cause, ConnectionRefusedError),
+            )
+        if isinstance(error, anthropic.APIStatusError):
+            try:
+                body = error.response.text
+            except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
+                body = str(error)
+            # 529: Anthropic's "overloaded_error", a passing condition.
+            return status_failure(
+                status=error.status_code,
+                body=body[:ERROR_DETAIL_LIMIT],
+                where=where,
+                retry_after=retry_after_seconds(error.response.headers),
+                overloaded=(529,),
+            )
+        if isinstance(error, anthropic.AnthropicError):
+            return Failure(
+                FailureKind.PERMANENT, CallOutcome.FAILED, f"The call to {where} failed: {error}"
+            )
+        if isinstance(error, ValueError):
+            return Failure(
+                FailureKind.MALFORMED,
+                CallOutcome.MALFORMED,
+                f"{where} answered HTTP 200 with a body that is not JSON: {error}",
+                status=200,
+            )
+        raise error
+
+
+def messages_request(request: ChatRequest) -> dict[str, Any]:
+    """The keyword arguments of `messages.create` for the platform's request."""
+    parameters = request.parameters
+    system = "\n\n".join(
+        str(m.get("content") or "") for m in request.messages if m.get("role") == "system"
+    )
+    body: dict[str, Any] = {
+        "model": request.configuration.model_id,
+        "max_tokens": int(parameters.get("max_tokens") or DEFAULT_MAX_TOKENS),
+        "messages": [
+            {"role": m["role"], "content": str(m.get("content") or "")}
+            for m in request.messages
+            if m.get("role") != "system"
+        ],
+    }
+    if system:
+        # The shared prefix of every simulator and judge call: cached for five minutes.
+        body["system"] = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+    extra = {}
+    for name, value in parameters.items():
+        if name in _SAME_NAME:
+            body[name] = value
+        elif name not in _DROPPED:
+            extra[name] = value
+    if extra:
+        body["extra_body"] = extra
+    requested = parameters.get("response_format") or {}
+    if request.schema is not None and requested:
+        schema = cached_json_schema(request.schema)
+        if requested.get("type") == "json_schema":
+            body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        elif "schema" in requested:
+            body["tools"] = [
+                {
+                    "name": TOOL_NAME,
+                    "description": f"Give the reply as a {request.schema.__name__} object.",
+                    "input_schema": schema,
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+    return body
+
+
+def reply_of(message: Any) -> ProviderReply:
+    usage = _usage(getattr(message, "usage", None))
+    blocks = getattr(message, "content", None) or []
+    tool_inputs = [b.input for b in blocks if getattr(b, "type", "") == "tool_use"]
+    if tool_inputs:
+        text = json.dumps(tool_inputs[0], ensure_ascii=False)
+    else:
+        text = "".join(
+            getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", "") == "text"
+        )
+    stop = str(getattr(message, "stop_reason", "") or "")
+    finish = "length" if stop == "max_tokens" else stop
+    if not text.strip():
+        raw = (
+            message.model_dump_json()[:ERROR_DETAIL_LIMIT]
+            if hasattr(message, "model_dump_json")
+            else ""
+        )
+        problem = (
+            "the model declined to answer (stop_reason refusal)"
+            if stop == "refusal"
+            else "the message has no text or tool input"
+        )
+        return ProviderReply("", finish, usage, problem=problem, raw=raw)
+    return ProviderReply(text, finish, usage)
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    plain = _count(getattr(usage, "input_tokens", 0))
+    read = _count(getattr(usage, "cache_read_input_tokens", 0))
+    written = _count(getattr(usage, "cache_creation_input_tokens", 0))
+    return Usage(
+        prompt_tokens=plain + read + written,
+        completion_tokens=_count(getattr(usage, "output_tokens", 0)),
+        cached_prompt_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+PROVIDER = AnthropicProvider()

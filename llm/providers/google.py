@@ -1,0 +1,208 @@
+"""Google's Gemini API through the official `google-genai` SDK (`generate_content`).
+
+The platform's request becomes `contents` (assistant turns as the "model" role), a
+`system_instruction` and a `GenerateContentConfig` (temperature, top_p, max_output_tokens,
+seed). Structured output: `json_schema` sends the JSON schema as `response_json_schema`,
+`json_object_schema` sends the schema class as `response_schema` (the SDK turns it into the
+API's own schema type), `json_object` asks for `application/json` only, `prompt` for none. The
+finish reason is recorded in lower case, with MAX_TOKENS read as the platform's "length".
+Usage: `prompt_token_count` (the implicitly cached `cached_content_token_count` among them)
+and the candidates' and thoughts' tokens as output. The client makes no retries of its own.
+"""
+
+import json
+import os
+import re
+import threading
+from typing import Any
+
+import httpx
+import httpx2
+from google import genai
+from google.genai import errors, types
+
+from ..models import CallOutcome, StructuredMode
+from ..transport_util import retry_after_seconds
+from .base import (
+    ERROR_DETAIL_LIMIT,
+    ChatProvider,
+    ChatRequest,
+    Failure,
+    FailureKind,
+    ProviderReply,
+    Usage,
+    status_failure,
+)
+
+_DELAY = re.compile(r"^([0-9.]+)s$")
+_CONFIG = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "seed": "seed"}
+_TIMEOUTS = (httpx.TimeoutException, httpx2.TimeoutException)
+_CONNECTION = (httpx.TransportError, httpx2.TransportError, ConnectionError)
+
+
+class GoogleProvider(ChatProvider):
+    name = "google"
+    label = "Google (Gemini API)"
+    default_base_url = "https://generativelanguage.googleapis.com"
+    url_markers = ("generativelanguage.googleapis.com",)
+    structured_modes = (
+        StructuredMode.JSON_SCHEMA,
+        StructuredMode.JSON_OBJECT_SCHEMA,
+        StructuredMode.JSON_OBJECT,
+        StructuredMode.PROMPT,
+    )
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple, genai.Client] = {}
+        self._lock = threading.Lock()
+
+    def _client(self, base_url: str, api_key: str, timeout: float) -> genai.Client:
+        # The pid is part of the key so forked Celery workers never share a parent's sockets.
+        key = (os.getpid(), base_url, api_key, timeout)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                client = genai.Client(
+                    api_key=api_key,
+                    http_options=types.HttpOptions(
+                        base_url=base_url, timeout=int(timeout * 1000), retry_options=None
+                    ),
+                )
+                self._clients[key] = client
+            return client
+
+    def send(self, request: ChatRequest, *, timeout: float) -> ProviderReply:
+        client = self._client(request.configuration.endpoint, request.api_key, timeout)
+        response = client.models.generate_content(**content_request(request))
+        return reply_of(response)
+
+    async def send_async(
+        self, request: ChatRequest, *, session: Any, timeout: float
+    ) -> ProviderReply:
+        client = self._client(request.configuration.endpoint, request.api_key, timeout)
+        response = await client.aio.models.generate_content(**content_request(request))
+        return reply_of(response)
+
+    def classify(self, error: BaseException, *, where: str, timeout: float) -> Failure:
+        if isinstance(error, errors.APIError):
+            response = getattr(error, "response", None)
+            headers = getattr(response, "headers", None)
+            # The error body as the SDK parsed it (the async client's response has no text).
+            body = json.dumps(error.details) if error.details else str(error)
+            retry_after = retry_after_seconds(headers) or _retry_delay(error.details)
+            return status_failure(
+                status=int(error.code or 500),
+                body=(body or str(error))[:ERROR_DETAIL_LIMIT],
+                where=where,
+                retry_after=retry_after,
+            )
+        if isinstance(error, _TIMEOUTS):
+            return Failure(
+                FailureKind.TRANSIENT,
+                CallOutcome.TIMEOUT,
+                f"No reply from {where} within {timeout:g} s.",
+            )
+        if isinstance(error, _CONNECTION):
+            return Failure(
+                FailureKind.TRANSIENT,
+                CallOutcome.CONNECTION_ERROR,
+                f"Could not connect to {where}: {error}",
+                connection_refused="Connection refused" in str(error)
+                or isinstance(error, ConnectionRefusedError),
+            )
+        if isinstance(error, ValueError):
+            return Failure(
+                FailureKind.MALFORMED,
+                CallOutcome.MALFORMED,
+                f"{where} answered with a body that is not a reply: {error}",
+                status=200,
+            )
+        return Failure(
+            FailureKind.PERMANENT, CallOutcome.FAILED, f"The call to {where} failed: {error}"
+        )
+
+
+def content_request(request: ChatRequest) -> dict[str, Any]:
+    parameters = request.parameters
+    system = "\n\n".join(
+        str(m.get("content") or "") for m in request.messages if m.get("role") == "system"
+    )
+    contents = [
+        {
+            "role": "model" if m.get("role") == "assistant" else "user",
+            "parts": [{"text": str(m.get("content") or "")}],
+        }
+        for m in request.messages
+        if m.get("role") != "system"
+    ]
+    config: dict[str, Any] = {"candidate_count": 1}
+    if system:
+        config["system_instruction"] = system
+    for name, field in _CONFIG.items():
+        if parameters.get(name) is not None:
+            config[field] = parameters[name]
+    if parameters.get("max_tokens"):
+        config["max_output_tokens"] = int(parameters["max_tokens"])
+    requested = parameters.get("response_format") or {}
+    if requested:
+        config["response_mime_type"] = "application/json"
+        if requested.get("type") == "json_schema":
+            config["response_json_schema"] = requested["json_schema"]["schema"]
+        elif "schema" in requested and request.schema is not None:
+            config["response_schema"] = request.schema
+    return {
+        "model": request.configuration.model_id,
+        "contents": contents,
+        "config": types.GenerateContentConfig(**config),
+    }
+
+
+def reply_of(response: Any) -> ProviderReply:
+    meta = getattr(response, "usage_metadata", None)
+    usage = Usage()
+    if meta is not None:
+        usage = Usage(
+            prompt_tokens=meta.prompt_token_count or 0,
+            completion_tokens=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
+            cached_prompt_tokens=meta.cached_content_token_count or 0,
+        )
+    candidates = getattr(response, "candidates", None) or []
+    if not candidates:
+        feedback = getattr(response, "prompt_feedback", None)
+        reason = getattr(feedback, "block_reason", None)
+        problem = f"the prompt was blocked ({reason})" if reason else "without any candidate"
+        return ProviderReply("", usage=usage, problem=problem, raw=_raw(response))
+    candidate = candidates[0]
+    reason = getattr(candidate, "finish_reason", None)
+    reason = str(getattr(reason, "value", reason) or "")
+    finish = "length" if reason == "MAX_TOKENS" else reason.lower()
+    parts = getattr(getattr(candidate, "content", None), "parts", None) or []
+    text = "".join(
+        p.text for p in parts if getattr(p, "text", None) and not getattr(p, "thought", False)
+    )
+    if not text.strip():
+        return ProviderReply(
+            "", finish, usage, problem="the candidate has no text", raw=_raw(response)
+        )
+    return ProviderReply(text, finish, usage)
+
+
+def _raw(response: Any) -> str:
+    dump = getattr(response, "model_dump_json", None)
+    try:
+        return (dump(exclude_none=True) if dump else str(response))[:ERROR_DETAIL_LIMIT]
+    except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
+        return repr(response)[:ERROR_DETAIL_LIMIT]
+
+
+def _retry_delay(details: Any) -> float | None:
+    """RetryInfo's retryDelay ("12s") from a Google API error body."""
+    error = (details or {}).get("error", {}) if isinstance(details, dict) else {}
+    for detail in error.get("details") or []:
+        match = _DELAY.match(str(detail.get("retryDelay", "")))
+        if match:
+            return float(match.group(1))
+    return None
+
+
+PROVIDER = GoogleProvider()

@@ -1,0 +1,272 @@
+"""OpenAI-compatible endpoints (OpenAI, Azure OpenAI v1, vLLM, Ollama, llama.cpp's server…)
+through the official `openai` client: the only module of the platform that imports it.
+
+Clients are created with `max_retries=0`: retries happen in `llm.attempts`, so every attempt
+is recorded as its own call. Synchronous clients: one per process, endpoint and key. On an
+event loop (the batch engine): an endpoint's connections are spread over clients of at most
+`CONNECTIONS_PER_CLIENT` each, with HTTP/2 where the endpoint offers it, and the body is posted
+as plain JSON without the client's typed arguments (it would walk and transform them field by
+field). Parameters travel as the request body unchanged, so endpoint-specific ones (vLLM's
+`top_k`, llama.cpp's `repeat_penalty`) pass through.
+"""
+
+import itertools
+import json
+import os
+import random
+import threading
+from typing import Any
+
+import httpx2
+import openai
+from openai._base_client import make_request_options
+from openai._models import construct_type
+from openai.types.chat import ChatCompletion
+
+from ..models import CallOutcome, StructuredMode
+from ..transport_util import retry_after_seconds
+from .base import (
+    ERROR_DETAIL_LIMIT,
+    ChatProvider,
+    ChatRequest,
+    Failure,
+    FailureKind,
+    ProviderReply,
+    Usage,
+    status_failure,
+)
+
+# httpcore probes every idle connection of a pool (a socket system call each) whenever a
+# request comes or goes, so a pool of C connections costs O(C) per call.
+CONNECTIONS_PER_CLIENT = 8
+
+
+class AsyncClients:
+    """The clients of one event loop, in turn per endpoint and key."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = max(1, concurrency)
+        self._clients: dict[tuple[str, str], list[openai.AsyncOpenAI]] = {}
+        self._turns: dict[tuple[str, str], itertools.cycle] = {}
+
+    def client(self, base_url: str, api_key: str) -> openai.AsyncOpenAI:
+        key = (base_url, api_key)
+        turn = self._turns.get(key)
+        if turn is None:
+            shards = -(-self.concurrency // CONNECTIONS_PER_CLIENT)
+            size = -(-self.concurrency // shards)
+            clients = []
+            for _ in range(shards):
+                pool = httpx2.Limits(max_connections=size, max_keepalive_connections=size)
+                http = openai.DefaultAsyncHttpx2Client(limits=pool, http2=_h2_available())
+                clients.append(
+                    openai.AsyncOpenAI(
+                        api_key=api_key, base_url=base_url, max_retries=0, http_client=http
+                    )
+                )
+            self._clients[key] = clients
+            turn = self._turns[key] = itertools.cycle(clients)
+        return next(turn)
+
+    async def close(self) -> None:
+        for clients in self._clients.values():
+            for client in clients:
+                await client.close()
+        self._clients.clear()
+        self._turns.clear()
+
+
+class OpenAICompatibleProvider(ChatProvider):
+    name = "openai_compatible"
+    label = "OpenAI-compatible endpoint"
+    structured_modes = (
+        StructuredMode.JSON_SCHEMA,
+        StructuredMode.JSON_OBJECT_SCHEMA,
+        StructuredMode.JSON_OBJECT,
+        StructuredMode.PROMPT,
+    )
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[int, str, str], openai.OpenAI] = {}
+        self._lock = threading.Lock()
+
+    def client(self, *, base_url: str, api_key: str) -> openai.OpenAI:
+        """One client (and connection pool) per process, endpoint and key; thread-safe."""
+        # The pid is part of the key so forked Celery workers never share a parent's sockets.
+        cache_key = (os.getpid(), base_url, api_key)
+        with self._lock:
+            client = self._clients.get(cache_key)
+            if client is None:
+                client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+                self._clients[cache_key] = client
+            return client
+
+    def send(self, request: ChatRequest, *, timeout: float) -> ProviderReply:
+        client = self.client(base_url=request.configuration.endpoint, api_key=request.api_key)
+        completion = client.chat.completions.create(
+            model=request.configuration.model_id,
+            messages=request.messages,
+            extra_body=request.parameters,
+            timeout=timeout,
+        )
+        return reply_of(completion)
+
+    def async_session(self, *, concurrency: int) -> AsyncClients:
+        return AsyncClients(concurrency)
+
+    async def close_session(self, session: AsyncClients) -> None:
+        await session.close()
+
+    async def send_async(
+        self, request: ChatRequest, *, session: AsyncClients, timeout: float
+    ) -> ProviderReply:
+        client = session.client(request.configuration.endpoint, request.api_key)
+        raw = await client.post(
+            "/chat/completions",
+            body={
+                "model": request.configuration.model_id,
+                **request.parameters,
+                "messages": request.messages,
+            },
+            options=make_request_options(
+                timeout=timeout,
+                # Without retries the idempotency key needs no system call for its bits.
+                idempotency_key=f"impactbench-{random.getrandbits(128):032x}",
+                security={"bearer_auth": True},
+            ),
+            cast_to=bytes,
+        )
+        return reply_of(_completion(raw))
+
+    def classify(self, error: BaseException, *, where: str, timeout: float) -> Failure:
+        if isinstance(error, openai.APITimeoutError):
+            return Failure(
+                FailureKind.TRANSIENT,
+                CallOutcome.TIMEOUT,
+                f"No reply from {where} within {timeout:g} s.",
+            )
+        if isinstance(error, openai.APIConnectionError):
+            cause = error.__cause__ or error
+            return Failure(
+                FailureKind.TRANSIENT,
+                CallOutcome.CONNECTION_ERROR,
+                f"Could not connect to {where}: {cause}",
+                connection_refused=_refused(cause),
+            )
+        if isinstance(error, openai.APIStatusError):
+            return status_failure(
+                status=error.status_code,
+                body=_error_body(error),
+                where=where,
+                retry_after=retry_after_seconds(error.response.headers),
+            )
+        if isinstance(error, openai.OpenAIError):
+            return Failure(
+                FailureKind.PERMANENT, CallOutcome.FAILED, f"The call to {where} failed: {error}"
+            )
+        if isinstance(error, ValueError):
+            # The client could not decode the body of a 200 (json.JSONDecodeError).
+            return Failure(
+                FailureKind.MALFORMED,
+                CallOutcome.MALFORMED,
+                f"{where} answered HTTP 200 with a body that is not JSON: {error}",
+                status=200,
+            )
+        raise error
+
+
+def reply_of(completion: Any) -> ProviderReply:
+    """Text, finish reason and usage of a chat completion; `problem` when it carries no text."""
+    usage = _usage(getattr(completion, "usage", None))
+    problem = malformed_reason(completion)
+    if problem:
+        return ProviderReply("", usage=usage, problem=problem, raw=_raw_text(completion))
+    choice = completion.choices[0]
+    return ProviderReply(
+        text=choice.message.content,
+        finish_reason=str(getattr(choice, "finish_reason", None) or ""),
+        usage=usage,
+    )
+
+
+def malformed_reason(completion: Any) -> str:
+    """Why a 200 reply carries no usable text ("" when it does): what the error will say."""
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return "without any choice in the reply (no `choices`)"
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if content is None:
+        return "the message content is null"
+    if not isinstance(content, str) or not content.strip():
+        return "the message content is empty"
+    return ""
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", 0) if details is not None else 0
+    return Usage(
+        prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+        completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+        cached_prompt_tokens=_count(cached),
+    )
+
+
+def _raw_text(completion: Any) -> str:
+    dump = getattr(completion, "model_dump_json", None)
+    try:
+        text = dump() if dump else str(completion)
+    except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
+        text = repr(completion)
+    return text[:ERROR_DETAIL_LIMIT]
+
+
+def _error_body(error: openai.APIStatusError) -> str:
+    try:
+        text = error.response.text
+    except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
+        text = ""
+    return (text or str(error))[:ERROR_DETAIL_LIMIT]
+
+
+def _refused(cause: BaseException) -> bool:
+    """Whether the connection was refused (nothing listens there), anywhere in the chain."""
+    seen = 0
+    while cause is not None and seen < 8:
+        if isinstance(cause, ConnectionRefusedError) or "Connection refused" in str(cause):
+            return True
+        cause = cause.__cause__ or cause.__context__
+        seen += 1
+    return False
+
+
+def _completion(body: bytes) -> ChatCompletion:
+    """The reply as the client's model: validated in one pass by pydantic when it conforms
+    (the client's own lenient construction walks it in Python), else built the client's way."""
+    try:
+        return ChatCompletion.model_validate_json(body)
+    except ValueError:  # pydantic's ValidationError; a body that is not JSON raises again below
+        return construct_type(type_=ChatCompletion, value=json.loads(body))
+
+
+def _h2_available() -> bool:
+    """HTTP/2 where the endpoint offers it: negotiated by ALPN over TLS, so an endpoint without
+    it (and every plain-HTTP one) keeps HTTP/1.1. `LLM_HTTP2=0` turns it off; `h2` is a
+    dependency, the check only keeps a trimmed install working."""
+    if os.environ.get("LLM_HTTP2", "").lower() in ("0", "false", "no"):
+        return False
+    try:
+        import h2  # noqa: F401 - only whether it is installed
+    except ImportError:
+        return False
+    return True
+
+
+PROVIDER = OpenAICompatibleProvider()

@@ -1,0 +1,142 @@
+"""The Google provider through the official google-genai SDK against a local Gemini API
+(fake_gemini): request shape, JSON schema through response_json_schema / response_schema,
+retries on 429 with RetryInfo, usage with implicitly cached tokens and its price."""
+
+from decimal import Decimal
+
+import pytest
+
+from evaluations.schemas import JudgeVerdict
+from llm import transport
+from llm.exceptions import LLMError
+from llm.gateway import chat, structured
+from llm.models import CallOutcome, LLMCall
+from tests.llm.factories import ModelConfigurationFactory
+
+pytestmark = pytest.mark.django_db
+
+PROMPT = [{"role": "user", "content": "Did the assistant suggest professional help?"}]
+VALID = {"present": True, "justification": "It named a counsellor.", "evidence": []}
+LONG_SYSTEM = "You are the judge of a conversation. " * 20
+
+
+def gemini(server, **fields):
+    values = {
+        "provider": "google",
+        "base_url": server.base_url,
+        "model_id": "gemini-test",
+        "api_key_env": "GEMINI_API_KEY",
+        "max_tokens": 300,
+        "seed": 7,
+    }
+    return ModelConfigurationFactory(**{**values, **fields})
+
+
+def ask(configuration, messages=PROMPT):
+    return structured(
+        configuration=configuration,
+        messages=messages,
+        schema=JudgeVerdict,
+        role="judge",
+        purpose="tests.verdict",
+        use_cache=False,
+    )
+
+
+def test_chat_sends_generate_content_and_records_usage(fake_gemini):
+    configuration = gemini(fake_gemini, system_prompt="Be brief.", temperature=0.3)
+    fake_gemini.enqueue(content="Hello there.", prompt_tokens=12, completion_tokens=3)
+    result = chat(
+        configuration=configuration,
+        messages=[*PROMPT, {"role": "assistant", "content": "Yes."}, *PROMPT],
+        role="target",
+        purpose="t",
+    )
+    assert result.text == "Hello there."
+    request = fake_gemini.last_request
+    assert request.path == "/v1/models/gemini-test:generateContent"
+    assert request.headers["x-goog-api-key"] == "gm-test"
+    assert request.system_text == "Be brief."
+    assert [c["role"] for c in request.body["contents"]] == ["user", "model", "user"]
+    config = request.generation_config
+    assert config["temperature"] == 0.3
+    assert config["maxOutputTokens"] == 300
+    assert config["seed"] == 7
+    call = LLMCall.objects.get()
+    assert (call.prompt_tokens, call.completion_tokens, call.finish_reason) == (12, 3, "stop")
+    assert call.cost_estimate == Decimal("0.00004800")
+
+
+def test_json_schema_travels_as_response_json_schema(fake_gemini):
+    fake_gemini.enqueue(json=VALID)
+    assert ask(gemini(fake_gemini)).output.present is True
+    config = fake_gemini.last_request.generation_config
+    assert config["responseMimeType"] == "application/json"
+    assert config["responseJsonSchema"]["title"] == "JudgeVerdict"
+
+
+def test_json_object_schema_travels_as_the_api_schema_type(fake_gemini):
+    fake_gemini.enqueue(json=VALID)
+    assert ask(gemini(fake_gemini, structured_output="json_object_schema")).output.present
+    config = fake_gemini.last_request.generation_config
+    assert config["responseSchema"]["type"].upper() == "OBJECT"
+    assert "justification" in config["responseSchema"]["properties"]
+
+
+def test_429_with_retry_info_and_503_are_retried(fake_gemini, monkeypatch):
+    waits = []
+    monkeypatch.setattr(transport, "sleep", waits.append)
+    fake_gemini.enqueue(status=429)
+    fake_gemini.enqueue(status=503)
+    fake_gemini.enqueue(json=VALID)
+    assert ask(gemini(fake_gemini)).output.present is True
+    outcomes = list(LLMCall.objects.order_by("id").values_list("outcome", "http_status"))
+    assert outcomes == [
+        (CallOutcome.RATE_LIMITED, 429),
+        (CallOutcome.HTTP_ERROR, 503),
+        (CallOutcome.SUCCESS, 200),
+    ]
+    assert waits[0] == 0  # the RetryInfo delay of the 429 body
+
+
+def test_a_wrong_key_is_not_retried(fake_gemini, monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", "wrong")
+    with pytest.raises(LLMError, match="API key not valid"):
+        ask(gemini(fake_gemini))
+    assert fake_gemini.request_count == 1
+
+
+def test_cut_off_and_malformed_replies(fake_gemini):
+    fake_gemini.enqueue(malformed="no_choices")
+    fake_gemini.enqueue(content='{"present": tr', finish_reason="length")
+    fake_gemini.enqueue(json=VALID)
+    assert ask(gemini(fake_gemini)).output.present is True
+    outcomes = list(LLMCall.objects.order_by("id").values_list("outcome", "finish_reason"))
+    assert outcomes == [
+        (CallOutcome.MALFORMED, ""),
+        (CallOutcome.INVALID_OUTPUT, "length"),
+        (CallOutcome.SUCCESS, "stop"),
+    ]
+    assert fake_gemini.last_request.generation_config["maxOutputTokens"] == 600
+
+
+def test_implicitly_cached_tokens_are_priced_as_configured(fake_gemini):
+    configuration = gemini(
+        fake_gemini,
+        price_per_million_input_tokens=Decimal("1"),
+        price_per_million_output_tokens=Decimal("4"),
+        price_per_million_cached_input_tokens=Decimal("0.25"),
+    )
+    fake_gemini.responder = lambda request: VALID
+    messages = [{"role": "system", "content": LONG_SYSTEM}, *PROMPT]
+    ask(configuration, messages)
+    ask(configuration, messages)
+    first, second = LLMCall.objects.order_by("id")
+    assert first.cached_prompt_tokens == 0
+    assert second.cached_prompt_tokens > 0
+    plain = second.prompt_tokens - second.cached_prompt_tokens
+    expected = (
+        Decimal(plain) + Decimal(second.cached_prompt_tokens) * Decimal("0.25")
+        + Decimal(second.completion_tokens) * 4
+    ) / Decimal(1_000_000)  # fmt: skip
+    assert second.cost_estimate == expected.quantize(Decimal("0.00000001"))
