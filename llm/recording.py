@@ -121,6 +121,7 @@ class CallRecorder:
             limit_wait_ms=limit_wait_ms,
             backoff_ms=backoff_ms,
             cost=cost,
+            usage=usage,
         )
         self.sink(call, prompt)
         self.calls.append(call)
@@ -146,8 +147,10 @@ class CallRecorder:
         limit_wait_ms: float = 0,
         backoff_ms: float = 0,
         cost: Decimal = Decimal(0),
+        usage: Usage | None = None,
     ) -> tuple[LLMCall, PromptText]:
         """The row of the next attempt (numbered after those recorded so far)."""
+        usage = usage or Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
         made_for = attribution.current()
         prompt = prompt_text(messages)
         call = LLMCall(
