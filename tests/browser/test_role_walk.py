@@ -255,3 +255,26 @@ def test_contributor_sees_what_submit_needs_before_trying(page):
     assert field_box is not None
     assert 0 <= field_box["y"] - rule_box["y"] < 150, "the rule stands just above the examples"
     screenshot(page, "walk-contributor-needed-fields")
+
+
+def test_maintainer_opens_an_unofficial_runs_results_from_its_run_page(page, browser, live_server):
+    """The run page's "Results (Explore)" works for a run no visitor may see: the maintainer
+    reads it marked "not public", a signed-out visitor gets a 404."""
+    from tests.results.public_data import published_run
+
+    run = published_run(version="3.0.0", official=False, names=("Offline unofficial",))
+    EvaluationRun.objects.filter(pk=run.pk).update(status=RunStatus.COMPLETED)
+    _signed_in(page, Role.MAINTAINER)
+    page.goto(f"/evaluations/runs/{run.pk}/")
+    page.get_by_test_id("run-public").get_by_role("link", name="Results (Explore)").click()
+    page.wait_for_load_state()
+    assert f"run={run.pk}" in page.url
+    assert page.get_by_test_id("private-badge").is_visible()
+    assert f"run {run.name}" in page.get_by_test_id("run-banner").inner_text()
+    screenshot(page, "walk-maintainer-unofficial-results")
+    visitor = browser.new_context(base_url=live_server.url)
+    try:
+        response = visitor.new_page().goto(f"/explore/?run={run.pk}")
+        assert response.status == 404
+    finally:
+        visitor.close()
