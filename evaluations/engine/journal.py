@@ -1,21 +1,21 @@
-"""An append-only local journal of the engine's model calls, replayed after a crash.
-
-The recorder writes the call log in bulk every ENGINE_FLUSH_SECONDS, so a killed worker would
-lose the attempts of its last window — and those it had sent but not yet heard back from. Each
-attempt is therefore journaled before it is sent ("sent": its row with outcome unknown) and
-again when recorded ("done": its row with the reply), as lines of JSON in a file of this batch
-(VAR_DIR/journal/<host>-<pid>-<n>.jsonl), handed to the operating system before the request
-leaves: a SIGKILL keeps them (a power cut may lose the last lines). The file is removed once
-its batch's rows are all written. A file whose process is gone is replayed by the next batch on
-the same host and by the reaper: every attempt the call log lacks is inserted as journaled —
-with its reply, or as "outcome unknown" with its request — and the file removed. Attempts are
-written on their natural key, so replaying twice, or a row the recorder wrote meanwhile, adds
-nothing.
+"""An append-only local journal of the engine's model calls, replayed after a crash. The recorder
+writes the call log in bulk every ENGINE_FLUSH_SECONDS, so a killed worker would lose the
+attempts of its last window — and those it had sent but not yet heard back from. Each attempt is
+therefore journaled before it is sent ("sent": its row with outcome unknown) and again when
+recorded ("done": its row with the reply), as lines of JSON in a file of this batch
+(VAR_DIR/journal/<database>/<host>-<pid>-<n>.jsonl), handed to the operating system before the
+request leaves: a SIGKILL keeps them (a power cut may lose the last lines). The file is removed
+once its batch's rows are all written. A file whose process is gone is replayed by the next
+batch on the same host and by the reaper: every attempt the call log lacks is inserted as
+journaled — with its reply, or as "outcome unknown" with its request — and the file removed.
+Attempts are written on their natural key, so replaying twice, or a row the recorder wrote
+meanwhile, adds nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import logging
@@ -24,6 +24,7 @@ import socket
 from pathlib import Path
 
 from django.conf import settings
+from django.db import DatabaseError, connection
 
 from llm.bulk import calls_restore_bulk
 from llm.models import LLMCall, PromptText
@@ -35,7 +36,15 @@ _open: set[Path] = set()  # this process's journals still in use
 
 
 def journal_dir() -> Path:
-    return Path(settings.VAR_DIR) / "journal"
+    """This database's journals: two deployments (or test runs) sharing a folder must never
+    replay each other's calls into the wrong call log."""
+    db = connection.settings_dict
+    name = "|".join(str(db.get(part) or "") for part in ("ENGINE", "HOST", "PORT", "NAME"))
+    return (
+        Path(settings.VAR_DIR)
+        / "journal"
+        / hashlib.blake2b(name.encode(), digest_size=8).hexdigest()
+    )
 
 
 class Journal:
@@ -81,7 +90,7 @@ def journals_replay() -> int:
         try:
             calls, prompts = _read(path)
             calls_restore_bulk(calls=calls, prompts=prompts)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, DatabaseError) as error:
             logger.warning("Could not replay the call journal %s: %s", path, error)
             continue
         if calls:

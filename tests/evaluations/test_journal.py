@@ -59,7 +59,7 @@ def test_a_dead_batchs_journal_is_replayed_once_with_unknown_outcomes(settings, 
     assert rows[1].prompt_messages == messages
     assert rows[1].parameters == {"max_tokens": 9}
     assert rows[1].cost_estimate == 0
-    assert not list((tmp_path / "journal").iterdir())  # replayed files are removed
+    assert not list(journal.journal_dir().iterdir())  # replayed files are removed
     assert journal.journals_replay() == 0
     assert LLMCall.objects.count() == 2
 
@@ -71,3 +71,30 @@ def test_a_journal_in_use_is_left_alone(settings, tmp_path):
     assert file.path.exists()
     file.close(written=True)
     assert not file.path.exists()
+
+
+def test_another_databases_journal_is_never_replayed_here(settings, tmp_path, monkeypatch):
+    """Two deployments (or test runs) sharing a folder: a dead batch's journal written for
+    another database is not replayed into this one's call log."""
+    from django.db import connection
+
+    settings.VAR_DIR = tmp_path
+    configuration = ModelConfigurationFactory()
+    ours = journal.journal_dir()
+    monkeypatch.setitem(connection.settings_dict, "NAME", "another-database")
+    assert journal.journal_dir() != ours
+    file = journal.Journal()
+    recorder = CallRecorder(
+        configuration=configuration,
+        role="target",
+        purpose="tests.journal",
+        fingerprint="f" * 64,
+        sink=Sink(file),
+    )
+    recorder.sending(messages=[{"role": "user", "content": "Hello"}], parameters={})
+    file.close(written=False)
+    monkeypatch.undo()
+
+    assert journal.journals_replay() == 0
+    assert LLMCall.objects.count() == 0
+    assert file.path.exists()
