@@ -31,7 +31,10 @@ from .base import (
     FailureKind,
     ProviderReply,
     Usage,
+    connection_failure,
     status_failure,
+    timeout_failure,
+    token_count,
 )
 
 DEFAULT_MAX_TOKENS = 1024
@@ -95,20 +98,9 @@ class AnthropicProvider(ChatProvider):
 
     def classify(self, error: BaseException, *, where: str, timeout: float) -> Failure:
         if isinstance(error, anthropic.APITimeoutError):
-            return Failure(
-                FailureKind.TRANSIENT,
-                CallOutcome.TIMEOUT,
-                f"No reply from {where} within {timeout:g} s.",
-            )
+            return timeout_failure(where=where, timeout=timeout)
         if isinstance(error, anthropic.APIConnectionError):
-            cause = error.__cause__ or error
-            return Failure(
-                FailureKind.TRANSIENT,
-                CallOutcome.CONNECTION_ERROR,
-                f"Could not connect to {where}: {cause}",
-                connection_refused="Connection refused" in str(cause)
-                or isinstance(cause, ConnectionRefusedError),
-            )
+            return connection_failure(error, where=where)
         if isinstance(error, anthropic.APIStatusError):
             try:
                 body = error.response.text
@@ -206,19 +198,15 @@ def reply_of(message: Any) -> ProviderReply:
     return ProviderReply(text, finish, usage)
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
-
-
 def _usage(usage: Any) -> Usage:
     if usage is None:
         return Usage()
-    plain = _count(getattr(usage, "input_tokens", 0))
-    read = _count(getattr(usage, "cache_read_input_tokens", 0))
-    written = _count(getattr(usage, "cache_creation_input_tokens", 0))
+    plain = token_count(getattr(usage, "input_tokens", 0))
+    read = token_count(getattr(usage, "cache_read_input_tokens", 0))
+    written = token_count(getattr(usage, "cache_creation_input_tokens", 0))
     return Usage(
         prompt_tokens=plain + read + written,
-        completion_tokens=_count(getattr(usage, "output_tokens", 0)),
+        completion_tokens=token_count(getattr(usage, "output_tokens", 0)),
         cached_prompt_tokens=read,
         cache_write_tokens=written,
     )

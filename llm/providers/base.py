@@ -132,6 +132,40 @@ class ChatProvider:
         raise NotImplementedError
 
 
+def token_count(value: Any) -> int:
+    """A usage field as a count: anything that is not a positive integer counts nothing."""
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def connection_refused(error: BaseException | None) -> bool:
+    """Whether the connection was refused (nothing listens there), anywhere in the chain of
+    causes: SDKs wrap the socket's error once or twice."""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, ConnectionRefusedError) or "Connection refused" in str(error):
+            return True
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return False
+
+
+def timeout_failure(*, where: str, timeout: float) -> Failure:
+    return Failure(
+        FailureKind.TRANSIENT, CallOutcome.TIMEOUT, f"No reply from {where} within {timeout:g} s."
+    )
+
+
+def connection_failure(error: BaseException, *, where: str) -> Failure:
+    """A connection that failed; a refused one is marked so a probe can stop at once."""
+    cause = error.__cause__ or error
+    return Failure(
+        FailureKind.TRANSIENT,
+        CallOutcome.CONNECTION_ERROR,
+        f"Could not connect to {where}: {cause}",
+        connection_refused=connection_refused(error),
+    )
+
+
 def mentions_format(body: str) -> bool:
     lowered = body.lower()
     return any(word in lowered for word in FORMAT_WORDS)

@@ -31,7 +31,9 @@ from .base import (
     FailureKind,
     ProviderReply,
     Usage,
+    connection_failure,
     status_failure,
+    timeout_failure,
 )
 
 _DELAY = re.compile(r"^([0-9.]+)s$")
@@ -97,19 +99,9 @@ class GoogleProvider(ChatProvider):
                 retry_after=retry_after,
             )
         if isinstance(error, _TIMEOUTS):
-            return Failure(
-                FailureKind.TRANSIENT,
-                CallOutcome.TIMEOUT,
-                f"No reply from {where} within {timeout:g} s.",
-            )
+            return timeout_failure(where=where, timeout=timeout)
         if isinstance(error, _CONNECTION):
-            return Failure(
-                FailureKind.TRANSIENT,
-                CallOutcome.CONNECTION_ERROR,
-                f"Could not connect to {where}: {error}",
-                connection_refused="Connection refused" in str(error)
-                or isinstance(error, ConnectionRefusedError),
-            )
+            return connection_failure(error, where=where)
         if isinstance(error, ValueError):
             return Failure(
                 FailureKind.MALFORMED,

@@ -33,7 +33,10 @@ from .base import (
     FailureKind,
     ProviderReply,
     Usage,
+    connection_failure,
     status_failure,
+    timeout_failure,
+    token_count,
 )
 
 # httpcore probes every idle connection of a pool (a socket system call each) whenever a
@@ -140,19 +143,9 @@ class OpenAICompatibleProvider(ChatProvider):
 
     def classify(self, error: BaseException, *, where: str, timeout: float) -> Failure:
         if isinstance(error, openai.APITimeoutError):
-            return Failure(
-                FailureKind.TRANSIENT,
-                CallOutcome.TIMEOUT,
-                f"No reply from {where} within {timeout:g} s.",
-            )
+            return timeout_failure(where=where, timeout=timeout)
         if isinstance(error, openai.APIConnectionError):
-            cause = error.__cause__ or error
-            return Failure(
-                FailureKind.TRANSIENT,
-                CallOutcome.CONNECTION_ERROR,
-                f"Could not connect to {where}: {cause}",
-                connection_refused=_refused(cause),
-            )
+            return connection_failure(error, where=where)
         if isinstance(error, openai.APIStatusError):
             return status_failure(
                 status=error.status_code,
@@ -203,19 +196,15 @@ def malformed_reason(completion: Any) -> str:
     return ""
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
-
-
 def _usage(usage: Any) -> Usage:
     if usage is None:
         return Usage()
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", 0) if details is not None else 0
     return Usage(
-        prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
-        completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
-        cached_prompt_tokens=_count(cached),
+        prompt_tokens=token_count(getattr(usage, "prompt_tokens", 0)),
+        completion_tokens=token_count(getattr(usage, "completion_tokens", 0)),
+        cached_prompt_tokens=token_count(cached),
     )
 
 
@@ -234,17 +223,6 @@ def _error_body(error: openai.APIStatusError) -> str:
     except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
         text = ""
     return (text or str(error))[:ERROR_DETAIL_LIMIT]
-
-
-def _refused(cause: BaseException) -> bool:
-    """Whether the connection was refused (nothing listens there), anywhere in the chain."""
-    seen = 0
-    while cause is not None and seen < 8:
-        if isinstance(cause, ConnectionRefusedError) or "Connection refused" in str(cause):
-            return True
-        cause = cause.__cause__ or cause.__context__
-        seen += 1
-    return False
 
 
 def _completion(body: bytes) -> ChatCompletion:
