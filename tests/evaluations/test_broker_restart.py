@@ -17,6 +17,7 @@ import time
 import pytest
 from celery import current_app
 from django.db.models import Sum
+from kombu import pools as kombu_pools
 
 from evaluations.models import Conversation, ConversationStatus, RunStatus
 from llm.models import LLMCall
@@ -88,17 +89,23 @@ def celery_sending_to(url: str):
     """This process's Celery app sends to `url` (the worker gets it from its environment)."""
     conf = current_app.conf
     before = conf.broker_url, conf.broker_write_url, conf.broker_read_url
-    current_app.pool.force_close_all()
-    current_app._pool = None
-    current_app.amqp._producer_pool = None
+    _pools_drop()
     conf.broker_url = conf.broker_write_url = conf.broker_read_url = url
     try:
         yield
     finally:
-        current_app.pool.force_close_all()
-        current_app._pool = None
-        current_app.amqp._producer_pool = None
+        _pools_drop()
         conf.broker_url, conf.broker_write_url, conf.broker_read_url = before
+
+
+def _pools_drop() -> None:
+    """Close and forget every broker connection and producer pool, kombu's process-wide
+    groups included: a producer pool left there would keep a closed connection pool, and every
+    later task sent from this process would fail with "Acquire on closed pool"."""
+    current_app.pool.force_close_all()
+    current_app._pool = None
+    current_app.amqp._producer_pool = None
+    kombu_pools.reset()
 
 
 def test_a_run_resumes_within_a_minute_of_the_broker_returning_empty(

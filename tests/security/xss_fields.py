@@ -115,6 +115,8 @@ COVERED = {
     "llm.LLMCall.response_text": MODEL_OUTPUT,
     "llm.LLMCall.parsed_json": MODEL_OUTPUT,
     "llm.LLMCall.error_message": PLATFORM_ERROR,
+    # Why a configuration's structured mode was lowered: carries the endpoint's error body.
+    "llm.ModelConfiguration.structured_output_note": PLATFORM_ERROR,
     "llm.LLMResponseCache.response_text": MODEL_OUTPUT,
     "llm.LLMResponseCache.parsed_json": MODEL_OUTPUT,
     # expert review

@@ -181,7 +181,10 @@ def _configurations(w: World) -> list[ModelConfiguration]:
             description=CORPUS,
             extra_params={"offline_profile": "careful", "note": PAYLOADS[index]},
         )
-        made.append(configuration_save(configuration=configuration, roles=[ModelRole.TARGET]))
+        saved = configuration_save(configuration=configuration, roles=[ModelRole.TARGET])
+        # Written by the platform when an endpoint refuses a format, quoting the endpoint's reply.
+        ModelConfiguration.objects.filter(pk=saved.pk).update(structured_output_note=CORPUS)
+        made.append(saved)
     return made
 
 
