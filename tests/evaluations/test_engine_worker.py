@@ -104,23 +104,35 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_no_completed_call(
 
     _assert_exact(run, conversations=48, turns=4, judgments=3)
     # A call whose result was stored is never made again: its row and its result are written
-    # in one transaction, and what was only logged comes back as a cache hit. So each
-    # conversation has exactly one successful HTTP call per turn, judgment and anchor check.
+    # in one transaction, and what was only logged comes back as a cache hit. A reply the
+    # killed worker had received but not yet stored is in the log too (replayed from its
+    # journal), and that request is asked again: the same request, so the same fingerprint. So
+    # each conversation has exactly one distinct successful request per turn, judgment and
+    # anchor check, and a request made twice got the same reply both times.
     success = Q(outcome=CallOutcome.SUCCESS)
-    per_item = (
-        LLMCall.objects.filter(run_id=run.pk)
-        .values("work_item")
-        .annotate(
-            simulator=Count("pk", filter=success & Q(purpose="evaluations.simulate_user")),
-            target=Count("pk", filter=success & Q(purpose="evaluations.target_reply")),
-            judge=Count("pk", filter=success & Q(purpose="evaluations.judge_verdict")),
-            anchors=Count("pk", filter=success & Q(purpose="evaluations.anchor_check")),
-        )
+    calls = LLMCall.objects.filter(run_id=run.pk)
+    per_item = calls.values("work_item").annotate(
+        **{
+            role: Count("fingerprint", filter=success & Q(purpose=purpose), distinct=True)
+            for role, purpose in (
+                ("simulator", "evaluations.simulate_user"),
+                ("target", "evaluations.target_reply"),
+                ("judge", "evaluations.judge_verdict"),
+                ("anchors", "evaluations.anchor_check"),
+            )
+        }
     )
     assert len(per_item) == 48
     assert {(r["simulator"], r["target"], r["judge"], r["anchors"]) for r in per_item} == {
         (4, 4, 3, 1)
     }
+    repeated = (
+        calls.filter(success)
+        .values("fingerprint")
+        .annotate(n=Count("pk"), replies=Count("response_text", distinct=True))
+        .filter(n__gt=1)
+    )
+    assert all(row["replies"] == 1 for row in repeated), list(repeated)
     run.refresh_from_db()
     assert run.conversations_completed == 48
 
