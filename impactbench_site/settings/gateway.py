@@ -1,0 +1,30 @@
+"""The model gateway (llm/): limits, timeouts, retries, the response cache and API key names.
+Imported into base.py, which holds everything.
+"""
+
+from .engine import CELERY_BROKER_URL
+from .environment import env
+
+# --- Model gateway (llm/) -------------------------------------------------------------------
+# Per-configuration concurrency and rate limits (llm/limits.py): Redis when the broker is Redis,
+# else the database. Waiting for a slot gives up (retryably) after LLM_LIMIT_MAX_WAIT_SECONDS.
+LLM_LIMITS_BACKEND = env.str("LLM_LIMITS_BACKEND", default="auto")  # auto, redis, database
+LLM_LIMITS_REDIS_URL = env.str(
+    "LLM_LIMITS_REDIS_URL",
+    default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "",
+)
+LLM_LIMITS_KEY_PREFIX = env.str("LLM_LIMITS_KEY_PREFIX", default="impactbench:llm-limits")
+LLM_LIMIT_MAX_WAIT_SECONDS = env.float("LLM_LIMIT_MAX_WAIT_SECONDS", default=300.0)
+LLM_DEFAULT_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)
+LLM_BACKOFF_BASE_SECONDS = env.float("LLM_BACKOFF_BASE_SECONDS", default=1.0)
+LLM_BACKOFF_MAX_SECONDS = env.float("LLM_BACKOFF_MAX_SECONDS", default=30.0)
+LLM_STRUCTURED_REASKS = env.int("LLM_STRUCTURED_REASKS", default=2)
+# A structured reply cut off at max_tokens is asked again once with twice the limit; with no
+# limit configured, twice this one.
+LLM_CUTOFF_DEFAULT_MAX_TOKENS = env.int("LLM_CUTOFF_DEFAULT_MAX_TOKENS", default=2048)
+LLM_CACHE_ENABLED = env.bool("LLM_CACHE_ENABLED", default=True)
+# Names a model configuration may give as its API key variable (shell patterns, llm/keys.py);
+# the platform's own settings variables are refused whatever these say.
+LLM_API_KEY_ENV_PATTERNS = env.list("LLM_API_KEY_ENV_PATTERNS", default=["*_API_KEY", "*_TOKEN"])
