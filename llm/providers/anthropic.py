@@ -20,20 +20,17 @@ from typing import Any
 
 import anthropic
 
-from ..models import CallOutcome, StructuredMode
+from ..models import StructuredMode
 from ..schema_prompt import cached_json_schema
-from ..transport_util import retry_after_seconds
 from .base import (
     ERROR_DETAIL_LIMIT,
     ChatProvider,
     ChatRequest,
+    ClientErrors,
     Failure,
-    FailureKind,
     ProviderReply,
     Usage,
-    connection_failure,
-    status_failure,
-    timeout_failure,
+    client_error_failure,
     token_count,
 )
 
@@ -44,6 +41,14 @@ TOOL_NAME = "reply"
 # response_format and max_tokens are translated) or sent as they are (extra_params).
 _SAME_NAME = ("stop_sequences", "metadata")
 _DROPPED = ("seed", "response_format", "max_tokens", "temperature", "top_p", "top_k")
+
+
+_ERRORS = ClientErrors(
+    timeout=anthropic.APITimeoutError,
+    connection=anthropic.APIConnectionError,
+    status=anthropic.APIStatusError,
+    base=anthropic.AnthropicError,
+)
 
 
 class AnthropicProvider(ChatProvider):
@@ -97,35 +102,10 @@ class AnthropicProvider(ChatProvider):
         return reply_of(message)
 
     def classify(self, error: BaseException, *, where: str, timeout: float) -> Failure:
-        if isinstance(error, anthropic.APITimeoutError):
-            return timeout_failure(where=where, timeout=timeout)
-        if isinstance(error, anthropic.APIConnectionError):
-            return connection_failure(error, where=where)
-        if isinstance(error, anthropic.APIStatusError):
-            try:
-                body = error.response.text
-            except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
-                body = str(error)
-            # 529: Anthropic's "overloaded_error", a passing condition.
-            return status_failure(
-                status=error.status_code,
-                body=body[:ERROR_DETAIL_LIMIT],
-                where=where,
-                retry_after=retry_after_seconds(error.response.headers),
-                overloaded=(529,),
-            )
-        if isinstance(error, anthropic.AnthropicError):
-            return Failure(
-                FailureKind.PERMANENT, CallOutcome.FAILED, f"The call to {where} failed: {error}"
-            )
-        if isinstance(error, ValueError):
-            return Failure(
-                FailureKind.MALFORMED,
-                CallOutcome.MALFORMED,
-                f"{where} answered HTTP 200 with a body that is not JSON: {error}",
-                status=200,
-            )
-        raise error
+        # 529: Anthropic's "overloaded_error", a passing condition.
+        return client_error_failure(
+            error, where=where, timeout=timeout, errors=_ERRORS, overloaded=(529,)
+        )
 
 
 def messages_request(request: ChatRequest) -> dict[str, Any]:

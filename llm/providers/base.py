@@ -10,11 +10,12 @@ reason and the usage, and sorts its own errors into the retry policy's outcomes
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
 from ..models import CallOutcome, ModelConfiguration, StructuredMode
+from ..transport_util import retry_after_seconds
 
 ERROR_DETAIL_LIMIT = 500
 # Words in an error body that show the server refused the request's structured-output format.
@@ -208,3 +209,58 @@ def status_failure(
             f"this provider's API (most OpenAI-compatible servers end in /v1). {body}"
         )
     return Failure(FailureKind.PERMANENT, CallOutcome.HTTP_ERROR, message, status, None, body)
+
+
+class ClientErrors(NamedTuple):
+    """The exception classes of an HTTP client SDK shaped like OpenAI's and Anthropic's: a
+    timeout is a connection error, and a status error carries `status_code` and `response`."""
+
+    timeout: type[BaseException]
+    connection: type[BaseException]
+    status: type[BaseException]
+    base: type[BaseException]
+
+
+def status_error_body(error: Any) -> str:
+    """The body of a status error's response, else the error's own words."""
+    try:
+        text = error.response.text
+    except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
+        text = ""
+    return (text or str(error))[:ERROR_DETAIL_LIMIT]
+
+
+def client_error_failure(
+    error: BaseException,
+    *,
+    where: str,
+    timeout: float,
+    errors: ClientErrors,
+    overloaded: tuple = (),
+) -> Failure:
+    """The one reading of the errors such an SDK raises; anything else is raised again."""
+    if isinstance(error, errors.timeout):
+        return timeout_failure(where=where, timeout=timeout)
+    if isinstance(error, errors.connection):
+        return connection_failure(error, where=where)
+    if isinstance(error, errors.status):
+        return status_failure(
+            status=error.status_code,
+            body=status_error_body(error),
+            where=where,
+            retry_after=retry_after_seconds(error.response.headers),
+            overloaded=overloaded,
+        )
+    if isinstance(error, errors.base):
+        return Failure(
+            FailureKind.PERMANENT, CallOutcome.FAILED, f"The call to {where} failed: {error}"
+        )
+    if isinstance(error, ValueError):
+        # The client could not decode the body of a 200 (json.JSONDecodeError).
+        return Failure(
+            FailureKind.MALFORMED,
+            CallOutcome.MALFORMED,
+            f"{where} answered HTTP 200 with a body that is not JSON: {error}",
+            status=200,
+        )
+    raise error

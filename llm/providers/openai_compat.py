@@ -23,19 +23,16 @@ from openai._base_client import make_request_options
 from openai._models import construct_type
 from openai.types.chat import ChatCompletion
 
-from ..models import CallOutcome, StructuredMode
-from ..transport_util import retry_after_seconds
+from ..models import StructuredMode
 from .base import (
     ERROR_DETAIL_LIMIT,
     ChatProvider,
     ChatRequest,
+    ClientErrors,
     Failure,
-    FailureKind,
     ProviderReply,
     Usage,
-    connection_failure,
-    status_failure,
-    timeout_failure,
+    client_error_failure,
     token_count,
 )
 
@@ -77,6 +74,14 @@ class AsyncClients:
                 await client.close()
         self._clients.clear()
         self._turns.clear()
+
+
+_ERRORS = ClientErrors(
+    timeout=openai.APITimeoutError,
+    connection=openai.APIConnectionError,
+    status=openai.APIStatusError,
+    base=openai.OpenAIError,
+)
 
 
 class OpenAICompatibleProvider(ChatProvider):
@@ -142,30 +147,7 @@ class OpenAICompatibleProvider(ChatProvider):
         return reply_of(_completion(raw))
 
     def classify(self, error: BaseException, *, where: str, timeout: float) -> Failure:
-        if isinstance(error, openai.APITimeoutError):
-            return timeout_failure(where=where, timeout=timeout)
-        if isinstance(error, openai.APIConnectionError):
-            return connection_failure(error, where=where)
-        if isinstance(error, openai.APIStatusError):
-            return status_failure(
-                status=error.status_code,
-                body=_error_body(error),
-                where=where,
-                retry_after=retry_after_seconds(error.response.headers),
-            )
-        if isinstance(error, openai.OpenAIError):
-            return Failure(
-                FailureKind.PERMANENT, CallOutcome.FAILED, f"The call to {where} failed: {error}"
-            )
-        if isinstance(error, ValueError):
-            # The client could not decode the body of a 200 (json.JSONDecodeError).
-            return Failure(
-                FailureKind.MALFORMED,
-                CallOutcome.MALFORMED,
-                f"{where} answered HTTP 200 with a body that is not JSON: {error}",
-                status=200,
-            )
-        raise error
+        return client_error_failure(error, where=where, timeout=timeout, errors=_ERRORS)
 
 
 def reply_of(completion: Any) -> ProviderReply:
@@ -215,14 +197,6 @@ def _raw_text(completion: Any) -> str:
     except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
         text = repr(completion)
     return text[:ERROR_DETAIL_LIMIT]
-
-
-def _error_body(error: openai.APIStatusError) -> str:
-    try:
-        text = error.response.text
-    except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
-        text = ""
-    return (text or str(error))[:ERROR_DETAIL_LIMIT]
 
 
 def _completion(body: bytes) -> ChatCompletion:
