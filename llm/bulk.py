@@ -14,6 +14,7 @@ from collections.abc import Collection
 
 from django.db import transaction
 
+from .cache import replies_cacheable
 from .models import LLMCall, LLMResponseCache, PromptText
 from .plan import CacheStore
 
@@ -40,11 +41,14 @@ def calls_record_bulk(*, calls: Collection[LLMCall], prompts: Collection[PromptT
 
 @transaction.atomic
 def calls_restore_bulk(*, calls: Collection[LLMCall], prompts: Collection[PromptText]) -> None:
-    """Insert journaled attempts the call log lacks (a stored attempt keeps its row)."""
+    """Insert journaled attempts the call log lacks (a stored attempt keeps its row), and put
+    the replies the gateway would have cached in the response cache (a key already stored keeps
+    its first reply), so the request asked again after the crash is answered from there."""
     if prompts:
         PromptText.objects.bulk_create(list(prompts), ignore_conflicts=True)
     if calls:
         LLMCall.objects.bulk_create(list(calls), ignore_conflicts=True)
+        LLMResponseCache.objects.bulk_create(replies_cacheable(calls), ignore_conflicts=True)
 
 
 def calls_already_stored(*, calls: Collection[LLMCall]) -> int:

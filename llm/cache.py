@@ -12,7 +12,7 @@ from collections.abc import Collection
 
 from django.conf import settings
 
-from .models import LLMResponseCache, ModelConfiguration
+from .models import CallOutcome, LLMCall, LLMResponseCache, ModelConfiguration
 
 
 def request_fingerprint(
@@ -69,3 +69,28 @@ def cache_store(
             "completion_tokens": completion_tokens,
         },
     )
+
+
+def replies_cacheable(calls: Collection[LLMCall]) -> list[LLMResponseCache]:
+    """The cache entries of recorded attempts whose reply the gateway keeps: an accepted
+    structured reply (validated, so it carries parsed_json) or a chat reply not cut off at
+    max_tokens, stored under its request's fingerprint. For attempts restored from a killed
+    worker's journal, so the request it asks again is not paid twice."""
+    if not settings.LLM_CACHE_ENABLED:
+        return []
+    return [
+        LLMResponseCache(
+            key=call.fingerprint,
+            configuration_id=call.configuration_id,
+            response_text=call.response_text,
+            parsed_json=call.parsed_json,
+            prompt_tokens=call.prompt_tokens,
+            completion_tokens=call.completion_tokens,
+        )
+        for call in calls
+        if call.outcome == CallOutcome.SUCCESS
+        and not call.is_offline
+        and call.fingerprint
+        # "length": the endpoint stopped at the token limit (TransportReply.cut_off).
+        and (call.parsed_json is not None or call.finish_reason != "length")
+    ]

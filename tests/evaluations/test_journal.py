@@ -1,9 +1,13 @@
 """The engine's call journal: what a killed process sent and heard back is restored once."""
 
 import pytest
+from pydantic import BaseModel
 
 from evaluations.engine import journal
-from llm.models import CallOutcome, LLMCall
+from llm import transport
+from llm.gateway import chat, structured
+from llm.models import CallOutcome, LLMCall, LLMResponseCache
+from llm.plan import CacheLookup, CacheStore, chat_steps, structured_steps
 from llm.recording import CallRecorder
 from tests.llm.factories import ModelConfigurationFactory
 
@@ -98,3 +102,67 @@ def test_another_databases_journal_is_never_replayed_here(settings, tmp_path, mo
     assert journal.journals_replay() == 0
     assert LLMCall.objects.count() == 0
     assert file.path.exists()
+
+
+class Verdict(BaseModel):
+    present: bool
+    justification: str
+
+
+def run_until_killed(steps) -> None:
+    """Drive a gateway call's steps until its reply is to be cached, then stop: the worker is
+    killed after the reply was journaled and before its buffered cache entry was written."""
+    reply = None
+    while True:
+        step = steps.send(reply)
+        if isinstance(step, CacheStore):
+            return
+        reply = None if isinstance(step, CacheLookup) else transport.run_step(step)
+
+
+def test_a_replayed_reply_answers_the_request_asked_again_from_the_cache(
+    settings, tmp_path, fake_openai
+):
+    settings.VAR_DIR = tmp_path
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url)
+    messages = [{"role": "user", "content": "Did the assistant suggest help?"}]
+    verdict = '{"present": true, "justification": "It named a counsellor."}'
+    fake_openai.enqueue(content=verdict)
+    fake_openai.enqueue(content="Hello there.")
+    file = journal.Journal()
+    asked = {"configuration": configuration, "messages": messages, "purpose": "tests.journal"}
+    run_until_killed(structured_steps(**asked, schema=Verdict, role="judge", sink=Sink(file)))
+    run_until_killed(chat_steps(**asked, role="target", sink=Sink(file)))
+    file.close(written=False)
+    assert fake_openai.request_count == 2
+    assert LLMResponseCache.objects.count() == 0
+
+    assert journal.journals_replay() == 2
+    assert LLMResponseCache.objects.count() == 2
+
+    result = structured(**asked, schema=Verdict, role="judge")
+    assert result.cached
+    assert result.output == Verdict(present=True, justification="It named a counsellor.")
+    assert chat(**asked, role="target").text == "Hello there."
+    assert fake_openai.request_count == 2  # neither request reached the server again
+
+
+def test_a_replayed_reply_cut_off_at_max_tokens_is_not_cached(settings, tmp_path, fake_openai):
+    settings.VAR_DIR = tmp_path
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url)
+    fake_openai.enqueue(content="Hello th", finish_reason="length")
+    file = journal.Journal()
+    run_until_killed(
+        chat_steps(
+            configuration=configuration,
+            messages=[{"role": "user", "content": "Hello"}],
+            role="target",
+            purpose="tests.journal",
+            sink=Sink(file),
+        )
+    )
+    file.close(written=False)
+
+    assert journal.journals_replay() == 1
+    assert LLMCall.objects.get().finish_reason == "length"
+    assert LLMResponseCache.objects.count() == 0
