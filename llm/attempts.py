@@ -30,7 +30,12 @@ Attempt = ChatRequest
 
 @dataclass(frozen=True)
 class Wait:
+    """Pause before the next attempt; says which attempt failed and why, for progress views."""
+
     seconds: float
+    attempt: int = 0  # the attempt that failed, of `attempts`
+    attempts: int = 0
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,7 @@ def send_steps(
             )
             error.failure = failure
             raise _with_calls(error, recorder)
-        yield Wait(delay)
+        yield Wait(delay, attempt_index + 1, max_attempts, failure.message)
         attempt_index += 1
 
 

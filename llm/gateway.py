@@ -26,6 +26,7 @@ The call itself is written once as steps (`llm.plan`); this module drives them s
 (`llm.transport`, one row written per attempt), the batch engine asynchronously (`llm.aio`).
 """
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -63,14 +64,17 @@ __all__ = [
 ]
 
 
-def drive(steps) -> Any:
-    """Run a gateway call's steps here: HTTP with the sync client, the cache in the database."""
+def drive(steps, *, on_retry: Callable[[Wait], None] | None = None) -> Any:
+    """Run a gateway call's steps here: HTTP with the sync client, the cache in the database.
+    `on_retry` hears each wait before a retry (which attempt failed, why, and for how long)."""
     reply: Any = None
     while True:
         try:
             step = steps.send(reply)
         except StopIteration as done:
             return done.value
+        if isinstance(step, Wait) and on_retry is not None:
+            on_retry(step)
         if isinstance(step, Attempt | Wait | Downgrade):
             reply = transport.run_step(step)
         elif isinstance(step, CacheLookup):
@@ -125,13 +129,14 @@ def structured(
     reasks: int | None = None,
     negotiate: bool = True,
     fail_fast: bool = False,
+    on_retry: Callable[[Wait], None] | None = None,
 ) -> StructuredResult[T]:
     """A reply validated against `schema`; re-asks with the validation error when it is not.
 
     Raises StructuredOutputError (carrying the last raw reply) once `reasks` (default
     settings.LLM_STRUCTURED_REASKS) re-asks are spent. `negotiate`: a refused response format
     moves the configuration down a structured mode; `fail_fast`: a refused connection is not
-    retried.
+    retried; `on_retry`: see `drive`.
     """
     return drive(
         structured_steps(
@@ -145,7 +150,8 @@ def structured(
             reasks=reasks,
             negotiate=negotiate,
             fail_fast=fail_fast,
-        )
+        ),
+        on_retry=on_retry,
     )
 
 

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic import BaseModel, Field
 
+from .attempts import Wait
 from .exceptions import LLMError, StructuredOutputError
 from .gateway import structured
 from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment, Provider
@@ -105,6 +106,14 @@ class ProbeResult:
         return f"Structured output: {self.mode} (tried {tried})."
 
 
+def retry_line(wait: Wait) -> str:
+    """A retry as a progress line: which attempt failed, why, and how long until the next."""
+    return (
+        f"attempt {wait.attempt} of {wait.attempts} failed ({wait.reason[:200]}); "
+        f"retrying in {wait.seconds:.1f} s…"
+    )
+
+
 _PROBE_MESSAGES = [{"role": "user", "content": 'Reply with ok true and the word "harbour".'}]
 
 
@@ -116,7 +125,8 @@ def structured_mode_probe(
     strongest the server accepted) with what was found. Saved configurations only.
 
     A refused connection, a wrong key or an unknown model stops the probe at once and changes
-    nothing: `error` says which. `on_progress` hears each mode as it is tried and what it did.
+    nothing: `error` says which. `on_progress` hears each mode as it is tried and what it did,
+    and each retry of a failed attempt (timeouts, 5xx, 429) before its wait.
     """
     say = on_progress or (lambda line: None)
     provider = provider_for(configuration)
@@ -141,6 +151,7 @@ def structured_mode_probe(
                 reasks=0,
                 negotiate=False,
                 fail_fast=True,
+                on_retry=lambda wait: say(f"  {retry_line(wait)}"),
             )
         except StructuredOutputError as error:
             calls += error.calls
@@ -193,6 +204,8 @@ class EndpointTestResult:
     structured_output: str
     calls: list = field(default_factory=list)
     findings: list[ModeFinding] = field(default_factory=list)
+    # What the probe said as it went, retries included, in order.
+    progress: list[str] = field(default_factory=list)
 
 
 def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResult:
@@ -200,7 +213,8 @@ def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResu
     works), uncached and recorded like any other call: what came back in each mode and what
     failed (connection, key, HTTP, JSON, schema or the token limit), for the configuration's
     page."""
-    probe = structured_mode_probe(configuration=configuration)
+    progress: list[str] = []
+    probe = structured_mode_probe(configuration=configuration, on_progress=progress.append)
     calls = list(LLMCall.objects.filter(pk__in=[c.pk for c in probe.calls if c.pk]).order_by("id"))
     mode = configuration.get_structured_output_display()
     if probe.works:
@@ -213,10 +227,11 @@ def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResu
             mode,
             calls,
             probe.findings,
+            progress,
         )
     if probe.mode is None:
         return EndpointTestResult(
-            False, "The call failed.", "", probe.error, mode, calls, probe.findings
+            False, "The call failed.", "", probe.error, mode, calls, probe.findings, progress
         )
     return EndpointTestResult(
         False,
@@ -227,4 +242,5 @@ def configuration_test(*, configuration: ModelConfiguration) -> EndpointTestResu
         mode,
         calls,
         probe.findings,
+        progress,
     )

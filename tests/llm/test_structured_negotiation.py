@@ -189,3 +189,37 @@ def test_configure_model_against_nothing_listening_fails_fast_and_says_so():
     assert "Could not connect to" in message
     assert LLMCall.objects.count() == 1
     assert ModelConfiguration.objects.filter(name="Nowhere").exists()
+
+
+def test_configure_model_shows_each_retry_while_it_waits(fake_openai, capsys):
+    fake_openai.enqueue(status=503)
+    fake_openai.responder = lambda request: {"ok": True, "word": "harbour"}
+    configure(
+        "--name", "Busy", "--base-url", fake_openai.base_url, "--model-id", "m",
+        "--api-key-env", "",
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    retry = next(line for line in lines if "attempt 1 of" in line)
+    assert "HTTP 503" in retry
+    assert "retrying in" in retry
+    # Said while the probe went on: after the mode it was trying, before that mode worked.
+    assert lines.index(retry) < lines.index("  works")
+    assert ModelConfiguration.objects.get(name="Busy").structured_output == "json_schema"
+
+
+def test_test_this_endpoint_lists_each_retry_on_the_page(fake_openai, client_for, maintainer):
+    from django.urls import reverse
+
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url, api_key_env="")
+    fake_openai.enqueue(status=503)
+    fake_openai.responder = lambda request: {"ok": True, "word": "harbour"}
+    page = (
+        client_for(maintainer)
+        .post(reverse("llm:configuration-test", args=[configuration.pk]))
+        .content.decode()
+    )
+    assert 'data-testid="endpoint-test-progress"' in page
+    assert "attempt 1 of" in page
+    assert "HTTP 503" in page
+    assert "Endpoint works" in page
