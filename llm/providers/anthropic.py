@@ -20,6 +20,7 @@ from typing import Any
 
 import anthropic
 
+from .. import egress_http
 from ..models import CallOutcome, StructuredMode
 from ..schema_prompt import cached_json_schema
 from ..transport_util import retry_after_seconds
@@ -67,7 +68,12 @@ class AnthropicProvider(ChatProvider):
         with self._lock:
             client = self._clients.get(key)
             if client is None:
-                client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0)
+                client = anthropic.Anthropic(
+                    api_key=api_key,
+                    base_url=base_url,
+                    max_retries=0,
+                    http_client=egress_http.client(),
+                )
                 self._clients[key] = client
             return client
 
@@ -91,7 +97,10 @@ class AnthropicProvider(ChatProvider):
         client = session.get(key)
         if client is None:
             client = session[key] = anthropic.AsyncAnthropic(
-                api_key=request.api_key, base_url=request.configuration.endpoint, max_retries=0
+                api_key=request.api_key,
+                base_url=request.configuration.endpoint,
+                max_retries=0,
+                http_client=egress_http.async_client(),
             )
         message = await client.messages.create(**messages_request(request), timeout=timeout)
         return reply_of(message)

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..egress import EgressRefused
 from ..models import CallOutcome, ModelConfiguration, StructuredMode
 
 ERROR_DETAIL_LIMIT = 500
@@ -78,6 +79,8 @@ class Failure:
     format_refused: bool = False
     # Nothing listens at the address: retrying within a request rarely helps.
     connection_refused: bool = False
+    # The platform's egress policy refused the address (`llm.egress`), not the server.
+    by_policy: bool = False
 
     @property
     def retryable(self) -> bool:
@@ -147,6 +150,23 @@ def connection_refused(error: BaseException | None) -> bool:
         error = error.__cause__ or error.__context__
         seen += 1
     return False
+
+
+def egress_failure(error: BaseException | None, *, where: str) -> Failure | None:
+    """The egress policy's refusal of a connection, found anywhere in the chain of causes
+    (the SDKs wrap it as a connection error): permanent, the address will not change."""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, EgressRefused):
+            return Failure(
+                FailureKind.PERMANENT,
+                CallOutcome.FAILED,
+                f"Did not connect to {where}: {error.message}",
+                by_policy=True,
+            )
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return None
 
 
 def timeout_failure(*, where: str, timeout: float) -> Failure:

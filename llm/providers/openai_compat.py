@@ -23,6 +23,7 @@ from openai._base_client import make_request_options
 from openai._models import construct_type
 from openai.types.chat import ChatCompletion
 
+from .. import egress_http
 from ..models import CallOutcome, StructuredMode
 from ..transport_util import retry_after_seconds
 from .base import (
@@ -61,7 +62,7 @@ class AsyncClients:
             clients = []
             for _ in range(shards):
                 pool = httpx2.Limits(max_connections=size, max_keepalive_connections=size)
-                http = openai.DefaultAsyncHttpx2Client(limits=pool, http2=_h2_available())
+                http = egress_http.async_client(limits=pool, http2=_h2_available())
                 clients.append(
                     openai.AsyncOpenAI(
                         api_key=api_key, base_url=base_url, max_retries=0, http_client=http
@@ -100,7 +101,12 @@ class OpenAICompatibleProvider(ChatProvider):
         with self._lock:
             client = self._clients.get(cache_key)
             if client is None:
-                client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+                client = openai.OpenAI(
+                    api_key=api_key,
+                    base_url=base_url,
+                    max_retries=0,
+                    http_client=egress_http.client(),
+                )
                 self._clients[cache_key] = client
             return client
 
