@@ -62,6 +62,7 @@ class EgressCheckedMixin:
 class ModelConfigurationAdminForm(EgressCheckedMixin, forms.ModelForm):
     class Meta:
         model = ModelConfiguration
+        formfield_callback = _https_by_default
         # The admin builds its form with its own field list; these are the ones checked.
         fields = ["provider", "base_url", "api_key_env"]
 

@@ -25,7 +25,6 @@ from ..models import CallOutcome, StructuredMode
 from ..schema_prompt import cached_json_schema
 from ..transport_util import retry_after_seconds
 from .base import (
-    ERROR_DETAIL_LIMIT,
     ChatProvider,
     ChatRequest,
     Failure,
@@ -33,6 +32,7 @@ from .base import (
     ProviderReply,
     Usage,
     connection_failure,
+    excerpt,
     status_failure,
     timeout_failure,
     token_count,
@@ -118,7 +118,7 @@ class AnthropicProvider(ChatProvider):
             # 529: Anthropic's "overloaded_error", a passing condition.
             return status_failure(
                 status=error.status_code,
-                body=body[:ERROR_DETAIL_LIMIT],
+                body=body,
                 where=where,
                 retry_after=retry_after_seconds(error.response.headers),
                 overloaded=(529,),
@@ -181,6 +181,9 @@ def messages_request(request: ChatRequest) -> dict[str, Any]:
 
 
 def reply_of(message: Any) -> ProviderReply:
+    if isinstance(message, str):
+        # The client hands back the text of a body that does not say it is JSON.
+        return ProviderReply("", problem="with a body that is not JSON", raw=excerpt(message))
     usage = _usage(getattr(message, "usage", None))
     blocks = getattr(message, "content", None) or []
     tool_inputs = [b.input for b in blocks if getattr(b, "type", "") == "tool_use"]
@@ -193,11 +196,7 @@ def reply_of(message: Any) -> ProviderReply:
     stop = str(getattr(message, "stop_reason", "") or "")
     finish = "length" if stop == "max_tokens" else stop
     if not text.strip():
-        raw = (
-            message.model_dump_json()[:ERROR_DETAIL_LIMIT]
-            if hasattr(message, "model_dump_json")
-            else ""
-        )
+        raw = excerpt(message.model_dump_json()) if hasattr(message, "model_dump_json") else ""
         problem = (
             "the model declined to answer (stop_reason refusal)"
             if stop == "refusal"

@@ -17,6 +17,8 @@ from pydantic import BaseModel
 from ..egress import EgressRefused
 from ..models import CallOutcome, ModelConfiguration, StructuredMode
 
+# Most characters of a reply body that is not a usable reply (an error page, a plain-text
+# answer of some other service) kept in the call log and shown on pages.
 ERROR_DETAIL_LIMIT = 500
 # Words in an error body that show the server refused the request's structured-output format.
 FORMAT_WORDS = (
@@ -135,6 +137,15 @@ class ChatProvider:
         raise NotImplementedError
 
 
+def excerpt(text: str | None, limit: int = ERROR_DETAIL_LIMIT) -> str:
+    """A body as the call log keeps it: whole up to `limit` characters, else its beginning and
+    a mark saying how much was left out."""
+    text = text or ""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters not kept]"
+
+
 def token_count(value: Any) -> int:
     """A usage field as a count: anything that is not a positive integer counts nothing."""
     return value if isinstance(value, int) and value > 0 else 0
@@ -195,7 +206,7 @@ def status_failure(
     *, status: int, body: str, where: str, retry_after: float | None, overloaded: tuple = ()
 ) -> Failure:
     """The common reading of an HTTP error status, for providers whose clients expose one."""
-    body = body[:ERROR_DETAIL_LIMIT]
+    body = excerpt(body)
     message = f"{where} answered HTTP {status}: {body}"
     if status == 429:
         return Failure(

@@ -25,7 +25,6 @@ from .. import egress_http
 from ..models import CallOutcome, StructuredMode
 from ..transport_util import retry_after_seconds
 from .base import (
-    ERROR_DETAIL_LIMIT,
     ChatProvider,
     ChatRequest,
     Failure,
@@ -33,6 +32,7 @@ from .base import (
     ProviderReply,
     Usage,
     connection_failure,
+    excerpt,
     status_failure,
     timeout_failure,
 )
@@ -103,7 +103,7 @@ class GoogleProvider(ChatProvider):
             retry_after = retry_after_seconds(headers) or _retry_delay(error.details)
             return status_failure(
                 status=int(error.code or 500),
-                body=(body or str(error))[:ERROR_DETAIL_LIMIT],
+                body=body or str(error),
                 where=where,
                 retry_after=retry_after,
             )
@@ -115,7 +115,7 @@ class GoogleProvider(ChatProvider):
             return Failure(
                 FailureKind.MALFORMED,
                 CallOutcome.MALFORMED,
-                f"{where} answered with a body that is not a reply: {error}",
+                f"{where} answered with a body that is not a reply: {excerpt(str(error))}",
                 status=200,
             )
         return Failure(
@@ -207,9 +207,9 @@ def reply_of(response: Any) -> ProviderReply:
 def _raw(response: Any) -> str:
     dump = getattr(response, "model_dump_json", None)
     try:
-        return (dump(exclude_none=True) if dump else str(response))[:ERROR_DETAIL_LIMIT]
+        return excerpt(dump(exclude_none=True) if dump else str(response))
     except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
-        return repr(response)[:ERROR_DETAIL_LIMIT]
+        return excerpt(repr(response))
 
 
 def _retry_delay(details: Any) -> float | None:

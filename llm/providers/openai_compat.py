@@ -27,7 +27,6 @@ from .. import egress_http
 from ..models import CallOutcome, StructuredMode
 from ..transport_util import retry_after_seconds
 from .base import (
-    ERROR_DETAIL_LIMIT,
     ChatProvider,
     ChatRequest,
     Failure,
@@ -35,6 +34,7 @@ from .base import (
     ProviderReply,
     Usage,
     connection_failure,
+    excerpt,
     status_failure,
     timeout_failure,
     token_count,
@@ -190,6 +190,9 @@ def reply_of(completion: Any) -> ProviderReply:
 
 def malformed_reason(completion: Any) -> str:
     """Why a 200 reply carries no usable text ("" when it does): what the error will say."""
+    if isinstance(completion, str):
+        # The client hands back the text of a body that does not say it is JSON.
+        return "with a body that is not JSON"
     choices = getattr(completion, "choices", None)
     if not isinstance(choices, list) or not choices:
         return "without any choice in the reply (no `choices`)"
@@ -215,12 +218,14 @@ def _usage(usage: Any) -> Usage:
 
 
 def _raw_text(completion: Any) -> str:
+    if isinstance(completion, str):
+        return excerpt(completion)
     dump = getattr(completion, "model_dump_json", None)
     try:
         text = dump() if dump else str(completion)
     except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
         text = repr(completion)
-    return text[:ERROR_DETAIL_LIMIT]
+    return excerpt(text)
 
 
 def _error_body(error: openai.APIStatusError) -> str:
@@ -228,7 +233,7 @@ def _error_body(error: openai.APIStatusError) -> str:
         text = error.response.text
     except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
         text = ""
-    return (text or str(error))[:ERROR_DETAIL_LIMIT]
+    return text or str(error)
 
 
 def _completion(body: bytes) -> ChatCompletion:
