@@ -2,7 +2,13 @@
 (llm/egress.py) on saving, on every request and on every connection, the keys bound to their
 hosts, and a reply that is not a model's reply kept short."""
 
+import os
 import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -276,3 +282,102 @@ def test_a_key_bound_to_the_host_is_sent(fake_openai, monkeypatch, settings):
     )
     chat(configuration=configuration, messages=MESSAGES, role="target", purpose="tests.egress")
     assert fake_openai.last_request.authorization == "Bearer sk-local"
+
+
+class PlainTextService:
+    """An internal service that answers every request in plain text, not JSON."""
+
+    def __init__(self, status: int, body: str) -> None:
+        body_bytes = body.encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                self.send_response(status)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body_bytes)))
+                self.end_headers()
+                self.wfile.write(body_bytes)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("status", [200, 403])
+def test_a_plain_text_reply_is_shown_and_kept_truncated(client_for, maintainer, settings, status):
+    settings.LLM_MAX_RETRIES = 0
+    body = "internal-service-line\n" * 100 + "END-OF-THE-INTERNAL-REPLY"
+    service = PlainTextService(status, body)
+    try:
+        configuration = ModelConfigurationFactory(base_url=service.base_url)
+        response = client_for(maintainer).post(
+            reverse("llm:configuration-test", args=[configuration.pk])
+        )
+    finally:
+        service.stop()
+    page = response.content.decode()
+    assert "internal-service-line" in page
+    assert "more characters not kept" in page
+    assert "END-OF-THE-INTERNAL-REPLY" not in page
+    for call in LLMCall.objects.all():
+        assert "more characters not kept" in call.response_text
+        assert len(call.response_text) < 600
+        assert "END-OF-THE-INTERNAL-REPLY" not in call.response_text + call.error_message
+
+
+def test_test_this_endpoint_says_why_an_address_is_refused(client_for, maintainer):
+    configuration = ModelConfigurationFactory(base_url="http://169.254.169.254/latest/meta-data")
+    response = client_for(maintainer).post(
+        reverse("llm:configuration-test", args=[configuration.pk])
+    )
+    assert "169.254.169.254 is a cloud metadata address" in response.content.decode()
+
+
+def _settings_in(module: str, **environment: str) -> str:
+    """What a fresh process with `module` as its settings makes of the policy."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "DJANGO_"))}
+    env.update(DJANGO_SETTINGS_MODULE=module, **environment)
+    script = (
+        "import django; django.setup(); from django.conf import settings; "
+        "from llm.egress import url_problem; "
+        "print(settings.LLM_ENDPOINTS_ALLOW_PRIVATE, "
+        "bool(url_problem('http://127.0.0.1:8080/v1')), "
+        "bool(url_problem('http://169.254.169.254/')))"
+    )
+    result = subprocess.run(  # noqa: S603 - fixed argument list
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+def test_the_demo_and_local_development_call_local_model_servers():
+    # `make demo` and manage.py run on the local settings: a llama.cpp or vLLM server on
+    # 127.0.0.1 works out of the box; the metadata address never does.
+    assert _settings_in("impactbench_site.settings.local") == "True False True"
+
+
+def test_production_calls_no_private_address_unless_told():
+    secrets = {
+        "DJANGO_SECRET_KEY": "x" * 40,
+        "DATABASE_URL": "postgres://u@127.0.0.1:5432/none",
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+        "DJANGO_ALLOWED_HOSTS": "impactbench.example",
+    }
+    production = "impactbench_site.settings.production"
+    assert _settings_in(production, **secrets) == "False True True"
+    allowed = _settings_in(production, LLM_ENDPOINTS_ALLOW_PRIVATE="true", **secrets)
+    assert allowed == "True False True"
