@@ -2,18 +2,24 @@
 (llm/egress.py) on saving, on every request and on every connection, the keys bound to their
 hosts, and a reply that is not a model's reply kept short."""
 
+import json
 import os
+import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import anyio
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from llm.egress import EgressRefused
+from llm.egress_http import AsyncPinnedBackend, PinnedBackend
 from llm.exceptions import LLMError
 from llm.gateway import chat
 from llm.models import CallOutcome, LLMCall, ModelConfiguration
@@ -381,3 +387,93 @@ def test_production_calls_no_private_address_unless_told():
     assert _settings_in(production, **secrets) == "False True True"
     allowed = _settings_in(production, LLM_ENDPOINTS_ALLOW_PRIVATE="true", **secrets)
     assert allowed == "True False True"
+
+
+def test_the_pinned_connection_looks_the_name_up_once_and_connects_to_that_address(dns, settings):
+    settings.LLM_ENDPOINTS_ALLOW_PRIVATE = True
+    dns.answers["pinned.test"] = ["127.0.0.1", "169.254.169.254"]
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        port = listener.getsockname()[1]
+        stream = PinnedBackend().connect_tcp("pinned.test", port, timeout=5)
+        assert stream.get_extra_info("socket").getpeername()[:2] == ("127.0.0.1", port)
+        stream.close()
+    finally:
+        listener.close()
+    assert dns.asked == ["pinned.test"]
+
+
+def test_connections_of_the_event_loop_are_checked_as_well(dns, private_refused):
+    dns.answers["rebind.test"] = ["10.0.0.1"]
+    with pytest.raises(EgressRefused, match="rebind.test resolves to 10.0.0.1"):
+        anyio.run(AsyncPinnedBackend().connect_tcp, "rebind.test", 443)
+
+
+def test_tls_verifies_the_url_host_name_on_a_pinned_connection(
+    dns, settings, tmp_path, monkeypatch
+):
+    """The socket goes to the checked address, the TLS handshake names the URL's host (SNI) and
+    its certificate is verified for that name."""
+    if not shutil.which("openssl"):
+        pytest.skip("the openssl command makes the test certificate")
+    settings.LLM_ENDPOINTS_ALLOW_PRIVATE = True
+    settings.LLM_MAX_RETRIES = 0
+    dns.answers["models.pinned.test"] = ["127.0.0.1"]
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(  # noqa: S603 - fixed arguments
+        [  # noqa: S607 - the system's openssl
+            "openssl",
+            *("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=models.pinned.test"),
+            *("-addext", "subjectAltName=DNS:models.pinned.test"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    names: list[str] = []
+    reply = json.dumps(
+        {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "over TLS"},
+                }
+            ],
+        }
+    ).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    context.sni_callback = lambda sock, name, ctx: names.append(name)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        configuration = ModelConfigurationFactory(base_url=f"https://models.pinned.test:{port}/v1")
+        result = chat(
+            configuration=configuration, messages=MESSAGES, role="target", purpose="tests.tls"
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.text == "over TLS"
+    assert names == ["models.pinned.test"]
