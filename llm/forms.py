@@ -108,7 +108,10 @@ class ModelConfigurationForm(EgressCheckedMixin, CheckedTextMixin, forms.ModelFo
             self.initial["default_roles"] = [a.role for a in assignments if a.is_default]
         key_field = self.fields["api_key_env"]
         patterns = " or ".join(settings.LLM_API_KEY_ENV_PATTERNS)
-        key_field.help_text = f"{key_field.help_text} Names must match {patterns}."
+        key_field.help_text = (
+            f"{key_field.help_text} Names must match {patterns}; a key is sent only to the "
+            "hosts LLM_API_KEY_HOSTS binds its variable to."
+        )
         if self.instance.pk and self.instance.api_key_env:
             state = "is set" if self.instance.api_key_is_set else "is not set"
             key_field.help_text += f" On this server {self.instance.api_key_env} {state}."
