@@ -143,7 +143,7 @@ def addresses_problem(host: str, addresses: list[IPAddress]) -> str:
     """The first problem among the addresses `host` resolved to ("" when all may be called)."""
     for address in addresses:
         if problem := address_problem(address):
-            return problem if str(address) == host else f"{host} resolves to {problem}"
+            return problem if str(address) == host else f"{host} resolves to {address}. {problem}"
     return ""
 
 
