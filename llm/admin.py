@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.db import models
 from django.utils.text import Truncator
 
+from .forms import ModelConfigurationAdminForm
 from .models import LLMCall, LLMResponseCache, ModelConfiguration, ModelRoleAssignment, PromptText
 
 
@@ -14,6 +15,7 @@ class ModelRoleAssignmentInline(admin.TabularInline):
 
 @admin.register(ModelConfiguration)
 class ModelConfigurationAdmin(admin.ModelAdmin):
+    form = ModelConfigurationAdminForm
     list_display = ["name", "provider", "model_id", "base_url", "is_active", "updated_at"]
     list_filter = ["provider", "is_active", "role_assignments__role"]
     search_fields = ["name", "model_id", "base_url", "description"]

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from .exceptions import LLMError
 from .models import STRUCTURED_MODE_ORDER, CallOutcome, ModelConfiguration
-from .providers.base import ChatRequest, Failure, FailureKind, ProviderReply
+from .providers.base import ChatRequest, Failure, FailureKind, ProviderReply, egress_failure
 from .providers.registry import provider_for
 from .recording import CallRecorder
 from .schema_prompt import response_format
@@ -121,7 +121,9 @@ def send_steps(
             )
             raise _with_calls(outcome_of.limit_error, recorder)
         if outcome_of.error is not None:
-            failure = provider.classify(outcome_of.error, where=where, timeout=timeout)
+            failure = egress_failure(outcome_of.error, where=where) or provider.classify(
+                outcome_of.error, where=where, timeout=timeout
+            )
         elif outcome_of.reply.problem:
             # A success in name only: recorded and retried like a server error, never
             # returned as an empty reply.
@@ -170,7 +172,7 @@ def send_steps(
         if not failure.retryable or stop_now:
             error = LLMError(
                 f"The model endpoint refused the request: {failure.message}"
-                if not failure.retryable
+                if not (failure.retryable or failure.by_policy)
                 else failure.message,
                 status_code=failure.status,
             )

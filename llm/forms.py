@@ -6,6 +6,7 @@ from django.db import models
 
 from core.forms import CheckedTextMixin
 
+from .egress import configuration_problems
 from .models import ModelConfiguration, ModelRole, StructuredMode
 
 
@@ -46,7 +47,26 @@ _FIELDSETS = (
 _ROLE_FIELDS = ("roles", "default_roles")  # the form's own fields; the rest are the model's
 
 
-class ModelConfigurationForm(CheckedTextMixin, forms.ModelForm):
+class EgressCheckedMixin:
+    """Refuses a configuration the egress policy would not call (`llm.egress`): the product's
+    form and the admin's, each error on its field, the user's text kept."""
+
+    def _post_clean(self) -> None:
+        super()._post_clean()  # fills the instance from the form, then the model's own checks
+        if any(name in self.errors for name in ("provider", "base_url", "api_key_env")):
+            return
+        for name, problem in configuration_problems(self.instance).items():
+            self.add_error(name if name in self.fields else None, problem)
+
+
+class ModelConfigurationAdminForm(EgressCheckedMixin, forms.ModelForm):
+    class Meta:
+        model = ModelConfiguration
+        formfield_callback = _https_by_default
+        fields = "__all__"  # noqa: DJ007 - the admin edits every field, as before
+
+
+class ModelConfigurationForm(EgressCheckedMixin, CheckedTextMixin, forms.ModelForm):
     roles = forms.MultipleChoiceField(
         choices=ModelRole.choices,
         required=False,
@@ -88,7 +108,10 @@ class ModelConfigurationForm(CheckedTextMixin, forms.ModelForm):
             self.initial["default_roles"] = [a.role for a in assignments if a.is_default]
         key_field = self.fields["api_key_env"]
         patterns = " or ".join(settings.LLM_API_KEY_ENV_PATTERNS)
-        key_field.help_text = f"{key_field.help_text} Names must match {patterns}."
+        key_field.help_text = (
+            f"{key_field.help_text} Names must match {patterns}; a key is sent only to the "
+            "hosts LLM_API_KEY_HOSTS binds its variable to."
+        )
         if self.instance.pk and self.instance.api_key_env:
             state = "is set" if self.instance.api_key_is_set else "is not set"
             key_field.help_text += f" On this server {self.instance.api_key_env} {state}."

@@ -10,6 +10,7 @@ from django.utils import timezone
 from pydantic import BaseModel, Field
 
 from .attempts import Wait
+from .egress import configuration_check
 from .exceptions import LLMError, StructuredOutputError
 from .gateway import structured
 from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment, Provider
@@ -33,6 +34,9 @@ def configuration_save(
     if unknown:
         raise ValueError(f"Unknown model roles: {', '.join(sorted(unknown))}")
     configuration.full_clean()
+    # Every way of saving comes here (forms, configure_model): none saves an endpoint the
+    # egress policy would refuse to call, nor a key bound to another host.
+    configuration_check(configuration)
     configuration.save()
 
     configuration.role_assignments.exclude(role__in=roles).delete()

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.conf import settings
 
+from .egress import EgressRefused, request_check
 from .exceptions import LLMError
-from .keys import api_key_env_problem
 from .models import ModelConfiguration
 
 # Local servers without authentication still need some key: clients refuse to start without.
@@ -41,12 +41,15 @@ class TransportReply:
 
 
 def api_key_for(configuration: ModelConfiguration) -> str:
-    """The key, read from the environment at call time so rotating it needs no restart."""
+    """The key, read from the environment at call time so rotating it needs no restart, for
+    an endpoint the egress policy lets it go to (`llm.egress`)."""
+    # Checked again at call time: rows saved before the policy, or written outside the forms.
+    try:
+        request_check(configuration)
+    except EgressRefused as refused:
+        raise LLMError(refused.message) from None
     if not configuration.api_key_env:
         return NO_AUTH_API_KEY
-    # Checked again at call time: rows saved before the rule, or written outside the forms.
-    if problem := api_key_env_problem(configuration.api_key_env):
-        raise LLMError(f"Configuration {configuration.name!r} cannot be used: {problem}")
     key = os.environ.get(configuration.api_key_env, "")
     if not key:
         raise LLMError(

@@ -333,3 +333,45 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Where model calls may go (llm/egress.py; README "Security") ------------------------------
+# Link-local and cloud-metadata addresses are refused always. Loopback, private, CGNAT and
+# unique-local addresses only when this is on: local model servers are a main use case of
+# development and the demo (settings/local.py turns it on), a production site calls hosted APIs.
+LLM_ENDPOINTS_ALLOW_PRIVATE = env.bool("LLM_ENDPOINTS_ALLOW_PRIVATE", default=False)
+
+
+def api_key_hosts(value: str, defaults: dict[str, list[str]]) -> dict[str, list[str]]:
+    """`defaults` with the variables named in `value` ("NAME=host,*.host;OTHER=10.0.0.5")
+    bound to those hosts instead."""
+    bound = dict(defaults)
+    for entry in filter(None, (part.strip() for part in value.split(";"))):
+        name, _, hosts = entry.partition("=")
+        bound[name.strip()] = [h.strip().lower() for h in hosts.split(",") if h.strip()]
+    return bound
+
+
+# The hosts (shell patterns) each API-key variable may be sent to; a variable bound to no
+# host is sent nowhere.
+LLM_API_KEY_HOSTS = api_key_hosts(
+    env.str("LLM_API_KEY_HOSTS", default=""),
+    {
+        "OPENAI_API_KEY": ["api.openai.com"],
+        "AZURE_OPENAI_API_KEY": ["*.openai.azure.com", "*.cognitiveservices.azure.com"],
+        "ANTHROPIC_API_KEY": ["api.anthropic.com"],
+        "GOOGLE_API_KEY": ["generativelanguage.googleapis.com"],
+        "GEMINI_API_KEY": ["generativelanguage.googleapis.com"],
+        "MISTRAL_API_KEY": ["api.mistral.ai"],
+        "GROQ_API_KEY": ["api.groq.com"],
+        "TOGETHER_API_KEY": ["api.together.xyz", "api.together.ai"],
+        "OPENROUTER_API_KEY": ["openrouter.ai"],
+        "DEEPSEEK_API_KEY": ["api.deepseek.com"],
+        "FIREWORKS_API_KEY": ["api.fireworks.ai"],
+        "XAI_API_KEY": ["api.x.ai"],
+        "HF_TOKEN": [
+            "router.huggingface.co",
+            "api-inference.huggingface.co",
+            "*.huggingface.cloud",
+        ],
+    },
+)

@@ -8,3 +8,6 @@ DEBUG = env.bool("DJANGO_DEBUG", default=True)
 # (`make demo` turns it off) without a collectstatic step.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+# Local model servers (llama.cpp, vLLM, Ollama on 127.0.0.1 or the LAN) are what development
+# and the demo call; set LLM_ENDPOINTS_ALLOW_PRIVATE=false to try the production policy.
+LLM_ENDPOINTS_ALLOW_PRIVATE = env.bool("LLM_ENDPOINTS_ALLOW_PRIVATE", default=True)

@@ -6,6 +6,7 @@ from .base import *  # noqa: F403
 from .base import (
     CELERY_BROKER_URL,
     DATABASES,
+    LLM_API_KEY_HOSTS,
     VAR_DIR,
     cache_config,
     filesystem_broker_options,
@@ -48,4 +49,12 @@ CACHES = {
     "database_pages": cache_config(
         "dbcache://django_page_cache", key_prefix="test-pages", max_entries=300, never_cull=False
     ),
+}
+# The fake model servers of the tests listen on 127.0.0.1, reached with the providers' usual
+# key variables and the tests' own.
+LLM_ENDPOINTS_ALLOW_PRIVATE = True
+LLM_API_KEY_HOSTS = {
+    **{name: [*hosts, "127.0.0.1", "localhost"] for name, hosts in LLM_API_KEY_HOSTS.items()},
+    "GATEWAY_TEST_API_KEY": ["127.0.0.1"],
+    "HOSTED_JUDGE_API_KEY": ["127.0.0.1"],
 }

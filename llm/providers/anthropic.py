@@ -20,10 +20,10 @@ from typing import Any
 
 import anthropic
 
+from .. import egress_http
 from ..models import StructuredMode
 from ..schema_prompt import cached_json_schema
 from .base import (
-    ERROR_DETAIL_LIMIT,
     ChatProvider,
     ChatRequest,
     ClientErrors,
@@ -31,6 +31,7 @@ from .base import (
     ProviderReply,
     Usage,
     client_error_failure,
+    excerpt,
     token_count,
 )
 
@@ -72,7 +73,12 @@ class AnthropicProvider(ChatProvider):
         with self._lock:
             client = self._clients.get(key)
             if client is None:
-                client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0)
+                client = anthropic.Anthropic(
+                    api_key=api_key,
+                    base_url=base_url,
+                    max_retries=0,
+                    http_client=egress_http.client(),
+                )
                 self._clients[key] = client
             return client
 
@@ -96,7 +102,10 @@ class AnthropicProvider(ChatProvider):
         client = session.get(key)
         if client is None:
             client = session[key] = anthropic.AsyncAnthropic(
-                api_key=request.api_key, base_url=request.configuration.endpoint, max_retries=0
+                api_key=request.api_key,
+                base_url=request.configuration.endpoint,
+                max_retries=0,
+                http_client=egress_http.async_client(),
             )
         message = await client.messages.create(**messages_request(request), timeout=timeout)
         return reply_of(message)
@@ -152,6 +161,9 @@ def messages_request(request: ChatRequest) -> dict[str, Any]:
 
 
 def reply_of(message: Any) -> ProviderReply:
+    if isinstance(message, str):
+        # The client hands back the text of a body that does not say it is JSON.
+        return ProviderReply("", problem="with a body that is not JSON", raw=excerpt(message))
     usage = _usage(getattr(message, "usage", None))
     blocks = getattr(message, "content", None) or []
     tool_inputs = [b.input for b in blocks if getattr(b, "type", "") == "tool_use"]
@@ -164,11 +176,7 @@ def reply_of(message: Any) -> ProviderReply:
     stop = str(getattr(message, "stop_reason", "") or "")
     finish = "length" if stop == "max_tokens" else stop
     if not text.strip():
-        raw = (
-            message.model_dump_json()[:ERROR_DETAIL_LIMIT]
-            if hasattr(message, "model_dump_json")
-            else ""
-        )
+        raw = excerpt(message.model_dump_json()) if hasattr(message, "model_dump_json") else ""
         problem = (
             "the model declined to answer (stop_reason refusal)"
             if stop == "refusal"

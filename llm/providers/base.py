@@ -14,9 +14,12 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
+from ..egress import EgressRefused
 from ..models import CallOutcome, ModelConfiguration, StructuredMode
 from ..transport_util import retry_after_seconds
 
+# Most characters of a reply body that is not a usable reply (an error page, a plain-text
+# answer of some other service) kept in the call log and shown on pages.
 ERROR_DETAIL_LIMIT = 500
 # Words in an error body that show the server refused the request's structured-output format.
 FORMAT_WORDS = (
@@ -79,6 +82,8 @@ class Failure:
     format_refused: bool = False
     # Nothing listens at the address: retrying within a request rarely helps.
     connection_refused: bool = False
+    # The platform's egress policy refused the address (`llm.egress`), not the server.
+    by_policy: bool = False
 
     @property
     def retryable(self) -> bool:
@@ -133,6 +138,15 @@ class ChatProvider:
         raise NotImplementedError
 
 
+def excerpt(text: str | None, limit: int = ERROR_DETAIL_LIMIT) -> str:
+    """A body as the call log keeps it: whole up to `limit` characters, else its beginning and
+    a mark saying how much was left out."""
+    text = text or ""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters not kept]"
+
+
 def token_count(value: Any) -> int:
     """A usage field as a count: anything that is not a positive integer counts nothing."""
     return value if isinstance(value, int) and value > 0 else 0
@@ -148,6 +162,23 @@ def connection_refused(error: BaseException | None) -> bool:
         error = error.__cause__ or error.__context__
         seen += 1
     return False
+
+
+def egress_failure(error: BaseException | None, *, where: str) -> Failure | None:
+    """The egress policy's refusal of a connection, found anywhere in the chain of causes
+    (the SDKs wrap it as a connection error): permanent, the address will not change."""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, EgressRefused):
+            return Failure(
+                FailureKind.PERMANENT,
+                CallOutcome.FAILED,
+                f"Did not connect to {where}: {error.message}",
+                by_policy=True,
+            )
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return None
 
 
 def timeout_failure(*, where: str, timeout: float) -> Failure:
@@ -176,7 +207,7 @@ def status_failure(
     *, status: int, body: str, where: str, retry_after: float | None, overloaded: tuple = ()
 ) -> Failure:
     """The common reading of an HTTP error status, for providers whose clients expose one."""
-    body = body[:ERROR_DETAIL_LIMIT]
+    body = excerpt(body)
     message = f"{where} answered HTTP {status}: {body}"
     if status == 429:
         return Failure(
@@ -227,7 +258,7 @@ def status_error_body(error: Any) -> str:
         text = error.response.text
     except Exception:  # noqa: BLE001 - the body is a courtesy for the error message
         text = ""
-    return (text or str(error))[:ERROR_DETAIL_LIMIT]
+    return text or str(error)
 
 
 def client_error_failure(

@@ -21,10 +21,10 @@ import httpx2
 from google import genai
 from google.genai import errors, types
 
+from .. import egress_http
 from ..models import CallOutcome, StructuredMode
 from ..transport_util import retry_after_seconds
 from .base import (
-    ERROR_DETAIL_LIMIT,
     ChatProvider,
     ChatRequest,
     Failure,
@@ -32,6 +32,7 @@ from .base import (
     ProviderReply,
     Usage,
     connection_failure,
+    excerpt,
     status_failure,
     timeout_failure,
 )
@@ -64,12 +65,7 @@ class GoogleProvider(ChatProvider):
         with self._lock:
             client = self._clients.get(key)
             if client is None:
-                client = genai.Client(
-                    api_key=api_key,
-                    http_options=types.HttpOptions(
-                        base_url=base_url, timeout=int(timeout * 1000), retry_options=None
-                    ),
-                )
+                client = _genai_client(base_url, api_key, timeout, egress_http.async_client())
                 self._clients[key] = client
             return client
 
@@ -78,10 +74,23 @@ class GoogleProvider(ChatProvider):
         response = client.models.generate_content(**content_request(request))
         return reply_of(response)
 
+    def async_session(self, *, concurrency: int) -> dict:
+        """The clients of one event loop: their connections belong to it."""
+        return {}
+
+    async def close_session(self, session: dict) -> None:
+        for _, http in session.values():
+            await http.aclose()
+        session.clear()
+
     async def send_async(
-        self, request: ChatRequest, *, session: Any, timeout: float
+        self, request: ChatRequest, *, session: dict, timeout: float
     ) -> ProviderReply:
-        client = self._client(request.configuration.endpoint, request.api_key, timeout)
+        key = (request.configuration.endpoint, request.api_key, timeout)
+        if key not in session:
+            http = egress_http.async_client()
+            session[key] = (_genai_client(*key, http), http)
+        client = session[key][0]
         response = await client.aio.models.generate_content(**content_request(request))
         return reply_of(response)
 
@@ -94,7 +103,7 @@ class GoogleProvider(ChatProvider):
             retry_after = retry_after_seconds(headers) or _retry_delay(error.details)
             return status_failure(
                 status=int(error.code or 500),
-                body=(body or str(error))[:ERROR_DETAIL_LIMIT],
+                body=body or str(error),
                 where=where,
                 retry_after=retry_after,
             )
@@ -106,12 +115,28 @@ class GoogleProvider(ChatProvider):
             return Failure(
                 FailureKind.MALFORMED,
                 CallOutcome.MALFORMED,
-                f"{where} answered with a body that is not a reply: {error}",
+                f"{where} answered with a body that is not a reply: {excerpt(str(error))}",
                 status=200,
             )
         return Failure(
             FailureKind.PERMANENT, CallOutcome.FAILED, f"The call to {where} failed: {error}"
         )
+
+
+def _genai_client(
+    base_url: str, api_key: str, timeout: float, async_http: httpx2.AsyncClient
+) -> genai.Client:
+    """A client sending through the egress policy's HTTP clients, without retries."""
+    return genai.Client(
+        api_key=api_key,
+        http_options=types.HttpOptions(
+            base_url=base_url,
+            timeout=int(timeout * 1000),
+            retry_options=None,
+            httpx_client=egress_http.client(),
+            httpx_async_client=async_http,
+        ),
+    )
 
 
 def content_request(request: ChatRequest) -> dict[str, Any]:
@@ -182,9 +207,9 @@ def reply_of(response: Any) -> ProviderReply:
 def _raw(response: Any) -> str:
     dump = getattr(response, "model_dump_json", None)
     try:
-        return (dump(exclude_none=True) if dump else str(response))[:ERROR_DETAIL_LIMIT]
+        return excerpt(dump(exclude_none=True) if dump else str(response))
     except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
-        return repr(response)[:ERROR_DETAIL_LIMIT]
+        return excerpt(repr(response))
 
 
 def _retry_delay(details: Any) -> float | None:

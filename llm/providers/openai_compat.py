@@ -23,9 +23,9 @@ from openai._base_client import make_request_options
 from openai._models import construct_type
 from openai.types.chat import ChatCompletion
 
+from .. import egress_http
 from ..models import StructuredMode
 from .base import (
-    ERROR_DETAIL_LIMIT,
     ChatProvider,
     ChatRequest,
     ClientErrors,
@@ -33,6 +33,7 @@ from .base import (
     ProviderReply,
     Usage,
     client_error_failure,
+    excerpt,
     token_count,
 )
 
@@ -58,7 +59,7 @@ class AsyncClients:
             clients = []
             for _ in range(shards):
                 pool = httpx2.Limits(max_connections=size, max_keepalive_connections=size)
-                http = openai.DefaultAsyncHttpx2Client(limits=pool, http2=_h2_available())
+                http = egress_http.async_client(limits=pool, http2=_h2_available())
                 clients.append(
                     openai.AsyncOpenAI(
                         api_key=api_key, base_url=base_url, max_retries=0, http_client=http
@@ -105,7 +106,12 @@ class OpenAICompatibleProvider(ChatProvider):
         with self._lock:
             client = self._clients.get(cache_key)
             if client is None:
-                client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+                client = openai.OpenAI(
+                    api_key=api_key,
+                    base_url=base_url,
+                    max_retries=0,
+                    http_client=egress_http.client(),
+                )
                 self._clients[cache_key] = client
             return client
 
@@ -166,6 +172,9 @@ def reply_of(completion: Any) -> ProviderReply:
 
 def malformed_reason(completion: Any) -> str:
     """Why a 200 reply carries no usable text ("" when it does): what the error will say."""
+    if isinstance(completion, str):
+        # The client hands back the text of a body that does not say it is JSON.
+        return "with a body that is not JSON"
     choices = getattr(completion, "choices", None)
     if not isinstance(choices, list) or not choices:
         return "without any choice in the reply (no `choices`)"
@@ -191,12 +200,14 @@ def _usage(usage: Any) -> Usage:
 
 
 def _raw_text(completion: Any) -> str:
+    if isinstance(completion, str):
+        return excerpt(completion)
     dump = getattr(completion, "model_dump_json", None)
     try:
         text = dump() if dump else str(completion)
     except Exception:  # noqa: BLE001 - the raw body is a courtesy for the call log
         text = repr(completion)
-    return text[:ERROR_DETAIL_LIMIT]
+    return excerpt(text)
 
 
 def _completion(body: bytes) -> ChatCompletion:

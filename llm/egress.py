@@ -1,0 +1,260 @@
+"""Where model calls may go: one policy, applied when a configuration is saved and again when
+every request connects (`llm.egress_http`).
+
+A base URL names the host a maintainer wants called; the platform's server makes the call and
+shows the reply, so an unchecked URL reaches what only the server can reach. The policy:
+
+- link-local addresses (169.254.0.0/16, fe80::/10), the clouds' metadata addresses and names,
+  multicast and reserved addresses are refused always, however the address is spelled (IPv4
+  inside IPv6, decimal, octal or hex IPv4, a name that resolves there);
+- loopback, private, CGNAT, unique-local and unspecified addresses only where
+  `LLM_ENDPOINTS_ALLOW_PRIVATE` is on (development, the demo and the tests);
+- base URLs carry no user-info, query string or fragment;
+- an API-key variable is sent only to the hosts `LLM_API_KEY_HOSTS` binds it to.
+
+Saving resolves the host once to tell the maintainer early; the request resolves it again,
+checks every address and connects to the checked one, so DNS cannot answer differently between
+the check and the connection.
+"""
+
+import fnmatch
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+from .keys import api_key_env_problem
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# The instance-metadata services of the clouds: credentials of the machine itself.
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",  # AWS, Google, Azure, Oracle, DigitalOcean, OpenStack
+        "169.254.170.2",  # AWS ECS task credentials
+        "fd00:ec2::254",  # AWS over IPv6
+        "fd20:ce::254",  # Google over IPv6
+        "100.100.100.200",  # Alibaba Cloud
+        "168.63.129.16",  # Azure WireServer
+        "192.0.0.192",  # Oracle Cloud (legacy)
+    )
+)
+METADATA_NAMES = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+        "metadata.azure.internal",
+    }
+)
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class EgressRefused(Exception):
+    """A request the policy refuses; permanent: asking again goes to the same place."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def allow_private() -> bool:
+    return bool(settings.LLM_ENDPOINTS_ALLOW_PRIVATE)
+
+
+def _embedded(address: IPAddress) -> list[IPAddress]:
+    """The address and every IPv4 address it carries (mapped, compatible, 6to4, NAT64)."""
+    found: list[IPAddress] = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        address = ipaddress.IPv6Address(address.packed)  # without a zone ("%eth0")
+        packed = address.packed
+        if address.ipv4_mapped:
+            found.append(address.ipv4_mapped)
+        if address.sixtofour:
+            found.append(address.sixtofour)
+        if address.teredo:
+            found.append(address.teredo[1])
+        if address in _NAT64 or (packed[:12] == bytes(12) and int(address) > 1):
+            # NAT64 and the old IPv4-compatible form (::a.b.c.d) reach the IPv4 address.
+            found.append(ipaddress.IPv4Address(packed[12:]))
+        if packed[:12] == bytes(8) + b"\xff\xff\x00\x00":  # IPv4-translated ::ffff:0:a.b.c.d
+            found.append(ipaddress.IPv4Address(packed[12:]))
+    return found
+
+
+def address_problem(address: IPAddress) -> str:
+    """Why the platform may not connect to `address` ("" when it may)."""
+    shown = str(address)
+    private = False
+    for ip in _embedded(address):
+        if ip in METADATA_ADDRESSES:
+            return f"{shown} is a cloud metadata address: model calls never go there."
+        if ip.is_link_local:
+            return f"{shown} is a link-local address: model calls never go there."
+        if ip.is_multicast or (isinstance(ip, ipaddress.IPv4Address) and ip.is_reserved):
+            return f"{shown} is not a unicast address a model server can have."
+        private = private or not ip.is_global
+    if private and not allow_private():
+        return (
+            f"{shown} is a loopback or private address, which this deployment does not call "
+            "(LLM_ENDPOINTS_ALLOW_PRIVATE is off)."
+        )
+    return ""
+
+
+def normal_host(host: str) -> str:
+    return host.strip().rstrip(".").lower()
+
+
+def literal_address(host: str) -> IPAddress | None:
+    """The address `host` spells, as the system's resolver reads it (decimal, octal and hex
+    IPv4 included: "2130706433" and "0x7f.1" are 127.0.0.1), or None for a name."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except (OSError, ValueError):
+        return None
+
+
+def resolve(host: str, port: int | None = None) -> list[IPAddress]:
+    """Every address `host` resolves to; raises OSError (socket.gaierror) when it does not."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
+
+
+def name_problem(host: str) -> str:
+    """What the name alone says: a metadata name, or localhost."""
+    if host in METADATA_NAMES:
+        return f"{host} is a cloud metadata host: model calls never go there."
+    if (host == "localhost" or host.endswith(".localhost")) and not allow_private():
+        return address_problem(ipaddress.ip_address("127.0.0.1")).replace("127.0.0.1", host, 1)
+    return ""
+
+
+def addresses_problem(host: str, addresses: list[IPAddress]) -> str:
+    """The first problem among the addresses `host` resolved to ("" when all may be called)."""
+    for address in addresses:
+        if problem := address_problem(address):
+            return problem if str(address) == host else f"{host} resolves to {address}. {problem}"
+    return ""
+
+
+def host_problem(host: str, *, lookup: bool = True) -> str:
+    """Why the platform may not call `host` ("" when it may). With `lookup`, a name is resolved
+    and every address checked; a name that does not resolve now is checked when it is called."""
+    host = normal_host(host)
+    address = literal_address(host)
+    if address is not None:
+        return address_problem(address)
+    if problem := name_problem(host):
+        return problem
+    if not lookup:
+        return ""
+    try:
+        addresses = resolve(host)
+    except (OSError, UnicodeError):
+        return ""
+    return addresses_problem(host, addresses)
+
+
+def url_problem(url: str, *, lookup: bool = True) -> str:
+    """Why `url` cannot be a model endpoint's base URL ("" when it can)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as error:
+        return f"This is not a URL the platform can call ({error})."
+    if parts.scheme not in ("http", "https"):
+        return "A model endpoint's URL starts with https:// (or http:// for a local server)."
+    if "@" in parts.netloc:
+        return (
+            "Remove the user name and password from the URL: the key goes in an environment "
+            "variable (API key environment variable), never in the address."
+        )
+    if parts.query or url.rstrip().endswith("?"):
+        return (
+            "Remove the query string (the part from ?): a base URL is a path, and the "
+            "platform adds the rest."
+        )
+    if parts.fragment or "#" in url:
+        return "Remove the fragment (the part from #) from the base URL."
+    if not parts.hostname:
+        return "The URL names no host."
+    return host_problem(parts.hostname, lookup=lookup)
+
+
+def key_host_problem(api_key_env: str, url: str) -> str:
+    """Why the key in `api_key_env` may not be sent to `url`'s host ("" when it may)."""
+    if not api_key_env:
+        return ""
+    if problem := api_key_env_problem(api_key_env):
+        return problem
+    host = normal_host(urlsplit(url).hostname or "")
+    patterns = settings.LLM_API_KEY_HOSTS.get(api_key_env, [])
+    if any(fnmatch.fnmatchcase(host, pattern.lower()) for pattern in patterns):
+        return ""
+    where = (
+        f"may only be sent to {', '.join(patterns)}"
+        if patterns
+        else "is bound to no host, so it is sent nowhere"
+    )
+    return (
+        f"The key in {api_key_env} {where}, not to {host or 'this endpoint'}. Leave the "
+        "variable blank for a server without a key, or bind the variable to this host in "
+        f"LLM_API_KEY_HOSTS ({api_key_env}={host or 'host'})."
+    )
+
+
+def configuration_problems(configuration, *, lookup: bool = True) -> dict[str, str]:
+    """The policy's objections to a model configuration, by form field (none when offline)."""
+    if configuration.is_offline:
+        return {}
+    problems: dict[str, str] = {}
+    if problem := url_problem(configuration.endpoint, lookup=lookup):
+        problems["base_url"] = problem
+    if problem := key_host_problem(configuration.api_key_env, configuration.endpoint):
+        problems["api_key_env"] = problem
+    return problems
+
+
+def configuration_check(configuration) -> None:
+    """Raise ValidationError (by field) when the configuration may not be saved."""
+    if problems := configuration_problems(configuration):
+        raise ValidationError(problems)
+
+
+def request_check(configuration) -> None:
+    """Raise EgressRefused when the configuration may not be called: rows saved before the
+    policy, or written outside the forms. Addresses are checked as the request connects."""
+    problems = configuration_problems(configuration, lookup=False)
+    if problems:
+        raise EgressRefused(
+            f"Configuration {configuration.name!r} cannot be called: " + " ".join(problems.values())
+        )
+
+
+def checked_addresses(host: str, port: int) -> list[IPAddress]:
+    """The addresses to connect to for `host`, resolved now; EgressRefused when the host, or
+    any address it resolves to, may not be called (one bad answer refuses them all)."""
+    host = normal_host(host)
+    address = literal_address(host)
+    if address is not None:
+        addresses = [address]
+    else:
+        if problem := name_problem(host):
+            raise EgressRefused(problem)
+        try:
+            addresses = resolve(host, port)
+        except UnicodeError as error:
+            raise OSError(f"Cannot resolve {host}: {error}") from error
+    if problem := addresses_problem(host, addresses):
+        raise EgressRefused(problem)
+    return addresses

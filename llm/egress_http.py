@@ -1,0 +1,138 @@
+"""The HTTP clients every provider hands its SDK (`openai`, `anthropic`, `google-genai` all take
+an httpx2 client): each new connection resolves its host, checks every address against the
+egress policy (`llm.egress`) and connects to a checked address, so the name is looked up once
+per connection and DNS cannot answer one address to the check and another to the socket. TLS
+still verifies the certificate for the URL's host name (httpcore sends it as SNI), and the Host
+header is the URL's.
+
+Redirects are not followed: a model API answers where it is asked, and a redirect is where a
+request would leave the host its key is bound to. Proxies from the environment are not used:
+the connection goes to the checked address itself.
+"""
+
+from collections.abc import Iterable
+
+import anyio.to_thread
+import httpcore2
+import httpx2
+from django.conf import settings
+
+from .egress import EgressRefused, checked_addresses
+
+# The SDKs' own default: 100 connections, 20 kept alive.
+DEFAULT_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
+
+__all__ = ["EgressRefused", "async_client", "async_transport", "client", "transport"]
+
+
+def _addresses(host: str, port: int) -> list[str]:
+    try:
+        return [str(address) for address in checked_addresses(host, port)]
+    except EgressRefused:
+        raise
+    except OSError as error:  # the name does not resolve: a connection error like any other
+        raise httpcore2.ConnectError(f"Cannot resolve {host}: {error}") from error
+
+
+class PinnedBackend(httpcore2.NetworkBackend):
+    """httpcore's socket backend, connecting only to the addresses the policy accepts."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore2.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable | None = None,
+    ) -> httpcore2.NetworkStream:
+        error: Exception | None = None
+        for address in _addresses(host, port):
+            try:
+                return self._inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as failed:
+                error = failed
+        raise error or httpcore2.ConnectError(f"No address for {host}")
+
+    def connect_unix_socket(self, path: str, timeout=None, socket_options=None):  # noqa: ANN001
+        raise EgressRefused("Model calls go over TCP only.")
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class AsyncPinnedBackend(httpcore2.AsyncNetworkBackend):
+    """The same on an event loop (the batch engine); the lookup runs in a worker thread."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore2.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        error: Exception | None = None
+        for address in await anyio.to_thread.run_sync(_addresses, host, port):
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as failed:
+                error = failed
+        raise error or httpcore2.ConnectError(f"No address for {host}")
+
+    async def connect_unix_socket(self, path: str, timeout=None, socket_options=None):  # noqa: ANN001
+        raise EgressRefused("Model calls go over TCP only.")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def _pinned(transport, backend):  # noqa: ANN001, ANN202 - either transport class
+    pool = transport._pool  # noqa: SLF001 - httpx2 offers no other way to give the pool a backend
+    if not hasattr(pool, "_network_backend"):  # pragma: no cover - an httpcore2 upgrade
+        raise RuntimeError("httpcore2's pool no longer takes a network backend this way")
+    pool._network_backend = backend  # noqa: SLF001
+    return transport
+
+
+def transport(*, limits: httpx2.Limits | None = None, http2: bool = False) -> httpx2.HTTPTransport:
+    """A transport whose connections go only where the egress policy allows."""
+    return _pinned(
+        httpx2.HTTPTransport(limits=limits or DEFAULT_LIMITS, http2=http2), PinnedBackend()
+    )
+
+
+def async_transport(
+    *, limits: httpx2.Limits | None = None, http2: bool = False
+) -> httpx2.AsyncHTTPTransport:
+    return _pinned(
+        httpx2.AsyncHTTPTransport(limits=limits or DEFAULT_LIMITS, http2=http2),
+        AsyncPinnedBackend(),
+    )
+
+
+def client(*, limits: httpx2.Limits | None = None) -> httpx2.Client:
+    """The synchronous client a provider's SDK sends through."""
+    return httpx2.Client(
+        transport=transport(limits=limits),
+        timeout=settings.LLM_TIMEOUT_SECONDS,
+        follow_redirects=False,
+    )
+
+
+def async_client(*, limits: httpx2.Limits | None = None, http2: bool = False) -> httpx2.AsyncClient:
+    """The client of one event loop."""
+    return httpx2.AsyncClient(
+        transport=async_transport(limits=limits, http2=http2),
+        timeout=settings.LLM_TIMEOUT_SECONDS,
+        follow_redirects=False,
+    )
