@@ -18,6 +18,7 @@ from core.demo import DEMO_ACCOUNTS
 from core.exceptions import ApplicationError
 from core.roles import Role, user_add_roles
 from core.seed_steps import SeedStep
+from evaluations.demo import DEMO_RUN_NAME
 from evaluations.models import Conversation
 from rubrics.demo import DEMO_RUBRIC_SOURCE
 from rubrics.demo_rubric import demo_panel_answers
@@ -52,7 +53,18 @@ def _held_back_part() -> dict[str, list[Candidate]]:
     population = {kind: list(adapter_for(kind).candidates()) for kind in BLIND_KINDS}
     ids = {c.object_id for kind in population.values() for c in kind}
     ids |= {c.object_id_b for kind in population.values() for c in kind} - {0}
-    scenario_of = dict(Conversation.objects.filter(pk__in=ids).values_list("pk", "scenario_id"))
+    conversations = Conversation.objects.filter(pk__in=ids)
+    # The demo run's own conversations when it has any to offer (not the anchor study's).
+    main = conversations.filter(run__name=DEMO_RUN_NAME)
+    scenario_of = dict((main if main.exists() else conversations).values_list("pk", "scenario_id"))
+    population = {
+        kind: [
+            c
+            for c in candidates
+            if c.object_id in scenario_of and (not c.object_id_b or c.object_id_b in scenario_of)
+        ]
+        for kind, candidates in population.items()
+    }
     judged = {c.object_id for c in population[ItemKind.JUDGE_VERDICT]}
     held = set(sorted({scenario_of[pk] for pk in judged})[:DEMO_HELD_SCENARIOS])
     held = held or set(sorted(set(scenario_of.values()))[:DEMO_HELD_SCENARIOS])
