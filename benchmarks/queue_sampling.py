@@ -50,7 +50,8 @@ def main() -> None:
     adapter = adapter_for("conversation")
     count = len(list(adapter.candidates()))
     if count == 0:
-        sys.exit("No completed conversations in this database; run `make demo` first.")
+        # Blind kinds sample only conversations not public yet (an unofficial run, say).
+        sys.exit("No completed conversation that is not public yet in this database.")
     sampled = best_of_three(lambda: list(adapter.candidates()))
     baseline = best_of_three(whole_rows)
     print(f"{count} conversations")

@@ -21,6 +21,9 @@ Events and their payloads (keyword arguments):
   downloads other apps offer for a release (Inspect AI scenarios, run exports).
 * ``DEMO_SEED_STEPS`` (no payload, collected): lists of ``core.seed_steps.SeedStep``, the steps
   that seed each app's own demo rows; the demo app runs them by their ``order``.
+* ``BLIND_HOLDS`` (no payload, collected): querysets of scenario ids (``values("pk")``-like
+  subqueries, never evaluated by the handler) held back from every public path while blind
+  ratings of their conversations are open (``evaluations.visibility``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ RELEASE_DOWNLOADS = "metrics_registry.release_downloads"
 RELEASE_PUBLISHING = "metrics_registry.release_publishing"
 DEMO_SEED_STEPS = "demo.seed_steps"
 DEMO_RUN_ITEMS = "demo.run_items"
+BLIND_HOLDS = "review.blind_holds"
 
 Handler = Callable[..., Any]
 

@@ -9,13 +9,14 @@ from core.roles import Role, user_has_role
 from metrics_registry.views import ReleaseObjectMixin
 
 from . import work
-from .models import EvaluationRun, RunStatus
+from .models import EvaluationRun
 from .services.inspect_export import INSPECT_CONTENT_TYPE, release_inspect_lines
 from .services.run_exports import (
     run_export_csv_lines,
     run_export_filename,
     run_export_jsonl_lines,
 )
+from .visibility import run_is_public, runs_public
 
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
 
@@ -31,7 +32,10 @@ class ReleaseInspectExportView(ReleaseObjectMixin, View):
         if dataset is not None:
             lines, name = dataset.lines(), dataset.name
         else:
-            lines, name = release_inspect_lines(release), "scenarios"
+            # Scenarios held back for blind review wait for their queue to close, except for
+            # the researchers and maintainers who run the queues.
+            curator = user_has_role(request.user, *CURATE_ROLES)
+            lines, name = release_inspect_lines(release, include_held=curator), "scenarios"
         response = StreamingHttpResponse(lines, content_type=INSPECT_CONTENT_TYPE)
         filename = f"impactbench-{release.version}-{name}-inspect.jsonl"
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -41,8 +45,10 @@ class ReleaseInspectExportView(ReleaseObjectMixin, View):
 class RunExportView(View):
     """A run's JSONL (transcripts, verdicts, configurations) or its results CSV.
 
-    Researchers and maintainers see every run; anyone else only finished runs of a published
-    release (what the public pages report)."""
+    Researchers and maintainers see every run, whole; anyone else only public runs (official,
+    finished, of a published release: what the public pages report), without the transcripts
+    held back for blind review (`evaluations.visibility`). The CSV's figures count every
+    conversation, as the public pages' do."""
 
     FORMATS = {"jsonl": ("application/jsonl; charset=utf-8", run_export_jsonl_lines)}
     FORMATS["csv"] = ("text/csv; charset=utf-8", run_export_csv_lines)
@@ -51,11 +57,12 @@ class RunExportView(View):
         if fmt not in self.FORMATS:
             raise Http404("Run exports are jsonl or csv.")
         run = get_object_or_404(EvaluationRun.objects.select_related("release"), pk=pk)
-        public = run.status == RunStatus.COMPLETED and run.release_id and run.release.is_published
-        if not (public or user_has_role(request.user, *CURATE_ROLES)):
+        curator = user_has_role(request.user, *CURATE_ROLES)
+        if not (curator or run_is_public(run)):
             raise Http404("No such run.")
         content_type, lines = self.FORMATS[fmt]
-        response = StreamingHttpResponse(lines(run), content_type=content_type)
+        body = lines(run, include_held=curator)
+        response = StreamingHttpResponse(body, content_type=content_type)
         filename = run_export_filename(run, fmt)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
@@ -70,7 +77,8 @@ def release_run_downloads(*, release) -> list[dict]:
             "format": "inspect-jsonl",
         }
     ]
-    runs = EvaluationRun.objects.filter(release=release, status=RunStatus.COMPLETED)
+    # Public runs only: a run's own page links every run's exports for those who may read them.
+    runs = runs_public().filter(release=release)
     for run in runs.order_by("-finished_at", "-pk"):
         for fmt, label in (("jsonl", "transcripts and verdicts"), ("csv", "results CSV")):
             downloads.append(

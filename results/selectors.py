@@ -7,6 +7,7 @@ from django.db.models import Q, QuerySet
 from core.ids import identifier_parse
 from core.pagecache import latest
 from evaluations.models import Conversation, EvaluationRun, RunStatus, Scenario
+from evaluations.visibility import conversations_public
 from llm.models import ModelConfiguration, Provider
 from metrics_registry.models import MetricVersion, ReleaseStatus
 from stats.estimates import Estimate
@@ -98,8 +99,9 @@ def run_ids_with_target(target_id: int) -> list[int]:
 
 
 def public_conversations() -> QuerySet[Conversation]:
-    """Conversations visitors may read: those of public runs."""
-    return Conversation.objects.filter(run__in=public_runs().values("pk"))
+    """Conversations visitors may read: those of public runs, less any held back for blind
+    review (`evaluations.visibility`, the one gate of every public path)."""
+    return conversations_public().filter(run__in=public_runs().values("pk"))
 
 
 def public_run_with_targets(pk: int) -> EvaluationRun | None:

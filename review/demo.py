@@ -3,6 +3,11 @@
 Idempotent: a queue is identified by its demo name and kind and never recreated or changed; a
 kind with nothing to rate yet (no conversations when the demo skips evaluations) is skipped and
 seeded on a later start.
+
+Blind kinds (`review.blindness`) rate only conversations not public yet, so their queues are
+seeded right after the demo run finishes and before it is made official, from a held-back part
+of it: the conversations of a few scenarios, which public pages, the API and downloads leave
+out while the queues are open (`evaluations.visibility`). Close a demo queue to publish them.
 """
 
 import random
@@ -13,18 +18,24 @@ from core.demo import DEMO_ACCOUNTS
 from core.exceptions import ApplicationError
 from core.roles import Role, user_add_roles
 from core.seed_steps import SeedStep
+from evaluations.demo import DEMO_RUN_NAME
+from evaluations.models import Conversation
 from rubrics.demo import DEMO_RUBRIC_SOURCE
 from rubrics.demo_rubric import demo_panel_answers
 from rubrics.dimensions import dimension_choices
 from rubrics.models import RubricCriterion, RubricResponse
 
-from .kinds import Candidate
+from .blindness import BLIND_KINDS
+from .kinds import Candidate, adapter_for
 from .models import ItemKind, RatingQueue
 from .services import queue_create
 from .services.panel import panel_ratings_record
 
 DEMO_QUEUE_SIZE = 8
 DEMO_QUEUE_SEED = 20250102
+# How many scenarios the blind queues hold back: all of them sample the same few, so the
+# public pages lose as little as possible while the queues are open.
+DEMO_HELD_SCENARIOS = 4
 
 
 def _demo_reviewers() -> list:
@@ -36,14 +47,54 @@ def demo_queue_name(kind: str) -> str:
     return f"Demo · {ItemKind(kind).label}"
 
 
-def demo_rating_queues_seed() -> str:
+def _held_back_part() -> dict[str, list[Candidate]]:
+    """Each blind kind's candidates narrowed to the conversations of the first few scenarios
+    that have a not-yet-public judged conversation: one held-back part for every blind queue."""
+    population = {kind: list(adapter_for(kind).candidates()) for kind in BLIND_KINDS}
+    ids = {c.object_id for kind in population.values() for c in kind}
+    ids |= {c.object_id_b for kind in population.values() for c in kind} - {0}
+    conversations = Conversation.objects.filter(pk__in=ids)
+    # The demo run's own conversations when it has any to offer (not the anchor study's).
+    main = conversations.filter(run__name=DEMO_RUN_NAME)
+    scenario_of = dict((main if main.exists() else conversations).values_list("pk", "scenario_id"))
+    population = {
+        kind: [
+            c
+            for c in candidates
+            if c.object_id in scenario_of and (not c.object_id_b or c.object_id_b in scenario_of)
+        ]
+        for kind, candidates in population.items()
+    }
+    judged = {c.object_id for c in population[ItemKind.JUDGE_VERDICT]}
+    held = set(sorted({scenario_of[pk] for pk in judged})[:DEMO_HELD_SCENARIOS])
+    held = held or set(sorted(set(scenario_of.values()))[:DEMO_HELD_SCENARIOS])
+    return {
+        kind: [
+            c
+            for c in candidates
+            if scenario_of[c.object_id] in held
+            and (not c.object_id_b or scenario_of[c.object_id_b] in held)
+        ]
+        for kind, candidates in population.items()
+    }
+
+
+def demo_rating_queues_seed(kinds: tuple[str, ...] | None = None) -> str:
     created, kept, empty = [], 0, []
-    for kind in ItemKind.values:
+    blind: dict[str, list[Candidate]] | None = None
+    for kind in kinds or ItemKind.values:
         name = demo_queue_name(kind)
         if RatingQueue.objects.filter(name=name, kind=kind).exists():
             kept += 1
             continue
         external = kind == ItemKind.EXTERNAL_PANEL
+        candidates = None
+        if kind in BLIND_KINDS:
+            blind = _held_back_part() if blind is None else blind
+            if not blind[kind]:
+                empty.append(kind)
+                continue
+            candidates = blind[kind]
         try:
             queue = queue_create(
                 name=name,
@@ -56,6 +107,7 @@ def demo_rating_queues_seed() -> str:
                 eligible_raters=_demo_reviewers() if external else (),
                 instructions="A demo queue over offline demo content: rate as you would real "
                 "items. Other demo raters are not simulated.",
+                candidates=candidates,
             )
         except ApplicationError:
             empty.append(kind)
@@ -69,11 +121,18 @@ def demo_rating_queues_seed() -> str:
     return report + (f", nothing to rate yet for {', '.join(empty)}." if empty else ".")
 
 
+def demo_blind_queues_seed() -> str:
+    """The blind kinds' queues, between the demo run finishing and its becoming official."""
+    return demo_rating_queues_seed(kinds=BLIND_KINDS)
+
+
 def demo_seed_steps() -> list[SeedStep]:
     """This app's step of the demo seed (answers `events.DEMO_SEED_STEPS`): after the content
-    it samples from, so each kind with something to rate gets a queue."""
+    it samples from, so each kind with something to rate gets a queue; the blind kinds' before
+    the demo run is made official (order 80), as they rate only what is not public yet."""
     return [
         SeedStep("consensus", "rubric consensus", demo_rubric_consensus_seed, order=26),
+        SeedStep("blind-queues", "blind rating queues", demo_blind_queues_seed, order=75),
         SeedStep("user-panel", "user panel", demo_user_panel_seed, order=85),
         SeedStep("queues", "rating queues", demo_rating_queues_seed, order=90),
     ]

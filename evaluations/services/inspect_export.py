@@ -22,15 +22,19 @@ from metrics_registry.models import Polarity, Release
 from .. import prompts
 from ..models import DEFAULT_TURNS, Scenario, ScenarioStatus
 from ..schemas import JudgeVerdict, SimulatedUserTurn
+from ..visibility import scenarios_public
 from .scenarios import anchors_fit
 
 TRANSCRIPT_PLACEHOLDER = "{{transcript}}"
 INSPECT_CONTENT_TYPE = "application/jsonl; charset=utf-8"
 
 
-def release_scenarios(release: Release):
+def release_scenarios(release: Release, *, include_held: bool = True):
+    """The release's active, expanded scenarios; `include_held=False` leaves out those held back
+    for blind review (`evaluations.visibility`), as every public download must."""
+    scenarios = Scenario.objects.all() if include_held else scenarios_public()
     return (
-        Scenario.objects.filter(
+        scenarios.filter(
             metric_version__release_items__release=release, status=ScenarioStatus.ACTIVE
         )
         .exclude(user_goal="")
@@ -85,7 +89,11 @@ def inspect_scenario_sample(scenario: Scenario, *, turns: int = DEFAULT_TURNS) -
     }
 
 
-def release_inspect_lines(release: Release, *, turns: int = DEFAULT_TURNS) -> Iterator[str]:
-    """JSONL: one sample per active, expanded scenario of the release's metrics."""
-    for scenario in release_scenarios(release).iterator(chunk_size=200):
+def release_inspect_lines(
+    release: Release, *, turns: int = DEFAULT_TURNS, include_held: bool = False
+) -> Iterator[str]:
+    """JSONL: one sample per active, expanded scenario of the release's metrics (without those
+    held back for blind review unless `include_held`)."""
+    scenarios = release_scenarios(release, include_held=include_held)
+    for scenario in scenarios.iterator(chunk_size=200):
         yield json.dumps(inspect_scenario_sample(scenario, turns=turns), ensure_ascii=False) + "\n"

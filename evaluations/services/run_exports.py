@@ -27,6 +27,7 @@ from llm.models import ModelConfiguration
 
 from .. import work
 from ..models import Conversation, EvaluationRun, Judgment, Turn
+from ..visibility import conversations_visible
 
 CSV_COLUMNS = (
     "metric_key",
@@ -88,10 +89,12 @@ def run_record(run: EvaluationRun) -> dict:
     }
 
 
-def _conversations(run: EvaluationRun):
+def _conversations(run: EvaluationRun, *, include_held: bool):
+    conversations = Conversation.objects.filter(run=run)
+    if not include_held:
+        conversations = conversations_visible(conversations)
     return (
-        Conversation.objects.filter(run=run)
-        .select_related("scenario__metric_version__metric", "target")
+        conversations.select_related("scenario__metric_version__metric", "target")
         .prefetch_related(
             Prefetch("turns", queryset=Turn.objects.order_by("index")),
             Prefetch(
@@ -155,9 +158,12 @@ def _lines(records: Iterable[dict]) -> Iterator[str]:
         yield json.dumps(record, ensure_ascii=False, default=str) + "\n"
 
 
-def run_export_jsonl_lines(run: EvaluationRun) -> Iterator[str]:
+def run_export_jsonl_lines(run: EvaluationRun, *, include_held: bool = True) -> Iterator[str]:
+    """The run's records; `include_held=False` (every visitor but curators) leaves out the
+    transcripts held back for blind review (`evaluations.visibility`)."""
     yield from _lines([run_record(run)])
-    yield from _lines(conversation_record(c) for c in _conversations(run).iterator(CHUNK))
+    conversations = _conversations(run, include_held=include_held)
+    yield from _lines(conversation_record(c) for c in conversations.iterator(CHUNK))
     for kind in work.kinds():
         yield from _lines(kind.export_records(run))
 
@@ -222,7 +228,9 @@ def run_result_rows(run: EvaluationRun) -> list[dict]:
     return result
 
 
-def run_export_csv_lines(run: EvaluationRun) -> Iterator[str]:
+def run_export_csv_lines(run: EvaluationRun, *, include_held: bool = True) -> Iterator[str]:
+    """Figures count every conversation, held back for blind review or not (as the public
+    pages' do): a cell names no conversation, so `include_held` changes nothing here."""
     yield from csv_dict_lines(CSV_COLUMNS, run_result_rows(run))
 
 

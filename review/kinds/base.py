@@ -5,7 +5,7 @@ its keyboard shortcuts, and the agreement figures (which questions are nominal o
 """
 
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -58,6 +58,8 @@ class KindAdapter:
 
     kind: str = ""
     template_name: str = ""
+    # What `queue_create` says when there is nothing to sample.
+    nothing_to_sample = "There is nothing of this kind to sample from yet."
 
     def questions(self, item) -> list[Question]:
         raise NotImplementedError
@@ -65,6 +67,10 @@ class KindAdapter:
     def candidates(self) -> Iterable[Candidate]:
         """Everything a queue of this kind may sample from, in a stable order."""
         raise NotImplementedError
+
+    def check_candidates(self, candidates: Sequence[Candidate]) -> None:
+        """Raise when a population handed in (not drawn by `candidates`) holds items this kind
+        may not rate; by default any item may be rated."""
 
     def render_context(self, item, assignment) -> dict[str, Any]:
         """What the rater's screen shows; never the model's identity."""

@@ -2,18 +2,23 @@
 (also shown to the external panel) and pairs of conversations by candidate user simulators.
 
 Blindness: the rater's screen never names the target model or the simulator; the model is
-kept in the item's strata for stratified sampling and for the figures only.
+kept in the item's strata for stratified sampling and for the figures only. And the rater cannot
+look the conversation up: every conversation kind here samples only conversations not public
+yet, and `review.blindness` keeps them (their whole scenario) off public pages, the API and
+downloads until the queue closes (`evaluations.visibility`).
 """
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import combinations
 from typing import Any
 
 from django.db.models import Prefetch
 
+from core.exceptions import ApplicationError
 from evaluations.evidence import judgment_quotes, mark_quotes
 from evaluations.models import Conversation, ConversationStatus, Scenario, Turn
+from evaluations.visibility import conversations_public
 from metrics_registry.models import MetricVersion
 
 from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
@@ -42,7 +47,34 @@ _CANDIDATE_COLUMNS = (
 
 
 def _conversations():
-    return Conversation.objects.filter(status=ConversationStatus.COMPLETED).order_by("pk")
+    """Completed conversations visitors cannot read (yet): a conversation that was ever on a
+    public page may have been read, so it is never rated blind."""
+    public = conversations_public().values("pk")
+    return (
+        Conversation.objects.filter(status=ConversationStatus.COMPLETED)
+        .exclude(pk__in=public)
+        .order_by("pk")
+    )
+
+
+class NotYetPublicMixin:
+    """Items that must be blind: a population handed to `queue_create` is checked too."""
+
+    nothing_to_sample = (
+        "There is no conversation of this kind that is not public yet. Blind ratings are drawn "
+        "from a run before it is made official (or from a run that will not be)."
+    )
+
+    def check_candidates(self, candidates: Sequence[Candidate]) -> None:
+        ids = {c.object_id for c in candidates} | {c.object_id_b for c in candidates} - {0}
+        public = conversations_public().filter(pk__in=ids).values_list("pk", flat=True)
+        shown = sorted(public[:5])
+        if shown:
+            raise ApplicationError(
+                "Blind ratings need conversations that are not public yet; these are: "
+                + ", ".join(map(str, shown))
+                + ". Rate a run before it is made official, or a run that will not be."
+            )
 
 
 def _first_subareas(version_ids: set[int]) -> dict[int, str]:
@@ -124,7 +156,7 @@ class ScenarioAdapter(KindAdapter):
         return {"scenario": scenario, "version": scenario.metric_version}
 
 
-class ConversationAdapter(KindAdapter):
+class ConversationAdapter(NotYetPublicMixin, KindAdapter):
     kind = "conversation"
     template_name = "review/items/_conversation.html"
 
@@ -155,7 +187,7 @@ class ConversationAdapter(KindAdapter):
         }
 
 
-class JudgeVerdictAdapter(KindAdapter):
+class JudgeVerdictAdapter(NotYetPublicMixin, KindAdapter):
     kind = "judge_verdict"
     template_name = "review/items/_judge_verdict.html"
     # Internal experts rate the judge's verdict, so they see it; the external panel gives its
@@ -215,7 +247,7 @@ class ExternalPanelAdapter(JudgeVerdictAdapter):
     shows_judge = False
 
 
-class SimulatorPairAdapter(BlindPairMixin, KindAdapter):
+class SimulatorPairAdapter(NotYetPublicMixin, BlindPairMixin, KindAdapter):
     """Two conversations of the same scenario with the same target, simulated by two candidate
     user simulators (the runs' simulator configurations)."""
 

@@ -59,6 +59,10 @@ def queue_create(
     if external_panel and not (raters or eligible_group):
         raise ApplicationError("Name the external panel's raters or choose their group.")
     population = list(adapter.candidates() if candidates is None else candidates)
+    if candidates is not None:
+        adapter.check_candidates(population)
+    if not population:
+        raise ApplicationError(adapter.nothing_to_sample)
     seed = secrets.randbelow(2**31) if seed is None else seed
     chosen = stratified_sample(
         population, strata=list(strata), size=size, fraction=fraction, seed=seed

@@ -123,3 +123,42 @@ def test_demo_run_is_seeded_as_the_official_public_run(monkeypatch, client):
     assert DEMO_RUN_NAME in html
     target = run.targets.order_by("name").first()
     assert client.get(reverse("results:label", args=[target.pk])).status_code == 200
+
+
+def test_demo_blind_queues_rate_a_held_back_part_of_the_demo_run(monkeypatch, client):
+    """The blind queues are drawn after the demo run finishes and before it is made official:
+    their few scenarios stay off the public pages until the queues close."""
+    from django.urls import reverse
+
+    from core.demo import demo_accounts_seed
+    from results.demo import demo_summaries_seed
+    from review.blindness import BLIND_KINDS
+    from review.demo import DEMO_HELD_SCENARIOS, demo_blind_queues_seed
+    from review.models import QueueItem, RatingQueue
+    from review.services import queue_set_status
+
+    small = [m for m in DEMO_METRICS if m[2] == "positive"][:1] + [
+        m for m in DEMO_METRICS if m[2] == "negative"
+    ][:1]
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", small)
+    demo_accounts_seed()  # the external panel's raters
+    _seed_all()
+    assert "created" in demo_blind_queues_seed()
+    demo_summaries_seed()
+    run = EvaluationRun.objects.get(name=DEMO_RUN_NAME)
+    assert run.is_official
+    items = QueueItem.objects.filter(kind__in=BLIND_KINDS)
+    assert {"judge_verdict", "external_panel", "conversation"} <= set(
+        items.values_list("kind", flat=True)
+    )
+    rated = Conversation.objects.filter(pk__in=items.values("object_id"))
+    assert set(rated.values_list("run_id", flat=True)) == {run.pk}
+    held = set(rated.values_list("scenario_id", flat=True))
+    assert 1 <= len(held) <= DEMO_HELD_SCENARIOS
+    shown = Conversation.objects.filter(run=run).exclude(scenario__in=held).first()
+    hidden = Conversation.objects.filter(run=run, scenario__in=held).first()
+    assert client.get(reverse("results:conversation", args=[shown.pk])).status_code == 200
+    assert client.get(reverse("results:conversation", args=[hidden.pk])).status_code == 404
+    for queue in RatingQueue.objects.filter(kind__in=BLIND_KINDS):
+        queue_set_status(queue=queue, status="closed")
+    assert client.get(reverse("results:conversation", args=[hidden.pk])).status_code == 200

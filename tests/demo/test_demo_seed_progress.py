@@ -187,6 +187,7 @@ def test_each_app_registers_its_steps_in_the_seed_order(settings):
         "scenarios",
         "anchor_study",
         "run",
+        "blind-queues",
         "summaries",
         "user-panel",
         "queues",
@@ -198,6 +199,7 @@ def test_each_app_registers_its_steps_in_the_seed_order(settings):
         "rubric",
         "consensus",
         "release",
+        "blind-queues",
         "user-panel",
         "queues",
     ]

@@ -11,6 +11,7 @@ from django.urls import reverse
 import stats as statistics
 from evaluations.models import Conversation, RunStatus
 from evaluations.services import runs
+from evaluations.services.official import run_set_official
 from tests.evaluations.test_runs import (  # noqa: F401 - fixtures
     offline_release,
     offline_run,
@@ -78,6 +79,8 @@ def test_csv_pass_rates_per_metric_model_and_age_match_the_stored_verdicts(
 
 
 def test_run_and_release_pages_and_the_api_link_the_exports(finished_run, client_for, researcher):
+    # The release lists the exports of its public (official) runs.
+    run_set_official(run=finished_run, official=True, changed_by=None)
     jsonl = reverse("evaluations:run-export", args=[finished_run.pk, "jsonl"])
     csv_url = reverse("evaluations:run-export", args=[finished_run.pk, "csv"])
     run_page = client_for(researcher).get(reverse("evaluations:run-detail", args=[finished_run.pk]))
@@ -92,8 +95,11 @@ def test_run_and_release_pages_and_the_api_link_the_exports(finished_run, client
     assert "http://testserver/registry/releases/1.0.0/export/inspect/" in urls
 
 
-def test_anyone_can_download_a_finished_run_of_a_published_release(finished_run, client):
+def test_anyone_can_download_an_official_run_of_a_published_release(finished_run, client):
     url = reverse("evaluations:run-export", args=[finished_run.pk, "csv"])
+    # Finished but not official: not public (a run kept back for blind ratings, say).
+    assert client.get(url).status_code == 404
+    run_set_official(run=finished_run, official=True, changed_by=None)
     assert client.get(url).status_code == 200
     finished_run.status = RunStatus.PAUSED
     finished_run.save(update_fields=["status"])

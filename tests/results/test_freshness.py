@@ -3,6 +3,7 @@
 import pytest
 
 from core import events
+from evaluations.services.official import run_set_official
 from results.models import PassRateSummary, RefreshRequest, RunAnalysis
 from results.services import results_refresh
 from results.services.freshness import on_ratings_changed, on_run_completed
@@ -35,7 +36,9 @@ def test_ratings_arriving_refresh_the_run_once_per_window(
     x = OfflineConfigurationFactory(name="X")
     version = metric_version()
     outcomes = [(scenario(version, b, age), x, b % 2 == 0) for b in range(3) for age in ("teen",)]
-    run = completed_run(targets=[x], versions=[version], outcomes=outcomes)
+    # Blind ratings are of conversations not public yet: the queue is drawn before the run is
+    # made official (its conversations stay held back until the queue closes).
+    run = completed_run(targets=[x], versions=[version], outcomes=outcomes, official=False)
     results_refresh(run=run, n_resamples=100)
     assert RunAnalysis.objects.get(run=run).reliability["experts"]["available"] is False
 
@@ -56,6 +59,7 @@ def test_ratings_arriving_refresh_the_run_once_per_window(
         eligible_raters=panelists,
         external_panel=True,
     )
+    run_set_official(run=run, official=True, changed_by=None)
     with django_capture_on_commit_callbacks(execute=True):
         for rater in panelists:
             while (assignment := assignment_claim(queue=panel, rater=rater)) is not None:

@@ -62,7 +62,8 @@ def plant_run(w: World, release: Release, targets) -> EvaluationRun:
         name=fit(200),
         halt_reason=CORPUS,
     )
-    EvaluationRun.objects.filter(pk=run.pk).update(release=release, is_official=True)
+    # Made official by `xss_world.build` once the blind queues have drawn their items.
+    EvaluationRun.objects.filter(pk=run.pk).update(release=release)
     run.refresh_from_db()
     # Model output on every conversation: what the simulator, the target and the judge said.
     turns, coverage = [], []

@@ -18,6 +18,7 @@ from django.forms.models import model_to_dict
 from django.test import RequestFactory
 
 from core.roles import Role
+from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration, ModelRole
 from llm.services import configuration_save
 from metrics_registry.models import Area, LabelCategory, Release, Subarea
@@ -29,6 +30,7 @@ from metrics_registry.services import (
     release_publish,
     release_update,
 )
+from review.kinds import adapter_for
 from review.services import assignment_claim, queue_create, rating_submit
 from review.services.assignments import rating_draft_save
 from review.services.feedback import contested_metric_keep
@@ -267,7 +269,14 @@ def _enquiry(w: World) -> None:
 def _review(w: World) -> None:
     maintainer, expert = w.users["maintainer"], w.users["expert"]
     queues = {}
+    # Blind items come from the run before it is public, from its last scenario (held back
+    # from public pages while the queue is open): the first conversations stay public.
+    last = w.objects["run"].conversations.order_by("-scenario_id").first().scenario_id
+    held = set(w.objects["run"].conversations.filter(scenario_id=last).values_list("pk", flat=True))
     for kind in ("metric", "scenario", "conversation", "rubric_criterion", "user_priorities"):
+        candidates = None
+        if kind == "conversation":
+            candidates = [c for c in adapter_for(kind).candidates() if c.object_id in held]
         queues[kind] = queue_create(
             name=inline(200),
             kind=kind,
@@ -276,6 +285,7 @@ def _review(w: World) -> None:
             required_ratings=3 if kind == "rubric_criterion" else 1,
             seed=1,
             instructions=CORPUS,
+            candidates=candidates,
         )
     metric_queue = queues["metric"]
     assignment = assignment_claim(queue=metric_queue, rater=expert)
@@ -304,6 +314,7 @@ def build() -> World:
     _submissions(w)
     _enquiry(w)
     _review(w)
+    EvaluationRun.objects.filter(pk=run.pk).update(is_official=True)
     w.objects["release"] = release
     w.objects["targets"] = targets
     return w
