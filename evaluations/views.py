@@ -367,6 +367,10 @@ class RunCreateView(RoleRequiredMixin, View):
                     use_anchors=not data["no_anchors"],
                     rubric_grading=data["rubric_grading"] or RubricGrading.PER_CRITERION,
                     spending_cap=data["spending_cap"],
+                    further_judges=[
+                        (judge, data["judgments_per_conversation"])
+                        for judge in data["further_judges"]
+                    ],
                     created_by=request.user,
                 )
             except ApplicationError as error:

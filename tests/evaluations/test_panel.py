@@ -1,0 +1,93 @@
+"""A panel of judges: several judge configurations read each conversation; the verdict is the
+majority of the judges' own majorities, an even split reported as a tie."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from evaluations.models import Conversation, EvaluationRun, Judgment, RunJudge
+from evaluations.services.panel import Seat, panel_verdict
+from evaluations.services.runs import run_plan
+from tests.evaluations.test_runs import offline_release  # noqa: F401 - fixture
+from tests.llm.factories import OfflineConfigurationFactory
+
+pytestmark = pytest.mark.django_db
+
+PROFILES = ("lenient", "strict", "noisy")
+
+
+@pytest.fixture
+def offline_panel():
+    OfflineConfigurationFactory(name="Sim")
+    OfflineConfigurationFactory(name="Careful", extra_params={"offline_profile": "careful"})
+    OfflineConfigurationFactory(name="Agreeable", extra_params={"offline_profile": "agreeable"})
+    return [
+        OfflineConfigurationFactory(
+            name=f"Offline judge: {p}", extra_params={"offline_profile": p}
+        )
+        for p in PROFILES
+    ]
+
+
+def _panel_run(judges: str, judgments: int = 3) -> EvaluationRun:
+    call_command(
+        "run_evaluation",
+        "--release=1.0.0",
+        "--targets=Careful,Agreeable",
+        "--simulator=Sim",
+        f"--judges={judges}",
+        "--turns=2",
+        f"--judgments={judgments}",
+        "--seed=7",
+        "--yes",
+        "--inline",
+        stdout=io.StringIO(),
+    )
+    return EvaluationRun.objects.get()
+
+
+def test_a_three_judge_offline_run_completes_with_each_judge_s_readings(
+    offline_release,  # noqa: F811
+    offline_panel,
+):
+    names = ",".join(j.name for j in offline_panel)
+    run = _panel_run(names)
+    assert run.status == "completed"
+    assert run.judge == offline_panel[0]
+    assert list(RunJudge.objects.filter(run=run).values_list("judge__name", "repetitions")) == [
+        ("Offline judge: strict", 3),
+        ("Offline judge: noisy", 3),
+    ]
+    assert run.conversations_completed == 24
+    plan = run_plan(run)
+    assert plan.judge_calls == 24 * (9 + 1)
+    for conversation in Conversation.objects.filter(run=run):
+        readings = list(conversation.judgments.order_by("repetition"))
+        assert [j.judge.name for j in readings] == [n for n in names.split(",") for _ in range(3)]
+        assert all(j.is_offline for j in readings)
+        # Three judges never tie; the verdict is the majority of the judges' majorities.
+        own = [sum(j.present for j in readings[i : i + 3]) >= 2 for i in (0, 3, 6)]
+        assert conversation.panel_tie is False
+        assert conversation.verdict_present == (sum(own) >= 2)
+    # The profiles differ: the lenient judge passes more than the strict one.
+    passes = {}
+    for judge in offline_panel:
+        rows = Judgment.objects.filter(conversation__run=run, judge=judge)
+        polarity_pass = sum(
+            (j.present if j.conversation.scenario.metric_version.polarity == "positive"
+             else not j.present)
+            for j in rows.select_related("conversation__scenario__metric_version")
+        )
+        passes[judge.offline_profile] = polarity_pass / rows.count()
+    assert passes["lenient"] > passes["strict"], passes
+
+
+def test_two_judges_that_disagree_leave_a_tie_without_a_verdict():
+    seats = [Seat(0, None, 3, 0), Seat(1, None, 1, 3)]
+    tied = panel_verdict(seats, {0: True, 1: True, 2: False, 3: False})
+    assert (tied.present, tied.tie, tied.judges) == (None, True, [True, False])
+    agreed = panel_verdict(seats, {0: True, 1: False, 2: False, 3: False})
+    assert (agreed.present, agreed.tie) == (False, False)
+    single = panel_verdict(seats[:1], {0: True, 1: False, 2: True})
+    assert (single.present, single.tie, single.judges) == (True, False, [True])
