@@ -31,8 +31,8 @@ from ..models import (
 from ..schemas import EvidenceQuote, JudgeVerdict
 from .claims import Claim
 from .closing import conversations_finalize, outcome
-from .panel import run_panel
 from .failures import ConversationFailure  # noqa: F401 - importers of it from here keep working
+from .panel import run_panel
 from .simulation import conversation_attribution, conversation_seed
 from .steps import Ask, Steps, Store, drive_sync
 

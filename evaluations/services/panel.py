@@ -60,9 +60,7 @@ def runs_panel_load(runs: Iterable[EvaluationRun]) -> None:
     if not pending:
         return
     further: dict[int, list[RunJudge]] = {}
-    for row in RunJudge.objects.filter(run_id__in={r.pk for r in pending}).select_related(
-        "judge"
-    ):
+    for row in RunJudge.objects.filter(run_id__in={r.pk for r in pending}).select_related("judge"):
         further.setdefault(row.run_id, []).append(row)
     for run in pending:
         setattr(run, _CACHE, _seats(run, further.get(run.pk, [])))

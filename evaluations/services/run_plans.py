@@ -164,13 +164,10 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         simulator_calls=conversations * run.turns,
         target_calls=conversations * run.turns + sum(p.target_calls for p in plans.values()),
         # Judgments, one anchor check per conversation, and the other kinds' (rubric grading).
-        judge_calls=conversations * (readings + 1)
-        + sum(p.judge_calls for p in plans.values()),
+        judge_calls=conversations * (readings + 1) + sum(p.judge_calls for p in plans.values()),
         estimated_prompt_tokens=prompt,
         estimated_completion_tokens=completion,
         estimated_cost=cost,
-        is_offline=all(
-            c.is_offline for c in [*targets, run.simulator, *(s.judge for s in seats)]
-        ),
+        is_offline=all(c.is_offline for c in [*targets, run.simulator, *(s.judge for s in seats)]),
         work=plans,
     )

@@ -29,8 +29,8 @@ from ..models import (
     RubricGrading,
     RunStatus,
 )
-from .panel import panel_configure
 from .failures import conversation_mark_failed  # noqa: F401 - the run services' public names
+from .panel import panel_configure
 from .processing import (  # noqa: F401 - the run services' public names
     conversation_process,
     conversations_send,

@@ -23,9 +23,7 @@ def offline_panel():
     OfflineConfigurationFactory(name="Careful", extra_params={"offline_profile": "careful"})
     OfflineConfigurationFactory(name="Agreeable", extra_params={"offline_profile": "agreeable"})
     return [
-        OfflineConfigurationFactory(
-            name=f"Offline judge: {p}", extra_params={"offline_profile": p}
-        )
+        OfflineConfigurationFactory(name=f"Offline judge: {p}", extra_params={"offline_profile": p})
         for p in PROFILES
     ]
 
@@ -75,8 +73,11 @@ def test_a_three_judge_offline_run_completes_with_each_judge_s_readings(
     for judge in offline_panel:
         rows = Judgment.objects.filter(conversation__run=run, judge=judge)
         polarity_pass = sum(
-            (j.present if j.conversation.scenario.metric_version.polarity == "positive"
-             else not j.present)
+            (
+                j.present
+                if j.conversation.scenario.metric_version.polarity == "positive"
+                else not j.present
+            )
             for j in rows.select_related("conversation__scenario__metric_version")
         )
         passes[judge.offline_profile] = polarity_pass / rows.count()
