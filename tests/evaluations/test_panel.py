@@ -3,12 +3,16 @@ majority of the judges' own majorities, an even split reported as a tie."""
 
 import io
 
+import krippendorff
+import numpy as np
 import pytest
 from django.core.management import call_command
 
 from evaluations.models import Conversation, EvaluationRun, Judgment, RunJudge
 from evaluations.services.panel import Seat, panel_verdict
 from evaluations.services.runs import run_plan
+from results.services.panel import panel_readings
+from results.services.refresh import results_refresh
 from tests.evaluations.test_runs import offline_release  # noqa: F401 - fixture
 from tests.llm.factories import OfflineConfigurationFactory
 
@@ -82,6 +86,7 @@ def test_a_three_judge_offline_run_completes_with_each_judge_s_readings(
         )
         passes[judge.offline_profile] = polarity_pass / rows.count()
     assert passes["lenient"] > passes["strict"], passes
+    _published_figures(run, offline_panel)
 
 
 def test_two_judges_that_disagree_leave_a_tie_without_a_verdict():
@@ -92,3 +97,37 @@ def test_two_judges_that_disagree_leave_a_tie_without_a_verdict():
     assert (agreed.present, agreed.tie) == (False, False)
     single = panel_verdict(seats[:1], {0: True, 1: False, 2: True})
     assert (single.present, single.tie, single.judges) == (True, False, [True])
+
+
+def _published_figures(run, offline_panel):
+    """The panel's agreement and each judge's rates, as the run analysis publishes them."""
+    analysis = results_refresh(run=run, n_resamples=200)
+    panel = analysis.reliability["panel"]
+    assert panel["available"] is True
+    assert [j["name"] for j in panel["judges"]] == [j.name for j in offline_panel]
+    assert panel["n_conversations"] == 24
+    assert panel["ties"] == 0
+    # Alpha over the judges' own verdicts (the majority of each one's readings), as the
+    # reference package computes it on the same data.
+    readings = panel_readings(run)["readings"]
+    verdicts = (np.nansum(readings, axis=2) * 2 > 3).astype(float)
+    expected = krippendorff.alpha(reliability_data=verdicts.T, level_of_measurement="nominal")
+    for level in ("binary", "ordinal"):
+        figure = panel["overall"][level]
+        assert figure["value"] == pytest.approx(expected, abs=1e-9)
+        assert figure["n"] == 24
+        assert figure["n_clusters"] == 6  # 2 metrics × 3 base scenarios
+        assert figure["low"] <= figure["value"] <= figure["high"]
+    assert [m["n_conversations"] for m in panel["per_metric"]] == [12, 12]
+    assert all(m["binary"]["n_clusters"] == 3 for m in panel["per_metric"])
+    # Each judge on each target, beside its paired gap to the panel.
+    rates = {(r["judge"], r["target_name"]): r for r in panel["judge_rates"]}
+    assert len(rates) == 6
+    lenient = rates[("Offline judge: lenient", "Careful")]
+    strict = rates[("Offline judge: strict", "Careful")]
+    assert lenient["pass_rate"]["n"] == 12
+    assert lenient["minus_panel"]["value"] >= strict["minus_panel"]["value"]
+    assert {r["target_name"] for r in panel["panel_rates"]} == {"Careful", "Agreeable"}
+    # Repeatability stays the first judge's repetitions.
+    assert analysis.reliability["judge"]["judgments_per_conversation"] == 3
+    assert analysis.reliability["judge"]["n_conversations"] == 24
