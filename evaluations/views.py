@@ -35,6 +35,7 @@ from .services import runs as run_services
 from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
 from .services.official import run_set_headline, run_set_official
+from .services.panel import conversation_panel
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -248,6 +249,12 @@ class ConversationDetailView(RoleRequiredMixin, DetailView):
 
     def get_queryset(self):
         return run_conversations_for_reading(self.kwargs["run_pk"])
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        conversation = self.object
+        context["panel"] = conversation_panel(conversation.run, conversation.judgments.all())
+        return context
 
 
 class RunActionView(RoleRequiredMixin, View):

@@ -6,30 +6,74 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluations', '0013_run_headline'),
-        ('llm', '0009_structured_negotiation_and_cached_tokens'),
+        ("evaluations", "0013_run_headline"),
+        ("llm", "0009_structured_negotiation_and_cached_tokens"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='conversation',
-            name='panel_tie',
+            model_name="conversation",
+            name="panel_tie",
             field=models.BooleanField(default=False),
         ),
         migrations.CreateModel(
-            name='RunJudge',
+            name="RunJudge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField(help_text='1 for the second judge of the panel, 2 for the third, …')),
-                ('repetitions', models.PositiveSmallIntegerField(default=3, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(15)])),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='llm.modelconfiguration')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='panel_judges', to='evaluations.evaluationrun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(
+                        help_text="1 for the second judge of the panel, 2 for the third, …"
+                    ),
+                ),
+                (
+                    "repetitions",
+                    models.PositiveSmallIntegerField(
+                        default=3,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(15),
+                        ],
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="llm.modelconfiguration",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="panel_judges",
+                        to="evaluations.evaluationrun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'position'],
-                'constraints': [models.UniqueConstraint(fields=('run', 'position'), name='run_judge_unique_position'), models.UniqueConstraint(fields=('run', 'judge'), name='run_judge_unique_judge'), models.CheckConstraint(condition=models.Q(('position__gte', 1)), name='run_judge_position_gte_1'), models.CheckConstraint(condition=models.Q(('repetitions__gte', 1)), name='run_judge_repetitions_gte_1')],
+                "ordering": ["run", "position"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("run", "position"), name="run_judge_unique_position"
+                    ),
+                    models.UniqueConstraint(fields=("run", "judge"), name="run_judge_unique_judge"),
+                    models.CheckConstraint(
+                        condition=models.Q(("position__gte", 1)), name="run_judge_position_gte_1"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("repetitions__gte", 1)),
+                        name="run_judge_repetitions_gte_1",
+                    ),
+                ],
             },
         ),
     ]

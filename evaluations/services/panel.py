@@ -129,3 +129,41 @@ def panel_configure(
     if hasattr(run, _CACHE):
         delattr(run, _CACHE)
     return rows
+
+
+@dataclass(frozen=True)
+class JudgeReadings:
+    """One judge's readings of a conversation and its own verdict (None until all are in)."""
+
+    seat: Seat
+    readings: list  # its Judgment rows, in order
+    present: bool | None
+
+    @property
+    def name(self) -> str:
+        return self.seat.judge.name
+
+    @property
+    def is_offline(self) -> bool:
+        return self.seat.judge.is_offline or any(j.is_offline for j in self.readings)
+
+
+def conversation_panel(run: EvaluationRun, judgments: Iterable) -> list[JudgeReadings] | None:
+    """A conversation's readings grouped by judge, for a run with a panel (None for one judge,
+    whose readings are shown as they always were)."""
+    seats = run_panel(run)
+    if len(seats) < 2:
+        return None
+    by_seat: dict[int, list] = {seat.index: [] for seat in seats}
+    for judgment in judgments:
+        seat = seat_of(seats, judgment.repetition)
+        if seat is not None:
+            by_seat[seat.index].append(judgment)
+    out = []
+    for seat in seats:
+        readings = sorted(by_seat[seat.index], key=lambda j: j.repetition)
+        present = None
+        if len(readings) == seat.repetitions:
+            present = sum(j.present for j in readings) * 2 > len(readings)
+        out.append(JudgeReadings(seat, readings, present))
+    return out

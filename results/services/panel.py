@@ -17,6 +17,7 @@ import numpy as np
 from evaluations.models import ConversationStatus, EvaluationRun, Judgment
 from evaluations.services.panel import run_panel
 from metrics_registry.models import Polarity
+from results.models import RunAnalysis
 from stats.estimates import Exclusion
 from stats.figures import proportion_estimate
 from stats.panel import judge_pass_rates, panel_agreement, panel_verdicts
@@ -186,3 +187,14 @@ def panel_figures(
             for rate in rates
         ],
     }
+
+
+def panel_published(run: EvaluationRun) -> dict[str, Any]:
+    """The panel figures of the run's stored analysis (what public pages and the API show)."""
+    analysis = RunAnalysis.objects.filter(run=run).only("reliability").first()
+    stored = (analysis.reliability or {}).get("panel") if analysis is not None else None
+    if stored is not None:
+        return stored
+    if len(run_panel(run)) < 2:
+        return {"available": False, "reason": "This run has one judge."}
+    return {"available": False, "reason": "The panel's figures are not computed yet."}

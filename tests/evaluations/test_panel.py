@@ -87,6 +87,7 @@ def test_a_three_judge_offline_run_completes_with_each_judge_s_readings(
         passes[judge.offline_profile] = polarity_pass / rows.count()
     assert passes["lenient"] > passes["strict"], passes
     _published_figures(run, offline_panel)
+    _published_pages(run, offline_panel)
 
 
 def test_two_judges_that_disagree_leave_a_tie_without_a_verdict():
@@ -131,3 +132,38 @@ def _published_figures(run, offline_panel):
     # Repeatability stays the first judge's repetitions.
     assert analysis.reliability["judge"]["judgments_per_conversation"] == 3
     assert analysis.reliability["judge"]["n_conversations"] == 24
+
+
+def _published_pages(run, offline_panel):
+    """The conversation page, the methodology page and the API show the panel."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from evaluations.services.official import run_set_official
+
+    run_set_official(run=run, official=True, changed_by=None)
+    client = Client()
+    conversation = Conversation.objects.filter(run=run).order_by("pk").first()
+    page = client.get(reverse("results:conversation", kwargs={"pk": conversation.pk}))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert html.count('data-testid="panel-judge"') == 3
+    assert html.count('data-testid="judgment"') == 9
+    for judge in offline_panel:
+        assert f"Reading 3 by {judge.name}" in html
+    assert "offline demo model" in html
+    assert "majority of 3 judges" in html
+
+    methodology = client.get(reverse("results:methodology") + f"?run={run.pk}").content.decode()
+    assert 'data-testid="judge-panel"' in methodology
+    assert 'data-testid="panel-alpha-binary"' in methodology
+    assert "Offline judge: strict" in methodology
+
+    api = client.get(reverse("results-api:run-judges", kwargs={"pk": run.pk})).json()
+    assert api["available"] is True
+    assert [j["name"] for j in api["judges"]] == [j.name for j in offline_panel]
+    assert api["overall"]["binary"]["n"] == 24
+    assert len(api["judge_rates"]) == 6
+    detail = client.get(reverse("results-api:conversation", kwargs={"pk": conversation.pk}))
+    names = [j["judge"] for j in detail.json()["judgments"]]
+    assert names == [j.name for j in offline_panel for _ in range(3)]
