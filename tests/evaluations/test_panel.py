@@ -167,3 +167,94 @@ def _published_pages(run, offline_panel):
     detail = client.get(reverse("results-api:conversation", kwargs={"pk": conversation.pk}))
     names = [j["judge"] for j in detail.json()["judgments"]]
     assert names == [j.name for j in offline_panel for _ in range(3)]
+
+
+def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4):
+    """A running run on the fake OpenAI-compatible server whose judges (model ids, in order;
+    "judge" is the run's own) always find the behaviour present or absent."""
+    from tests.evaluations.factories import (
+        ConversationFactory,
+        EvaluationRunFactory,
+        ScenarioFactory,
+    )
+    from tests.llm.factories import ModelConfigurationFactory
+
+    fields = {"base_url": fake_models.server.base_url, "provider": "openai_compatible"}
+    others = [ModelConfigurationFactory(model_id=m, **fields) for m in list(replies)[1:]]
+    plain = fake_models.respond
+
+    def respond(request):
+        if request.model in replies and "<user_turns>" not in request.messages[-1]["content"]:
+            present = replies[request.model]
+            return {
+                "present": present,
+                "justification": f"{request.model} read it.",
+                "evidence": [],
+            }
+        return plain(request)  # the simulator, the target and the run judge's anchor check
+
+    fake_models.server.responder = respond
+    run = EvaluationRunFactory(
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+        targets=[fake_models.target],
+        typo_rate=0.0,
+        turns=2,
+        judgments_per_conversation=3,
+        status="running",
+    )
+    for position, judge in enumerate(others, start=1):
+        RunJudge.objects.create(run=run, position=position, judge=judge, repetitions=3)
+    for _ in range(conversations):
+        ConversationFactory(run=run, scenario=ScenarioFactory(), target=fake_models.target)
+    return run
+
+
+def test_a_three_judge_run_completes_on_the_test_server(fake_models):
+    from evaluations.engine import process_conversations
+
+    run = _fake_panel(fake_models, {"judge": True, "judge-b": False, "judge-c": True})
+    ids = list(Conversation.objects.filter(run=run).values_list("pk", flat=True))
+    report = process_conversations(ids, inline=True)
+    assert report.completed == 4
+    # Each judge read each conversation three times, through the provider's own client.
+    judge_calls = [r for r in fake_models.server.requests if r.model.startswith("judge")]
+    by_model = {m: sum(r.model == m for r in judge_calls) for m in ("judge-b", "judge-c")}
+    assert by_model == {"judge-b": 12, "judge-c": 12}
+    for conversation in Conversation.objects.filter(run=run):
+        readings = list(conversation.judgments.order_by("repetition").select_related("judge"))
+        assert [j.judge.model_id for j in readings] == ["judge"] * 3 + ["judge-b"] * 3 + [
+            "judge-c"
+        ] * 3
+        assert (conversation.verdict_present, conversation.panel_tie) == (True, False)
+        assert conversation.judgments_present == 6
+    panel = results_refresh(run=run, n_resamples=200).reliability["panel"]
+    assert panel["n_conversations"] == 4
+    assert panel["ties"] == 0
+    rates = {r["position"]: r for r in panel["judge_rates"]}
+    # The judge that always says absent passes nothing on a positive metric; the others all.
+    assert rates[1]["pass_rate"]["value"] == 0.0
+    assert rates[0]["pass_rate"]["value"] == rates[2]["pass_rate"]["value"] == 1.0
+    assert rates[1]["minus_panel"]["value"] == -1.0
+    assert panel["panel_rates"][0]["pass_rate"]["value"] == 1.0
+
+
+def test_an_even_panel_that_splits_is_a_tie_left_out_of_the_pass_rates(fake_models):
+    from evaluations.engine import process_conversations
+    from results.services.cells import JUDGES_TIED, run_cells
+
+    run = _fake_panel(fake_models, {"judge": True, "judge-b": False})
+    ids = list(Conversation.objects.filter(run=run).values_list("pk", flat=True))
+    assert process_conversations(ids, inline=True).completed == 4
+    for conversation in Conversation.objects.filter(run=run):
+        assert conversation.status == "completed"
+        assert conversation.panel_tie is True
+        assert conversation.verdict_present is None
+        assert conversation.verdict_passed is None
+    run.refresh_from_db()
+    assert run.conversations_completed == 4
+    cells = run_cells(run)
+    assert cells.size == 0  # no conversation has a verdict, none is counted as pass or fail
+    assert sum(row[5] for row in cells.failed if row[4] == JUDGES_TIED) == 4
+    analysis = results_refresh(run=run, n_resamples=200)
+    assert analysis.reliability["panel"]["ties"] == 4
