@@ -35,7 +35,7 @@ from .services import runs as run_services
 from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
 from .services.official import run_set_headline, run_set_official
-from .services.panel import conversation_panel
+from .services.panel import conversation_panel, run_panel
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -227,6 +227,8 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         run = self.object
         context["progress"] = run_progress(run=run)
         context["plan"] = run_services.run_plan(run) if run.status == "draft" else None
+        seats = run_panel(run)
+        context["panel_seats"] = seats if len(seats) > 1 else None
         context["failed"] = run_failed_conversations(run)[:20]
         unverified = run_unverified_conversations(run)
         context["unverified_count"] = unverified.count()
