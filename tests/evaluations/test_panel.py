@@ -258,3 +258,17 @@ def test_an_even_panel_that_splits_is_a_tie_left_out_of_the_pass_rates(fake_mode
     assert sum(row[5] for row in cells.failed if row[4] == JUDGES_TIED) == 4
     analysis = results_refresh(run=run, n_resamples=200)
     assert analysis.reliability["panel"]["ties"] == 4
+
+
+def test_a_further_judge_that_keeps_failing_halts_the_run_like_the_judge():
+    from evaluations.services.health import configuration_pause
+    from tests.evaluations.factories import EvaluationRunFactory
+
+    run = EvaluationRunFactory(status="running")
+    further = OfflineConfigurationFactory(name="Second judge")
+    RunJudge.objects.create(run=run, position=1, judge=further, repetitions=1)
+    configuration_pause(run_id=run.pk, configuration_id=further.pk, reason="all calls failed")
+    run.refresh_from_db()
+    assert run.status == "paused"
+    assert run.paused_configurations == {}  # not taken for a target
+    assert "Second judge paused" in run.halt_reason
