@@ -110,7 +110,8 @@ def _published_figures(run, offline_panel):
     assert panel["ties"] == 0
     # Alpha over the judges' own verdicts (the majority of each one's readings), as the
     # reference package computes it on the same data.
-    readings = panel_readings(run)["readings"]
+    data = panel_readings(run)
+    readings = data["readings"]
     verdicts = (np.nansum(readings, axis=2) * 2 > 3).astype(float)
     expected = krippendorff.alpha(reliability_data=verdicts.T, level_of_measurement="nominal")
     for level in ("binary", "ordinal"):
@@ -120,6 +121,11 @@ def _published_figures(run, offline_panel):
         assert figure["n_clusters"] == 6  # 2 metrics × 3 base scenarios
         assert figure["low"] <= figure["value"] <= figure["high"]
     assert [m["n_conversations"] for m in panel["per_metric"]] == [12, 12]
+    versions = data["version"]
+    for metric in panel["per_metric"]:
+        mine = verdicts[versions == metric["metric_version"]]
+        reference = krippendorff.alpha(reliability_data=mine.T, level_of_measurement="ordinal")
+        assert metric["ordinal"]["value"] == pytest.approx(reference, abs=1e-9)
     assert all(m["binary"]["n_clusters"] == 3 for m in panel["per_metric"])
     # Each judge on each target, beside its paired gap to the panel.
     rates = {(r["judge"], r["target_name"]): r for r in panel["judge_rates"]}
