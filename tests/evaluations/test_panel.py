@@ -126,6 +126,8 @@ def _published_figures(run, offline_panel):
         mine = verdicts[versions == metric["metric_version"]]
         reference = krippendorff.alpha(reliability_data=mine.T, level_of_measurement="ordinal")
         assert metric["ordinal"]["value"] == pytest.approx(reference, abs=1e-9)
+        assert metric["ordinal"]["low"] is None  # three base scenarios: no interval
+        assert metric["ordinal"]["n"] == 12
     assert all(m["binary"]["n_clusters"] == 3 for m in panel["per_metric"])
     # Each judge on each target, beside its paired gap to the panel.
     rates = {(r["judge"], r["target_name"]): r for r in panel["judge_rates"]}
