@@ -2,6 +2,7 @@
 majority of the judges' own majorities, an even split reported as a tie."""
 
 import io
+import json
 
 import krippendorff
 import numpy as np
@@ -10,6 +11,7 @@ from django.core.management import call_command
 
 from evaluations.models import Conversation, EvaluationRun, Judgment, RunJudge
 from evaluations.services.panel import Seat, panel_verdict
+from evaluations.services.run_exports import run_export_jsonl_lines
 from evaluations.services.runs import run_plan
 from results.services.panel import panel_readings
 from results.services.refresh import results_refresh
@@ -261,6 +263,10 @@ def test_an_even_panel_that_splits_is_a_tie_left_out_of_the_pass_rates(fake_mode
         assert conversation.verdict_passed is None
     run.refresh_from_db()
     assert run.conversations_completed == 4
+    lines = [json.loads(line) for line in run_export_jsonl_lines(run)]
+    further = lines[0]["models"]["further_judges"]
+    assert [(j["model_id"], j["readings"]) for j in further] == [("judge-b", 3)]
+    assert all(line["judges_tied"] for line in lines[1:5])
     cells = run_cells(run)
     assert cells.size == 0  # no conversation has a verdict, none is counted as pass or fail
     assert sum(row[5] for row in cells.failed if row[4] == JUDGES_TIED) == 4
