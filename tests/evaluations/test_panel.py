@@ -189,7 +189,8 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
     )
     from tests.llm.factories import ModelConfigurationFactory
 
-    fields = {"base_url": fake_models.server.base_url, "provider": "openai_compatible"}
+    own = fake_models.judge
+    fields = {"base_url": own.base_url, "provider": own.provider, "api_key_env": own.api_key_env}
     others = [ModelConfigurationFactory(model_id=m, **fields) for m in list(replies)[1:]]
     plain = fake_models.respond
 
@@ -220,9 +221,11 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
     return run
 
 
-def test_a_three_judge_run_completes_on_the_test_server(fake_models):
+def test_a_three_judge_run_completes_on_the_test_server(provider_models):
+    """On each provider's local test server (OpenAI-compatible, Anthropic, Gemini)."""
     from evaluations.engine import process_conversations
 
+    fake_models = provider_models
     run = _fake_panel(fake_models, {"judge": True, "judge-b": False, "judge-c": True})
     ids = list(Conversation.objects.filter(run=run).values_list("pk", flat=True))
     report = process_conversations(ids, inline=True)
