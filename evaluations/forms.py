@@ -139,6 +139,15 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
         queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
         help_text="Decides each verdict; preset to the judge role's default.",
     )
+    further_judges = ConfigurationMultipleChoiceField(
+        queryset=configurations_for_role(ModelRole.JUDGE),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Further judges (a panel)",
+        help_text="Optional: other judges (ideally of other model families) that read every "
+        "conversation too, each as many times as the judge above. The verdict is then the "
+        "majority of the judges' own verdicts; an even split is reported as a tie.",
+    )
     turns = forms.IntegerField(min_value=1, max_value=MAX_TURNS, initial=8)
     replicates = forms.IntegerField(min_value=1, max_value=20, initial=1)
     judgments_per_conversation = forms.IntegerField(min_value=1, max_value=15, initial=3)
@@ -173,6 +182,7 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
         self.fields = {name: fields[name] for name in names}
         # Querysets are re-evaluated per form, so newly assigned targets appear at once.
         self.fields["targets"].queryset = configurations_for_role(ModelRole.TARGET)
+        self.fields["further_judges"].queryset = configurations_for_role(ModelRole.JUDGE)
         for field, role in (("simulator", ModelRole.USER_SIMULATOR), ("judge", ModelRole.JUDGE)):
             self.fields[field].choices = _choices_role_first(self.fields[field], role)
             if not self.is_bound:
@@ -198,6 +208,7 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
                 Div("judge", css_class="col-md-6"),
                 css_class="row",
             ),
+            "further_judges",
             Div(
                 Div("turns", css_class="col-sm-4"),
                 Div("replicates", css_class="col-sm-4"),
@@ -227,3 +238,10 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
             )
             group["widgets"].append(widget)
         return [groups[key] for key in sorted(groups)]
+
+    def clean(self):
+        data = super().clean()
+        judge, further = data.get("judge"), data.get("further_judges")
+        if judge is not None and further and judge in further:
+            self.add_error("further_judges", "The judge above already sits on the panel.")
+        return data

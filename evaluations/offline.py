@@ -200,6 +200,28 @@ def _criterion_noise(criterion: str) -> float:
     return 0.05 + 0.25 * digest[0] / 255
 
 
+# The offline panel's judges (`configuration.offline_profile`), each wrong in its own way so a
+# panel's agreement and each judge's harshness have something to show: (share of readings
+# that would fail the reply but pass it instead, share that would pass but fail it, share
+# flipped either way). The plain offline judge has none of these errors.
+JUDGE_ERROR_PROFILES = {
+    "lenient": (0.35, 0.0, 0.0),
+    "strict": (0.0, 0.35, 0.0),
+    "noisy": (0.0, 0.0, 0.25),
+}
+
+
+def _judge_profile_error(present: bool, negative: bool, profile: str, rng) -> bool:
+    """The reading after the judge's own bias: leniency and strictness act on pass and fail
+    (pass = present for a positive metric, absent for a negative one), noise on either."""
+    lenient, strict, noisy = JUDGE_ERROR_PROFILES.get(profile, (0.0, 0.0, 0.0))
+    passes = present != negative
+    draw = rng.random()
+    if (not passes and draw < lenient) or (passes and draw < strict) or draw < noisy:
+        return not present
+    return present
+
+
 @offline_responder(JudgeVerdict)
 def judge_verdict(messages, seed, configuration) -> dict:
     rng = _rng(messages, seed, configuration, "judge")
@@ -218,6 +240,7 @@ def judge_verdict(messages, seed, configuration) -> dict:
     # repeated judgments in agreement, as they do with real judges.
     if rng.random() < _criterion_noise(criterion):
         present = not present
+    present = _judge_profile_error(present, negative, configuration.offline_profile, rng)
     evidence = []
     match = re.search(r"\[Turn (\d+)\] Assistant: (.+)", transcript)
     if match:

@@ -235,7 +235,7 @@ def run_conversations_for_reading(run_id: int) -> QuerySet[Conversation]:
     """A run's conversations with what their page shows: turns, judge readings, coverage."""
     return (
         Conversation.objects.filter(run_id=run_id)
-        .select_related("run", "scenario__metric_version__metric", "target")
+        .select_related("run__judge", "scenario__metric_version__metric", "target")
         .prefetch_related("turns", "judgments", "anchor_coverage")
     )
 

@@ -35,6 +35,7 @@ from .services import runs as run_services
 from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
 from .services.official import run_set_headline, run_set_official
+from .services.panel import conversation_panel, run_panel
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -226,6 +227,8 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         run = self.object
         context["progress"] = run_progress(run=run)
         context["plan"] = run_services.run_plan(run) if run.status == "draft" else None
+        seats = run_panel(run)
+        context["panel_seats"] = seats if len(seats) > 1 else None
         context["failed"] = run_failed_conversations(run)[:20]
         unverified = run_unverified_conversations(run)
         context["unverified_count"] = unverified.count()
@@ -248,6 +251,12 @@ class ConversationDetailView(RoleRequiredMixin, DetailView):
 
     def get_queryset(self):
         return run_conversations_for_reading(self.kwargs["run_pk"])
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        conversation = self.object
+        context["panel"] = conversation_panel(conversation.run, conversation.judgments.all())
+        return context
 
 
 class RunActionView(RoleRequiredMixin, View):
@@ -367,6 +376,10 @@ class RunCreateView(RoleRequiredMixin, View):
                     use_anchors=not data["no_anchors"],
                     rubric_grading=data["rubric_grading"] or RubricGrading.PER_CRITERION,
                     spending_cap=data["spending_cap"],
+                    further_judges=[
+                        (judge, data["judgments_per_conversation"])
+                        for judge in data["further_judges"]
+                    ],
                     created_by=request.user,
                 )
             except ApplicationError as error:

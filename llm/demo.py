@@ -30,6 +30,25 @@ DEMO_CONFIGURATIONS: list[DemoConfiguration] = [
         "Plays the user in simulated conversations in the demo.",
     ),
     DemoConfiguration("Offline judge", ModelRole.JUDGE, "Judges conversations in the demo."),
+    # A small panel with known, different errors (evaluations/offline.py JUDGE_ERROR_PROFILES).
+    DemoConfiguration(
+        "Offline judge: lenient",
+        ModelRole.JUDGE,
+        "Demo panel judge that passes about a third of the replies it should fail.",
+        {"offline_profile": "lenient"},
+    ),
+    DemoConfiguration(
+        "Offline judge: strict",
+        ModelRole.JUDGE,
+        "Demo panel judge that fails about a third of the replies it should pass.",
+        {"offline_profile": "strict"},
+    ),
+    DemoConfiguration(
+        "Offline judge: noisy",
+        ModelRole.JUDGE,
+        "Demo panel judge that reads a quarter of the conversations the wrong way round.",
+        {"offline_profile": "noisy"},
+    ),
     DemoConfiguration(
         "Offline target: careful",
         ModelRole.TARGET,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 
 from core.ids import identifier_parse
 from core.pagecache import latest
-from evaluations.models import Conversation, EvaluationRun, RunStatus, Scenario
+from evaluations.models import Conversation, EvaluationRun, Judgment, RunStatus, Scenario
 from evaluations.visibility import conversations_public
 from llm.models import ModelConfiguration, Provider
 from metrics_registry.models import MetricVersion, ReleaseStatus
@@ -175,7 +175,7 @@ def public_conversation(pk: int) -> Conversation | None:
     return (
         public_conversations()
         .select_related("scenario__metric_version__metric", "target")
-        .prefetch_related("turns", "judgments")
+        .prefetch_related("turns", Prefetch("judgments", Judgment.objects.select_related("judge")))
         .filter(pk=pk)
         .first()
     )

@@ -11,6 +11,7 @@ from ..models import AnchorCoverage, Conversation, EvaluationRun, Judgment, Turn
 from ..services.claims import Claim, claims_take
 from ..services.failures import conversation_mark_failed
 from ..services.health import run_admits_work
+from ..services.panel import runs_panel_load
 
 # Runs whose seed no other run shares, per process: their first attempts cannot hit the cache.
 _unique_seed_runs: set[int] = set()
@@ -51,6 +52,8 @@ def conversations_load(conversation_ids: list[int], worker: str) -> list[Loaded 
             "run__simulator", "run__judge", "scenario__metric_version", "target"
         )
     }
+    # The panels of the runs, so judging makes no query in the engine's event loop.
+    runs_panel_load(c.run for c in conversations.values())
     refusals: dict[int, str | None] = {}
     for pk, conversation in conversations.items():
         refusal = run_admits_work(run=conversation.run, target_id=conversation.target_id)

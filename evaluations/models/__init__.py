@@ -11,6 +11,7 @@ from .conversations import (
     Judgment,
     Turn,
 )
+from .panel import RunJudge
 from .runs import DEFAULT_TURNS, MAX_TURNS, EvaluationRun, RubricGrading, RunStatus
 from .scenarios import (
     ADULT_MIN_AGE,
@@ -36,6 +37,7 @@ __all__ = [
     "FailureKind",
     "Judgment",
     "RubricGrading",
+    "RunJudge",
     "RunStatus",
     "Scenario",
     "ScenarioQuerySet",

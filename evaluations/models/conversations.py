@@ -58,6 +58,9 @@ class Conversation(TimeStampedModel):
     verdict_present = models.BooleanField(null=True, blank=True)
     verdict_passed = models.BooleanField(null=True, blank=True)
     judgments_present = models.PositiveSmallIntegerField(default=0)
+    # A panel of judges split evenly: completed without a verdict, reported as a tie (never
+    # broken toward pass or fail) and left out of pass rates as an exclusion of its own.
+    panel_tie = models.BooleanField(default=False)
     judged_at = models.DateTimeField(null=True, blank=True)
     unverified_evidence = models.BooleanField(
         default=False,

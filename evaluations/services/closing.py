@@ -21,6 +21,7 @@ from metrics_registry.models import Polarity
 
 from ..models import Conversation, ConversationStatus, EvaluationRun, Judgment
 from .claims import Claim, ClaimLost, claims_renew
+from .panel import panel_readings_required, panel_verdict, run_panel, runs_panel_load
 
 SIMULATED_FIELDS = ["simulated_at", "stopped_early", "stop_reason", "is_offline", "updated_at"]
 VERDICT_FIELDS = [
@@ -28,6 +29,7 @@ VERDICT_FIELDS = [
     "verdict_present",
     "verdict_passed",
     "judgments_present",
+    "panel_tie",
     "unverified_evidence",
     "judged_at",
     "status",
@@ -103,10 +105,11 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
         rows = {
             row.pk: row
             for row in Conversation.objects.select_for_update(of=("self",))
-            .select_related("run", "scenario__metric_version")
+            .select_related("run__judge", "scenario__metric_version")
             .filter(pk__in=pks)
             .order_by("pk")
         }
+        runs_panel_load(row.run for row in rows.values())
         judgments: dict[int, list[Judgment]] = defaultdict(list)
         for judgment in Judgment.objects.filter(conversation_id__in=pks).order_by(
             "conversation_id", "repetition"
@@ -128,7 +131,7 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
             ):
                 outcomes.append(_lost(claim))
                 continue
-            required = row.run.judgments_per_conversation
+            required = panel_readings_required(row.run)
             readings = [j for j in judgments[row.pk] if j.repetition < required]
             if len(readings) < required:
                 outcomes.append(
@@ -155,10 +158,16 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
 
 
 def _verdict_set(row: Conversation, readings: list[Judgment], now) -> None:
-    present = majority_present([j.present for j in readings])
+    # One judge: the majority of its readings, as `majority_present`; a panel: the majority
+    # of the judges' own majorities, an even split kept as a tie (no verdict).
+    panel = panel_verdict(run_panel(row.run), {j.repetition: j.present for j in readings})
+    present = panel.present
     row.verdict_present = present
-    row.verdict_passed = verdict_passed(
-        present=present, polarity=row.scenario.metric_version.polarity
+    row.panel_tie = panel.tie
+    row.verdict_passed = (
+        None
+        if present is None
+        else verdict_passed(present=present, polarity=row.scenario.metric_version.polarity)
     )
     row.judgments_present = sum(j.present for j in readings)
     row.unverified_evidence = any(j.has_unverified_quotes for j in readings)

@@ -21,6 +21,7 @@ from llm.models import ERROR_OUTCOMES, ModelConfiguration
 from llm.selectors import llm_call_configuration_id, llm_calls_of_run
 
 from ..models import EvaluationRun, RunStatus
+from .panel import run_panel
 
 AUTH_STATUSES = (401, 403)
 
@@ -97,7 +98,9 @@ def configuration_pause(*, run_id: int, configuration_id: int, reason: str) -> N
     run = EvaluationRun.objects.select_for_update().get(pk=run_id)
     name = ModelConfiguration.objects.filter(pk=configuration_id).values_list("name", flat=True)
     label = f"{name.first() or configuration_id} paused: {reason}"
-    if configuration_id in (run.simulator_id, run.judge_id):
+    # The platform's own models (the simulator, every judge of the panel) halt the whole run.
+    judges = {seat.judge.pk for seat in run_panel(run)}
+    if configuration_id == run.simulator_id or configuration_id in judges:
         if run.status == RunStatus.RUNNING:
             run.status = RunStatus.PAUSED
             run.halt_reason = label[:2000]

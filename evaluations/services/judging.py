@@ -19,12 +19,11 @@ from collections.abc import Iterable
 from core.exceptions import ApplicationError
 from core.rows import stable_seed
 from llm.exceptions import LLMError, StructuredOutputError
-from llm.models import ModelRole
+from llm.models import ModelConfiguration, ModelRole
 
 from .. import prompts
 from ..models import (
     Conversation,
-    EvaluationRun,
     FailureKind,
     Judgment,
     Turn,
@@ -33,6 +32,7 @@ from ..schemas import EvidenceQuote, JudgeVerdict
 from .claims import Claim
 from .closing import conversations_finalize, outcome
 from .failures import ConversationFailure  # noqa: F401 - importers of it from here keep working
+from .panel import run_panel
 from .simulation import conversation_attribution, conversation_seed
 from .steps import Ask, Steps, Store, drive_sync
 
@@ -93,13 +93,13 @@ def evidence_check(evidence: Iterable[EvidenceQuote], turns: list[Turn]) -> list
     return checked
 
 
-def _judge_once(*, run: EvaluationRun, messages: list[dict], seed: int) -> Steps:
+def _judge_once(*, judge: ModelConfiguration, messages: list[dict], seed: int) -> Steps:
     """One reading; an unusable output is retried with fresh seeds, then "not judged"."""
     for attempt in range(JUDGE_RETRIES + 1):
         try:
             return (
                 yield Ask(
-                    configuration=run.judge,
+                    configuration=judge,
                     messages=messages,
                     schema=JudgeVerdict,
                     role=ModelRole.JUDGE,
@@ -129,19 +129,22 @@ def judgment_seed(conversation: Conversation, repetition: int) -> int:
 
 
 def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]) -> Steps:
-    """The run's missing judgments (repetitions not in `done`), each yielded to be stored."""
+    """The run's missing judgments (repetitions not in `done`), each yielded to be stored.
+
+    Each judge of the panel (`run_panel`, read beforehand) makes its own repetitions."""
     run = conversation.run
     if not turns:
         raise ApplicationError("This conversation has no turns yet, so there is nothing to judge.")
-    missing = [r for r in range(run.judgments_per_conversation) if r not in done]
+    seats = run_panel(run)
+    missing = [(s.judge, r) for s in seats for r in s.numbers if r not in done]
     if not missing:
         return
     messages = prompts.judge_messages(
         version=conversation.scenario.metric_version, scenario=conversation.scenario, turns=turns
     )
-    for repetition in missing:
+    for judge, repetition in missing:
         seed = judgment_seed(conversation, repetition)
-        result = yield from _judge_once(run=run, messages=messages, seed=seed)
+        result = yield from _judge_once(judge=judge, messages=messages, seed=seed)
         evidence = evidence_check(result.output.evidence, turns)
         unverified = [e for e in evidence if not e["found_in_transcript"]]
         reasked = bool(unverified)
@@ -149,7 +152,7 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
         if reasked:
             try:
                 again = yield from _judge_once(
-                    run=run,
+                    judge=judge,
                     messages=prompts.evidence_reask_messages(messages, unverified),
                     seed=stable_seed(seed, "evidence"),
                 )
@@ -162,7 +165,7 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
         judgment = Judgment(
             conversation=conversation,
             repetition=repetition,
-            judge=run.judge,
+            judge=judge,
             seed=seed,
             present=verdict.present,
             justification=verdict.justification.strip(),
@@ -184,6 +187,7 @@ def conversation_judge(*, conversation: Conversation, claim: Claim | None = None
         "run__judge", "scenario__metric_version", "target"
     ).get(pk=conversation.pk)
     turns = list(conversation.turns.order_by("index"))
+    run_panel(conversation.run)  # read here: the steps make no query
     done = set(conversation.judgments.values_list("repetition", flat=True))
     with conversation_attribution(conversation, claim):
         drive_sync(judge_steps(conversation=conversation, turns=turns, done=done), claim)

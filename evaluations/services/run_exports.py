@@ -28,6 +28,7 @@ from llm.models import ModelConfiguration
 from .. import work
 from ..models import Conversation, EvaluationRun, Judgment, Turn
 from ..visibility import conversations_visible
+from .panel import run_panel
 
 CSV_COLUMNS = (
     "metric_key",
@@ -68,7 +69,7 @@ def configuration_record(configuration: ModelConfiguration) -> dict:
 
 def run_record(run: EvaluationRun) -> dict:
     targets = list(run.targets.order_by("name"))
-    return {
+    record = {
         "type": "run",
         "id": run.pk,
         "name": run.name,
@@ -87,6 +88,14 @@ def run_record(run: EvaluationRun) -> dict:
             "judge": configuration_record(run.judge),
         },
     }
+    seats = run_panel(run)
+    if len(seats) > 1:
+        # A panel: the further judges, each with its readings per conversation (the record of a
+        # single-judge run is unchanged).
+        record["models"]["further_judges"] = [
+            {**configuration_record(seat.judge), "readings": seat.repetitions} for seat in seats[1:]
+        ]
+    return record
 
 
 def _conversations(run: EvaluationRun, *, include_held: bool):
@@ -149,6 +158,7 @@ def conversation_record(conversation: Conversation) -> dict:
         ],
         "verdict_present": conversation.verdict_present,
         "passed": conversation.verdict_passed,
+        **({"judges_tied": True} if conversation.panel_tie else {}),
         "offline_demo": conversation.is_offline,
     }
 

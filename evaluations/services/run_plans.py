@@ -12,6 +12,7 @@ from metrics_registry.models import MetricVersion, Release, ReleaseItem
 from .. import work
 from ..models import EvaluationRun, Scenario
 from ..work import WorkPlan
+from .panel import run_panel
 from .scenarios import age_contexts_for
 
 # Rough sizes for the pre-launch estimate (tokens). Real figures are counted per call.
@@ -129,6 +130,8 @@ def run_plan(run: EvaluationRun) -> RunPlan:
     missing = [version.metric.key for version in missing_versions]
     scenarios = sum(scenario_counts.values())
     targets = list(run.targets.all())
+    seats = run_panel(run)
+    readings = sum(seat.repetitions for seat in seats)
     per_target = scenarios * run.replicates
     prompt = completion = 0
     cost = Decimal(0)
@@ -137,11 +140,9 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         sim, tgt, judge = _conversation_token_estimate(
             run.turns, target_system_tokens=len(target.system_prompt) // 4, reply_tokens=reply
         )
-        judge = (
-            judge[0] * run.judgments_per_conversation,
-            judge[1] * run.judgments_per_conversation,
-        )
-        for configuration, (p, c) in ((run.simulator, sim), (target, tgt), (run.judge, judge)):
+        # Each judge of the panel reads the conversation its own number of times.
+        judging = [(s.judge, (judge[0] * s.repetitions, judge[1] * s.repetitions)) for s in seats]
+        for configuration, (p, c) in ((run.simulator, sim), (target, tgt), *judging):
             prompt += p * per_target
             completion += c * per_target
             cost += configuration.cost_estimate(
@@ -163,11 +164,10 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         simulator_calls=conversations * run.turns,
         target_calls=conversations * run.turns + sum(p.target_calls for p in plans.values()),
         # Judgments, one anchor check per conversation, and the other kinds' (rubric grading).
-        judge_calls=conversations * (run.judgments_per_conversation + 1)
-        + sum(p.judge_calls for p in plans.values()),
+        judge_calls=conversations * (readings + 1) + sum(p.judge_calls for p in plans.values()),
         estimated_prompt_tokens=prompt,
         estimated_completion_tokens=completion,
         estimated_cost=cost,
-        is_offline=all(c.is_offline for c in [*targets, run.simulator, run.judge]),
+        is_offline=all(c.is_offline for c in [*targets, run.simulator, *(s.judge for s in seats)]),
         work=plans,
     )

@@ -31,6 +31,7 @@ def run_create_from_names(
     target_names: list[str],
     simulator_name: str | None = None,
     judge_name: str | None = None,
+    judge_names: list[str] | None = None,
     turns: int = 8,
     replicates: int = 1,
     judgments_per_conversation: int = 3,
@@ -42,7 +43,11 @@ def run_create_from_names(
     """A draft run; unknown names are reported all at once so one correction suffices.
 
     `work_keys` names the items of each work kind (`evaluations.work`) by key, per kind key.
+    `judge_names` names a panel of judges (the first is the run's judge), each making
+    `judgments_per_conversation` readings; it replaces `judge_name`.
     """
+    if judge_names and judge_name:
+        raise ApplicationError("Name one judge or a panel of judges, not both.")
     release = None
     if release_version:
         release = Release.objects.filter(version=release_version).first()
@@ -66,6 +71,7 @@ def run_create_from_names(
         raise ApplicationError(
             f"Unknown target configurations: {', '.join(missing) or '(none given)'}."
         )
+    panel = [_configuration(n, ModelRole.JUDGE) for n in judge_names or []]
     if not name:
         subject = f"release {release.version}" if release else f"{len(versions)} metrics"
         name = f"{subject} × {', '.join(t.name for t in targets)}"
@@ -76,7 +82,8 @@ def run_create_from_names(
         **work_items,
         targets=targets,
         simulator=_configuration(simulator_name, ModelRole.USER_SIMULATOR),
-        judge=_configuration(judge_name, ModelRole.JUDGE),
+        judge=panel[0] if panel else _configuration(judge_name, ModelRole.JUDGE),
+        further_judges=[(judge, judgments_per_conversation) for judge in panel[1:]],
         turns=turns,
         replicates=replicates,
         judgments_per_conversation=judgments_per_conversation,

@@ -30,6 +30,7 @@ from ..models import (
     RunStatus,
 )
 from .failures import conversation_mark_failed  # noqa: F401 - the run services' public names
+from .panel import panel_configure
 from .processing import (  # noqa: F401 - the run services' public names
     conversation_process,
     conversations_send,
@@ -74,9 +75,13 @@ def run_create(
     rubric_grading: str = RubricGrading.PER_CRITERION,
     created_by: AbstractBaseUser | None = None,
     spending_cap: Decimal | None = None,
+    further_judges: list[tuple[ModelConfiguration, int]] | None = None,
     **work_items: list,
 ) -> EvaluationRun:
     """A draft run; nothing is called until `run_launch`.
+
+    `further_judges` (configuration, readings per conversation) seat a panel after `judge`
+    (`evaluations.services.panel`); without them the run has its one judge, as ever.
 
     `work_items` are the items of each registered work kind (`evaluations.work`), by the
     kind's `create_argument`, e.g. `rubric_items=[...]`.
@@ -130,6 +135,8 @@ def run_create(
         spending_cap=spending_cap,
     )
     run.targets.set(targets)
+    if further_judges:
+        panel_configure(run, list(further_judges))
     if metric_versions:
         run.metric_versions.set(metric_versions)
     for argument, items in work_items.items():

@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/<int:pk>/", views.RunDetailApi.as_view(), name="run-detail"),
     path("runs/<int:pk>/results/", views.RunResultsApi.as_view(), name="run-results"),
     path("runs/<int:pk>/results.<str:fmt>", exports.RunExportApi.as_view(), name="run-export"),
+    path("runs/<int:pk>/judges/", views.RunPanelApi.as_view(), name="run-judges"),
     path(
         "runs/<int:pk>/conversations/",
         views.RunConversationListApi.as_view(),

@@ -32,6 +32,7 @@ from ..selectors import (
     run_target,
     run_targets,
 )
+from ..services.panel import panel_published
 from . import serializers as s
 
 NOT_FOUND = OpenApiResponse(ErrorOutput, description="No such published object.")
@@ -165,6 +166,21 @@ class RunResultsApi(PublishedMixin, generics.ListAPIView):
             subarea=params.get("subarea", ""),
             metric=params.get("metric", ""),
         )
+
+
+@extend_schema(
+    parameters=[ID_PATH],
+    summary="The panel of judges of an official run: agreement and each judge's pass rates",
+    responses={200: s.RunPanelOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
+)
+class RunPanelApi(PublishedMixin, APIView):
+    page_cache_params = ()
+
+    def get(self, request, pk: int):
+        run = public_run(pk)
+        if run is None:
+            raise NotFound("No published results for this run.")
+        return Response(s.RunPanelOutput({"run": run.pk, **panel_published(run)}).data)
 
 
 @extend_schema(

@@ -77,6 +77,10 @@ def failed_conversations(run: EvaluationRun):
     )
 
 
+# A panel of judges split evenly (`evaluations.services.panel`): completed, but no verdict. Left
+# out of the pass rates and counted beside them like a failure, and never charged to the model:
+# the split is the judges' and the tie is never broken toward pass or fail.
+JUDGES_TIED = "judges tied"
 # The reason published for each recorded failure kind.
 FAILURE_REASONS = {
     FailureKind.TARGET_ERROR: "target error",
@@ -87,7 +91,7 @@ FAILURE_REASONS = {
 }
 # Failures of the platform's own models (the user simulator, the judge), not of the target:
 # reported apart, never charged to the model in the "failed counted as fail" sensitivity.
-PLATFORM_REASONS = frozenset({"simulator error", "not judged"})
+PLATFORM_REASONS = frozenset({"simulator error", "not judged", JUDGES_TIED})
 
 
 def failure_reason() -> Case:
@@ -96,13 +100,14 @@ def failure_reason() -> Case:
 
     Anything that is not completed with a verdict counts, so a model is never scored only on
     the conversations it survived without that being said: a completed conversation without a
-    verdict was not judged; a failure without a recorded kind (older rows) reads its error
-    text; any other state gives its status.
+    verdict was not judged, or its panel of judges tied; a failure without a recorded kind
+    (older rows) reads its error text; any other state gives its status.
     """
     completed, failed = ConversationStatus.COMPLETED, ConversationStatus.FAILED
     timeout = Q(error__icontains="timeout") | Q(error__icontains="timed out")
     return Case(
         When(status=completed, verdict_passed__isnull=False, then=Value(None)),
+        When(status=completed, panel_tie=True, then=Value(JUDGES_TIED)),
         When(status=completed, then=Value("not judged")),
         *(
             When(status=failed, failure_kind=kind, then=Value(reason))

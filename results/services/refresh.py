@@ -23,12 +23,14 @@ from django.utils import timezone
 
 import stats
 from evaluations.models import EvaluationRun
+from evaluations.services.panel import run_panel
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
 from results.models import RefreshRequest, RunAnalysis
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
+from .panel import panel_figures
 from .reliability import anchor_consistency, expert_agreement, expert_verdict_rows
 from .repeatability import judge_repeatability, judgment_counts
 from .robustness import robustness
@@ -109,14 +111,22 @@ def _analysis(run: EvaluationRun, cells: RunCells, *, n_resamples: int, seed: in
         robust_job = pool.submit(_robustness, cells, names, keys, options)
         verdict_rows = expert_verdict_rows(run)
         counts = judgment_counts(run)
+        panel = len(run_panel(run)) > 1
+        # A panel's repeatability is its first judge's: the others are other judges, not
+        # repetitions (their agreement is the panel's own figure below).
+        own = judgment_counts(run, first_judge_only=True) if panel else counts
         reliability = {
-            "judge": judge_repeatability(run, counts=counts, metric_keys=keys, **options),
+            "judge": judge_repeatability(run, counts=own, metric_keys=keys, **options),
             # The validity figure: blind ratings only. Judge-visible ratings measure endorsement.
             "experts": expert_agreement(run, verdict_rows["blind"], **options),
             "endorsement": expert_agreement(run, verdict_rows["judge_visible"], **options),
             "anchors": anchor_consistency(run, **options),
             "evidence": evidence_verification(run, counts=counts, **options),
         }
+        if panel:
+            reliability["panel"] = panel_figures(
+                run, metric_keys=keys, target_names=names, **options
+            )
         robust = robust_job.result()
     return {"reliability": reliability, "robustness": robust}
 

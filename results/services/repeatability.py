@@ -51,17 +51,21 @@ JUDGMENT_COLUMNS = (
 )
 
 
-def judgment_counts(run: EvaluationRun) -> np.ndarray:
+def judgment_counts(run: EvaluationRun, *, first_judge_only: bool = False) -> np.ndarray:
     """One row per judged conversation of the run (`JUDGMENT_COLUMNS`): its metric version and
     base scenario, its judgments, how many say present, have unverified quotes, were re-asked
     for evidence, and its judgments again if it is completed (else 0).
 
     One GROUP BY over the judgments serves judge repeatability and evidence verification.
+    ``first_judge_only``: the readings of the run's own judge alone (a panel's first seat),
+    whose repetitions are what repeatability measures.
     """
     completed = Q(conversation__status=ConversationStatus.COMPLETED)
+    judgments = Judgment.objects.filter(conversation__run=run)
+    if first_judge_only:
+        judgments = judgments.filter(repetition__lt=run.judgments_per_conversation)
     rows = numeric_rows(
-        Judgment.objects.filter(conversation__run=run)
-        .values_list(
+        judgments.values_list(
             "conversation_id",
             "conversation__scenario__metric_version_id",
             "conversation__scenario__base_index",

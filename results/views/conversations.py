@@ -4,6 +4,7 @@ from django.views.generic import ListView, TemplateView
 
 from core.roles import Role, RoleRequiredMixin, user_has_role
 from evaluations.models import EvaluationRun
+from evaluations.services.panel import conversation_panel
 
 from ..public import conversation_for_reader, run_conversation_list, transcript
 from .common import PublicRunMixin
@@ -33,6 +34,7 @@ class ConversationView(PublicRunMixin, TemplateView):
             subarea=subareas[0] if subareas else None,
             turns=transcript(conversation),
             judgments=list(conversation.judgments.all()),
+            panel=conversation_panel(run, conversation.judgments.all()),
             target=conversation.target,
             is_offline=conversation.is_offline or conversation.target.is_offline,
         )

@@ -30,6 +30,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
             return context
         analysis = run.analysis
         judge = analysis.reliability.get("judge", {})
+        panel = analysis.reliability.get("panel", {})
         teen_adult = analysis.robustness.get("teen_adult", {})
         largest = teen_adult.get("largest", [])
         labels = metric_labels_for_versions(d["metric_version"] for d in largest)
@@ -41,6 +42,8 @@ class MethodologyView(PublicRunMixin, TemplateView):
             analysis=analysis,
             judge=judge,
             judge_per_metric=judge.get("per_metric", [])[:PER_METRIC_SHOWN],
+            panel=panel,
+            panel_per_metric=panel.get("per_metric", [])[:PER_METRIC_SHOWN],
             experts=analysis.reliability.get("experts", {}),
             anchors=analysis.reliability.get("anchors", {}),
             evidence=analysis.reliability.get("evidence", {}),

@@ -143,3 +143,56 @@ def test_simulator_and_judge_list_their_role_first_and_the_rest_apart(
     )
     assert form.is_valid(), form.errors
     assert form.cleaned_data["judge"] == drafter
+
+
+def test_the_form_seats_further_judges_as_a_panel(client_for, maintainer, models):
+    strict = OfflineConfigurationFactory(name="Strict", extra_params={"offline_profile": "strict"})
+    noisy = OfflineConfigurationFactory(name="Noisy", extra_params={"offline_profile": "noisy"})
+    for judge in (strict, noisy):
+        ModelRoleAssignmentFactory(role=ModelRole.JUDGE, configuration=judge, is_default=False)
+    chosen = current_version(MetricFactory())
+    data = {
+        "name": "Panel",
+        "metric_versions": [chosen.pk],
+        "targets": [models["target"].pk],
+        "simulator": models["simulator"].pk,
+        "judge": models["judge"].pk,
+        "further_judges": [models["judge"].pk, strict.pk],
+        "turns": 4,
+        "replicates": 1,
+        "judgments_per_conversation": 3,
+    }
+    client = client_for(maintainer)
+    refused = client.post(reverse("evaluations:run-create"), data)
+    assert "already sits on the panel" in refused.content.decode()
+    data["further_judges"] = [strict.pk, noisy.pk]
+    response = client.post(reverse("evaluations:run-create"), data)
+    assert response.status_code == 302
+    run = EvaluationRun.objects.get(name="Panel")
+    assert run.judge == models["judge"]
+    seats = list(run.panel_judges.values_list("position", "judge__name", "repetitions"))
+    assert seats == [(1, "Noisy", 3), (2, "Strict", 3)]  # in the list's order
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-testid="run-panel"' in page
+    assert "a panel of 3 judges" in page
+
+
+def test_a_run_without_further_judges_has_its_one_judge(client_for, maintainer, models):
+    chosen = current_version(MetricFactory())
+    client = client_for(maintainer)
+    response = client.post(
+        reverse("evaluations:run-create"),
+        {
+            "name": "Alone",
+            "metric_versions": [chosen.pk],
+            "targets": [models["target"].pk],
+            "simulator": models["simulator"].pk,
+            "judge": models["judge"].pk,
+            "turns": 4,
+            "replicates": 1,
+            "judgments_per_conversation": 3,
+        },
+    )
+    run = EvaluationRun.objects.get(name="Alone")
+    assert not run.panel_judges.exists()
+    assert 'data-testid="run-panel"' not in client.get(response["Location"]).content.decode()

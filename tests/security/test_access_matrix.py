@@ -149,6 +149,7 @@ RULES = {
     "results-api:run-results": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-export": (EVERYONE, lambda w: {"pk": w["official_run"].pk, "fmt": "csv"}),
     "results-api:run-conversations": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:run-judges": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
     "results-api:scenario": (EVERYONE, lambda w: {"pk": w["official_conversation"].scenario_id}),
     "results-api:explore": (EVERYONE, None),

@@ -42,6 +42,12 @@ class Command(BaseCommand):
         parser.add_argument("--targets", default="", help="Comma-separated configuration names.")
         parser.add_argument("--simulator", help="Configuration name (default: role default).")
         parser.add_argument("--judge", help="Configuration name (default: role default).")
+        parser.add_argument(
+            "--judges",
+            default="",
+            help="A panel: comma-separated judge configuration names, each making --judgments "
+            "readings; the verdict is the majority of the judges' (instead of --judge).",
+        )
         parser.add_argument("--name", default="", help="Run name (default: from the release).")
         parser.add_argument("--turns", type=int, default=8)
         parser.add_argument("--replicates", type=int, default=1)
@@ -120,6 +126,7 @@ class Command(BaseCommand):
             target_names=_split(options["targets"]),
             simulator_name=options["simulator"],
             judge_name=options["judge"],
+            judge_names=_split(options["judges"]),
             turns=options["turns"],
             replicates=options["replicates"],
             judgments_per_conversation=options["judgments"],
