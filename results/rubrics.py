@@ -39,6 +39,7 @@ from rubrics.services.runs import (
 )
 
 from .charts import ForestRow, forest_svg
+from .rubric_teen_adult import TeenAdultModel, public_rubric_teen_adult
 
 FRAMEWORKS = {slug: frameworks for slug, _name, frameworks, _ in DIMENSIONS}
 SECTIONS = (
@@ -106,6 +107,7 @@ class RubricResults:
     overall_svg: str
     sections: dict[str, list[RubricChart]] = field(default_factory=dict)
     frozen_criteria: int | None = None
+    teen_adult: list[TeenAdultModel] = field(default_factory=list)
 
 
 def items_query(run: EvaluationRun, **filters: str | int | None) -> str:
@@ -190,6 +192,7 @@ def rubric_results(run: EvaluationRun, *, items_url: str) -> RubricResults:
         overall_svg=overall_svg,
         sections={s: _charts(run, targets, s, items_url) for s, _ in SECTIONS},
         frozen_criteria=freeze.criteria.count() if freeze else None,
+        teen_adult=public_rubric_teen_adult(run),
     )
 
 

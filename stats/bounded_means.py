@@ -22,7 +22,6 @@ SciPy.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -35,7 +34,10 @@ T_ITEMS = (
     "t interval over items (G - 1 degrees of freedom) clamped to [0, 1], widened to the Wilson "
     "interval where the items do not vary or the score sits at 0 or 1"
 )
-PAIRED_T_ITEMS = "paired t interval over items (G - 1 degrees of freedom)"
+WELCH_ITEMS = (
+    "Welch t interval of the difference of two clipped means over items, each side's variance "
+    "at least the Wilson-type bound of its score"
+)
 
 
 def clipped_mean_interval(
@@ -63,17 +65,30 @@ def clipped_mean_interval(
     return low, high
 
 
-def paired_mean_difference_interval(
-    differences: Sequence[float] | ArrayLike, confidence: float = 0.95, *, floor: float = 0.0
-) -> tuple[float, float, float, int] | None:
-    """(mean, low, high, df) of paired differences by Student's t on G - 1 degrees of freedom,
-    with the variance of one difference at least ``floor`` (its sampling variance), so equal
-    differences do not read as an exact one. None below two differences."""
-    d = np.asarray(differences, dtype=np.float64).ravel()
-    g = d.size
-    if g < 2:
+def clipped_mean_difference_interval(
+    first: ArrayLike, second: ArrayLike, confidence: float = 0.95
+) -> tuple[float, float, float, float] | None:
+    """``clip(mean(first)) - clip(mean(second))`` of two independent samples of item scores
+    (teen items against adult items: different situations, so nothing pairs them), with
+    Welch's t interval on the Welch-Satterthwaite degrees of freedom, clamped to [-1, 1].
+
+    Each side's variance is at least the Wilson-type bound ``c (1 - c)`` of its clipped mean
+    shrunk by one item towards 1/2 (a score in [0, 1] with mean c varies at most that much), so
+    items that all score alike do not read as an exact difference. Returns (value, low, high,
+    df); None when a side has fewer than two items.
+    """
+    a = np.asarray(first, dtype=np.float64).ravel()
+    b = np.asarray(second, dtype=np.float64).ravel()
+    if a.size < 2 or b.size < 2:
         return None
-    mean = float(d.mean())
-    variance = max(float(d.var(ddof=1)), float(floor))
-    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, g - 1)) * math.sqrt(variance / g)
-    return mean, mean - half, mean + half, g - 1
+    parts = []
+    for x in (a, b):
+        clipped = min(1.0, max(0.0, float(x.mean())))
+        shrunk = (clipped * x.size + 0.5) / (x.size + 1.0)
+        variance = max(float(x.var(ddof=1)), shrunk * (1.0 - shrunk))
+        parts.append((clipped, variance / x.size, x.size - 1))
+    value = parts[0][0] - parts[1][0]
+    se2 = parts[0][1] + parts[1][1]
+    df = se2 * se2 / sum(v * v / d for _, v, d in parts)
+    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, df)) * math.sqrt(se2)
+    return value, max(-1.0, value - half), min(1.0, value + half), df

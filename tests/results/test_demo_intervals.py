@@ -109,6 +109,13 @@ def test_no_rubric_figure_of_the_demo_has_a_zero_width_interval(monkeypatch, api
     for name in ("results-api:rubric-run", "results-api:rubric-priorities"):
         body = api_client.get(reverse(name, args=[run.pk])).json()
         found += [(f"{name}{p}", e) for p, e in _estimates(body)]
+        if name == "results-api:rubric-run":
+            # Teen against adult, per model: overall and per dimension, each with its n.
+            differences = [r for m in body["teen_adult"] for r in m["rows"]]
+            assert {r["key"] for r in differences} >= {""}
+            assert any(r["estimate"]["value"] is not None for r in differences)
+            for r in differences:
+                assert r["estimate"]["n"] == r["n_teen"] + r["n_adult"]
     shown = [(p, e) for p, e in found if e["value"] is not None and e["n"] >= 2]
     assert len(shown) > 20
     # Every model's rubric score per behaviour dimension, acuity and population, some of them
@@ -119,5 +126,6 @@ def test_no_rubric_figure_of_the_demo_has_a_zero_width_interval(monkeypatch, api
         assert e["low"] <= e["value"] <= e["high"], (p, e)
     # ... and the pages print them as the API does: no interval of one point.
     page = client.get(reverse("results:rubrics"), {"run": run.pk}).content.decode()
+    assert 'data-testid="rubric-teen-adult"' in page
     for low, high in re.findall(r"\[(-?[0-9.]+),\s*(-?[0-9.]+)\]", page):
         assert low != high, (low, high)
