@@ -4,8 +4,9 @@ criterion, counted or excluded and why. Read by the public pages and the API ali
 
 A run's rubric results are public when the run is (official, completed, of a published release:
 chosen like official metric runs). Scores are HealthBench's (`rubrics.scoring`): each figure is
-the mean of unclipped item scores clipped to [0, 1], with the bootstrap interval over items
-(every rubric item is its own conversation, so items are the clusters) and n.
+the mean of unclipped item scores clipped to [0, 1], with an interval over items that keeps its
+width and coverage with few items (every rubric item is its own conversation, so items are the
+clusters) and n.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from rubrics.services.runs import (
 )
 
 from .charts import ForestRow, forest_svg
+from .rubric_teen_adult import TeenAdultModel, public_rubric_teen_adult
 
 FRAMEWORKS = {slug: frameworks for slug, _name, frameworks, _ in DIMENSIONS}
 SECTIONS = (
@@ -48,8 +50,10 @@ SECTIONS = (
 WHAT_THEY_ARE = (
     "Each score is HealthBench's: for every rubric item the points of the criteria the reply "
     "met, divided by the points it could reach (not clipped, so harmful replies go below zero); "
-    "a figure is the mean of those item scores clipped to [0, 1], with a 95 % bootstrap "
-    "interval over items and n, the number of items. The items are defined synthetic "
+    "a figure is the mean of those item scores clipped to [0, 1], with a 95 % interval over "
+    "items (the wider of a t interval and a Wilson interval, so a handful of perfect replies "
+    "never reads as a certain perfect score; it held the true score at least 93 % of the time "
+    "in simulation, from two items up) and n, the number of items. The items are defined synthetic "
     "conversations; only the model's final reply is graded, by an automated grader, against "
     "criteria that survived expert consensus (or were validated by a published benchmark) when "
     "the release was published."
@@ -103,6 +107,7 @@ class RubricResults:
     overall_svg: str
     sections: dict[str, list[RubricChart]] = field(default_factory=dict)
     frozen_criteria: int | None = None
+    teen_adult: list[TeenAdultModel] = field(default_factory=list)
 
 
 def items_query(run: EvaluationRun, **filters: str | int | None) -> str:
@@ -187,6 +192,7 @@ def rubric_results(run: EvaluationRun, *, items_url: str) -> RubricResults:
         overall_svg=overall_svg,
         sections={s: _charts(run, targets, s, items_url) for s, _ in SECTIONS},
         frozen_criteria=freeze.criteria.count() if freeze else None,
+        teen_adult=public_rubric_teen_adult(run),
     )
 
 

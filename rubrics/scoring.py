@@ -9,8 +9,10 @@ the positive points (the best reachable total). It is **not** clipped: meeting p
 criteria can take it below zero, and an aggregate must see that, or a reply that does harm
 would count as merely unhelpful. An aggregate (overall, per behaviour dimension, per acuity, per
 population) is the mean of item scores clipped to [0, 1], with the standard deviation of that
-clipped mean over bootstrap resamples of the items (HealthBench's ``bootstrap_std``), the
-percentile interval of the same resamples and the number of items.
+clipped mean over bootstrap resamples of the items (HealthBench's ``bootstrap_std``), an
+interval that neither collapses nor under-covers with few items
+(:func:`stats.bounded_means.clipped_mean_interval`: the percentile interval of those resamples
+read "1.000 [1.000, 1.000] n = 3" when every item scored 1) and the number of items.
 """
 
 from collections.abc import Iterable, Sequence
@@ -18,13 +20,18 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from stats import bootstrap_ci
+from stats.bounded_means import clipped_mean_interval
 from stats.estimates import Estimate
 
 MIN_POINTS = -10
 MAX_POINTS = 10
 # simple-evals draws 1000 bootstrap samples for its standard deviation.
 BOOTSTRAP_SAMPLES = 1000
-AGGREGATE_METHOD = "mean of item scores clipped to [0, 1]; item bootstrap (HealthBench)"
+AGGREGATE_METHOD = (
+    "mean of item scores clipped to [0, 1] (HealthBench); interval: hull of the t interval over "
+    "items (G - 1 degrees of freedom, clamped to [0, 1]) and the Wilson interval on the number "
+    "of items"
+)
 
 
 def _clip(value: float) -> float:
@@ -86,9 +93,9 @@ def aggregate_estimate(
     """The aggregate as an Estimate, and its bootstrap standard deviation.
 
     Resamples the items with replacement `BOOTSTRAP_SAMPLES` times and clips each resampled
-    mean, as HealthBench does; the interval is the percentile interval of those clipped means,
-    the standard deviation theirs. One item gives a value without an interval; none gives
-    "not enough data".
+    mean, as HealthBench does, for its standard deviation; the interval is
+    `clipped_mean_interval`, whose coverage holds from two items up, at 0 and 1 included.
+    One item gives a value without an interval; none gives "not enough data".
     """
     scores = [float(score) for score in item_scores]
     if not scores:
@@ -103,7 +110,9 @@ def aggregate_estimate(
         clipped_means.append(mean)
         return mean
 
-    low, high = bootstrap_ci(
+    low, high = clipped_mean_interval(scores, confidence) or (None, None)
+    # Run for HealthBench's bootstrap standard deviation (the clipped means it collects).
+    bootstrap_ci(
         scores,
         n_resamples=BOOTSTRAP_SAMPLES,
         confidence=confidence,

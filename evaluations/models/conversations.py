@@ -167,6 +167,12 @@ class Judgment(models.Model):
     reasked_for_evidence = models.BooleanField(
         default=False, help_text="The first reading quoted words not in the transcript."
     )
+    present_before_reask = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="The first reading's verdict, kept when it was re-asked for its evidence "
+        "(empty otherwise, and for readings stored before it was kept).",
+    )
     call_ids = models.JSONField(default=list, blank=True)
     is_offline = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)

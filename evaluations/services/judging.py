@@ -148,6 +148,9 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
         evidence = evidence_check(result.output.evidence, turns)
         unverified = [e for e in evidence if not e["found_in_transcript"]]
         reasked = bool(unverified)
+        # Kept so the flip rate of re-asks can be published: re-asking only readings whose
+        # quotes fail may push verdicts one way.
+        before = result.output.present if reasked else None
         calls = list(result.calls)
         if reasked:
             try:
@@ -172,6 +175,7 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
             evidence=evidence,
             has_unverified_quotes=any(not e["found_in_transcript"] for e in evidence),
             reasked_for_evidence=reasked,
+            present_before_reask=before,
             is_offline=result.is_offline,
         )
         yield Store(

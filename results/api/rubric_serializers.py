@@ -31,11 +31,26 @@ class RubricModelOutput(serializers.Serializer):
     population = RubricFigureOutput(many=True)
 
 
+class TeenAdultRowOutput(serializers.Serializer):
+    key = serializers.CharField(allow_blank=True, help_text='A dimension slug; "" for overall.')
+    label = serializers.CharField()
+    estimate = EstimateOutput(help_text="Teen items' score minus adult items' score.")
+    n_teen = serializers.IntegerField()
+    n_adult = serializers.IntegerField()
+
+
+class TeenAdultModelOutput(serializers.Serializer):
+    model = serializers.CharField()
+    model_id = serializers.IntegerField()
+    rows = TeenAdultRowOutput(many=True)
+
+
 class RubricRunOutput(RubricRunBriefOutput):
     what_they_are = serializers.CharField()
     what_they_are_not = serializers.CharField()
     frozen_criteria = serializers.IntegerField(allow_null=True)
     models = RubricModelOutput(many=True)
+    teen_adult = TeenAdultModelOutput(many=True)
 
 
 class RubricResponseBriefOutput(serializers.Serializer):

@@ -99,6 +99,23 @@ class RubricRunApi(PublishedMixin, APIView):
             "what_they_are_not": WHAT_THEY_ARE_NOT,
             "frozen_criteria": results.frozen_criteria,
             "models": models,
+            "teen_adult": [
+                {
+                    "model": m.target,
+                    "model_id": m.target_id,
+                    "rows": [
+                        {
+                            "key": r.key,
+                            "label": r.label,
+                            "estimate": r.estimate,
+                            "n_teen": r.n_teen,
+                            "n_adult": r.n_adult,
+                        }
+                        for r in m.rows
+                    ],
+                }
+                for m in results.teen_adult
+            ],
         }
         return Response(RubricRunOutput(data).data)
 
@@ -134,6 +151,7 @@ RESPONSE_FILTERS = [
 )
 class RubricResponseListApi(PublishedMixin, APIView):
     page_cache_params = ("model", "dimension", "acuity", "population")
+
     def get(self, request, pk: int):
         run = _run(pk)
         params = request.query_params

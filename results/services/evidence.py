@@ -16,6 +16,7 @@ from evaluations.models import Conversation, EvaluationRun
 from stats import clustered_mean_ci
 from stats.estimates import Estimate
 
+from .reasks import reask_effects
 from .repeatability import JUDGMENT_COLUMNS, judgment_counts
 
 METHOD = "share of judge readings with quotes not in the assistant's turns; cluster bootstrap"
@@ -68,4 +69,5 @@ def evidence_verification(
         "conversations_flagged": Conversation.objects.filter(
             run=run, unverified_evidence=True
         ).count(),
+        "reasks": reask_effects(run),
     }

@@ -49,6 +49,8 @@ def test_three_judgments_stored_majority_decides_and_quotes_are_checked(
     assert [j.reasked_for_evidence for j in judgments] == [False, True, True]
     assert [j.has_unverified_quotes for j in judgments] == [False, False, True]
     assert judgments[2].evidence[0]["speaker"] == "user"
+    # The verdict before each re-ask is kept (neither re-ask changed it here).
+    assert [j.present_before_reask for j in judgments] == [None, False, True]
     # The re-ask names the quotes that were not found.
     reask = fake_models.requests_to("judge")[2].messages[-1]["content"]
     assert "words nobody wrote" in reask

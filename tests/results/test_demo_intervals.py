@@ -1,6 +1,7 @@
 """No published proportion of the demo has an interval of zero width, and none rests on one
 conversation: walks the results API and the label API of the seeded demo."""
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,8 @@ from llm.demo import demo_configurations_seed
 from metrics_registry import demo as registry_demo
 from metrics_registry.demo_catalog import DEMO_METRICS
 from results.demo import demo_summaries_seed
+from results.rubrics import public_rubric_runs
+from review.demo import demo_rubric_consensus_seed
 from rubrics.demo import demo_rubric_items_seed
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +88,44 @@ def test_no_published_proportion_of_the_demo_has_a_zero_width_interval(monkeypat
         assert e["method"], p
     # A rate from one conversation is no figure at all (the minimum n is 2).
     assert all(e["n"] >= 2 for _, e in shown)
+
+
+def test_no_rubric_figure_of_the_demo_has_a_zero_width_interval(monkeypatch, api_client, client):
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", list(DEMO_METRICS[:2]))
+    for step in (
+        demo_configurations_seed,
+        registry_demo.demo_registry_seed,
+        demo_rubric_items_seed,
+        demo_rubric_consensus_seed,
+        registry_demo.demo_release_seed,
+        demo_scenarios_seed,
+        demo_run_seed,
+        demo_summaries_seed,
+    ):
+        step()
+    run = public_rubric_runs().first()
+    assert run is not None
+    found = []
+    for name in ("results-api:rubric-run", "results-api:rubric-priorities"):
+        body = api_client.get(reverse(name, args=[run.pk])).json()
+        found += [(f"{name}{p}", e) for p, e in _estimates(body)]
+        if name == "results-api:rubric-run":
+            # Teen against adult, per model: overall and per dimension, each with its n.
+            differences = [r for m in body["teen_adult"] for r in m["rows"]]
+            assert {r["key"] for r in differences} >= {""}
+            assert any(r["estimate"]["value"] is not None for r in differences)
+            for r in differences:
+                assert r["estimate"]["n"] == r["n_teen"] + r["n_adult"]
+    shown = [(p, e) for p, e in found if e["value"] is not None and e["n"] >= 2]
+    assert len(shown) > 20
+    # Every model's rubric score per behaviour dimension, acuity and population, some of them
+    # from items that all scored alike ...
+    zero_width = [(p, e) for p, e in shown if not (e["low"] < e["high"])]
+    assert not zero_width, zero_width[:5]
+    for p, e in shown:
+        assert e["low"] <= e["value"] <= e["high"], (p, e)
+    # ... and the pages print them as the API does: no interval of one point.
+    page = client.get(reverse("results:rubrics"), {"run": run.pk}).content.decode()
+    assert 'data-testid="rubric-teen-adult"' in page
+    for low, high in re.findall(r"\[(-?[0-9.]+),\s*(-?[0-9.]+)\]", page):
+        assert low != high, (low, high)

@@ -38,3 +38,34 @@ def test_unverified_readings_are_counted_with_a_cluster_interval():
     assert estimate.high == pytest.approx(np.mean([2 / 3, 2 / 3, 2 / 3]))
     assert figure["reasked"] == 3
     assert figure["conversations_flagged"] == 1
+
+
+def test_reask_flips_are_counted_by_polarity_with_a_verified_only_sensitivity():
+
+    model = OfflineConfigurationFactory()
+    v = metric_version()
+    scenarios = [scenario(v, base, "adult") for base in range(3)]
+    run = completed_run(
+        targets=[model], versions=[v], outcomes=[(s, model, True) for s in scenarios]
+    )
+    judgments = list(Judgment.objects.filter(conversation__run=run).order_by("pk"))
+    # Three re-asks: two that said present first and absent after, one that kept its verdict.
+    kept = judgments[2].present
+    for j, before in zip(judgments[:3], (True, True, kept), strict=True):
+        Judgment.objects.filter(pk=j.pk).update(
+            reasked_for_evidence=True, present_before_reask=before
+        )
+    Judgment.objects.filter(pk__in=[judgments[0].pk, judgments[1].pk]).update(present=False)
+    Judgment.objects.filter(pk=judgments[0].pk).update(has_unverified_quotes=True)
+    effects = evidence_verification(run, n_resamples=200)["reasks"]
+    polarity = v.polarity
+    mine = next(f for f in effects["flips"] if f["polarity"] == polarity)
+    flips = Estimate.from_dict(mine["flip_rate"])
+    assert flips.value == pytest.approx(2 / 3)
+    assert flips.n == 3
+    assert flips.low < flips.value < flips.high
+    assert (mine["to_absent"], mine["to_present"]) == (2, 0)
+    present = sum(Judgment.objects.filter(pk=j.pk, present=True).exists() for j in judgments)
+    assert Estimate.from_dict(effects["present_all"]).value == pytest.approx(present / 9)
+    verified_only = Estimate.from_dict(effects["present_verified_only"])
+    assert verified_only.n == 8

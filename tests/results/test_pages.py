@@ -69,6 +69,11 @@ def test_methodology_shows_live_figures_and_offline_label(client):
     assert 'data-testid="robustness-positive"' in html
     assert 'data-testid="teen-adult"' in html
     assert "Offline A" in html
+    # What re-asking for evidence does to verdicts, with the verified-only sensitivity.
+    assert 'data-testid="reask-effects"' in html
+    reasks = run.analysis.reliability["evidence"]["reasks"]
+    assert {f["polarity"] for f in reasks["flips"]} == {"positive", "negative"}
+    assert reasks["present_verified_only"]["n"] >= 2
 
 
 def test_real_models_carry_no_offline_label_and_runs_are_selectable(client):

@@ -1,0 +1,118 @@
+"""Teen against adult rubric scores: per model, the overall score and each behaviour
+dimension's, teen items' figure minus adult items' figure, with its interval and both n.
+
+The demo's (and HealthBench-format) teen and adult rubric items are different situations, not
+variants of one base scenario, so nothing pairs them: the difference is of two independent
+clipped means (:func:`stats.bounded_means.clipped_mean_difference_interval`, Welch's t with
+each side's variance at least the Wilson-type bound, so items that all score alike do not read
+as an exact difference; it held the true difference at least 95 % of the time in the suite's
+simulation, ``tests/stats/test_bounded_means.py``). Criteria are written per item, so a
+criterion has no teen and adult side of its own; the dimension is the finest shared grouping.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, Max
+
+from core.caches import page_cache_get, page_cache_set
+from evaluations.models import ConversationStatus, EvaluationRun
+from rubrics.dimensions import dimension_labels
+from rubrics.models import Population, RubricResponse
+from rubrics.scoring import item_score_or_none
+from rubrics.services.runs import counted_grades, dimension_scores
+from stats.bounded_means import WELCH_ITEMS, clipped_mean_difference_interval
+from stats.estimates import Estimate
+
+CACHE_SECONDS = 24 * 3600
+
+
+@dataclass(frozen=True)
+class TeenAdultRow:
+    key: str  # "" for the overall score, else the dimension slug
+    label: str
+    estimate: Estimate  # teen minus adult
+    n_teen: int
+    n_adult: int
+
+
+@dataclass(frozen=True)
+class TeenAdultModel:
+    target: str
+    target_id: int
+    rows: tuple[TeenAdultRow, ...]
+
+
+def _difference(teen: list[float], adult: list[float]) -> Estimate:
+    n = len(teen) + len(adult)
+    found = clipped_mean_difference_interval(teen, adult)
+    if found is None:
+        return Estimate.insufficient(
+            n=n,
+            unit="difference",
+            method=WELCH_ITEMS,
+            reason=f"fewer than two items on a side (teen {len(teen)}, adult {len(adult)})",
+        )
+    value, low, high, _df = found
+    return Estimate(
+        value=value, low=low, high=high, method=WELCH_ITEMS, n=n, n_clusters=n, unit="difference"
+    )
+
+
+def rubric_teen_adult(run: EvaluationRun) -> list[TeenAdultModel]:
+    """Per model (by name), the overall and per-dimension teen-minus-adult differences."""
+    responses = (
+        run.rubric_responses.filter(
+            status=ConversationStatus.COMPLETED,
+            item__population__in=[Population.TEEN, Population.ADULT],
+        )
+        .select_related("item", "target")
+        .prefetch_related("grades__criterion")
+    )
+    # scores[target][key][population] -> item scores
+    scores: dict[int, dict[str, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    names: dict[int, str] = {}
+    for response in responses:
+        names[response.target_id] = response.target.name
+        grades = counted_grades(response)
+        mine = scores[response.target_id]
+        population = response.item.population
+        score = item_score_or_none([g.criterion.points for g in grades], [g.met for g in grades])
+        if score is None:
+            continue
+        mine[""][population].append(score)
+        for dimension, value in dimension_scores(grades).items():
+            mine[dimension][population].append(value)
+    labels = dimension_labels()
+    models = []
+    for target_id, groups in scores.items():
+        rows = []
+        for key in ["", *sorted(k for k in groups if k)]:
+            teen, adult = groups[key][Population.TEEN], groups[key][Population.ADULT]
+            rows.append(
+                TeenAdultRow(
+                    key,
+                    labels.get(key, key) if key else "Overall",
+                    _difference(teen, adult),
+                    len(teen),
+                    len(adult),
+                )
+            )
+        models.append(TeenAdultModel(names[target_id], target_id, tuple(rows)))
+    return sorted(models, key=lambda m: m.target.casefold())
+
+
+def public_rubric_teen_adult(run: EvaluationRun) -> list[TeenAdultModel]:
+    """`rubric_teen_adult` in the page cache, under the replies' count and last change."""
+    stamp = RubricResponse.objects.filter(run=run).aggregate(n=Count("pk"), last=Max("updated_at"))
+    last = stamp["last"].timestamp() if stamp["last"] else 0
+    key = f"rubric-teen-adult:{run.pk}:{stamp['n']}:{last:.6f}"
+    found = page_cache_get(key)
+    if found is None:
+        found = rubric_teen_adult(run)
+        page_cache_set(key, found, CACHE_SECONDS)
+    return found
