@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evaluations", "0013_run_headline"),
+        ("evaluations", "0014_run_judge_panel"),
     ]
 
     operations = [
