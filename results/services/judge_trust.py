@@ -134,9 +134,7 @@ def _by(rows: list[dict[str, Any]], key, synthetic: bool) -> dict[Any, Trust]:
         [r["cluster"] for r in rows],
         n_resamples=TRUST_RESAMPLES,
     )
-    return {
-        k: Trust(t.agreement, t.kappa, t.badge, t.reason, synthetic) for k, t in trusts.items()
-    }
+    return {k: Trust(t.agreement, t.kappa, t.badge, t.reason, synthetic) for k, t in trusts.items()}
 
 
 def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
@@ -185,4 +183,46 @@ def judge_family_effect(run: EvaluationRun) -> dict[str, Any]:
         "estimable": False,
         "reason": "Not estimable with one judge: the effect of grading a model of the judge's "
         "own family needs at least two judges of different families in the same run.",
+    }
+
+
+def metric_trust_rows(run: EvaluationRun, metric_key: str, targets) -> dict[str, Any]:
+    """What a metric page shows: the metric's judge trust overall and per target, each
+    target's self-preference note, and the judge-family effect's status."""
+    trust = run_judge_trust(run)
+    return {
+        "overall": trust["metric"].get(metric_key),
+        "rows": [
+            {
+                "target": target,
+                "trust": trust["metric_target"].get((metric_key, target.pk)),
+                "self_preference": target_self_preference(run, target),
+            }
+            for target in targets
+        ],
+        "how_to_fill": HOW_TO_FILL,
+        "synthetic": bool(getattr(run, "synthetic", False)),
+    }
+
+
+def category_trust(run: EvaluationRun, slug: str, target=None) -> Trust | None:
+    """A label category's judge trust, for one target when given (None: no blind verdict)."""
+    trust = run_judge_trust(run)
+    if target is None:
+        return trust["category"].get(slug)
+    return trust["category_target"].get((slug, target.pk))
+
+
+def trust_api(trust: Trust | None) -> dict[str, Any]:
+    """The API's judge-trust object; a cell with no blind verdict is not yet checked."""
+    if trust is not None:
+        return trust.as_api()
+    return {
+        "badge": NOT_CHECKED,
+        "reason": "0 blind expert verdicts so far",
+        "agreement": None,
+        "kappa": None,
+        "low_agreement": False,
+        "synthetic": False,
+        "how_to_fill": HOW_TO_FILL,
     }
