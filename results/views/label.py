@@ -21,6 +21,7 @@ from ..selectors import (
     run_target,
     run_targets,
 )
+from ..services.judge_trust import HOW_TO_FILL, category_trust, target_self_preference
 from .common import PublicRunMixin
 
 
@@ -216,6 +217,9 @@ class LabelCategoryView(LabelMixin, TemplateView):
             line=line,
             category=line.category,
             metrics=label_category_metrics(run=run, target=profile.target, category=line.category),
+            category_trust=category_trust(run, line.category.slug, profile.target),
+            self_preference=target_self_preference(run, profile.target),
+            trust_how_to_fill=HOW_TO_FILL,
         )
         return context
 

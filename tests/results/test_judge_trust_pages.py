@@ -70,3 +70,16 @@ def test_label_api_has_trust_per_category_and_self_preference(client):
     assert data["judge_self_preference"]["family"] == "offline"
     assert all(line["judge_trust"]["badge"] for line in data["lines"])
     assert all(line["judge_trust"]["how_to_fill"] for line in data["lines"])
+
+
+def test_label_category_page_shows_trust_and_methodology_states_thresholds(client):
+    run = published_run()
+    target = run.targets.order_by("name").first()
+    html = client.get(reverse("results:label-category", args=[target.pk, "agency"])).content
+    html = html.decode()
+    assert 'data-testid="category-judge-trust"' in html
+    assert 'data-badge="not yet checked by experts"' in html
+    assert 'data-testid="self-preference"' in html
+    page = client.get(reverse("results:methodology")).content.decode()
+    assert 'data-testid="judge-trust-thresholds"' in page
+    assert "Not estimable with one judge" in page
