@@ -226,3 +226,17 @@ def trust_api(trust: Trust | None) -> dict[str, Any]:
         "synthetic": False,
         "how_to_fill": HOW_TO_FILL,
     }
+
+
+def low_trust_categories(run: EvaluationRun, target) -> set[str]:
+    """Label categories where experts checked the judge on ``target`` and it fell short."""
+    trust = run_judge_trust(run)["category_target"]
+    return {slug for (slug, tid), t in trust.items() if tid == target.pk and t.low}
+
+
+def low_trust_metrics(run: EvaluationRun, target=None) -> set[str]:
+    """Metric keys whose judge trust (for ``target`` when given) is contested."""
+    trust = run_judge_trust(run)
+    if target is None:
+        return {key for key, t in trust["metric"].items() if t.low}
+    return {key for (key, tid), t in trust["metric_target"].items() if tid == target.pk and t.low}

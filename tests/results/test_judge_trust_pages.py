@@ -83,3 +83,30 @@ def test_label_category_page_shows_trust_and_methodology_states_thresholds(clien
     page = client.get(reverse("results:methodology")).content.decode()
     assert 'data-testid="judge-trust-thresholds"' in page
     assert "Not estimable with one judge" in page
+
+
+def test_label_marks_contested_categories_and_metric_page_marks_low_agreement(client):
+    # Five positive metrics in one category: 30 blind verdicts per model, all disagreeing.
+    run = published_run(n_metrics=10)
+    _rate_all(run, agree=False)
+    target = run.targets.order_by("name").first()
+    html = client.get(reverse("results:label", args=[target.pk])).content.decode()
+    assert 'data-testid="label-trust-note"' in html
+    assert html.count('data-testid="judge-trust-low"') == 2  # agency and sycophancy
+    assert 'data-testid="self-preference"' in html
+    data = client.get(reverse("results-api:label", args=[target.pk])).json()
+    assert {line["judge_trust"]["badge"] for line in data["lines"]} == {"contested"}
+    assert all(line["judge_trust"]["low_agreement"] for line in data["lines"])
+
+
+def test_explore_marks_contested_metrics_and_same_family_judge(client, monkeypatch):
+    run = published_run()
+    key = _key(run)
+    url = reverse("results:explore") + "?subarea=agency-purpose"
+    html = client.get(url).content.decode()
+    assert 'data-testid="self-preference"' in html
+    assert 'data-testid="judge-trust-low"' not in html
+    # Which metrics are contested comes from the service (tested above); the page marks them.
+    monkeypatch.setattr("results.views.explore.low_trust_metrics", lambda run: {key})
+    html = client.get(url + "&polarity=positive&age=teen").content.decode()
+    assert 'data-testid="judge-trust-low"' in html
