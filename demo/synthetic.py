@@ -20,6 +20,7 @@ from django.db import transaction
 
 from core.exceptions import ApplicationError
 from core.progress import Progress, progress_ignore
+from demo.synthetic_verdicts import synthetic_blind_verdicts_create
 from evaluations.models import AgeContext, EvaluationRun, Scenario
 from evaluations.services.synthetic import (
     SyntheticConversation,
@@ -169,8 +170,9 @@ def _outcomes(
     first_sub: np.ndarray,
     scenarios: list[Scenario],
     rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Judgments `present[scenario, model, repetition]` and per-conversation passed (majority)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Judgments `present[scenario, model, repetition]`, the majority verdict per conversation,
+    and the true verdict the judge's readings were drawn from (what synthetic experts give)."""
     m = len(versions)
     n_sub = 14
     model_effect = rng.permutation(np.linspace(-0.6, 0.9, spec.models))
@@ -205,7 +207,7 @@ def _outcomes(
     # An even number of judgments can tie; the judge's first reading breaks it.
     ties = votes * 2 == spec.judgments
     verdict_present = np.where(ties, present[:, :, 0], verdict_present)
-    return present, verdict_present
+    return present, verdict_present, present_true
 
 
 def synthetic_dataset_generate(
@@ -243,7 +245,7 @@ def synthetic_dataset_generate(
         )
         scenarios = _scenarios(spec, versions, rng)
         progress(len(scenarios), len(scenarios), "scenarios")
-    present, verdict_present = _outcomes(spec, versions, first_sub, scenarios, rng)
+    present, verdict_present, present_true = _outcomes(spec, versions, first_sub, scenarios, rng)
 
     total = len(scenarios) * spec.models
     run = run_create_completed_synthetic(
@@ -260,6 +262,12 @@ def synthetic_dataset_generate(
     # Written per batch of scenarios: conversations, then their judgments.
     per_batch = max(1, BATCH // spec.models)
     done = 0
+    truth: dict[int, bool] = {}
+    index_of = {
+        (sc.pk, target.pk): (i, t)
+        for i, sc in enumerate(scenarios)
+        for t, target in enumerate(targets)
+    }
     for start in range(0, len(scenarios), per_batch):
         chunk = range(start, min(start + per_batch, len(scenarios)))
         conversations = conversations_bulk_create_synthetic(
@@ -277,8 +285,12 @@ def synthetic_dataset_generate(
                 for t, target in enumerate(targets)
             ],
         )
+        for c in conversations:
+            i, t = index_of[(c.scenario_id, c.target_id)]
+            truth[c.pk] = bool(present_true[i, t])
         done += len(conversations)
         progress(done, total, "conversations")
+    synthetic_blind_verdicts_create(run=run, truth=truth, mark=SYNTHETIC_MARK)
     return SyntheticResult(
         release=release,
         run=run,

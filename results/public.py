@@ -107,7 +107,13 @@ def explore(
             href = metric_url(version.metric.key, run)
             ests = [by_version[vid].get(t.pk) for t in targets]
             metric_rows.append(
-                WheelRow("metric", f"{version.metric.key} · {version.name}", href, ests)
+                WheelRow(
+                    "metric",
+                    f"{version.metric.key} · {version.name}",
+                    href,
+                    ests,
+                    version.metric.key,
+                )
             )
             for t, e in zip(targets, ests, strict=True):
                 metric_nodes[t.pk].append(Node(version.metric.key, version.name, e, href))

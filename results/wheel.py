@@ -107,7 +107,7 @@ def wheel_key(
         )
         if row.level == "subarea" and row.slug == selected:
             entries[-1].metrics = [
-                KeyEntry("metric", f"{n}.{i + 1}", m.label, m.estimates[index], m.href)
+                KeyEntry("metric", f"{n}.{i + 1}", m.label, m.estimates[index], m.href, slug=m.slug)
                 for i, m in enumerate(data.metric_rows)
             ]
     return entries

@@ -194,12 +194,34 @@ class ExploreOutput(serializers.Serializer):
     cells = WheelCellOutput(many=True)
 
 
+class JudgeTrustOutput(serializers.Serializer):
+    """Blind expert agreement with the judge, Cohen's kappa and the badge (thresholds on the
+    methodology page); ``how_to_fill`` says how experts check a judge not yet checked."""
+
+    badge = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+    agreement = EstimateOutput(allow_null=True)
+    kappa = EstimateOutput(allow_null=True)
+    low_agreement = serializers.BooleanField()
+    synthetic = serializers.BooleanField()
+    how_to_fill = serializers.CharField(allow_blank=True)
+
+
+class SelfPreferenceOutput(serializers.Serializer):
+    """A judge of the target's own model family graded it."""
+
+    judge = serializers.CharField()
+    family = serializers.CharField()
+
+
 class MetricModelResultOutput(serializers.Serializer):
     target = serializers.IntegerField()
     target_name = serializers.CharField()
     all = EstimateOutput(allow_null=True)
     teen = EstimateOutput(allow_null=True)
     adult = EstimateOutput(allow_null=True)
+    judge_trust = JudgeTrustOutput()
+    judge_self_preference = SelfPreferenceOutput(allow_null=True)
 
 
 class MetricResultsOutput(serializers.Serializer):
@@ -209,6 +231,7 @@ class MetricResultsOutput(serializers.Serializer):
     metric_version = serializers.IntegerField()
     polarity = serializers.CharField()
     results = MetricModelResultOutput(many=True)
+    judge_trust = JudgeTrustOutput()
 
 
 class LabelLineOutput(serializers.Serializer):
@@ -219,6 +242,7 @@ class LabelLineOutput(serializers.Serializer):
     thin_evidence = serializers.BooleanField()
     n_metrics = serializers.IntegerField()
     estimate = EstimateOutput()
+    judge_trust = JudgeTrustOutput()
 
 
 class LabelOutput(serializers.Serializer):
@@ -231,6 +255,7 @@ class LabelOutput(serializers.Serializer):
     teen_conversations = serializers.IntegerField()
     adult_conversations = serializers.IntegerField()
     lines = LabelLineOutput(many=True)
+    judge_self_preference = SelfPreferenceOutput(allow_null=True)
     strengths = serializers.ListField(child=serializers.CharField())
     weaknesses = serializers.ListField(child=serializers.CharField())
 

@@ -32,6 +32,12 @@ from ..selectors import (
     run_target,
     run_targets,
 )
+from ..services.judge_trust import (
+    category_trust,
+    run_judge_trust,
+    target_self_preference,
+    trust_api,
+)
 from ..services.panel import panel_published
 from . import serializers as s
 
@@ -291,6 +297,7 @@ class MetricResultsApi(PublishedMixin, APIView):
         if version is None:
             raise NotFound(f"No results for metric {key} in this run.")
         results = metric_results(run=run, version=version, targets=list(run_targets(run)))
+        trust = run_judge_trust(run)
         data = {
             "run": run.pk,
             "release": run.release.version,
@@ -304,9 +311,12 @@ class MetricResultsApi(PublishedMixin, APIView):
                     "all": r.all,
                     "teen": r.teen,
                     "adult": r.adult,
+                    "judge_trust": trust_api(trust["metric_target"].get((key, r.target.pk))),
+                    "judge_self_preference": target_self_preference(run, r.target),
                 }
                 for r in results
             ],
+            "judge_trust": trust_api(trust["metric"].get(key)),
         }
         return Response(s.MetricResultsOutput(data).data)
 
@@ -332,6 +342,7 @@ class LabelApi(PublishedMixin, APIView):
             "n_conversations": p.n_conversations,
             "teen_conversations": p.teen,
             "adult_conversations": p.adult,
+            "judge_self_preference": target_self_preference(run, target),
             "strengths": p.strengths,
             "weaknesses": p.weaknesses,
             "lines": [
@@ -343,6 +354,7 @@ class LabelApi(PublishedMixin, APIView):
                     "thin_evidence": line.thin,
                     "n_metrics": line.n_metrics,
                     "estimate": line.estimate,
+                    "judge_trust": trust_api(category_trust(run, line.category.slug, target)),
                 }
                 for line in p.lines
             ],

@@ -5,6 +5,7 @@ from core.ids import identifier_parse
 from ..charts import band_edges, sunburst
 from ..public import AGES, POLARITIES, explore
 from ..selectors import run_targets
+from ..services.judge_trust import low_trust_metrics, target_self_preference
 from ..wheel import FAILING_BELOW, PASSING_FROM, metric_counts, wheel_key
 from .common import PublicRunMixin
 
@@ -73,5 +74,9 @@ class ExploreView(PublicRunMixin, TemplateView):
             failing_below=FAILING_BELOW,
             legend=band_edges(),
             base=base,
+            trust_low_metrics=low_trust_metrics(run),
+            self_preference_notes=[
+                (t, pref) for t in chosen if (pref := target_self_preference(run, t))
+            ],
         )
         return context

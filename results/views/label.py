@@ -21,6 +21,12 @@ from ..selectors import (
     run_target,
     run_targets,
 )
+from ..services.judge_trust import (
+    HOW_TO_FILL,
+    category_trust,
+    low_trust_categories,
+    target_self_preference,
+)
 from .common import PublicRunMixin
 
 
@@ -92,6 +98,8 @@ class LabelView(LabelMixin, TemplateView):
             forest=_forest(profile),
             forest_method=_methods([profile]),
             targets=run_targets(run),
+            trust_low_categories=low_trust_categories(run, profile.target),
+            judge_self_preference=target_self_preference(run, profile.target),
         )
         return context
 
@@ -216,6 +224,9 @@ class LabelCategoryView(LabelMixin, TemplateView):
             line=line,
             category=line.category,
             metrics=label_category_metrics(run=run, target=profile.target, category=line.category),
+            category_trust=category_trust(run, line.category.slug, profile.target),
+            self_preference=target_self_preference(run, profile.target),
+            trust_how_to_fill=HOW_TO_FILL,
         )
         return context
 

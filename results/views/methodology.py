@@ -11,6 +11,8 @@ from ..selectors import (
     run_targets,
     run_uses_offline_model,
 )
+from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
+from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
 from .common import PublicRunMixin
 
 PER_METRIC_SHOWN = 15
@@ -65,6 +67,9 @@ class MethodologyView(PublicRunMixin, TemplateView):
             targets=run_targets(run),
             offline=run_uses_offline_model(run),
             synthetic=run_is_synthetic(run),
+            judge_family=judge_family_effect(run),
+            trust_thresholds=TRUST_THRESHOLDS,
+            trust_how_to_fill=HOW_TO_FILL,
         )
         context["difference_plots"] = model_difference_plots(
             analysis.robustness.get("polarities", {})

@@ -7,6 +7,7 @@ from metrics_registry.selectors import metric_list, metric_status_history, metri
 from ..charts import ForestRow, forest_svg, interval_methods
 from ..public import metric_results, metric_scenarios, public_metric, run_version_of
 from ..selectors import run_targets
+from ..services.judge_trust import metric_trust_rows
 from .common import PublicRunMixin
 
 
@@ -67,7 +68,8 @@ class MetricResultsView(PublicRunMixin, TemplateView):
             context["not_in_run"] = True
             return context
         subareas = list(version.subareas.select_related("area").order_by("position"))
-        results = metric_results(run=run, version=version, targets=list(run_targets(run)))
+        targets = list(run_targets(run))
+        results = metric_results(run=run, version=version, targets=targets)
         rows = []
         for r in results:
             for age, e in (("teen", r.teen), ("adult", r.adult)):
@@ -83,5 +85,6 @@ class MetricResultsView(PublicRunMixin, TemplateView):
             ),
             forest_method=interval_methods(rows),
             scenarios=metric_scenarios(run=run, version=version),
+            judge_trust=metric_trust_rows(run, metric.key, targets),
         )
         return context

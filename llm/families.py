@@ -1,0 +1,74 @@
+"""Model families: which maker a configuration's model comes from, for self-preference checks.
+
+A judge grading a model of its own family may favour it (self-preference), so every figure a
+same-family judge produced says so. The family is read from the provider first (a provider
+that serves only one maker's models, and the offline demo) and otherwise from the model id's
+prefix, since an OpenAI-compatible endpoint can serve any maker's model.
+"""
+
+from __future__ import annotations
+
+import re
+
+OFFLINE = "offline"
+UNKNOWN = ""
+
+# Providers that serve one family whatever the model id says.
+_PROVIDER_FAMILIES = {
+    "offline": OFFLINE,
+    "anthropic": "Anthropic",
+    "openai": "OpenAI",
+    "google": "Google",
+    "gemini": "Google",
+}
+
+# Model id prefixes (after any "vendor/" path, lower-cased) and their family.
+_PREFIXES: tuple[tuple[str, str], ...] = (
+    (r"gpt-|o\d|chatgpt|text-davinci", "OpenAI"),
+    (r"claude", "Anthropic"),
+    (r"gemini|gemma|palm", "Google"),
+    (r"llama|meta-llama", "Meta"),
+    (r"mistral|mixtral|ministral|codestral", "Mistral"),
+    (r"qwen|qwq", "Alibaba"),
+    (r"deepseek", "DeepSeek"),
+    (r"grok", "xAI"),
+    (r"synthetic-", "synthetic"),
+)
+
+
+def model_family(provider: str, model_id: str) -> str:
+    """The family ("OpenAI", "Anthropic", "Google", "Meta", "offline", ...) of a model, or
+    ``""`` when neither the provider nor the model id tells."""
+    by_provider = _PROVIDER_FAMILIES.get((provider or "").lower())
+    if by_provider:
+        return by_provider
+    name = (model_id or "").strip().lower()
+    # Routers name models "vendor/model" ("meta-llama/llama-3-70b", "openai/gpt-4o").
+    tail = name.rsplit("/", 1)[-1]
+    for pattern, family in _PREFIXES:
+        if re.match(pattern, tail) or re.match(pattern, name):
+            return family
+    return UNKNOWN
+
+
+def configuration_family(configuration) -> str:
+    """:func:`model_family` of a ``ModelConfiguration``."""
+    return model_family(configuration.provider, configuration.model_id)
+
+
+def self_preference(judges, target) -> dict | None:
+    """``{"judge": name, "family": family}`` for the first of a run's judge configurations in
+    the target's family, or None. Unknown families never match (nothing can be said)."""
+    family = configuration_family(target)
+    if not family:
+        return None
+    for judge in judges:
+        if configuration_family(judge) == family:
+            return {"judge": judge.name, "family": family}
+    return None
+
+
+def judge_family_effect_estimable(judges) -> bool:
+    """The effect of the judge's family can only be estimated with at least two judges of
+    different known families in one run."""
+    return len({configuration_family(j) for j in judges} - {UNKNOWN}) >= 2

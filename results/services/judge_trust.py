@@ -1,0 +1,238 @@
+"""Judge trust per metric, per target model and per label category of a run.
+
+Blind expert verdicts (external-panel ratings: the expert never saw the judge's verdict) on
+the run's conversations are compared with the judge's verdict by ``stats.judge_trust``: the
+agreement, Cohen's kappa (each with interval over base scenarios and n) and a plain-language
+badge. Ratings made with the judge's verdict on screen measure endorsement, not agreement,
+and are never used here.
+
+The figures are rebuilt from stored rows and kept in the page cache under a key that changes
+whenever a rating is added or undone, so a new rating shows at once and nothing is stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from core.caches import page_cache_get, page_cache_set
+from evaluations.models import Conversation, EvaluationRun
+from evaluations.services.panel import run_panel
+from llm.families import judge_family_effect_estimable, self_preference
+from review.selectors import blind_verdict_ratings
+from stats.judge_trust import (
+    CONTESTED,
+    MIN_EXPERT_VERDICTS,
+    NOT_CHECKED,
+    VALIDATED,
+    VALIDATED_AGREEMENT_LOW,
+    VALIDATED_KAPPA,
+    JudgeTrust,
+    judge_trust_by,
+)
+
+# Resamples per figure: a release has a few hundred cells, each with its own bootstrap.
+TRUST_RESAMPLES = 2_000
+CACHE_SECONDS = 24 * 3600
+
+# How experts fill a "not yet checked" figure: shown next to it.
+HOW_TO_FILL = (
+    "Experts fill this in by rating conversations blind (without seeing the judge's verdict) "
+    "in an external-panel rating queue of this run; a badge appears after "
+    f"{MIN_EXPERT_VERDICTS} verdicts."
+)
+THRESHOLDS = {
+    "min_verdicts": MIN_EXPERT_VERDICTS,
+    "agreement_low": VALIDATED_AGREEMENT_LOW,
+    "kappa": VALIDATED_KAPPA,
+}
+BADGES = (VALIDATED, CONTESTED, NOT_CHECKED)
+
+
+@dataclass(frozen=True)
+class Trust:
+    """One cell's judge trust as pages and the API show it."""
+
+    agreement: Any
+    kappa: Any
+    badge: str
+    reason: str
+    synthetic: bool
+
+    @property
+    def low(self) -> bool:
+        """Experts checked and the judge did not clear the bar: marked, never hidden."""
+        return self.badge == CONTESTED
+
+    @property
+    def checked(self) -> bool:
+        return self.badge != NOT_CHECKED
+
+    def as_api(self) -> dict[str, Any]:
+        return {
+            "badge": self.badge,
+            "reason": self.reason,
+            "agreement": self.agreement,
+            "kappa": self.kappa,
+            "low_agreement": self.low,
+            "synthetic": self.synthetic,
+            "how_to_fill": "" if self.checked else HOW_TO_FILL,
+        }
+
+
+def _rows(run: EvaluationRun) -> list[dict[str, Any]]:
+    """One row per current blind expert verdict with the judge's verdict and the cell keys."""
+    ratings = blind_verdict_ratings(run=run)
+    conversation_ids = {c for c, _, _ in ratings}
+    info = {
+        row["pk"]: row
+        for row in Conversation.objects.filter(pk__in=conversation_ids).values(
+            "pk",
+            "target_id",
+            "verdict_present",
+            "scenario__base_index",
+            "scenario__metric_version_id",
+            "scenario__metric_version__metric__key",
+            "scenario__metric_version__label_category__slug",
+        )
+    }
+    rows = []
+    for conversation, _rater, expert in ratings:
+        c = info.get(conversation)
+        if c is None:
+            continue
+        rows.append(
+            {
+                "metric": c["scenario__metric_version__metric__key"],
+                "target": c["target_id"],
+                "category": c["scenario__metric_version__label_category__slug"] or "",
+                # Base scenario: a situation with its teen and adult forms and replicates.
+                "cluster": f"{c['scenario__metric_version_id']}:{c['scenario__base_index']}",
+                "judge": c["verdict_present"],
+                "expert": expert,
+            }
+        )
+    return rows
+
+
+def _fingerprint(rows: list[dict[str, Any]]) -> str:
+    text = repr(sorted(tuple(sorted(r.items())) for r in rows))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _num(value: bool | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _by(rows: list[dict[str, Any]], key, synthetic: bool) -> dict[Any, Trust]:
+    if not rows:
+        return {}
+    trusts: dict[Any, JudgeTrust] = judge_trust_by(
+        [key(r) for r in rows],
+        [_num(r["judge"]) for r in rows],
+        [_num(r["expert"]) for r in rows],
+        [r["cluster"] for r in rows],
+        n_resamples=TRUST_RESAMPLES,
+    )
+    return {k: Trust(t.agreement, t.kappa, t.badge, t.reason, synthetic) for k, t in trusts.items()}
+
+
+def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
+    """Judge trust of ``run`` keyed by ``metric`` key, ``target`` id, ``metric_target``
+    (key, target id), ``category`` slug and ``category_target`` (slug, target id), plus
+    ``all``. Cells with no blind verdict are absent (pages show them as not yet checked)."""
+    rows = _rows(run)
+    cache_key = f"judge-trust:v1:{run.pk}:{_fingerprint(rows)}"
+    cached = page_cache_get(cache_key)
+    if cached is not None:
+        return cached
+    synthetic = bool(getattr(run, "synthetic", False))
+    figures = {
+        "all": _by(rows, lambda r: "all", synthetic),
+        "metric": _by(rows, lambda r: r["metric"], synthetic),
+        "target": _by(rows, lambda r: r["target"], synthetic),
+        "metric_target": _by(rows, lambda r: (r["metric"], r["target"]), synthetic),
+        "category": _by(rows, lambda r: r["category"], synthetic),
+        "category_target": _by(rows, lambda r: (r["category"], r["target"]), synthetic),
+    }
+    page_cache_set(cache_key, figures, CACHE_SECONDS)
+    return figures
+
+
+def run_judges(run: EvaluationRun) -> list:
+    """The run's judge configurations: its first judge, then a panel's further judges."""
+    return [seat.judge for seat in run_panel(run)]
+
+
+def target_self_preference(run: EvaluationRun, target) -> dict | None:
+    """``{"judge", "family"}`` when one of the run's judges is of the target's family."""
+    return self_preference(run_judges(run), target)
+
+
+def judge_family_effect(run: EvaluationRun) -> dict[str, Any]:
+    """Whether the judge-family effect can be estimated for ``run``, and why not if not."""
+    judges = run_judges(run)
+    if judge_family_effect_estimable(judges):
+        return {"estimable": True, "reason": ""}
+    return {
+        "estimable": False,
+        "reason": "Not estimable with one judge: the effect of grading a model of the judge's "
+        "own family needs at least two judges of different families in the same run.",
+    }
+
+
+def metric_trust_rows(run: EvaluationRun, metric_key: str, targets) -> dict[str, Any]:
+    """What a metric page shows: the metric's judge trust overall and per target, each
+    target's self-preference note, and the judge-family effect's status."""
+    trust = run_judge_trust(run)
+    return {
+        "overall": trust["metric"].get(metric_key),
+        "rows": [
+            {
+                "target": target,
+                "trust": trust["metric_target"].get((metric_key, target.pk)),
+                "self_preference": target_self_preference(run, target),
+            }
+            for target in targets
+        ],
+        "how_to_fill": HOW_TO_FILL,
+        "synthetic": bool(getattr(run, "synthetic", False)),
+    }
+
+
+def category_trust(run: EvaluationRun, slug: str, target=None) -> Trust | None:
+    """A label category's judge trust, for one target when given (None: no blind verdict)."""
+    trust = run_judge_trust(run)
+    if target is None:
+        return trust["category"].get(slug)
+    return trust["category_target"].get((slug, target.pk))
+
+
+def trust_api(trust: Trust | None) -> dict[str, Any]:
+    """The API's judge-trust object; a cell with no blind verdict is not yet checked."""
+    if trust is not None:
+        return trust.as_api()
+    return {
+        "badge": NOT_CHECKED,
+        "reason": "0 blind expert verdicts so far",
+        "agreement": None,
+        "kappa": None,
+        "low_agreement": False,
+        "synthetic": False,
+        "how_to_fill": HOW_TO_FILL,
+    }
+
+
+def low_trust_categories(run: EvaluationRun, target) -> set[str]:
+    """Label categories where experts checked the judge on ``target`` and it fell short."""
+    trust = run_judge_trust(run)["category_target"]
+    return {slug for (slug, tid), t in trust.items() if tid == target.pk and t.low}
+
+
+def low_trust_metrics(run: EvaluationRun, target=None) -> set[str]:
+    """Metric keys whose judge trust (for ``target`` when given) is contested."""
+    trust = run_judge_trust(run)
+    if target is None:
+        return {key for key, t in trust["metric"].items() if t.low}
+    return {key for (key, tid), t in trust["metric_target"].items() if tid == target.pk and t.low}
