@@ -41,14 +41,26 @@ def paired_change(
     }
 
 
+def change_text(change: dict[str, Any]) -> str:
+    """ "+12 points [4, 20] on 18 shared scenarios", or why there is no paired figure."""
+    if not change["paired"]:
+        return "cannot be paired: the two runs share too few scenarios"
+    e = change["estimate"]
+    return (
+        f"{e['value'] * 100:+.0f} points [{e['low'] * 100:+.0f}, {e['high'] * 100:+.0f}] on "
+        f"{change['n_shared']} shared base scenarios"
+    )
+
+
 def run_cluster_counts(
-    *, run_id: int, target_id: int, metric_version_ids: list[int], age: str | None = None
+    *, run_id: int, target_id: int, category_id: int, age: str | None = None
 ) -> dict[Cluster, tuple[int, int]]:
-    """`{(metric version, base situation): (passed, judged conversations)}` of one model."""
+    """`{(metric version, base situation): (passed, judged conversations)}` of one model on
+    the metrics of one label category."""
     rows = Conversation.objects.filter(
         run_id=run_id,
         target_id=target_id,
-        scenario__metric_version_id__in=metric_version_ids,
+        scenario__metric_version__label_category_id=category_id,
         verdict_passed__isnull=False,
     )
     if age:
