@@ -11,6 +11,7 @@ Each is one sentence, so the judge can quote it whole. Metrics not listed here (
 demo by a contributor, or by tests) get a subject built from their own criterion.
 """
 
+from functools import lru_cache
 from typing import NamedTuple
 
 
@@ -496,7 +497,8 @@ _STOP_WORDS = frozenset(
 )
 
 
-def content_stems(text: str) -> set[str]:
+@lru_cache(maxsize=16384)  # the same turns and anchors are read again and again
+def content_stems(text: str) -> frozenset[str]:
     """Lower-cased content words of four letters or more, stop words left out, with a plain
     suffix stripped ("weeks" and "week", "worried" and "worry" meet)."""
     stems = set()
@@ -509,7 +511,7 @@ def content_stems(text: str) -> set[str]:
                 break
         if word not in _STOP_WORDS:
             stems.add(word)
-    return stems
+    return frozenset(stems)
 
 
 def subject_for(name: str, criterion: str = "") -> Subject:
