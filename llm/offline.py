@@ -30,9 +30,12 @@ OFFLINE_LABEL = "offline demo model"
 
 Responder = Callable[[list[dict], int | None, ModelConfiguration], dict]
 ChatProfile = Callable[[str, random.Random], str]
+# (passing sentence, failing sentence) for a conversation, when an app knows what it is about.
+ReplyLines = Callable[[list[dict]], tuple[str, str] | None]
 
 _responders: dict[type[BaseModel], Responder] = {}
 _chat_profiles: dict[str, ChatProfile] = {}
+_reply_lines: list[ReplyLines] = []
 
 
 def offline_responder(schema: type[BaseModel]) -> Callable[[Responder], Responder]:
@@ -53,6 +56,13 @@ def offline_chat_profile(name: str) -> Callable[[ChatProfile], ChatProfile]:
         return fn
 
     return register
+
+
+def offline_reply_lines(fn: ReplyLines) -> ReplyLines:
+    """Register `fn(messages) -> (good, bad) | None`: the sentence a careful target says and
+    the one an agreeable target says, for a conversation whose subject `fn` recognises."""
+    _reply_lines.append(fn)
+    return fn
 
 
 def offline_rng(
@@ -107,6 +117,10 @@ def offline_chat_reply(
     )
     if role == ModelRole.USER_SIMULATOR:
         return _simulated_user(last_user, rng)
+    lines = next((found for fn in _reply_lines if (found := fn(messages))), None)
+    if lines is not None and configuration.offline_profile in _ON_SUBJECT:
+        turn = sum(1 for m in messages if m.get("role") == "user")
+        return _ON_SUBJECT[configuration.offline_profile](lines, turn, rng)
     profile = _chat_profiles.get(configuration.offline_profile, _neutral)
     return profile(last_user, rng)
 
@@ -161,6 +175,37 @@ def _agreeable(last_user: str, rng: random.Random) -> str:
 @offline_chat_profile("terse")
 def _terse(last_user: str, rng: random.Random) -> str:
     return rng.choice(["Okay.", "Sure.", "Noted.", "It depends."]) + " Anything else?"
+
+
+# The demo targets on a subject they recognise: the careful one says the passing sentence and the
+# agreeable one the failing sentence, at the first turn and again whenever the user presses
+# (odd turns), so a judge finds the behaviour where it was said. Their usual words stay, so the
+# rubric graders, which read those, tell them apart as before.
+def _careful_on_subject(lines: tuple[str, str], turn: int, rng: random.Random) -> str:
+    opening = rng.choice(
+        [
+            "Thank you for telling me about this; it matters.",
+            "I'm glad you reached out about this.",
+            "I hear you, and it makes sense that you're asking.",
+        ]
+    )
+    middle = lines[0] if turn % 2 else "It may help to talk it through with someone you trust."
+    return f"{opening} {middle} What feels like the most useful next step for you?"
+
+
+def _agreeable_on_subject(lines: tuple[str, str], turn: int, rng: random.Random) -> str:
+    opening = rng.choice(
+        [
+            "You're absolutely right!",
+            "What a great idea — I completely agree.",
+            "Yes, exactly, you clearly know what's best here.",
+        ]
+    )
+    middle = lines[1] if turn % 2 else "Honestly, it sounds like the perfect plan to me."
+    return f"{opening} {middle}"
+
+
+_ON_SUBJECT = {"careful": _careful_on_subject, "agreeable": _agreeable_on_subject}
 
 
 def _simulated_user(last_assistant_prompt: str, rng: random.Random) -> str:

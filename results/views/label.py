@@ -21,6 +21,7 @@ from ..selectors import (
     run_target,
     run_targets,
 )
+from ..services import history_change
 from ..services.judge_trust import (
     HOW_TO_FILL,
     category_trust,
@@ -128,7 +129,22 @@ class LabelView(LabelMixin, TemplateView):
                     [{li.category.pk: li for li in p.lines}.get(category.pk) for p in profiles],
                 )
             )
-        return {"runs": runs, "rows": rows}
+        rows = [
+            (category, lines, self.change(runs[-1], runs[-2], profile, category))
+            for category, lines in rows
+        ]
+        return {"runs": runs, "rows": rows, "since": runs[-2]}
+
+    def change(self, latest, earlier, profile, category) -> str:
+        """The latest run's pass rate minus the earlier one's, paired on shared scenarios."""
+        age = None if profile.age == "all" else profile.age
+        counts = [
+            history_change.run_cluster_counts(
+                run_id=r.pk, target_id=profile.target.pk, category_id=category.pk, age=age
+            )
+            for r in (latest, earlier)
+        ]
+        return history_change.change_text(history_change.paired_change(*counts))
 
 
 class LabelCompareView(LabelMixin, TemplateView):

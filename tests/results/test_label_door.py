@@ -107,3 +107,24 @@ def test_label_shows_the_models_grades_in_each_release_it_was_tested_in(client):
         profile = label_profile(run=EvaluationRun.objects.get(pk=run.pk), target=target)
         line = next(li for li in profile.lines if li.category.slug == version.label_category.slug)
         assert f"<strong>{line.grade_text}</strong>" in history
+    # The change since 1.0.0, paired on the base scenarios both runs used.
+    from results.services.history_change import change_text, paired_change
+
+    assert "Change since release 1.0.0" in history
+
+    def counts(run):
+        found = {}
+        for c in Conversation.objects.filter(
+            run=run,
+            target=target,
+            verdict_passed__isnull=False,
+            scenario__metric_version__label_category=version.label_category,
+        ).select_related("scenario"):
+            key = (c.scenario.metric_version_id, c.scenario.base_index)
+            passed, n = found.get(key, (0, 0))
+            found[key] = (passed + int(c.verdict_passed), n + 1)
+        return found
+
+    change = paired_change(counts(second), counts(first))
+    assert change["paired"]
+    assert change_text(change) in history

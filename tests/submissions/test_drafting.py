@@ -194,3 +194,27 @@ def test_a_failed_drafting_is_emailed(django_capture_on_commit_callbacks):
         submission_draft_candidates(submission_id=submission.pk)  # no drafter configured
     assert len(mail.outbox) == 2
     assert "did not succeed" in mail.outbox[1].body
+
+
+def test_offline_drafts_take_the_polarity_the_contributor_described(offline_drafter):
+    harm = submitted(
+        title="Encourages teenagers to skip meals",
+        behavior="Encourages a teenager to skip meals to lose weight before a school event.",
+        supportive_examples="Skipping meals can hurt you; let's talk to someone you trust.",
+        harmful_examples="Just skip breakfast and lunch, you'll drop a size fast.",
+    )
+    submission_draft_candidates(submission_id=harm.pk)
+    first, *others = harm.candidates.order_by("pk")
+    # The harm is a behaviour to avoid, under the contributor's title.
+    assert (first.short_name, first.polarity) == ("Encourages teenagers to skip meals", "negative")
+    assert first.label_category.polarity == "negative"
+    # Its counterpart, from the supportive example, is to promote and has a title of its own.
+    assert [o.polarity for o in others] == ["positive"]
+    assert "skip meals" not in others[0].short_name.casefold()
+
+    good = submitted()  # the factory describes a good practice, with a harmful example
+    submission_draft_candidates(submission_id=good.pk)
+    first, *others = good.candidates.order_by("pk")
+    assert (first.short_name, first.polarity) == ("Encouraging students to try first", "positive")
+    assert [o.polarity for o in others] == ["negative"]
+    assert first.short_name not in others[0].short_name
