@@ -136,4 +136,3 @@ def with_text(png: bytes, **chunks: str) -> bytes:
 
 def label_files_dir() -> Path:
     return Path(settings.MEDIA_ROOT) / "labels"
-

@@ -220,8 +220,8 @@ def test_the_svg_is_stored_too_and_drawn_in_place_while_missing(client, drawn, t
 def test_every_model_population_and_format_is_drawn_and_only_changes_are_drawn_again(drawn):
     from django.core.cache import caches
 
-    from results.label import LABEL_AGES
     from evaluations.models import Conversation
+    from results.label import LABEL_AGES
 
     run = published_run()
     targets = run.targets.count()
