@@ -134,7 +134,6 @@ RESPONSE_FILTERS = [
 )
 class RubricResponseListApi(PublishedMixin, APIView):
     page_cache_params = ("model", "dimension", "acuity", "population")
-
     def get(self, request, pk: int):
         run = _run(pk)
         params = request.query_params
