@@ -1,3 +1,5 @@
+from dataclasses import dataclass
+
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 from django.views import View
@@ -224,6 +226,13 @@ class LabelCategoryView(LabelMixin, TemplateView):
 RETRY_AFTER_SECONDS = 30
 
 
+@dataclass(frozen=True)
+class _Model:
+    """A model known by its id only (all a stored file's response names)."""
+
+    pk: int
+
+
 class _SvgView(LabelMixin, View):
     template_name = ""
     # Images carry no navigation: the same file for every reader, cached for all.
@@ -284,12 +293,13 @@ class LabelSvgView(_SvgView):
     template_name = "results/label.svg"
 
     def image(self, run, pk: int) -> tuple:
-        target = self.target(run, pk)
-        stored = stored_label(run_id=run.pk, target_id=target.pk, age=self.age(), fmt="svg")
+        # A stored file exists only for a model of the run: no query needed to check it.
+        stored = stored_label(run_id=run.pk, target_id=pk, age=self.age(), fmt="svg")
         if stored is not None:
-            return target, stored
+            return _Model(pk), stored
+        target, body = super().image(run, pk)
         label_files_soon(run.pk)
-        return target, super().image(run, pk)[1]
+        return target, body
 
 
 class _StoredImageView(LabelSvgView):
@@ -297,14 +307,13 @@ class _StoredImageView(LabelSvgView):
     while it is missing, "being prepared" and one drawing queued."""
 
     def image(self, run, pk: int) -> tuple:
-        target = self.target(run, pk)
-        stored = stored_label(
-            run_id=run.pk, target_id=target.pk, age=self.age(), fmt=self.extension
-        )
-        if stored is None:
-            chromium_path()  # raises ExportUnavailable: no drawing would ever come
-            label_files_soon(run.pk)
-        return target, stored
+        stored = stored_label(run_id=run.pk, target_id=pk, age=self.age(), fmt=self.extension)
+        if stored is not None:
+            return _Model(pk), stored
+        target = self.target(run, pk)  # 404 for a model not in the run
+        chromium_path()  # raises ExportUnavailable: no drawing would ever come
+        label_files_soon(run.pk)
+        return target, None
 
 
 class LabelPngView(_StoredImageView):

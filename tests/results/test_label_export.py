@@ -260,3 +260,15 @@ def test_the_drawing_task_draws_and_clears_its_marker(drawn, tmp_path):
     assert (tmp_path / "labels" / f"run{run.pk}.queued").exists() is False
     assert drawn["drawings"]
     assert label_files_soon(run.pk)  # after the drawing, a missing file queues again
+
+
+@pytest.mark.parametrize("name", ["results:label-svg", "results:label-png", "results:label-pdf"])
+def test_a_model_outside_the_run_is_not_found_whatever_the_files(client, drawn, name):
+    from llm.models import ModelConfiguration
+
+    run = published_run()
+    _render(run)
+    outsider = ModelConfiguration.objects.exclude(pk__in=run.targets.all()).first()
+    pk = outsider.pk if outsider else 987_654
+    assert client.get(reverse(name, args=[pk]), {"run": run.pk}).status_code == 404
+    assert drawn["queued"] == []
