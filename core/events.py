@@ -9,6 +9,8 @@ metrics the review app keeps, say).
 Events and their payloads (keyword arguments):
 
 * ``RUN_COMPLETED`` (``run_id``): an evaluation run finished with at least one conversation.
+* ``RUN_DESIGNATED`` (``run_id``): a run was made official or withdrawn, or marked (or
+  unmarked) as its release's headline run.
 * ``RATINGS_CHANGED`` (``queue_id``, ``kind``, ``object_ids``): ratings were submitted or undone
   in a rating queue; ``object_ids`` are the rated objects (conversations for verdict kinds).
 * ``CONTESTED_KEPT`` (no payload, collected): ids of contested metrics kept in new releases.
@@ -36,6 +38,7 @@ from django.db import transaction
 
 RUN_COMPLETED = "evaluations.run_completed"
 RATINGS_CHANGED = "review.ratings_changed"
+RUN_DESIGNATED = "evaluations.run_designated"
 CONTESTED_KEPT = "review.contested_kept"
 RELEASE_DOWNLOADS = "metrics_registry.release_downloads"
 RELEASE_PUBLISHING = "metrics_registry.release_publishing"

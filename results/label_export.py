@@ -6,21 +6,16 @@ request is refused, then screenshots it (PNG, at twice the pixel density) or pri
 one-page PDF of the label's size. Callers render the SVG first: Playwright's sync API runs an
 event loop in this thread, so no ORM call may happen while it is open.
 
-Each file is drawn once and stored (``label_file``), keyed by run, target, population and
-format plus a digest of what it shows, so a new figure, name or release draws a new file and
-nothing a reader sends (query strings, cookies, a cold or unreachable page cache) makes
-Chromium start again. A lock file makes concurrent first requests wait for one drawing.
+Files are drawn ahead of any request, when the label's figures change, and stored
+(`results.label_files`); a reader's request never starts Chromium.
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
 import struct
 import zlib
-from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
@@ -63,35 +58,61 @@ def _page_html(svg: str, title: str) -> str:
     )
 
 
-def _render(svg: str, *, width: int, height: int, title: str, fmt: str) -> bytes:
-    # The browser driver is heavy and optional: only a PNG or PDF export loads it.
+def _draw(browser, svg: str, *, width: int, height: int, title: str, fmt: str) -> bytes:
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        device_scale_factor=PNG_SCALE if fmt == "png" else 1,
+        java_script_enabled=False,
+        offline=True,
+    )
+    try:
+        page = context.new_page()
+        page.route("**/*", lambda route: route.abort())  # nothing leaves the machine
+        page.set_content(_page_html(svg, title), wait_until="load")
+        if fmt == "png":
+            return page.screenshot(
+                clip={"x": 0, "y": 0, "width": width, "height": height}, type="png"
+            )
+        return page.pdf(
+            width=f"{width}px",
+            height=f"{height}px",
+            print_background=True,
+            page_ranges="1",
+        )
+    finally:
+        context.close()
+
+
+def label_pages(jobs: list[dict]) -> list[bytes]:
+    """Each job (svg, width, height, title, description, fmt "png" or "pdf") drawn by one
+    Chromium started once for all of them: a PNG titled and described, a one-page PDF."""
+    if not jobs:
+        return []
+    # The browser driver is heavy and optional: only a PNG or PDF drawing loads it.
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()
+    drawn = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(
-                viewport={"width": width, "height": height},
-                device_scale_factor=PNG_SCALE if fmt == "png" else 1,
-                java_script_enabled=False,
-                offline=True,
-            )
-            page = context.new_page()
-            page.route("**/*", lambda route: route.abort())  # nothing leaves the machine
-            page.set_content(_page_html(svg, title), wait_until="load")
-            if fmt == "png":
-                return page.screenshot(
-                    clip={"x": 0, "y": 0, "width": width, "height": height}, type="png"
+            for job in jobs:
+                data = _draw(
+                    browser,
+                    job["svg"],
+                    width=job["width"],
+                    height=job["height"],
+                    title=job["title"],
+                    fmt=job["fmt"],
                 )
-            return page.pdf(
-                width=f"{width}px",
-                height=f"{height}px",
-                print_background=True,
-                page_ranges="1",
-            )
+                if job["fmt"] == "png":
+                    data = with_text(
+                        data, Title=job["title"], Description=job.get("description", "")
+                    )
+                drawn.append(data)
         finally:
             browser.close()
+    return drawn
 
 
 def _itxt(keyword: str, text: str) -> bytes:
@@ -113,48 +134,5 @@ def with_text(png: bytes, **chunks: str) -> bytes:
     return png[:header_end] + extra + png[header_end:]
 
 
-def label_png(svg: str, *, width: int, height: int, title: str, description: str = "") -> bytes:
-    """The label as a PNG of (width × height) × PNG_SCALE pixels, titled and described."""
-    png = _render(svg, width=width, height=height, title=title, fmt="png")
-    return with_text(png, Title=title, Description=description)
-
-
-def label_pdf(svg: str, *, width: int, height: int, title: str) -> bytes:
-    """The label as a one-page PDF of its own size, text kept as text."""
-    return _render(svg, width=width, height=height, title=title, fmt="pdf")
-
-
 def label_files_dir() -> Path:
     return Path(settings.MEDIA_ROOT) / "labels"
-
-
-def label_file(
-    *,
-    run_id: int,
-    target_id: int,
-    fmt: str,
-    content: str,
-    render: Callable[[], bytes],
-    population: str = "all",
-) -> bytes:
-    """The stored file of this label, drawn by ``render`` only when no file shows ``content``
-    (the SVG with its title and description) yet; older files of the same label are removed."""
-    digest = hashlib.blake2b(content.encode(), digest_size=12).hexdigest()
-    stem = f"run{run_id}-target{target_id}-{population}"
-    folder = label_files_dir()
-    path = folder / f"{stem}-{digest}.{fmt}"
-    if path.exists():
-        return path.read_bytes()
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{stem}.{fmt}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one drawing; the others wait and read its file
-        if path.exists():
-            return path.read_bytes()
-        data = render()
-        partial = path.with_suffix(f".{fmt}.partial")
-        partial.write_bytes(data)
-        os.replace(partial, path)
-        for old in folder.glob(f"{stem}-*.{fmt}"):
-            if old != path:
-                old.unlink(missing_ok=True)
-    return data

@@ -13,6 +13,23 @@ def results_refresh(run_id: int) -> None:
     run = EvaluationRun.objects.filter(pk=run_id).first()
     if run is not None:
         refresh(run=run)
+        # The label files show the new figures: drawn now, never on a reader's request.
+        from .label_files import on_run_figures_changed
+
+        on_run_figures_changed(run_id=run_id)
+
+
+@shared_task(name="results.tasks.label_files_render", acks_late=True)
+def label_files_render(run_id: int) -> None:
+    from .label_files import label_files_done
+    from .label_files import label_files_render as render
+
+    try:
+        run = EvaluationRun.objects.filter(pk=run_id).select_related("release").first()
+        if run is not None and run.release is not None:
+            render(run=run)
+    finally:
+        label_files_done(run_id)
 
 
 @shared_task(name="results.tasks.analysis_refresh_booked", acks_late=True)

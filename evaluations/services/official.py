@@ -5,6 +5,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from core import events
 from core.exceptions import ApplicationError
 from evaluations.models import EvaluationRun, RunStatus
 
@@ -42,6 +43,7 @@ def run_set_official(
     run.save(
         update_fields=["is_official", "is_headline", "official_changed_by", "official_changed_at"]
     )
+    events.publish(events.RUN_DESIGNATED, run_id=run.pk)
     return run
 
 
@@ -66,4 +68,5 @@ def run_set_headline(
     run.official_changed_by = changed_by
     run.official_changed_at = now
     run.save(update_fields=["is_headline", "official_changed_by", "official_changed_at"])
+    events.publish(events.RUN_DESIGNATED, run_id=run.pk)
     return run

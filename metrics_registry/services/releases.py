@@ -5,6 +5,7 @@ Every write refuses a published release; the database triggers in `db_guards` ba
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -235,6 +236,24 @@ CHANGELOG_FIELDS = (
 
 
 @dataclass(frozen=True)
+class ListedMetric:
+    pk: int
+    key: str
+    validation_status: str
+
+
+@dataclass(frozen=True)
+class ListedVersion:
+    """What an added or removed entry shows of a version: read as tuples, since a first
+    release lists every one of its ~800 metrics and model objects would cost ten times more."""
+
+    pk: int
+    number: int
+    name: str
+    metric: ListedMetric
+
+
+@dataclass(frozen=True)
 class ChangedMetric:
     metric: Metric
     old_version: MetricVersion
@@ -244,8 +263,8 @@ class ChangedMetric:
 
 @dataclass(frozen=True)
 class RemovedMetric:
-    metric: Metric
-    old_version: MetricVersion
+    metric: ListedMetric
+    old_version: ListedVersion
     retired: bool
 
 
@@ -253,7 +272,7 @@ class RemovedMetric:
 class Changelog:
     release: Release
     previous: Release | None
-    added: list[MetricVersion] = field(default_factory=list)
+    added: list[ListedVersion] = field(default_factory=list)
     changed: list[ChangedMetric] = field(default_factory=list)
     removed: list[RemovedMetric] = field(default_factory=list)
     unchanged_count: int = 0
@@ -299,7 +318,7 @@ def metric_version_changed_fields(old: MetricVersion, new: MetricVersion) -> lis
 
 
 # What a listed (added or removed) version shows and the API names it by.
-LISTED_FIELDS = ("number", "name", "metric__key", "metric__validation_status")
+LISTED_FIELDS = ("number", "name", "metric_id", "metric__key", "metric__validation_status")
 
 
 def _release_version_ids(release: Release) -> dict[int, int]:
@@ -328,7 +347,12 @@ def release_changelog(release: Release) -> Changelog:
     # Added and removed entries show a version's number and name only; a changed pair is
     # compared field by field, so its rows come whole, with their subareas.
     listed = [*added, *removed]
-    versions = MetricVersion.objects.select_related("metric").only(*LISTED_FIELDS).in_bulk(listed)
+    versions: dict[int, Any] = {
+        pk: ListedVersion(pk, number, name, ListedMetric(metric_id, key, status))
+        for pk, number, name, metric_id, key, status in MetricVersion.objects.filter(
+            pk__in=listed
+        ).values_list("pk", *LISTED_FIELDS)
+    }
     compared = [version_id for pair in changed for version_id in pair]
     if compared:
         versions |= (

@@ -1,5 +1,7 @@
+from dataclasses import dataclass
+
 from django.http import Http404, HttpResponse
-from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -13,7 +15,8 @@ from ..label import (
     label_category_metrics,
     label_profile,
 )
-from ..label_export import ExportUnavailable, label_file, label_pdf, label_png
+from ..label_export import ExportUnavailable, chromium_path
+from ..label_files import label_files_soon, label_image, stored_label
 from ..selectors import (
     public_run_for_target,
     public_runs,
@@ -247,7 +250,14 @@ class LabelCategoryView(LabelMixin, TemplateView):
         return context
 
 
-LABEL_WIDTH = 640
+RETRY_AFTER_SECONDS = 30
+
+
+@dataclass(frozen=True)
+class _Model:
+    """A model known by its id only (all a stored file's response names)."""
+
+    pk: int
 
 
 class _SvgView(LabelMixin, View):
@@ -258,110 +268,93 @@ class _SvgView(LabelMixin, View):
     content_type = "image/svg+xml; charset=utf-8"
     extension = "svg"
 
-    def svg(self, request, pk: int) -> tuple:
-        """(run, profile, svg text, height) of the label image."""
-        run = self.public_run_or_404(pk)
-        profile = self.profile_for(run, pk)
-        # Row positions for the image: headings and lines stacked 22 px apart.
-        rows, y = [], 96
-        for heading, lines in (
-            ("Beneficial behaviour promoted", profile.promoted),
-            ("Harmful behaviour avoided", profile.avoided),
-        ):
-            rows.append({"y": y, "heading": heading})
-            y += 24
-            for line in lines:
-                rows.append({"y": y, "line": line})
-                y += 22
-            y += 8
-        height = y + 52
-        bands = [f"{g} {r}" for g, r in grade_table()]
-        half = (len(bands) + 1) // 2
-        body = render_to_string(
-            self.template_name,
-            {
-                **self.run_context(run),
-                "profile": profile,
-                "age": profile.age,
-                "rows": rows,
-                "height": height,
-                "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),
-            },
-            request=request,
-        )
-        return run, profile, body, height
+    def image(self, run, pk: int) -> tuple:
+        """(model, content) of the image, drawn from the template."""
+        target = self.target(run, pk)
+        image = label_image(run=run, target=target, age=self.age(), template=self.template_name)
+        return target, image.body
 
-    def convert(self, body: str, *, height: int, title: str) -> bytes | str:
-        return body
+    def target(self, run, pk: int):
+        target = run_target(run, pk)
+        if target is None:
+            raise Http404("This model is not part of the published results.")
+        return target
 
     def get(self, request, pk: int):
-        run, profile, body, height = self.svg(request, pk)
-        self.run, self.profile = run, profile
-        title = (
-            f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
-            f" · {profile.population}"
-        )
+        run = self.public_run_or_404(pk)
         try:
-            content = self.convert(body, height=height, title=title)
+            target, content = self.image(run, pk)
         except ExportUnavailable as error:
             return HttpResponse(
                 f"{error} The label is available as SVG.",
                 status=503,
                 content_type="text/plain; charset=utf-8",
             )
+        if content is None:
+            return self.being_prepared(run, pk)
         response = HttpResponse(content, content_type=self.content_type)
         if request.GET.get("download") or self.extension != "svg":
-            suffix = "" if profile.age == "all" else f"-{profile.age}"
-            name = (
-                f"impactbench-label-{run.release.version}-{profile.target.pk}{suffix}"
-                f".{self.extension}"
-            )
+            age = self.age()
+            suffix = "" if age == "all" else f"-{age}"
+            name = f"impactbench-label-{run.release.version}-{target.pk}{suffix}.{self.extension}"
             disposition = "attachment" if request.GET.get("download") else "inline"
             response["Content-Disposition"] = f'{disposition}; filename="{name}"'
         return response
 
+    def being_prepared(self, run, pk: int) -> HttpResponse:
+        svg = f"{reverse('results:label-svg', args=[pk])}?run={run.pk}"
+        response = HttpResponse(
+            f"The {self.extension.upper()} of this label is being prepared; try again in a "
+            f"minute. The label is available as SVG now: {svg}",
+            status=503,
+            content_type="text/plain; charset=utf-8",
+        )
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
 
 class LabelSvgView(_SvgView):
+    """The label image as SVG: the stored file, else drawn from the template (a cheap
+    fallback) while the run's files are queued for drawing."""
+
     template_name = "results/label.svg"
 
+    def image(self, run, pk: int) -> tuple:
+        # A stored file exists only for a model of the run: no query needed to check it.
+        stored = stored_label(run_id=run.pk, target_id=pk, age=self.age(), fmt="svg")
+        if stored is not None:
+            return _Model(pk), stored
+        target, body = super().image(run, pk)
+        label_files_soon(run.pk)
+        return target, body
 
-class LabelPngView(LabelSvgView):
-    """The label image as PNG, drawn from the SVG by headless Chromium."""
+
+class _StoredImageView(LabelSvgView):
+    """A label drawn by headless Chromium: only ever the stored file (`results.label_files`);
+    while it is missing, "being prepared" and one drawing queued."""
+
+    def image(self, run, pk: int) -> tuple:
+        stored = stored_label(run_id=run.pk, target_id=pk, age=self.age(), fmt=self.extension)
+        if stored is not None:
+            return _Model(pk), stored
+        target = self.target(run, pk)  # 404 for a model not in the run
+        chromium_path()  # raises ExportUnavailable: no drawing would ever come
+        label_files_soon(run.pk)
+        return target, None
+
+
+class LabelPngView(_StoredImageView):
+    """The label image as PNG."""
 
     content_type = "image/png"
     extension = "png"
 
-    def convert(self, body: str, *, height: int, title: str) -> bytes:
-        description = f"Shown for {self.profile.population}. " + "; ".join(
-            f"{line.category.name}: {line.grade_text}" for line in self.profile.lines
-        )
-        return label_file(
-            run_id=self.run.pk,
-            target_id=self.profile.target.pk,
-            population=self.age(),
-            fmt="png",
-            content="\n".join((body, title, description)),
-            render=lambda: label_png(
-                body, width=LABEL_WIDTH, height=height, title=title, description=description
-            ),
-        )
 
-
-class LabelPdfView(LabelSvgView):
-    """The label as a one-page PDF (text stays text), printed by headless Chromium."""
+class LabelPdfView(_StoredImageView):
+    """The label as a one-page PDF (text stays text)."""
 
     content_type = "application/pdf"
     extension = "pdf"
-
-    def convert(self, body: str, *, height: int, title: str) -> bytes:
-        return label_file(
-            run_id=self.run.pk,
-            target_id=self.profile.target.pk,
-            population=self.age(),
-            fmt="pdf",
-            content="\n".join((body, title)),
-            render=lambda: label_pdf(body, width=LABEL_WIDTH, height=height, title=title),
-        )
 
 
 class LabelBadgeView(_SvgView):

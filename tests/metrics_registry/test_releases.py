@@ -140,14 +140,17 @@ def test_changelog_lists_added_changed_retired_and_unchanged(maintainer):
 
     log = release_changelog(release)
     assert log.previous.version == "1.0.0"
-    assert [v.metric for v in log.added] == [added]
+    assert [v.metric.key for v in log.added] == [added.key]
     assert len(log.changed) == 1
     entry = log.changed[0]
     assert entry.metric == changed
     assert (entry.old_version.number, entry.new_version.number) == (1, 2)
     assert entry.fields == ["criterion", "subareas"]
-    assert {(r.metric, r.retired) for r in log.removed} == {(retired, True), (dropped, False)}
-    assert [r.metric for r in log.retired] == [retired]
+    assert {(r.metric.key, r.retired) for r in log.removed} == {
+        (retired.key, True),
+        (dropped.key, False),
+    }
+    assert [r.metric.key for r in log.retired] == [retired.key]
     assert log.unchanged_count == 1
     assert log.as_dict()["changed"] == [
         {
@@ -163,7 +166,7 @@ def test_first_release_changelog_adds_everything():
     metrics = [MetricFactory(), MetricFactory()]
     log = release_changelog(release_with("1.0.0", metrics))
     assert log.previous is None
-    assert {v.metric for v in log.added} == set(metrics)
+    assert {v.metric.key for v in log.added} == {m.key for m in metrics}
     assert log.unchanged_count == 0
 
 

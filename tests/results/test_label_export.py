@@ -45,8 +45,12 @@ def _png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
     return chunks
 
 
-def test_label_png_is_a_valid_image_of_the_label(client, chromium):
+def test_label_png_is_a_valid_image_of_the_label(client, chromium, settings, tmp_path):
+    from results.label_files import label_files_render
+
+    settings.MEDIA_ROOT = tmp_path
     run = published_run()
+    label_files_render(run=run)
     target = run.targets.order_by("name").first()
     profile = label_profile(run=run, target=target)
     width, height = _svg_size(client, target, run)
@@ -77,8 +81,14 @@ def test_label_png_is_a_valid_image_of_the_label(client, chromium):
     assert client.get(reverse("results:label-png", args=[other.pk])).content != response.content
 
 
-def test_label_pdf_is_one_page_of_the_labels_size_with_its_text(client, chromium):
+def test_label_pdf_is_one_page_of_the_labels_size_with_its_text(
+    client, chromium, settings, tmp_path
+):
+    from results.label_files import label_files_render
+
+    settings.MEDIA_ROOT = tmp_path
     run = published_run()
+    label_files_render(run=run, formats=("pdf",))
     target = run.targets.order_by("name").first()
     profile = label_profile(run=run, target=target)
     width, height = _svg_size(client, target, run)
@@ -121,44 +131,144 @@ def test_without_chromium_the_png_says_so_and_the_svg_still_works(client, settin
     assert client.get(reverse("results:label-svg", args=[target.pk])).status_code == 200
 
 
+@pytest.fixture
+def drawn(settings, tmp_path, monkeypatch):
+    """Label files stored under a scratch MEDIA_ROOT; the drawings counted and faked (each
+    job's format and title), and queued tasks recorded instead of sent."""
+    from results import label_files
+
+    settings.MEDIA_ROOT = tmp_path
+    calls = {"drawings": [], "queued": []}
+
+    def fake_pages(jobs):
+        calls["drawings"].extend(job["fmt"] for job in jobs)
+        return [f"{job['fmt']}:{job['title']}".encode() for job in jobs]
+
+    monkeypatch.setattr(label_files, "label_pages", fake_pages)
+    monkeypatch.setattr(label_files, "_send", calls["queued"].append)
+    return calls
+
+
+def _render(run):
+    from results.label_files import label_files_render
+
+    return label_files_render(run=run)
+
+
 @pytest.mark.parametrize(
     ("name", "fmt"), [("results:label-png", "png"), ("results:label-pdf", "pdf")]
 )
-def test_a_label_file_is_drawn_once_and_served_from_its_stored_file(
-    client, chromium, settings, tmp_path, name, fmt
+def test_a_label_not_drawn_yet_is_being_prepared_and_queued_once(
+    client, drawn, settings, name, fmt
 ):
     from django.core.cache import caches
 
-    settings.MEDIA_ROOT = tmp_path
+    settings.CHROMIUM_PATH = "/bin/true"  # installed: a drawing will come
     run = published_run()
     target = run.targets.order_by("name").first()
     url = reverse(name, args=[target.pk])
-    first = client.get(url, {"run": run.pk})
-    assert first.status_code == 200
-    (stored,) = (tmp_path / "labels").glob(f"run{run.pk}-target{target.pk}-all-*.{fmt}")
-    assert stored.read_bytes() == first.content
-    # Mark the stored file: a second drawing would replace the mark with an image.
-    stored.write_bytes(b"stored " + fmt.encode())
+    for _ in range(3):
+        caches["pages"].clear()
+        response = client.get(url, {"run": run.pk})
+        assert response.status_code == 503
+        assert response["Retry-After"] == "30"
+        assert "being prepared" in response.content.decode()
+        assert reverse("results:label-svg", args=[target.pk]) in response.content.decode()
+    assert drawn["queued"] == [run.pk]  # one drawing queued, not one per request
+    assert drawn["drawings"] == []  # never drawn on a request
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"), [("results:label-png", "png"), ("results:label-pdf", "pdf")]
+)
+def test_a_drawn_label_is_served_from_its_stored_file(client, drawn, tmp_path, name, fmt):
+    from django.core.cache import caches
+
+    run = published_run()
+    target = run.targets.order_by("name").first()
+    _render(run)
+    stored = tmp_path / "labels" / f"run{run.pk}-target{target.pk}-all.{fmt}"
+    assert stored.read_bytes().startswith(f"{fmt}:AI Nutrition Label · {target.name}".encode())
+    stored.write_bytes(b"stored " + fmt.encode())  # a drawing on request would replace it
+    n = len(drawn["drawings"])
     for extra in ({}, {"download": "1"}, {"utm": "x"}):
         caches["pages"].clear()  # a cold (or unreachable) page cache
-        again = client.get(url, {"run": run.pk, **extra})
+        again = client.get(reverse(name, args=[target.pk]), {"run": run.pk, **extra})
+        assert again.status_code == 200
         assert again.content == b"stored " + fmt.encode()
+    assert len(drawn["drawings"]) == n
+    assert drawn["queued"] == []
 
 
-def test_new_figures_draw_a_new_label_file_and_drop_the_old(settings, tmp_path):
-    from results.label_export import label_file
+def test_the_svg_is_stored_too_and_drawn_in_place_while_missing(client, drawn, tmp_path):
+    from django.core.cache import caches
 
-    settings.MEDIA_ROOT = tmp_path
-    drawn = []
+    run = published_run()
+    target = run.targets.order_by("name").first()
+    url = reverse("results:label-svg", args=[target.pk])
+    missing = client.get(url, {"run": run.pk})
+    assert missing.status_code == 200  # the template is cheap: the visitor gets the label
+    assert drawn["queued"] == [run.pk]
+    _render(run)
+    stored = tmp_path / "labels" / f"run{run.pk}-target{target.pk}-all.svg"
+    assert stored.read_bytes() == missing.content
+    stored.write_bytes(b"<svg>stored</svg>")
+    caches["pages"].clear()
+    assert client.get(url, {"run": run.pk}).content == b"<svg>stored</svg>"
 
-    def draw(text):
-        drawn.append(text)
-        return text.encode()
 
-    for content in ("A+ 96 %", "A+ 96 %", "B 76 %"):
-        data = label_file(
-            run_id=1, target_id=2, fmt="png", content=content, render=lambda c=content: draw(c)
-        )
-        assert data == content.encode()
-    assert drawn == ["A+ 96 %", "B 76 %"]
-    assert len(list((tmp_path / "labels").glob("run1-target2-all-*.png"))) == 1
+def test_every_model_population_and_format_is_drawn_and_only_changes_are_drawn_again(drawn):
+    from django.core.cache import caches
+
+    from evaluations.models import Conversation
+    from results.label import LABEL_AGES
+
+    run = published_run()
+    targets = run.targets.count()
+    assert _render(run) == targets * len(LABEL_AGES) * 3
+    assert sorted(set(drawn["drawings"])) == ["pdf", "png"]
+    assert len(drawn["drawings"]) == targets * len(LABEL_AGES) * 2
+    assert _render(run) == 0  # nothing changed: nothing drawn
+    assert len(drawn["drawings"]) == targets * len(LABEL_AGES) * 2
+    # One model's figures move: only its files are drawn again.
+    target = run.targets.order_by("name").first()
+    Conversation.objects.filter(run=run, target=target).update(verdict_passed=False)
+    caches["pages"].clear()  # as a refresh does, by stamping the run's analysis anew
+    assert _render(run) == len(LABEL_AGES) * 3
+
+
+def test_a_refresh_and_a_designation_queue_the_drawing(drawn, django_capture_on_commit_callbacks):
+    from evaluations.services.official import run_set_headline
+    from results.tasks import results_refresh
+
+    run = published_run()
+    results_refresh(run.pk)
+    assert drawn["queued"] == [run.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        run_set_headline(run=run, headline=True, changed_by=None)
+    assert drawn["queued"] == [run.pk, run.pk]
+
+
+def test_the_drawing_task_draws_and_clears_its_marker(drawn, tmp_path):
+    from results.label_files import label_files_soon
+    from results.tasks import label_files_render
+
+    run = published_run()
+    assert label_files_soon(run.pk)
+    assert not label_files_soon(run.pk)
+    label_files_render(run.pk)
+    assert (tmp_path / "labels" / f"run{run.pk}.queued").exists() is False
+    assert drawn["drawings"]
+    assert label_files_soon(run.pk)  # after the drawing, a missing file queues again
+
+
+@pytest.mark.parametrize("name", ["results:label-svg", "results:label-png", "results:label-pdf"])
+def test_a_model_outside_the_run_is_not_found_whatever_the_files(client, drawn, name):
+    from llm.models import ModelConfiguration
+
+    run = published_run()
+    _render(run)
+    outsider = ModelConfiguration.objects.exclude(pk__in=run.targets.all()).first()
+    pk = outsider.pk if outsider else 987_654
+    assert client.get(reverse(name, args=[pk]), {"run": run.pk}).status_code == 404
+    assert drawn["queued"] == []

@@ -285,8 +285,11 @@ def test_every_url_pattern_has_a_rule():
 
 
 @pytest.fixture
-def world(researcher):
+def world(researcher, settings, tmp_path, monkeypatch):
     """One of everything the URLs point at."""
+    from results import label_files
+
+    settings.MEDIA_ROOT = tmp_path
     metric = MetricFactory(name="Offers a next step", status="validated")
     MetricFactory(name="Offers another step", status="validated")
     published = release_with("1.0.0", [metric], publish=True)
@@ -308,6 +311,9 @@ def world(researcher):
     official_run = published_run(version="2.0.0")
     official_conversation = official_run.conversations.order_by("pk").first()
     official_rubric_response = add_rubric_responses(official_run, n_items=2)[0]
+    # The label's PNG and PDF exist as drawn files (by Chromium, here by a stand-in).
+    monkeypatch.setattr(label_files, "label_pages", lambda jobs: [b"drawn" for _ in jobs])
+    label_files.label_files_render(run=official_run)
     enquiry = Enquiry.objects.create(
         kind=EnquiryKind.choices[0][0],
         name="A visitor",

@@ -1,0 +1,216 @@
+"""The Nutrition Label's image files (SVG, PNG, PDF), drawn when its figures change and served
+as stored files.
+
+Drawing a PNG or PDF starts headless Chromium (1–3 s), far too slow for a reader's request, so
+the files are drawn ahead: a finished run's refresh and an official or headline designation
+queue `results.tasks.label_files_render`, which draws every model's label for every population
+of the run (one browser for all of them) and stores each file under MEDIA_ROOT/labels as
+``run<run>-target<target>-<population>.<format>``, with a ``.digest`` beside it naming what it
+shows: a file whose picture did not change is not drawn again.
+
+The image views only read these files. A file not drawn yet (a run designated a moment ago, a
+wiped media folder) is answered "being prepared" (503 with Retry-After; the SVG is drawn in
+place, being only a template) and one drawing is queued: a marker file stops later requests
+from queuing again until the drawing ends or the marker is older than REQUEUE_AFTER_SECONDS
+(a lost task).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.template.loader import render_to_string
+
+from evaluations.models import EvaluationRun
+from llm.models import ModelConfiguration
+
+from .label import LABEL_AGES, LabelProfile, grade_table, label_profile
+from .label_export import label_files_dir, label_pages
+from .selectors import run_is_synthetic, run_uses_offline_model
+
+logger = logging.getLogger(__name__)
+
+LABEL_WIDTH = 640
+FORMATS = ("svg", "png", "pdf")
+DRAWN_FORMATS = ("png", "pdf")  # by Chromium; the SVG is the template's text
+REQUEUE_AFTER_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class LabelImage:
+    """The label's SVG text with what the PNG and PDF carry besides (title, description)."""
+
+    profile: LabelProfile
+    body: str
+    height: int
+    title: str
+    description: str
+
+    def content(self, fmt: str) -> str:
+        """Everything the file in `fmt` shows: its digest decides whether to draw it again."""
+        parts = {"svg": (self.body,), "pdf": (self.body, self.title)}
+        return "\n".join(parts.get(fmt, (self.body, self.title, self.description)))
+
+
+def label_image(
+    *,
+    run: EvaluationRun,
+    target: ModelConfiguration,
+    age: str = "all",
+    template: str = "results/label.svg",
+) -> LabelImage:
+    """The label image of one model in one run for one population (`LABEL_AGES`); `template`
+    draws another picture of the same figures (the badge)."""
+    profile = label_profile(run=run, target=target, age=age)
+    # Row positions for the image: headings and lines stacked 22 px apart.
+    rows, y = [], 96
+    for heading, lines in (
+        ("Beneficial behaviour promoted", profile.promoted),
+        ("Harmful behaviour avoided", profile.avoided),
+    ):
+        rows.append({"y": y, "heading": heading})
+        y += 24
+        for line in lines:
+            rows.append({"y": y, "line": line})
+            y += 22
+        y += 8
+    height = y + 52
+    bands = [f"{g} {r}" for g, r in grade_table()]
+    half = (len(bands) + 1) // 2
+    body = render_to_string(
+        template,
+        {
+            "offline": run_uses_offline_model(run),
+            "synthetic": run_is_synthetic(run),
+            "profile": profile,
+            "age": profile.age,
+            "rows": rows,
+            "height": height,
+            "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),
+        },
+    )
+    title = (
+        f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
+        f" · {profile.population}"
+    )
+    description = f"Shown for {profile.population}. " + "; ".join(
+        f"{line.category.name}: {line.grade_text}" for line in profile.lines
+    )
+    return LabelImage(profile, body, height, title, description)
+
+
+def stored_path(*, run_id: int, target_id: int, age: str, fmt: str) -> Path:
+    return label_files_dir() / f"run{run_id}-target{target_id}-{age}.{fmt}"
+
+
+def stored_label(*, run_id: int, target_id: int, age: str, fmt: str) -> bytes | None:
+    """The stored file of this label, or None when it has not been drawn yet."""
+    try:
+        return stored_path(run_id=run_id, target_id=target_id, age=age, fmt=fmt).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _store(path: Path, data: bytes, digest: str) -> None:
+    # Written beside and renamed into place: a reader sees the old file or the new, whole.
+    for target, payload in ((path, data), (Path(f"{path}.digest"), digest.encode())):
+        partial = Path(f"{target}.partial")
+        partial.write_bytes(payload)
+        os.replace(partial, target)
+
+
+def _stored_digest(path: Path) -> str:
+    try:
+        return Path(f"{path}.digest").read_text() if path.exists() else ""
+    except FileNotFoundError:
+        return ""
+
+
+def label_files_render(*, run: EvaluationRun, formats: tuple[str, ...] = FORMATS) -> int:
+    """Draw and store every label file of the run whose picture changed; returns how many
+    files were written. Chromium opens once, after every label is read from the database
+    (its driver runs an event loop in this thread, where no ORM call may happen)."""
+    folder = label_files_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    pending: list[tuple[Path, str, str, LabelImage]] = []
+    for target in run.targets.order_by("pk"):
+        for age in LABEL_AGES:
+            image = label_image(run=run, target=target, age=age)
+            for fmt in formats:
+                path = stored_path(run_id=run.pk, target_id=target.pk, age=age, fmt=fmt)
+                digest = _digest(image.content(fmt))
+                if _stored_digest(path) != digest:
+                    pending.append((path, fmt, digest, image))
+    for path, _, digest, image in (p for p in pending if p[1] == "svg"):
+        _store(path, image.body.encode(), digest)
+    drawn = [p for p in pending if p[1] != "svg"]
+    pages = label_pages(
+        [
+            {
+                "svg": image.body,
+                "width": LABEL_WIDTH,
+                "height": image.height,
+                "title": image.title,
+                "description": image.description,
+                "fmt": fmt,
+            }
+            for _, fmt, _, image in drawn
+        ]
+    )
+    for (path, _, digest, _), data in zip(drawn, pages, strict=True):
+        _store(path, data, digest)
+    return len(pending)
+
+
+def _marker(run_id: int) -> Path:
+    return label_files_dir() / f"run{run_id}.queued"
+
+
+def label_files_soon(run_id: int) -> bool:
+    """Queue one drawing of the run's label files; False when one is already queued (its
+    marker younger than REQUEUE_AFTER_SECONDS). Called on every request that finds a file
+    missing, so at most one task per run is waiting at a time."""
+    marker = _marker(run_id)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        try:
+            if time.time() - marker.stat().st_mtime < REQUEUE_AFTER_SECONDS:
+                return False
+        except FileNotFoundError:
+            pass  # the drawing just ended; its files are there or the next request asks again
+        marker.touch()
+    _send(run_id)
+    return True
+
+
+def label_files_done(run_id: int) -> None:
+    _marker(run_id).unlink(missing_ok=True)
+
+
+def _send(run_id: int) -> None:
+    from .tasks import label_files_render as task  # the tasks module imports this one
+
+    try:
+        task.delay(run_id)
+    except Exception:  # the broker is down: the next request after the marker expires retries
+        logger.exception("Could not queue the label files of run %s", run_id)
+
+
+def on_run_figures_changed(*, run_id: int) -> None:
+    """Queue the drawing of a public run's label files (a refresh, a designation)."""
+    if EvaluationRun.objects.filter(pk=run_id, is_official=True).exists():
+        marker = _marker(run_id)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        _send(run_id)
