@@ -21,6 +21,7 @@ def results_refresh(run_id: int) -> None:
 
 @shared_task(name="results.tasks.label_files_render", acks_late=True)
 def label_files_render(run_id: int) -> None:
+    # Imported here: label_files loads the browser machinery, which only this task needs.
     from .label_files import label_files_done
     from .label_files import label_files_render as render
 

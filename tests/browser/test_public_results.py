@@ -3,11 +3,13 @@
 Screenshots of each step go to var/screenshots/ (CI keeps them as artifacts).
 """
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from evaluations.models import Conversation
+from results.label_files import label_files_render
 from tests.results.public_data import EVIDENCE, published_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -65,6 +67,12 @@ def test_visitor_traces_a_figure_down_to_the_evidence_and_shares_a_label(page, t
     page.wait_for_url("**/label/**")
     assert page.get_by_test_id("grade").count() >= 2
     _shot(page, "label")
+    # The label files are drawn when the figures change (after a refresh), never on a
+    # visitor's request: drawn here as the worker would, in a thread of its own because this
+    # one drives the browser.
+    drawing = threading.Thread(target=label_files_render, kwargs={"run": run})
+    drawing.start()
+    drawing.join()
     with page.expect_download() as download_info:
         page.get_by_test_id("download-svg").click()
     target = tmp_path / "label.svg"

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from evaluations.models import Conversation
+from evaluations.models import Conversation, EvaluationRun
 from review.services import assignment_claim, queue_create, rating_submit
 from tests.factories import UserFactory
 from tests.results.public_data import published_run
@@ -13,6 +13,10 @@ pytestmark = pytest.mark.django_db
 
 def _rate_all(run, *, agree: bool = True):
     rater = UserFactory()
+    # Blind items are drawn from conversations not public yet: the queue is drawn while the
+    # run is not official, as a researcher would before publishing it.
+    official = run.is_official
+    EvaluationRun.objects.filter(pk=run.pk).update(is_official=False)
     panel = queue_create(
         name="Panel",
         kind="external_panel",
@@ -23,6 +27,7 @@ def _rate_all(run, *, agree: bool = True):
         eligible_raters=[rater],
         external_panel=True,
     )
+    EvaluationRun.objects.filter(pk=run.pk).update(is_official=official)
     while (assignment := assignment_claim(queue=panel, rater=rater)) is not None:
         present = Conversation.objects.get(pk=assignment.item.object_id).verdict_present
         verdict = present if agree else not present

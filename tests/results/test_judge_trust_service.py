@@ -4,6 +4,7 @@ review queues, checked against a hand count and sklearn's Cohen's kappa."""
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from evaluations.models import EvaluationRun
 from results.services.judge_trust import (
     judge_family_effect,
     run_judge_trust,
@@ -36,6 +37,10 @@ def _rated_run(replicates: int = 7):
         targets=[a, b], versions=[version], outcomes=outcomes, replicates=replicates
     )
     rater = UserFactory()
+    # Blind items are drawn from conversations not public yet: the queue is drawn while the
+    # run is not official, as a researcher would before publishing it.
+    official = run.is_official
+    EvaluationRun.objects.filter(pk=run.pk).update(is_official=False)
     panel = queue_create(
         name="Panel",
         kind="external_panel",
@@ -46,6 +51,7 @@ def _rated_run(replicates: int = 7):
         eligible_raters=[rater],
         external_panel=True,
     )
+    EvaluationRun.objects.filter(pk=run.pk).update(is_official=official)
     by_conversation = {c.pk: c for c in run.conversations.select_related("scenario", "target")}
     while (assignment := assignment_claim(queue=panel, rater=rater)) is not None:
         c = by_conversation[assignment.item.object_id]
