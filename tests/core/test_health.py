@@ -75,3 +75,38 @@ def test_a_cache_that_is_down_is_named_at_once(client, settings, down):
     assert took < settings.HEALTH_CHECK_TIMEOUT_SECONDS + 0.5
     # Liveness does not depend on the cache.
     assert client.get(reverse("core:health")).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_database_caches_stay_ready_while_another_writer_holds_the_lock(client, settings):
+    """The embedded default keeps both caches in the database. A long write elsewhere (the
+    demo's seed, a refresh) holds the write lock for seconds; readiness must not report the
+    cache as silent meanwhile. Held here by a second connection: SQLite's one write lock, or
+    on PostgreSQL a lock on the cache tables that lets readers through but not writers."""
+    from django.db import connection
+
+    worker_heartbeat_record()
+    settings.CACHES = {
+        "default": settings.CACHES["database"],
+        "pages": settings.CACHES["database_pages"],
+    }
+    if connection.vendor == "sqlite":
+        import sqlite3
+
+        holder = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+    else:
+        import psycopg
+
+        params = connection.get_connection_params()
+        holder = psycopg.connect(**params)
+        holder.execute("LOCK TABLE django_cache, django_page_cache IN EXCLUSIVE MODE")
+    try:
+        response = client.get(reverse("core:ready"))
+    finally:
+        holder.rollback()
+        holder.close()
+    body = response.json()
+    assert body["checks"]["cache"]["ok"], body
+    assert "DatabaseCache" in body["checks"]["cache"]["detail"]
+    assert response.status_code == 200, body
