@@ -45,6 +45,11 @@ DEMO_TARGETS = (
 DEMO_SCENARIO_WRITER = "Offline scenario writer"
 DEMO_SIMULATOR = "Offline user simulator"
 DEMO_JUDGE = "Offline judge"
+# The main run's panel: a kind and a harsh judge beside the plain one, one reading each, so the
+# panel's agreement and each judge's own pass rate per target have something to show. The
+# verdict is the majority of the three judges' verdicts, as in any panel run.
+DEMO_PANEL_JUDGES = ("Offline judge: lenient", "Offline judge: strict")
+DEMO_PANEL_READINGS = 1
 # Replicates of a few metrics with and without anchors, so the methodology page's anchor
 # consistency figure has data (the main demo run simulates each scenario once).
 DEMO_ANCHOR_STUDY = (
@@ -216,6 +221,11 @@ def demo_run_seed(progress: Progress = progress_ignore) -> str:
             targets=targets,
             simulator=simulator,
             judge=judge,
+            further_judges=[
+                (panelist, DEMO_PANEL_READINGS)
+                for panelist in (_configuration(name) for name in DEMO_PANEL_JUDGES)
+                if panelist is not None
+            ],
             seed=DEMO_RUN_SEED,
         )
     if run.status in (RunStatus.DRAFT, RunStatus.PAUSED):

@@ -18,7 +18,7 @@ def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:
 
 # The page's sections, in order: every field of the form appears once.
 _FIELDSETS = (
-    ("Endpoint", ("name", "provider", "base_url", "model_id", "api_key_env")),
+    ("Endpoint", ("name", "model_line", "provider", "base_url", "model_id", "api_key_env")),
     (
         "Request parameters",
         (

@@ -55,8 +55,11 @@ class PairedDifferences:
         return self.difference - q * self.se, self.difference + q * self.se
 
     def estimates(self) -> list[Estimate]:
-        """Each pair's difference as an ``Estimate`` with its simultaneous interval."""
+        """Each pair's difference as an ``Estimate`` with its simultaneous interval, cut to
+        [-1, 1]: with few clusters the t interval can reach past what two rates can differ by,
+        and a bound no data could produce would only mislead (the cut costs no coverage)."""
         low, high = self.bounds()
+        low, high = np.maximum(low, -1.0), np.minimum(high, 1.0)
         return [
             Estimate(
                 value=float(self.difference[p]),

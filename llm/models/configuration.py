@@ -84,6 +84,13 @@ class ModelConfiguration(TimeStampedModel):
         help_text="Leave blank to use the platform default endpoint (OPENAI_BASE_URL).",
     )
     model_id = models.CharField(max_length=200, help_text="The model name the endpoint expects.")
+    model_line = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text="The product these settings are one version of (e.g. \"Acme Chat\"): a "
+        "model's label follows its line across versions and releases. Blank: this "
+        "configuration alone.",
+    )
     temperature = models.FloatField(
         null=True,
         blank=True,

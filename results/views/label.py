@@ -19,18 +19,16 @@ from ..label_export import ExportUnavailable, chromium_path
 from ..label_files import label_files_soon, label_image, stored_label
 from ..selectors import (
     public_run_for_target,
-    public_runs,
-    run_ids_with_target,
     run_target,
     run_targets,
 )
-from ..services import history_change
 from ..services.judge_trust import (
     HOW_TO_FILL,
     category_trust,
     low_trust_categories,
     target_self_preference,
 )
+from ..services.label_history import label_history
 from .common import PublicRunMixin
 
 
@@ -108,46 +106,8 @@ class LabelView(LabelMixin, TemplateView):
         return context
 
     def history(self, run, profile) -> dict | None:
-        """The model's grades in every public run it was tested in, oldest release first:
-        (columns of runs, rows of (category, line per run)). None with a single run."""
-        with_target = set(run_ids_with_target(profile.target.pk))
-        runs = [r for r in public_runs()[:50] if r.pk in with_target]
-        if len(runs) < 2:
-            return None
-        runs.reverse()
-        profiles = [
-            label_profile(run=r, target=profile.target, age=profile.age) if r.pk != run.pk
-            else profile
-            for r in runs
-        ]  # fmt: skip
-        categories = {}
-        for p in profiles:
-            for line in p.lines:
-                categories.setdefault(line.category.pk, line.category)
-        rows = []
-        for category in sorted(categories.values(), key=lambda c: (c.polarity, c.position)):
-            rows.append(
-                (
-                    category,
-                    [{li.category.pk: li for li in p.lines}.get(category.pk) for p in profiles],
-                )
-            )
-        rows = [
-            (category, lines, self.change(runs[-1], runs[-2], profile, category))
-            for category, lines in rows
-        ]
-        return {"runs": runs, "rows": rows, "since": runs[-2]}
-
-    def change(self, latest, earlier, profile, category) -> str:
-        """The latest run's pass rate minus the earlier one's, paired on shared scenarios."""
-        age = None if profile.age == "all" else profile.age
-        counts = [
-            history_change.run_cluster_counts(
-                run_id=r.pk, target_id=profile.target.pk, category_id=category.pk, age=age
-            )
-            for r in (latest, earlier)
-        ]
-        return history_change.change_text(history_change.paired_change(*counts))
+        """The model's grades across public runs and versions of its line (`label_history`)."""
+        return label_history(run, profile)
 
 
 class LabelCompareView(LabelMixin, TemplateView):

@@ -56,7 +56,27 @@ def test_demo_seed_runs_the_release_offline_completely_and_only_once(monkeypatch
     assert run.conversations_total == run.conversations_completed == 4 * 6 * 3
     conversations = Conversation.objects.filter(run=run)
     assert all(c.is_offline and c.turns.count() == 8 for c in conversations)
-    assert Judgment.objects.filter(conversation__run=run).count() == 4 * 6 * 3 * 3
+    # The plain judge reads each conversation three times, the panel's kind and harsh judges
+    # once each; the verdict is the majority of the three judges' own verdicts.
+    assert run.panel_judges.count() == 2
+    judgments = Judgment.objects.filter(conversation__run=run).select_related("judge")
+    assert judgments.count() == 4 * 6 * 3 * (3 + 1 + 1)
+    assert judgments.filter(judge=run.judge).count() == 4 * 6 * 3 * 3
+    passed_by: dict[str, int] = {}
+    for conversation in conversations.select_related("scenario__metric_version"):
+        negative = conversation.scenario.metric_version.polarity == "negative"
+        by_judge: dict[str, list[bool]] = {}
+        for j in judgments:
+            if j.conversation_id == conversation.pk:
+                by_judge.setdefault(j.judge.name, []).append(j.present)
+        assert len(by_judge) == 3
+        presents = [sum(r) * 2 > len(r) for r in by_judge.values()]
+        assert conversation.verdict_passed == ((sum(presents) >= 2) != negative)
+        for name, readings in by_judge.items():
+            passed_by[name] = passed_by.get(name, 0) + (
+                (sum(readings) * 2 > len(readings)) != negative
+            )
+    assert passed_by["Offline judge: lenient"] > passed_by["Offline judge: strict"], passed_by
     assert RubricItem.objects.count() >= 4
     # The offline targets behave differently: the careful one avoids the negative behaviours
     # more often than the agreeable one, and shows the positive ones more often.

@@ -128,3 +128,64 @@ def test_label_shows_the_models_grades_in_each_release_it_was_tested_in(client):
     change = paired_change(counts(second), counts(first))
     assert change["paired"]
     assert change_text(change) in history
+
+
+def test_label_history_follows_the_model_line_across_versions_and_releases(client):
+    """Two configurations naming one model line are two versions of one product: the newer
+    version's label shows the older one's grades and the change between them, paired on the
+    base scenarios both used; a configuration of no line never borrows another's history."""
+    from evaluations.models import Scenario
+    from results.services import results_refresh
+    from results.services.history_change import change_text, paired_change, run_cluster_counts
+    from tests.llm.factories import OfflineConfigurationFactory
+    from tests.results.factories import completed_run
+
+    first = published_run(n_metrics=2, version="1.0.0")
+    old = first.targets.order_by("name").first()
+    old.model_line = "Acme Chat"
+    old.save(update_fields=["model_line"])
+    other = first.targets.exclude(pk=old.pk).get()  # no line: a model of its own
+    new = OfflineConfigurationFactory(name="Acme Chat v2", model_line="Acme Chat")
+    version = Conversation.objects.filter(run=first).first().scenario.metric_version
+    scenarios = Scenario.objects.filter(metric_version=version)
+    second = completed_run(
+        targets=[new, other],
+        versions=[version],
+        outcomes=[(s, t, True) for s in scenarios for t in (new, other)],
+        publish_as="2.0.0",
+    )
+    results_refresh(run=second, n_resamples=50)
+
+    html = client.get(reverse("results:label", args=[new.pk]), {"run": second.pk}).content
+    history = html.decode().split('data-testid="label-history"')[1].split("</section>")[0]
+    assert "How Acme Chat changed across versions and releases" in history
+    header = history.split("<thead>")[1].split("</thead>")[0]
+    assert header.index(old.name) < header.index("Acme Chat v2")
+    assert header.index("Release 1.0.0") < header.index("Release 2.0.0")
+    assert f"Change since {old.name}, release 1.0.0" in history
+    category = version.label_category
+    change = paired_change(
+        run_cluster_counts(run_id=second.pk, target_id=new.pk, category_id=category.pk),
+        run_cluster_counts(run_id=first.pk, target_id=old.pk, category_id=category.pk),
+    )
+    assert change["paired"] and change["estimate"]["value"] > 0  # v2 passed everything
+    assert change_text(change) in history
+    # The old version's own label, reached without a run, shows the same line's history.
+    html = client.get(reverse("results:label", args=[old.pk]), {"run": first.pk}).content
+    assert 'data-testid="label-history"' in html.decode()
+    # A model of no line has a history of its own runs only: both runs here, itself alone.
+    html = client.get(reverse("results:label", args=[other.pk]), {"run": second.pk}).content
+    history = html.decode().split('data-testid="label-history"')[1].split("</section>")[0]
+    assert "Acme Chat" not in history
+    assert "across releases" in history and "versions and" not in history
+
+
+def test_configure_model_names_the_model_line(db):
+    from django.core.management import call_command
+
+    from llm.models import ModelConfiguration
+
+    call_command(
+        "configure_model", "--name", "Acme Chat v3", "--offline", "--model-line", "Acme Chat"
+    )
+    assert ModelConfiguration.objects.get(name="Acme Chat v3").model_line == "Acme Chat"

@@ -43,6 +43,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--model-id", help="The model name the endpoint expects.")
         parser.add_argument(
+            "--model-line",
+            help="The product these settings are a version of; labels follow it across versions.",
+        )
+        parser.add_argument(
             "--api-key-env",
             help='Environment variable holding the key; "" for local servers without one.',
         )
@@ -77,6 +81,7 @@ class Command(BaseCommand):
         fields = {
             "base_url": options["base_url"],
             "model_id": options["model_id"],
+            "model_line": options["model_line"],
             "api_key_env": options["api_key_env"],
             "max_concurrency": options["max_concurrency"],
             "requests_per_minute": options["requests_per_minute"],
