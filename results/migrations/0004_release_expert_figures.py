@@ -5,20 +5,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('metrics_registry', '0007_synthetic_flag'),
-        ('results', '0003_summary_keys_unconstrained_one_run_index'),
+        ("metrics_registry", "0007_synthetic_flag"),
+        ("results", "0003_summary_keys_unconstrained_one_run_index"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ReleaseExpertFigures',
+            name="ReleaseExpertFigures",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('frozen_at', models.DateTimeField()),
-                ('figures', models.JSONField(default=dict)),
-                ('release', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='expert_figures', to='metrics_registry.release')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("frozen_at", models.DateTimeField()),
+                ("figures", models.JSONField(default=dict)),
+                (
+                    "release",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="expert_figures",
+                        to="metrics_registry.release",
+                    ),
+                ),
             ],
         ),
     ]
