@@ -218,7 +218,14 @@ def _section(html):
     return html[start : html.index("</section>", start)]
 
 
-def test_published_figures_do_not_move_when_ratings_arrive_after_publication(client, maintainer):
+def _table(html):
+    start = html.index('data-testid="expert-figures-frozen"')
+    return html[start : html.index("</table>", start)]
+
+
+def test_published_figures_do_not_move_when_ratings_arrive_after_publication(
+    client, maintainer, researcher
+):
     run, release = _draft_release_run()
     suite, _ = _rate(run, release)
     before = _section(_public(client, run, maintainer))
@@ -238,6 +245,10 @@ def test_published_figures_do_not_move_when_ratings_arrive_after_publication(cli
     after = _section(client.get(reverse("results:methodology"), {"run": run.pk}).content.decode())
     assert after == before
     assert ReleaseExpertFigures.objects.get(release=release).figures == frozen
+    # A signed-in researcher is never served a cached page: the same frozen table.
+    client.force_login(researcher)
+    staff = client.get(reverse("results:methodology"), {"run": run.pk}).content.decode()
+    assert _table(staff) == _table(before)
     cell = after.split('data-testid="expert-good-or-very-good">')[1].split("</td>")[0]
     assert "62.5 %" in cell
     assert "n = 8" in cell
@@ -305,3 +316,16 @@ def test_staff_see_live_figures_beside_the_frozen_ones(client, maintainer, resea
         assert "62.5 %" in frozen
         assert "75.0 %" in live
         assert "n = 12" in live
+
+
+def test_methodology_page_stays_within_the_public_query_ceiling(
+    client, maintainer, django_assert_max_num_queries
+):
+    """The frozen figures cost one query whatever the number of ratings or metrics."""
+    run, release = _draft_release_run()
+    _rate(run, release)
+    _public(client, run, maintainer)
+    caches["pages"].clear()
+    with django_assert_max_num_queries(21):
+        html = client.get(reverse("results:methodology"), {"run": run.pk}).content.decode()
+    assert 'data-testid="expert-figures-frozen"' in html
