@@ -38,6 +38,7 @@ from metrics_registry.services import (
     metrics_bulk_create_synthetic,
     release_publish_synthetic,
 )
+from results.services.expert_figures import release_expert_figures_freeze
 
 SYNTHETIC_MARK = "Synthetic"
 BENCHMARK_COUNT = 6
@@ -291,6 +292,8 @@ def synthetic_dataset_generate(
         done += len(conversations)
         progress(done, total, "conversations")
     synthetic_blind_verdicts_create(run=run, truth=truth, mark=SYNTHETIC_MARK)
+    # The release is generated whole: its expert figures are frozen once its verdicts exist.
+    release_expert_figures_freeze(release=release)
     return SyntheticResult(
         release=release,
         run=run,

@@ -13,6 +13,7 @@ class ResultsConfig(AppConfig):
         from .demo import demo_seed_steps
         from .label_files import on_run_figures_changed
         from .selectors import analyses_stamp_sql
+        from .services.expert_figures import release_expert_figures_freeze
         from .services.freshness import on_ratings_changed, on_run_completed
 
         stamp_part_register("results.analyses", analyses_stamp_sql)
@@ -20,3 +21,5 @@ class ResultsConfig(AppConfig):
         events.subscribe(events.RATINGS_CHANGED, on_ratings_changed)
         events.subscribe(events.RUN_DESIGNATED, on_run_figures_changed)
         events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)
+        # A release's expert figures are frozen with it, as its rubric criteria are.
+        events.subscribe(events.RELEASE_PUBLISHING, release_expert_figures_freeze)

@@ -174,3 +174,21 @@ class RefreshRequest(models.Model):
 
     def __str__(self) -> str:
         return f"Refresh of run {self.run_id} booked at {self.requested_at:%H:%M:%S}"
+
+
+class ReleaseExpertFigures(models.Model):
+    """The expert figures of a release as they stood when it was published.
+
+    Written once, in the publishing transaction (`results.services.expert_figures`); the public
+    methodology page reads only this row, so a figure someone cites never moves as later
+    ratings arrive. Staff pages show the live figures beside it.
+    """
+
+    release = models.OneToOneField(
+        "metrics_registry.Release", on_delete=models.CASCADE, related_name="expert_figures"
+    )
+    frozen_at = models.DateTimeField()
+    figures = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"Expert figures of release {self.release_id}, frozen {self.frozen_at:%Y-%m-%d}"

@@ -2,6 +2,7 @@ from django.urls import path
 
 from . import views
 from .views import rubrics as rubric_views
+from .views.expert_figures import ReleaseExpertFiguresView
 
 app_name = "results"
 
@@ -44,5 +45,10 @@ urlpatterns = [
         "evaluations/runs/<int:pk>/conversations/",
         views.RunConversationsView.as_view(),
         name="run-conversations",
+    ),
+    path(
+        "results/releases/<str:version>/expert-figures/",
+        ReleaseExpertFiguresView.as_view(),
+        name="release-expert-figures",
     ),
 ]

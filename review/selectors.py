@@ -179,3 +179,17 @@ def criterion_consensus_for(queue: RatingQueue):
         .select_related("criterion", "criterion__item")
         .order_by("survives", "criterion__item__key", "criterion__position")
     )
+
+
+def current_ratings_of(*, kinds, object_ids) -> list[tuple[str, int, int, dict]]:
+    """(kind, rated object id, rater id, answers) of every current rating of ``kinds`` whose
+    item rates one of ``object_ids`` (a list or a ``values("pk")`` subquery), in one query.
+
+    Release-wide expert figures read all their kinds at once; undone ratings count nowhere.
+    """
+    return list(
+        Rating.objects.current()
+        .filter(item__kind__in=list(kinds), item__object_id__in=object_ids)
+        .values_list("item__kind", "item__object_id", "rater_id", "answers")
+        .order_by("item__kind", "item__object_id", "rater_id", "pk")
+    )

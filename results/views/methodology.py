@@ -11,6 +11,7 @@ from ..selectors import (
     run_targets,
     run_uses_offline_model,
 )
+from ..services.expert_figures import release_expert_figures_frozen
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
 from .common import PublicRunMixin
@@ -70,6 +71,9 @@ class MethodologyView(PublicRunMixin, TemplateView):
             judge_family=judge_family_effect(run),
             trust_thresholds=TRUST_THRESHOLDS,
             trust_how_to_fill=HOW_TO_FILL,
+            # Frozen when the release was published: never today's ratings (one query).
+            release_experts=release_expert_figures_frozen(run.release_id),
+            staff_reader=self.is_staff_reader(),
         )
         context["difference_plots"] = model_difference_plots(
             analysis.robustness.get("polarities", {})

@@ -8,6 +8,7 @@ from sklearn.metrics import cohen_kappa_score
 from demo.synthetic import SyntheticSpec, synthetic_dataset_generate
 from evaluations.models import Conversation
 from results.services import results_refresh
+from results.services.expert_figures import release_expert_figures_frozen
 from results.services.judge_trust import run_judge_trust
 from review.models import Rating
 
@@ -37,6 +38,10 @@ def test_synthetic_verdicts_give_the_planted_agreement_and_are_flagged(client):
     # A judge erring on a few percent of readings, outvoted by its other two: mostly right.
     assert trust.agreement.value > 0.9
     assert trust.synthetic
+    # The release's frozen expert figures count the same verdicts.
+    frozen = release_expert_figures_frozen(run.release_id)["panel"]
+    assert frozen["majority_agreement"]["n"] == len(pairs)
+    assert frozen["majority_agreement"]["value"] == pytest.approx(trust.agreement.value)
     results_refresh(run=run, n_resamples=50)
     key = Conversation.objects.filter(run=run).first().scenario.metric_version.metric.key
     data = client.get(reverse("results-api:metric-results", args=[key])).json()
