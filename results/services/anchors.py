@@ -24,6 +24,44 @@ METHOD = (
     "share of anchors raised in some replicates and not others; "
     "cluster bootstrap over base scenarios"
 )
+# An anchor counts as raised only when the checker's quote was found in the user turn it named:
+# an unverified "raised" may be the checker's invention, so it reads as not raised (and is
+# counted, so a reader sees how many readings this rule turned).
+UNVERIFIED = "raised readings whose quote was not found in the user turns (read as not raised)"
+
+
+def verified_coverage(
+    run: EvaluationRun, *, model: type = AnchorCoverage
+) -> tuple[dict[int, dict[int, bool]], int]:
+    """Per conversation of the run, per anchor: raised with a verified quote; and how many
+    "raised" readings had no verified quote. `model` is `AnchorCoverage` (the first check) or
+    `AnchorRecheck` (the second)."""
+    coverage: dict[int, dict[int, bool]] = defaultdict(dict)
+    unverified = 0
+    for conversation_id, anchor, raised, found in (
+        model.objects.filter(conversation__run=run)
+        .values_list("conversation_id", "anchor_index", "raised", "quote_found")
+        .order_by()
+    ):
+        coverage[conversation_id][anchor] = raised and found
+        unverified += raised and not found
+    return coverage, unverified
+
+
+def completed_conversations(run: EvaluationRun) -> list[tuple]:
+    """(pk, scenario, target, metric version, base index, metric key) of completed ones."""
+    return list(
+        Conversation.objects.filter(run=run, status=ConversationStatus.COMPLETED)
+        .values_list(
+            "pk",
+            "scenario_id",
+            "target_id",
+            "scenario__metric_version_id",
+            "scenario__base_index",
+            "scenario__metric_version__metric__key",
+        )
+        .order_by()
+    )
 
 
 def anchor_consistency(
@@ -37,53 +75,23 @@ def anchor_consistency(
             "reason": "This run simulated each scenario once; consistency needs replicates "
             "(choose a run with replicates, such as an anchor study, above).",
         }
-    completed = list(
-        Conversation.objects.filter(run=run, status=ConversationStatus.COMPLETED)
-        .values_list(
-            "pk",
-            "scenario_id",
-            "target_id",
-            "scenario__metric_version_id",
-            "scenario__base_index",
-            "scenario__metric_version__metric__key",
-        )
-        .order_by()
-    )
+    completed = completed_conversations(run)
     if not completed:
         return {**base, "reason": "No completed conversations."}
-    coverage: dict[int, dict[int, bool]] = defaultdict(dict)
-    for conversation_id, anchor, raised in (
-        AnchorCoverage.objects.filter(conversation__run=run)
-        .values_list("conversation_id", "anchor_index", "raised")
-        .order_by()
-    ):
-        coverage[conversation_id][anchor] = raised
-    groups: dict[tuple[int, int], list[dict[int, bool]]] = defaultdict(list)
-    meta: dict[int, tuple[int, int, str]] = {}
-    unchecked = 0
-    for pk, scenario, target, version, base_index, key in completed:
-        if pk not in coverage:
-            unchecked += 1
-            continue
-        groups[(scenario, target)].append(coverage[pk])
-        meta[scenario] = (version, base_index, key)
+    coverage, unverified = verified_coverage(run)
+    base["n_unverified"] = unverified
+    groups, meta, unchecked = replicate_groups(completed, coverage)
     flags: list[float] = []
     clusters: list[str] = []
     per_scenario: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
-    single = 0
-    for (scenario, _target), replicates in groups.items():
-        if len(replicates) < 2:
-            single += len(replicates)
-            continue
-        anchors = set().union(*replicates)
+    readings, single = anchor_disagreements(groups)
+    for scenario, _target, disagree in readings:
         version, base_index, _ = meta[scenario]
-        for anchor in sorted(anchors):
-            readings = {r.get(anchor, False) for r in replicates}
-            disagree = len(readings) > 1
-            flags.append(float(disagree))
-            clusters.append(f"{version}:{base_index}")
-            per_scenario[scenario][0] += disagree
-            per_scenario[scenario][1] += 1
+        flags.append(float(disagree))
+        clusters.append(f"{version}:{base_index}")
+        per_scenario[scenario][0] += disagree
+        per_scenario[scenario][1] += 1
+    for scenario, _target in {(s, t) for s, t, _ in readings}:
         per_scenario[scenario][2] += 1
     exclusions = [
         Exclusion("coverage not checked", unchecked),
@@ -131,3 +139,38 @@ def anchor_consistency(
         "n_scenarios": len(listed),
         "worst_scenarios": listed[:worst],
     }
+
+
+Groups = dict[tuple[int, int], list[dict[int, bool]]]
+
+
+def replicate_groups(
+    completed: list[tuple], coverage: dict[int, dict[int, bool]]
+) -> tuple[Groups, dict[int, tuple[int, int, str]], int]:
+    """Checked replicates per (scenario, target); each scenario's (version, base index, metric
+    key); and how many completed conversations had no coverage check."""
+    groups: Groups = defaultdict(list)
+    meta: dict[int, tuple[int, int, str]] = {}
+    unchecked = 0
+    for pk, scenario, target, version, base_index, key in completed:
+        if pk not in coverage:
+            unchecked += 1
+            continue
+        groups[(scenario, target)].append(coverage[pk])
+        meta[scenario] = (version, base_index, key)
+    return groups, meta, unchecked
+
+
+def anchor_disagreements(groups: Groups) -> tuple[list[tuple[int, int, bool]], int]:
+    """(scenario, target, disagrees) per anchor of every group with two checked replicates,
+    and how many replicates sat alone in their group."""
+    readings = []
+    single = 0
+    for (scenario, target), replicates in groups.items():
+        if len(replicates) < 2:
+            single += len(replicates)
+            continue
+        for anchor in sorted(set().union(*replicates)):
+            values = {r.get(anchor, False) for r in replicates}
+            readings.append((scenario, target, len(values) > 1))
+    return readings, single
