@@ -94,14 +94,16 @@ def paired_difference(
         cell += (on[scenario][0], on[scenario][1], off[scenario][0], off[scenario][1])
     n_anchors = int(sum(c[1] + c[3] for c in cells.values()))
     if len(cells) < 2:
-        return Estimate.insufficient(
-            n=n_anchors,
-            unit="difference",
-            method=DIFFERENCE_METHOD,
-            n_clusters=len(cells),
-            reason="fewer than two base scenarios checked in both runs",
-            excluded=excluded,
-        ).as_dict()
+        return {
+            "difference": Estimate.insufficient(
+                n=n_anchors,
+                unit="difference",
+                method=DIFFERENCE_METHOD,
+                n_clusters=len(cells),
+                reason="fewer than two base scenarios checked in both runs",
+                excluded=excluded,
+            ).as_dict()
+        }
     keys = sorted(cells)
     table = np.array([cells[k] for k in keys])
     result = paired_rate_differences(
