@@ -37,12 +37,13 @@ from evaluations.models import (
 from metrics_registry.models import Release, ReleaseStatus
 from stats.differences import paired_rate_differences
 from stats.estimates import Estimate, Exclusion
-from stats.few_clusters import effective_wilson, intra_cluster_correlation
 
 from ..models import AnchorStudy
 from .anchors import (
+    WILSON,
     anchor_consistency,
     anchor_disagreements,
+    clustered_share,
     completed_conversations,
     replicate_groups,
     verified_coverage,
@@ -52,10 +53,7 @@ DIFFERENCE_METHOD = (
     "paired difference of disagreement rates (with minus without anchors) over the base "
     "scenarios both runs checked, stratified by metric; cluster-robust t"
 )
-NOISE_METHOD = (
-    "share of anchors whose two independent checks of one conversation differ; Wilson score "
-    "interval on the effective sample size (design effect over base scenarios)"
-)
+NOISE_METHOD = f"share of anchors whose two independent checks of one conversation differ; {WILSON}"
 
 
 def _run_cells(run: EvaluationRun) -> tuple[dict[tuple[int, int], list[int]], dict, int, int]:
@@ -152,31 +150,11 @@ def checker_noise(runs: list[EvaluationRun]) -> dict[str, Any]:
                 flags.append((cluster, raised != again.get(anchor, False)))
     excluded = [Exclusion("checked conversations without a second check", not_rechecked)]
     excluded = [e for e in excluded if e.count]
-    n = len(flags)
-    if n < 2:
-        return Estimate.insufficient(
-            n=n,
-            method=NOISE_METHOD,
-            reason="fewer than two anchors checked twice",
-            excluded=excluded,
-        ).as_dict()
-    per_cluster: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for cluster, differs in flags:
-        per_cluster[cluster][0] += differs
-        per_cluster[cluster][1] += 1
-    hits = np.array([v[0] for v in per_cluster.values()], dtype=np.float64)
-    sizes = np.array([v[1] for v in per_cluster.values()], dtype=np.float64)
-    rho = intra_cluster_correlation(np.zeros(hits.size), hits, sizes)
-    deff = 1.0 + max(0.0, float(sizes.mean()) - 1.0) * rho
-    low, high = effective_wilson(hits.sum(), sizes.sum(), deff)
-    return Estimate(
-        value=float(hits.sum() / sizes.sum()),
-        low=float(low),
-        high=float(high),
+    return clustered_share(
+        [float(differs) for _, differs in flags],
+        [cluster for cluster, _ in flags],
         method=NOISE_METHOD,
-        n=n,
-        n_clusters=len(per_cluster),
-        excluded=tuple(excluded),
+        excluded=excluded,
     ).as_dict()
 
 

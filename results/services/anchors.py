@@ -4,8 +4,8 @@ Reads `AnchorCoverage` rows (a model of the judge's family read each conversatio
 and said, per anchor, whether it was raised), never the simulator's plan, so the figure can be
 non-zero. A group is (scenario, target) with at least two checked, completed replicates; an
 anchor of a group *disagrees* when some replicates raised it and some did not. The figure is
-disagreeing anchors over all anchors, an Estimate with a cluster bootstrap interval over base
-scenarios (the replicates and variants of one base situation are not independent).
+disagreeing anchors over all anchors, an Estimate with a Wilson interval on the effective sample
+size (the replicates and variants of one base situation are not independent; `clustered_share`).
 
 Run the same scenarios with and without anchors (`run_evaluation --no-anchors`) to see what the
 anchors do for consistency.
@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from evaluations.models import AnchorCoverage, Conversation, ConversationStatus, EvaluationRun
-from stats import bootstrap_ci
-from stats.estimates import Estimate, Exclusion
+import numpy as np
 
-METHOD = (
-    "share of anchors raised in some replicates and not others; "
-    "cluster bootstrap over base scenarios"
-)
+from evaluations.models import AnchorCoverage, Conversation, ConversationStatus, EvaluationRun
+from stats.estimates import Estimate, Exclusion
+from stats.few_clusters import effective_wilson, intra_cluster_correlation
+
+WILSON = "Wilson score interval on the effective sample size (design effect over base scenarios)"
+METHOD = f"share of anchors raised in some replicates and not others; {WILSON}"
 # An anchor counts as raised only when the checker's quote was found in the user turn it named:
 # an unverified "raised" may be the checker's invention, so it reads as not raised (and is
 # counted, so a reader sees how many readings this rule turned).
@@ -67,7 +67,10 @@ def completed_conversations(run: EvaluationRun) -> list[tuple]:
 def anchor_consistency(
     run: EvaluationRun, *, n_resamples: int = 10_000, seed: int = 0, worst: int = 20
 ) -> dict[str, Any]:
-    """The run's anchor disagreement across replicates (``disagreement``, an Estimate dict)."""
+    """The run's anchor disagreement across replicates (``disagreement``, an Estimate dict).
+
+    ``n_resamples`` and ``seed`` are the refresh's common options; this interval draws nothing.
+    """
     base = {"available": False, "use_anchors": run.use_anchors}
     if run.replicates < 2:
         return {
@@ -104,19 +107,8 @@ def anchor_consistency(
             "reason": "No scenario has two checked replicates.",
             "disagreement": estimate.as_dict(),
         }
-    value = sum(flags) / len(flags)
-    n_clusters = len(set(clusters))
-    low = high = None
-    if n_clusters >= 2:
-        low, high = bootstrap_ci(flags, clusters=clusters, n_resamples=n_resamples, seed=seed)
-    estimate = Estimate(
-        value=value,
-        low=low,
-        high=high,
-        method=METHOD,
-        n=len(flags),
-        n_clusters=n_clusters,
-        excluded=tuple(e for e in exclusions if e.count),
+    estimate = clustered_share(
+        flags, clusters, method=METHOD, excluded=[e for e in exclusions if e.count]
     )
     listed = [
         {
@@ -174,3 +166,35 @@ def anchor_disagreements(groups: Groups) -> tuple[list[tuple[int, int, bool]], i
             values = {r.get(anchor, False) for r in replicates}
             readings.append((scenario, target, len(values) > 1))
     return readings, single
+
+
+def clustered_share(
+    flags: list[float], clusters: list[str], *, method: str, excluded: list[Exclusion]
+) -> Estimate:
+    """The share of true flags, with a Wilson interval on the effective sample size.
+
+    A run has a handful of base scenarios, too few for a percentile bootstrap to cover, and a
+    share at 0 % (every cluster at zero) would get the interval [0 %, 0 %]. The design effect
+    comes from the intra-cluster correlation of the flags across base scenarios.
+    """
+    n = len(flags)
+    if n < 2:
+        return Estimate.insufficient(n=n, method=method, excluded=excluded)
+    per_cluster: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for cluster, flag in zip(clusters, flags, strict=True):
+        per_cluster[cluster][0] += flag
+        per_cluster[cluster][1] += 1
+    hits = np.array([v[0] for v in per_cluster.values()])
+    sizes = np.array([v[1] for v in per_cluster.values()])
+    rho = intra_cluster_correlation(np.zeros(hits.size), hits, sizes)
+    deff = 1.0 + max(0.0, float(sizes.mean()) - 1.0) * rho
+    low, high = effective_wilson(hits.sum(), sizes.sum(), deff)
+    return Estimate(
+        value=float(hits.sum() / n),
+        low=float(low),
+        high=float(high),
+        method=method,
+        n=n,
+        n_clusters=len(per_cluster),
+        excluded=tuple(excluded),
+    )
