@@ -10,7 +10,7 @@ from django.urls import reverse
 from evaluations.models import AnchorCoverage, AnchorRecheck, Conversation
 from evaluations.services import runs
 from evaluations.services.scenarios import scenarios_generate
-from results.services.anchor_study import anchor_study_publish
+from results.services.anchor_study import anchor_study_publish, checker_noise, paired_difference
 from results.services.anchors import anchor_consistency
 from stats.estimates import Estimate
 from tests.evaluations.factories import current_version
@@ -177,3 +177,27 @@ def test_staff_read_a_conversation_of_an_anchor_study_run(study_runs, client_for
     assert 'data-testid="private-badge"' in html
     # Visitors still may not read it: the runs are not official results.
     assert Conversation.objects.get(pk=conversation.pk).run.is_official is False
+
+
+def test_what_the_pairing_and_the_second_check_leave_out_is_counted(study_runs):
+    with_anchors, without = study_runs
+    lost = Conversation.objects.filter(run=without).order_by("scenario_id").first().scenario_id
+    AnchorCoverage.objects.filter(conversation__run=without, conversation__scenario=lost).delete()
+    once = Conversation.objects.filter(run=with_anchors).order_by("pk").first()
+    AnchorRecheck.objects.filter(conversation=once).delete()
+
+    paired = Estimate.from_dict(paired_difference(with_anchors, without)["difference"])
+    excluded = {e.reason: e.count for e in paired.excluded}
+    # The scenario's replicates in the run without anchors were never checked, so its three
+    # anchors in the run with anchors have nothing to pair with.
+    assert excluded == {
+        "conversations whose coverage was not checked": REPLICATES,
+        "anchors of scenarios checked in only one of the two runs": 3,
+    }
+    assert paired.n == 2 * 6 * 3 - 2 * 3
+    noise = Estimate.from_dict(checker_noise([with_anchors, without]))
+    assert {(e.reason, e.count) for e in noise.excluded} == {
+        ("checked conversations without a second check", 1)
+    }
+    # Of the run without anchors, the lost scenario's conversations have no first check either.
+    assert noise.n == (2 * 6 * REPLICATES - REPLICATES - 1) * 3
