@@ -11,7 +11,28 @@ from evaluations.demo import DEMO_ANCHOR_STUDY, DEMO_RUN_NAME
 from evaluations.models import EvaluationRun, RunStatus
 from evaluations.services.official import run_set_official
 
+from .models import AnchorStudy
 from .services import results_refresh
+from .services.anchor_study import anchor_study_publish
+
+
+def demo_anchor_study_publish() -> str:
+    """Publish the demo's anchor study with the demo run's release (once both study runs are
+    complete), so its page and API answer have something to show."""
+    if AnchorStudy.objects.exists():
+        return "Demo anchor study: kept (published)."
+    main = EvaluationRun.objects.filter(name=DEMO_RUN_NAME).select_related("release").first()
+    study = {
+        use: EvaluationRun.objects.filter(name=name, status=RunStatus.COMPLETED).first()
+        for name, use in DEMO_ANCHOR_STUDY
+    }
+    if main is None or main.release is None or None in study.values():
+        return "Demo anchor study: not published (its runs or the demo release are missing)."
+    try:
+        anchor_study_publish(with_run=study[True], without_run=study[False], release=main.release)
+    except ValueError as error:
+        return f"Demo anchor study: not published ({error})"
+    return f"Demo anchor study: published with release {main.release.version}."
 
 
 def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
@@ -31,13 +52,17 @@ def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
         name__in=names, status=RunStatus.COMPLETED, analysis__isnull=True
     ).order_by("finished_at")
     pending = list(pending)
+    published = demo_anchor_study_publish()
     if not pending:
-        return "Demo summaries: kept (official run)."
+        return f"Demo summaries: kept (official run).\n{published}"
     for done, each in enumerate(pending):
         progress(done, len(pending))
         results_refresh(run=each)
     progress(len(pending), len(pending))
-    return "Demo summaries: pass rates, reliability and robustness computed (official run)."
+    return (
+        "Demo summaries: pass rates, reliability and robustness computed (official run).\n"
+        + published
+    )
 
 
 def demo_seed_steps() -> list[SeedStep]:

@@ -192,3 +192,34 @@ class ReleaseExpertFigures(models.Model):
 
     def __str__(self) -> str:
         return f"Expert figures of release {self.release_id}, frozen {self.frozen_at:%Y-%m-%d}"
+
+
+class AnchorStudy(models.Model):
+    """A published anchor study: the same scenarios simulated with and without anchors, shown
+    with the release whose metric versions it used. Neither run is official (the study is not
+    a result about models), so the release is recorded here rather than on the runs; the
+    figures are computed when the study is published and read whole by its page and API."""
+
+    release = models.ForeignKey(
+        "metrics_registry.Release", on_delete=models.PROTECT, related_name="anchor_studies"
+    )
+    with_anchors = models.ForeignKey(
+        "evaluations.EvaluationRun", on_delete=models.CASCADE, related_name="+"
+    )
+    without_anchors = models.ForeignKey(
+        "evaluations.EvaluationRun", on_delete=models.CASCADE, related_name="+"
+    )
+    published_at = models.DateTimeField()
+    n_resamples = models.PositiveIntegerField()
+    figures = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-published_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["with_anchors", "without_anchors"], name="anchor_study_unique_pair"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Anchor study {self.with_anchors_id} vs {self.without_anchors_id}"

@@ -12,7 +12,7 @@ from llm.models import ModelConfiguration, Provider
 from metrics_registry.models import MetricVersion, ReleaseStatus
 from stats.estimates import Estimate
 
-from .models import PassRateSummary, RunAnalysis, SummaryLevel
+from .models import AnchorStudy, PassRateSummary, RunAnalysis, SummaryLevel
 
 # Within a release: the run a maintainer marked as headline, else the most complete one, and
 # among equals the one made official first, so a later, smaller run never takes its place.
@@ -299,3 +299,23 @@ def analyses_stamp_sql() -> str:
     """The page cache's stamp part over run analyses: how many, and the latest refresh."""
     table = RunAnalysis._meta.db_table
     return f"(SELECT COUNT(*) || '.' || {latest('computed_at')} FROM {table})"  # noqa: S608
+
+
+def anchor_studies_stamp_sql() -> str:
+    """The page cache's stamp part over published anchor studies."""
+    table = AnchorStudy._meta.db_table
+    return f"(SELECT COUNT(*) || '.' || {latest('published_at')} FROM {table})"  # noqa: S608
+
+
+def published_anchor_studies() -> QuerySet[AnchorStudy]:
+    """Anchor studies whose release is published, newest first, with what their pages name."""
+    return AnchorStudy.objects.filter(release__status=ReleaseStatus.PUBLISHED).select_related(
+        "release", "with_anchors", "without_anchors"
+    )
+
+
+def published_anchor_study(study_id: str | int | None) -> AnchorStudy | None:
+    """The published study asked for (``?study=``), or the newest when none is asked for."""
+    pk = identifier_parse(study_id, name="study")
+    studies = published_anchor_studies()
+    return studies.first() if pk is None else studies.filter(pk=pk).first()

@@ -8,6 +8,7 @@ app_name = "results"
 
 urlpatterns = [
     path("results/methodology/", views.MethodologyView.as_view(), name="methodology"),
+    path("results/methodology/anchors/", views.AnchorStudyView.as_view(), name="anchor-study"),
     path("results/rubrics/", rubric_views.RubricResultsView.as_view(), name="rubrics"),
     path("results/rubrics/items/", rubric_views.RubricItemsView.as_view(), name="rubric-items"),
     path(

@@ -5,6 +5,7 @@ Every model and choice is importable from here (`from evaluations.models import 
 
 from .conversations import (
     AnchorCoverage,
+    AnchorRecheck,
     Conversation,
     ConversationStatus,
     FailureKind,
@@ -31,6 +32,7 @@ __all__ = [
     "TEEN_AGES",
     "AgeContext",
     "AnchorCoverage",
+    "AnchorRecheck",
     "Conversation",
     "ConversationStatus",
     "EvaluationRun",

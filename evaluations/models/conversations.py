@@ -217,3 +217,33 @@ class AnchorCoverage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.conversation_id} anchor {self.anchor_index}: raised={self.raised}"
+
+
+class AnchorRecheck(models.Model):
+    """A second, independent reading of one anchor's coverage in a conversation (same checker,
+    another seed), kept apart from `AnchorCoverage`: comparing the two readings measures the
+    checker's own noise, which the replicate-consistency figure would otherwise absorb."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="anchor_rechecks"
+    )
+    anchor_index = models.PositiveSmallIntegerField(help_text="Position in the scenario's anchors.")
+    raised = models.BooleanField()
+    turn = models.PositiveSmallIntegerField(null=True, blank=True)
+    quote = models.TextField(blank=True)
+    quote_found = models.BooleanField(
+        default=False, help_text="The quote occurs in the user turn it names."
+    )
+    call_ids = models.JSONField(default=list, blank=True)
+    is_offline = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["conversation", "anchor_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "anchor_index"], name="anchor_recheck_unique_per_anchor"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} anchor {self.anchor_index} (recheck): raised={self.raised}"

@@ -18,7 +18,7 @@ from llm.exceptions import LLMError
 from llm.models import ModelRole
 
 from .. import prompts
-from ..models import AnchorCoverage, Conversation, Turn
+from ..models import AnchorCoverage, AnchorRecheck, Conversation, Turn
 from ..schemas import AnchorCoverageCheck
 from .claims import Claim
 from .judging import quote_found
@@ -29,29 +29,22 @@ from .steps import Ask, Steps, Store, drive_sync
 logger = logging.getLogger(__name__)
 
 
-def anchor_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
-    """Ask for and yield the coverage of every anchor (the caller checked none is stored)."""
-    run = conversation.run
-    # The anchors as fitted to the run's length: the same list the simulator was given (or,
-    # without anchors, would have been given).
-    anchors = anchors_fit(conversation.scenario.anchors or [], turns=run.turns)
-    if not anchors or not turns:
-        return []
-    try:
-        result = yield Ask(
-            configuration=run.judge,
-            messages=prompts.anchor_check_messages(anchors=anchors, turns=turns),
-            schema=AnchorCoverageCheck,
-            role=ModelRole.JUDGE,
-            purpose="evaluations.anchor_check",
-            seed=stable_seed(conversation_seed(conversation), "anchors"),
-        )
-    except LLMError as error:
-        # Unusable output or an endpoint error alike: the figure counts it as unchecked.
-        logger.warning("Anchor check of conversation %s failed: %s", conversation.pk, error)
-        return []
+# The second, independent check (`AnchorRecheck`) runs where the consistency figures are
+# published: runs with replicates (an anchor study). A run simulating each scenario once has
+# no consistency figure the checker's noise could inflate, so it is not charged the call.
+RECHECK_MIN_REPLICATES = 2
+
+
+def _readings(
+    result,
+    *,
+    anchors: list[dict],
+    by_turn: dict[int, str],
+    model: type,
+    conversation,
+    with_text: bool,
+) -> list:
     by_number = {answer.anchor: answer for answer in result.output.anchors}
-    by_turn = {turn.index: turn.user_text_clean for turn in turns}
     rows = []
     for number, anchor in enumerate(anchors, start=1):
         answer = by_number.get(number)
@@ -59,18 +52,80 @@ def anchor_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
         turn = answer.turn if raised and answer.turn in by_turn else None
         quote = (answer.quote or "").strip() if raised else ""
         rows.append(
-            AnchorCoverage(
+            model(
                 conversation=conversation,
                 anchor_index=number - 1,
-                anchor_text=anchor["text"],
                 raised=raised,
                 turn=turn,
                 quote=quote[:2000],
                 quote_found=bool(turn and quote and quote_found(quote, by_turn[turn])),
                 is_offline=result.is_offline,
+                **({"anchor_text": anchor["text"]} if with_text else {}),
             )
         )
-    return (yield Store(rows=rows, calls={"call_ids": result.calls}))
+    return rows
+
+
+def anchor_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
+    """Ask for and yield the coverage of every anchor (the caller checked none is stored);
+    in a run with replicates, ask a second time, independently, and yield that too."""
+    run = conversation.run
+    # The anchors as fitted to the run's length: the same list the simulator was given (or,
+    # without anchors, would have been given).
+    anchors = anchors_fit(conversation.scenario.anchors or [], turns=run.turns)
+    if not anchors or not turns:
+        return []
+    messages = prompts.anchor_check_messages(anchors=anchors, turns=turns)
+    seed = stable_seed(conversation_seed(conversation), "anchors")
+    try:
+        result = yield Ask(
+            configuration=run.judge,
+            messages=messages,
+            schema=AnchorCoverageCheck,
+            role=ModelRole.JUDGE,
+            purpose="evaluations.anchor_check",
+            seed=seed,
+        )
+    except LLMError as error:
+        # Unusable output or an endpoint error alike: the figure counts it as unchecked.
+        logger.warning("Anchor check of conversation %s failed: %s", conversation.pk, error)
+        return []
+    second = None
+    if run.replicates >= RECHECK_MIN_REPLICATES:
+        try:
+            # Same prompt, another seed: what differs between the two is the checker's noise.
+            second = yield Ask(
+                configuration=run.judge,
+                messages=messages,
+                schema=AnchorCoverageCheck,
+                role=ModelRole.JUDGE,
+                purpose="evaluations.anchor_recheck",
+                seed=stable_seed(seed, "recheck"),
+            )
+        except LLMError as error:
+            # The noise figure counts the conversation as not rechecked; coverage still counts.
+            logger.warning("Anchor recheck of conversation %s failed: %s", conversation.pk, error)
+    by_turn = {turn.index: turn.user_text_clean for turn in turns}
+    rows = _readings(
+        result,
+        anchors=anchors,
+        by_turn=by_turn,
+        model=AnchorCoverage,
+        conversation=conversation,
+        with_text=True,
+    )
+    stored = yield Store(rows=rows, calls={"call_ids": result.calls})
+    if second is not None:
+        again = _readings(
+            second,
+            anchors=anchors,
+            by_turn=by_turn,
+            model=AnchorRecheck,
+            conversation=conversation,
+            with_text=False,
+        )
+        yield Store(rows=again, calls={"call_ids": second.calls})
+    return stored
 
 
 def conversation_anchors_check(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import exports, rubric_exports, rubrics, views
+from . import anchor_study, exports, rubric_exports, rubrics, views
 
 app_name = "results-api"
 
@@ -16,6 +16,8 @@ urlpatterns = [
         views.RunConversationListApi.as_view(),
         name="run-conversations",
     ),
+    path("runs/<int:pk>/reasks/", anchor_study.RunReasksApi.as_view(), name="run-reasks"),
+    path("anchor-study/", anchor_study.AnchorStudyApi.as_view(), name="anchor-study"),
     path("conversations/<int:pk>/", views.ConversationDetailApi.as_view(), name="conversation"),
     path("scenarios/<int:pk>/", views.ScenarioDetailApi.as_view(), name="scenario"),
     path("explore/", views.ExploreApi.as_view(), name="explore"),

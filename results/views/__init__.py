@@ -1,5 +1,6 @@
 """Public results pages: thin views over the selectors; they only read published rows."""
 
+from .anchor_study import AnchorStudyView
 from .conversations import ConversationView, RunConversationsView
 from .explore import ExploreView
 from .label import (
@@ -17,6 +18,7 @@ from .methodology import MethodologyView
 from .metrics import MetricListView, MetricResultsView
 
 __all__ = [
+    "AnchorStudyView",
     "ConversationView",
     "ExploreView",
     "LabelAudienceView",

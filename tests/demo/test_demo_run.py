@@ -143,6 +143,14 @@ def test_demo_run_is_seeded_as_the_official_public_run(monkeypatch, client):
     assert DEMO_RUN_NAME in html
     target = run.targets.order_by("name").first()
     assert client.get(reverse("results:label", args=[target.pk])).status_code == 200
+    # The anchor study is published with the release the demo run used, and shows.
+    from results.models import AnchorStudy
+
+    study = AnchorStudy.objects.get()
+    assert study.release_id == run.release_id
+    page = client.get(reverse("results:anchor-study")).content.decode()
+    assert 'data-testid="anchor-paired"' in page
+    assert run.release.version in page
 
 
 def test_demo_blind_queues_rate_a_held_back_part_of_the_demo_run(monkeypatch, client):

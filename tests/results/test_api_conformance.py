@@ -39,6 +39,7 @@ PUBLIC_PREFIXES = (
     "/api/metrics",
     "/api/labels",
     "/api/releases",
+    "/api/anchor-study",
 )
 
 
@@ -74,6 +75,7 @@ def _real_parameters(run) -> dict[str, list[dict]]:
     return {
         "/api/runs/{id}/": [{"id": run.pk}],
         "/api/runs/{id}/results/": [{"id": run.pk}],
+        "/api/runs/{id}/reasks/": [{"id": run.pk}],
         "/api/runs/{id}/conversations/": [{"id": run.pk}],
         "/api/runs/{id}/results.{fmt}": [{"id": run.pk, "fmt": "csv"}],
         "/api/conversations/{id}/": [{"id": conversation.pk}],
