@@ -10,6 +10,7 @@ from core.pagecache import PublishedPageCacheMixin
 from rubrics.dimensions import dimension_labels
 from rubrics.models import Acuity, Population
 
+from ..plain import priorities_lead, rubric_lead
 from ..rubric_priorities import rubric_priorities
 from ..rubrics import (
     SECTIONS,
@@ -64,6 +65,7 @@ class RubricResultsView(RubricRunMixin, TemplateView):
             results = rubric_results(run, items_url=reverse("results:rubric-items"))
             context.update(
                 results=results,
+                lead=rubric_lead(results.targets),
                 sections=[(key, label, results.sections[key]) for key, label in SECTIONS],
             )
         return context
@@ -152,5 +154,7 @@ class RubricPrioritiesView(RubricRunMixin, TemplateView):
         run = self.get_run()
         context.update(self.run_context(run))
         if run is not None:
-            context.update(rubric_priorities(run))
+            priorities = rubric_priorities(run)
+            context.update(priorities)
+            context["lead"] = priorities_lead(priorities["users"], priorities["clinicians"])
         return context
