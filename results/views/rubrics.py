@@ -10,7 +10,7 @@ from core.pagecache import PublishedPageCacheMixin
 from rubrics.dimensions import dimension_labels
 from rubrics.models import Acuity, Population
 
-from ..plain import priorities_lead, rubric_lead
+from ..plain import priorities_lead, rubric_items_lead, rubric_lead, rubric_reply_lead
 from ..rubric_priorities import rubric_priorities
 from ..rubrics import (
     SECTIONS,
@@ -113,6 +113,7 @@ class RubricItemsView(RubricRunMixin, TemplateView):
             dimension=dimension,
             scored=sum(1 for row in rows if row.score is not None),
         )
+        context["lead"] = rubric_items_lead(len(rows), context["scored"])
         return context
 
 
@@ -140,6 +141,7 @@ class RubricResponseView(PublishedPageCacheMixin, TemplateView):
             release=response.run.release,
             offline=response.is_offline,
             demo_material=bool((response.item.metadata or {}).get("demo_material")),
+            lead=rubric_reply_lead(response.target.name, rows),
         )
         return context
 

@@ -1,6 +1,7 @@
 """Plain leads: every public results page opens with a sentence built from its own figures,
 and keeps the intervals behind "How we know"."""
 
+import html as htmllib
 import re
 
 import pytest
@@ -18,7 +19,7 @@ LEAD = re.compile(r'data-testid="plain-lead">(.*?)</p>', re.S)
 def _lead(html: str) -> str:
     found = LEAD.search(html)
     assert found, "the page has no plain lead"
-    return found.group(1)
+    return htmllib.unescape(found.group(1))
 
 
 def test_counts_and_interval_lines_say_what_the_figure_rests_on():
@@ -115,3 +116,26 @@ def test_intervals_stay_on_the_page_behind_how_we_know(client):
     assert "base scenarios" in details
     # The sentence above it carries no interval.
     assert "interval" not in _lead(html)
+
+
+@pytest.mark.django_db
+def test_rubric_pages_lead_with_what_the_replies_did(client):
+    from rubrics.models import RubricResponse
+    from tests.results.public_data import add_rubric_responses
+
+    run = published_run(version="3.0.0")
+    add_rubric_responses(run, n_items=6)
+    careful, other = run.targets.order_by("pk")[:2]
+    results = _lead(client.get(reverse("results:rubrics")).content.decode())
+    assert "scored 2 models' replies to up to 6 health situations" in results
+    first = RubricResponse.objects.get(run=run, target=other, item__key=f"pub-{run.pk}-0")
+    reply = _lead(client.get(reverse("results:rubric-response", args=[first.pk])).content.decode())
+    # Item 0: the second model met one rewarded check of three and the one penalised check.
+    assert "did 1 of the 3 things a good reply does here" in reply
+    assert "and 1 of the 1 things it should avoid" in reply
+    items = _lead(
+        client.get(
+            reverse("results:rubric-items") + f"?run={run.pk}&model={careful.pk}"
+        ).content.decode()
+    )
+    assert "These are the 6 graded replies behind one figure: 6 were scored" in items
