@@ -261,9 +261,10 @@ def rubric_lead(targets: Sequence) -> Lead:
         return Lead("No model has enough graded replies for a score yet.")
     items = max(items for _, _, items in scored)
     ranked = sorted(scored, key=lambda s: s[1].value)
+    models = "1 model's" if len(scored) == 1 else f"{len(scored)} models'"
     sentence = (
-        f"Checklists of what a good reply does scored {len(scored)} model{'s' if len(scored) != 1 else ''}"
-        f"' replies to up to {items} health situations."
+        f"Checklists of what a good reply does scored {models} replies to up to {items} "
+        "health situations."
     )
     low_name, low, _ = ranked[0]
     high_name, high, _ = ranked[-1]
