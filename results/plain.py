@@ -112,7 +112,8 @@ def conversation_lead(
     how: tuple[str, ...] = ()
     if metric is not None and metric.defined:
         sentence += (
-            f" Across this test's conversations it {behaviour(polarity)} in {counted(metric)}."
+            f" Over all its conversations on this test, it {behaviour(polarity)} "
+            f"in {counted(metric)}."
         )
         how = (f"{target_name} on this test, teens and adults: {interval_text(metric)}",)
     return Lead(sentence, how)
