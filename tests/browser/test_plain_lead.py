@@ -80,3 +80,34 @@ def test_desktop_visitor_reads_plain_leads_down_to_a_transcript(browser, live_se
     page = context.new_page()
     _walk(page, run.targets.order_by("name").last(), "1366")
     context.close()
+
+
+def test_rubric_pages_with_their_leads_pass_axe_at_phone_width(browser, live_server):
+    from axe_playwright_python.sync_playwright import Axe  # a test-only dependency
+
+    from rubrics.models import RubricResponse
+    from tests.browser.test_accessibility import WCAG_22_AA
+    from tests.results.public_data import add_rubric_responses
+
+    run = published_run(version="3.0.0")
+    add_rubric_responses(run, n_items=3)
+    reply = RubricResponse.objects.filter(run=run).order_by("pk").first()
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    axe = Axe()
+    found = {}
+    for path in (
+        "/results/rubrics/",
+        f"/results/rubrics/items/?run={run.pk}",
+        f"/results/rubrics/replies/{reply.pk}/",
+        "/results/rubrics/priorities/",
+    ):
+        assert page.goto(path).status == 200, path
+        assert page.get_by_test_id("plain-lead").count() == 1, path
+        options = {"runOnly": {"type": "tag", "values": WCAG_22_AA}}
+        violations = axe.run(page, options=options).response["violations"]
+        if violations:
+            found[path] = [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in violations]
+    context.close()
+    assert not found, found
