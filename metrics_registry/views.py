@@ -178,6 +178,10 @@ class ReleaseDetailView(PublishedPageCacheMixin, ReleaseObjectMixin, TemplateVie
             can_edit=user_sees_draft_releases(self.request.user) and not release.is_published,
             downloads=events.collect_flat(events.RELEASE_DOWNLOADS, release=release),
         )
+        # The plain first sentence, from the page's own count (no extra query).
+        from results.plain import release_lead
+
+        context["lead"] = release_lead(release.version, page.paginator.count, release.is_published)
         return context
 
 

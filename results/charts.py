@@ -256,8 +256,10 @@ def forest_svg(
             return f"{v:.2f}"
         return f"{v * 100:+.0f}" if unit == "difference" else f"{v * 100:.0f}%"
 
+    # A picture with links in it is a group, not an image: an image may not hold controls.
+    role = "group" if any(row.href for row in rows) else "img"
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="ib-forest" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="ib-forest" role="{role}" '
         f'viewBox="0 0 {width} {height}" width="100%" aria-label="{escape(title)}">',
         f"<title>{escape(title)}</title>",
     ]

@@ -6,7 +6,10 @@ from core.roles import Role, RoleRequiredMixin, user_has_role
 from evaluations.models import EvaluationRun
 from evaluations.services.panel import conversation_panel
 
+from ..models import SummaryLevel
+from ..plain import conversation_lead
 from ..public import conversation_for_reader, run_conversation_list, transcript
+from ..selectors import summary_estimates
 from .common import PublicRunMixin
 
 
@@ -37,6 +40,19 @@ class ConversationView(PublicRunMixin, TemplateView):
             panel=conversation_panel(run, conversation.judgments.all()),
             target=conversation.target,
             is_offline=conversation.is_offline or conversation.target.is_offline,
+        )
+        # One query: this model's pass rate on the metric, so the verdict reads in context.
+        rates = summary_estimates(
+            run=run,
+            level=SummaryLevel.METRIC,
+            key_ids=[version.pk],
+            target_ids=[conversation.target_id],
+        )
+        context["lead"] = conversation_lead(
+            conversation.target.name,
+            version.polarity,
+            conversation.verdict_passed,
+            rates.get((conversation.target_id, version.polarity, version.pk, "all")),
         )
         return context
 

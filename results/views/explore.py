@@ -3,6 +3,7 @@ from django.views.generic import TemplateView
 from core.ids import identifier_parse
 
 from ..charts import band_edges, sunburst
+from ..plain import explore_lead
 from ..public import AGES, POLARITIES, explore
 from ..selectors import run_targets
 from ..services.judge_trust import low_trust_metrics, target_self_preference
@@ -54,6 +55,11 @@ class ExploreView(PublicRunMixin, TemplateView):
         counts = metric_counts(
             run=run, target_ids=[t.pk for t in chosen], age=age, polarity=polarity
         )
+        if data.wheels:
+            first = data.wheels[0]
+            context["lead"] = explore_lead(
+                first.target.name, polarity, [(n.label, n.estimate) for n in first.nodes]
+            )
         context.update(
             targets=targets,
             chosen=chosen,

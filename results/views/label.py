@@ -17,6 +17,7 @@ from ..label import (
 )
 from ..label_export import ExportUnavailable, chromium_path
 from ..label_files import label_files_soon, label_image, stored_label
+from ..plain import category_lead, compare_lead, label_lead, overview_lead
 from ..selectors import (
     public_run_for_target,
     run_target,
@@ -95,6 +96,7 @@ class LabelView(LabelMixin, TemplateView):
         context.update(history=self.history(run, profile))
         context.update(
             profile=profile,
+            lead=label_lead(profile),
             profiles=[profile],
             grades=grade_table(),
             forest=_forest(profile),
@@ -126,6 +128,7 @@ class LabelCompareView(LabelMixin, TemplateView):
         context.update(
             a=a,
             b=b,
+            lead=compare_lead(a, b),
             pairs=pairs,
             profiles=[a, b],
             forest_method=_methods([a, b]),
@@ -151,6 +154,7 @@ class LabelAudienceView(LabelMixin, TemplateView):
         context.update(self.age_context())
         context.update(
             profile=profile,
+            lead=label_lead(profile),
             reading=audience_reading(profile, audience),
             audiences=AUDIENCES.values(),
             not_said=NOT_SAID,
@@ -179,7 +183,7 @@ class LabelOverviewView(LabelMixin, TemplateView):
             rows.append((profile, [by_cat.get(c.pk) for c in columns]))
         context.update(self.run_context(run))
         context.update(self.age_context())
-        context.update(columns=columns, rows=rows, grades=grade_table())
+        context.update(columns=columns, rows=rows, grades=grade_table(), lead=overview_lead(rows))
         return context
 
 
@@ -201,6 +205,7 @@ class LabelCategoryView(LabelMixin, TemplateView):
         context.update(
             profile=profile,
             line=line,
+            lead=category_lead(profile, line),
             category=line.category,
             metrics=label_category_metrics(run=run, target=profile.target, category=line.category),
             category_trust=category_trust(run, line.category.slug, profile.target),

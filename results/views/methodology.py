@@ -3,6 +3,7 @@
 from django.views.generic import TemplateView
 
 from ..methodology_plots import methodology_plots, model_difference_plots
+from ..plain import methodology_lead
 from ..selectors import (
     metric_labels_for_versions,
     overall_pass_rates,
@@ -37,6 +38,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
         teen_adult = analysis.robustness.get("teen_adult", {})
         largest = teen_adult.get("largest", [])
         labels = metric_labels_for_versions(d["metric_version"] for d in largest)
+        overall = list(overall_pass_rates(run=run))
         context.update(
             teen_adult_rows=[
                 {**d, **labels.get(d["metric_version"], {"key": d["metric"], "name": ""})}
@@ -64,7 +66,8 @@ class MethodologyView(PublicRunMixin, TemplateView):
                 if data
                 for s in data["schemes"]
             ),
-            overall=overall_pass_rates(run=run),
+            overall=overall,
+            lead=methodology_lead(overall),
             targets=run_targets(run),
             offline=run_uses_offline_model(run),
             synthetic=run_is_synthetic(run),

@@ -5,6 +5,7 @@ from metrics_registry.forms import MetricFilterForm
 from metrics_registry.selectors import metric_list, metric_status_history, metric_versions
 
 from ..charts import ForestRow, forest_svg, interval_methods
+from ..plain import metric_lead, metric_list_lead
 from ..public import metric_results, metric_scenarios, public_metric, run_version_of
 from ..selectors import run_targets
 from ..services.judge_trust import metric_trust_rows
@@ -45,6 +46,8 @@ class MetricListView(PublicRunMixin, ListView):
         query = self.request.GET.copy()
         query.pop("page", None)
         context.update(filter_form=self.filter_form, query=query.urlencode())
+        release = self.run.release.version if self.run is not None else None
+        context["lead"] = metric_list_lead(release, context["paginator"].count)
         return context
 
 
@@ -80,6 +83,7 @@ class MetricResultsView(PublicRunMixin, TemplateView):
             subareas=subareas,
             subarea=subareas[0] if subareas else None,
             results=results,
+            lead=metric_lead(version.polarity, results),
             forest=forest_svg(
                 rows, title=f"Pass rate of {metric.key} per model, teen and adult apart"
             ),

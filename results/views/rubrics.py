@@ -10,6 +10,7 @@ from core.pagecache import PublishedPageCacheMixin
 from rubrics.dimensions import dimension_labels
 from rubrics.models import Acuity, Population
 
+from ..plain import priorities_lead, rubric_items_lead, rubric_lead, rubric_reply_lead
 from ..rubric_priorities import rubric_priorities
 from ..rubrics import (
     SECTIONS,
@@ -64,6 +65,7 @@ class RubricResultsView(RubricRunMixin, TemplateView):
             results = rubric_results(run, items_url=reverse("results:rubric-items"))
             context.update(
                 results=results,
+                lead=rubric_lead(results.targets),
                 sections=[(key, label, results.sections[key]) for key, label in SECTIONS],
             )
         return context
@@ -111,6 +113,7 @@ class RubricItemsView(RubricRunMixin, TemplateView):
             dimension=dimension,
             scored=sum(1 for row in rows if row.score is not None),
         )
+        context["lead"] = rubric_items_lead(len(rows), context["scored"])
         return context
 
 
@@ -138,6 +141,7 @@ class RubricResponseView(PublishedPageCacheMixin, TemplateView):
             release=response.run.release,
             offline=response.is_offline,
             demo_material=bool((response.item.metadata or {}).get("demo_material")),
+            lead=rubric_reply_lead(response.target.name, rows),
         )
         return context
 
@@ -152,5 +156,7 @@ class RubricPrioritiesView(RubricRunMixin, TemplateView):
         run = self.get_run()
         context.update(self.run_context(run))
         if run is not None:
-            context.update(rubric_priorities(run))
+            priorities = rubric_priorities(run)
+            context.update(priorities)
+            context["lead"] = priorities_lead(priorities["users"], priorities["clinicians"])
         return context

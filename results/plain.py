@@ -1,0 +1,316 @@
+"""The plain lead of every public results page: one or two sentences a parent understands,
+filled from the figures the page already loaded, and the "how we know" lines (intervals, base
+scenarios, methods) that the page shows behind a disclosure.
+
+Fixed templates filled from the data, never written by a model. No function here queries the
+database: each page passes the figures it has, so a lead costs no query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from stats.estimates import Estimate
+
+from .findings import POLARITY_WORDS
+from .label import CategoryLine, LabelProfile
+
+# The opposite of each polarity's verb phrase, for one conversation that did not pass.
+FAILED_WORDS = {
+    "negative": "did not avoid the harmful behaviour",
+    "positive": "did not show the helpful behaviour",
+}
+# The overview counts grades of B− or better (right in at least 7 of 10 conversations) and
+# D or worse (right in fewer than half): bands a parent can read without the grade table.
+GOOD_FROM = 0.70
+POOR_BELOW = 0.50
+
+
+@dataclass(frozen=True)
+class Lead:
+    """What a page says first, and the evidence behind it for "how we know"."""
+
+    sentence: str
+    how: tuple[str, ...] = ()
+
+
+def behaviour(polarity: str) -> str:
+    """ "avoided the harmful behaviour" / "showed the helpful behaviour"."""
+    return POLARITY_WORDS.get(polarity, POLARITY_WORDS["negative"])[1]
+
+
+def passed_of(e: Estimate) -> int:
+    """Conversations that passed behind a pass rate (the rate is passed / n)."""
+    return round((e.value or 0.0) * e.n)
+
+
+def counted(e: Estimate) -> str:
+    """ "53 of 100 conversations", or why there is no figure."""
+    if not e.defined:
+        return f"too few conversations to say ({e.n})"
+    return f"{passed_of(e)} of {e.n} conversation{'s' if e.n != 1 else ''}"
+
+
+def interval_text(e: Estimate) -> str:
+    """The figure with its 95 % interval, n, base scenarios and method, in one line."""
+    if not e.defined:
+        reason = f": {e.reason}" if e.reason else ""
+        return f"no figure (n = {e.n}{reason})"
+    text = f"{e.value * 100:.0f} %"
+    if e.has_interval:
+        text += f", {e.confidence * 100:.0f} % interval {e.low * 100:.0f}–{e.high * 100:.0f} %"
+    text += f", n = {e.n}"
+    if e.n_clusters:
+        text += f" in {e.n_clusters} base scenario{'s' if e.n_clusters != 1 else ''}"
+    if e.method:
+        text += f" ({e.method})"
+    excluded = sum(x.count for x in e.excluded)
+    if excluded:
+        text += f"; {excluded} left out ({', '.join(x.reason for x in e.excluded)})"
+    return text
+
+
+def _pool(estimates: Iterable[Estimate | None]) -> tuple[int, int]:
+    """Passed and total over several pass rates of disjoint conversations."""
+    passed = n = 0
+    for e in estimates:
+        if e is not None and e.defined:
+            passed += passed_of(e)
+            n += e.n
+    return passed, n
+
+
+def metric_lead(polarity: str, results: Sequence) -> Lead:
+    """A metric page: all models together, then the lowest and highest model."""
+    shown = [(r.target.name, r.all) for r in results if r.all is not None and r.all.defined]
+    passed, n = _pool(e for _, e in shown)
+    if not n:
+        return Lead("No model has enough judged conversations in this test to give a figure yet.")
+    sentence = f"The models tested {behaviour(polarity)} in {passed} of {n} conversations."
+    if len(shown) > 1:
+        ranked = sorted(shown, key=lambda pair: pair[1].value)
+        (low_name, low), (high_name, high) = ranked[0], ranked[-1]
+        sentence += f" {high_name} did so in {counted(high)}; {low_name} in {counted(low)}."
+    how = tuple(f"{name}: {interval_text(e)}" for name, e in shown)
+    return Lead(sentence, how)
+
+
+def conversation_lead(
+    target_name: str, polarity: str, verdict: bool | None, metric: Estimate | None
+) -> Lead:
+    """One conversation's verdict, then how it compares with the model's other runs of it."""
+    if verdict is None:
+        sentence = (
+            f"This conversation with {target_name} has no verdict, so it counts in no figure."
+        )
+    else:
+        did = (
+            behaviour(polarity) if verdict else FAILED_WORDS.get(polarity, FAILED_WORDS["negative"])
+        )
+        sentence = f"In this test conversation, {target_name} {did}."
+    how: tuple[str, ...] = ()
+    if metric is not None and metric.defined:
+        sentence += (
+            f" Over all its conversations on this test, it {behaviour(polarity)} "
+            f"in {counted(metric)}."
+        )
+        how = (f"{target_name} on this test, teens and adults: {interval_text(metric)}",)
+    return Lead(sentence, how)
+
+
+def _line_counts(lines: Iterable[CategoryLine]) -> tuple[int, int]:
+    return _pool(line.estimate for line in lines)
+
+
+def label_lead(profile: LabelProfile) -> Lead:
+    """A label: harm avoided and help shown over all categories, the best and weakest grade."""
+    name = profile.target.name
+    parts = []
+    for polarity in ("negative", "positive"):
+        passed, n = _line_counts(profile.by_polarity(polarity))
+        if n:
+            parts.append(f"{behaviour(polarity)} in {passed} of {n} conversations")
+    if not parts:
+        return Lead(f"{name} has too few judged conversations here to give a grade.")
+    sentence = f"Tested with {profile.population}, {name} " + " and ".join(parts) + "."
+    graded = [line for line in profile.lines if line.estimate.defined]
+    if len(graded) > 1 and len({line.grade for line in graded}) == 1:
+        sentence += f" Every grade is {graded[0].grade}."
+    elif len(graded) > 1:
+        ranked = sorted(graded, key=lambda line: line.estimate.value)
+        best, worst = ranked[-1], ranked[0]
+        sentence += (
+            f" Best grade: {best.grade} for {best.category.name.lower()}; "
+            f"weakest: {worst.grade} for {worst.category.name.lower()}."
+        )
+    how = tuple(f"{line.category.name}: {interval_text(line.estimate)}" for line in graded)
+    return Lead(sentence, how)
+
+
+def category_lead(profile: LabelProfile, line: CategoryLine) -> Lead:
+    """A label category of one model."""
+    e = line.estimate
+    name = profile.target.name
+    if not e.defined:
+        return Lead(f"Too few conversations to give {name} a grade here ({profile.population}).")
+    sentence = (
+        f"{name} {behaviour(line.category.polarity)} ({line.category.name.lower()}) in "
+        f"{counted(e)} with {profile.population}: grade {line.grade_text}."
+    )
+    return Lead(sentence, (f"{line.category.name}: {interval_text(e)}",))
+
+
+def compare_lead(a: LabelProfile, b: LabelProfile) -> Lead:
+    """Two labels side by side: each model's harm avoided and help shown."""
+    sentences = []
+    for polarity in ("negative", "positive"):
+        a_passed, a_n = _line_counts(a.by_polarity(polarity))
+        b_passed, b_n = _line_counts(b.by_polarity(polarity))
+        if a_n and b_n:
+            sentences.append(
+                f"{a.target.name} {behaviour(polarity)} in {a_passed} of {a_n} conversations, "
+                f"{b.target.name} in {b_passed} of {b_n}."
+            )
+    if not sentences:
+        return Lead("These two models have too few judged conversations to compare.")
+    how = tuple(
+        f"{p.target.name} · {line.category.name}: {interval_text(line.estimate)}"
+        for p in (a, b)
+        for line in p.lines
+        if line.estimate.defined
+    )
+    return Lead(" ".join(sentences), how)
+
+
+def overview_lead(rows: Sequence[tuple[LabelProfile, Sequence[CategoryLine | None]]]) -> Lead:
+    """Every model's grades: how many are good and how many poor, without ranking anyone."""
+    lines = [line for _, model_lines in rows for line in model_lines if line is not None]
+    graded = [line for line in lines if line.estimate.defined]
+    if not graded:
+        return Lead("No model has enough judged conversations for a grade yet.")
+    good = sum(1 for line in graded if line.estimate.value >= GOOD_FROM - 1e-9)
+    poor = sum(1 for line in graded if line.estimate.value < POOR_BELOW - 1e-9)
+    categories = len({line.category.pk for line in graded})
+    sentence = (
+        f"{len(rows)} model{'s' if len(rows) != 1 else ''} graded on {categories} kinds of "
+        f"behaviour: in {good} of the {len(graded)} grades the model did the right thing in at "
+        f"least 7 of 10 conversations (B− or better); in {poor}, in fewer than half (D or worse)."
+    )
+    return Lead(sentence)
+
+
+def explore_lead(target_name: str, polarity: str, areas: Sequence[tuple[str, Estimate]]) -> Lead:
+    """The wheel of one model: where it did best and worst among the areas shown."""
+    shown = [(label, e) for label, e in areas if e is not None and e.defined]
+    if not shown:
+        return Lead(f"{target_name} has too few judged conversations here for a figure.")
+    ranked = sorted(shown, key=lambda pair: pair[1].value)
+    high_label, high = ranked[-1]
+    sentence = (
+        f"In the {high_label.lower()} area, {target_name} {behaviour(polarity)} in {counted(high)}"
+    )
+    if len(ranked) > 1:
+        low_label, low = ranked[0]
+        sentence += f"; in the {low_label.lower()} area, in {counted(low)}"
+    how = tuple(f"{label}: {interval_text(e)}" for label, e in shown)
+    return Lead(sentence + ".", how)
+
+
+def methodology_lead(overall: Sequence) -> Lead:
+    """The methodology page: what all the run's figures rest on, in one sentence."""
+    rows = [r for r in overall if r.age_context == "all"]
+    models = len({r.target_id for r in rows})
+    n = sum(r.n_conversations for r in rows)
+    if not n:
+        return Lead("No judged conversations yet.")
+    return Lead(
+        f"The results of this release rest on {n} judged test conversation{'s' if n != 1 else ''} "
+        f"with {models} model{'s' if models != 1 else ''}. Each figure below says how sure we can "
+        "be: a range of plausible values and the number of conversations behind it."
+    )
+
+
+def metric_list_lead(release_version: str | None, n_metrics: int) -> Lead:
+    """The metric list: how many behaviours the release tests."""
+    where = f"Release {release_version}" if release_version else "The registry"
+    return Lead(
+        f"{where} tests AI models on {n_metrics} behaviour{'s' if n_metrics != 1 else ''}, "
+        "each in simulated conversations with teen and adult personas. Open one to see how "
+        "often each model did the right thing."
+    )
+
+
+def release_lead(release_version: str, n_metrics: int, published: bool) -> Lead:
+    """A release page: a fixed list of tests, and where its results are."""
+    state = "" if published else " It is a draft: nothing from it is public yet."
+    return Lead(
+        f"Release {release_version} is a fixed list of {n_metrics} test"
+        f"{'s' if n_metrics != 1 else ''}: each checks one behaviour of an AI model, good or "
+        f"bad, in simulated conversations.{state}"
+    )
+
+
+def rubric_lead(targets: Sequence) -> Lead:
+    """Rubric results: the share of a checklist's points each model earned, lowest and highest."""
+    scored = [
+        (t.target, t.overall.estimate, t.items)
+        for t in targets
+        if t.overall is not None and t.overall.estimate.defined
+    ]
+    if not scored:
+        return Lead("No model has enough graded replies for a score yet.")
+    items = max(items for _, _, items in scored)
+    ranked = sorted(scored, key=lambda s: s[1].value)
+    models = "1 model's" if len(scored) == 1 else f"{len(scored)} models'"
+    sentence = (
+        f"Checklists of what a good reply does scored {models} replies to up to {items} "
+        "health situations."
+    )
+    low_name, low, _ = ranked[0]
+    high_name, high, _ = ranked[-1]
+    if len(ranked) > 1:
+        sentence += (
+            f" {high_name} earned {high.value * 100:.0f} % of the points a good reply gets; "
+            f"{low_name} {low.value * 100:.0f} %."
+        )
+    else:
+        sentence += f" {high_name} earned {high.value * 100:.0f} % of the points a good reply gets."
+    how = tuple(f"{name}: {interval_text(e)}" for name, e, _ in scored)
+    return Lead(sentence, how)
+
+
+def priorities_lead(users: int, clinicians: int) -> Lead:
+    """Users against clinicians: who was asked; the rank correlation stays behind "how we know"."""
+    return Lead(
+        f"We compared what {users} user{'s' if users != 1 else ''} say matters in a reply with "
+        f"what {clinicians} clinician{'s' if clinicians != 1 else ''} reward, behaviour by "
+        "behaviour. The table shows where they agree and where they differ."
+    )
+
+
+def rubric_reply_lead(target_name: str, criteria: Sequence) -> Lead:
+    """One graded reply: the checks it met, the things to avoid it did, in counts."""
+    counted_rows = [r for r in criteria if r.counted and r.grade is not None]
+    wanted = [r for r in counted_rows if r.criterion.points > 0]
+    unwanted = [r for r in counted_rows if r.criterion.points < 0]
+    if not counted_rows:
+        return Lead(f"This reply by {target_name} has no graded checks, so it counts in no score.")
+    sentence = (
+        f"{target_name}'s reply did {sum(r.grade.met for r in wanted)} of the {len(wanted)} "
+        "things a good reply does here"
+    )
+    if unwanted:
+        sentence += (
+            f", and {sum(r.grade.met for r in unwanted)} of the {len(unwanted)} things it "
+            "should avoid"
+        )
+    return Lead(sentence + ".")
+
+
+def rubric_items_lead(n_replies: int, n_scored: int) -> Lead:
+    """The replies behind one rubric figure."""
+    return Lead(
+        f"These are the {n_replies} graded repl{'y' if n_replies == 1 else 'ies'} behind one "
+        f"figure: {n_scored} were scored and count in it; each opens the reply and its checks."
+    )
