@@ -225,3 +225,15 @@ def calibration_items(queue: RatingQueue) -> list[CalibrationItem]:
         CalibrationItem(object_id, probability, tuple(verdicts.get(pk, ())))
         for pk, object_id, probability in items
     ]
+
+
+def calibration_ratings_stamp_sql() -> str:
+    """The page cache's stamp part over calibration queues' ratings: how many, the last one and
+    how many were undone, so a page showing calibrated rates never outlives a rating."""
+    ratings = Rating._meta.db_table
+    queues = RatingQueue._meta.db_table
+    return (
+        f"(SELECT COUNT(*) || '.' || COALESCE(MAX(r.id), 0) || '.' || COUNT(r.undone_at) "  # noqa: S608
+        f"FROM {ratings} r JOIN {queues} q ON q.id = r.queue_id "
+        f"WHERE q.purpose = '{QueuePurpose.CALIBRATION.value}')"
+    )

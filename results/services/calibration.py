@@ -91,7 +91,8 @@ class CalibratedRate:
 
     def as_api(self) -> dict[str, Any]:
         return {
-            "target": self.target_name,
+            "target": self.target_id,
+            "target_name": self.target_name,
             "polarity": self.polarity,
             "judge_only": self.judge_only.as_dict(),
             "calibrated": self.calibrated.as_dict(),
@@ -257,3 +258,25 @@ def run_calibration(run: EvaluationRun) -> Calibration:
     result = Calibration(queue.pk, queue.name, _compute(run, queue), synthetic)
     page_cache_set(key, result, CACHE_SECONDS)
     return result
+
+
+def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:
+    """What a target's label shows: its overall calibrated rate once large enough, else how
+    many more expert ratings it needs."""
+    calibration = run_calibration(run)
+    return {
+        "calibration": calibration,
+        "calibration_rate": calibration.for_target(target.pk),
+        "calibration_threshold": (
+            f"{LABEL_MIN_EXPERT_VERDICTS} (from {LABEL_MIN_BASE_SCENARIOS} base scenarios)"
+        ),
+    }
+
+
+def methodology_calibration(run: EvaluationRun) -> dict[str, Any]:
+    """The methodology page's side-by-side table and the text saying how it fills."""
+    return {
+        "calibration": run_calibration(run),
+        "calibration_threshold_text": THRESHOLD_TEXT,
+        "calibration_how_to_fill": HOW_TO_FILL,
+    }

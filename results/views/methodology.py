@@ -11,6 +11,7 @@ from ..selectors import (
     run_targets,
     run_uses_offline_model,
 )
+from ..services.calibration import methodology_calibration
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
 from .common import PublicRunMixin
@@ -71,6 +72,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
             trust_thresholds=TRUST_THRESHOLDS,
             trust_how_to_fill=HOW_TO_FILL,
         )
+        context.update(methodology_calibration(run))
         context["difference_plots"] = model_difference_plots(
             analysis.robustness.get("polarities", {})
         )

@@ -7,6 +7,7 @@ import io
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 
 from core.caches import page_cache
 from core.roles import Role
@@ -14,6 +15,7 @@ from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.closing import verdict_passed
 from results.services.calibration import run_calibration
 from results.services.judge_trust import run_judge_trust
+from results.services.refresh import results_refresh
 from review.models import QueuePurpose
 from review.services import assignment_claim, rating_submit
 from review.services.calibration import (
@@ -192,3 +194,70 @@ def test_label_threshold_counts_what_is_missing(panel_run, researcher):
         # 12 conversations per target in this small run: far below the label's threshold.
         assert not rate.on_label
         assert rate.ratings_needed == LABEL_MIN_EXPERT_VERDICTS - rate.n_rated
+
+
+def _publish(run):
+    EvaluationRun.objects.filter(pk=run.pk).update(is_official=True)
+    run.refresh_from_db()
+    results_refresh(run=run, n_resamples=200)
+
+
+def test_api_and_pages_show_both_rates_and_the_label_threshold(
+    panel_run, researcher, client, monkeypatch
+):
+    _publish(panel_run)
+    # Before any sample: the methodology page and the API say what will appear and how.
+    page = client.get(reverse("results:methodology") + f"?run={panel_run.pk}").content.decode()
+    assert 'data-testid="calibration-how-to-fill"' in page
+    assert "No calibration sample has been drawn" in page
+    empty = client.get(reverse("results-api:run-calibration", args=[panel_run.pk])).json()
+    assert empty["calibration_queue"] is None
+    assert empty["rates"] == []
+    assert "calibration sample" in empty["how_to_fill"]
+
+    EvaluationRun.objects.filter(pk=panel_run.pk).update(is_official=False)
+    queue = calibration_queue_create(
+        run=panel_run, name="Calibration", created_by=researcher, fraction=1.0, seed=5
+    )
+    EvaluationRun.objects.filter(pk=panel_run.pk).update(is_official=True)
+    _rate(queue, UserFactory(roles=[Role.EXPERT_REVIEWER]), lambda c: c.pk % 3 != 0)
+    queue.status = "closed"
+    queue.save(update_fields=["status", "updated_at"])
+
+    data = client.get(reverse("results-api:run-calibration", args=[panel_run.pk])).json()
+    assert data["calibration_queue"] == queue.pk
+    assert data["threshold"]["min_expert_verdicts"] == LABEL_MIN_EXPERT_VERDICTS
+    careful = next(
+        r for r in data["rates"] if r["target_name"] == "Careful" and r["polarity"] == "all"
+    )
+    judged = _judged(panel_run, "Careful")
+    assert careful["n_judged"] == careful["n_expert_rated"] == len(judged)
+    assert careful["calibrated"]["value"] == pytest.approx(np.mean([c.pk % 3 != 0 for c in judged]))
+    assert careful["calibrated"]["n"] == len(judged)
+    assert careful["judge_only"]["value"] == pytest.approx(
+        np.mean([c.verdict_passed for c in judged])
+    )
+    assert careful["on_label"] is False
+    assert careful["ratings_needed_for_label"] == LABEL_MIN_EXPERT_VERDICTS - len(judged)
+
+    page = client.get(reverse("results:methodology") + f"?run={panel_run.pk}").content.decode()
+    assert 'data-testid="calibration-table"' in page
+    target = judged[0].target
+    label_url = reverse("results:label", args=[target.pk]) + f"?run={panel_run.pk}"
+    label = client.get(label_url).content.decode()
+    assert 'data-testid="label-calibration-pending"' in label
+    assert f"{LABEL_MIN_EXPERT_VERDICTS - len(judged)} more needed" in label
+
+    # At the threshold (lowered to this small run's size) the label shows the figure.
+    import results.services.calibration as service
+    import stats.ppi
+
+    for module in (stats.ppi, service):
+        monkeypatch.setattr(module, "LABEL_MIN_EXPERT_VERDICTS", len(judged))
+        monkeypatch.setattr(module, "LABEL_MIN_BASE_SCENARIOS", 2)
+    page_cache().clear()
+    label = client.get(label_url).content.decode()
+    assert 'data-testid="label-calibration-shown"' in label
+    monkeypatch.setattr(stats.ppi, "LABEL_MIN_EXPERT_VERDICTS", len(judged) + 1)
+    page_cache().clear()
+    assert 'data-testid="label-calibration-pending"' in client.get(label_url).content.decode()
