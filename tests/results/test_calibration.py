@@ -16,7 +16,7 @@ from evaluations.services.closing import verdict_passed
 from results.services.calibration import run_calibration
 from results.services.judge_trust import run_judge_trust
 from results.services.refresh import results_refresh
-from review.models import QueuePurpose
+from review.models import QueuePurpose, RatingQueue
 from review.services import assignment_claim, rating_submit
 from review.services.calibration import (
     calibration_queue_create,
@@ -261,3 +261,51 @@ def test_api_and_pages_show_both_rates_and_the_label_threshold(
     monkeypatch.setattr(stats.ppi, "LABEL_MIN_EXPERT_VERDICTS", len(judged) + 1)
     page_cache().clear()
     assert 'data-testid="label-calibration-pending"' in client.get(label_url).content.decode()
+
+
+def test_a_researcher_draws_both_queues_from_the_web(panel_run, researcher, client):
+    client.force_login(researcher)
+    url = reverse("review:run-queue-create")
+    assert client.get(url).status_code == 200
+    response = client.post(
+        url,
+        {
+            "purpose": "calibration",
+            "run": panel_run.pk,
+            "name": "Calibration <b>sample</b>",
+            "sample_fraction": "0.5",
+            "required_ratings": 1,
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    calibration = RatingQueue.objects.get(purpose=QueuePurpose.CALIBRATION)
+    assert calibration.run_id == panel_run.pk
+    assert all(0 < i.inclusion_probability <= 1 for i in calibration.items.all())
+    response = client.post(
+        url,
+        {
+            "purpose": "triage",
+            "run": panel_run.pk,
+            "name": "Triage",
+            "sample_size": "5",
+            "required_ratings": 1,
+        },
+    )
+    assert response.status_code == 302
+    triage = RatingQueue.objects.get(purpose=QueuePurpose.TRIAGE)
+    assert 0 < triage.items.count() <= 5
+    # Once the run is public (official, its queues closed) nothing of it is drawn blind.
+    EvaluationRun.objects.filter(pk=panel_run.pk).update(is_official=True)
+    RatingQueue.objects.update(status="closed")
+    refused = client.post(
+        url,
+        {
+            "purpose": "triage",
+            "run": panel_run.pk,
+            "name": "Too late",
+            "sample_size": "5",
+            "required_ratings": 1,
+        },
+    )
+    assert refused.status_code == 200
+    assert RatingQueue.objects.filter(name="Too late").count() == 0
