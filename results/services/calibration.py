@@ -215,11 +215,11 @@ def _cell(
     )
 
 
-def _compute(run: EvaluationRun, queue: RatingQueue) -> list[CalibratedRate]:
+def _compute(run: EvaluationRun, queue: RatingQueue | None) -> list[CalibratedRate]:
     rows = _conversations(run)
     polarity_of = {r["pk"]: r["scenario__metric_version__polarity"] for r in rows}
     sample: dict[int, tuple[float, float | None]] = {}
-    for item in calibration_items(queue):
+    for item in calibration_items(queue) if queue is not None else []:
         polarity = polarity_of.get(item.conversation_id)
         if polarity is None:
             continue
@@ -249,13 +249,15 @@ def run_calibration(run: EvaluationRun) -> Calibration:
     the queue and its ratings' stamp)."""
     synthetic = bool(getattr(run, "synthetic", False))
     queue = calibration_queue_for(run)
-    if queue is None:
-        return Calibration(None, "", [], synthetic)
-    key = f"calibration:v1:{run.pk}:{queue.pk}:{_stamp(queue)}"
+    # Before a sample is drawn the rates are still computed, judge-only filled and calibrated
+    # awaiting verdicts: the page shows what will appear once experts rate.
+    stamp = f"{queue.pk}:{_stamp(queue)}" if queue is not None else "none"
+    key = f"calibration:v1:{run.pk}:{stamp}"
     cached = page_cache_get(key)
     if cached is not None:
         return cached
-    result = Calibration(queue.pk, queue.name, _compute(run, queue), synthetic)
+    rates = _compute(run, queue)
+    result = Calibration(queue.pk if queue else None, queue.name if queue else "", rates, synthetic)
     page_cache_set(key, result, CACHE_SECONDS)
     return result
 

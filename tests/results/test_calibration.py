@@ -212,7 +212,13 @@ def test_api_and_pages_show_both_rates_and_the_label_threshold(
     assert "No calibration sample has been drawn" in page
     empty = client.get(reverse("results-api:run-calibration", args=[panel_run.pk])).json()
     assert empty["calibration_queue"] is None
-    assert empty["rates"] == []
+    # The table already lists every target: judge-only filled, calibrated awaiting verdicts.
+    assert 'data-testid="calibration-table"' in page
+    assert {r["target_name"] for r in empty["rates"]} == {"Careful", "Agreeable"}
+    for rate in empty["rates"]:
+        assert rate["judge_only"]["value"] is not None
+        assert rate["calibrated"]["value"] is None
+        assert rate["n_expert_rated"] == 0
     assert "calibration sample" in empty["how_to_fill"]
 
     EvaluationRun.objects.filter(pk=panel_run.pk).update(is_official=False)
