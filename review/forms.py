@@ -22,7 +22,9 @@ class QueueForm(CheckedTextMixin, forms.Form):
         help_text="…give a fraction of all items instead (0.105 = 10.5%).",
     )
     strata = forms.MultipleChoiceField(
-        choices=StratumField.choices,
+        # Polarity strata are drawn by a run's calibration sample (its own form), whose
+        # candidates carry the metric's polarity; other queues' candidates do not.
+        choices=[c for c in StratumField.choices if c[0] != StratumField.POLARITY],
         required=False,
         widget=forms.CheckboxSelectMultiple,
         label="Stratify by",

@@ -287,6 +287,9 @@ def test_a_researcher_draws_both_queues_from_the_web(panel_run, researcher, clie
     calibration = RatingQueue.objects.get(purpose=QueuePurpose.CALIBRATION)
     assert calibration.run_id == panel_run.pk
     assert all(0 < i.inclusion_probability <= 1 for i in calibration.items.all())
+    detail = client.get(response.url).content.decode()
+    assert 'data-testid="queue-purpose"' in detail
+    assert "Calibration <b>sample</b>" not in detail  # the name is escaped
     response = client.post(
         url,
         {
