@@ -83,8 +83,7 @@ def model_difference_plots(polarities: Mapping[str, Any]) -> list[dict[str, Any]
         if not pairs:
             continue
         rows = [
-            {"a": d["a"], "b": d["b"], "estimate": Estimate.from_dict(d["estimate"])}
-            for d in pairs
+            {"a": d["a"], "b": d["b"], "estimate": Estimate.from_dict(d["estimate"])} for d in pairs
         ]
         title = f"Difference of pass rates between models, {polarity} metrics (points)"
         forest = [ForestRow(f"{r['a']} − {r['b']}", r["estimate"]) for r in rows]

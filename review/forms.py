@@ -22,7 +22,9 @@ class QueueForm(CheckedTextMixin, forms.Form):
         help_text="…give a fraction of all items instead (0.105 = 10.5%).",
     )
     strata = forms.MultipleChoiceField(
-        choices=StratumField.choices,
+        # Polarity strata are drawn by a run's calibration sample (its own form), whose
+        # candidates carry the metric's polarity; other queues' candidates do not.
+        choices=[c for c in StratumField.choices if c[0] != StratumField.POLARITY],
         required=False,
         widget=forms.CheckboxSelectMultiple,
         label="Stratify by",
@@ -106,3 +108,55 @@ class KeepForm(CheckedTextMixin, forms.Form):
         min_length=10,
         label="Why this metric stays in releases",
     )
+
+
+class RunQueueForm(CheckedTextMixin, forms.Form):
+    """A calibration sample or a triage queue over one run's conversations."""
+
+    PURPOSES = (
+        ("calibration", "Calibration sample: random, stratified by model and polarity"),
+        ("triage", "Triage: conversations the judges or repetitions disagree on, first"),
+    )
+
+    purpose = forms.ChoiceField(choices=PURPOSES, widget=forms.RadioSelect)
+    run = forms.ModelChoiceField(
+        queryset=None,
+        help_text="Blind queues are drawn before the run is made official: only conversations "
+        "not public yet can be drawn.",
+    )
+    name = forms.CharField(max_length=200, help_text="Raters see this name in their list.")
+    sample_size = forms.IntegerField(min_value=1, required=False)
+    sample_fraction = forms.FloatField(
+        min_value=0.0001,
+        max_value=1,
+        required=False,
+        help_text="Calibration only: a fraction of the judged conversations instead of a size.",
+    )
+    required_ratings = forms.IntegerField(
+        min_value=1, max_value=20, initial=1, label="Independent ratings per item"
+    )
+    eligible_group = forms.ModelChoiceField(
+        queryset=Group.objects.order_by("name"),
+        required=False,
+        label="Raters: a group",
+        help_text="Leave empty to open the queue to every expert reviewer.",
+    )
+    seed = forms.IntegerField(
+        min_value=0, required=False, help_text="Optional: the same seed draws the same sample."
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from evaluations.models import EvaluationRun
+
+        self.fields["run"].queryset = EvaluationRun.objects.order_by("-created_at")
+
+    def clean(self):
+        data = super().clean()
+        size, fraction = data.get("sample_size"), data.get("sample_fraction")
+        if data.get("purpose") == "triage":
+            if size is None or fraction is not None:
+                raise forms.ValidationError("A triage queue takes a size (how many items).")
+        elif (size is None) == (fraction is None):
+            raise forms.ValidationError("Give either a sample size or a sample fraction.")
+        return data

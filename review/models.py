@@ -39,6 +39,19 @@ class StratumField(models.TextChoices):
     SUBAREA = "subarea", "Subarea"
     AGE_CONTEXT = "age_context", "Age context"
     MODEL = "model", "Model"
+    POLARITY = "polarity", "Polarity"
+
+
+class QueuePurpose(models.TextChoices):
+    """Why a queue's sample was drawn, which decides what its ratings may be used for."""
+
+    GENERAL = "general", "General rating"
+    # A random sample of one run's judged conversations, stratified by target and polarity,
+    # each item's inclusion probability stored: the only ratings the calibrated rates use.
+    CALIBRATION = "calibration", "Calibration sample (random)"
+    # The run's conversations where its judges or repetitions disagree most, first: chosen on
+    # purpose, so never used as if random (not by the calibrated rates, not by judge trust).
+    TRIAGE = "triage", "Triage (disagreements first)"
 
 
 class RatingQueueQuerySet(models.QuerySet):
@@ -82,6 +95,17 @@ class RatingQueue(TimeStampedModel):
     status = models.CharField(
         max_length=8, choices=QueueStatus.choices, default=QueueStatus.OPEN, db_index=True
     )
+    purpose = models.CharField(
+        max_length=12, choices=QueuePurpose.choices, default=QueuePurpose.GENERAL
+    )
+    # The run whose conversations a calibration or triage queue was drawn from.
+    run = models.ForeignKey(
+        "evaluations.EvaluationRun",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="rating_queues",
+    )
 
     objects = RatingQueueQuerySet.as_manager()
 
@@ -117,6 +141,10 @@ class QueueItem(models.Model):
     # Random order fixed at sampling time: raters never see items in creation order.
     position = models.PositiveIntegerField()
     strata = models.JSONField(default=dict, blank=True)
+    # The chance this item had of being drawn (its stratum's sample share of the stratum), so
+    # a random sample's ratings can be weighted back to the population; empty when the items
+    # were chosen, not drawn (triage).
+    inclusion_probability = models.FloatField(null=True, blank=True)
     metric = models.ForeignKey(
         "metrics_registry.Metric",
         null=True,

@@ -48,6 +48,28 @@ def allocate_proportionally(sizes: dict[StratumKey, int], total: int) -> dict[St
     return shares
 
 
+def _stratum(candidate: Candidate, strata: Sequence[str]) -> StratumKey:
+    return tuple(str(candidate.strata.get(name, "")) for name in strata)
+
+
+def inclusion_probabilities(
+    population: Sequence[Candidate], chosen: Sequence[Candidate], *, strata: Sequence[str]
+) -> dict[tuple[int, int], float]:
+    """Each chosen item's chance of being drawn: its stratum's sample count over the stratum's
+    size (a simple random sample within each stratum), keyed by (object_id, object_id_b)."""
+    sizes: dict[StratumKey, int] = defaultdict(int)
+    drawn: dict[StratumKey, int] = defaultdict(int)
+    for candidate in population:
+        sizes[_stratum(candidate, strata)] += 1
+    for candidate in chosen:
+        drawn[_stratum(candidate, strata)] += 1
+    return {
+        (c.object_id, c.object_id_b): drawn[key] / sizes[key]
+        for c in chosen
+        for key in [_stratum(c, strata)]
+    }
+
+
 def stratified_sample(
     candidates: Sequence[Candidate],
     *,
@@ -62,7 +84,7 @@ def stratified_sample(
     total = sample_size_for(len(candidates), size=size, fraction=fraction)
     groups: dict[StratumKey, list[Candidate]] = defaultdict(list)
     for candidate in candidates:
-        groups[tuple(str(candidate.strata.get(name, "")) for name in strata)].append(candidate)
+        groups[_stratum(candidate, strata)].append(candidate)
     shares = allocate_proportionally({key: len(group) for key, group in groups.items()}, total)
     rng = random.Random(seed)  # noqa: S311 - sampling, not security
     chosen: list[Candidate] = []

@@ -1,5 +1,6 @@
 """Reading queues and their progress. Agreement figures live in `review.agreement`."""
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -15,6 +16,7 @@ from .models import (
     AssignmentStatus,
     CriterionConsensus,
     ItemKind,
+    QueuePurpose,
     Rating,
     RatingQueue,
 )
@@ -114,6 +116,8 @@ def _verdict_ratings(*, run, kind: str) -> list[VerdictRow]:
     rows = (
         Rating.objects.current()
         .filter(item__kind=kind, item__object_id__in=conversations)
+        # Triage items were chosen for their disagreements: never counted as a fair sample.
+        .exclude(queue__purpose=QueuePurpose.TRIAGE)
         .values_list("item__object_id", "rater_id", "answers__verdict")
         .order_by("item__object_id", "rater_id")
     )
@@ -192,4 +196,58 @@ def current_ratings_of(*, kinds, object_ids) -> list[tuple[str, int, int, dict]]
         .filter(item__kind__in=list(kinds), item__object_id__in=object_ids)
         .values_list("item__kind", "item__object_id", "rater_id", "answers")
         .order_by("item__kind", "item__object_id", "rater_id", "pk")
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationItem:
+    """One conversation of a calibration sample: its inclusion probability and the current
+    expert verdicts on it (present or absent; empty until rated)."""
+
+    conversation_id: int
+    inclusion_probability: float
+    verdicts: tuple[bool, ...]
+
+
+def calibration_queue_for(run) -> RatingQueue | None:
+    """The run's latest calibration queue (one sample feeds the estimator: probabilities of
+    two separate draws do not combine into one known probability)."""
+    return (
+        RatingQueue.objects.filter(run=run, purpose=QueuePurpose.CALIBRATION)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def calibration_items(queue: RatingQueue) -> list[CalibrationItem]:
+    """Every item of a calibration queue with its current verdicts, in two queries. Only a
+    calibration queue's items are read: triage and other queues' ratings never enter here."""
+    if queue.purpose != QueuePurpose.CALIBRATION:
+        raise ValueError("only a calibration queue's ratings feed the calibrated rates")
+    verdicts: dict[int, list[bool]] = defaultdict(list)
+    rows = (
+        Rating.objects.current()
+        .filter(queue=queue, answers__verdict__in=["present", "absent"])
+        .values_list("item_id", "answers__verdict")
+    )
+    for item_id, verdict in rows:
+        verdicts[item_id].append(verdict == "present")
+    items = queue.items.filter(inclusion_probability__isnull=False).values_list(
+        "pk", "object_id", "inclusion_probability"
+    )
+    return [
+        CalibrationItem(object_id, probability, tuple(verdicts.get(pk, ())))
+        for pk, object_id, probability in items
+    ]
+
+
+def calibration_ratings_stamp_sql() -> str:
+    """The page cache's stamp part over calibration queues' ratings: how many, the last one and
+    how many were undone, so a page showing calibrated rates never outlives a rating."""
+    ratings = Rating._meta.db_table
+    queues = RatingQueue._meta.db_table
+    return (
+        f"(SELECT COUNT(*) || '.' || COALESCE(MAX(r.id), 0) || '.' || COUNT(r.undone_at) "  # noqa: S608
+        f"FROM {ratings} r JOIN {queues} q ON q.id = r.queue_id "
+        f"WHERE q.purpose = '{QueuePurpose.CALIBRATION.value}')"
     )

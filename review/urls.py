@@ -13,6 +13,7 @@ urlpatterns = [
     path("assignments/<int:pk>/draft/", views.AssignmentDraftView.as_view(), name="draft"),
     path("manage/", views.QueueListView.as_view(), name="queue-list"),
     path("manage/new/", views.QueueCreateView.as_view(), name="queue-create"),
+    path("manage/new/run/", views.RunQueueCreateView.as_view(), name="run-queue-create"),
     path("manage/<int:pk>/", views.QueueDetailView.as_view(), name="queue-detail"),
     path("manage/<int:pk>/status/", views.QueueStatusView.as_view(), name="queue-status"),
     path("manage/<int:pk>/ratings.csv", views.QueueExportView.as_view(), name="queue-export"),

@@ -15,7 +15,7 @@ from core.validators import fields_control_character_message
 from metrics_registry.models import Metric
 
 from . import agreement, selectors, services
-from .forms import KeepForm, QueueForm
+from .forms import KeepForm, QueueForm, RunQueueForm
 from .kinds import adapter_for
 from .models import Assignment, ItemKind, RatingQueue
 from .services.assignments import undo_window
@@ -190,6 +190,36 @@ class QueueCreateView(ManagerMixin, FormView):
     def form_valid(self, form):
         try:
             queue = services.queue_create(created_by=self.request.user, **form.service_kwargs())
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+            return self.form_invalid(form)
+        messages.success(self.request, f"Queue created with {queue.items.count()} items.")
+        return redirect("review:queue-detail", pk=queue.pk)
+
+
+class RunQueueCreateView(ManagerMixin, FormView):
+    """A run's calibration sample or triage queue (`review.services.calibration`)."""
+
+    template_name = "review/run_queue_form.html"
+    form_class = RunQueueForm
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        common = {
+            "run": data["run"],
+            "name": data["name"],
+            "created_by": self.request.user,
+            "required_ratings": data["required_ratings"],
+            "eligible_group": data["eligible_group"],
+            "seed": data["seed"],
+        }
+        try:
+            if data["purpose"] == "triage":
+                queue = services.triage_queue_create(size=data["sample_size"], **common)
+            else:
+                queue = services.calibration_queue_create(
+                    size=data["sample_size"], fraction=data["sample_fraction"], **common
+                )
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.form_invalid(form)

@@ -309,3 +309,44 @@ class RunPanelOutput(serializers.Serializer):
     per_metric = PanelMetricAgreementOutput(many=True, required=False)
     panel_rates = PanelRateOutput(many=True, required=False)
     judge_rates = PanelJudgeRateOutput(many=True, required=False)
+
+
+class CalibratedRateOutput(serializers.Serializer):
+    target = serializers.IntegerField()
+    target_name = serializers.CharField()
+    polarity = serializers.ChoiceField(choices=["all", "positive", "negative"])
+    judge_only = EstimateOutput(help_text="The judge's pass rate over every judged conversation.")
+    calibrated = EstimateOutput(
+        help_text="The pass rate corrected by blind expert verdicts on the calibration sample "
+        "(prediction-powered inference, clustered by base scenario); n = expert-rated "
+        "conversations."
+    )
+    n_judged = serializers.IntegerField()
+    n_calibration_sample = serializers.IntegerField()
+    n_expert_rated = serializers.IntegerField()
+    base_scenarios_rated = serializers.IntegerField()
+    excluded_without_verdict = serializers.IntegerField()
+    on_label = serializers.BooleanField()
+    ratings_needed_for_label = serializers.IntegerField()
+    base_scenarios_needed_for_label = serializers.IntegerField()
+
+
+class CalibrationThresholdOutput(serializers.Serializer):
+    min_expert_verdicts = serializers.IntegerField()
+    min_base_scenarios = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+class RunCalibrationOutput(serializers.Serializer):
+    """Judge-only and expert-calibrated pass rates per target and polarity, side by side."""
+
+    run = serializers.IntegerField()
+    calibration_queue = serializers.IntegerField(
+        allow_null=True, help_text="The calibration sample's queue; null until one is drawn."
+    )
+    expert_rated = serializers.IntegerField()
+    synthetic = serializers.BooleanField()
+    threshold = CalibrationThresholdOutput()
+    how_to_fill = serializers.CharField(allow_blank=True)
+    excluded = serializers.CharField()
+    rates = CalibratedRateOutput(many=True)

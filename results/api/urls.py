@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/<int:pk>/results/", views.RunResultsApi.as_view(), name="run-results"),
     path("runs/<int:pk>/results.<str:fmt>", exports.RunExportApi.as_view(), name="run-export"),
     path("runs/<int:pk>/judges/", views.RunPanelApi.as_view(), name="run-judges"),
+    path("runs/<int:pk>/calibration/", views.RunCalibrationApi.as_view(), name="run-calibration"),
     path(
         "runs/<int:pk>/conversations/",
         views.RunConversationListApi.as_view(),

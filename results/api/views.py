@@ -32,6 +32,7 @@ from ..selectors import (
     run_target,
     run_targets,
 )
+from ..services.calibration import run_calibration
 from ..services.judge_trust import (
     category_trust,
     run_judge_trust,
@@ -187,6 +188,22 @@ class RunPanelApi(PublishedMixin, APIView):
         if run is None:
             raise NotFound("No published results for this run.")
         return Response(s.RunPanelOutput({"run": run.pk, **panel_published(run)}).data)
+
+
+@extend_schema(
+    parameters=[ID_PATH],
+    summary="Judge-only and expert-calibrated pass rates of an official run, per target",
+    responses={200: s.RunCalibrationOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
+)
+class RunCalibrationApi(PublishedMixin, APIView):
+    page_cache_params = ()
+
+    def get(self, request, pk: int):
+        run = public_run(pk)
+        if run is None:
+            raise NotFound("No published results for this run.")
+        data = {"run": run.pk, **run_calibration(run).as_api()}
+        return Response(s.RunCalibrationOutput(data).data)
 
 
 @extend_schema(

@@ -36,6 +36,7 @@ def expert_verdict_rows(run: EvaluationRun) -> dict[str, list[VerdictRow]]:
     behind the published validity figure. ``judge_visible``: judge-verdict-queue ratings, which
     measure endorsement of the judge and are reported separately.
     """
+
     def clean(rows: list[VerdictRow]) -> list[VerdictRow]:
         return [(int(c), int(r), v if v is None else bool(v)) for c, r, v in rows]
 

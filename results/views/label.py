@@ -23,6 +23,7 @@ from ..selectors import (
     run_target,
     run_targets,
 )
+from ..services.calibration import label_calibration
 from ..services.judge_trust import (
     HOW_TO_FILL,
     category_trust,
@@ -105,6 +106,7 @@ class LabelView(LabelMixin, TemplateView):
             trust_low_categories=low_trust_categories(run, profile.target),
             judge_self_preference=target_self_preference(run, profile.target),
         )
+        context.update(label_calibration(run, profile.target))
         return context
 
     def history(self, run, profile) -> dict | None:

@@ -12,6 +12,7 @@ from ..selectors import (
     run_targets,
     run_uses_offline_model,
 )
+from ..services.calibration import methodology_calibration
 from ..services.expert_figures import release_expert_figures_frozen
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
@@ -78,6 +79,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
             release_experts=release_expert_figures_frozen(run.release_id),
             staff_reader=self.is_staff_reader(),
         )
+        context.update(methodology_calibration(run))
         context["difference_plots"] = model_difference_plots(
             analysis.robustness.get("polarities", {})
         )

@@ -24,12 +24,12 @@ EXPORT_COLUMNS_BASE = [
 ]
 
 
-
 def rater_pseudonym(queue: RatingQueue, rater_id: int) -> str:
     """A stable name for a rater within one queue that reveals neither the account nor links
     the same rater across queues: an HMAC keyed by the site secret, salted per queue."""
     digest = salted_hmac("review.rater-pseudonym", f"{queue.pk}:{rater_id}").hexdigest()
     return f"rater-{digest[:12]}"
+
 
 def export_question_names(queue: RatingQueue) -> list[str]:
     names = [q.name for q in FORMS.get(queue.kind, ())]

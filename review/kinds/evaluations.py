@@ -295,3 +295,17 @@ for adapter in (
     SimulatorPairAdapter(),
 ):
     register(adapter)
+
+
+def run_conversation_candidates(run, *, judged: bool) -> list[Candidate]:
+    """The run's completed conversations not public yet, as candidates stratified also by the
+    metric's polarity (calibration and triage queues); ``judged``: only those with a verdict
+    (a panel tie has none)."""
+    conversations = _conversations().filter(run=run)
+    if judged:
+        conversations = conversations.filter(verdict_passed__isnull=False)
+    rows = _conversation_rows(conversations)
+    polarity = dict(
+        conversations.values_list("pk", "scenario__metric_version__polarity").order_by()
+    )
+    return [_conversation_candidate(row, strata={"polarity": polarity[row["pk"]]}) for row in rows]

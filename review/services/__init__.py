@@ -9,6 +9,7 @@ from .assignments import (
     rating_submit,
     rating_undo_last,
 )
+from .calibration import calibration_queue_create, triage_queue_create
 from .feedback import (
     contested_metric_ids_kept,
     contested_metric_keep,
@@ -25,6 +26,8 @@ __all__ = [
     "assignment_claim",
     "assignment_expire_stale",
     "assignment_skip",
+    "calibration_queue_create",
+    "triage_queue_create",
     "contested_metric_ids_kept",
     "contested_metric_keep",
     "contested_metric_keep_revoke",

@@ -9,8 +9,8 @@ from django.db import transaction
 from core.exceptions import ApplicationError
 
 from ..kinds import Candidate, adapter_for
-from ..models import ItemKind, QueueItem, QueueStatus, RatingQueue, StratumField
-from ..sampling import stratified_sample
+from ..models import ItemKind, QueueItem, QueuePurpose, QueueStatus, RatingQueue, StratumField
+from ..sampling import inclusion_probabilities, sample_size_for, stratified_sample
 
 BULK_BATCH = 5_000
 
@@ -32,11 +32,16 @@ def queue_create(
     seed: int | None = None,
     instructions: str = "",
     candidates: Sequence[Candidate] | None = None,
+    purpose: str = QueuePurpose.GENERAL,
+    run=None,
+    ranked: bool = False,
 ) -> RatingQueue:
     """A queue over a stratified random sample of one kind of item.
 
     `candidates` defaults to everything the kind's adapter offers; callers may pass a narrower
     population. Without `seed` one is drawn and stored, so the sample can be redrawn exactly.
+    Each item keeps its inclusion probability. `ranked` takes the first `size` candidates in
+    the order given instead of drawing (a triage queue): those items have no probability.
     """
     name = (name or "").strip()
     if not name:
@@ -63,10 +68,17 @@ def queue_create(
         adapter.check_candidates(population)
     if not population:
         raise ApplicationError(adapter.nothing_to_sample)
+    if purpose not in QueuePurpose.values:
+        raise ApplicationError(f"Unknown queue purpose: {purpose}.")
     seed = secrets.randbelow(2**31) if seed is None else seed
-    chosen = stratified_sample(
-        population, strata=list(strata), size=size, fraction=fraction, seed=seed
-    )
+    if ranked:
+        chosen = population[: sample_size_for(len(population), size=size, fraction=fraction)]
+        probability: dict[tuple[int, int], float] = {}
+    else:
+        chosen = stratified_sample(
+            population, strata=list(strata), size=size, fraction=fraction, seed=seed
+        )
+        probability = inclusion_probabilities(population, chosen, strata=list(strata))
     queue = RatingQueue.objects.create(
         name=name,
         kind=kind,
@@ -81,6 +93,8 @@ def queue_create(
         seed=seed,
         population_size=len(population),
         created_by=created_by,
+        purpose=purpose,
+        run=run,
     )
     if raters:
         queue.eligible_raters.set(raters)
@@ -93,6 +107,7 @@ def queue_create(
                 object_id_b=candidate.object_id_b,
                 position=position,
                 strata=dict(candidate.strata),
+                inclusion_probability=probability.get((candidate.object_id, candidate.object_id_b)),
                 metric_id=candidate.metric_id,
                 owner_id=candidate.owner_id,
                 required=required_ratings,

@@ -1,0 +1,284 @@
+"""Expert-calibrated pass rates per target and polarity, beside the judge's own.
+
+The judge graded every conversation of a run; blind experts grade the run's calibration queue
+(`review.services.calibration`: a random sample stratified by target and polarity, each item's
+inclusion probability stored). ``stats.ppi.calibrated_mean`` corrects the judge's pass rate by
+the judge's error measured on that sample (prediction-powered inference), with an interval
+clustered by base scenario. Only the calibration queue's ratings are read here: a triage
+queue's items were chosen for their disagreements and would bias the correction.
+
+What is excluded, and said: conversations without a verdict (failed, or a panel tie) are
+outside both figures, as they are outside every published pass rate; sampled conversations not
+rated yet count as not drawn (the queue's order is random, so the rated ones are a random
+subset of the sample).
+
+The label shows a target's calibrated rate from ``LABEL_MIN_EXPERT_VERDICTS`` rated
+conversations over ``LABEL_MIN_BASE_SCENARIOS`` base scenarios (``stats.ppi`` says why);
+below that it says how many more ratings are needed. Figures are cached under a key that
+changes with every rating submitted or undone, so pages cost two small queries when cached.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Max, Q
+
+from core.caches import page_cache_get, page_cache_set
+from evaluations.models import Conversation, EvaluationRun
+from evaluations.services.closing import verdict_passed
+from review.models import Rating, RatingQueue
+from review.selectors import calibration_items, calibration_queue_for
+from stats.estimates import Estimate
+from stats.figures import proportion_estimate
+from stats.ppi import (
+    LABEL_MIN_BASE_SCENARIOS,
+    LABEL_MIN_EXPERT_VERDICTS,
+    calibrated_mean,
+    large_enough_for_label,
+)
+
+CACHE_SECONDS = 24 * 3600
+JUDGE_RESAMPLES = 2_000
+ALL = "all"
+POLARITIES = (ALL, "positive", "negative")
+
+THRESHOLD_TEXT = (
+    f"A target's calibrated rate appears on its label once at least {LABEL_MIN_EXPERT_VERDICTS} "
+    f"of its conversations, from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a "
+    "blind expert verdict: the interval is then about ±0.1 or narrower for a rate near one "
+    "half, and the suite's simulation showed it keeping its 95 % coverage from there."
+)
+HOW_TO_FILL = (
+    "A researcher draws the calibration sample from the run before it is made official "
+    "(Workspace → Rating queues → Calibration sample): a random sample of the run's judged "
+    "conversations, stratified by target and polarity. Expert reviewers then give their own "
+    "verdict on each, blind (without the model's name or the judge's verdict). The calibrated "
+    "rates fill in as ratings arrive. " + THRESHOLD_TEXT
+)
+
+
+@dataclass(frozen=True)
+class CalibratedRate:
+    """One target's (or one target-polarity's) judge-only and calibrated pass rates."""
+
+    target_id: int
+    target_name: str
+    polarity: str
+    judge_only: Estimate
+    calibrated: Estimate
+    n_judged: int  # conversations with a judge verdict
+    n_sample: int  # of them drawn into the calibration sample
+    n_rated: int  # of those with an expert verdict so far
+    base_scenarios_rated: int
+    excluded_no_verdict: int  # failed or panel-tied conversations, outside both figures
+
+    @property
+    def on_label(self) -> bool:
+        return self.polarity == ALL and large_enough_for_label(self.calibrated)
+
+    @property
+    def ratings_needed(self) -> int:
+        """More rated conversations this target needs before its label shows the figure."""
+        return max(0, LABEL_MIN_EXPERT_VERDICTS - self.n_rated)
+
+    @property
+    def base_scenarios_needed(self) -> int:
+        return max(0, LABEL_MIN_BASE_SCENARIOS - self.base_scenarios_rated)
+
+    def as_api(self) -> dict[str, Any]:
+        return {
+            "target": self.target_id,
+            "target_name": self.target_name,
+            "polarity": self.polarity,
+            "judge_only": self.judge_only.as_dict(),
+            "calibrated": self.calibrated.as_dict(),
+            "n_judged": self.n_judged,
+            "n_calibration_sample": self.n_sample,
+            "n_expert_rated": self.n_rated,
+            "base_scenarios_rated": self.base_scenarios_rated,
+            "excluded_without_verdict": self.excluded_no_verdict,
+            "on_label": self.on_label,
+            "ratings_needed_for_label": self.ratings_needed,
+            "base_scenarios_needed_for_label": self.base_scenarios_needed,
+        }
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A run's calibrated rates, and the queue they come from (None: no sample drawn yet)."""
+
+    queue_id: int | None
+    queue_name: str
+    rates: list[CalibratedRate] = field(default_factory=list)
+    synthetic: bool = False
+
+    @property
+    def drawn(self) -> bool:
+        return self.queue_id is not None
+
+    @property
+    def rated(self) -> int:
+        return sum(r.n_rated for r in self.rates if r.polarity == ALL)
+
+    def for_target(self, target_id: int, polarity: str = ALL) -> CalibratedRate | None:
+        return next(
+            (r for r in self.rates if r.target_id == target_id and r.polarity == polarity), None
+        )
+
+    def as_api(self) -> dict[str, Any]:
+        return {
+            "calibration_queue": self.queue_id,
+            "expert_rated": self.rated,
+            "synthetic": self.synthetic,
+            "threshold": {
+                "min_expert_verdicts": LABEL_MIN_EXPERT_VERDICTS,
+                "min_base_scenarios": LABEL_MIN_BASE_SCENARIOS,
+                "text": THRESHOLD_TEXT,
+            },
+            "how_to_fill": HOW_TO_FILL if self.rated == 0 else "",
+            "excluded": "Conversations without a verdict (failed or panel ties) are outside "
+            "both rates; triage-queue ratings are never used.",
+            "rates": [r.as_api() for r in self.rates],
+        }
+
+
+def _stamp(queue: RatingQueue) -> str:
+    """Changes whenever a rating of the queue is submitted or undone (one query)."""
+    agg = Rating.objects.filter(queue=queue).aggregate(
+        n=Count("pk"), undone=Count("pk", filter=Q(undone=True)), last=Max("pk")
+    )
+    return f"{agg['n']}.{agg['undone'] or 0}.{agg['last'] or 0}"
+
+
+def _conversations(run: EvaluationRun) -> list[dict[str, Any]]:
+    return list(
+        Conversation.objects.filter(run=run)
+        .values(
+            "pk",
+            "target_id",
+            "target__name",
+            "verdict_passed",
+            "scenario__metric_version_id",
+            "scenario__base_index",
+            "scenario__metric_version__polarity",
+        )
+        .order_by("pk")
+    )
+
+
+def _cell(
+    rows: list[dict[str, Any]],
+    sample: dict[int, tuple[float, float | None]],
+    *,
+    target: tuple[int, str],
+    polarity: str,
+) -> CalibratedRate:
+    judged = [r for r in rows if r["verdict_passed"] is not None]
+    judge = np.array([float(r["verdict_passed"]) for r in judged])
+    clusters = [f"{r['scenario__metric_version_id']}:{r['scenario__base_index']}" for r in judged]
+    expert = np.full(len(judged), np.nan)
+    pi = np.full(len(judged), np.nan)
+    n_sample = 0
+    for i, r in enumerate(judged):
+        if r["pk"] in sample:
+            n_sample += 1
+            pi[i], value = sample[r["pk"]]
+            if value is not None:
+                expert[i] = value
+    rated = np.isfinite(expert)
+    strata = [r["scenario__metric_version__polarity"] for r in judged]
+    judge_only = proportion_estimate(
+        judge, clusters, over="base scenarios", n_resamples=JUDGE_RESAMPLES
+    )
+    calibrated = calibrated_mean(
+        judge,
+        expert,
+        inclusion_probability=np.where(rated, pi, 1.0),
+        clusters=clusters,
+        strata=strata if polarity == ALL else None,
+    )
+    return CalibratedRate(
+        target_id=target[0],
+        target_name=target[1],
+        polarity=polarity,
+        judge_only=judge_only,
+        calibrated=calibrated,
+        n_judged=len(judged),
+        n_sample=n_sample,
+        n_rated=int(rated.sum()),
+        base_scenarios_rated=len({c for c, ok in zip(clusters, rated, strict=True) if ok}),
+        excluded_no_verdict=len(rows) - len(judged),
+    )
+
+
+def _compute(run: EvaluationRun, queue: RatingQueue | None) -> list[CalibratedRate]:
+    rows = _conversations(run)
+    polarity_of = {r["pk"]: r["scenario__metric_version__polarity"] for r in rows}
+    sample: dict[int, tuple[float, float | None]] = {}
+    for item in calibration_items(queue) if queue is not None else []:
+        polarity = polarity_of.get(item.conversation_id)
+        if polarity is None:
+            continue
+        passes = [verdict_passed(present=v, polarity=polarity) for v in item.verdicts]
+        # Several experts on one conversation: the share of them that pass it.
+        value = sum(passes) / len(passes) if passes else None
+        sample[item.conversation_id] = (item.inclusion_probability, value)
+    by_target: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_target[(r["target_id"], r["target__name"])].append(r)
+    rates = []
+    for target in sorted(by_target, key=lambda t: t[1]):
+        target_rows = by_target[target]
+        for polarity in POLARITIES:
+            cell_rows = [
+                r
+                for r in target_rows
+                if polarity == ALL or r["scenario__metric_version__polarity"] == polarity
+            ]
+            if cell_rows:
+                rates.append(_cell(cell_rows, sample, target=target, polarity=polarity))
+    return rates
+
+
+def run_calibration(run: EvaluationRun) -> Calibration:
+    """The run's calibrated rates from its latest calibration queue (two queries when cached:
+    the queue and its ratings' stamp)."""
+    synthetic = bool(getattr(run, "synthetic", False))
+    queue = calibration_queue_for(run)
+    # Before a sample is drawn the rates are still computed, judge-only filled and calibrated
+    # awaiting verdicts: the page shows what will appear once experts rate.
+    stamp = f"{queue.pk}:{_stamp(queue)}" if queue is not None else "none"
+    key = f"calibration:v1:{run.pk}:{stamp}"
+    cached = page_cache_get(key)
+    if cached is not None:
+        return cached
+    rates = _compute(run, queue)
+    result = Calibration(queue.pk if queue else None, queue.name if queue else "", rates, synthetic)
+    page_cache_set(key, result, CACHE_SECONDS)
+    return result
+
+
+def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:
+    """What a target's label shows: its overall calibrated rate once large enough, else how
+    many more expert ratings it needs."""
+    calibration = run_calibration(run)
+    return {
+        "calibration": calibration,
+        "calibration_rate": calibration.for_target(target.pk),
+        "calibration_threshold": (
+            f"{LABEL_MIN_EXPERT_VERDICTS} (from {LABEL_MIN_BASE_SCENARIOS} base scenarios)"
+        ),
+    }
+
+
+def methodology_calibration(run: EvaluationRun) -> dict[str, Any]:
+    """The methodology page's side-by-side table and the text saying how it fills."""
+    return {
+        "calibration": run_calibration(run),
+        "calibration_threshold_text": THRESHOLD_TEXT,
+        "calibration_how_to_fill": HOW_TO_FILL,
+    }
