@@ -22,6 +22,7 @@ from .scenarios import (
     ScenarioQuerySet,
     ScenarioStatus,
 )
+from .swap import Swapped, SwapStudy
 
 __all__ = [
     "ADULT_MIN_AGE",
@@ -40,6 +41,8 @@ __all__ = [
     "RunJudge",
     "RunStatus",
     "Scenario",
+    "SwapStudy",
+    "Swapped",
     "ScenarioQuerySet",
     "ScenarioStatus",
     "Turn",
