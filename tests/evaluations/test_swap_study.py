@@ -1,6 +1,9 @@
 """Swap studies end to end on the offline provider: sample, re-run or re-judge, figures."""
 
+import io
+
 import pytest
+from django.core.management import CommandError, call_command
 
 from core.exceptions import ApplicationError
 from evaluations.models import Conversation, SwapStudy
@@ -108,3 +111,35 @@ def test_a_study_needs_something_swapped_and_a_finished_base(base_run, offline_r
     draft = offline_run(offline_release)
     with pytest.raises(ApplicationError, match="completed run"):
         swap_study_create(base_run=draft, judge=OfflineConfigurationFactory(), sample_size=3)
+
+
+def test_command_runs_a_judge_swap_inline_and_prints_the_figures(base_run):
+    OfflineConfigurationFactory(name="Strict judge", extra_params={"offline_profile": "strict"})
+    out = io.StringIO()
+    call_command(
+        "run_swap_study",
+        f"--run={base_run.pk}",
+        "--judge=Strict judge",
+        "--sample=12",
+        "--seed=4",
+        "--yes",
+        "--inline",
+        stdout=out,
+    )
+    text = out.getvalue()
+    study = SwapStudy.objects.get()
+    assert study.seed == 4
+    assert study.sample_size == 12
+    assert f"Swap study {study.pk}: judge swapped; 12 scenarios drawn with seed 4" in text
+    assert "24 conversations" in text  # the plan: 12 scenarios × 2 targets
+    assert f"Run {study.swap_run_id} is completed" in text
+    assert "Kendall's tau" in text
+    # The figures are in the base run's analysis, where the methodology page and API read them.
+    stored = base_run.analysis.robustness["swap"]
+    assert [s["study"] for s in stored] == [study.pk]
+    assert set(stored[0]["polarities"]) == {"positive", "negative"}
+
+
+def test_command_refuses_unknown_names(base_run):
+    with pytest.raises(CommandError, match="No model configuration"):
+        call_command("run_swap_study", f"--run={base_run.pk}", "--judge=Nobody", "--yes")
