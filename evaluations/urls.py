@@ -41,6 +41,7 @@ urlpatterns = [
         views.ConversationDetailView.as_view(),
         name="conversation-detail",
     ),
+    path("runs/<int:pk>/swap/", views.SwapStudyCreateView.as_view(), name="swap-study-create"),
     path("runs/<int:pk>/official/", views.RunOfficialView.as_view(), name="run-official"),
     path("runs/<int:pk>/<slug:action>/", views.RunActionView.as_view(), name="run-action"),
 ]
