@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import exports, rubric_exports, rubrics, views
+from . import exports, rubric_exports, rubrics, swap, views
 
 app_name = "results-api"
 
@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/<int:pk>/results/", views.RunResultsApi.as_view(), name="run-results"),
     path("runs/<int:pk>/results.<str:fmt>", exports.RunExportApi.as_view(), name="run-export"),
     path("runs/<int:pk>/judges/", views.RunPanelApi.as_view(), name="run-judges"),
+    path("runs/<int:pk>/swap-studies/", swap.RunSwapStudiesApi.as_view(), name="run-swap-studies"),
     path(
         "runs/<int:pk>/conversations/",
         views.RunConversationListApi.as_view(),

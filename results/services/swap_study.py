@@ -142,7 +142,9 @@ def _single_vs_majority(rows: list[dict], readings, options) -> Estimate:
     width = max((len(readings.get(r["pk"], {})) for r in rows), default=0)
     if width < 3 or width % 2 == 0:
         return Estimate.insufficient(
-            method="Spearman's rho", reason="needs an odd number (3 or more) of judgments"
+            method="Spearman's rho",
+            unit="coefficient",
+            reason="needs an odd number (3 or more) of judgments",
         )
     matrix = np.full((len(rows), width), np.nan)
     for i, r in enumerate(rows):

@@ -70,6 +70,8 @@ class MethodologyView(PublicRunMixin, TemplateView):
             judge_family=judge_family_effect(run),
             trust_thresholds=TRUST_THRESHOLDS,
             trust_how_to_fill=HOW_TO_FILL,
+            # Swap studies' figures are stored with the analysis: no query of their own.
+            swap_studies=analysis.robustness.get("swap", []),
         )
         context["difference_plots"] = model_difference_plots(
             analysis.robustness.get("polarities", {})

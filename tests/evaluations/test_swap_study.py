@@ -4,10 +4,12 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from core.exceptions import ApplicationError
 from evaluations.models import Conversation, SwapStudy
 from evaluations.services import runs
+from evaluations.services.official import run_set_official
 from evaluations.services.swap import swap_study_create
 from results.services.swap_study import swap_study_figures
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401 - fixture
@@ -113,7 +115,9 @@ def test_a_study_needs_something_swapped_and_a_finished_base(base_run, offline_r
         swap_study_create(base_run=draft, judge=OfflineConfigurationFactory(), sample_size=3)
 
 
-def test_command_runs_a_judge_swap_inline_and_prints_the_figures(base_run):
+def test_command_runs_a_judge_swap_inline_and_prints_the_figures(
+    base_run, client, maintainer, django_assert_max_num_queries
+):
     OfflineConfigurationFactory(name="Strict judge", extra_params={"offline_profile": "strict"})
     out = io.StringIO()
     call_command(
@@ -138,6 +142,34 @@ def test_command_runs_a_judge_swap_inline_and_prints_the_figures(base_run):
     stored = base_run.analysis.robustness["swap"]
     assert [s["study"] for s in stored] == [study.pk]
     assert set(stored[0]["polarities"]) == {"positive", "negative"}
+
+    # Public once the base run is official: the methodology page's section and the API.
+    run_set_official(run=base_run, official=True, changed_by=maintainer)
+    url = reverse("results:methodology") + f"?run={base_run.pk}"
+    with django_assert_max_num_queries(21):  # the public pages' ceiling; the section reads none
+        page = client.get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f'data-testid="swap-study-{study.pk}"' in html
+    assert "Strict judge" in html
+    assert 'data-testid="held-rule"' in html
+    cells = {
+        True: 'data-testid="held">held<',
+        False: 'data-testid="held"><strong>did not hold',
+        None: 'data-testid="held">undecided<',
+    }
+    lines = [line for block in stored[0]["polarities"].values() for line in block["models"]]
+    for state, cell in cells.items():
+        assert html.count(cell) == sum(1 for line in lines if line["held"] is state)
+    for polarity in stored[0]["polarities"]:
+        assert f'data-testid="swap-{study.pk}-{polarity}"' in html
+    api = client.get(reverse("results-api:run-swap-studies", args=[base_run.pk])).json()
+    assert api["run"] == base_run.pk
+    (published,) = api["studies"]
+    assert published["swapped"] == "judge"
+    assert published["seed"] == 4
+    assert published["polarities"]["negative"]["models"][0]["shift"]["unit"] == "difference"
+    assert "held_rule" in published
 
 
 def test_command_refuses_unknown_names(base_run):
