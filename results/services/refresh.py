@@ -129,8 +129,11 @@ def _analysis(run: EvaluationRun, cells: RunCells, *, n_resamples: int, seed: in
                 run, metric_keys=keys, target_names=names, **options
             )
         robust = robust_job.result()
-    # Swap studies based on this run (their re-runs finished): figures beside the others'.
-    robust["swap"] = swap_studies_for(run.pk, **options)
+    # Swap studies based on this run (their re-runs finished): figures beside the others'
+    # (the key only when there is one, so a run without studies has the analysis it had).
+    studies = swap_studies_for(run.pk, **options)
+    if studies:
+        robust["swap"] = studies
     return {"reliability": reliability, "robustness": robust}
 
 
