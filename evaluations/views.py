@@ -14,8 +14,8 @@ from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.selectors import metric_versions_with_metric, release_list
 
 from . import work
-from .forms import RunCreateForm, ScenarioForm, SwapStudyForm
-from .models import RubricGrading
+from .forms import RunCreateForm, ScenarioForm
+from .models import RubricGrading, SwapStudy
 from .selectors import (
     metric_versions_with_scenarios,
     release_demographics,
@@ -36,7 +36,6 @@ from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
 from .services.official import run_set_headline, run_set_official
 from .services.panel import conversation_panel, run_panel
-from .services.swap import swap_study_create
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
 CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
@@ -237,6 +236,7 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         for kind in work.kinds():
             context.update(kind.page_context(run))
         context["perms_maintainer"] = user_has_role(self.request.user, Role.MAINTAINER)
+        context["swap_study"] = SwapStudy.objects.filter(swap_run=run).first()
         if self.request.htmx:
             self.template_name = "evaluations/_run_live.html"
         return context
@@ -389,40 +389,3 @@ class RunCreateView(RoleRequiredMixin, View):
                 messages.info(request, "Run created: check the plan below, then launch it.")
                 return redirect("evaluations:run-detail", pk=run.pk)
         return render(request, self.template_name, {"form": form})
-
-
-class SwapStudyCreateView(RoleRequiredMixin, View):
-    """Choose an alternative judge and/or simulator for a sample of a completed run: creates the
-    study and its draft re-run, whose page shows the plan and the launch button."""
-
-    required_roles = (Role.MAINTAINER,)
-    template_name = "evaluations/swap_study_form.html"
-
-    def get(self, request, pk: int):
-        run = get_object_or_404(runs_for_detail(), pk=pk)
-        return render(request, self.template_name, {"form": SwapStudyForm(), "run": run})
-
-    def post(self, request, pk: int):
-        run = get_object_or_404(runs_for_detail(), pk=pk)
-        form = SwapStudyForm(request.POST)
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                study = swap_study_create(
-                    base_run=run,
-                    judge=data["judge"],
-                    simulator=data["simulator"],
-                    sample_size=data["sample_size"],
-                    seed=data["seed"],
-                    created_by=request.user,
-                )
-            except ApplicationError as error:
-                form.add_error(None, error.message)
-            else:
-                messages.info(
-                    request,
-                    f"Swap study created ({study.sample_size} scenarios, seed {study.seed}): "
-                    "check the plan below, then launch the re-run.",
-                )
-                return redirect("evaluations:run-detail", pk=study.swap_run_id)
-        return render(request, self.template_name, {"form": form, "run": run})

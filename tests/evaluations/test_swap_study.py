@@ -105,6 +105,9 @@ def test_simulator_swap_simulates_the_sample_again(base_run):
     assert study.swap_run.conversations_total == 3 * 2
     figures = swap_study_figures(study, n_resamples=100)
     assert figures["swapped"] == "simulator"
+    # A sample is never a release's results.
+    with pytest.raises(ApplicationError, match="swap study"):
+        run_set_official(run=study.swap_run, official=True, changed_by=None)
 
 
 def test_a_study_needs_something_swapped_and_a_finished_base(base_run, offline_release):  # noqa: F811

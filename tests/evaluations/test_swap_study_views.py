@@ -45,6 +45,8 @@ def test_maintainer_submits_the_form_and_lands_on_the_re_run_plan(client_for, ma
     assert study.created_by == maintainer
     plan = client.get(response.url)
     assert "8 conversations" in plan.text  # 4 sampled scenarios × 2 targets
+    assert 'data-testid="swap-study-note"' in plan.text
+    assert "drawn with seed 9" in plan.text
     # Launching is the ordinary run action.
     client.post(
         reverse("evaluations:run-action", kwargs={"pk": study.swap_run_id, "action": "launch"})
