@@ -29,6 +29,7 @@ from stats.figures import DEFAULT_RESAMPLES
 from stats.swap import pass_rate_shift, single_vs_majority, swap_rank_agreement, verdict_flip_share
 
 from ..label import grade_for
+from ..models import RunAnalysis
 
 HELD_RULE = (
     "A model's grade held when the interval of its pass-rate shift includes 0, or when its "
@@ -75,7 +76,9 @@ def _cluster(row: dict[str, Any]) -> str:
     return f"{row['scenario__metric_version_id']}:{row['scenario__base_index']}"
 
 
-def _model_line(name: str, base: list[dict], swap: list[dict], options: dict) -> dict[str, Any]:
+def _model_line(
+    target: int, name: str, base: list[dict], swap: list[dict], options: dict
+) -> dict[str, Any]:
     clusters = {r["scenario_id"]: _cluster(r) for r in base + swap}
     shift = pass_rate_shift(
         [float(r["verdict_passed"]) for r in base],
@@ -97,6 +100,7 @@ def _model_line(name: str, base: list[dict], swap: list[dict], options: dict) ->
     else:
         held = False if shift.has_interval else None
     return {
+        "target": target,
         "model": name,
         "shift": shift.as_dict(),
         "base_rate": rates[0],
@@ -177,6 +181,7 @@ def swap_study_figures(
         polarities[polarity] = {
             "models": [
                 _model_line(
+                    m,
                     names[m],
                     [r for r in base if r["target_id"] == m],
                     [r for r in swap if r["target_id"] == m],
@@ -217,3 +222,25 @@ def swap_studies_for(run_id: int, **options: int) -> list[dict[str, Any]]:
         "base_run__judge", "base_run__simulator", "swap_run__judge", "swap_run__simulator"
     )
     return [swap_study_figures(study, **options) for study in studies]
+
+
+def swap_lines_for_target(run_id: int, target_id: int) -> list[dict[str, Any]]:
+    """What the model's label says of each swap study of the run: per polarity, whether its
+    grade held and the shift behind it. One query (the studies' figures stored in the run's
+    analysis), whatever the number of studies."""
+    stored = (
+        RunAnalysis.objects.filter(run_id=run_id).values_list("robustness__swap", flat=True).first()
+    )
+    lines = []
+    for study in stored or []:
+        polarities = [
+            {"polarity": polarity, **line}
+            for polarity, block in study["polarities"].items()
+            for line in block["models"]
+            if line.get("target") == target_id
+        ]
+        if polarities:
+            lines.append(
+                {**{k: v for k, v in study.items() if k != "polarities"}, "lines": polarities}
+            )
+    return lines

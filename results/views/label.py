@@ -31,6 +31,7 @@ from ..services.judge_trust import (
     low_trust_categories,
     target_self_preference,
 )
+from ..services.swap_study import swap_lines_for_target
 from .common import PublicRunMixin
 
 
@@ -104,6 +105,7 @@ class LabelView(LabelMixin, TemplateView):
             targets=run_targets(run),
             trust_low_categories=low_trust_categories(run, profile.target),
             judge_self_preference=target_self_preference(run, profile.target),
+            swap_lines=swap_lines_for_target(run.pk, profile.target.pk),
         )
         return context
 

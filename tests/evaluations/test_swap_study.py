@@ -11,6 +11,8 @@ from evaluations.models import Conversation, SwapStudy
 from evaluations.services import runs
 from evaluations.services.official import run_set_official
 from evaluations.services.swap import swap_study_create
+from results.models import RunAnalysis
+from results.services.refresh import results_refresh
 from results.services.swap_study import swap_study_figures
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401 - fixture
 from tests.llm.factories import OfflineConfigurationFactory
@@ -146,7 +148,10 @@ def test_command_runs_a_judge_swap_inline_and_prints_the_figures(
     assert [s["study"] for s in stored] == [study.pk]
     assert set(stored[0]["polarities"]) == {"positive", "negative"}
 
-    # Public once the base run is official: the methodology page's section and the API.
+    # Public once the base run is official: the methodology page's section and the API. Its
+    # summaries are written when a run completes (an event after commit, which tests skip).
+    results_refresh(run=base_run, n_resamples=200)
+    stored = RunAnalysis.objects.get(run=base_run).robustness["swap"]
     run_set_official(run=base_run, official=True, changed_by=maintainer)
     url = reverse("results:methodology") + f"?run={base_run.pk}"
     with django_assert_max_num_queries(21):  # the public pages' ceiling; the section reads none
@@ -166,6 +171,13 @@ def test_command_runs_a_judge_swap_inline_and_prints_the_figures(
         assert html.count(cell) == sum(1 for line in lines if line["held"] is state)
     for polarity in stored[0]["polarities"]:
         assert f'data-testid="swap-{study.pk}-{polarity}"' in html
+    # Each model's label says whether its grades held, per polarity.
+    target = base_run.targets.order_by("pk").first()
+    with django_assert_max_num_queries(21):
+        label = client.get(reverse("results:label", args=[target.pk]) + f"?run={base_run.pk}")
+    label_html = label.content.decode()
+    mine = [line for line in lines if line["target"] == target.pk]
+    assert label_html.count('data-testid="label-swap-line"') == len(mine) == 2
     api = client.get(reverse("results-api:run-swap-studies", args=[base_run.pk])).json()
     assert api["run"] == base_run.pk
     (published,) = api["studies"]
