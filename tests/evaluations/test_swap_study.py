@@ -143,6 +143,7 @@ def test_command_runs_a_judge_swap_inline_and_prints_the_figures(
     assert "24 conversations" in text  # the plan: 12 scenarios × 2 targets
     assert f"Run {study.swap_run_id} is completed" in text
     assert "Kendall's tau" in text
+    assert "single vs majority rho" in text
     # The figures are in the base run's analysis, where the methodology page and API read them.
     stored = base_run.analysis.robustness["swap"]
     assert [s["study"] for s in stored] == [study.pk]

@@ -96,22 +96,28 @@ class Command(RunEvaluationCommand):
         for polarity, block in study["polarities"].items():
             tau = block["rank_agreement"]
             flips = block["flip_share"]
+            single = block["single_vs_majority"]
             self.stdout.write(
-                f"  {polarity}: Kendall's tau {_fmt(tau)}; verdicts flipped {_fmt(flips, pct=True)}"
+                f"  {polarity}: Kendall's tau {_fmt(tau)}; verdicts flipped {_fmt(flips)}; "
+                f"single vs majority rho {_fmt(single['base'])} → {_fmt(single['swap'])}"
             )
             for line in block["models"]:
                 held = {True: "held", False: "did not hold", None: "undecided"}[line["held"]]
                 self.stdout.write(
-                    f"    {line['model']}: shift {_fmt(line['shift'], pct=True)}, "
+                    f"    {line['model']}: shift {_fmt(line['shift'])}, "
                     f"grade {line['base_grade']} → {line['swap_grade']} ({held})"
                 )
 
 
-def _fmt(estimate: dict, *, pct: bool = False) -> str:
-    scale, unit = (100, " pts") if pct else (1, "")
+def _fmt(estimate: dict) -> str:
+    """Value [interval] (n) in the estimate's unit: %, percentage points or a coefficient."""
+    scale, unit = {"proportion": (100, " %"), "difference": (100, " pp")}.get(
+        estimate.get("unit"), (1, "")
+    )
     if estimate["value"] is None:
         return f"— ({estimate.get('reason') or 'not enough data'}, n={estimate['n']})"
-    text = f"{estimate['value'] * scale:.1f}{unit}"
+    digits = 1 if scale == 100 else 2
+    text = f"{estimate['value'] * scale:.{digits}f}{unit}"
     if estimate["low"] is not None:
-        text += f" [{estimate['low'] * scale:.1f}, {estimate['high'] * scale:.1f}]"
+        text += f" [{estimate['low'] * scale:.{digits}f}, {estimate['high'] * scale:.{digits}f}]"
     return f"{text} (n={estimate['n']})"
