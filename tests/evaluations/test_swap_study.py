@@ -16,6 +16,7 @@ from results.services.refresh import results_refresh
 from results.services.swap_study import swap_study_figures
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401 - fixture
 from tests.llm.factories import OfflineConfigurationFactory
+from tests.results.openapi_check import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
 
@@ -180,7 +181,9 @@ def test_command_runs_a_judge_swap_inline_and_prints_the_figures(
     mine = [line for line in lines if line["target"] == target.pk]
     assert label_html.count('data-testid="label-swap-line"') == len(mine) == 2
     with django_assert_max_num_queries(12):  # the public API's ceiling
-        api = client.get(reverse("results-api:run-swap-studies", args=[base_run.pk])).json()
+        response = client.get(reverse("results-api:run-swap-studies", args=[base_run.pk]))
+    assert_matches_schema(response)
+    api = response.json()
     assert api["run"] == base_run.pk
     (published,) = api["studies"]
     assert published["swapped"] == "judge"
