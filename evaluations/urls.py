@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import interop_views, views
+from . import interop_views, swap_views, views
 
 app_name = "evaluations"
 
@@ -41,6 +41,7 @@ urlpatterns = [
         views.ConversationDetailView.as_view(),
         name="conversation-detail",
     ),
+    path("runs/<int:pk>/swap/", swap_views.SwapStudyCreateView.as_view(), name="swap-study-create"),
     path("runs/<int:pk>/official/", views.RunOfficialView.as_view(), name="run-official"),
     path("runs/<int:pk>/<slug:action>/", views.RunActionView.as_view(), name="run-action"),
 ]

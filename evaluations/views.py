@@ -15,7 +15,7 @@ from metrics_registry.selectors import metric_versions_with_metric, release_list
 
 from . import work
 from .forms import RunCreateForm, ScenarioForm
-from .models import RubricGrading
+from .models import RubricGrading, SwapStudy
 from .selectors import (
     metric_versions_with_scenarios,
     release_demographics,
@@ -236,6 +236,7 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         for kind in work.kinds():
             context.update(kind.page_context(run))
         context["perms_maintainer"] = user_has_role(self.request.user, Role.MAINTAINER)
+        context["swap_study"] = SwapStudy.objects.filter(swap_run=run).first()
         if self.request.htmx:
             self.template_name = "evaluations/_run_live.html"
         return context

@@ -23,6 +23,7 @@ from .scenarios import (
     ScenarioQuerySet,
     ScenarioStatus,
 )
+from .swap import Swapped, SwapStudy
 
 __all__ = [
     "ADULT_MIN_AGE",
@@ -42,6 +43,8 @@ __all__ = [
     "RunJudge",
     "RunStatus",
     "Scenario",
+    "SwapStudy",
+    "Swapped",
     "ScenarioQuerySet",
     "ScenarioStatus",
     "Turn",

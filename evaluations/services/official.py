@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from core import events
 from core.exceptions import ApplicationError
-from evaluations.models import EvaluationRun, RunStatus
+from evaluations.models import EvaluationRun, RunStatus, SwapStudy
 
 
 def _locked(run: EvaluationRun) -> EvaluationRun:
@@ -35,6 +35,11 @@ def run_set_official(
             raise ApplicationError("Only a completed run can be made official.")
         if run.release is None or not run.release.is_published:
             raise ApplicationError("Only a run of a published release can be made official.")
+        if SwapStudy.objects.filter(swap_run=run).exists():
+            raise ApplicationError(
+                "This run re-runs a sample for a swap study: its figures are published with "
+                "its base run's, never as a release's results."
+            )
     run.is_official = official
     if not official:
         run.is_headline = False

@@ -10,7 +10,7 @@ from core.exceptions import ApplicationError
 from metrics_registry.models import MetricVersion, Release, ReleaseItem
 
 from .. import work
-from ..models import EvaluationRun, Scenario
+from ..models import EvaluationRun, Scenario, SwapStudy
 from ..work import WorkPlan
 from .panel import run_panel
 from .scenarios import age_contexts_for
@@ -57,8 +57,16 @@ def release_check_metric_versions(
         )
 
 
-def run_scenarios(run: EvaluationRun) -> QuerySet[Scenario]:
+def _version_scenarios(run: EvaluationRun) -> QuerySet[Scenario]:
     return Scenario.objects.active().expanded().filter(metric_version__in=run_metric_versions(run))
+
+
+def run_scenarios(run: EvaluationRun) -> QuerySet[Scenario]:
+    """The scenarios the run simulates: its metric versions', or only the sample when the run
+    is a swap study's re-run (`evaluations.services.swap`)."""
+    scenarios = _version_scenarios(run)
+    sample = SwapStudy.objects.filter(swap_run=run).values_list("scenario_ids", flat=True).first()
+    return scenarios if sample is None else scenarios.filter(pk__in=sample)
 
 
 @dataclass(frozen=True)
@@ -118,7 +126,8 @@ def run_plan(run: EvaluationRun) -> RunPlan:
     """
     versions = list(run_metric_versions(run))
     scenario_counts: dict[int, int] = {}
-    for version_id in run_scenarios(run).values_list("metric_version_id", flat=True):
+    # Completeness is judged on the versions' whole sets, even when a swap study samples them.
+    for version_id in _version_scenarios(run).values_list("metric_version_id", flat=True):
         scenario_counts[version_id] = scenario_counts.get(version_id, 0) + 1
     missing_versions = [
         version
@@ -128,7 +137,7 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         if scenario_counts.get(version.pk, 0) < 3 * len(age_contexts_for(version))
     ]
     missing = [version.metric.key for version in missing_versions]
-    scenarios = sum(scenario_counts.values())
+    scenarios = run_scenarios(run).count()
     targets = list(run.targets.all())
     seats = run_panel(run)
     readings = sum(seat.repetitions for seat in seats)

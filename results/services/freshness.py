@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from evaluations.models import Conversation, RunStatus
+from evaluations.models import Conversation, RunStatus, SwapStudy
 from results.models import RefreshRequest
 from results.tasks import analysis_refresh_booked, results_refresh
 
@@ -33,6 +33,13 @@ def debounce_seconds() -> int:
 
 def on_run_completed(*, run_id: int) -> None:
     results_refresh.delay(run_id)
+
+
+def on_swap_run_completed(*, run_id: int) -> None:
+    """A swap study's re-run finished: its figures join the base run's analysis."""
+    base = SwapStudy.objects.filter(swap_run_id=run_id).values_list("base_run_id", flat=True)
+    for base_run_id in base:
+        analysis_refresh_booked.delay(base_run_id)
 
 
 def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -> None:

@@ -36,6 +36,7 @@ from .repeatability import judge_repeatability, judgment_counts
 from .robustness import robustness
 from .summaries import DEFAULT_RESAMPLES, failed_as_fail
 from .summary_writes import summaries_replace
+from .swap_study import swap_studies_for
 
 
 def summaries_refresh(
@@ -128,6 +129,11 @@ def _analysis(run: EvaluationRun, cells: RunCells, *, n_resamples: int, seed: in
                 run, metric_keys=keys, target_names=names, **options
             )
         robust = robust_job.result()
+    # Swap studies based on this run (their re-runs finished): figures beside the others'
+    # (the key only when there is one, so a run without studies has the analysis it had).
+    studies = swap_studies_for(run.pk, **options)
+    if studies:
+        robust["swap"] = studies
     return {"reliability": reliability, "robustness": robust}
 
 

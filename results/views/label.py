@@ -31,6 +31,7 @@ from ..services.judge_trust import (
     target_self_preference,
 )
 from ..services.label_history import label_history
+from ..services.swap_study import swap_lines_for_target
 from .common import PublicRunMixin
 
 
@@ -105,6 +106,7 @@ class LabelView(LabelMixin, TemplateView):
             targets=run_targets(run),
             trust_low_categories=low_trust_categories(run, profile.target),
             judge_self_preference=target_self_preference(run, profile.target),
+            swap_lines=swap_lines_for_target(run.pk, profile.target.pk),
         )
         context.update(label_calibration(run, profile.target))
         return context

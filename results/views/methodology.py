@@ -78,6 +78,8 @@ class MethodologyView(PublicRunMixin, TemplateView):
             # Frozen when the release was published: never today's ratings (one query).
             release_experts=release_expert_figures_frozen(run.release_id),
             staff_reader=self.is_staff_reader(),
+            # Swap studies' figures are stored with the analysis: no query of their own.
+            swap_studies=analysis.robustness.get("swap", []),
         )
         context.update(methodology_calibration(run))
         context["difference_plots"] = model_difference_plots(

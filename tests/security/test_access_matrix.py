@@ -150,6 +150,7 @@ RULES = {
     "results-api:run-export": (EVERYONE, lambda w: {"pk": w["official_run"].pk, "fmt": "csv"}),
     "results-api:run-conversations": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-judges": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:run-swap-studies": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
     "results-api:scenario": (EVERYONE, lambda w: {"pk": w["official_conversation"].scenario_id}),
     "results-api:explore": (EVERYONE, None),
@@ -181,6 +182,7 @@ RULES = {
         lambda w: {"run_pk": w["official_run"].pk, "pk": w["official_conversation"].pk},
     ),
     "evaluations:run-official": (MAINTAINERS, lambda w: {"pk": w["official_run"].pk}),
+    "evaluations:swap-study-create": (MAINTAINERS, lambda w: {"pk": w["official_run"].pk}),
     "llm:configuration-test": (MAINTAINERS, lambda w: {"pk": w["configuration"].pk}),
     # people without an account write in; researchers and maintainers answer
     "contact:form": (EVERYONE, None),

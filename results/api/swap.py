@@ -1,0 +1,75 @@
+"""Swap studies of an official run in the public API: what was swapped, and per polarity each
+model's pass-rate shift, rank agreement, flipped verdicts and single-vs-majority agreement."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..selectors import public_run
+from ..services.swap_study import HELD_RULE
+from .serializers import EstimateOutput
+from .views import BAD_REQUEST, ID_PATH, NOT_FOUND, PublishedMixin
+
+
+class SwapModelOutput(serializers.Serializer):
+    model = serializers.CharField()
+    base_rate = serializers.FloatField(allow_null=True)
+    swap_rate = serializers.FloatField(allow_null=True)
+    base_grade = serializers.CharField()
+    swap_grade = serializers.CharField()
+    shift = EstimateOutput(help_text="Swap minus original pass rate, paired by base scenario.")
+    held = serializers.BooleanField(
+        allow_null=True, help_text=f"{HELD_RULE} Null: undecided (no interval, grade moved)."
+    )
+
+
+class SingleVsMajorityOutput(serializers.Serializer):
+    base = EstimateOutput()
+    swap = EstimateOutput()
+
+
+class SwapPolarityOutput(serializers.Serializer):
+    models = SwapModelOutput(many=True)
+    rank_agreement = EstimateOutput(help_text="Kendall's tau-b between the two rankings.")
+    flip_share = EstimateOutput(help_text="Share of paired verdicts that differ.")
+    single_vs_majority = SingleVsMajorityOutput()
+
+
+class SwapStudyOutput(serializers.Serializer):
+    study = serializers.IntegerField()
+    swapped = serializers.ChoiceField(choices=["judge", "simulator", "both"])
+    base_judge = serializers.CharField()
+    swap_judge = serializers.CharField()
+    base_simulator = serializers.CharField()
+    swap_simulator = serializers.CharField()
+    rejudged = serializers.BooleanField(help_text="The same conversations judged again.")
+    sample_size = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    held_rule = serializers.CharField()
+    polarities = serializers.DictField(child=SwapPolarityOutput())
+
+
+class RunSwapStudiesOutput(serializers.Serializer):
+    run = serializers.IntegerField()
+    studies = SwapStudyOutput(many=True)
+
+
+@extend_schema(
+    parameters=[ID_PATH],
+    summary="Swap studies of an official run: do the grades hold with another judge or simulator",
+    responses={200: RunSwapStudiesOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
+)
+class RunSwapStudiesApi(PublishedMixin, APIView):
+    page_cache_params = ()
+
+    def get(self, request, pk: int):
+        run = public_run(pk, with_analysis=True)
+        if run is None:
+            raise NotFound("No published results for this run.")
+        analysis = getattr(run, "analysis", None)
+        studies = analysis.robustness.get("swap", []) if analysis else []
+        return Response(RunSwapStudiesOutput({"run": run.pk, "studies": studies}).data)
