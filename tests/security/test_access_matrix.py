@@ -91,6 +91,7 @@ RULES = {
     "review:draft": (RATERS, lambda w: {"pk": w["assignment"].pk}),
     "review:queue-list": (CURATORS, None),
     "review:queue-create": (CURATORS, None),
+    "review:run-queue-create": (CURATORS, None),
     "review:queue-detail": (CURATORS, lambda w: {"pk": w["queue"].pk}),
     "review:queue-status": (CURATORS, lambda w: {"pk": w["queue"].pk}),
     "review:queue-export": (CURATORS, lambda w: {"pk": w["queue"].pk}),
@@ -151,6 +152,13 @@ RULES = {
     "results-api:run-conversations": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-judges": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-swap-studies": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:run-reasks": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:run-calibration": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results:anchor-study": (EVERYONE, None),
+    "results:release-expert-figures": (
+        CURATORS,
+        lambda w: {"version": w["official_run"].release.version},
+    ),
     "results-api:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
     "results-api:scenario": (EVERYONE, lambda w: {"pk": w["official_conversation"].scenario_id}),
     "results-api:explore": (EVERYONE, None),
@@ -248,9 +256,12 @@ ADMIN_APP_RULES = {
 # catch-all), "view on site" and per-app indexes, all behind the same admin_view check.
 # Also public pages whose answer is not about the visitor: readiness is 503 while no worker
 # heartbeat exists (tests/core/test_deployment.py), and the label comparison needs ?a=&b=
-# (tests/results/test_public_pages.py opens both for every role).
+# (tests/results/test_public_pages.py opens both for every role). The anchor study's API
+# answers 404 for everyone until a study is published (tests/results/test_anchor_study.py reads
+# a published one anonymously).
 NOT_TESTED = re.compile(
-    r"^(admin:(view_on_site|app_list|<unnamed .*>)|core:ready|results:label-compare)$"
+    r"^(admin:(view_on_site|app_list|<unnamed .*>)|core:ready|results:label-compare"
+    r"|results-api:anchor-study)$"
 )
 
 
