@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS_MODULE = "impactbench_site.settings.test"
+SETTINGS_MODULE = "impactbench_site.settings.bench"
 
 
 def _admin(base: str):
