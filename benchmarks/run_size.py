@@ -43,6 +43,7 @@ from benchmarks.workers import (  # noqa: E402
 )
 
 CLAIM_BATCH = 128
+SLOWEST: dict = {}  # figure -> (ms, SQL) of the slowest statement of its best call
 
 
 def main() -> None:
@@ -162,7 +163,7 @@ def size_run(args, size: int, scratch: str) -> tuple[dict, int]:
 def near_end_costs(run) -> dict:
     """Page, progress, reaper and claim costs with the run's rows in place (rolled back)."""
     from django.conf import settings
-    from django.db import transaction
+    from django.db import connection, transaction
     from django.test import Client
     from django.urls import reverse
     from django.utils import timezone
@@ -180,6 +181,10 @@ def near_end_costs(run) -> dict:
     client.force_login(user)
     page = reverse("evaluations:run-detail", args=[run.pk])
     figures = {}
+    with connection.cursor() as cursor:
+        # Fresh planner statistics, as autovacuum keeps them in a deployment (it may be off on
+        # a benchmark server, and plans made on a freshly filled table's defaults mislead).
+        cursor.execute("ANALYZE")
     with transaction.atomic():
         EvaluationRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, finished_at=None)
         ids = list(
@@ -192,24 +197,25 @@ def near_end_costs(run) -> dict:
             status="pending", lease_expires_at=None, claimed_by="", dispatched_at=timezone.now()
         )
         live = EvaluationRun.objects.get(pk=run.pk)
-        figures["run page"] = _timed(lambda: _get(client, page, {}))
+        figures["run page"] = _timed(lambda: _get(client, page, {}), "run page")
         figures["progress partial"] = _timed(
-            lambda: _get(client, page, {"HTTP_HX_REQUEST": "true"})
+            lambda: _get(client, page, {"HTTP_HX_REQUEST": "true"}), "progress partial"
         )
-        figures["run_progress"] = _timed(lambda: run_progress(run=live))
-        figures["reaper pass"] = _timed(runs_reap)
+        figures["run_progress"] = _timed(lambda: run_progress(run=live), "run_progress")
+        figures["reaper pass"] = _timed(runs_reap, "reaper pass")
 
         def claim_and_renew():
             sid = transaction.savepoint()
             claims = claims_take(Conversation, pks=ids, worker="bench")
             if len(claims) != len(ids):
                 raise RuntimeError(f"claimed {len(claims)} of {len(ids)}")
-            renew = _timed(lambda: claims_renew(list(claims.values())), repeats=1)
+            renew = _timed(lambda: claims_renew(list(claims.values())), "claims_renew 128", 1)
             transaction.savepoint_rollback(sid)
             return renew
 
         renewals = []
-        figures["claims_take 128"] = _timed(lambda: renewals.append(claim_and_renew()))
+        claim_once = lambda: renewals.append(claim_and_renew())  # noqa: E731
+        figures["claims_take 128"] = _timed(claim_once, "claims_take 128")
         figures["claims_renew 128"] = min(renewals, key=lambda pair: pair[0])
         transaction.set_rollback(True)
     return figures
@@ -221,7 +227,7 @@ def _get(client, path: str, headers: dict) -> None:
         raise RuntimeError(f"{path} answered {response.status_code}")
 
 
-def _timed(func, repeats: int = 3) -> tuple[float, int]:
+def _timed(func, name: str = "", repeats: int = 3) -> tuple[float, int]:
     """Best of `repeats` in ms, and the SQL queries of one call."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -232,8 +238,11 @@ def _timed(func, repeats: int = 3) -> tuple[float, int]:
             start = time.perf_counter()
             func()
             elapsed = time.perf_counter() - start
-        best = min(best, elapsed * 1000)
+        if elapsed * 1000 < best:
+            best, slowest = elapsed * 1000, max(captured, key=lambda q: float(q["time"]))
         queries = len(captured)
+    if name:
+        SLOWEST[name] = (float(slowest["time"]) * 1000, slowest["sql"])
     return best, queries
 
 
@@ -276,6 +285,11 @@ def table_print(rows: list[tuple[int, dict]]) -> None:
                 cells.append(f"{value:15.2f} ×{ratio:5.2f}")
         print(f"   {name:22}" + "".join(f"{cell:>26}" for cell in cells))
     print(f"   load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+    names = [name for name, value in rows[-1][1].items() if isinstance(value, tuple)]
+    print(f"   slowest statement of each timed figure at {rows[-1][0]:,} conversations:")
+    for name in names:
+        ms, sql = SLOWEST[name]
+        print(f"     {name:20} {ms:7.1f} ms  {sql[:150]}")
 
 
 if __name__ == "__main__":
