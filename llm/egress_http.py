@@ -11,6 +11,7 @@ the connection goes to the checked address itself.
 """
 
 import functools
+import os
 import ssl
 from collections.abc import Iterable
 
@@ -106,15 +107,20 @@ def _pinned(transport, backend):  # noqa: ANN001, ANN202 - either transport clas
     return transport
 
 
-@functools.cache
 def _ssl_context(http2: bool) -> ssl.SSLContext:
     """One verifying TLS context per process and protocol set, shared by every transport.
 
     Building one loads the CA bundle (tens of milliseconds of CPU); the engine makes a client
     per 8 connections, so 2,048 in flight would build 256 of them on its event loop before the
     first request. httpcore sets the ALPN protocols on the context before each handshake:
-    transports sharing a context all set the same ones, hence one context per `http2`.
+    transports sharing a context all set the same ones, hence one context per `http2`. The
+    CA locations a context was built from (SSL_CERT_FILE, SSL_CERT_DIR) are part of the key.
     """
+    return _ssl_context_for(http2, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context_for(http2: bool, cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
