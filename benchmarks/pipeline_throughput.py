@@ -43,6 +43,7 @@ from benchmarks.workers import (  # noqa: E402
     database_create,
     database_drop,
     db_connection_budget,
+    journals_clear,
     queues_purge,
     workers_start,
 )
@@ -101,6 +102,7 @@ def main() -> None:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
+        journals_clear()
         queues_purge(args.queues.split(","))
         for latency, concurrency in settings:
             errors += setting_run(args, latency, int(concurrency), scratch)

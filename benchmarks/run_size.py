@@ -38,6 +38,7 @@ from benchmarks.workers import (  # noqa: E402
     SETTINGS_MODULE,
     database_create,
     database_drop,
+    journals_clear,
     queues_purge,
     workers_start,
 )
@@ -75,6 +76,7 @@ def main() -> None:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
+        journals_clear()
         queues_purge(args.queues.split(","))
         rows = []
         for size in sizes:

@@ -34,6 +34,16 @@ def database_create(base: str) -> str:
     return urlunsplit(parts._replace(path=f"/{name}"))
 
 
+def journals_clear() -> None:
+    """Call journals a killed earlier run left for the scratch database (same name, same
+    folder): replayed into the new database they would add attempts this run never made."""
+    import shutil
+
+    from evaluations.engine.journal import journal_dir
+
+    shutil.rmtree(journal_dir(), ignore_errors=True)
+
+
 def database_drop(base: str, scratch: str) -> None:
     with _admin(base) as admin:
         admin.execute(
