@@ -43,6 +43,7 @@ from benchmarks.workers import (  # noqa: E402
     database_create,
     database_drop,
     db_connection_budget,
+    journals_clear,
     queues_purge,
     workers_start,
 )
@@ -101,6 +102,7 @@ def main() -> None:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
+        journals_clear()
         queues_purge(args.queues.split(","))
         for latency, concurrency in settings:
             errors += setting_run(args, latency, int(concurrency), scratch)
@@ -181,8 +183,10 @@ def setting_run(args, latency: float, concurrency: int, scratch: str) -> int:
         peak_rss = 0
         bar = tqdm(total=planned, unit="conv", dynamic_ncols=True, file=sys.stderr)
         seen, stalled_since = (0, 0), time.monotonic()
+        in_flight = []  # (requests so far, requests in flight) at each poll
         while True:
             stats = endpoint.stats()
+            in_flight.append((stats["requests"], stats["in_flight"]))
             if cpu_start is None and stats["requests"]:
                 cpu_start = workers.cpu_seconds()
             peak_rss = max(peak_rss, workers.rss())
@@ -206,6 +210,7 @@ def setting_run(args, latency: float, concurrency: int, scratch: str) -> int:
         workers.stop()
         workers = None
         errors = accounting_print(args, run, model, planned, pipeline["requests"])
+        steady_print(in_flight, pipeline["requests"], concurrency)
         endpoint.reset()
         bare = bare_run(endpoint.base_url, pipeline["requests"], concurrency)
         bare_stats = endpoint.stats()
@@ -262,6 +267,21 @@ def accounting_print(args, run, model, planned: int, served: int) -> int:
         f"{means['wait'] or 0:.0f} ms waiting for the concurrency limit"
     )
     return len(errors)
+
+
+def steady_print(samples: list[tuple[int, int]], calls: int, concurrency: int) -> None:
+    """Requests in flight at the endpoint while the run is under way: the polls between 10 %
+    and 90 % of its calls (the ramp-up and the tail of the last conversations left out)."""
+    middle = sorted(n for done, n in samples if 0.1 * calls <= done <= 0.9 * calls)
+    if not middle:
+        print("   in flight (steady state): too few polls to tell")
+        return
+    median = middle[len(middle) // 2]
+    print(
+        f"   in flight at the endpoint, steady state (polls at 10–90 % of the calls, "
+        f"n = {len(middle)}): median {median}, min {middle[0]}, max {middle[-1]} of "
+        f"{concurrency} allowed"
+    )
 
 
 def report_print(pipeline, cpu_pipeline, bare, cpu_bare, rss, processes, cores) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS_MODULE = "impactbench_site.settings.test"
+SETTINGS_MODULE = "impactbench_site.settings.bench"
 
 
 def _admin(base: str):
@@ -32,6 +32,16 @@ def database_create(base: str) -> str:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
     return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def journals_clear() -> None:
+    """Call journals a killed earlier run left for the scratch database (same name, same
+    folder): replayed into the new database they would add attempts this run never made."""
+    import shutil
+
+    from evaluations.engine.journal import journal_dir
+
+    shutil.rmtree(journal_dir(), ignore_errors=True)
 
 
 def database_drop(base: str, scratch: str) -> None:

@@ -10,6 +10,9 @@ request would leave the host its key is bound to. Proxies from the environment a
 the connection goes to the checked address itself.
 """
 
+import functools
+import os
+import ssl
 from collections.abc import Iterable
 
 import anyio.to_thread
@@ -104,10 +107,30 @@ def _pinned(transport, backend):  # noqa: ANN001, ANN202 - either transport clas
     return transport
 
 
+def _ssl_context(http2: bool) -> ssl.SSLContext:
+    """One verifying TLS context per process and protocol set, shared by every transport.
+
+    Building one loads the CA bundle (tens of milliseconds of CPU); the engine makes a client
+    per 8 connections, so 2,048 in flight would build 256 of them on its event loop before the
+    first request. httpcore sets the ALPN protocols on the context before each handshake:
+    transports sharing a context all set the same ones, hence one context per `http2`. The
+    CA locations a context was built from (SSL_CERT_FILE, SSL_CERT_DIR) are part of the key.
+    """
+    return _ssl_context_for(http2, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context_for(http2: bool, cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    return httpx2.create_ssl_context()
+
+
 def transport(*, limits: httpx2.Limits | None = None, http2: bool = False) -> httpx2.HTTPTransport:
     """A transport whose connections go only where the egress policy allows."""
     return _pinned(
-        httpx2.HTTPTransport(limits=limits or DEFAULT_LIMITS, http2=http2), PinnedBackend()
+        httpx2.HTTPTransport(
+            limits=limits or DEFAULT_LIMITS, http2=http2, verify=_ssl_context(http2)
+        ),
+        PinnedBackend(),
     )
 
 
@@ -115,7 +138,9 @@ def async_transport(
     *, limits: httpx2.Limits | None = None, http2: bool = False
 ) -> httpx2.AsyncHTTPTransport:
     return _pinned(
-        httpx2.AsyncHTTPTransport(limits=limits or DEFAULT_LIMITS, http2=http2),
+        httpx2.AsyncHTTPTransport(
+            limits=limits or DEFAULT_LIMITS, http2=http2, verify=_ssl_context(http2)
+        ),
         AsyncPinnedBackend(),
     )
 

@@ -101,6 +101,13 @@ class Conversation(TimeStampedModel):
                 condition=Q(status="completed", verdict_passed__isnull=False),
                 name="conversation_run_judged",
             ),
+            # The run page counts and lists the conversations with unverified evidence on every
+            # poll: few, found without reading the run's other conversations.
+            models.Index(
+                fields=["run"],
+                condition=Q(unverified_evidence=True),
+                name="conversation_run_unverified",
+            ),
         ]
 
     def __str__(self) -> str:
