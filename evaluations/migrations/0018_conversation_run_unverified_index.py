@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evaluations", "0015_judgment_present_before_reask"),
+        ("evaluations", "0017_swap_study"),
         ("llm", "0009_structured_negotiation_and_cached_tokens"),
     ]
 
