@@ -26,6 +26,8 @@ Events and their payloads (keyword arguments):
 * ``BLIND_HOLDS`` (no payload, collected): querysets of scenario ids (``values("pk")``-like
   subqueries, never evaluated by the handler) held back from every public path while blind
   ratings of their conversations are open (``evaluations.visibility``).
+* ``SWAP_STUDY_FIGURES`` (``run_id``, collected): lists of a base run's swap-study figures,
+  recomputed now (for the command that ran the study and prints them).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ RELEASE_PUBLISHING = "metrics_registry.release_publishing"
 DEMO_SEED_STEPS = "demo.seed_steps"
 DEMO_RUN_ITEMS = "demo.run_items"
 BLIND_HOLDS = "review.blind_holds"
+SWAP_STUDY_FIGURES = "evaluations.swap_study_figures"
 
 Handler = Callable[..., Any]
 

@@ -21,6 +21,7 @@ from core.uploads import StagedImportViewMixin
 
 from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
 from .models import MetricVersion, ValidationStatus
+from .plain import release_lead
 from .selectors import (
     area_list_with_subareas,
     label_category_list,
@@ -179,8 +180,6 @@ class ReleaseDetailView(PublishedPageCacheMixin, ReleaseObjectMixin, TemplateVie
             downloads=events.collect_flat(events.RELEASE_DOWNLOADS, release=release),
         )
         # The plain first sentence, from the page's own count (no extra query).
-        from results.plain import release_lead
-
         context["lead"] = release_lead(release.version, page.paginator.count, release.is_published)
         return context
 

@@ -14,12 +14,18 @@ class ResultsConfig(AppConfig):
         from .label_files import on_run_figures_changed
         from .selectors import analyses_stamp_sql, anchor_studies_stamp_sql
         from .services.expert_figures import release_expert_figures_freeze
-        from .services.freshness import on_ratings_changed, on_run_completed, on_swap_run_completed
+        from .services.freshness import (
+            on_ratings_changed,
+            on_run_completed,
+            on_swap_run_completed,
+            swap_study_figures,
+        )
 
         stamp_part_register("results.analyses", analyses_stamp_sql)
         stamp_part_register("results.anchor_studies", anchor_studies_stamp_sql)
         events.subscribe(events.RUN_COMPLETED, on_run_completed)
         events.subscribe(events.RUN_COMPLETED, on_swap_run_completed)
+        events.subscribe(events.SWAP_STUDY_FIGURES, swap_study_figures)
         events.subscribe(events.RATINGS_CHANGED, on_ratings_changed)
         events.subscribe(events.RUN_DESIGNATED, on_run_figures_changed)
         events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)

@@ -9,8 +9,8 @@ database: each page passes the figures it has, so a lead costs no query.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+from core.plain import Lead
 from stats.estimates import Estimate
 
 from .findings import POLARITY_WORDS
@@ -25,14 +25,6 @@ FAILED_WORDS = {
 # D or worse (right in fewer than half): bands a parent can read without the grade table.
 GOOD_FROM = 0.70
 POOR_BELOW = 0.50
-
-
-@dataclass(frozen=True)
-class Lead:
-    """What a page says first, and the evidence behind it for "how we know"."""
-
-    sentence: str
-    how: tuple[str, ...] = ()
 
 
 def behaviour(polarity: str) -> str:
@@ -238,16 +230,6 @@ def metric_list_lead(release_version: str | None, n_metrics: int) -> Lead:
         f"{where} tests AI models on {n_metrics} behaviour{'s' if n_metrics != 1 else ''}, "
         "each in simulated conversations with teen and adult personas. Open one to see how "
         "often each model did the right thing."
-    )
-
-
-def release_lead(release_version: str, n_metrics: int, published: bool) -> Lead:
-    """A release page: a fixed list of tests, and where its results are."""
-    state = "" if published else " It is a draft: nothing from it is public yet."
-    return Lead(
-        f"Release {release_version} is a fixed list of {n_metrics} test"
-        f"{'s' if n_metrics != 1 else ''}: each checks one behaviour of an AI model, good or "
-        f"bad, in simulated conversations.{state}"
     )
 
 

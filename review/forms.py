@@ -3,6 +3,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from core.forms import CheckedTextMixin
+from evaluations.models import EvaluationRun
 
 from .kinds import available_kinds
 from .models import ItemKind, StratumField
@@ -147,8 +148,6 @@ class RunQueueForm(CheckedTextMixin, forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from evaluations.models import EvaluationRun
-
         self.fields["run"].queryset = EvaluationRun.objects.order_by("-created_at")
 
     def clean(self):

@@ -19,9 +19,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from evaluations.models import Conversation, RunStatus, SwapStudy
+from evaluations.models import Conversation, EvaluationRun, RunStatus, SwapStudy
 from results.models import RefreshRequest
 from results.tasks import analysis_refresh_booked, results_refresh
+
+from .refresh import analysis_refresh
 
 # Rating kinds whose rated objects are conversations read by the run analysis.
 CONVERSATION_KINDS = {"judge_verdict", "external_panel", "conversation"}
@@ -40,6 +42,14 @@ def on_swap_run_completed(*, run_id: int) -> None:
     base = SwapStudy.objects.filter(swap_run_id=run_id).values_list("base_run_id", flat=True)
     for base_run_id in base:
         analysis_refresh_booked.delay(base_run_id)
+
+
+def swap_study_figures(*, run_id: int) -> list[dict]:
+    """The base run's swap-study figures, refreshed now (answers `SWAP_STUDY_FIGURES`)."""
+    run = EvaluationRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return []
+    return list(analysis_refresh(run=run).robustness.get("swap", []))
 
 
 def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -> None:

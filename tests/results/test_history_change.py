@@ -19,7 +19,9 @@ def test_the_paired_change_matches_a_hand_computation():
     assert estimate["value"] == pytest.approx(1 / 3)
     half = stats.t.ppf(0.975, 2) / 6
     assert estimate["low"] == pytest.approx(1 / 3 - half)
-    assert estimate["high"] == pytest.approx(1 / 3 + half)
+    # On two degrees of freedom the upper bound (1.05) passes what two rates can differ by.
+    assert 1 / 3 + half > 1
+    assert estimate["high"] == 1.0
 
 
 def test_runs_without_shared_scenarios_are_not_paired():

@@ -110,6 +110,7 @@ COVERED = {
     "llm.ModelConfiguration.extra_params": FORM,
     "llm.ModelConfiguration.system_prompt": FORM,
     "llm.ModelConfiguration.description": FORM,
+    "llm.ModelConfiguration.model_line": FORM,
     "llm.LLMCall.messages": MODEL_OUTPUT,
     "llm.PromptText.messages": MODEL_OUTPUT,
     "llm.LLMCall.response_text": MODEL_OUTPUT,
@@ -182,6 +183,14 @@ NOT_USER_WRITTEN = {
     "results.RunAnalysis.reliability": "computed figures; names in it are copies of covered "
     "fields and render on the pages visited",
     "results.RunAnalysis.robustness": "computed figures, as above",
+    "results.AnchorStudy.figures": "computed figures (rates, intervals, counts), as above",
+    "results.ReleaseExpertFigures.figures": "computed figures; metric names in it are copies "
+    "of covered fields",
+    "evaluations.SwapStudy.scenario_ids": IDS,
+    "evaluations.AnchorRecheck.call_ids": IDS,
+    # Only whether the second check agrees with the first is published, never its quote.
+    "evaluations.AnchorRecheck.quote": "model output no page or API renders (the figure is "
+    "the two checks' agreement)",
 }
 
 APPS = (

@@ -179,6 +179,7 @@ def _configurations(w: World) -> list[ModelConfiguration]:
             provider="offline",
             base_url="https://models.example/v1?x=<svg/onload=alert(1)>",
             model_id=fit(200),
+            model_line=fit(120),
             system_prompt=CORPUS,
             description=CORPUS,
             extra_params={"offline_profile": "careful", "note": PAYLOADS[index]},

@@ -9,6 +9,7 @@ it finishes, the study's figures join the base run's analysis (methodology page,
 
 from django.core.management.base import CommandError
 
+from core import events
 from core.exceptions import ApplicationError
 from evaluations.models import EvaluationRun, RunStatus
 from evaluations.services import runs
@@ -83,11 +84,8 @@ class Command(RunEvaluationCommand):
             self._figures(study.base_run, study.pk)
 
     def _figures(self, base: EvaluationRun, study_id: int) -> None:
-        # Imported here: evaluations does not depend on results at import time.
-        from results.services.refresh import analysis_refresh
-
-        analysis = analysis_refresh(run=base)
-        for study in analysis.robustness.get("swap", []):
+        # The figures are the results app's; it answers with the base run's studies.
+        for study in events.collect_flat(events.SWAP_STUDY_FIGURES, run_id=base.pk):
             if study["study"] == study_id:
                 self._print_study(study)
 
