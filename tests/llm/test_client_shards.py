@@ -7,6 +7,7 @@ machine before the first request left (`benchmarks/in_flight.py`).
 """
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from llm import egress_http
 from llm.providers.openai_compat import CONNECTIONS_PER_CLIENT, AsyncClients
@@ -26,7 +27,10 @@ def test_every_shard_of_every_endpoint_shares_one_tls_context():
     shards = list(clients._clients.values())  # noqa: SLF001
     assert len(made) == 2 * 2048 // CONNECTIONS_PER_CLIENT
     assert len(_contexts(client for shard in shards for client in shard)) == 1
-    asyncio.run(clients.close())
+    # On a thread of its own: an earlier test in the process (a browser's sync API) may have
+    # left an event loop running on this one.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, clients.close()).result()
 
 
 def test_http1_and_http2_transports_keep_their_own_context():
