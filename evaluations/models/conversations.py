@@ -196,15 +196,11 @@ class Judgment(models.Model):
         return f"{self.conversation_id} judgment {self.repetition}: present={self.present}"
 
 
-class AnchorCoverage(models.Model):
-    """Whether one anchor of the scenario was actually raised in a conversation, as read by a
-    model of the judge's family from the user turns (not assumed from the plan)."""
+class AnchorReading(models.Model):
+    """What the anchor checker read for one anchor of a conversation: raised or not, where,
+    and the quote it gave (verified against the user turn it names)."""
 
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="anchor_coverage"
-    )
     anchor_index = models.PositiveSmallIntegerField(help_text="Position in the scenario's anchors.")
-    anchor_text = models.TextField()
     raised = models.BooleanField()
     turn = models.PositiveSmallIntegerField(null=True, blank=True)
     quote = models.TextField(blank=True)
@@ -215,6 +211,19 @@ class AnchorCoverage(models.Model):
     is_offline = models.BooleanField(default=False)
 
     class Meta:
+        abstract = True
+
+
+class AnchorCoverage(AnchorReading):
+    """Whether one anchor of the scenario was actually raised in a conversation, as read by a
+    model of the judge's family from the user turns (not assumed from the plan)."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="anchor_coverage"
+    )
+    anchor_text = models.TextField()
+
+    class Meta(AnchorReading.Meta):
         ordering = ["conversation", "anchor_index"]
         constraints = [
             models.UniqueConstraint(
@@ -226,7 +235,7 @@ class AnchorCoverage(models.Model):
         return f"{self.conversation_id} anchor {self.anchor_index}: raised={self.raised}"
 
 
-class AnchorRecheck(models.Model):
+class AnchorRecheck(AnchorReading):
     """A second, independent reading of one anchor's coverage in a conversation (same checker,
     another seed), kept apart from `AnchorCoverage`: comparing the two readings measures the
     checker's own noise, which the replicate-consistency figure would otherwise absorb."""
@@ -234,17 +243,8 @@ class AnchorRecheck(models.Model):
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="anchor_rechecks"
     )
-    anchor_index = models.PositiveSmallIntegerField(help_text="Position in the scenario's anchors.")
-    raised = models.BooleanField()
-    turn = models.PositiveSmallIntegerField(null=True, blank=True)
-    quote = models.TextField(blank=True)
-    quote_found = models.BooleanField(
-        default=False, help_text="The quote occurs in the user turn it names."
-    )
-    call_ids = models.JSONField(default=list, blank=True)
-    is_offline = models.BooleanField(default=False)
 
-    class Meta:
+    class Meta(AnchorReading.Meta):
         ordering = ["conversation", "anchor_index"]
         constraints = [
             models.UniqueConstraint(
