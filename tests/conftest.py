@@ -106,6 +106,8 @@ class WorkerProcess:
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
             **self.extra_env,
         }
+        # A fresh checkout has no var/ folder until something writes there first.
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_file = self.log_path.open("wb")
         self.process = subprocess.Popen(  # noqa: S603 - fixed argument list
             [

@@ -77,7 +77,11 @@ def test_five_hundred_conversations_with_256_in_flight_through_one_worker(
     # is logged (attempts that never reached it, and cache hits, are logged as such).
     assert outcomes.get(CallOutcome.SUCCESS) == 512 * 5, outcomes
     unanswered = [CallOutcome.CACHED, CallOutcome.CONNECTION_ERROR, CallOutcome.TIMEOUT]
-    assert calls.exclude(outcome__in=unanswered).count() == fake_openai.request_count, outcomes
+    answered = calls.exclude(outcome__in=unanswered).count()
+    # A call that timed out (or lost its connection) on a loaded machine may or may not have
+    # reached the server before the client gave up: each such row may stand for one request.
+    undecided = calls.filter(outcome__in=[CallOutcome.CONNECTION_ERROR, CallOutcome.TIMEOUT])
+    assert answered <= fake_openai.request_count <= answered + undecided.count(), outcomes
     # One process held (nearly) its whole concurrency in flight, never more.
     assert 224 <= fake_openai.max_in_flight <= 256
 
