@@ -45,7 +45,9 @@ def main() -> None:
     parser.add_argument("--judgments", type=int, default=1)
     args = parser.parse_args()
     share = math.ceil(args.in_flight / args.workers)
-    threads = args.threads or math.ceil(share / args.batch)
+    # One batch more than share ÷ batch: the run is sent in chunks of 1,000 conversations
+    # (`runs.BULK_BATCH`), each ending in a short batch, so 16 × 128 held only 2,000 at once.
+    threads = args.threads or math.ceil(share / args.batch) + 1
     if threads * args.batch < share:
         sys.exit("--threads × --batch must reach the in flight of a worker (one call each).")
     # Read by the workers' settings (they inherit this environment) and by this process's.
