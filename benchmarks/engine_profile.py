@@ -8,14 +8,22 @@ database (SQLite file by default; PostgreSQL with DATABASE_URL); then the bare c
 same requests (the messages and parameters of every logged call) with C in flight. Prints
 calls/s and process CPU per call for both, and the ratios.
 
-    .venv/bin/python benchmarks/engine_profile.py [--latency 0.05] [--concurrency 32]
+`--limit` gives the model configuration `max_concurrency` = C, so requests take permits from
+the limits backend (`llm.permits`; Redis with CELERY_BROKER_URL=redis://…) as in a deployment.
+`--profile PREFIX` writes cProfile statistics of the engine's two threads, the event loop
+(PREFIX.loop.prof) and the database thread (PREFIX.db.prof), for `python -m pstats`.
+
+    .venv/bin/python benchmarks/engine_profile.py [--latency 0.05] [--concurrency 32] \
+        [--limit] [--profile /tmp/engine]
 """
 
 import argparse
 import asyncio
+import cProfile
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -84,7 +92,25 @@ def measure(fn) -> tuple[float, float]:
     return time.monotonic() - wall, time.process_time() - cpu
 
 
-def engine_setup(base_url: str, conversations: int, turns: int, judgments: int) -> list[int]:
+def profiled_engine_loop(profile: cProfile.Profile) -> asyncio.AbstractEventLoop:
+    """The engine's loop, made here so its thread runs under `profile` (cProfile sees only
+    the thread that enables it)."""
+    from evaluations.engine import bridge
+
+    loop = asyncio.new_event_loop()
+
+    def serve() -> None:
+        profile.enable()
+        loop.run_forever()
+
+    threading.Thread(target=serve, daemon=True, name="engine-loop").start()
+    bridge._loop, bridge._loop_pid = loop, os.getpid()  # noqa: SLF001 - the module's own slot
+    return loop
+
+
+def engine_setup(
+    base_url: str, conversations: int, turns: int, judgments: int, limit: int | None
+) -> list[int]:
     from benchmarks.fixture_rows import (
         benchmark_metric_version,
         benchmark_scenario,
@@ -92,7 +118,7 @@ def engine_setup(base_url: str, conversations: int, turns: int, judgments: int) 
     )
     from evaluations.models import Conversation, EvaluationRun, RunStatus
 
-    model = endpoint_model(name="Fake endpoint", base_url=base_url)
+    model = endpoint_model(name="Fake endpoint", base_url=base_url, max_concurrency=limit)
     version = benchmark_metric_version(name="Benchmark metric")
     scenario = benchmark_scenario(version, base_index=0, age_context="adult")
     scenario.save(force_insert=True)
@@ -115,6 +141,10 @@ def engine_setup(base_url: str, conversations: int, turns: int, judgments: int) 
     return list(Conversation.objects.filter(run=run).values_list("pk", flat=True))
 
 
+async def _disable(profile: cProfile.Profile) -> None:
+    profile.disable()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, default=0.05)
@@ -122,6 +152,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, help="default 4 × concurrency")
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--judgments", type=int, default=3)
+    parser.add_argument("--limit", action="store_true", help="max_concurrency = C (permits)")
+    parser.add_argument("--profile", metavar="PREFIX", help="cProfile both engine threads")
     args = parser.parse_args()
 
     import logging
@@ -143,9 +175,24 @@ def main() -> None:
         from llm.models import LLMCall
 
         conversations = args.conversations or 4 * args.concurrency
-        ids = engine_setup(base_url, conversations, args.turns, args.judgments)
+        ids = engine_setup(
+            base_url,
+            conversations,
+            args.turns,
+            args.judgments,
+            args.concurrency if args.limit else None,
+        )
         settings.ENGINE_CONCURRENCY = args.concurrency
+        loop_profile, db_profile = cProfile.Profile(), cProfile.Profile()
+        if args.profile:
+            loop = profiled_engine_loop(loop_profile)
+            db_profile.enable()
         engine_wall, engine_cpu = measure(lambda: process_conversations(ids, worker="profile"))
+        if args.profile:
+            db_profile.disable()
+            asyncio.run_coroutine_threadsafe(_disable(loop_profile), loop).result()
+            loop_profile.dump_stats(f"{args.profile}.loop.prof")
+            db_profile.dump_stats(f"{args.profile}.db.prof")
         calls = LLMCall.objects.count()
         requests = [
             (call.prompt_messages, call.parameters)

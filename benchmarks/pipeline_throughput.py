@@ -26,11 +26,8 @@ queues are purged first).
 """
 
 import argparse
-import asyncio
-import json
 import math
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bare_client import bare_run  # noqa: E402
 from benchmarks.workers import (  # noqa: E402
     SETTINGS_MODULE,
     database_create,
@@ -49,15 +47,7 @@ from benchmarks.workers import (  # noqa: E402
 )
 
 GIB = 1024**3
-BARE_MESSAGES = [
-    {"role": "system", "content": "You are a helpful assistant answering people who ask for help."},
-    *(
-        {"role": role, "content": f"{role} message {i}: a few words about the situation."}
-        for i in range(4)
-        for role in ("user", "assistant")
-    ),
-    {"role": "user", "content": "So what would you do in my place?"},
-]
+IN_FLIGHT_SHARE = 1900 / 2048  # issue 27: ≥ 1,900 of 2,048 allowed held in flight
 
 
 def main() -> None:
@@ -81,11 +71,13 @@ def main() -> None:
     parser.add_argument("--queues", default="llm,default")
     parser.add_argument("--turns", type=int, default=8)
     parser.add_argument("--judgments", type=int, default=3)
-    parser.add_argument("--bare", nargs=3, metavar=("URL", "CALLS", "C"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--bare-processes", type=int, default=1, help="processes of the bare client baseline"
+    )
+    parser.add_argument(
+        "--cpu-target", type=float, default=1.5, help="most CPU per call, × the bare client's"
+    )
     args = parser.parse_args()
-    if args.bare:
-        bare_client(args.bare[0], int(args.bare[1]), int(args.bare[2]))
-        return
     base = os.environ.get("DATABASE_URL", "")
     broker = os.environ.get("CELERY_BROKER_URL", "")
     if not base.startswith(("postgres://", "postgresql://")) or not broker.startswith("redis://"):
@@ -210,23 +202,46 @@ def setting_run(args, latency: float, concurrency: int, scratch: str) -> int:
         workers.stop()
         workers = None
         errors = accounting_print(args, run, model, planned, pipeline["requests"])
-        steady_print(in_flight, pipeline["requests"], concurrency)
         endpoint.reset()
-        bare = bare_run(endpoint.base_url, pipeline["requests"], concurrency)
+        bare = bare_run(endpoint, pipeline["requests"], concurrency, args.bare_processes)
         bare_stats = endpoint.stats()
-        if bare["failed"] or bare_stats["requests"] != pipeline["requests"]:
-            print(f"   bare client: {bare['failed']} failed, {bare_stats['requests']} at endpoint")
-            errors += 1
-        report_print(
-            pipeline, cpu_pipeline, bare_stats, bare["cpu"], peak_rss, processes, os.cpu_count()
+        print(
+            f"   bare client: {bare['processes']} process(es), {bare['clients']} AsyncOpenAI "
+            f"clients of ≤ 8 connections, {bare['failed']} failed, "
+            f"{bare_stats['requests']} calls at the endpoint"
         )
+        if bare["failed"] or bare_stats["requests"] != pipeline["requests"]:
+            errors += 1
+        steady = {
+            "bare AsyncOpenAI": steady_print(
+                "bare", bare["samples"], bare_stats["requests"], concurrency
+            ),
+            "pipeline (Celery)": steady_print(
+                "pipeline", in_flight, pipeline["requests"], concurrency
+            ),
+        }
+        report_print(args, pipeline, cpu_pipeline, bare_stats, bare["cpu"], peak_rss, processes)
         ideal = concurrency / latency
         served = endpoint.cpu_seconds() / max(1, pipeline["requests"] + bare_stats["requests"])
+        print(f"   ideal C ÷ latency = {ideal:.0f} calls/s; share of it reached:")
+        for name, stats in (("bare AsyncOpenAI", bare_stats), ("pipeline (Celery)", pipeline)):
+            median = steady[name]
+            print(
+                f"     {name:18} calls/s {_rate(stats) / ideal:.2f}, steady in flight "
+                + ("n/a" if median is None else f"{median / concurrency:.2f} ({median})")
+            )
+        held = steady["pipeline (Celery)"] or 0
         print(
-            f"   ideal C ÷ latency = {ideal:.0f} calls/s: bare reached "
-            f"{_rate(bare_stats) / ideal:.2f} of it, pipeline {_rate(pipeline) / ideal:.2f}; "
-            "endpoint CPU "
-            f"{served * 1000:.2f} ms/call"
+            f"   target ≥ {IN_FLIGHT_SHARE:.0%} of C in flight (1,900 of 2,048): pipeline "
+            f"{held / concurrency:.2f}  {_verdict(held >= IN_FLIGHT_SHARE * concurrency)}"
+        )
+        cpu_ms = cpu_pipeline / max(1, pipeline["requests"]) * 1000
+        most = _ceiling(cpu_ms, args.workers)
+        print(
+            f"   CPU bound: {args.workers} worker process(es) on {os.cpu_count()} core(s) at "
+            f"{cpu_ms:.2f} ms of worker CPU per call sustain at most {most:.0f} calls/s, i.e. "
+            f"{most * latency:.0f} in flight at {latency:g} s (C = {concurrency} needs "
+            f"{ideal:.0f} calls/s); endpoint CPU {served * 1000:.2f} ms/call"
         )
         return errors
     finally:
@@ -269,22 +284,32 @@ def accounting_print(args, run, model, planned: int, served: int) -> int:
     return len(errors)
 
 
-def steady_print(samples: list[tuple[int, int]], calls: int, concurrency: int) -> None:
+def steady_print(label: str, samples: list[tuple[int, int]], calls: int, concurrency: int):
     """Requests in flight at the endpoint while the run is under way: the polls between 10 %
-    and 90 % of its calls (the ramp-up and the tail of the last conversations left out)."""
+    and 90 % of its calls (the ramp-up and the tail of the last conversations left out).
+    Returns the median (None with no poll in that window)."""
     middle = sorted(n for done, n in samples if 0.1 * calls <= done <= 0.9 * calls)
     if not middle:
-        print("   in flight (steady state): too few polls to tell")
-        return
+        print(f"   {label} in flight (steady state): too few polls to tell")
+        return None
     median = middle[len(middle) // 2]
+    # The mean too: a client short of CPU sends in waves (all replies handled, then all the
+    # next requests), so the median of the polls can sit at either end of a wave.
     print(
-        f"   in flight at the endpoint, steady state (polls at 10–90 % of the calls, "
-        f"n = {len(middle)}): median {median}, min {middle[0]}, max {middle[-1]} of "
-        f"{concurrency} allowed"
+        f"   {label} in flight at the endpoint, steady state (polls at 10–90 % of the calls, "
+        f"n = {len(middle)}): median {median}, mean {sum(middle) / len(middle):.0f}, "
+        f"min {middle[0]}, max {middle[-1]} of {concurrency} allowed"
     )
+    return median
 
 
-def report_print(pipeline, cpu_pipeline, bare, cpu_bare, rss, processes, cores) -> None:
+def _ceiling(cpu_ms: float, processes: int) -> float:
+    """Calls/s the workers' CPU allows: every core they can use, busy only with calls."""
+    cores = min(processes, os.cpu_count() or 1)
+    return cores * 1000 / cpu_ms if cpu_ms > 0 else float("inf")
+
+
+def report_print(args, pipeline, cpu_pipeline, bare, cpu_bare, rss, processes) -> None:
     calls = max(1, pipeline["requests"])
     rows = [
         ("bare AsyncOpenAI", _rate(bare), cpu_bare / max(1, bare["requests"]) * 1000, bare),
@@ -299,10 +324,15 @@ def report_print(pipeline, cpu_pipeline, bare, cpu_bare, rss, processes, cores) 
     speed = rows[1][1] / rows[0][1] if rows[0][1] else 0.0
     cpu = rows[1][2] / rows[0][2] if rows[0][2] else float("inf")
     print(f"   target ≥ 0.9× calls/s:      pipeline/bare = {speed:.2f}×  {_verdict(speed >= 0.9)}")
-    print(f"   target ≤ 1.5× CPU per call: pipeline/bare = {cpu:.2f}×  {_verdict(cpu <= 1.5)}")
     print(
-        f"   worker RSS total (peak): {rss / 2**20:.0f} MiB in {processes} process(es) on "
-        f"{cores} core(s), target ≤ 1024 MiB  {_verdict(rss <= GIB)}"
+        f"   target ≤ {args.cpu_target:g}× CPU per call: pipeline/bare = {cpu:.2f}×  "
+        f"{_verdict(cpu <= args.cpu_target)}"
+    )
+    per_process = rss / max(1, processes)
+    print(
+        f"   worker RSS (peak): {rss / 2**20:.0f} MiB in {processes} process(es), "
+        f"{per_process / 2**20:.0f} MiB each on average, target ≤ 1024 MiB per process  "
+        f"{_verdict(per_process <= GIB)}"
     )
 
 
@@ -314,58 +344,6 @@ def _rate(stats: dict) -> float:
 
 def _verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
-
-
-# --- the bare client -------------------------------------------------------------------------
-
-
-def bare_run(base_url: str, calls: int, concurrency: int) -> dict:
-    result = subprocess.run(  # noqa: S603 - fixed argument list
-        [sys.executable, __file__, "--bare", base_url, str(calls), str(concurrency)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def bare_client(base_url: str, calls: int, concurrency: int) -> None:
-    import httpx2
-    import openai
-
-    async def go() -> dict:
-        # Keep-alive for every connection in flight: the default pool (100) would reconnect
-        # above that, and the baseline is the client used well.
-        limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key="k",
-            max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(limits=limits),
-        )
-        gate = asyncio.Semaphore(concurrency)
-        failed = 0
-
-        async def one() -> None:
-            nonlocal failed
-            async with gate:
-                try:
-                    reply = await client.chat.completions.create(
-                        model="fake", messages=BARE_MESSAGES
-                    )
-                    if not reply.choices[0].message.content:
-                        failed += 1
-                except openai.OpenAIError:
-                    failed += 1
-
-        started = os.times()
-        await asyncio.gather(*(one() for _ in range(calls)))
-        ended = os.times()
-        await client.close()
-        cpu = (ended.user - started.user) + (ended.system - started.system)
-        return {"cpu": cpu, "failed": failed}
-
-    print(json.dumps(asyncio.run(go())))
 
 
 if __name__ == "__main__":

@@ -10,14 +10,17 @@ request would leave the host its key is bound to. Proxies from the environment a
 the connection goes to the checked address itself.
 """
 
+import asyncio
 import functools
 import os
 import ssl
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 import anyio.to_thread
 import httpcore2
 import httpx2
+import sniffio
 from django.conf import settings
 
 from .egress import EgressRefused, checked_addresses
@@ -68,6 +71,24 @@ class PinnedBackend(httpcore2.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+# anyio's worker-thread default, for the lookups of the engine's new connections.
+LOOKUP_THREADS = 40
+
+
+@functools.cache
+def _lookup_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=LOOKUP_THREADS, thread_name_prefix="egress-lookup")
+
+
+async def _addresses_async(host: str, port: int) -> list[str]:
+    """`_addresses` in a worker thread. On asyncio not through `anyio.to_thread`: on a loop
+    run by `run_forever` (the engine's) anyio looks for its root task among ALL the loop's
+    tasks on every call, a scan of every conversation under way for each new connection."""
+    if sniffio.current_async_library() != "asyncio":
+        return await anyio.to_thread.run_sync(_addresses, host, port)
+    return await asyncio.get_running_loop().run_in_executor(_lookup_pool(), _addresses, host, port)
+
+
 class AsyncPinnedBackend(httpcore2.AsyncNetworkBackend):
     """The same on an event loop (the batch engine); the lookup runs in a worker thread."""
 
@@ -83,7 +104,7 @@ class AsyncPinnedBackend(httpcore2.AsyncNetworkBackend):
         socket_options: Iterable | None = None,
     ) -> httpcore2.AsyncNetworkStream:
         error: Exception | None = None
-        for address in await anyio.to_thread.run_sync(_addresses, host, port):
+        for address in await _addresses_async(host, port):
             try:
                 return await self._inner.connect_tcp(
                     address, port, timeout, local_address, socket_options

@@ -6,9 +6,13 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from core.rows import update_grouped
 from evaluations.engine.bridge import run_blocking
 from evaluations.engine.coalesce import Coalescer
 from evaluations.models import Conversation, ConversationStatus, Judgment, RunStatus
@@ -121,3 +125,60 @@ def test_items_submitted_while_the_database_thread_is_busy_share_one_call():
         "item 5",
     ]
     assert alone == 80
+
+
+@pytest.mark.django_db
+def test_grouped_updates_write_each_rows_own_values_without_a_case_per_row():
+    run = EvaluationRunFactory(status=RunStatus.RUNNING)
+    scenario = ScenarioFactory()
+    rows = [
+        ConversationFactory(run=run, scenario=scenario, target=run.targets.first(), replicate=r)
+        for r in range(12)
+    ]
+    bystander = ConversationFactory(
+        run=run, scenario=scenario, target=run.targets.first(), replicate=99
+    )
+    now = timezone.now()
+    for i, row in enumerate(rows):
+        row.stopped_early = i % 3 == 0
+        row.stop_reason = f"reason {i % 3}"
+        row.simulated_at = now
+        row.error = "not written"  # not among the fields
+    with CaptureQueriesContext(connection) as queries:
+        statements = update_grouped(
+            Conversation, rows, ["stopped_early", "stop_reason", "simulated_at"]
+        )
+    assert statements == 3 == len(queries)
+    assert not any("CASE" in q["sql"] for q in queries)
+    stored = {c.pk: c for c in Conversation.objects.filter(run=run)}
+    for i, row in enumerate(rows):
+        got = stored[row.pk]
+        assert (got.stopped_early, got.stop_reason, got.simulated_at) == (
+            i % 3 == 0,
+            f"reason {i % 3}",
+            now,
+        )
+        assert got.error == ""
+    assert stored[bystander.pk].simulated_at is None
+    # An expression is not a value to group by: those rows go through bulk_update.
+    rows[0].replicate = F("replicate") + 100
+    update_grouped(Conversation, rows[:2], ["replicate"])
+    assert Conversation.objects.get(pk=rows[0].pk).replicate == 100
+
+
+@pytest.mark.django_db
+def test_closing_many_conversations_writes_them_in_a_few_statements(three):
+    run, conversations, claims = three
+    for conversation in conversations:
+        _judge(conversation, [True, True, False])
+    with CaptureQueriesContext(connection) as queries:
+        outcomes = conversations_finalize(list(zip(conversations, claims, strict=True)))
+    assert all(isinstance(o, Conversation) for o in outcomes)
+    updates = [
+        q["sql"] for q in queries if q["sql"].startswith('UPDATE "evaluations_conversation"')
+    ]
+    assert len(updates) == 1
+    assert "CASE" not in updates[0]
+    assert set(Conversation.objects.filter(run=run).values_list("status", "verdict_present")) == {
+        (ConversationStatus.COMPLETED, True)
+    }

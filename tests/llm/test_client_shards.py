@@ -41,3 +41,53 @@ def test_http1_and_http2_transports_keep_their_own_context():
     assert one is egress_http.transport(http2=False)._pool._ssl_context  # noqa: SLF001
     assert one is not two
     assert two is egress_http.async_transport(http2=True)._pool._ssl_context  # noqa: SLF001
+
+
+def test_a_new_connection_costs_no_scan_of_the_loops_tasks(settings, monkeypatch):
+    """The address lookup of a new connection runs in a worker thread without anyio's
+    `to_thread`, which on the engine's loop walks every task (every conversation under way)
+    on each call: a cost per connection growing with the number in flight."""
+    import socket
+    import threading
+
+    import anyio._backends._asyncio as anyio_asyncio
+
+    settings.LLM_ENDPOINTS_ALLOW_PRIVATE = True
+    scans, lookups = [], []
+    real_all_tasks, real_addresses = anyio_asyncio.all_tasks, egress_http._addresses  # noqa: SLF001
+
+    def counting_all_tasks(*args):
+        scans.append(1)
+        return real_all_tasks(*args)
+
+    def recording_addresses(host, port):
+        lookups.append(threading.get_ident())
+        return real_addresses(host, port)
+
+    monkeypatch.setattr(anyio_asyncio, "all_tasks", counting_all_tasks)
+    monkeypatch.setattr(egress_http, "_addresses", recording_addresses)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    async def connect_beside_idle_tasks() -> int:
+        idle = [asyncio.ensure_future(asyncio.sleep(60)) for _ in range(500)]
+        backend = egress_http.AsyncPinnedBackend()
+        streams = [await backend.connect_tcp("127.0.0.1", port, timeout=5) for _ in range(3)]
+        peer = streams[0].get_extra_info("socket").getpeername()[1]
+        for stream in streams:
+            await stream.aclose()
+        for task in idle:
+            task.cancel()
+        return peer
+
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            peer, loop_thread = pool.submit(
+                lambda: (asyncio.run(connect_beside_idle_tasks()), threading.get_ident())
+            ).result()
+    finally:
+        listener.close()
+    assert peer == port
+    assert len(lookups) == 3
+    assert loop_thread not in lookups  # still off the loop
+    assert scans == []
