@@ -207,6 +207,8 @@ def swap_study_figures(
         "base_simulator": study.base_run.simulator.name,
         "swap_simulator": study.swap_run.simulator.name,
         "rejudged": study.rejudged,
+        # Either arm synthetic (the synthetic release's planted study): the figures are too.
+        "synthetic": bool(study.base_run.synthetic or study.swap_run.synthetic),
         "sample_size": study.sample_size,
         "seed": study.seed,
         "held_rule": HELD_RULE,
