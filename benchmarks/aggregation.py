@@ -153,7 +153,7 @@ def measure(n_resamples: int, repeats: int) -> None:
     from results.services import summaries_refresh
     from stats import bootstrap_ci
 
-    run = EvaluationRun.objects.get(release__version="0.0.900")
+    run = EvaluationRun.objects.get(release__version="0.0.900", is_official=True)
 
     def vacuum(table: str = "") -> None:
         # This server runs no autovacuum; a production one would have cleaned up the rows the

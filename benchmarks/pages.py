@@ -139,7 +139,7 @@ def measure(repeats: int, cold_repeats: int) -> None:
     from evaluations.models import Conversation, EvaluationRun
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-    run = EvaluationRun.objects.get(release__version=RELEASE)
+    run = EvaluationRun.objects.get(release__version=RELEASE, is_official=True)
     first, second = list(run.targets.order_by("name")[:2])
     conversation = Conversation.objects.filter(run=run).order_by("pk").first()
     key = conversation.scenario.metric_version.metric.key

@@ -6,6 +6,15 @@ effects of model, subarea × polarity, model × subarea, metric difficulty, base
 age context (a few metrics with a strong teen effect), so that the analyses have structure to
 find; the three judgments of a conversation mostly agree (a per-metric flip rate).
 
+Planted, so that the expert-facing figures can be checked against the truth (the release notes
+say it too): the judge is harsh on the first ``harsh_models`` targets -- it fails a true pass
+with probability ``judge_harshness``, the same way in all its readings -- so their judge-only
+pass rates are biased low by about ``judge_harshness × true pass rate``. A synthetic expert
+gives every conversation its true verdict (`demo.synthetic_verdicts`): a random calibration
+sample stratified by target and polarity (so the calibrated pass rates recover the truth) and
+the rest (so judge trust has its verdicts). A swap study re-judges a sample of scenarios with
+"Synthetic judge B" of known flip probability and harshness (`demo.synthetic_swap`).
+
 This module decides what to create; each app writes its own rows through its bulk services
 (`*_bulk_create_synthetic` and friends): ordinary rows, exactly what a real run stores (minus
 transcripts), so the aggregation queries meet the same tables at the same scale.
@@ -20,8 +29,9 @@ from django.db import transaction
 
 from core.exceptions import ApplicationError
 from core.progress import Progress, progress_ignore
-from demo.synthetic_verdicts import synthetic_blind_verdicts_create
-from evaluations.models import AgeContext, EvaluationRun, Scenario
+from demo.synthetic_swap import synthetic_swap_study_create
+from demo.synthetic_verdicts import TrueVerdict, synthetic_blind_verdicts_create
+from evaluations.models import AgeContext, EvaluationRun, Scenario, SwapStudy
 from evaluations.services.synthetic import (
     SyntheticConversation,
     SyntheticScenario,
@@ -39,6 +49,7 @@ from metrics_registry.services import (
     release_publish_synthetic,
 )
 from results.services.expert_figures import release_expert_figures_freeze
+from review.models import RatingQueue
 
 SYNTHETIC_MARK = "Synthetic"
 BENCHMARK_COUNT = 6
@@ -65,6 +76,14 @@ class SyntheticSpec:
     judgments: int = 3
     seed: int = 0
     release_version: str = ""
+    # Planted truth (module doc): the judge's harshness on the first targets, the calibration
+    # sample's size, and the swap study's sample and judge B's behaviour (0 scenarios: none).
+    judge_harshness: float = 0.2
+    harsh_models: int = 1
+    calibration_per_target: int = 300
+    swap_scenarios: int = 300
+    swap_flip: float = 0.08
+    swap_harshness: float = 0.1
 
     @property
     def bases(self) -> int:
@@ -77,6 +96,28 @@ class SyntheticSpec:
             raise ApplicationError("--scenarios-per-metric must be 2, 4 or 6 (bases × teen/adult).")
         if not 1 <= self.models <= 99 or not 1 <= self.judgments <= 15:
             raise ApplicationError("--models must be 1..99 and --judgments 1..15.")
+        for name in ("judge_harshness", "swap_flip", "swap_harshness"):
+            if not 0 <= getattr(self, name) < 1:
+                raise ApplicationError(f"--{name.replace('_', '-')} must be in [0, 1).")
+        if min(self.harsh_models, self.calibration_per_target, self.swap_scenarios) < 0:
+            raise ApplicationError("Counts must not be negative.")
+        if self.swap_scenarios == 1:
+            raise ApplicationError("A swap study needs at least 2 scenarios (or 0 for none).")
+
+    def planted_notes(self) -> str:
+        harsh = f"the first {self.harsh_models} model(s)" if self.harsh_models else "no model"
+        text = (
+            f"Planted: the judge fails {self.judge_harshness:.0%} of the true passes of {harsh}; "
+            "a synthetic expert gives every conversation its true verdict (calibration sample "
+            f"of about {self.calibration_per_target} per model, and the rest)."
+        )
+        if self.swap_scenarios:
+            text += (
+                f" Swap study: Synthetic judge B re-judges {self.swap_scenarios} scenarios, "
+                f"flipping {self.swap_flip:.0%} of verdicts and failing "
+                f"{self.swap_harshness:.0%} of the remaining passes."
+            )
+        return text
 
 
 @dataclass
@@ -87,6 +128,10 @@ class SyntheticResult:
     scenarios: int
     conversations: int
     judgments: int
+    # The planted truth: conversation id -> the behaviour is truly present.
+    truth: dict[int, bool]
+    calibration: RatingQueue | None
+    swap_study: SwapStudy | None
 
 
 def _metrics(
@@ -202,7 +247,13 @@ def _outcomes(
     passed_true = rng.random(logit.shape) < 1.0 / (1.0 + np.exp(-logit))
     present_true = np.where(pol[mi][:, None] == 0, passed_true, ~passed_true)
     flips = rng.random((*logit.shape, spec.judgments)) < flip_rate[mi][:, None, None]
-    present = present_true[:, :, None] ^ flips
+    # The planted harshness draws from a generator of its own: the other draws stay as they were.
+    harsh = np.arange(spec.models) < spec.harsh_models
+    missed = np.random.default_rng([spec.seed, 24]).random(logit.shape) < spec.judge_harshness
+    # Failing a pass flips the behaviour's presence, whichever the polarity: one systematic
+    # error, seen alike by every reading (repetitions do not vote it away).
+    perceived = present_true ^ (passed_true & missed & harsh[None, :])
+    present = perceived[:, :, None] ^ flips
     votes = present.sum(axis=2)
     verdict_present = votes * 2 > spec.judgments
     # An even number of judgments can tie; the judge's first reading breaks it.
@@ -241,7 +292,8 @@ def synthetic_dataset_generate(
         release = release_publish_synthetic(
             version=version,
             title=f"{SYNTHETIC_MARK} load-test release — not real results",
-            notes="Generated by generate_synthetic_dataset for benchmarks and load tests.",
+            notes="Generated by generate_synthetic_dataset for benchmarks and load tests. "
+            + spec.planted_notes(),
             versions=versions,
         )
         scenarios = _scenarios(spec, versions, rng)
@@ -264,6 +316,7 @@ def synthetic_dataset_generate(
     per_batch = max(1, BATCH // spec.models)
     done = 0
     truth: dict[int, bool] = {}
+    conversation_cells: dict[int, tuple[int, int]] = {}
     index_of = {
         (sc.pk, target.pk): (i, t)
         for i, sc in enumerate(scenarios)
@@ -289,9 +342,45 @@ def synthetic_dataset_generate(
         for c in conversations:
             i, t = index_of[(c.scenario_id, c.target_id)]
             truth[c.pk] = bool(present_true[i, t])
+            conversation_cells[c.pk] = (i, t)
         done += len(conversations)
         progress(done, total, "conversations")
-    synthetic_blind_verdicts_create(run=run, truth=truth, mark=SYNTHETIC_MARK)
+    verdicts = [
+        TrueVerdict(
+            conversation_id=pk,
+            present=truth[pk],
+            model=targets[t].name,
+            polarity=scenarios[i].metric_version.polarity,
+            age_context=scenarios[i].age_context,
+            metric_id=scenarios[i].metric_version.metric_id,
+        )
+        for pk, (i, t) in conversation_cells.items()
+    ]
+    queues = synthetic_blind_verdicts_create(
+        run=run,
+        verdicts=verdicts,
+        mark=SYNTHETIC_MARK,
+        calibration_per_target=spec.calibration_per_target,
+        seed=spec.seed,
+    )
+    swap = None
+    if spec.swap_scenarios:
+        judge_b = configuration_synthetic_get_or_create(
+            name="Synthetic judge B", model_id="synthetic-judge-b"
+        )
+        swap = synthetic_swap_study_create(
+            run=run,
+            judge=judge_b,
+            scenarios=scenarios,
+            targets=targets,
+            verdict_present=verdict_present,
+            positive=positive,
+            size=spec.swap_scenarios,
+            flip=spec.swap_flip,
+            harshness=spec.swap_harshness,
+            judgments=spec.judgments,
+            seed=spec.seed,
+        )
     # The release is generated whole: its expert figures are frozen once its verdicts exist.
     release_expert_figures_freeze(release=release)
     return SyntheticResult(
@@ -301,4 +390,7 @@ def synthetic_dataset_generate(
         scenarios=len(scenarios),
         conversations=total,
         judgments=total * spec.judgments,
+        truth=truth,
+        calibration=queues.calibration,
+        swap_study=swap,
     )

@@ -24,6 +24,8 @@ from ..models import (
     Judgment,
     RunStatus,
     Scenario,
+    Swapped,
+    SwapStudy,
 )
 
 BATCH = 5_000
@@ -90,11 +92,14 @@ def run_create_completed_synthetic(
     judgments: int,
     seed: int,
     conversations: int,
+    official: bool = True,
 ) -> EvaluationRun:
-    """A completed, official run flagged synthetic, counting `conversations` as completed.
+    """A completed run flagged synthetic, counting `conversations` as completed.
 
-    Official so the public pages can be read at scale; every page marks it synthetic. Its
-    conversations are written afterwards, in parts (`conversations_bulk_create_synthetic`).
+    Official (by default) so the public pages can be read at scale; every page marks it
+    synthetic. Its conversations are written afterwards, in parts
+    (`conversations_bulk_create_synthetic`). A swap study's re-run is not official, as a real
+    one is not.
     """
     finished = timezone.now()
     run = EvaluationRun.objects.create(
@@ -107,7 +112,7 @@ def run_create_completed_synthetic(
         judgments_per_conversation=judgments,
         seed=seed,
         status=RunStatus.COMPLETED,
-        is_official=True,
+        is_official=official,
         started_at=finished - SYNTHETIC_RUN_DURATION,
         finished_at=finished,
         conversations_total=conversations,
@@ -159,3 +164,42 @@ def conversations_bulk_create_synthetic(
         batch_size=BATCH,
     )
     return rows
+
+
+@transaction.atomic
+def swap_study_create_synthetic(
+    *,
+    base_run: EvaluationRun,
+    judge: ModelConfiguration,
+    scenario_ids: Sequence[int],
+    seed: int,
+    conversations: Sequence[SyntheticConversation],
+) -> SwapStudy:
+    """A judge-only swap study of the synthetic `base_run`, stored as a real one is: a
+    completed (not official) re-run holding re-judged copies of the base run's conversations of
+    the sampled scenarios (same scenario, target and replicate), and the study linking both.
+
+    `conversations` carry the other judge's readings; the generator decides them.
+    """
+    what = f"judge → {judge.name}"
+    swap_run = run_create_completed_synthetic(
+        name=f"Synthetic swap study of run {base_run.pk} ({len(scenario_ids)} scenarios): {what}",
+        release=base_run.release,
+        targets=list(base_run.targets.all()),
+        simulator=base_run.simulator,
+        judge=judge,
+        judgments=base_run.judgments_per_conversation,
+        seed=base_run.seed,
+        conversations=len(conversations),
+        official=False,
+    )
+    conversations_bulk_create_synthetic(run=swap_run, judge=judge, conversations=conversations)
+    return SwapStudy.objects.create(
+        base_run=base_run,
+        swap_run=swap_run,
+        swapped=Swapped.JUDGE,
+        sample_size=len(scenario_ids),
+        seed=seed,
+        scenario_ids=sorted(scenario_ids),
+        rejudged=True,
+    )

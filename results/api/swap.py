@@ -47,6 +47,9 @@ class SwapStudyOutput(serializers.Serializer):
     base_simulator = serializers.CharField()
     swap_simulator = serializers.CharField()
     rejudged = serializers.BooleanField(help_text="The same conversations judged again.")
+    synthetic = serializers.BooleanField(
+        default=False, help_text="Synthetic data (a load-test release's planted study)."
+    )
     sample_size = serializers.IntegerField()
     seed = serializers.IntegerField()
     held_rule = serializers.CharField()

@@ -27,7 +27,7 @@ def test_small_synthetic_dataset_row_counts():
     through = MetricVersion.subareas.through.objects.filter(metricversion__in=versions)
     assert 30 <= through.count() <= 60
     assert Scenario.objects.filter(metric_version__in=versions).count() == 180
-    run = release.evaluation_runs.get()
+    run = release.evaluation_runs.get(is_official=True)
     assert run.status == RunStatus.COMPLETED
     assert run.name.startswith("Synthetic")
     assert set(run.targets.values_list("name", flat=True)) == {
@@ -79,7 +79,7 @@ def test_synthetic_flag_is_set_and_shown_like_the_offline_label(client, maintain
     synthetic_dataset_generate(
         spec=SyntheticSpec(metrics=4, positive=2, models=2, seed=5, release_version="0.0.905")
     )
-    run = EvaluationRun.objects.get(synthetic=True)
+    run = EvaluationRun.objects.get(synthetic=True, is_official=True)
     assert run.release.synthetic
     assert set(run.targets.values_list("synthetic", flat=True)) == {True}
     assert ModelConfiguration.objects.get(pk=run.judge_id).synthetic
@@ -106,7 +106,7 @@ def test_synthetic_release_has_an_overview_readings_and_a_label_for_every_model(
     synthetic_dataset_generate(
         spec=SyntheticSpec(metrics=12, positive=6, models=3, seed=7, release_version="0.0.906")
     )
-    run = EvaluationRun.objects.get(synthetic=True)
+    run = EvaluationRun.objects.get(synthetic=True, is_official=True)
     results_refresh(run=run, n_resamples=50)
     response = client.get(reverse("results:label-overview"))
     overview = response.content.decode()

@@ -43,10 +43,12 @@ def run():
         metrics=12,
         models=2,
         no_refresh=True,
+        # The robustness figures compared here are the run's own, without a swap study's.
+        swap_scenarios=0,
         release_version="0.0.7",
         stdout=io.StringIO(),
     )
-    run = EvaluationRun.objects.get(release__version="0.0.7")
+    run = EvaluationRun.objects.get(release__version="0.0.7", is_official=True)
     conversations = list(run.conversations.order_by("pk").values_list("pk", flat=True))
     # Incomplete (a judgment missing) and unfinished conversations, and unverified quotes.
     Judgment.objects.filter(conversation_id__in=conversations[::17], repetition=0).delete()

@@ -182,7 +182,7 @@ def synthetic_run():
         release_version="0.0.8",
         stdout=io.StringIO(),
     )
-    return EvaluationRun.objects.get(release__version="0.0.8")
+    return EvaluationRun.objects.get(release__version="0.0.8", is_official=True)
 
 
 def test_synthetic_summaries_match_the_row_by_row_refresh(synthetic_run):
@@ -264,7 +264,7 @@ def count_refresh_queries(metrics: int, models: int, version: str) -> int:
         release_version=version,
         stdout=io.StringIO(),
     )
-    run = EvaluationRun.objects.get(release__version=version)
+    run = EvaluationRun.objects.get(release__version=version, is_official=True)
     with CaptureQueriesContext(connection) as queries:
         results_refresh(run=run, n_resamples=50)
     assert run.pass_rate_summaries.filter(level=SummaryLevel.METRIC).count() == metrics * models * 3
@@ -277,7 +277,7 @@ def test_refresh_query_count_does_not_grow_with_metrics_or_models(django_assert_
     small = count_refresh_queries(6, 2, "0.0.5")
     large = count_refresh_queries(30, 4, "0.0.6")
     assert large == small
-    run = EvaluationRun.objects.get(release__version="0.0.6")
+    run = EvaluationRun.objects.get(release__version="0.0.6", is_official=True)
     with django_assert_max_num_queries(small):
         results_refresh(run=run, n_resamples=50)
 

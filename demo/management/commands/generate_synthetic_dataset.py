@@ -13,7 +13,8 @@ from results.services import results_refresh
 class Command(BaseCommand):
     help = (
         "Generate a synthetic published release and a completed run (default: 809 metrics, "
-        "10 models, 48,540 conversations, 145,620 judgments). Synthetic data, never real results."
+        "10 models, 48,540 conversations, 145,620 judgments), blind expert verdicts and a "
+        "swap study with planted truth. Synthetic data, never real results."
     )
 
     def add_arguments(self, parser):
@@ -28,6 +29,25 @@ class Command(BaseCommand):
             "--no-refresh", action="store_true", help="Skip computing summaries and analyses."
         )
         parser.add_argument("--resamples", type=int, default=10_000)
+        planted = parser.add_argument_group(
+            "planted truth", "What the expert figures can be checked against (synthetic)."
+        )
+        planted.add_argument(
+            "--judge-harshness",
+            type=float,
+            default=0.2,
+            help="Share of true passes the judge fails for the harsh models (default 0.2).",
+        )
+        planted.add_argument("--harsh-models", type=int, default=1)
+        planted.add_argument(
+            "--calibration-per-target",
+            type=int,
+            default=300,
+            help="Calibration sample size per model (0: no sample; every verdict in one queue).",
+        )
+        planted.add_argument("--swap-scenarios", type=int, default=300, help="0: no swap study.")
+        planted.add_argument("--swap-flip", type=float, default=0.08)
+        planted.add_argument("--swap-harshness", type=float, default=0.1)
 
     def handle(self, *args, **options):
         metrics = options["metrics"]
@@ -42,6 +62,12 @@ class Command(BaseCommand):
             judgments=options["judgments"],
             seed=options["seed"],
             release_version=options["release_version"],
+            judge_harshness=options["judge_harshness"],
+            harsh_models=options["harsh_models"],
+            calibration_per_target=options["calibration_per_target"],
+            swap_scenarios=options["swap_scenarios"],
+            swap_flip=options["swap_flip"],
+            swap_harshness=options["swap_harshness"],
         )
         total = metrics * spec.scenarios_per_metric * spec.models
         bar = tqdm(total=total, unit="conv", desc="conversations", file=self.stderr._out)
@@ -65,6 +91,16 @@ class Command(BaseCommand):
             f"run {result.run.pk}, {result.metrics:,} metrics, {result.scenarios:,} scenarios, "
             f"{result.conversations:,} conversations, {result.judgments:,} judgments."
         )
+        if result.calibration is not None:
+            self.stdout.write(
+                f"Synthetic calibration sample: {result.calibration.items.count():,} "
+                "conversations rated with their true verdict."
+            )
+        if result.swap_study is not None:
+            self.stdout.write(
+                f"Synthetic swap study {result.swap_study.pk}: "
+                f"{result.swap_study.sample_size} scenarios re-judged by Synthetic judge B."
+            )
         if not options["no_refresh"]:
             started = time.perf_counter()
             results_refresh(run=result.run, n_resamples=options["resamples"])
