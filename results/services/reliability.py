@@ -29,21 +29,22 @@ from .repeatability import (  # noqa: F401
 VerdictRow = tuple[int, int, bool | None]
 
 
-def expert_verdict_rows(run: EvaluationRun) -> dict[str, list[VerdictRow]]:
+def expert_verdict_rows(
+    run: EvaluationRun, which: tuple[str, ...] = ("blind", "judge_visible")
+) -> dict[str, list[VerdictRow]]:
     """Expert verdicts on the run's conversations, kept apart by whether the judge was visible.
 
     ``blind``: external-panel ratings (the expert never saw the judge's verdict), the only ones
     behind the published validity figure. ``judge_visible``: judge-verdict-queue ratings, which
-    measure endorsement of the judge and are reported separately.
+    measure endorsement of the judge and are reported separately. ``which`` names the kinds
+    to read (a refresh of one of the two figures reads only its own).
     """
 
     def clean(rows: list[VerdictRow]) -> list[VerdictRow]:
         return [(int(c), int(r), v if v is None else bool(v)) for c, r, v in rows]
 
-    return {
-        "blind": clean(blind_verdict_ratings(run=run)),
-        "judge_visible": clean(judge_visible_verdict_ratings(run=run)),
-    }
+    selectors = {"blind": blind_verdict_ratings, "judge_visible": judge_visible_verdict_ratings}
+    return {name: clean(selectors[name](run=run)) for name in which}
 
 
 def expert_agreement(
