@@ -65,13 +65,22 @@ def expert_agreement(
     """
     if not rows:
         return {"available": False, "reason": "No expert ratings of judge verdicts yet."}
-    judged = Conversation.objects.filter(
-        run=run, pk__in={r[0] for r in rows}, verdict_present__isnull=False
-    ).values_list("pk", "verdict_present", "scenario__metric_version_id", "scenario__base_index")
+    asked = {r[0] for r in rows}
+    judged = Conversation.objects.filter(run=run, verdict_present__isnull=False)
+    low, high = min(asked), max(asked)
+    # The rated conversations by their id range when they fill much of it (a panel over the
+    # whole run: no list of tens of thousands of ids to bind and send), else by their ids.
+    if len(asked) * 4 >= high - low + 1:
+        judged = judged.filter(pk__range=(low, high))
+    else:
+        judged = judged.filter(pk__in=asked)
     verdicts, situation = {}, {}
-    for pk, verdict, version, base in judged:
-        verdicts[pk] = verdict
-        situation[pk] = f"{version}:{base}"
+    for pk, verdict, version, base in judged.values_list(
+        "pk", "verdict_present", "scenario__metric_version_id", "scenario__base_index"
+    ):
+        if pk in asked:
+            verdicts[pk] = verdict
+            situation[pk] = f"{version}:{base}"
     rows = [r for r in rows if r[0] in verdicts]
     if not rows:
         return {"available": False, "reason": "No expert ratings of judged conversations yet."}
@@ -105,14 +114,8 @@ def expert_agreement(
     expert = np.array([majority[c] for c in ids], dtype=np.int64)
     judge = np.array([verdicts[c] for c in ids], dtype=np.int64)
     bases = np.array([situation[c] for c in ids])
-    agreement = statistics.proportion_estimate(
-        (expert == judge).astype(np.float64),
-        bases,
-        over="base scenarios",
-        excluded=excluded,
-        **options,
-    )
-    kappa = statistics.cohen_estimate(
+    # Both from one drawing of the base scenarios (each as its own bootstrap would give it).
+    agreement, kappa = statistics.agreement_estimates(
         expert, judge, bases, over="base scenarios", excluded=excluded, **options
     )
     return {
