@@ -52,7 +52,8 @@ def test_agreement_and_kappa_from_one_drawing_are_each_their_own(rated):
     assert kappa == statistics.cohen_estimate(
         a, b, clusters, over="base scenarios", n_resamples=2_000
     )
-    assert kappa.low is not None and agreement.sd is not None
+    assert kappa.low is not None
+    assert agreement.sd is not None
 
 
 def test_agreement_without_variation_says_why_as_on_its_own(rated):
