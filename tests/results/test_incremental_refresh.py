@@ -125,8 +125,8 @@ def test_one_queues_ratings_refresh_only_its_figure_and_equal_a_full_refresh(run
     _rate(run, "external_panel", ("present", "absent"))
     _rate(run, "judge_verdict", ("present",))
     summary_ids = set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True))
-    change = Change(rating_kinds=frozenset({"external_panel", "judge_verdict"}))
-    assert dependents(change).analysis == {"experts", "endorsement"}
+    change = Change(rating_kinds=frozenset({"external_panel", "judge_verdict"}), swap_studies=True)
+    assert dependents(change).analysis == {"experts", "endorsement", "swap"}
     with monkeypatch.context() as patch:
         _no_whole_analysis(patch)
         refresh_for(run, change, n_resamples=RESAMPLES)
@@ -231,3 +231,20 @@ def test_judge_figures_do_not_depend_on_the_order_the_server_returns_groups(run,
     original = repeatability.numeric_rows
     monkeypatch.setattr(repeatability, "numeric_rows", lambda rows: original(rows)[::-1])
     assert repeatability.judge_repeatability(run, n_resamples=RESAMPLES) == before
+
+
+def test_a_swap_re_run_finishing_books_only_the_base_runs_swap_figures(run, monkeypatch):
+    from evaluations.models import EvaluationRun, SwapStudy
+    from results import tasks
+    from results.services.freshness import on_swap_run_completed
+
+    swap_run = EvaluationRun.objects.create(
+        name="Swap", simulator=run.simulator, judge=run.judge, status=run.status
+    )
+    SwapStudy.objects.create(
+        base_run=run, swap_run=swap_run, swapped="judge", sample_size=1, seed=0
+    )
+    sent = []
+    monkeypatch.setattr(tasks.analysis_refresh_booked, "delay", lambda *args: sent.append(args))
+    on_swap_run_completed(run_id=swap_run.pk)
+    assert sent == [(run.pk, ["swap"])]
