@@ -14,14 +14,21 @@ the same process:
 * the Explore query (subarea pass rates per model, one release/run/age context);
 
 and `bootstrap_ci` (10,000 resamples, clustered by base scenario) over the run's outcomes as a
-ratio to `scipy.stats.bootstrap` (percentile, unclustered mean) on the same outcomes. The scratch
-database is dropped at the end unless --keep. Prints figures; asserts nothing.
+ratio to `scipy.stats.bootstrap` (percentile, unclustered mean) on the same outcomes.
+
+Then the scoped refreshes (`results.services.refresh_scope.refresh_for`) after a change to one
+model's conversations, one metric's, and one rating queue's ratings (the synthetic blind
+panel), each against the 2 × target, beside the full refresh (`results_refresh`) against the
+10 × target; and the full refresh on a second scratch database with --growth times the models
+(`<name>_x3`), per conversation, against linear growth. The scratch databases are dropped at
+the end unless --keep. Prints figures with PASS/MISS; asserts nothing.
 
     .venv/bin/python benchmarks/aggregation.py [--metrics 809 --models 10] [--keep] [--reuse]
 """
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -31,6 +38,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+# This folder's own `coverage.py` would shadow the coverage package numba probes for when it is
+# imported (numba then fails on the benchmark's module): import from the repository root only.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import SERVER, admin_sql, best_time, scipy_reference_interval  # noqa: E402
@@ -98,40 +108,44 @@ def main() -> None:
     )
     parser.add_argument("--keep", action="store_true", help="Keep the scratch database.")
     parser.add_argument(
-        "--reuse", action="store_true", help="Measure on the database a --keep run left."
+        "--reuse", action="store_true", help="Measure on the databases a --keep run left."
     )
+    parser.add_argument(
+        "--growth", type=int, default=3, help="Models of the second database, times --models."
+    )
+    parser.add_argument("--full-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.full_only:
+        # The growth measurement's child process: the full refresh on the database it is given.
+        import django
+
+        django.setup()
+        full_refresh_line(args.resamples, args.repeats)
+        return
 
     env = {
         **os.environ,
         "DATABASE_URL": f"{SERVER}/{DB_NAME}",
         "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.local",
     }
-    if args.reuse:
-        os.environ.update(env)
-        measure(args.resamples, args.repeats)
-        return
-    admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
-    admin_sql(f'CREATE DATABASE "{DB_NAME}"')
+    grown = {**env, "DATABASE_URL": f"{SERVER}/{DB_NAME}_x3"}
     try:
-        manage = [sys.executable, str(ROOT / "manage.py")]
-        subprocess.run([*manage, "migrate", "-v0"], env=env, check=True)  # noqa: S603
-        start = time.perf_counter()
-        subprocess.run(  # noqa: S603
-            [
-                *manage,
-                "generate_synthetic_dataset",
-                f"--metrics={args.metrics}",
-                f"--models={args.models}",
-                "--no-refresh",
-                "--release-version=0.0.900",
-            ],
-            env=env,
-            check=True,
-        )
-        print(f"dataset load (command, incl. start-up): {time.perf_counter() - start:.1f} s")
+        if not args.reuse:
+            load(env, args.metrics, args.models)
+            if args.growth > 1:
+                load(grown, args.metrics, args.models * args.growth)
         os.environ.update(env)
-        measure(args.resamples, args.repeats)
+        small = measure(args.resamples, args.repeats)
+        if args.growth > 1:
+            child = subprocess.run(  # noqa: S603
+                [sys.executable, __file__, "--full-only", f"--repeats={args.repeats}"],
+                env=grown,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            large = json.loads(child.stdout.strip().splitlines()[-1])
+            growth_lines(small, large)
     finally:
         if not args.keep:
             if "django.db" in sys.modules:
@@ -139,6 +153,33 @@ def main() -> None:
 
                 connections.close_all()
             admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+            admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}_x3" WITH (FORCE)')
+
+
+def load(env: dict[str, str], metrics: int, models: int) -> None:
+    """A scratch database with the synthetic release (one run) at this size."""
+    name = env["DATABASE_URL"].rsplit("/", 1)[1]
+    admin_sql(f'DROP DATABASE IF EXISTS "{name}"')
+    admin_sql(f'CREATE DATABASE "{name}"')
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True)  # noqa: S603
+    start = time.perf_counter()
+    subprocess.run(  # noqa: S603
+        [
+            *manage,
+            "generate_synthetic_dataset",
+            f"--metrics={metrics}",
+            f"--models={models}",
+            "--no-refresh",
+            "--release-version=0.0.900",
+        ],
+        env=env,
+        check=True,
+    )
+    print(
+        f"dataset load, {models} models (command, incl. start-up): "
+        f"{time.perf_counter() - start:.1f} s"
+    )
 
 
 def measure(n_resamples: int, repeats: int) -> None:
@@ -178,7 +219,7 @@ def measure(n_resamples: int, repeats: int) -> None:
 
     parts = PartClock()
 
-    def measured(name: str, refresh, note: str, repeats: int):
+    def measured(name: str, refresh, note: str, repeats: int, with_parts: bool = True):
         runs: list[tuple[float, dict[str, float]]] = []
         result = None
         for _ in range(repeats):
@@ -197,10 +238,10 @@ def measure(n_resamples: int, repeats: int) -> None:
             f"{name} ({note}): {seconds:.2f} s = {seconds / bare:,.1f} × bare GROUP BY, best of "
             f"{repeats} (the first, in a fresh process: {first:.2f} s = {first / bare:,.1f} ×)"
         )
-        for part, spent in parts_of_best.items():
+        for part, spent in parts_of_best.items() if with_parts else ():
             print(f"  {part}: {spent * 1000:,.0f} ms = {spent / bare:,.1f} × bare GROUP BY")
         overlap = sum(parts_of_best.values()) - seconds
-        if overlap > 0.001:
+        if with_parts and overlap > 0.001:
             # The metric rows are written while the other levels' intervals are drawn.
             print(f"  (parts overlap by {overlap * 1000:,.0f} ms: intervals drawn while writing)")
         return seconds, result
@@ -246,6 +287,115 @@ def measure(n_resamples: int, repeats: int) -> None:
         f"intervals ({low:.4f}, {high:.4f}) vs ({reference.low:.4f}, {reference.high:.4f})"
     )
     print(f"results_refresh recorded by the service itself: {analysis.seconds:.2f} s")
+    scoped = scoped_refreshes(run, measured, n_resamples, repeats)
+    print("incremental refresh, each as a ratio to the bare GROUP BY (target ≤ 2 ×):")
+    for label, seconds in scoped:
+        print(f"  {label}: {seconds / bare:,.1f} × {verdict(seconds, 2 * bare)}")
+    print(
+        f"full refresh (summaries, reliability and robustness together; target ≤ 10 ×): "
+        f"{total / bare:,.1f} × {verdict(total, 10 * bare)}"
+    )
+    return {
+        "seconds": total,
+        "bare": bare,
+        "conversations": Conversation.objects.filter(run=run).count(),
+        "models": len(run.targets.all()),
+    }
+
+
+def verdict(seconds: float, target: float) -> str:
+    return "PASS" if seconds <= target else "MISS"
+
+
+def scoped_refreshes(run, measured, n_resamples: int, repeats: int) -> list[tuple[str, float]]:
+    """The refreshes a change to one model's conversations, one metric's, and one queue's
+    ratings books (`refresh_for` with that change), each timed as `measured` times the others."""
+    from evaluations.models import Conversation
+    from results.services.refresh_scope import Change, refresh_for
+
+    first = (
+        Conversation.objects.filter(run=run)
+        .order_by("pk")
+        .values("target_id", "scenario__metric_version_id")[0]
+    )
+    changes = [
+        ("one model's conversations", Change(targets=frozenset({first["target_id"]}))),
+        (
+            "one metric's conversations",
+            Change(versions=frozenset({first["scenario__metric_version_id"]})),
+        ),
+        (
+            "one queue's ratings (the blind panel)",
+            Change(rating_kinds=frozenset({"external_panel"})),
+        ),
+    ]
+    out = []
+    for label, change in changes:
+
+        def scoped(*, run, n_resamples, change=change):
+            return refresh_for(run, change, n_resamples=n_resamples)
+
+        seconds, _ = measured(f"refresh_for: {label}", scoped, "scoped", repeats, False)
+        out.append((label, seconds))
+    return out
+
+
+def full_refresh_line(n_resamples: int, repeats: int) -> None:
+    """Best-of-``repeats`` `results_refresh` and bare GROUP BY on this process's database, as
+    one JSON line (the growth measurement's child)."""
+    from django.db import connection
+
+    from evaluations.models import Conversation, EvaluationRun
+    from results.models import PassRateSummary
+    from results.services import results_refresh
+
+    run = EvaluationRun.objects.get(release__version="0.0.900")
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+
+    def bare_group_by():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT conversation_id, count(*) FROM evaluations_judgment "
+                "GROUP BY conversation_id"
+            )
+            return len(cursor.fetchall())
+
+    bare, _ = best_time(bare_group_by, 5)
+    timings = []
+    for _ in range(repeats):
+        with connection.cursor() as cursor:
+            cursor.execute(f"VACUUM ANALYZE {PassRateSummary._meta.db_table}")
+        start = time.perf_counter()
+        results_refresh(run=run, n_resamples=n_resamples)
+        timings.append(time.perf_counter() - start)
+    line = {
+        "seconds": min(timings),
+        "bare": bare,
+        "conversations": Conversation.objects.filter(run=run).count(),
+        "models": len(run.targets.all()),
+    }
+    print(json.dumps(line))
+
+
+def growth_lines(small: dict, large: dict) -> None:
+    """The full refresh per conversation at both sizes, and how it grew (linear: ≤ 1.0)."""
+    for size in (small, large):
+        per = size["seconds"] / size["conversations"] * 1e6
+        print(
+            f"full refresh, {size['models']} models ({size['conversations']:,} conversations): "
+            f"{size['seconds']:.2f} s = {per:,.1f} µs a conversation = "
+            f"{size['seconds'] / size['bare']:,.1f} × its bare GROUP BY "
+            f"({size['bare'] * 1000:.1f} ms)"
+        )
+    ratio = (large["seconds"] / large["conversations"]) / (
+        small["seconds"] / small["conversations"]
+    )
+    grown = large["conversations"] / small["conversations"]
+    print(
+        f"  growth per conversation, {grown:.1f} × the conversations: {ratio:.2f} × "
+        f"(target ≤ 1.0, linear) {'PASS' if ratio <= 1.0 else 'MISS'}"
+    )
 
 
 if __name__ == "__main__":

@@ -171,6 +171,9 @@ class RefreshRequest(models.Model):
         related_name="refresh_request",
     )
     requested_at = models.DateTimeField(auto_now_add=True)
+    # The analysis figures the changes since the booking reach (`refresh_scope.FIGURES`
+    # names, e.g. ["experts"] for blind ratings); null: the whole analysis.
+    figures = models.JSONField(null=True, blank=True, default=None)
 
     def __str__(self) -> str:
         return f"Refresh of run {self.run_id} booked at {self.requested_at:%H:%M:%S}"

@@ -4,8 +4,8 @@ from celery import shared_task
 
 from evaluations.models import EvaluationRun
 
-from .services.refresh import refresh_booked
 from .services.refresh import results_refresh as refresh
+from .services.refresh_scope import refresh_booked
 
 
 @shared_task(name="results.tasks.results_refresh", acks_late=True)
@@ -34,8 +34,8 @@ def label_files_render(run_id: int) -> None:
 
 
 @shared_task(name="results.tasks.analysis_refresh_booked", acks_late=True)
-def analysis_refresh_booked(run_id: int) -> None:
-    refresh_booked(run_id)
+def analysis_refresh_booked(run_id: int, figures: list[str] | None = None) -> None:
+    refresh_booked(run_id, figures)
 
 
 @shared_task(name="results.tasks.refresh_stale_bookings")

@@ -74,6 +74,7 @@ from .few_clusters import (
     wilson_interval,
 )
 from .figures import (
+    agreement_estimates,
     cohen_estimate,
     fleiss_estimate,
     krippendorff_estimate,
@@ -82,6 +83,7 @@ from .figures import (
     resampled_estimate,
     share_estimates,
     sums_estimate,
+    sums_estimates,
 )
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
@@ -118,6 +120,7 @@ __all__ = [
     "cluster_sum_distributions",
     "clustered_mean_ci",
     "clustered_mean_intervals",
+    "agreement_estimates",
     "cohen_estimate",
     "cohen_kappa",
     "design_effect",
@@ -157,6 +160,7 @@ __all__ = [
     "single_vs_majority",
     "stratified_wilson",
     "sums_estimate",
+    "sums_estimates",
     "swap_rank_agreement",
     "trust_badge",
     "two_stage_sum_distribution",

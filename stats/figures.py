@@ -12,6 +12,7 @@ that are not (Krippendorff's alpha) call a function once per resample.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -31,7 +32,7 @@ from .agreement import (
 )
 from .bootstrap import (
     bootstrap_distribution,
-    cluster_sum_distribution,
+    joint_cluster_sum_distributions,
     percentile_interval,
 )
 
@@ -74,33 +75,83 @@ def sums_estimate(
     summed contributions to ``(rows,)`` values (``nan`` = undefined). The point value is the
     statistic of all items; resamples draw clusters (items when ``clusters`` is None).
     """
-    sums = np.asarray(item_sums, dtype=np.float64)
-    n = int(sums.shape[0])
-    codes, g = _codes(clusters, n)
-    method = _method(clusters, over)
+    return sums_estimates(
+        [(item_sums, statistic, unit)],
+        clusters=clusters,
+        over=over,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        min_n=min_n,
+        excluded=excluded,
+    )[0]
+
+
+SumsStatistic = tuple[ArrayLike, Callable[[NDArray[np.float64]], NDArray[np.float64]], Unit]
+
+
+def sums_estimates(
+    parts: Sequence[SumsStatistic],
+    *,
+    clusters: ArrayLike | None = None,
+    over: str = "items",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    min_n: int = MIN_ITEMS,
+    excluded: Iterable[Exclusion] = (),
+) -> list[Estimate]:
+    """:func:`sums_estimate` of several statistics (item sums, statistic, unit) of the same
+    items and clusters: each is exactly its own call's estimate, while the clusters are drawn
+    once for all of them (``stats.bootstrap.joint_cluster_sum_distributions``)."""
     kept = tuple(e for e in excluded if e.count)
-    if n < min_n:
-        return Estimate.insufficient(n=n, n_clusters=g, unit=unit, method=method, excluded=kept)
-    value = float(np.asarray(statistic(sums.sum(axis=0)[None, :]))[0])
-    if not np.isfinite(value):
-        return Estimate.insufficient(
-            n=n,
-            n_clusters=g,
-            unit=unit,
-            method=method,
-            excluded=kept,
-            reason="undefined (no variation)",
+    method = _method(clusters, over)
+    out: list[Estimate | None] = []
+    resampled: list[tuple[int, NDArray[np.float64], Callable]] = []
+    codes: NDArray[np.intp] | None = None
+    for item_sums, statistic, unit in parts:
+        sums = np.asarray(item_sums, dtype=np.float64)
+        n = int(sums.shape[0])
+        if codes is None:
+            codes, g = _codes(clusters, n)
+        elif codes.size != n:
+            raise ValueError("every statistic needs one row of sums per item of the same items")
+        if n < min_n:
+            out.append(
+                Estimate.insufficient(n=n, n_clusters=g, unit=unit, method=method, excluded=kept)
+            )
+            continue
+        value = float(np.asarray(statistic(sums.sum(axis=0)[None, :]))[0])
+        if not np.isfinite(value):
+            out.append(
+                Estimate.insufficient(
+                    n=n,
+                    n_clusters=g,
+                    unit=unit,
+                    method=method,
+                    excluded=kept,
+                    reason="undefined (no variation)",
+                )
+            )
+            continue
+        out.append(Estimate(value, None, None, method, confidence, n, g, kept, unit, sd=None))
+        if g >= 2:
+            per_cluster = np.zeros((g, sums.shape[1]))
+            np.add.at(per_cluster, codes, sums)
+            resampled.append((len(out) - 1, per_cluster, statistic))
+    if resampled:
+        dists = joint_cluster_sum_distributions(
+            [r[1] for r in resampled],
+            [r[2] for r in resampled],
+            n_resamples=n_resamples,
+            seed=seed,
         )
-    low = high = sd = None
-    if g >= 2:
-        per_cluster = np.zeros((g, sums.shape[1]))
-        np.add.at(per_cluster, codes, sums)
-        dist = cluster_sum_distribution(per_cluster, statistic, n_resamples=n_resamples, seed=seed)
-        lo, hi = percentile_interval(dist, confidence)
-        low, high = float(lo), float(hi)
-        finite = dist[np.isfinite(dist)]
-        sd = float(finite.std(ddof=1)) if finite.size > 1 else None
-    return Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=sd)
+        for (i, _, _), dist in zip(resampled, dists, strict=True):
+            lo, hi = percentile_interval(dist, confidence)
+            finite = dist[np.isfinite(dist)]
+            sd = float(finite.std(ddof=1)) if finite.size > 1 else None
+            out[i] = replace(out[i], low=float(lo), high=float(hi), sd=sd)
+    return out
 
 
 def proportion_estimate(
@@ -116,12 +167,16 @@ def proportion_estimate(
         raise ValueError("a proportion needs booleans or 0/1 values")
     return sums_estimate(
         np.column_stack([x, np.ones_like(x)]),
-        lambda s: s[:, 0] / s[:, 1],
+        _ratio,
         clusters=clusters,
         unit="proportion",
         over=over,
         **options,
     )
+
+
+def _ratio(s: NDArray[np.float64]) -> NDArray[np.float64]:
+    return s[:, 0] / s[:, 1]
 
 
 def mean_estimate(
@@ -207,6 +262,39 @@ def cohen_estimate(
     )
 
 
+def agreement_estimates(
+    a: Sequence[Any],
+    b: Sequence[Any],
+    clusters: ArrayLike | None = None,
+    **options: Any,
+) -> tuple[Estimate, Estimate]:
+    """Percent agreement and Cohen's kappa of two label sequences, each exactly as
+    :func:`proportion_estimate` of ``a == b`` and :func:`cohen_estimate` give it, from one
+    drawing of the clusters for both."""
+    if len(a) != len(b):
+        raise ValueError("a and b must have the same length")
+    x, y = np.asarray(a), np.asarray(b)
+    agreed = (x == y).astype(np.float64)
+    pair, k = cohen_pair_codes(x, y) if len(x) else (None, 0)
+    if pair is None or k < 2:
+        # No kappa to draw: each figure on its own (the kappa says why it has no value).
+        return (
+            proportion_estimate(agreed, clusters, **options),
+            cohen_estimate(a, b, clusters, **options),
+        )
+    onehot = np.zeros((len(pair), k * k))
+    onehot[np.arange(len(pair)), pair] = 1.0
+    agreement, kappa = sums_estimates(
+        [
+            (np.column_stack([agreed, np.ones_like(agreed)]), _ratio, "proportion"),
+            (onehot, lambda s: cohen_from_confusion(s, k, None), "coefficient"),
+        ],
+        clusters=clusters,
+        **options,
+    )
+    return agreement, kappa
+
+
 def krippendorff_estimate(
     data: ArrayLike,
     level: Level = "nominal",
@@ -289,7 +377,14 @@ def share_estimates(
     """Share of each choice among ``answers`` (e.g. agree / disagree / unsure), each with its
     bootstrap interval; ``clusters`` groups answers given to the same item."""
     arr = np.asarray(list(answers), dtype=object)
-    return {
-        choice: proportion_estimate((arr == choice).astype(float), clusters, **options)
-        for choice in choices
-    }
+    # One drawing of the clusters serves every choice (each share as on its own).
+    ones = np.ones(arr.size)
+    estimates = sums_estimates(
+        [
+            (np.column_stack([(arr == choice).astype(float), ones]), _ratio, "proportion")
+            for choice in choices
+        ],
+        clusters=clusters,
+        **options,
+    )
+    return dict(zip(choices, estimates, strict=True))

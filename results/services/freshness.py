@@ -1,11 +1,12 @@
 """Keep the published figures fresh: refresh a run's results when the data they read changes.
 
 A run completing refreshes its summaries and analysis at once. Ratings arriving (a rater submits
-or undoes a verdict on a run's conversations, a queue completes) refresh the *analysis* of the
-runs they concern, debounced: the first change books a refresh
-``RESULTS_REFRESH_DEBOUNCE_SECONDS`` later (a `RefreshRequest` row, which every web and worker
-process sees); changes while it is booked add nothing, so a rater working through a queue
-triggers one refresh per window, not one per rating. A booking whose task was lost (a broker
+or undoes a verdict on a run's conversations, a queue completes) refresh the one analysis
+figure their queue's kind feeds (`refresh_scope.RATING_FIGURES`) in the runs they concern,
+debounced: the first change books a refresh ``RESULTS_REFRESH_DEBOUNCE_SECONDS`` later (a
+`RefreshRequest` row, which every web and worker process sees); changes while it is booked only
+widen the figures it names, so a rater working through a queue triggers one refresh per window,
+not one per rating. A booking whose task was lost (a broker
 restart, a worker killed before it acknowledged) would block every later refresh of its run:
 beat re-sends bookings older than twice the debounce (``refresh_stale_bookings``).
 """
@@ -23,7 +24,7 @@ from evaluations.models import Conversation, EvaluationRun, RunStatus, SwapStudy
 from results.models import RefreshRequest
 from results.tasks import analysis_refresh_booked, results_refresh
 
-from .refresh import analysis_refresh
+from .refresh_scope import RATING_FIGURES, figures_refresh
 
 # Rating kinds whose rated objects are conversations read by the run analysis.
 CONVERSATION_KINDS = {"judge_verdict", "external_panel", "conversation"}
@@ -41,7 +42,8 @@ def on_swap_run_completed(*, run_id: int) -> None:
     """A swap study's re-run finished: its figures join the base run's analysis."""
     base = SwapStudy.objects.filter(swap_run_id=run_id).values_list("base_run_id", flat=True)
     for base_run_id in base:
-        analysis_refresh_booked.delay(base_run_id)
+        # Only the swap figures read the re-run: the rest of the base run's analysis stays.
+        analysis_refresh_booked.delay(base_run_id, ["swap"])
 
 
 def swap_study_figures(*, run_id: int) -> list[dict]:
@@ -49,11 +51,13 @@ def swap_study_figures(*, run_id: int) -> list[dict]:
     run = EvaluationRun.objects.filter(pk=run_id).first()
     if run is None:
         return []
-    return list(analysis_refresh(run=run).robustness.get("swap", []))
+    return list(figures_refresh(run=run, names=["swap"]).robustness.get("swap", []))
 
 
 def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -> None:
-    if kind not in CONVERSATION_KINDS:
+    # Ratings of whole conversations feed no stored figure (their figures are read live).
+    figure = RATING_FIGURES.get(kind)
+    if kind not in CONVERSATION_KINDS or figure is None:
         return
     run_ids = (
         Conversation.objects.filter(pk__in=list(object_ids), run__status=RunStatus.COMPLETED)
@@ -61,20 +65,36 @@ def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -
         .distinct()
     )
     for run_id in run_ids:
-        refresh_soon(run_id)
+        refresh_soon(run_id, [figure])
 
 
-def refresh_soon(run_id: int) -> bool:
-    """Book a debounced refresh of the run; False when one is already booked."""
+def refresh_soon(run_id: int, figures: Iterable[str] | None = None) -> bool:
+    """Book a debounced refresh of the run's analysis, of the named figures (None: all of it);
+    False when one is already booked (it is widened to these figures)."""
+    wanted = None if figures is None else sorted(set(figures))
     try:
         with transaction.atomic():
-            RefreshRequest.objects.create(run_id=run_id)
+            RefreshRequest.objects.create(run_id=run_id, figures=wanted)
     except IntegrityError:
-        return False
+        return _booking_widen(run_id, wanted)
     transaction.on_commit(
         lambda: analysis_refresh_booked.apply_async((run_id,), countdown=debounce_seconds())
     )
     return True
+
+
+def _booking_widen(run_id: int, wanted: list[str] | None) -> bool:
+    """Add ``wanted`` to the run's booking; books anew if its refresh took it meanwhile."""
+    with transaction.atomic():
+        booking = RefreshRequest.objects.select_for_update().filter(run_id=run_id).first()
+        if booking is None:
+            return refresh_soon(run_id, wanted)
+        booked = booking.figures
+        merged = None if booked is None or wanted is None else sorted(set(booked) | set(wanted))
+        if merged != booked:
+            booking.figures = merged
+            booking.save(update_fields=["figures"])
+    return False
 
 
 def refresh_stale_bookings() -> list[int]:

@@ -9,7 +9,8 @@ the new figures, never a mix:
 
 A finished run needs both (`results_refresh`, one transaction); ratings arriving change only
 the analysis. The slow parts run before a transaction opens, but for the summaries' bootstrap,
-which is drawn while the metric rows are being written (`summary_writes`).
+which is drawn while the metric rows are being written (`summary_writes`). What a change
+reaches, and the refreshes scoped to it, are `refresh_scope`'s.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from evaluations.models import EvaluationRun
 from evaluations.services.panel import run_panel
 from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
-from results.models import RefreshRequest, RunAnalysis
+from results.models import RunAnalysis
 
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
@@ -73,16 +74,6 @@ def results_refresh(
     with transaction.atomic():
         summaries_replace(run, cells, n_resamples=n_resamples, seed=seed)
         return _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
-
-
-def refresh_booked(run_id: int) -> None:
-    """Run a refresh of the analysis booked by `freshness.refresh_soon` (ratings do not move a
-    pass rate, so the summaries stay). The booking is released first, so ratings that arrive
-    while the figures are recomputed book the next refresh instead of being lost."""
-    RefreshRequest.objects.filter(run_id=run_id).delete()
-    run = EvaluationRun.objects.filter(pk=run_id).first()
-    if run is not None:
-        analysis_refresh(run=run)
 
 
 def _cells_loading_kernels(run: EvaluationRun) -> RunCells:

@@ -29,21 +29,22 @@ from .repeatability import (  # noqa: F401
 VerdictRow = tuple[int, int, bool | None]
 
 
-def expert_verdict_rows(run: EvaluationRun) -> dict[str, list[VerdictRow]]:
+def expert_verdict_rows(
+    run: EvaluationRun, which: tuple[str, ...] = ("blind", "judge_visible")
+) -> dict[str, list[VerdictRow]]:
     """Expert verdicts on the run's conversations, kept apart by whether the judge was visible.
 
     ``blind``: external-panel ratings (the expert never saw the judge's verdict), the only ones
     behind the published validity figure. ``judge_visible``: judge-verdict-queue ratings, which
-    measure endorsement of the judge and are reported separately.
+    measure endorsement of the judge and are reported separately. ``which`` names the kinds
+    to read (a refresh of one of the two figures reads only its own).
     """
 
     def clean(rows: list[VerdictRow]) -> list[VerdictRow]:
         return [(int(c), int(r), v if v is None else bool(v)) for c, r, v in rows]
 
-    return {
-        "blind": clean(blind_verdict_ratings(run=run)),
-        "judge_visible": clean(judge_visible_verdict_ratings(run=run)),
-    }
+    selectors = {"blind": blind_verdict_ratings, "judge_visible": judge_visible_verdict_ratings}
+    return {name: clean(selectors[name](run=run)) for name in which}
 
 
 def expert_agreement(
@@ -64,13 +65,22 @@ def expert_agreement(
     """
     if not rows:
         return {"available": False, "reason": "No expert ratings of judge verdicts yet."}
-    judged = Conversation.objects.filter(
-        run=run, pk__in={r[0] for r in rows}, verdict_present__isnull=False
-    ).values_list("pk", "verdict_present", "scenario__metric_version_id", "scenario__base_index")
+    asked = {r[0] for r in rows}
+    judged = Conversation.objects.filter(run=run, verdict_present__isnull=False)
+    low, high = min(asked), max(asked)
+    # The rated conversations by their id range when they fill much of it (a panel over the
+    # whole run: no list of tens of thousands of ids to bind and send), else by their ids.
+    if len(asked) * 4 >= high - low + 1:
+        judged = judged.filter(pk__range=(low, high))
+    else:
+        judged = judged.filter(pk__in=asked)
     verdicts, situation = {}, {}
-    for pk, verdict, version, base in judged:
-        verdicts[pk] = verdict
-        situation[pk] = f"{version}:{base}"
+    for pk, verdict, version, base in judged.values_list(
+        "pk", "verdict_present", "scenario__metric_version_id", "scenario__base_index"
+    ):
+        if pk in asked:
+            verdicts[pk] = verdict
+            situation[pk] = f"{version}:{base}"
     rows = [r for r in rows if r[0] in verdicts]
     if not rows:
         return {"available": False, "reason": "No expert ratings of judged conversations yet."}
@@ -104,14 +114,8 @@ def expert_agreement(
     expert = np.array([majority[c] for c in ids], dtype=np.int64)
     judge = np.array([verdicts[c] for c in ids], dtype=np.int64)
     bases = np.array([situation[c] for c in ids])
-    agreement = statistics.proportion_estimate(
-        (expert == judge).astype(np.float64),
-        bases,
-        over="base scenarios",
-        excluded=excluded,
-        **options,
-    )
-    kappa = statistics.cohen_estimate(
+    # Both from one drawing of the base scenarios (each as its own bootstrap would give it).
+    agreement, kappa = statistics.agreement_estimates(
         expert, judge, bases, over="base scenarios", excluded=excluded, **options
     )
     return {

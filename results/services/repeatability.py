@@ -79,7 +79,11 @@ def judgment_counts(run: EvaluationRun, *, first_judge_only: bool = False) -> np
         )
         .order_by()
     )
-    return np.array(rows, dtype=np.int64).reshape(-1, len(JUDGMENT_COLUMNS))
+    counts = np.array(rows, dtype=np.int64).reshape(-1, len(JUDGMENT_COLUMNS))
+    # In conversation order whatever plan the server chose (a hash or a sorted aggregate): the
+    # two-stage bootstrap draws units by position and the sums add in row order, so the figures
+    # would otherwise move when the planner's statistics do.
+    return counts[np.argsort(counts[:, 0], kind="stable")]
 
 
 def _cluster_codes(version: np.ndarray, base: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from evaluations.services.official import run_set_official
 from results.models import PassRateSummary, RefreshRequest, RunAnalysis
 from results.services import results_refresh
 from results.services.freshness import on_ratings_changed, on_run_completed
-from results.services.refresh import refresh_booked
+from results.services.refresh_scope import refresh_booked
 from review.services import assignment_claim, queue_create, rating_submit
 from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory

@@ -1,0 +1,175 @@
+"""Refresh only what a change reaches: the dependency structure of a run's published figures.
+
+What each figure of a run reads, and so what a change makes stale:
+
+* the pass-rate summaries (`summaries_refresh`). A row's counts read only its own cells (one
+  model's conversations of its metrics), but *every* row's interval reads the run-wide
+  intra-cluster correlation (`summaries.scope_correlations`, pooled over every model x metric
+  group): one model's or one metric's conversations changing moves every interval of the run,
+  so such a change rewrites every row;
+* the analysis (`RunAnalysis`), figure by figure:
+
+  - robustness (weighting schemes, rank stability, every pair of models' difference
+    simultaneous over all pairs, teen-vs-adult with its false-discovery count over all
+    metrics) and failed-as-fail (the same run-wide correlation): every model and metric;
+  - judge repeatability, evidence verification, anchor consistency and the judge panel's
+    figures: pooled over every conversation of the run;
+  - ``experts`` (blind agreement): the external-panel ratings, with the judge's verdicts;
+  - ``endorsement``: the judge-verdict-queue ratings, with the judge's verdicts;
+  - ``swap``: the swap studies based on the run whose re-runs finished.
+
+So a change to one model's or one metric's conversations refreshes both products whole (no
+figure is left that does not read them), while a rating queue's ratings refresh the one figure
+of the queue's kind and a swap re-run the swap figures, each merged into the stored analysis.
+Ratings of whole conversations ("conversation" queues) and the judge-trust and calibrated
+figures are read live, under cache keys that change with every rating, so no refresh is
+booked for them. A scoped refresh gives the very figures of a full one: each figure draws from
+its own seeded generator and reads only stored rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from evaluations.models import EvaluationRun
+from results.models import RefreshRequest, RunAnalysis
+
+from .refresh import analysis_refresh, results_refresh
+from .reliability import expert_agreement, expert_verdict_rows
+from .summaries import DEFAULT_RESAMPLES
+from .swap_study import swap_studies_for
+
+
+def _experts(run: EvaluationRun, options: dict[str, int]) -> dict[str, Any]:
+    return expert_agreement(run, expert_verdict_rows(run, ("blind",))["blind"], **options)
+
+
+def _endorsement(run: EvaluationRun, options: dict[str, int]) -> dict[str, Any]:
+    rows = expert_verdict_rows(run, ("judge_visible",))["judge_visible"]
+    return expert_agreement(run, rows, **options)
+
+
+def _swap(run: EvaluationRun, options: dict[str, int]) -> list[dict[str, Any]]:
+    return swap_studies_for(run.pk, **options)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of the analysis computed on its own: where it sits and how it is made."""
+
+    product: str  # "reliability" or "robustness"
+    key: str
+    compute: Callable[[EvaluationRun, dict[str, int]], Any]
+    # The full refresh writes the key only when there is something (a run without studies).
+    only_if_any: bool = False
+
+
+FIGURES: dict[str, Figure] = {
+    "experts": Figure("reliability", "experts", _experts),
+    "endorsement": Figure("reliability", "endorsement", _endorsement),
+    "swap": Figure("robustness", "swap", _swap, only_if_any=True),
+}
+# The figure each kind of rating queue feeds; kinds not here feed no stored figure.
+RATING_FIGURES = {"external_panel": "experts", "judge_verdict": "endorsement"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """What changed in a run's data since its figures were computed."""
+
+    targets: frozenset[int] = frozenset()  # models whose conversations or judgments changed
+    versions: frozenset[int] = frozenset()  # metric versions whose conversations changed
+    rating_kinds: frozenset[str] = frozenset()  # kinds of queues whose ratings changed
+    swap_studies: bool = False  # a swap study based on the run finished its re-run
+
+
+@dataclass(frozen=True)
+class Dependents:
+    """What a change makes stale: the summaries or not; the whole analysis (None) or the
+    named `FIGURES`."""
+
+    summaries: bool
+    analysis: frozenset[str] | None
+
+
+def dependents(change: Change) -> Dependents:
+    """The figures that read what changed (the module docstring's table)."""
+    if change.targets or change.versions:
+        return Dependents(summaries=True, analysis=None)
+    figures = {RATING_FIGURES[k] for k in change.rating_kinds if k in RATING_FIGURES}
+    if change.swap_studies:
+        figures.add("swap")
+    return Dependents(summaries=False, analysis=frozenset(figures))
+
+
+def refresh_for(
+    run: EvaluationRun, change: Change, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> RunAnalysis | None:
+    """Recompute what ``change`` reaches, and nothing else; returns the analysis."""
+    needs = dependents(change)
+    if needs.analysis is None:
+        # Nothing changes the summaries without changing the whole analysis.
+        return results_refresh(run=run, n_resamples=n_resamples, seed=seed)
+    if needs.analysis:
+        return figures_refresh(run=run, names=needs.analysis, n_resamples=n_resamples, seed=seed)
+    return RunAnalysis.objects.filter(run=run).first()
+
+
+def figures_refresh(
+    *,
+    run: EvaluationRun,
+    names: Iterable[str],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> RunAnalysis:
+    """Recompute the named `FIGURES` and merge them into the stored analysis; the whole
+    analysis when there is none yet, or it was drawn with another number of resamples."""
+    started = time.perf_counter()
+    stored = RunAnalysis.objects.filter(run=run).only("pk", "n_resamples").first()
+    if stored is None or stored.n_resamples != n_resamples:
+        return analysis_refresh(run=run, n_resamples=n_resamples, seed=seed)
+    options = {"n_resamples": n_resamples, "seed": seed}
+    figures = {name: FIGURES[name].compute(run, options) for name in sorted(set(names))}
+    with transaction.atomic():
+        # Read again under a lock: a figure merged meanwhile by another refresh is kept.
+        analysis = RunAnalysis.objects.select_for_update().get(pk=stored.pk)
+        for name, value in figures.items():
+            figure = FIGURES[name]
+            product = getattr(analysis, figure.product)
+            if figure.only_if_any and not value:
+                product.pop(figure.key, None)
+            else:
+                product[figure.key] = value
+        analysis.computed_at = timezone.now()
+        analysis.seconds = time.perf_counter() - started
+        analysis.save(update_fields=["reliability", "robustness", "computed_at", "seconds"])
+    return analysis
+
+
+def refresh_booked(run_id: int, figures: Iterable[str] | None = None) -> None:
+    """Run the refresh booked by `freshness.refresh_soon`: the figures the booking names
+    together with ``figures`` (the whole analysis if either says so, or when there is neither
+    a booking nor figures: a late task whose booking a refresh already took). Ratings do not
+    move a pass rate, so the summaries stay. The booking is released first, so ratings that
+    arrive while the figures are recomputed book the next refresh instead of being lost."""
+    with transaction.atomic():
+        booking = RefreshRequest.objects.select_for_update().filter(run_id=run_id).first()
+        if booking is not None:
+            booking.delete()
+    wanted = None if figures is None else set(figures)
+    if booking is not None:
+        booked = booking.figures
+        wanted = None if booked is None else set(booked) | (wanted or set())
+    run = EvaluationRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return
+    if wanted is None:
+        analysis_refresh(run=run)
+    elif wanted:
+        figures_refresh(run=run, names=wanted)

@@ -1,0 +1,250 @@
+"""A refresh scoped to what changed gives the very figures of a full refresh from scratch, on a
+run the pipeline produced (offline models): after one queue's ratings, after one model's
+conversations were re-judged, after one metric's. Each scoped refresh is compared with the
+summaries and analysis rebuilt from nothing; a scope that missed a dependency leaves a stale
+figure and fails the comparison."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluations.models import Conversation, Judgment
+from evaluations.services.official import run_set_official
+from results.models import PassRateSummary, RefreshRequest, RunAnalysis
+from results.services import refresh, results_refresh
+from results.services.freshness import on_ratings_changed
+from results.services.refresh_scope import (
+    Change,
+    dependents,
+    figures_refresh,
+    refresh_booked,
+    refresh_for,
+)
+from review.services import assignment_claim, queue_create, rating_submit
+from tests.factories import UserFactory
+from tests.llm.factories import OfflineConfigurationFactory
+from tests.results.factories import release_with
+
+pytestmark = pytest.mark.django_db
+RESAMPLES = 200
+
+
+@pytest.fixture
+def run():
+    """Three models on two metrics through the pipeline (simulated, judged three times)."""
+    from evaluations.services import runs
+    from evaluations.services.scenarios import scenarios_generate
+    from tests.evaluations.factories import current_version
+    from tests.metrics_registry.factories import MetricFactory
+
+    helper = OfflineConfigurationFactory()
+    versions = [current_version(MetricFactory()) for _ in range(2)]
+    for version in versions:
+        scenarios_generate(metric_version=version, configuration=helper)
+    run = runs.run_create(
+        name="Incremental",
+        metric_versions=versions,
+        targets=[
+            OfflineConfigurationFactory(name=name, extra_params={"offline_profile": profile})
+            for name, profile in (("A", "careful"), ("B", "agreeable"), ("C", "careful"))
+        ],
+        simulator=helper,
+        judge=helper,
+        turns=2,
+        judgments_per_conversation=3,
+        seed=3,
+    )
+    runs.run_process_inline(run_id=runs.run_launch(run=run, dispatch=False).pk)
+    run.refresh_from_db()
+    run.release = release_with("1.0.0", [v.metric for v in versions], publish=True)
+    run.save(update_fields=["release"])
+    results_refresh(run=run, n_resamples=RESAMPLES)
+    return run
+
+
+def _rate(run, kind: str, verdicts: tuple[str, ...]) -> None:
+    """A queue of ``kind`` over the run's conversations, every item rated by two experts."""
+    raters = [UserFactory() for _ in range(2)]
+    queue = queue_create(
+        name=f"{kind} queue",
+        kind=kind,
+        created_by=None,
+        size=6,
+        seed=2,
+        required_ratings=2,
+        eligible_raters=raters,
+        external_panel=kind == "external_panel",
+    )
+    # Blind items are drawn before the run is official (its conversations held back meanwhile).
+    run_set_official(run=run, official=True, changed_by=None)
+    done = 0
+    for rater in raters:
+        while (assignment := assignment_claim(queue=queue, rater=rater)) is not None:
+            answers = {"verdict": verdicts[done % len(verdicts)]}
+            if kind == "external_panel":
+                answers["examples_adequate"] = "yes"
+            else:
+                answers["agreement"] = "agree"
+            rating_submit(assignment=assignment, rater=rater, answers=answers)
+            done += 1
+    assert done > 0
+
+
+def _state(run) -> tuple[list[tuple], dict, dict]:
+    """Every summary row (without its id) and the analysis' two products."""
+    columns = [f.attname for f in PassRateSummary._meta.concrete_fields if f.attname != "id"]
+    rows = sorted(
+        PassRateSummary.objects.filter(run=run).values_list(*columns),
+        key=lambda row: tuple((value is None, str(value)) for value in row),
+    )
+    analysis = RunAnalysis.objects.get(run=run)
+    return rows, analysis.reliability, analysis.robustness
+
+
+def _from_scratch(run) -> tuple[list[tuple], dict, dict]:
+    PassRateSummary.objects.filter(run=run).delete()
+    RunAnalysis.objects.filter(run=run).delete()
+    results_refresh(run=run, n_resamples=RESAMPLES)
+    return _state(run)
+
+
+def _no_whole_analysis(monkeypatch) -> None:
+    """A scoped refresh must not fall back to recomputing everything."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the whole analysis was recomputed")
+
+    monkeypatch.setattr(refresh, "_analysis", refuse)
+    monkeypatch.setattr(refresh, "summaries_replace", refuse)
+
+
+def test_one_queues_ratings_refresh_only_its_figure_and_equal_a_full_refresh(run, monkeypatch):
+    before = _state(run)
+    assert before[1]["experts"]["available"] is False
+    assert before[1]["endorsement"]["available"] is False
+    _rate(run, "external_panel", ("present", "absent"))
+    _rate(run, "judge_verdict", ("present",))
+    summary_ids = set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True))
+    change = Change(rating_kinds=frozenset({"external_panel", "judge_verdict"}), swap_studies=True)
+    assert dependents(change).analysis == {"experts", "endorsement", "swap"}
+    with monkeypatch.context() as patch:
+        _no_whole_analysis(patch)
+        refresh_for(run, change, n_resamples=RESAMPLES)
+    scoped = _state(run)
+    assert scoped[1]["experts"]["available"] is True
+    assert scoped[1]["endorsement"]["available"] is True
+    # The summary rows were not rewritten: ratings move no pass rate.
+    assert set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True)) == summary_ids
+    assert scoped == _from_scratch(run)
+
+
+def test_a_scope_that_misses_a_queue_leaves_a_stale_figure(run):
+    """The comparison above can fail: refreshing the blind figure after judge-verdict ratings
+    leaves the endorsement figure stale."""
+    _rate(run, "judge_verdict", ("present",))
+    figures_refresh(run=run, names=["experts"], n_resamples=RESAMPLES)
+    assert _state(run) != _from_scratch(run)
+
+
+def _rejudge(conversations) -> None:
+    """The judge's verdicts of these conversations changed: now passed in every other base
+    scenario and failed in the rest (a base-scenario effect the intra-cluster correlation
+    sees), every reading with its verdict."""
+    rows = conversations.values_list(
+        "pk", "scenario__base_index", "scenario__metric_version__polarity"
+    )
+    assert rows
+    for pk, base, polarity in rows:
+        passed = base % 2 == 0
+        present = passed if polarity == "positive" else not passed
+        Conversation.objects.filter(pk=pk).update(verdict_passed=passed, verdict_present=present)
+        Judgment.objects.filter(conversation_id=pk).update(present=present)
+
+
+@pytest.mark.parametrize("scope", ["model", "metric"])
+def test_one_model_or_metric_rejudged_refreshes_every_figure_it_reaches(run, scope):
+    judged = Conversation.objects.filter(run=run, verdict_passed__isnull=False)
+    first = judged.order_by("pk").first()
+    if scope == "model":
+        changed = judged.filter(target_id=first.target_id)
+        change = Change(targets=frozenset({first.target_id}))
+        others = PassRateSummary.objects.filter(run=run).exclude(target_id=first.target_id)
+    else:
+        version = first.scenario.metric_version_id
+        changed = judged.filter(scenario__metric_version_id=version)
+        change = Change(versions=frozenset({version}))
+        others = PassRateSummary.objects.filter(run=run, level="metric").exclude(
+            metric_version_id=version
+        )
+    untouched = sorted(others.values_list("target_id", "level", "n_passed", "ci_low", "ci_high"))
+    _rejudge(changed)
+    refresh_for(run, change, n_resamples=RESAMPLES)
+    scoped = _state(run)
+    assert scoped == _from_scratch(run)
+    # Why the scope is the whole run: rows the change did not count in moved all the same
+    # (their intervals read the run-wide correlation), so a refresh of only the changed
+    # model's or metric's rows would have left them stale.
+    moved = sorted(others.values_list("target_id", "level", "n_passed", "ci_low", "ci_high"))
+    assert [row[:3] for row in moved] == [row[:3] for row in untouched]
+    assert moved != untouched
+
+
+def test_ratings_book_the_figure_of_their_queue_and_widen_one_booking(run, monkeypatch):
+    from results import tasks
+
+    monkeypatch.setattr(tasks.analysis_refresh_booked, "apply_async", lambda *a, **k: None)
+    conversations = list(Conversation.objects.filter(run=run).values_list("pk", flat=True)[:2])
+    on_ratings_changed(queue_id=0, kind="conversation", object_ids=conversations)
+    assert not RefreshRequest.objects.filter(run=run).exists()
+    on_ratings_changed(queue_id=0, kind="judge_verdict", object_ids=conversations)
+    assert RefreshRequest.objects.get(run=run).figures == ["endorsement"]
+    on_ratings_changed(queue_id=0, kind="external_panel", object_ids=conversations)
+    assert RefreshRequest.objects.get(run=run).figures == ["endorsement", "experts"]
+    # The booked task refreshes those two figures and nothing else.
+    computed = []
+    monkeypatch.setattr(
+        "results.services.refresh_scope.figures_refresh",
+        lambda *, run, names: computed.append(sorted(names)),
+    )
+    monkeypatch.setattr(refresh, "_analysis", pytest.fail)
+    refresh_booked(run.pk)
+    assert computed == [["endorsement", "experts"]]
+    assert not RefreshRequest.objects.filter(run=run).exists()
+
+
+def test_a_booking_of_the_whole_analysis_stays_whole(run, monkeypatch):
+    from results import tasks
+    from results.services.freshness import refresh_soon
+
+    monkeypatch.setattr(tasks.analysis_refresh_booked, "apply_async", lambda *a, **k: None)
+    assert refresh_soon(run.pk) is True
+    assert refresh_soon(run.pk, ["experts"]) is False
+    assert RefreshRequest.objects.get(run=run).figures is None
+
+
+def test_judge_figures_do_not_depend_on_the_order_the_server_returns_groups(run, monkeypatch):
+    """A full refresh and a later one agree even when the planner's statistics changed the
+    judgment GROUP BY's plan (a hash aggregate returns groups in another order)."""
+    from results.services import repeatability
+
+    before = repeatability.judge_repeatability(run, n_resamples=RESAMPLES)
+    original = repeatability.numeric_rows
+    monkeypatch.setattr(repeatability, "numeric_rows", lambda rows: original(rows)[::-1])
+    assert repeatability.judge_repeatability(run, n_resamples=RESAMPLES) == before
+
+
+def test_a_swap_re_run_finishing_books_only_the_base_runs_swap_figures(run, monkeypatch):
+    from evaluations.models import EvaluationRun, SwapStudy
+    from results import tasks
+    from results.services.freshness import on_swap_run_completed
+
+    swap_run = EvaluationRun.objects.create(
+        name="Swap", simulator=run.simulator, judge=run.judge, status=run.status
+    )
+    SwapStudy.objects.create(
+        base_run=run, swap_run=swap_run, swapped="judge", sample_size=1, seed=0
+    )
+    sent = []
+    monkeypatch.setattr(tasks.analysis_refresh_booked, "delay", lambda *args: sent.append(args))
+    on_swap_run_completed(run_id=swap_run.pk)
+    assert sent == [(run.pk, ["swap"])]
