@@ -13,7 +13,7 @@ from ..selectors import (
     run_uses_offline_model,
 )
 from ..services.calibration import methodology_calibration
-from ..services.expert_figures import release_expert_figures_frozen
+from ..services.expert_figures import release_expert_figures_frozen, run_validity_frozen
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
 from .common import PublicRunMixin
@@ -82,6 +82,9 @@ class MethodologyView(PublicRunMixin, TemplateView):
             swap_studies=analysis.robustness.get("swap", []),
         )
         context.update(methodology_calibration(run))
+        # The run's validity section: frozen with its release when it was (no query; read from
+        # the release's frozen row above), else the live figures, labelled as such.
+        context["run_validity"] = run_validity_frozen(context["release_experts"], run.pk)
         context["difference_plots"] = model_difference_plots(
             analysis.robustness.get("polarities", {})
         )
