@@ -13,7 +13,10 @@ class ResultsConfig(AppConfig):
         from .demo import demo_seed_steps
         from .label_files import on_run_figures_changed
         from .selectors import analyses_stamp_sql, anchor_studies_stamp_sql
-        from .services.expert_figures import release_expert_figures_freeze
+        from .services.expert_figures import (
+            release_expert_figures_download,
+            release_expert_figures_freeze,
+        )
         from .services.freshness import (
             on_ratings_changed,
             on_run_completed,
@@ -31,3 +34,4 @@ class ResultsConfig(AppConfig):
         events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)
         # A release's expert figures are frozen with it, as its rubric criteria are.
         events.subscribe(events.RELEASE_PUBLISHING, release_expert_figures_freeze)
+        events.subscribe(events.RELEASE_DOWNLOADS, release_expert_figures_download)

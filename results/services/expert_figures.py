@@ -23,16 +23,19 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+from django.urls import reverse
 from django.utils import timezone
 
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun, Scenario
+from metrics_registry.selectors import release_list
 from review.kinds.questions import CONVERSATION_PRESSURE, SCENARIO_QUALITY
 from review.models import ItemKind
 from review.selectors import current_ratings_of
 from stats.estimates import Estimate, Exclusion
 
 from ..models import ReleaseExpertFigures
+from ..selectors import public_runs
 from .reliability import expert_agreement, expert_verdict_rows
 
 # The layout of the stored JSON; a page meeting another layout says it cannot read it.
@@ -48,6 +51,10 @@ NO_RATINGS_WARNING = (
     "against blind experts) are frozen at n = 0, and its methodology page and API say so for "
     "good. Have experts rate them (Workspace → Rating queues), then publish a new release to "
     "freeze their figures."
+)
+NOT_FROZEN = (
+    "Release {version} was published before expert figures were frozen with each release: "
+    "none are published for it."
 )
 CENSUS = "a count over the release's whole scenario suite, not a sample: no interval"
 
@@ -338,3 +345,42 @@ def release_expert_figures_frozen(release_id: int | None) -> dict[str, Any] | No
     if figures.get("layout") != FIGURES_LAYOUT:
         return None
     return {**figures, "frozen_at": frozen_at}
+
+
+def release_expert_figures_public(version: str) -> dict[str, Any] | None:
+    """What the public API answers for a release's expert figures (three queries): the frozen
+    figures, with each public run's own, or ``figures: None`` and the reason. None when no
+    published release has this version."""
+    release = release_list().filter(version=version).values_list("pk", "published_at").first()
+    if release is None:
+        return None
+    release_id, published_at = release
+    frozen = release_expert_figures_frozen(release_id)
+    answer = {"release": version, "published_at": published_at}
+    if frozen is None:
+        return {
+            **answer,
+            "frozen_at": None,
+            "figures": None,
+            "reason": NOT_FROZEN.format(version=version),
+        }
+    # Only runs anyone may read are named: a run kept back (for blind ratings, say) is not.
+    public = {
+        str(pk) for pk in public_runs().filter(release_id=release_id).values_list("pk", flat=True)
+    }
+    runs = [{"run": int(pk), **run} for pk, run in frozen.get("runs", {}).items() if pk in public]
+    figures = {**frozen, "runs": runs}
+    return {**answer, "frozen_at": frozen["frozen_at"], "figures": figures, "reason": ""}
+
+
+def release_expert_figures_download(*, release) -> list[dict[str, str]]:
+    """The release page's and release API's link to its frozen expert figures (no query)."""
+    if not release.is_published:
+        return []
+    return [
+        {
+            "label": "Expert figures (frozen at publication)",
+            "url": reverse("results-api:release-expert-figures", args=[release.version]),
+            "format": "json",
+        }
+    ]
