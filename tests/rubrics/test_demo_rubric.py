@@ -7,8 +7,8 @@ from metrics_registry import demo as registry_demo
 from metrics_registry.demo_catalog import DEMO_METRICS
 from metrics_registry.models import Release
 from metrics_registry.services import release_add_versions, release_create, release_publish
-from review.demo import demo_rubric_consensus_seed
 from results.services.expert_figures import NO_RATINGS_WARNING
+from review.demo import demo_rubric_consensus_seed
 from review.models import CriterionConsensus, Rating
 from rubrics.demo import DEMO_RUBRIC_SOURCE, demo_rubric_items_seed
 from rubrics.demo_rubric import DEMO_RUBRIC_ITEMS
