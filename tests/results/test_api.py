@@ -34,9 +34,7 @@ def _urls(run):
         "metric-detail": reverse("registry-api:metric-detail", args=[key]),
         "releases": reverse("registry-api:release-list"),
         "release": reverse("registry-api:release-detail", args=[run.release.version]),
-        "expert-figures": reverse(
-            "results-api:release-expert-figures", args=[run.release.version]
-        ),
+        "expert-figures": reverse("results-api:release-expert-figures", args=[run.release.version]),
     }
 
 
