@@ -312,6 +312,23 @@ def run_validity_frozen(release_figures: dict[str, Any] | None, run_id: int) -> 
     }
 
 
+def run_validity_live_reason(release_figures: dict[str, Any] | None, run) -> str:
+    """Why a run's validity figures were not frozen (so the page shows them live)."""
+    release = run.release
+    if release is None:
+        return "This run belongs to no release."
+    if not release.is_published:
+        return f"Release {release.version} is a draft: they are frozen when it is published."
+    if release_figures is None:
+        return f"Release {release.version} was published before expert figures were frozen."
+    if "runs" not in release_figures:
+        return f"Release {release.version} was published before a run's figures were frozen."
+    return (
+        f"The run joined release {release.version} after it was published, so none were "
+        "frozen for it."
+    )
+
+
 def release_expert_figures_freeze(*, release) -> list[str]:
     """Store the release's expert figures as they are now (called as it is published).
 

@@ -13,7 +13,11 @@ from ..selectors import (
     run_uses_offline_model,
 )
 from ..services.calibration import methodology_calibration
-from ..services.expert_figures import release_expert_figures_frozen, run_validity_frozen
+from ..services.expert_figures import (
+    release_expert_figures_frozen,
+    run_validity_frozen,
+    run_validity_live_reason,
+)
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
 from .common import PublicRunMixin
@@ -85,6 +89,10 @@ class MethodologyView(PublicRunMixin, TemplateView):
         # The run's validity section: frozen with its release when it was (no query; read from
         # the release's frozen row above), else the live figures, labelled as such.
         context["run_validity"] = run_validity_frozen(context["release_experts"], run.pk)
+        if context["run_validity"] is None:
+            context["run_validity_live_reason"] = run_validity_live_reason(
+                context["release_experts"], run
+            )
         context["difference_plots"] = model_difference_plots(
             analysis.robustness.get("polarities", {})
         )
