@@ -13,16 +13,14 @@ class ResultsConfig(AppConfig):
         from .demo import demo_seed_steps
         from .label_files import on_run_figures_changed
         from .selectors import analyses_stamp_sql, anchor_studies_stamp_sql
-        from .services.expert_figures import (
-            release_expert_figures_download,
-            release_expert_figures_freeze,
-        )
+        from .services.expert_figures import release_expert_figures_freeze
         from .services.freshness import (
             on_ratings_changed,
             on_run_completed,
             on_swap_run_completed,
             swap_study_figures,
         )
+        from .services.frozen_figures import release_expert_figures_download
 
         stamp_part_register("results.analyses", analyses_stamp_sql)
         stamp_part_register("results.anchor_studies", anchor_studies_stamp_sql)

@@ -13,7 +13,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..services.expert_figures import release_expert_figures_public
+from ..services.frozen_figures import release_expert_figures_public
 from .serializers import EstimateOutput
 from .views import BAD_REQUEST, NOT_FOUND, PublishedMixin
 

@@ -12,6 +12,10 @@ n, what was left out):
   the panel's own agreement (Krippendorff's alpha), both also per metric; and the share of
   panel ratings that found the metric's examples adequate.
 
+Each run of the release is frozen with it too: its blind experts against the judge and its
+endorsement (`frozen_figures` reads them back for the methodology page and the API). A release
+frozen with no rating at all answers its publisher with a warning.
+
 Every interval resamples base scenarios (a situation with its teen and adult forms and every
 model's conversation of it): ratings of one situation are not independent. Publication freezes
 the figures in `ReleaseExpertFigures`; the public page reads that row and never live ratings.
@@ -23,19 +27,16 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from django.urls import reverse
 from django.utils import timezone
 
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun, Scenario
-from metrics_registry.selectors import release_list
 from review.kinds.questions import CONVERSATION_PRESSURE, SCENARIO_QUALITY
 from review.models import ItemKind
 from review.selectors import current_ratings_of
 from stats.estimates import Estimate, Exclusion
 
 from ..models import ReleaseExpertFigures
-from ..selectors import public_runs
 from .reliability import expert_agreement, expert_verdict_rows
 
 # The layout of the stored JSON; a page meeting another layout says it cannot read it.
@@ -51,10 +52,6 @@ NO_RATINGS_WARNING = (
     "against blind experts) are frozen at n = 0, and its methodology page and API say so for "
     "good. Have experts rate them (Workspace → Rating queues), then publish a new release to "
     "freeze their figures."
-)
-NOT_FROZEN = (
-    "Release {version} was published before expert figures were frozen with each release: "
-    "none are published for it."
 )
 CENSUS = "a count over the release's whole scenario suite, not a sample: no interval"
 
@@ -292,43 +289,6 @@ def release_run_validity(release) -> dict[str, dict[str, Any]]:
     }
 
 
-def run_validity_frozen(release_figures: dict[str, Any] | None, run_id: int) -> dict | None:
-    """A run's validity figures frozen with its release, read from the release's frozen row
-    (no query), or None when none were frozen for it (a draft release, a release frozen before
-    runs' figures were, a run added to the release after it was published).
-
-    ``same_as_release``: the run is the only one of its release with blind ratings, so its
-    experts' majority against the judge and Cohen's κ are the release table's panel figures,
-    which the page then does not print twice.
-    """
-    runs = (release_figures or {}).get("runs")
-    if not runs or str(run_id) not in runs:
-        return None
-    rated = [key for key, run in runs.items() if run["experts"].get("available")]
-    return {
-        **runs[str(run_id)],
-        "frozen_at": release_figures["frozen_at"],
-        "same_as_release": rated == [str(run_id)],
-    }
-
-
-def run_validity_live_reason(release_figures: dict[str, Any] | None, run) -> str:
-    """Why a run's validity figures were not frozen (so the page shows them live)."""
-    release = run.release
-    if release is None:
-        return "This run belongs to no release."
-    if not release.is_published:
-        return f"Release {release.version} is a draft: they are frozen when it is published."
-    if release_figures is None:
-        return f"Release {release.version} was published before expert figures were frozen."
-    if "runs" not in release_figures:
-        return f"Release {release.version} was published before a run's figures were frozen."
-    return (
-        f"The run joined release {release.version} after it was published, so none were "
-        "frozen for it."
-    )
-
-
 def release_expert_figures_freeze(*, release) -> list[str]:
     """Store the release's expert figures as they are now (called as it is published).
 
@@ -362,42 +322,3 @@ def release_expert_figures_frozen(release_id: int | None) -> dict[str, Any] | No
     if figures.get("layout") != FIGURES_LAYOUT:
         return None
     return {**figures, "frozen_at": frozen_at}
-
-
-def release_expert_figures_public(version: str) -> dict[str, Any] | None:
-    """What the public API answers for a release's expert figures (three queries): the frozen
-    figures, with each public run's own, or ``figures: None`` and the reason. None when no
-    published release has this version."""
-    release = release_list().filter(version=version).values_list("pk", "published_at").first()
-    if release is None:
-        return None
-    release_id, published_at = release
-    frozen = release_expert_figures_frozen(release_id)
-    answer = {"release": version, "published_at": published_at}
-    if frozen is None:
-        return {
-            **answer,
-            "frozen_at": None,
-            "figures": None,
-            "reason": NOT_FROZEN.format(version=version),
-        }
-    # Only runs anyone may read are named: a run kept back (for blind ratings, say) is not.
-    public = {
-        str(pk) for pk in public_runs().filter(release_id=release_id).values_list("pk", flat=True)
-    }
-    runs = [{"run": int(pk), **run} for pk, run in frozen.get("runs", {}).items() if pk in public]
-    figures = {**frozen, "runs": runs}
-    return {**answer, "frozen_at": frozen["frozen_at"], "figures": figures, "reason": ""}
-
-
-def release_expert_figures_download(*, release) -> list[dict[str, str]]:
-    """The release page's and release API's link to its frozen expert figures (no query)."""
-    if not release.is_published:
-        return []
-    return [
-        {
-            "label": "Expert figures (frozen at publication)",
-            "url": reverse("results-api:release-expert-figures", args=[release.version]),
-            "format": "json",
-        }
-    ]

@@ -13,11 +13,8 @@ from ..selectors import (
     run_uses_offline_model,
 )
 from ..services.calibration import methodology_calibration
-from ..services.expert_figures import (
-    release_expert_figures_frozen,
-    run_validity_frozen,
-    run_validity_live_reason,
-)
+from ..services.expert_figures import release_expert_figures_frozen
+from ..services.frozen_figures import run_validity_frozen, run_validity_live_reason
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
 from .common import PublicRunMixin

@@ -11,12 +11,8 @@ from evaluations.services.official import run_set_official
 from metrics_registry.services.releases import release_publish
 from results.models import ReleaseExpertFigures
 from results.services import results_refresh
-from results.services.expert_figures import (
-    NO_RATINGS_WARNING,
-    NOT_FROZEN,
-    release_expert_figures_live,
-    run_validity_frozen,
-)
+from results.services.expert_figures import NO_RATINGS_WARNING, release_expert_figures_live
+from results.services.frozen_figures import NOT_FROZEN, run_validity_frozen
 from review.models import RatingQueue
 from tests.metrics_registry.factories import release_with
 from tests.results.public_data import published_run
