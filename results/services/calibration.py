@@ -76,6 +76,7 @@ def calibration_steps() -> list[str]:
 
 
 def calibration_how_to_fill() -> str:
+    """The steps as one text, numbered (the API's ``how_to_fill``)."""
     return " ".join(f"({i}) {step}" for i, step in enumerate(calibration_steps(), 1))
 
 
@@ -307,6 +308,5 @@ def methodology_calibration(run: EvaluationRun) -> dict[str, Any]:
     return {
         "calibration": run_calibration(run),
         "calibration_threshold_text": THRESHOLD_TEXT,
-        "calibration_how_to_fill": calibration_how_to_fill(),
         "calibration_steps": calibration_steps(),
     }
