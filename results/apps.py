@@ -20,6 +20,7 @@ class ResultsConfig(AppConfig):
             on_swap_run_completed,
             swap_study_figures,
         )
+        from .services.frozen_figures import release_expert_figures_download
 
         stamp_part_register("results.analyses", analyses_stamp_sql)
         stamp_part_register("results.anchor_studies", anchor_studies_stamp_sql)
@@ -31,3 +32,4 @@ class ResultsConfig(AppConfig):
         events.subscribe(events.DEMO_SEED_STEPS, demo_seed_steps)
         # A release's expert figures are frozen with it, as its rubric criteria are.
         events.subscribe(events.RELEASE_PUBLISHING, release_expert_figures_freeze)
+        events.subscribe(events.RELEASE_DOWNLOADS, release_expert_figures_download)

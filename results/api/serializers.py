@@ -347,6 +347,14 @@ class RunCalibrationOutput(serializers.Serializer):
     expert_rated = serializers.IntegerField()
     synthetic = serializers.BooleanField()
     threshold = CalibrationThresholdOutput()
-    how_to_fill = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField(
+        allow_blank=True,
+        help_text="Why no calibrated figure shows yet: no sample drawn, or none of it rated "
+        "(blank once experts have rated).",
+    )
+    how_to_fill = serializers.CharField(
+        allow_blank=True,
+        help_text="The steps that fill the calibrated rates, while none is rated (else blank).",
+    )
     excluded = serializers.CharField()
     rates = CalibratedRateOutput(many=True)

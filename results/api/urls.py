@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import anchor_study, exports, rubric_exports, rubrics, swap, views
+from . import anchor_study, expert_figures, exports, rubric_exports, rubrics, swap, views
 
 app_name = "results-api"
 
@@ -20,6 +20,12 @@ urlpatterns = [
     ),
     path("runs/<int:pk>/reasks/", anchor_study.RunReasksApi.as_view(), name="run-reasks"),
     path("anchor-study/", anchor_study.AnchorStudyApi.as_view(), name="anchor-study"),
+    # Beside the registry's releases/<version>/ (that app serves the release itself).
+    path(
+        "releases/<str:version>/expert-figures/",
+        expert_figures.ReleaseExpertFiguresApi.as_view(),
+        name="release-expert-figures",
+    ),
     path("conversations/<int:pk>/", views.ConversationDetailApi.as_view(), name="conversation"),
     path("scenarios/<int:pk>/", views.ScenarioDetailApi.as_view(), name="scenario"),
     path("explore/", views.ExploreApi.as_view(), name="explore"),

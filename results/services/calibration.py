@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from django.db.models import Count, Max, Q
+from django.urls import reverse
 
 from core.caches import page_cache_get, page_cache_set
 from evaluations.models import Conversation, EvaluationRun
@@ -52,13 +53,31 @@ THRESHOLD_TEXT = (
     "blind expert verdict: the interval is then about ±0.1 or narrower for a rate near one "
     "half, and the suite's simulation showed it keeping its 95 % coverage from there."
 )
-HOW_TO_FILL = (
-    "A researcher draws the calibration sample from the run before it is made official "
-    "(Workspace → Rating queues → Calibration sample): a random sample of the run's judged "
-    "conversations, stratified by target and polarity. Expert reviewers then give their own "
-    "verdict on each, blind (without the model's name or the judge's verdict). The calibrated "
-    "rates fill in as ratings arrive. " + THRESHOLD_TEXT
-)
+NOT_DRAWN = "No calibration sample has been drawn for this run yet."
+NOT_RATED = "The calibration sample of this run is drawn; no expert has rated it yet."
+
+
+def calibration_steps() -> list[str]:
+    """How the calibrated figures get filled, step by step: pages list them, the API joins
+    them. Said wherever a calibrated figure would appear while none can yet."""
+    return [
+        "Before a run is made official, a researcher builds its calibration queue at "
+        f"{reverse('review:run-queue-create')} (purpose “calibration sample”): a random sample "
+        "of the run's judged conversations, stratified by target and polarity, each with its "
+        "chance of inclusion recorded. An official run's conversations are public and cannot "
+        "be rated blind, so a run already official is calibrated through the next one.",
+        "Expert reviewers give their own verdict on each sampled conversation, blind (without "
+        "the model's name or the judge's verdict); the same verdicts count toward the judge's "
+        "trust badges.",
+        "The calibrated rates fill in on the methodology page as ratings arrive; a model's "
+        f"appears on its label once at least {LABEL_MIN_EXPERT_VERDICTS} of its conversations, "
+        f"from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind expert verdict.",
+    ]
+
+
+def calibration_how_to_fill() -> str:
+    """The steps as one text, numbered (the API's ``how_to_fill``)."""
+    return " ".join(f"({i}) {step}" for i, step in enumerate(calibration_steps(), 1))
 
 
 @dataclass(frozen=True)
@@ -124,6 +143,13 @@ class Calibration:
     def rated(self) -> int:
         return sum(r.n_rated for r in self.rates if r.polarity == ALL)
 
+    @property
+    def reason(self) -> str:
+        """Why no calibrated figure shows yet (blank once experts have rated)."""
+        if not self.drawn:
+            return NOT_DRAWN
+        return NOT_RATED if self.rated == 0 else ""
+
     def for_target(self, target_id: int, polarity: str = ALL) -> CalibratedRate | None:
         return next(
             (r for r in self.rates if r.target_id == target_id and r.polarity == polarity), None
@@ -139,7 +165,8 @@ class Calibration:
                 "min_base_scenarios": LABEL_MIN_BASE_SCENARIOS,
                 "text": THRESHOLD_TEXT,
             },
-            "how_to_fill": HOW_TO_FILL if self.rated == 0 else "",
+            "reason": self.reason,
+            "how_to_fill": calibration_how_to_fill() if self.rated == 0 else "",
             "excluded": "Conversations without a verdict (failed or panel ties) are outside "
             "both rates; triage-queue ratings are never used.",
             "rates": [r.as_api() for r in self.rates],
@@ -269,6 +296,7 @@ def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:
     return {
         "calibration": calibration,
         "calibration_rate": calibration.for_target(target.pk),
+        "calibration_steps": calibration_steps(),
         "calibration_threshold": (
             f"{LABEL_MIN_EXPERT_VERDICTS} (from {LABEL_MIN_BASE_SCENARIOS} base scenarios)"
         ),
@@ -280,5 +308,5 @@ def methodology_calibration(run: EvaluationRun) -> dict[str, Any]:
     return {
         "calibration": run_calibration(run),
         "calibration_threshold_text": THRESHOLD_TEXT,
-        "calibration_how_to_fill": HOW_TO_FILL,
+        "calibration_steps": calibration_steps(),
     }

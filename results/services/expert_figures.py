@@ -12,6 +12,10 @@ n, what was left out):
   the panel's own agreement (Krippendorff's alpha), both also per metric; and the share of
   panel ratings that found the metric's examples adequate.
 
+Each run of the release is frozen with it too: its blind experts against the judge and its
+endorsement (`frozen_figures` reads them back for the methodology page and the API). A release
+frozen with no rating at all answers its publisher with a warning.
+
 Every interval resamples base scenarios (a situation with its teen and adult forms and every
 model's conversation of it): ratings of one situation are not independent. Publication freezes
 the figures in `ReleaseExpertFigures`; the public page reads that row and never live ratings.
@@ -26,13 +30,14 @@ import numpy as np
 from django.utils import timezone
 
 import stats as statistics
-from evaluations.models import Conversation, Scenario
+from evaluations.models import Conversation, EvaluationRun, Scenario
 from review.kinds.questions import CONVERSATION_PRESSURE, SCENARIO_QUALITY
 from review.models import ItemKind
 from review.selectors import current_ratings_of
 from stats.estimates import Estimate, Exclusion
 
 from ..models import ReleaseExpertFigures
+from .reliability import expert_agreement, expert_verdict_rows
 
 # The layout of the stored JSON; a page meeting another layout says it cannot read it.
 FIGURES_LAYOUT = 1
@@ -41,6 +46,13 @@ RESAMPLES = 2_000
 PER_METRIC_RESAMPLES = 500
 OVER = "base scenarios"
 NO_RATINGS = "no expert ratings yet"
+NO_RATINGS_WARNING = (
+    "Release {version} was published with no expert ratings of its scenarios or of its runs' "
+    "conversations: its expert figures (scenario quality, realism and pressure, the judge "
+    "against blind experts) are frozen at n = 0, and its methodology page and API say so for "
+    "good. Have experts rate them (Workspace → Rating queues), then publish a new release to "
+    "freeze their figures."
+)
 CENSUS = "a count over the release's whole scenario suite, not a sample: no interval"
 
 # Choices of `SCENARIO_QUALITY` and `CONVERSATION_PRESSURE` counted together.
@@ -263,15 +275,34 @@ def release_expert_figures_live(release) -> dict[str, Any]:
     return figures
 
 
+def release_run_validity(release) -> dict[str, dict[str, Any]]:
+    """Each run's own validity figures (blind experts against the judge, and endorsement with
+    the judge visible) as they stand now, keyed by run id, frozen with the release so the
+    methodology page's run section cites what the release page cites."""
+    return {
+        str(run.pk): {
+            "experts": expert_agreement(run, rows["blind"], n_resamples=RESAMPLES),
+            "endorsement": expert_agreement(run, rows["judge_visible"], n_resamples=RESAMPLES),
+        }
+        for run in EvaluationRun.objects.filter(release=release).order_by("pk")
+        for rows in [expert_verdict_rows(run)]
+    }
+
+
 def release_expert_figures_freeze(*, release) -> list[str]:
     """Store the release's expert figures as they are now (called as it is published).
 
-    Written once: a release published again (it cannot be) would keep its first copy.
+    Written once: a release published again (it cannot be) would keep its first copy. Answers
+    with a warning for the maintainer when no expert had rated anything of the release: every
+    expert figure it publishes reads n = 0 for good, and only a later release can fill them.
     """
     if ReleaseExpertFigures.objects.filter(release=release).exists():
         return []
     figures = release_expert_figures_live(release)
+    figures["runs"] = release_run_validity(release)
     ReleaseExpertFigures.objects.create(release=release, frozen_at=timezone.now(), figures=figures)
+    if figures["n_ratings"] == 0:
+        return [NO_RATINGS_WARNING.format(version=release.version)]
     return []
 
 

@@ -37,9 +37,13 @@ TRUST_RESAMPLES = 2_000
 CACHE_SECONDS = 24 * 3600
 
 # How experts fill a "not yet checked" figure: shown next to it.
+# The address of the run queue form (review:run-queue-create) is written out: this text is
+# built at import, before the URLconf can be reversed; a test checks the two agree.
+RUN_QUEUE_FORM = "/review/manage/new/run/"
 HOW_TO_FILL = (
     "Experts fill this in by rating conversations blind (without seeing the judge's verdict) "
-    "in an external-panel rating queue of this run; a badge appears after "
+    "in an external-panel rating queue, such as a run's calibration sample, which a researcher "
+    f"builds at {RUN_QUEUE_FORM} before the run is made official; a badge appears after "
     f"{MIN_EXPERT_VERDICTS} verdicts."
 )
 THRESHOLDS = {

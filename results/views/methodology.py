@@ -14,6 +14,7 @@ from ..selectors import (
 )
 from ..services.calibration import methodology_calibration
 from ..services.expert_figures import release_expert_figures_frozen
+from ..services.frozen_figures import run_validity_frozen, run_validity_live_reason
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
 from .common import PublicRunMixin
@@ -82,6 +83,13 @@ class MethodologyView(PublicRunMixin, TemplateView):
             swap_studies=analysis.robustness.get("swap", []),
         )
         context.update(methodology_calibration(run))
+        # The run's validity section: frozen with its release when it was (no query; read from
+        # the release's frozen row above), else the live figures, labelled as such.
+        context["run_validity"] = run_validity_frozen(context["release_experts"], run.pk)
+        if context["run_validity"] is None:
+            context["run_validity_live_reason"] = run_validity_live_reason(
+                context["release_experts"], run
+            )
         context["difference_plots"] = model_difference_plots(
             analysis.robustness.get("polarities", {})
         )

@@ -34,6 +34,7 @@ def _urls(run):
         "metric-detail": reverse("registry-api:metric-detail", args=[key]),
         "releases": reverse("registry-api:release-list"),
         "release": reverse("registry-api:release-detail", args=[run.release.version]),
+        "expert-figures": reverse("results-api:release-expert-figures", args=[run.release.version]),
     }
 
 
@@ -54,6 +55,7 @@ def test_errors_are_documented_json_with_a_reason(api_client):
         reverse("results-api:metric-results", args=["IB-NOPE"]),
         reverse("registry-api:metric-detail", args=["IB-NOPE"]),
         reverse("registry-api:release-detail", args=["9.9.9"]),
+        reverse("results-api:release-expert-figures", args=["9.9.9"]),
     ):
         response = api_client.get(url)
         assert response.status_code == 404, url

@@ -84,6 +84,7 @@ def _real_parameters(run) -> dict[str, list[dict]]:
         "/api/metrics/{key}/": [{"key": key}],
         "/api/labels/{id}/": [{"id": target.pk}],
         "/api/releases/{version}/": [{"version": run.release.version}],
+        "/api/releases/{version}/expert-figures/": [{"version": run.release.version}],
     }
 
 

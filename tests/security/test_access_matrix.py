@@ -154,6 +154,10 @@ RULES = {
     "results-api:run-swap-studies": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-reasks": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-calibration": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:release-expert-figures": (
+        EVERYONE,
+        lambda w: {"version": w["official_run"].release.version},
+    ),
     "results:anchor-study": (EVERYONE, None),
     "results:release-expert-figures": (
         CURATORS,
