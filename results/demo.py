@@ -11,9 +11,10 @@ from evaluations.demo import DEMO_ANCHOR_STUDY, DEMO_RUN_NAME
 from evaluations.models import EvaluationRun, RunStatus
 from evaluations.services.official import run_set_official
 
-from .models import AnchorStudy
+from .models import AnchorStudy, ReleaseExpertFigures
 from .services import results_refresh
 from .services.anchor_study import anchor_study_publish
+from .services.expert_figures import release_expert_figures_freeze
 
 
 def demo_anchor_study_publish() -> str:
@@ -35,6 +36,23 @@ def demo_anchor_study_publish() -> str:
     return f"Demo anchor study: published with release {main.release.version}."
 
 
+def demo_expert_figures_refreeze(run: EvaluationRun) -> str:
+    """Freeze the demo release's expert figures again once its scenarios and run exist.
+
+    The seed publishes the demo release before it writes the scenarios and the run (steps in
+    order), so the figures frozen at publication would say "0 of 0 scenarios" for good. The
+    demo release is seeded whole, like the synthetic one, so its figures are taken when the
+    seed is done; a real release keeps the copy its publication froze.
+    """
+    frozen = ReleaseExpertFigures.objects.filter(release=run.release).first()
+    if frozen is not None and str(run.pk) in frozen.figures.get("runs", {}):
+        return "Demo expert figures: kept (frozen with the demo run)."
+    if frozen is not None:
+        frozen.delete()
+    release_expert_figures_freeze(release=run.release)
+    return "Demo expert figures: frozen with the demo's scenarios and run."
+
+
 def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
     """Compute the demo run's summaries now, so results pages are ready when the server starts.
 
@@ -47,6 +65,7 @@ def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
     if not run.is_official and run.release is not None and run.release.is_published:
         # The demo's visitors see this run; a maintainer's later test runs stay private.
         run_set_official(run=run, official=True, changed_by=None)
+    frozen = demo_expert_figures_refreeze(run) if run.release is not None else ""
     names = [name for name, _ in DEMO_ANCHOR_STUDY] + [DEMO_RUN_NAME]
     pending = EvaluationRun.objects.filter(
         name__in=names, status=RunStatus.COMPLETED, analysis__isnull=True
@@ -54,7 +73,7 @@ def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
     pending = list(pending)
     published = demo_anchor_study_publish()
     if not pending:
-        return f"Demo summaries: kept (official run).\n{published}"
+        return f"Demo summaries: kept (official run).\n{published}\n{frozen}"
     for done, each in enumerate(pending):
         progress(done, len(pending))
         results_refresh(run=each)
@@ -62,6 +81,7 @@ def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
     return (
         "Demo summaries: pass rates, reliability and robustness computed (official run).\n"
         + published
+        + f"\n{frozen}"
     )
 
 

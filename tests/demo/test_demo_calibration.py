@@ -6,11 +6,12 @@ import pytest
 from django.urls import reverse
 
 from evaluations.demo import DEMO_RUN_NAME
-from evaluations.models import EvaluationRun
+from evaluations.models import EvaluationRun, Scenario
 from metrics_registry import demo as registry_demo
 from metrics_registry.demo_catalog import DEMO_METRICS
 from results.demo import demo_summaries_seed
 from results.services.calibration import NOT_DRAWN
+from results.services.expert_figures import release_expert_figures_frozen
 from results.services.judge_trust import HOW_TO_FILL, RUN_QUEUE_FORM
 from review.models import RatingQueue
 from stats.ppi import LABEL_MIN_EXPERT_VERDICTS
@@ -72,3 +73,19 @@ def test_the_demo_says_where_calibrated_rates_will_appear_and_how_to_fill_them(d
         assert rate["calibrated"]["value"] is None
         assert rate["calibrated"]["reason"]
         assert rate["ratings_needed_for_label"] == LABEL_MIN_EXPERT_VERDICTS
+
+
+def test_the_demo_releases_figures_are_frozen_with_its_scenarios_and_run(demo_run):
+    # The seed publishes the release before writing scenarios and the run; its figures must
+    # not stay frozen at "0 of 0 scenarios".
+    frozen = release_expert_figures_frozen(demo_run.release_id)
+    assert frozen is not None
+    suite = frozen["scenarios"]["n_suite"]
+    versions = demo_run.release.items.values_list("metric_version_id", flat=True)
+    expected = Scenario.objects.active().expanded().filter(metric_version_id__in=versions)
+    assert suite == expected.count() > 0
+    assert str(demo_run.pk) in frozen["runs"]
+    first = frozen["frozen_at"]
+    # A second seed keeps the copy (idempotent), so a cited figure does not move.
+    demo_summaries_seed()
+    assert release_expert_figures_frozen(demo_run.release_id)["frozen_at"] == first
