@@ -162,6 +162,22 @@ def release_previous_published(release: Release) -> Release | None:
     )
 
 
+def release_next_published(release: Release) -> Release | None:
+    """The published release with the lowest version above `release`'s version."""
+    above = (
+        Q(major__gt=release.major)
+        | Q(major=release.major, minor__gt=release.minor)
+        | Q(major=release.major, minor=release.minor, patch__gt=release.patch)
+    )
+    return (
+        Release.objects.published()
+        .filter(above)
+        .exclude(pk=release.pk)
+        .order_by("major", "minor", "patch")
+        .first()
+    )
+
+
 def release_items(release: Release) -> QuerySet[ReleaseItem]:
     return (
         release.items.select_related(
