@@ -3,8 +3,8 @@ Celery worker (with beat) and the rest of the demo seed in the background, toget
 
 Pages are served as soon as migrations are done; the seed (`seed_demo --record-progress`) runs
 in its own process, so the web server answers while it works, and every page shows how far it
-has got until it is done. The worker starts once the web server answers. A seed that stops is resumed by the next start (every step is
-idempotent).
+has got until it is done. The worker starts once the web server answers. A seed that stops is
+resumed by the next start (every step is idempotent).
 """
 
 import os
