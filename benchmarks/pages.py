@@ -23,7 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# Not the script's own folder first: benchmarks/coverage.py would shadow the coverage
+# package numba imports.
+sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 
 from benchmarks.common import SERVER, admin_sql  # noqa: E402
 

@@ -367,3 +367,26 @@ class ReleaseItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.release.version}: {self.metric_version}"
+
+
+class ReleaseChangelog(models.Model):
+    """The changelog of a published release, computed once when it is published.
+
+    A published release and its versions are frozen, so what changed against the previous
+    release is too; only publishing a lower version later changes which release is previous,
+    and `previous` records the one compared against so a reader can tell. Derived data, kept
+    apart from `Release` so that loading a release never drags ~800 entries along.
+    """
+
+    release = models.OneToOneField(
+        Release, primary_key=True, on_delete=models.CASCADE, related_name="stored_changelog"
+    )
+    previous = models.ForeignKey(
+        Release, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    # Rows of plain values (see `services.changelog`), with the layout's number under "format".
+    entries = models.JSONField()
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"Changelog of release {self.release_id}"

@@ -1,5 +1,13 @@
 """Registry services (writes). Import from here: `from metrics_registry.services import ...`."""
 
+from .changelog import (
+    ChangedMetric,
+    Changelog,
+    RemovedMetric,
+    metric_version_changed_fields,
+    release_changelog,
+    release_changelog_store,
+)
 from .exports import (
     CSV_COLUMNS,
     release_export_csv_lines,
@@ -27,14 +35,9 @@ from .metrics import (
     subareas_from_slugs,
 )
 from .releases import (
-    ChangedMetric,
-    Changelog,
-    RemovedMetric,
-    metric_version_changed_fields,
     release_add_versions,
     release_assemble_from_current,
     release_assembly,
-    release_changelog,
     release_create,
     release_delete_draft,
     release_publish,
@@ -71,6 +74,7 @@ __all__ = [
     "release_assemble_from_current",
     "release_assembly",
     "release_changelog",
+    "release_changelog_store",
     "release_create",
     "release_delete_draft",
     "release_publish",

@@ -4,8 +4,7 @@ Every write refuses a published release; the database triggers in `db_guards` ba
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -26,9 +25,9 @@ from ..models import (
 )
 from ..selectors import (
     metric_version_list_current,
-    release_previous_published,
     version_ids_needing_mapping,
 )
+from .changelog import release_changelog_store
 
 
 def _release_lock_draft(release: Release) -> Release:
@@ -210,6 +209,8 @@ def release_publish(release: Release, *, published_by: AbstractBaseUser | None) 
     release.published_at = timezone.now()
     release.published_by = published_by
     release.save(update_fields=["status", "published_at", "published_by"])
+    # Frozen from here, so what it changed against the previous release is computed once.
+    release_changelog_store(release)
     # In the same transaction: what the release's figures count is frozen with it.
     release.publish_warnings = events.collect_flat(events.RELEASE_PUBLISHING, release=release)
     return release
@@ -220,167 +221,6 @@ def release_delete_draft(*, release: Release) -> None:
     release = _release_lock_draft(release)
     release.items.all().delete()
     release.delete()
-
-
-# --- Changelog ---------------------------------------------------------------------------------
-
-CHANGELOG_FIELDS = (
-    ("name", "name"),
-    ("criterion", "criterion"),
-    ("polarity", "polarity"),
-    ("label_category_id", "label category"),
-    ("rubric_notes", "rubric notes"),
-    ("failure_condition", "failure condition"),
-    ("age_contexts", "age contexts"),
-)
-
-
-@dataclass(frozen=True)
-class ListedMetric:
-    pk: int
-    key: str
-    validation_status: str
-
-
-@dataclass(frozen=True)
-class ListedVersion:
-    """What an added or removed entry shows of a version: read as tuples, since a first
-    release lists every one of its ~800 metrics and model objects would cost ten times more."""
-
-    pk: int
-    number: int
-    name: str
-    metric: ListedMetric
-
-
-@dataclass(frozen=True)
-class ChangedMetric:
-    metric: Metric
-    old_version: MetricVersion
-    new_version: MetricVersion
-    fields: list[str]
-
-
-@dataclass(frozen=True)
-class RemovedMetric:
-    metric: ListedMetric
-    old_version: ListedVersion
-    retired: bool
-
-
-@dataclass
-class Changelog:
-    release: Release
-    previous: Release | None
-    added: list[ListedVersion] = field(default_factory=list)
-    changed: list[ChangedMetric] = field(default_factory=list)
-    removed: list[RemovedMetric] = field(default_factory=list)
-    unchanged_count: int = 0
-
-    @property
-    def retired(self) -> list[RemovedMetric]:
-        return [entry for entry in self.removed if entry.retired]
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.added or self.changed or self.removed)
-
-    def as_dict(self) -> dict:
-        return {
-            "release": self.release.version,
-            "previous": self.previous.version if self.previous else None,
-            "added": [{"key": v.metric.key, "version": v.number} for v in self.added],
-            "changed": [
-                {
-                    "key": c.metric.key,
-                    "from_version": c.old_version.number,
-                    "to_version": c.new_version.number,
-                    "fields": c.fields,
-                }
-                for c in self.changed
-            ],
-            "removed": [
-                {"key": r.metric.key, "version": r.old_version.number, "retired": r.retired}
-                for r in self.removed
-            ],
-            "unchanged_count": self.unchanged_count,
-        }
-
-
-def metric_version_changed_fields(old: MetricVersion, new: MetricVersion) -> list[str]:
-    """Human names of the content fields that differ between two versions."""
-    changed = [
-        label for attr, label in CHANGELOG_FIELDS if getattr(old, attr) != getattr(new, attr)
-    ]
-    if {s.pk for s in old.subareas.all()} != {s.pk for s in new.subareas.all()}:
-        changed.append("subareas")
-    return changed
-
-
-# What a listed (added or removed) version shows and the API names it by.
-LISTED_FIELDS = ("number", "name", "metric_id", "metric__key", "metric__validation_status")
-
-
-def _release_version_ids(release: Release) -> dict[int, int]:
-    """Metric id → version id of every item, in metric key order (tuples, no model objects)."""
-    return dict(release.items.order_by("metric__key").values_list("metric_id", "metric_version_id"))
-
-
-def release_changelog(release: Release) -> Changelog:
-    """What changed since the previous published release (by semantic version order).
-
-    Items are compared as id pairs; only the versions the changelog names are loaded, and
-    subareas only for changed ones: a full release holds ~800 metrics, mostly unchanged.
-    """
-    previous = release_previous_published(release)
-    current = _release_version_ids(release)
-    before = _release_version_ids(previous) if previous else {}
-    log = Changelog(release=release, previous=previous)
-    added = [version_id for metric_id, version_id in current.items() if metric_id not in before]
-    changed = [
-        (before[metric_id], version_id)
-        for metric_id, version_id in current.items()
-        if metric_id in before and before[metric_id] != version_id
-    ]
-    removed = [version_id for metric_id, version_id in before.items() if metric_id not in current]
-    log.unchanged_count = len(current) - len(added) - len(changed)
-    # Added and removed entries show a version's number and name only; a changed pair is
-    # compared field by field, so its rows come whole, with their subareas.
-    listed = [*added, *removed]
-    versions: dict[int, Any] = {
-        pk: ListedVersion(pk, number, name, ListedMetric(metric_id, key, status))
-        for pk, number, name, metric_id, key, status in MetricVersion.objects.filter(
-            pk__in=listed
-        ).values_list("pk", *LISTED_FIELDS)
-    }
-    compared = [version_id for pair in changed for version_id in pair]
-    if compared:
-        versions |= (
-            MetricVersion.objects.select_related("metric")
-            .prefetch_related("subareas")
-            .in_bulk(compared)
-        )
-    log.added = [versions[version_id] for version_id in added]
-    for old_id, new_id in changed:
-        old, new = versions[old_id], versions[new_id]
-        log.changed.append(
-            ChangedMetric(
-                metric=new.metric,
-                old_version=old,
-                new_version=new,
-                fields=metric_version_changed_fields(old, new),
-            )
-        )
-    for version_id in removed:
-        old = versions[version_id]
-        log.removed.append(
-            RemovedMetric(
-                metric=old.metric,
-                old_version=old,
-                retired=old.metric.validation_status == ValidationStatus.RETIRED,
-            )
-        )
-    return log
 
 
 def _contested_metric_ids_kept() -> set[int]:

@@ -27,6 +27,7 @@ from ..models import (
     Subarea,
     ValidationStatus,
 )
+from .changelog import release_changelog_store
 
 BATCH = 5_000
 SYNTHETIC_KEY_PREFIX = "SYN-"
@@ -111,4 +112,6 @@ def release_publish_synthetic(
     release.status = ReleaseStatus.PUBLISHED
     release.published_at = timezone.now()
     release.save(update_fields=["status", "published_at"])
+    # As a real publication keeps it: the synthetic release's page reads it back.
+    release_changelog_store(release)
     return release

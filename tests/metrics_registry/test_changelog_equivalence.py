@@ -16,7 +16,7 @@ from metrics_registry.services import (
     release_publish,
     release_remove_versions,
 )
-from metrics_registry.services.releases import (
+from metrics_registry.services.changelog import (
     ChangedMetric,
     RemovedMetric,
     metric_version_changed_fields,

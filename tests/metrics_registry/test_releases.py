@@ -143,7 +143,7 @@ def test_changelog_lists_added_changed_retired_and_unchanged(maintainer):
     assert [v.metric.key for v in log.added] == [added.key]
     assert len(log.changed) == 1
     entry = log.changed[0]
-    assert entry.metric == changed
+    assert (entry.metric.pk, entry.metric.key) == (changed.pk, changed.key)
     assert (entry.old_version.number, entry.new_version.number) == (1, 2)
     assert entry.fields == ["criterion", "subareas"]
     assert {(r.metric.key, r.retired) for r in log.removed} == {

@@ -70,6 +70,8 @@ COVERED = {
     "metrics_registry.MetricVersion.change_note": FORM,
     "metrics_registry.Release.title": FORM,
     "metrics_registry.Release.notes": FORM,
+    # Copies of the versions' names, kept when the release is published (the world publishes).
+    "metrics_registry.ReleaseChangelog.entries": FORM,
     # evaluations: scenarios (researchers edit them), runs, transcripts, verdicts, rubrics
     "evaluations.Scenario.base_situation": MODEL_OUTPUT,
     "evaluations.Scenario.situation": FORM,

@@ -3,8 +3,8 @@ Celery worker (with beat) and the rest of the demo seed in the background, toget
 
 Pages are served as soon as migrations are done; the seed (`seed_demo --record-progress`) runs
 in its own process, so the web server answers while it works, and every page shows how far it
-has got until it is done. A seed that stops is resumed by the next start (every step is
-idempotent).
+has got until it is done. The worker starts once the web server answers. A seed that stops is
+resumed by the next start (every step is idempotent).
 """
 
 import os
@@ -181,39 +181,41 @@ class Command(BaseCommand):
             "Seeding the demo data in the background (the first time a complete offline "
             f"evaluation run; later starts keep it). Log: {log}"
         )
-        worker = subprocess.Popen(  # noqa: S603 - fixed argument list
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "impactbench_site",
-                "worker",
-                "-Q",
-                "default,llm",
-                "--concurrency",
-                str(concurrency),
-                "--loglevel",
-                "INFO",
-                "--hostname",
-                "demo@%h",
-                # Beat inside the worker (one process fewer for the demo): it runs the reaper
-                # that recovers conversations of a worker that died and closes finished runs.
-                "-B",
-                "--schedule",
-                settings.CELERY_BEAT_SCHEDULE_FILENAME,
-            ],
-            cwd=settings.BASE_DIR,
-            env=environment,
-        )
+        worker_command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "impactbench_site",
+            "worker",
+            "-Q",
+            "default,llm",
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "INFO",
+            "--hostname",
+            "demo@%h",
+            # Beat inside the worker (one process fewer for the demo): it runs the reaper
+            # that recovers conversations of a worker that died and closes finished runs.
+            "-B",
+            "--schedule",
+            settings.CELERY_BEAT_SCHEDULE_FILENAME,
+        ]
         web = subprocess.Popen(  # noqa: S603 - fixed argument list
             # migrate ran the system checks a moment ago
             [sys.executable, manage, "runserver", f"{host}:{port}", "--noreload", "--skip-checks"],
             cwd=settings.BASE_DIR,
             env=environment,
         )
-        children = {worker: "Celery worker", web: "web server"}
+        children = {web: "web server"}
         watcher = SeedWatcher(seed, log, self.stdout._out)
+
+        def start_worker() -> None:
+            worker = subprocess.Popen(  # noqa: S603 - fixed argument list
+                worker_command, cwd=settings.BASE_DIR, env=environment
+            )
+            children[worker] = "Celery worker"
 
         def stop(*_args) -> None:
             for child in (*children, seed):
@@ -234,6 +236,11 @@ class Command(BaseCommand):
                 alive=lambda: all(child.poll() is None for child in children),
                 tick=watcher.poll,
             )
+            # The worker starts once the first page answers (or the wait ends): neither the
+            # page nor the seed needs it, and a third process starting at once on two cores
+            # holds the first page back by seconds.
+            if web.poll() is None:
+                start_worker()
             if served:
                 self.announce(host, port, watcher)
             elif all(child.poll() is None for child in children):
