@@ -150,7 +150,8 @@ def test_totals_follow_every_path_that_writes_rewrites_or_removes_attempts():
 def test_the_migration_fills_the_totals_from_the_attempts_already_stored():
     configuration = ModelConfigurationFactory()
     calls_record_bulk(
-        calls=make_calls(configuration, run_id=77, n=40) + make_calls(configuration, run_id=78, n=9),
+        calls=make_calls(configuration, run_id=77, n=40)
+        + make_calls(configuration, run_id=78, n=9),
         prompts=_prompt(),
     )
     migration = importlib.import_module("llm.migrations.0012_run_usage_triggers")
