@@ -2,7 +2,7 @@
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db.models import Count, F, Q, QuerySet, Sum
@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core.pagecache import latest
 from llm.models import ERROR_OUTCOMES, CallOutcome
-from llm.selectors import llm_calls_of_run
+from llm.selectors import llm_calls_of_run, run_call_totals
 from metrics_registry.models import MetricVersion, Release
 
 from . import work
@@ -109,10 +109,27 @@ class RunUsage:
 
 
 def run_usage(*, run_id: int, work_item: str | None = None) -> RunUsage:
-    """Attempts, successes, failures, cache hits, tokens and cost from the run's LLMCall rows.
+    """Attempts, successes, failures, cache hits, tokens and cost of the run's LLMCall rows.
 
-    `work_item` ("conversation:17") narrows it to one item of the run.
+    The whole run's figures come from its running totals (`llm.models.RunUsageTotal`), the
+    same sums at a cost that does not grow with the run: the live page asks every few seconds.
+    `work_item` ("conversation:17") narrows it to one item of the run, summed from its rows.
     """
+    if work_item is None:
+        totals = run_call_totals(run_id=run_id)
+        return RunUsage(
+            attempts=totals.attempts,
+            successes=totals.successes,
+            failures=totals.failures,
+            cache_hits=totals.cache_hits,
+            prompt_tokens=totals.prompt_tokens,
+            completion_tokens=totals.completion_tokens,
+            cost=totals.cost,
+            limit_wait_ms=totals.limit_wait_ms,
+            rate_limited=totals.rate_limited,
+            backoff_ms=totals.backoff_ms,
+            waiting_seconds=_seconds_until(totals.latest_backoff_ends),
+        )
     calls = llm_calls_of_run(run_id=run_id, work_item=work_item)
     figures = calls.aggregate(
         attempts=Count("pk"),
@@ -126,13 +143,12 @@ def run_usage(*, run_id: int, work_item: str | None = None) -> RunUsage:
         rate_limited=Count("pk", filter=Q(outcome=CallOutcome.RATE_LIMITED)),
         backoff=Sum("backoff_ms"),
     )
-    waiting = 0.0
+    ends = None
     if figures["backoff"]:
         latest = calls.filter(backoff_ms__gt=0).order_by("-id").values("created_at", "backoff_ms")
         latest = latest.first()
         if latest:
             ends = latest["created_at"] + timedelta(milliseconds=latest["backoff_ms"])
-            waiting = max(0.0, (ends - timezone.now()).total_seconds())
     return RunUsage(
         attempts=figures["attempts"] or 0,
         successes=figures["successes"] or 0,
@@ -144,8 +160,12 @@ def run_usage(*, run_id: int, work_item: str | None = None) -> RunUsage:
         limit_wait_ms=figures["waited"] or 0,
         rate_limited=figures["rate_limited"] or 0,
         backoff_ms=figures["backoff"] or 0,
-        waiting_seconds=waiting,
+        waiting_seconds=_seconds_until(ends),
     )
+
+
+def _seconds_until(moment: datetime | None) -> float:
+    return max(0.0, (moment - timezone.now()).total_seconds()) if moment else 0.0
 
 
 @dataclass(frozen=True)

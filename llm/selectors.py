@@ -1,6 +1,8 @@
 """Reads: which configuration fills a role, usage figures, the call log."""
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
 
 from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
@@ -8,12 +10,14 @@ from django.db.models.functions import Coalesce
 from core.exceptions import ApplicationError
 
 from .models import (
+    COST_UNITS_PER_DOLLAR,
     ERROR_OUTCOMES,
     CallOutcome,
     LLMCall,
     ModelConfiguration,
     ModelRole,
     ModelRoleAssignment,
+    RunUsageTotal,
 )
 
 
@@ -90,3 +94,54 @@ def llm_call_list(
     if configuration_id:
         calls = calls.filter(configuration_id=configuration_id)
     return calls
+
+
+_SUMMED = (
+    "attempts",
+    "successes",
+    "failures",
+    "cache_hits",
+    "rate_limited",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_units",
+    "limit_wait_ms",
+    "backoff_ms",
+)
+
+
+@dataclass(frozen=True)
+class RunCallTotals:
+    """A run's call log summed: every attempt, whatever became of it (`RunUsageTotal`)."""
+
+    attempts: int = 0
+    successes: int = 0
+    failures: int = 0
+    cache_hits: int = 0
+    rate_limited: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: Decimal = Decimal(0)
+    limit_wait_ms: int = 0
+    backoff_ms: int = 0
+    # When the backoff after the run's latest attempt that backed off ends (None: none did).
+    latest_backoff_ends: datetime | None = None
+
+
+def run_call_totals(*, run_id: int) -> RunCallTotals:
+    """The run's usage from its running totals: one indexed read of at most `USAGE_SHARDS`
+    rows, whatever the size of the call log."""
+    rows = list(
+        RunUsageTotal.objects.filter(run_id=run_id).values(
+            *_SUMMED, "latest_backoff_id", "latest_backoff_at", "latest_backoff_ms"
+        )
+    )
+    sums = {name: sum(row[name] for row in rows) for name in _SUMMED}
+    units = sums.pop("cost_units")
+    backed_off = [row for row in rows if row["latest_backoff_id"] is not None]
+    ends = None
+    if backed_off:
+        latest = max(backed_off, key=lambda row: row["latest_backoff_id"])
+        ends = latest["latest_backoff_at"] + timedelta(milliseconds=latest["latest_backoff_ms"])
+    cost = (Decimal(units) / COST_UNITS_PER_DOLLAR).quantize(Decimal("1e-8"))
+    return RunCallTotals(**sums, cost=cost, latest_backoff_ends=ends)

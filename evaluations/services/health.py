@@ -14,11 +14,10 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
 
 from llm.exceptions import LLMError
 from llm.models import ERROR_OUTCOMES, ModelConfiguration
-from llm.selectors import llm_call_configuration_id, llm_calls_of_run
+from llm.selectors import llm_call_configuration_id, llm_calls_of_run, run_call_totals
 
 from ..models import EvaluationRun, RunStatus
 from .panel import run_panel
@@ -27,7 +26,8 @@ AUTH_STATUSES = (401, 403)
 
 
 def run_cost(run_id: int) -> Decimal:
-    return llm_calls_of_run(run_id=run_id).aggregate(c=Sum("cost_estimate"))["c"] or Decimal(0)
+    """What the run's attempts cost so far, from its running totals (asked before each claim)."""
+    return run_call_totals(run_id=run_id).cost
 
 
 def run_pause_with_reason(*, run_id: int, reason: str) -> bool:

@@ -1,8 +1,9 @@
 """Model configurations, the roles they fill, and the record of every model call.
 
 One module per concern: `configuration` (endpoints, models, parameters, prices and roles),
-`calls` (the call log, stored prompts and the response cache) and `leases` (request slots of
-the database limits backend). Everything is importable from `llm.models`.
+`calls` (the call log, stored prompts and the response cache), `usage` (running totals of
+each run's call log) and `leases` (request slots of the database limits backend). Everything
+is importable from `llm.models`.
 """
 
 from .calls import ERROR_OUTCOMES, CallOutcome, LLMCall, LLMResponseCache, PromptText
@@ -18,12 +19,15 @@ from .configuration import (
     provider_choices,
 )
 from .leases import RequestLease
+from .usage import COST_UNITS_PER_DOLLAR, USAGE_SHARDS, RunUsageTotal
 
 __all__ = [
+    "COST_UNITS_PER_DOLLAR",
     "ENV_VAR_NAME_VALIDATOR",
     "ERROR_OUTCOMES",
     "STRUCTURED_MODE_ORDER",
     "TOKENS_PER_PRICE_UNIT",
+    "USAGE_SHARDS",
     "CallOutcome",
     "LLMCall",
     "LLMResponseCache",
@@ -33,6 +37,7 @@ __all__ = [
     "PromptText",
     "Provider",
     "RequestLease",
+    "RunUsageTotal",
     "StructuredMode",
     "provider_choices",
 ]
