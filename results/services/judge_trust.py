@@ -6,8 +6,10 @@ agreement, Cohen's kappa (each with interval over base scenarios and n) and a pl
 badge. Ratings made with the judge's verdict on screen measure endorsement, not agreement,
 and are never used here.
 
-The figures are rebuilt from stored rows and kept in the page cache under a key that changes
-whenever a rating is added or undone, so a new rating shows at once and nothing is stale.
+The figures are computed by the results refresh and stored (`stored_figures`) under a
+fingerprint of the verdicts read; a page whose verdicts changed since (a rating added or
+undone, the refresh not run yet) computes them live, so a new rating shows at once and
+nothing is stale.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from core.caches import page_cache_get, page_cache_set
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.panel import run_panel
 from llm.families import judge_family_effect_estimable, self_preference
 from review.selectors import blind_verdict_ratings
+from stats.estimates import Estimate
 from stats.judge_trust import (
     CONTESTED,
     MIN_EXPERT_VERDICTS,
@@ -32,9 +34,10 @@ from stats.judge_trust import (
     judge_trust_by,
 )
 
+from .stored_figures import FigureKind, run_figures
+
 # Resamples per figure: a release has a few hundred cells, each with its own bootstrap.
 TRUST_RESAMPLES = 2_000
-CACHE_SECONDS = 24 * 3600
 
 # How experts fill a "not yet checked" figure: shown next to it.
 HOW_TO_FILL = (
@@ -141,14 +144,19 @@ def _by(rows: list[dict[str, Any]], key, synthetic: bool) -> dict[Any, Trust]:
 def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
     """Judge trust of ``run`` keyed by ``metric`` key, ``target`` id, ``metric_target``
     (key, target id), ``category`` slug and ``category_target`` (slug, target id), plus
-    ``all``. Cells with no blind verdict are absent (pages show them as not yet checked)."""
+    ``all``. Cells with no blind verdict are absent (pages show them as not yet checked).
+    Stored by the refresh; computed live when ratings changed since (`JUDGE_TRUST`)."""
+    return run_figures(JUDGE_TRUST, run)
+
+
+def _inputs(run: EvaluationRun) -> tuple[str, list[dict[str, Any]]]:
     rows = _rows(run)
-    cache_key = f"judge-trust:v1:{run.pk}:{_fingerprint(rows)}"
-    cached = page_cache_get(cache_key)
-    if cached is not None:
-        return cached
+    return _fingerprint(rows), rows
+
+
+def _compute(run: EvaluationRun, rows: list[dict[str, Any]]) -> dict[str, dict[Any, Trust]]:
     synthetic = bool(getattr(run, "synthetic", False))
-    figures = {
+    return {
         "all": _by(rows, lambda r: "all", synthetic),
         "metric": _by(rows, lambda r: r["metric"], synthetic),
         "target": _by(rows, lambda r: r["target"], synthetic),
@@ -156,8 +164,45 @@ def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
         "category": _by(rows, lambda r: r["category"], synthetic),
         "category_target": _by(rows, lambda r: (r["category"], r["target"]), synthetic),
     }
-    page_cache_set(cache_key, figures, CACHE_SECONDS)
-    return figures
+
+
+def _encode(figures: dict[str, dict[Any, Trust]]) -> dict[str, list]:
+    # JSON has no tuple keys: each group is a list of [key, trust] (a pair key as a list).
+    return {
+        group: [
+            [
+                list(key) if isinstance(key, tuple) else key,
+                {
+                    "agreement": t.agreement.as_dict(),
+                    "kappa": t.kappa.as_dict(),
+                    "badge": t.badge,
+                    "reason": t.reason,
+                    "synthetic": t.synthetic,
+                },
+            ]
+            for key, t in cells.items()
+        ]
+        for group, cells in figures.items()
+    }
+
+
+def _decode(data: dict[str, list]) -> dict[str, dict[Any, Trust]]:
+    return {
+        group: {
+            (tuple(key) if isinstance(key, list) else key): Trust(
+                Estimate.from_dict(t["agreement"]),
+                Estimate.from_dict(t["kappa"]),
+                t["badge"],
+                t["reason"],
+                t["synthetic"],
+            )
+            for key, t in cells
+        }
+        for group, cells in data.items()
+    }
+
+
+JUDGE_TRUST = FigureKind("judge_trust", _inputs, _compute, _encode, _decode)
 
 
 def run_judges(run: EvaluationRun) -> list:
