@@ -166,13 +166,15 @@ class RunFigures(models.Model):
     ``source`` names the inputs they were computed from (a fingerprint of the ratings read)
     and ``refreshed_at`` the refresh that wrote them; a reader compares both with the current
     ones and computes live when they differ, so stored figures are never shown once their
-    inputs changed. One row per run and kind.
+    inputs changed. One row per run, kind and part (a page reads only the part it shows).
     """
 
     run = models.ForeignKey(
         "evaluations.EvaluationRun", on_delete=models.CASCADE, related_name="stored_figures"
     )
     kind = models.CharField(max_length=32)
+    # The part a page reads ("metric:<key>", "target:<id>"); "" the run-wide one.
+    part = models.CharField(max_length=200, blank=True)
     source = models.CharField(max_length=64)
     # The `RunAnalysis.computed_at` of the refresh that wrote them: only the latest is read.
     refreshed_at = models.DateTimeField()
@@ -181,7 +183,7 @@ class RunFigures(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "kind"], name="run_figures_one_per_kind")
+            models.UniqueConstraint(fields=["run", "kind", "part"], name="run_figures_one_per_part")
         ]
 
     def __str__(self) -> str:

@@ -42,7 +42,7 @@ from stats.ppi import (
     large_enough_for_label,
 )
 
-from .stored_figures import FigureKind, run_figures
+from .stored_figures import RUN_PART, FigureKind, run_figures
 
 JUDGE_RESAMPLES = 2_000
 ALL = "all"
@@ -250,7 +250,7 @@ def run_calibration(run: EvaluationRun) -> Calibration:
     """The run's calibrated rates from its latest calibration queue: stored by the refresh,
     computed live when the queue's ratings changed since (`CALIBRATION`). Two queries when
     stored: the queue and its ratings' stamp, then the figures."""
-    return run_figures(CALIBRATION, run)
+    return _decode(run_figures(CALIBRATION, run))
 
 
 def _inputs(run: EvaluationRun) -> tuple[str, RatingQueue | None]:
@@ -260,10 +260,13 @@ def _inputs(run: EvaluationRun) -> tuple[str, RatingQueue | None]:
     return (f"{queue.pk}:{_stamp(queue)}" if queue is not None else "none"), queue
 
 
-def _calibration(run: EvaluationRun, queue: RatingQueue | None) -> Calibration:
+def _documents(run: EvaluationRun, queue: RatingQueue | None) -> dict[str, Any]:
     synthetic = bool(getattr(run, "synthetic", False))
     rates = _compute(run, queue)
-    return Calibration(queue.pk if queue else None, queue.name if queue else "", rates, synthetic)
+    calibration = Calibration(
+        queue.pk if queue else None, queue.name if queue else "", rates, synthetic
+    )
+    return {RUN_PART: _encode(calibration)}  # one small document: every page shows it whole
 
 
 def _encode(calibration: Calibration) -> dict[str, Any]:
@@ -296,7 +299,7 @@ def _decode(data: dict[str, Any]) -> Calibration:
     return Calibration(data["queue_id"], data["queue_name"], rates, data["synthetic"])
 
 
-CALIBRATION = FigureKind("calibration", _inputs, _calibration, _encode, _decode)
+CALIBRATION = FigureKind("calibration", _inputs, _documents)
 
 
 def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:

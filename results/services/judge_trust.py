@@ -6,22 +6,20 @@ agreement, Cohen's kappa (each with interval over base scenarios and n) and a pl
 badge. Ratings made with the judge's verdict on screen measure endorsement, not agreement,
 and are never used here.
 
-The figures are computed by the results refresh and stored (`stored_figures`) under a
-fingerprint of the verdicts read; a page whose verdicts changed since (a rating added or
-undone, the refresh not run yet) computes them live, so a new rating shows at once and
-nothing is stale.
+The figures are computed by the results refresh and stored (`stored_figures`) under a stamp
+of the ratings; a page read after a rating was added or undone (the refresh it books not run
+yet) computes them live, so a new rating shows at once and nothing is stale.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.panel import run_panel
 from llm.families import judge_family_effect_estimable, self_preference
-from review.selectors import blind_verdict_ratings
+from review.selectors import blind_verdict_ratings, ratings_stamp
 from stats.estimates import Estimate
 from stats.judge_trust import (
     CONTESTED,
@@ -34,7 +32,7 @@ from stats.judge_trust import (
     judge_trust_by,
 )
 
-from .stored_figures import FigureKind, run_figures
+from .stored_figures import RUN_PART, FigureKind, run_figures
 
 # Resamples per figure: a release has a few hundred cells, each with its own bootstrap.
 TRUST_RESAMPLES = 2_000
@@ -119,11 +117,6 @@ def _rows(run: EvaluationRun) -> list[dict[str, Any]]:
     return rows
 
 
-def _fingerprint(rows: list[dict[str, Any]]) -> str:
-    text = repr(sorted(tuple(sorted(r.items())) for r in rows))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def _num(value: bool | None) -> float:
     return float("nan") if value is None else float(value)
 
@@ -142,19 +135,11 @@ def _by(rows: list[dict[str, Any]], key, synthetic: bool) -> dict[Any, Trust]:
 
 
 def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
-    """Judge trust of ``run`` keyed by ``metric`` key, ``target`` id, ``metric_target``
-    (key, target id), ``category`` slug and ``category_target`` (slug, target id), plus
-    ``all``. Cells with no blind verdict are absent (pages show them as not yet checked).
-    Stored by the refresh; computed live when ratings changed since (`JUDGE_TRUST`)."""
-    return run_figures(JUDGE_TRUST, run)
-
-
-def _inputs(run: EvaluationRun) -> tuple[str, list[dict[str, Any]]]:
+    """Judge trust of ``run`` computed from its verdicts, keyed by ``metric`` key, ``target``
+    id, ``metric_target`` (key, target id), ``category`` slug and ``category_target`` (slug,
+    target id), plus ``all``. Cells with no blind verdict are absent (pages show them as not
+    yet checked). Pages read the parts the refresh stored (`JUDGE_TRUST`) instead."""
     rows = _rows(run)
-    return _fingerprint(rows), rows
-
-
-def _compute(run: EvaluationRun, rows: list[dict[str, Any]]) -> dict[str, dict[Any, Trust]]:
     synthetic = bool(getattr(run, "synthetic", False))
     return {
         "all": _by(rows, lambda r: "all", synthetic),
@@ -166,43 +151,80 @@ def _compute(run: EvaluationRun, rows: list[dict[str, Any]]) -> dict[str, dict[A
     }
 
 
-def _encode(figures: dict[str, dict[Any, Trust]]) -> dict[str, list]:
-    # JSON has no tuple keys: each group is a list of [key, trust] (a pair key as a list).
-    return {
-        group: [
-            [
-                list(key) if isinstance(key, tuple) else key,
-                {
-                    "agreement": t.agreement.as_dict(),
-                    "kappa": t.kappa.as_dict(),
-                    "badge": t.badge,
-                    "reason": t.reason,
-                    "synthetic": t.synthetic,
-                },
-            ]
-            for key, t in cells.items()
-        ]
-        for group, cells in figures.items()
-    }
+def _inputs(run: EvaluationRun) -> tuple[str, None]:
+    # Every rating anywhere moves the stamp (one aggregate, however many verdicts a run has):
+    # figures are then computed live until the refresh that the rating books has run.
+    return ratings_stamp(), None
 
 
-def _decode(data: dict[str, list]) -> dict[str, dict[Any, Trust]]:
-    return {
-        group: {
-            (tuple(key) if isinstance(key, list) else key): Trust(
-                Estimate.from_dict(t["agreement"]),
-                Estimate.from_dict(t["kappa"]),
-                t["badge"],
-                t["reason"],
-                t["synthetic"],
-            )
-            for key, t in cells
+def _documents(run: EvaluationRun, _: None) -> dict[str, Any]:
+    """The run-wide part, one part per metric (what its page shows) and one per target (its
+    label's categories and its contested metrics)."""
+    trust = run_judge_trust(run)
+    documents: dict[str, Any] = {
+        RUN_PART: {
+            "all": _cells(trust["all"]),
+            "category": _cells(trust["category"]),
+            "target": _cells(trust["target"]),
+            "low_metrics": sorted(key for key, t in trust["metric"].items() if t.low),
         }
-        for group, cells in data.items()
+    }
+    for key, t in trust["metric"].items():
+        documents[f"metric:{key}"] = {"metric": _cell(t), "targets": []}
+    for (key, target_id), t in trust["metric_target"].items():
+        documents[f"metric:{key}"]["targets"].append([target_id, _cell(t)])
+    for target_id in trust["target"]:
+        documents[f"target:{target_id}"] = {
+            "category": _cells(
+                {slug: t for (slug, tid), t in trust["category_target"].items() if tid == target_id}
+            ),
+            "low_metrics": sorted(
+                key
+                for (key, tid), t in trust["metric_target"].items()
+                if tid == target_id and t.low
+            ),
+        }
+    return documents
+
+
+def _cell(t: Trust) -> dict[str, Any]:
+    return {
+        "agreement": t.agreement.as_dict(),
+        "kappa": t.kappa.as_dict(),
+        "badge": t.badge,
+        "reason": t.reason,
+        "synthetic": t.synthetic,
     }
 
 
-JUDGE_TRUST = FigureKind("judge_trust", _inputs, _compute, _encode, _decode)
+def _cells(cells: dict[Any, Trust]) -> list[list]:
+    # JSON has no integer keys: a list of [key, trust].
+    return [[key, _cell(t)] for key, t in cells.items()]
+
+
+def _trust(data: dict[str, Any]) -> Trust:
+    return Trust(
+        Estimate.from_dict(data["agreement"]),
+        Estimate.from_dict(data["kappa"]),
+        data["badge"],
+        data["reason"],
+        data["synthetic"],
+    )
+
+
+def _read(cells: list[list]) -> dict[Any, Trust]:
+    return {key: _trust(data) for key, data in cells}
+
+
+JUDGE_TRUST = FigureKind("judge_trust", _inputs, _documents)
+
+
+def metric_judge_trust(run: EvaluationRun, metric_key: str) -> tuple[Trust | None, dict]:
+    """A metric's judge trust overall and by target id (absent: no blind verdict yet)."""
+    part = run_figures(JUDGE_TRUST, run, f"metric:{metric_key}")
+    if part is None:
+        return None, {}
+    return _trust(part["metric"]), _read(part["targets"])
 
 
 def run_judges(run: EvaluationRun) -> list:
@@ -230,13 +252,13 @@ def judge_family_effect(run: EvaluationRun) -> dict[str, Any]:
 def metric_trust_rows(run: EvaluationRun, metric_key: str, targets) -> dict[str, Any]:
     """What a metric page shows: the metric's judge trust overall and per target, each
     target's self-preference note, and the judge-family effect's status."""
-    trust = run_judge_trust(run)
+    overall, by_target = metric_judge_trust(run, metric_key)
     return {
-        "overall": trust["metric"].get(metric_key),
+        "overall": overall,
         "rows": [
             {
                 "target": target,
-                "trust": trust["metric_target"].get((metric_key, target.pk)),
+                "trust": by_target.get(target.pk),
                 "self_preference": target_self_preference(run, target),
             }
             for target in targets
@@ -248,10 +270,12 @@ def metric_trust_rows(run: EvaluationRun, metric_key: str, targets) -> dict[str,
 
 def category_trust(run: EvaluationRun, slug: str, target=None) -> Trust | None:
     """A label category's judge trust, for one target when given (None: no blind verdict)."""
-    trust = run_judge_trust(run)
-    if target is None:
-        return trust["category"].get(slug)
-    return trust["category_target"].get((slug, target.pk))
+    return _categories(run, target).get(slug)
+
+
+def _categories(run: EvaluationRun, target) -> dict[str, Trust]:
+    part = run_figures(JUDGE_TRUST, run, RUN_PART if target is None else f"target:{target.pk}")
+    return _read(part["category"]) if part is not None else {}
 
 
 def trust_api(trust: Trust | None) -> dict[str, Any]:
@@ -271,13 +295,10 @@ def trust_api(trust: Trust | None) -> dict[str, Any]:
 
 def low_trust_categories(run: EvaluationRun, target) -> set[str]:
     """Label categories where experts checked the judge on ``target`` and it fell short."""
-    trust = run_judge_trust(run)["category_target"]
-    return {slug for (slug, tid), t in trust.items() if tid == target.pk and t.low}
+    return {slug for slug, t in _categories(run, target).items() if t.low}
 
 
 def low_trust_metrics(run: EvaluationRun, target=None) -> set[str]:
     """Metric keys whose judge trust (for ``target`` when given) is contested."""
-    trust = run_judge_trust(run)
-    if target is None:
-        return {key for key, t in trust["metric"].items() if t.low}
-    return {key for (key, tid), t in trust["metric_target"].items() if tid == target.pk and t.low}
+    part = run_figures(JUDGE_TRUST, run, RUN_PART if target is None else f"target:{target.pk}")
+    return set(part["low_metrics"]) if part is not None else set()
