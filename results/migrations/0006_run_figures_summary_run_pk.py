@@ -5,38 +5,48 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluations', '0018_conversation_run_unverified_index'),
-        ('llm', '0010_model_lines'),
-        ('metrics_registry', '0007_synthetic_flag'),
-        ('results', '0005_anchor_study'),
+        ("evaluations", "0018_conversation_run_unverified_index"),
+        ("llm", "0010_model_lines"),
+        ("metrics_registry", "0007_synthetic_flag"),
+        ("results", "0005_anchor_study"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RunFigures',
+            name="RunFigures",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=32)),
-                ('part', models.CharField(blank=True, max_length=200)),
-                ('source', models.CharField(max_length=64)),
-                ('refreshed_at', models.DateTimeField()),
-                ('computed_at', models.DateTimeField()),
-                ('figures', models.JSONField(default=dict)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(max_length=32)),
+                ("part", models.CharField(blank=True, max_length=200)),
+                ("source", models.CharField(max_length=64)),
+                ("refreshed_at", models.DateTimeField()),
+                ("computed_at", models.DateTimeField()),
+                ("figures", models.JSONField(default=dict)),
             ],
         ),
         migrations.AddIndex(
-            model_name='passratesummary',
-            index=models.Index(fields=['run', 'id'], name='summary_run_pk'),
+            model_name="passratesummary",
+            index=models.Index(fields=["run", "id"], name="summary_run_pk"),
         ),
         migrations.AddField(
-            model_name='runfigures',
-            name='run',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='stored_figures', to='evaluations.evaluationrun'),
+            model_name="runfigures",
+            name="run",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="stored_figures",
+                to="evaluations.evaluationrun",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='runfigures',
-            constraint=models.UniqueConstraint(fields=('run', 'kind', 'part'), name='run_figures_one_per_part'),
+            model_name="runfigures",
+            constraint=models.UniqueConstraint(
+                fields=("run", "kind", "part"), name="run_figures_one_per_part"
+            ),
         ),
     ]
