@@ -34,8 +34,8 @@ from ..selectors import (
 )
 from ..services.calibration import run_calibration
 from ..services.judge_trust import (
-    category_trust,
     metric_judge_trust,
+    target_category_trust,
     target_self_preference,
     trust_api,
 )
@@ -350,6 +350,7 @@ class LabelApi(PublishedMixin, APIView):
         if target is None:
             raise NotFound("This model is not part of the published results.")
         p = label_profile(run=run, target=target)
+        trust = target_category_trust(run, target)
         data = {
             "run": run.pk,
             "release": run.release.version,
@@ -371,7 +372,7 @@ class LabelApi(PublishedMixin, APIView):
                     "thin_evidence": line.thin,
                     "n_metrics": line.n_metrics,
                     "estimate": line.estimate,
-                    "judge_trust": trust_api(category_trust(run, line.category.slug, target)),
+                    "judge_trust": trust_api(trust.get(line.category.slug)),
                 }
                 for line in p.lines
             ],

@@ -270,10 +270,12 @@ def metric_trust_rows(run: EvaluationRun, metric_key: str, targets) -> dict[str,
 
 def category_trust(run: EvaluationRun, slug: str, target=None) -> Trust | None:
     """A label category's judge trust, for one target when given (None: no blind verdict)."""
-    return _categories(run, target).get(slug)
+    return target_category_trust(run, target).get(slug)
 
 
-def _categories(run: EvaluationRun, target) -> dict[str, Trust]:
+def target_category_trust(run: EvaluationRun, target=None) -> dict[str, Trust]:
+    """Every label category's judge trust by slug, for one target when given (absent: no blind
+    verdict): one read for a whole label."""
     part = run_figures(JUDGE_TRUST, run, RUN_PART if target is None else f"target:{target.pk}")
     return _read(part["category"]) if part is not None else {}
 
@@ -295,7 +297,7 @@ def trust_api(trust: Trust | None) -> dict[str, Any]:
 
 def low_trust_categories(run: EvaluationRun, target) -> set[str]:
     """Label categories where experts checked the judge on ``target`` and it fell short."""
-    return {slug for slug, t in _categories(run, target).items() if t.low}
+    return {slug for slug, t in target_category_trust(run, target).items() if t.low}
 
 
 def low_trust_metrics(run: EvaluationRun, target=None) -> set[str]:

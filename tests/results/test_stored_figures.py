@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.caches import page_cache
-from results.models import RunAnalysis, RunFigures
+from results.models import PassRateSummary, RunAnalysis, RunFigures
 from results.services import analysis_refresh
 from results.services import calibration as calibration_module
 from results.services import judge_trust as judge_trust_module
@@ -168,3 +168,16 @@ def test_pages_on_stored_figures_cost_the_same_queries_whatever_the_release_size
     assert small == large
     # test_public_pages' ceiling, and one more for a second release's run named in ?run=.
     assert max(large.values()) <= 23
+
+
+def test_the_refresh_leaves_the_planner_the_count_of_summary_rows_it_wrote():
+    """A page of the API walks the index only if the planner knows how many rows a run has
+    (autovacuum may not have analysed the table yet)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the planner's statistics are PostgreSQL's")
+    published_run()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples FROM pg_class WHERE relname = %s", [PassRateSummary._meta.db_table]
+        )
+        assert cursor.fetchone()[0] == PassRateSummary.objects.count() > 0
