@@ -87,6 +87,8 @@ class PassRateSummary(models.Model):
             models.Index(
                 fields=["run", "level", "metric_version"], name="summary_run_level_version"
             ),
+            # The API pages through a run's rows in primary-key order: an index walk.
+            models.Index(fields=["run", "id"], name="summary_run_pk"),
         ]
         constraints = [
             models.CheckConstraint(
@@ -155,6 +157,37 @@ class RunAnalysis(models.Model):
 
     def __str__(self) -> str:
         return f"Analysis of run {self.run_id}"
+
+
+class RunFigures(models.Model):
+    """Figures of a run that public pages show, computed by the refresh from expert ratings
+    (judge trust, calibrated rates) and stored so a page on an empty cache only reads them.
+
+    ``source`` names the inputs they were computed from (a fingerprint of the ratings read)
+    and ``refreshed_at`` the refresh that wrote them; a reader compares both with the current
+    ones and computes live when they differ, so stored figures are never shown once their
+    inputs changed. One row per run, kind and part (a page reads only the part it shows).
+    """
+
+    run = models.ForeignKey(
+        "evaluations.EvaluationRun", on_delete=models.CASCADE, related_name="stored_figures"
+    )
+    kind = models.CharField(max_length=32)
+    # The part a page reads ("metric:<key>", "target:<id>"); "" the run-wide one.
+    part = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=64)
+    # The `RunAnalysis.computed_at` of the refresh that wrote them: only the latest is read.
+    refreshed_at = models.DateTimeField()
+    computed_at = models.DateTimeField()
+    figures = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "kind", "part"], name="run_figures_one_per_part")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} figures of run {self.run_id}"
 
 
 class RefreshRequest(models.Model):

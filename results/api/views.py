@@ -34,8 +34,8 @@ from ..selectors import (
 )
 from ..services.calibration import run_calibration
 from ..services.judge_trust import (
-    category_trust,
-    run_judge_trust,
+    metric_judge_trust,
+    target_category_trust,
     target_self_preference,
     trust_api,
 )
@@ -314,7 +314,7 @@ class MetricResultsApi(PublishedMixin, APIView):
         if version is None:
             raise NotFound(f"No results for metric {key} in this run.")
         results = metric_results(run=run, version=version, targets=list(run_targets(run)))
-        trust = run_judge_trust(run)
+        overall, by_target = metric_judge_trust(run, key)
         data = {
             "run": run.pk,
             "release": run.release.version,
@@ -328,12 +328,12 @@ class MetricResultsApi(PublishedMixin, APIView):
                     "all": r.all,
                     "teen": r.teen,
                     "adult": r.adult,
-                    "judge_trust": trust_api(trust["metric_target"].get((key, r.target.pk))),
+                    "judge_trust": trust_api(by_target.get(r.target.pk)),
                     "judge_self_preference": target_self_preference(run, r.target),
                 }
                 for r in results
             ],
-            "judge_trust": trust_api(trust["metric"].get(key)),
+            "judge_trust": trust_api(overall),
         }
         return Response(s.MetricResultsOutput(data).data)
 
@@ -350,6 +350,7 @@ class LabelApi(PublishedMixin, APIView):
         if target is None:
             raise NotFound("This model is not part of the published results.")
         p = label_profile(run=run, target=target)
+        trust = target_category_trust(run, target)
         data = {
             "run": run.pk,
             "release": run.release.version,
@@ -371,7 +372,7 @@ class LabelApi(PublishedMixin, APIView):
                     "thin_evidence": line.thin,
                     "n_metrics": line.n_metrics,
                     "estimate": line.estimate,
-                    "judge_trust": trust_api(category_trust(run, line.category.slug, target)),
+                    "judge_trust": trust_api(trust.get(line.category.slug)),
                 }
                 for line in p.lines
             ],

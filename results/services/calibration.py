@@ -14,21 +14,22 @@ subset of the sample).
 
 The label shows a target's calibrated rate from ``LABEL_MIN_EXPERT_VERDICTS`` rated
 conversations over ``LABEL_MIN_BASE_SCENARIOS`` base scenarios (``stats.ppi`` says why);
-below that it says how many more ratings are needed. Figures are cached under a key that
-changes with every rating submitted or undone, so pages cost two small queries when cached.
+below that it says how many more ratings are needed. Figures are computed by the results
+refresh and stored (`stored_figures`) under a stamp of the queue's ratings, which changes with
+every rating submitted or undone: a page read after that computes them live until the next
+refresh.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 from django.db.models import Count, Max, Q
 from django.urls import reverse
 
-from core.caches import page_cache_get, page_cache_set
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.closing import verdict_passed
 from review.models import Rating, RatingQueue
@@ -42,7 +43,8 @@ from stats.ppi import (
     large_enough_for_label,
 )
 
-CACHE_SECONDS = 24 * 3600
+from .stored_figures import RUN_PART, FigureKind, run_figures
+
 JUDGE_RESAMPLES = 2_000
 ALL = "all"
 POLARITIES = (ALL, "positive", "negative")
@@ -272,21 +274,59 @@ def _compute(run: EvaluationRun, queue: RatingQueue | None) -> list[CalibratedRa
 
 
 def run_calibration(run: EvaluationRun) -> Calibration:
-    """The run's calibrated rates from its latest calibration queue (two queries when cached:
-    the queue and its ratings' stamp)."""
-    synthetic = bool(getattr(run, "synthetic", False))
+    """The run's calibrated rates from its latest calibration queue: stored by the refresh,
+    computed live when the queue's ratings changed since (`CALIBRATION`). Two queries when
+    stored: the queue and its ratings' stamp, then the figures."""
+    return _decode(run_figures(CALIBRATION, run))
+
+
+def _inputs(run: EvaluationRun) -> tuple[str, RatingQueue | None]:
     queue = calibration_queue_for(run)
     # Before a sample is drawn the rates are still computed, judge-only filled and calibrated
     # awaiting verdicts: the page shows what will appear once experts rate.
-    stamp = f"{queue.pk}:{_stamp(queue)}" if queue is not None else "none"
-    key = f"calibration:v1:{run.pk}:{stamp}"
-    cached = page_cache_get(key)
-    if cached is not None:
-        return cached
+    return (f"{queue.pk}:{_stamp(queue)}" if queue is not None else "none"), queue
+
+
+def _documents(run: EvaluationRun, queue: RatingQueue | None) -> dict[str, Any]:
+    synthetic = bool(getattr(run, "synthetic", False))
     rates = _compute(run, queue)
-    result = Calibration(queue.pk if queue else None, queue.name if queue else "", rates, synthetic)
-    page_cache_set(key, result, CACHE_SECONDS)
-    return result
+    calibration = Calibration(
+        queue.pk if queue else None, queue.name if queue else "", rates, synthetic
+    )
+    return {RUN_PART: _encode(calibration)}  # one small document: every page shows it whole
+
+
+def _encode(calibration: Calibration) -> dict[str, Any]:
+    return {
+        "queue_id": calibration.queue_id,
+        "queue_name": calibration.queue_name,
+        "synthetic": calibration.synthetic,
+        "rates": [
+            {
+                **{f.name: getattr(rate, f.name) for f in fields(CalibratedRate)},
+                "judge_only": rate.judge_only.as_dict(),
+                "calibrated": rate.calibrated.as_dict(),
+            }
+            for rate in calibration.rates
+        ],
+    }
+
+
+def _decode(data: dict[str, Any]) -> Calibration:
+    rates = [
+        CalibratedRate(
+            **{
+                **rate,
+                "judge_only": Estimate.from_dict(rate["judge_only"]),
+                "calibrated": Estimate.from_dict(rate["calibrated"]),
+            }
+        )
+        for rate in data["rates"]
+    ]
+    return Calibration(data["queue_id"], data["queue_name"], rates, data["synthetic"])
+
+
+CALIBRATION = FigureKind("calibration", _inputs, _documents)
 
 
 def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:

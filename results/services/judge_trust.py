@@ -6,21 +6,21 @@ agreement, Cohen's kappa (each with interval over base scenarios and n) and a pl
 badge. Ratings made with the judge's verdict on screen measure endorsement, not agreement,
 and are never used here.
 
-The figures are rebuilt from stored rows and kept in the page cache under a key that changes
-whenever a rating is added or undone, so a new rating shows at once and nothing is stale.
+The figures are computed by the results refresh and stored (`stored_figures`) under a stamp
+of the ratings; a page read after a rating was added or undone (the refresh it books not run
+yet) computes them live, so a new rating shows at once and nothing is stale.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from core.caches import page_cache_get, page_cache_set
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.panel import run_panel
 from llm.families import judge_family_effect_estimable, self_preference
-from review.selectors import blind_verdict_ratings
+from review.selectors import blind_verdict_ratings, ratings_stamp
+from stats.estimates import Estimate
 from stats.judge_trust import (
     CONTESTED,
     MIN_EXPERT_VERDICTS,
@@ -32,9 +32,10 @@ from stats.judge_trust import (
     judge_trust_by,
 )
 
+from .stored_figures import RUN_PART, FigureKind, run_figures
+
 # Resamples per figure: a release has a few hundred cells, each with its own bootstrap.
 TRUST_RESAMPLES = 2_000
-CACHE_SECONDS = 24 * 3600
 
 # How experts fill a "not yet checked" figure: shown next to it.
 # The address of the run queue form (review:run-queue-create) is written out: this text is
@@ -120,11 +121,6 @@ def _rows(run: EvaluationRun) -> list[dict[str, Any]]:
     return rows
 
 
-def _fingerprint(rows: list[dict[str, Any]]) -> str:
-    text = repr(sorted(tuple(sorted(r.items())) for r in rows))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def _num(value: bool | None) -> float:
     return float("nan") if value is None else float(value)
 
@@ -143,16 +139,13 @@ def _by(rows: list[dict[str, Any]], key, synthetic: bool) -> dict[Any, Trust]:
 
 
 def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
-    """Judge trust of ``run`` keyed by ``metric`` key, ``target`` id, ``metric_target``
-    (key, target id), ``category`` slug and ``category_target`` (slug, target id), plus
-    ``all``. Cells with no blind verdict are absent (pages show them as not yet checked)."""
+    """Judge trust of ``run`` computed from its verdicts, keyed by ``metric`` key, ``target``
+    id, ``metric_target`` (key, target id), ``category`` slug and ``category_target`` (slug,
+    target id), plus ``all``. Cells with no blind verdict are absent (pages show them as not
+    yet checked). Pages read the parts the refresh stored (`JUDGE_TRUST`) instead."""
     rows = _rows(run)
-    cache_key = f"judge-trust:v1:{run.pk}:{_fingerprint(rows)}"
-    cached = page_cache_get(cache_key)
-    if cached is not None:
-        return cached
     synthetic = bool(getattr(run, "synthetic", False))
-    figures = {
+    return {
         "all": _by(rows, lambda r: "all", synthetic),
         "metric": _by(rows, lambda r: r["metric"], synthetic),
         "target": _by(rows, lambda r: r["target"], synthetic),
@@ -160,8 +153,82 @@ def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
         "category": _by(rows, lambda r: r["category"], synthetic),
         "category_target": _by(rows, lambda r: (r["category"], r["target"]), synthetic),
     }
-    page_cache_set(cache_key, figures, CACHE_SECONDS)
-    return figures
+
+
+def _inputs(run: EvaluationRun) -> tuple[str, None]:
+    # Every rating anywhere moves the stamp (one aggregate, however many verdicts a run has):
+    # figures are then computed live until the refresh that the rating books has run.
+    return ratings_stamp(), None
+
+
+def _documents(run: EvaluationRun, _: None) -> dict[str, Any]:
+    """The run-wide part, one part per metric (what its page shows) and one per target (its
+    label's categories and its contested metrics)."""
+    trust = run_judge_trust(run)
+    documents: dict[str, Any] = {
+        RUN_PART: {
+            "all": _cells(trust["all"]),
+            "category": _cells(trust["category"]),
+            "target": _cells(trust["target"]),
+            "low_metrics": sorted(key for key, t in trust["metric"].items() if t.low),
+        }
+    }
+    for key, t in trust["metric"].items():
+        documents[f"metric:{key}"] = {"metric": _cell(t), "targets": []}
+    for (key, target_id), t in trust["metric_target"].items():
+        documents[f"metric:{key}"]["targets"].append([target_id, _cell(t)])
+    for target_id in trust["target"]:
+        documents[f"target:{target_id}"] = {
+            "category": _cells(
+                {slug: t for (slug, tid), t in trust["category_target"].items() if tid == target_id}
+            ),
+            "low_metrics": sorted(
+                key
+                for (key, tid), t in trust["metric_target"].items()
+                if tid == target_id and t.low
+            ),
+        }
+    return documents
+
+
+def _cell(t: Trust) -> dict[str, Any]:
+    return {
+        "agreement": t.agreement.as_dict(),
+        "kappa": t.kappa.as_dict(),
+        "badge": t.badge,
+        "reason": t.reason,
+        "synthetic": t.synthetic,
+    }
+
+
+def _cells(cells: dict[Any, Trust]) -> list[list]:
+    # JSON has no integer keys: a list of [key, trust].
+    return [[key, _cell(t)] for key, t in cells.items()]
+
+
+def _trust(data: dict[str, Any]) -> Trust:
+    return Trust(
+        Estimate.from_dict(data["agreement"]),
+        Estimate.from_dict(data["kappa"]),
+        data["badge"],
+        data["reason"],
+        data["synthetic"],
+    )
+
+
+def _read(cells: list[list]) -> dict[Any, Trust]:
+    return {key: _trust(data) for key, data in cells}
+
+
+JUDGE_TRUST = FigureKind("judge_trust", _inputs, _documents)
+
+
+def metric_judge_trust(run: EvaluationRun, metric_key: str) -> tuple[Trust | None, dict]:
+    """A metric's judge trust overall and by target id (absent: no blind verdict yet)."""
+    part = run_figures(JUDGE_TRUST, run, f"metric:{metric_key}")
+    if part is None:
+        return None, {}
+    return _trust(part["metric"]), _read(part["targets"])
 
 
 def run_judges(run: EvaluationRun) -> list:
@@ -189,13 +256,13 @@ def judge_family_effect(run: EvaluationRun) -> dict[str, Any]:
 def metric_trust_rows(run: EvaluationRun, metric_key: str, targets) -> dict[str, Any]:
     """What a metric page shows: the metric's judge trust overall and per target, each
     target's self-preference note, and the judge-family effect's status."""
-    trust = run_judge_trust(run)
+    overall, by_target = metric_judge_trust(run, metric_key)
     return {
-        "overall": trust["metric"].get(metric_key),
+        "overall": overall,
         "rows": [
             {
                 "target": target,
-                "trust": trust["metric_target"].get((metric_key, target.pk)),
+                "trust": by_target.get(target.pk),
                 "self_preference": target_self_preference(run, target),
             }
             for target in targets
@@ -207,10 +274,14 @@ def metric_trust_rows(run: EvaluationRun, metric_key: str, targets) -> dict[str,
 
 def category_trust(run: EvaluationRun, slug: str, target=None) -> Trust | None:
     """A label category's judge trust, for one target when given (None: no blind verdict)."""
-    trust = run_judge_trust(run)
-    if target is None:
-        return trust["category"].get(slug)
-    return trust["category_target"].get((slug, target.pk))
+    return target_category_trust(run, target).get(slug)
+
+
+def target_category_trust(run: EvaluationRun, target=None) -> dict[str, Trust]:
+    """Every label category's judge trust by slug, for one target when given (absent: no blind
+    verdict): one read for a whole label."""
+    part = run_figures(JUDGE_TRUST, run, RUN_PART if target is None else f"target:{target.pk}")
+    return _read(part["category"]) if part is not None else {}
 
 
 def trust_api(trust: Trust | None) -> dict[str, Any]:
@@ -230,13 +301,10 @@ def trust_api(trust: Trust | None) -> dict[str, Any]:
 
 def low_trust_categories(run: EvaluationRun, target) -> set[str]:
     """Label categories where experts checked the judge on ``target`` and it fell short."""
-    trust = run_judge_trust(run)["category_target"]
-    return {slug for (slug, tid), t in trust.items() if tid == target.pk and t.low}
+    return {slug for slug, t in target_category_trust(run, target).items() if t.low}
 
 
 def low_trust_metrics(run: EvaluationRun, target=None) -> set[str]:
     """Metric keys whose judge trust (for ``target`` when given) is contested."""
-    trust = run_judge_trust(run)
-    if target is None:
-        return {key for key, t in trust["metric"].items() if t.low}
-    return {key for (key, tid), t in trust["metric_target"].items() if tid == target.pk and t.low}
+    part = run_figures(JUDGE_TRUST, run, RUN_PART if target is None else f"target:{target.pk}")
+    return set(part["low_metrics"]) if part is not None else set()

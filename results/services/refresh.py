@@ -5,7 +5,9 @@ the new figures, never a mix:
 
 * the pass-rate summaries (`summaries_refresh`): counts and intervals of every cell, the rows
   every results page reads;
-* the run analysis (`analysis_refresh`): reliability and robustness, the `RunAnalysis` snapshot.
+* the run analysis (`analysis_refresh`): reliability and robustness, the `RunAnalysis` snapshot,
+  with the figures pages would otherwise draw per request (judge trust, calibrated rates:
+  `RunFigures`, marked with the snapshot's time).
 
 A finished run needs both (`results_refresh`, one transaction); ratings arriving change only
 the analysis. The slow parts run before a transaction opens, but for the summaries' bootstrap,
@@ -29,12 +31,15 @@ from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
 from results.models import RunAnalysis
 
+from .calibration import CALIBRATION
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
+from .judge_trust import JUDGE_TRUST
 from .panel import panel_figures
 from .reliability import anchor_consistency, expert_agreement, expert_verdict_rows
 from .repeatability import judge_repeatability, judgment_counts
 from .robustness import robustness
+from .stored_figures import run_figures_compute, run_figures_write
 from .summaries import DEFAULT_RESAMPLES, failed_as_fail
 from .summary_writes import summaries_replace
 from .swap_study import swap_studies_for
@@ -57,8 +62,11 @@ def analysis_refresh(
     started = time.perf_counter()
     cells = _cells_loading_kernels(run)
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
+    stored = _stored_figures(run)
     with transaction.atomic():
-        return _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
+        analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
+        _stored_figures_write(run, stored, analysis)
+        return analysis
 
 
 def results_refresh(
@@ -71,9 +79,12 @@ def results_refresh(
     started = time.perf_counter()
     cells = _cells_loading_kernels(run)
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
+    stored = _stored_figures(run)
     with transaction.atomic():
         summaries_replace(run, cells, n_resamples=n_resamples, seed=seed)
-        return _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
+        analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
+        _stored_figures_write(run, stored, analysis)
+        return analysis
 
 
 def _cells_loading_kernels(run: EvaluationRun) -> RunCells:
@@ -134,6 +145,22 @@ def _robustness(
     robust = robustness(cells, names, keys, **options)
     robust["failed_as_fail"] = failed_as_fail(cells, names, **options)
     return robust
+
+
+# Figures public pages would otherwise draw on every request (bootstraps over expert ratings):
+# computed with the analysis and stored beside it (`stored_figures`).
+STORED_KINDS = (JUDGE_TRUST, CALIBRATION)
+
+
+def _stored_figures(run: EvaluationRun) -> list[tuple[str, Any]]:
+    return [run_figures_compute(kind, run) for kind in STORED_KINDS]
+
+
+def _stored_figures_write(
+    run: EvaluationRun, computed: list[tuple[str, Any]], analysis: RunAnalysis
+) -> None:
+    for kind, figures in zip(STORED_KINDS, computed, strict=True):
+        run_figures_write(kind, run, figures, refreshed_at=analysis.computed_at)
 
 
 def _analysis_write(

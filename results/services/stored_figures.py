@@ -1,0 +1,107 @@
+"""Figures computed by the results refresh and stored (`RunFigures`), so that a public page on
+an empty page cache reads the part it shows (one indexed query) instead of drawing bootstraps.
+
+A kind of figures (`FigureKind`) says how to read its inputs and name them (``source``, a
+stamp cheap enough to take on every request) and how to compute its documents from them: one
+JSON document per part a page reads (a metric's, a model's), and the run-wide part ``""``,
+always present. The refresh computes every kind (`run_figures_compute`) and stores its parts
+with the analysis it writes (`run_figures_write`, marked with that refresh's time). A reader
+asks `run_figures` for one part: stored when written from today's inputs by the run's latest
+refresh, else computed live from the current inputs (slower, never stale). Requests never
+write: the refresh owns the rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
+
+from evaluations.models import EvaluationRun
+
+from ..models import RunFigures
+
+RUN_PART = ""  # the run-wide document, written for every refresh: its presence dates the rest
+
+Documents = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FigureKind:
+    """One kind of stored figures of a run."""
+
+    name: str
+    # (source, inputs): the inputs the figures are computed from, and a text naming them.
+    inputs: Callable[[EvaluationRun], tuple[str, Any]]
+    # The documents by part, RUN_PART among them.
+    compute: Callable[[EvaluationRun, Any], Documents]
+
+
+def run_figures(kind: FigureKind, run: EvaluationRun, part: str = RUN_PART) -> Any:
+    """One document of the run's figures of this kind (None: the figures have no such part):
+    stored when written from today's inputs by the run's latest refresh, else live."""
+    source, inputs = kind.inputs(run)
+    stored = dict(
+        RunFigures.objects.filter(
+            run_id=run.pk, kind=kind.name, source=source, part__in={RUN_PART, part}
+        )
+        # Written by the run's latest refresh: figures of an earlier one are not read even
+        # when their inputs look alike (the refresh rereads the judge's verdicts).
+        .filter(refreshed_at=F("run__analysis__computed_at"))
+        .values_list("part", "figures")
+    )
+    if RUN_PART in stored:
+        return stored.get(part)
+    return _plain(kind.compute(run, inputs)).get(part)
+
+
+def run_figures_compute(kind: FigureKind, run: EvaluationRun) -> tuple[str, Documents]:
+    """(source, documents) of the run, for `run_figures_write`: the slow part, run before the
+    refresh opens its transaction."""
+    source, inputs = kind.inputs(run)
+    return source, _plain(kind.compute(run, inputs))
+
+
+def run_figures_write(
+    kind: FigureKind,
+    run: EvaluationRun,
+    computed: tuple[str, Documents],
+    *,
+    refreshed_at: datetime,
+) -> int:
+    """Store documents from `run_figures_compute` in place of the run's previous ones; call it
+    in the refresh's transaction with the `RunAnalysis.computed_at` it writes. Returns how
+    many parts were written."""
+    source, documents = computed
+    RunFigures.objects.filter(run=run, kind=kind.name).delete()
+    now = timezone.now()
+    rows = RunFigures.objects.bulk_create(
+        RunFigures(
+            run=run,
+            kind=kind.name,
+            part=part,
+            source=source,
+            figures=document,
+            refreshed_at=refreshed_at,
+            computed_at=now,
+        )
+        for part, document in documents.items()
+    )
+    return len(rows)
+
+
+def _plain(documents: Documents) -> Documents:
+    # Through JSON text, so a live answer is what a stored one reads back (NumPy's numbers
+    # become Python's, tuples lists).
+    return json.loads(json.dumps(documents, default=_number))
+
+
+def _number(value: Any) -> Any:
+    if hasattr(value, "item"):  # a NumPy scalar
+        return value.item()
+    raise TypeError(f"Not storable as JSON: {type(value).__name__}")
