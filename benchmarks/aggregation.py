@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-# This folder's own `coverage.py` would shadow the coverage package numba probes for when it is
-# imported (numba then fails on the benchmark's module): import from the repository root only.
+# Import from the repository root, not this folder: a script named like a package would
+# shadow it for every library that probes for it (numba looks for `coverage`).
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 sys.path.insert(0, str(ROOT))
 

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Not the script's own folder first: benchmarks/coverage.py would shadow the coverage
-# package numba imports.
+# Import from the repository root, not this folder: a script named like a package would
+# shadow it for every library that probes for it (numba looks for `coverage`).
 sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 
 

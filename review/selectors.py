@@ -4,7 +4,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.utils import timezone
 
@@ -136,14 +136,6 @@ def blind_verdict_ratings(*, run) -> list[VerdictRow]:
     Undone ratings count nowhere.
     """
     return _verdict_ratings(run=run, kind=ItemKind.EXTERNAL_PANEL)
-
-
-def ratings_stamp() -> str:
-    """Changes whenever any rating is submitted, undone or deleted (one aggregate query): the
-    source of figures computed from expert verdicts, which are read again once it moves."""
-    agg = Rating.objects.aggregate(n=Count("pk"), last=Max("pk"), undone=Max("undone_at"))
-    undone = agg["undone"].isoformat() if agg["undone"] else ""
-    return f"{agg['n']}.{agg['last'] or 0}.{undone}"
 
 
 def judge_visible_verdict_ratings(*, run) -> list[VerdictRow]:

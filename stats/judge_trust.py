@@ -134,9 +134,14 @@ def judge_trust_by(
     labels = list(groups.tolist() if isinstance(groups, np.ndarray) else groups)  # type: ignore[union-attr]
     j, e = np.asarray(judge, dtype=np.float64), np.asarray(expert, dtype=np.float64)
     c = None if clusters is None else np.asarray(clusters)
+    # Each group's rows found in one pass: a mask per group would compare every rating with
+    # every group (a release's metric × model cells: ~8,000 groups over ~50,000 ratings).
+    members: dict[Hashable, list[int]] = {}
+    for i, label in enumerate(labels):
+        members.setdefault(label, []).append(i)
     out: dict[Hashable, JudgeTrust] = {}
-    for label in dict.fromkeys(labels):
-        mine = np.array([g == label for g in labels], dtype=bool)
+    for label, rows in members.items():
+        mine = np.asarray(rows, dtype=np.intp)
         out[label] = judge_trust(
             j[mine],
             e[mine],

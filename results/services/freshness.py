@@ -25,6 +25,7 @@ from results.models import RefreshRequest
 from results.tasks import analysis_refresh_booked, results_refresh
 
 from .refresh_scope import RATING_FIGURES, figures_refresh
+from .stored_figures import run_figures_discard
 
 # Rating kinds whose rated objects are conversations read by the run analysis.
 CONVERSATION_KINDS = {"judge_verdict", "external_panel", "conversation"}
@@ -64,6 +65,10 @@ def on_ratings_changed(*, queue_id: int, kind: str, object_ids: Iterable[int]) -
         .values_list("run_id", flat=True)
         .distinct()
     )
+    run_ids = list(run_ids)
+    # As the rating commits (events run on commit): pages compute these figures live from
+    # here on, until the refresh booked below stores them again.
+    run_figures_discard(run_ids)
     for run_id in run_ids:
         refresh_soon(run_id, [figure])
 

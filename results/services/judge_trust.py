@@ -6,9 +6,9 @@ agreement, Cohen's kappa (each with interval over base scenarios and n) and a pl
 badge. Ratings made with the judge's verdict on screen measure endorsement, not agreement,
 and are never used here.
 
-The figures are computed by the results refresh and stored (`stored_figures`) under a stamp
-of the ratings; a page read after a rating was added or undone (the refresh it books not run
-yet) computes them live, so a new rating shows at once and nothing is stale.
+The figures are computed by the results refresh and stored (`stored_figures`); a blind
+verdict added or undone discards them as it commits, so until the refresh it books has run a
+page computes them live: a new rating shows at once and nothing is stale.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.panel import run_panel
 from llm.families import judge_family_effect_estimable, self_preference
-from review.selectors import blind_verdict_ratings, ratings_stamp
+from review.selectors import blind_verdict_ratings
 from stats.estimates import Estimate
 from stats.judge_trust import (
     CONTESTED,
@@ -155,10 +155,14 @@ def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
     }
 
 
+BLIND_VERDICTS = "blind verdicts"
+
+
 def _inputs(run: EvaluationRun) -> tuple[str, None]:
-    # Every rating anywhere moves the stamp (one aggregate, however many verdicts a run has):
-    # figures are then computed live until the refresh that the rating books has run.
-    return ratings_stamp(), None
+    # No stamp to take per request: a blind verdict on the run discards its stored figures in
+    # the rating's transaction (`freshness.on_ratings_changed`), and the refresh it books
+    # draws them again.
+    return BLIND_VERDICTS, None
 
 
 def _documents(run: EvaluationRun, _: None) -> dict[str, Any]:

@@ -62,10 +62,10 @@ def analysis_refresh(
     started = time.perf_counter()
     cells = _cells_loading_kernels(run)
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
-    stored = _stored_figures(run)
+    stored = stored_figures_compute(run)
     with transaction.atomic():
         analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
-        _stored_figures_write(run, stored, analysis)
+        stored_figures_write(run, stored, analysis)
         return analysis
 
 
@@ -79,11 +79,11 @@ def results_refresh(
     started = time.perf_counter()
     cells = _cells_loading_kernels(run)
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed)
-    stored = _stored_figures(run)
+    stored = stored_figures_compute(run)
     with transaction.atomic():
         summaries_replace(run, cells, n_resamples=n_resamples, seed=seed)
         analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
-        _stored_figures_write(run, stored, analysis)
+        stored_figures_write(run, stored, analysis)
         return analysis
 
 
@@ -152,11 +152,11 @@ def _robustness(
 STORED_KINDS = (JUDGE_TRUST, CALIBRATION)
 
 
-def _stored_figures(run: EvaluationRun) -> list[tuple[str, Any]]:
+def stored_figures_compute(run: EvaluationRun) -> list[tuple[str, Any]]:
     return [run_figures_compute(kind, run) for kind in STORED_KINDS]
 
 
-def _stored_figures_write(
+def stored_figures_write(
     run: EvaluationRun, computed: list[tuple[str, Any]], analysis: RunAnalysis
 ) -> None:
     for kind, figures in zip(STORED_KINDS, computed, strict=True):

@@ -38,9 +38,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluations.models import EvaluationRun
-from results.models import RefreshRequest, RunAnalysis
+from results.models import RefreshRequest, RunAnalysis, RunFigures
 
-from .refresh import analysis_refresh, results_refresh
+from .refresh import (
+    analysis_refresh,
+    results_refresh,
+    stored_figures_compute,
+    stored_figures_write,
+)
 from .reliability import expert_agreement, expert_verdict_rows
 from .summaries import DEFAULT_RESAMPLES
 from .swap_study import swap_studies_for
@@ -136,9 +141,15 @@ def figures_refresh(
         return analysis_refresh(run=run, n_resamples=n_resamples, seed=seed)
     options = {"n_resamples": n_resamples, "seed": seed}
     figures = {name: FIGURES[name].compute(run, options) for name in sorted(set(names))}
+    # The figures pages read from `RunFigures` (judge trust, calibrated rates) draw on expert
+    # ratings: drawn again when ratings changed, else carried over to the new snapshot (pages
+    # read only those written with the run's latest analysis).
+    rated = set(names) & set(RATING_FIGURES.values())
+    page_figures = stored_figures_compute(run) if rated else None
     with transaction.atomic():
         # Read again under a lock: a figure merged meanwhile by another refresh is kept.
         analysis = RunAnalysis.objects.select_for_update().get(pk=stored.pk)
+        previous = analysis.computed_at
         for name, value in figures.items():
             figure = FIGURES[name]
             product = getattr(analysis, figure.product)
@@ -149,6 +160,12 @@ def figures_refresh(
         analysis.computed_at = timezone.now()
         analysis.seconds = time.perf_counter() - started
         analysis.save(update_fields=["reliability", "robustness", "computed_at", "seconds"])
+        if page_figures is not None:
+            stored_figures_write(run, page_figures, analysis)
+        else:
+            RunFigures.objects.filter(run=run, refreshed_at=previous).update(
+                refreshed_at=analysis.computed_at
+            )
     return analysis
 
 

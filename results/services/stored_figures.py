@@ -8,7 +8,9 @@ always present. The refresh computes every kind (`run_figures_compute`) and stor
 with the analysis it writes (`run_figures_write`, marked with that refresh's time). A reader
 asks `run_figures` for one part: stored when written from today's inputs by the run's latest
 refresh, else computed live from the current inputs (slower, never stale). Requests never
-write: the refresh owns the rows.
+write: the refresh owns the rows. Ratings that feed a kind discard the run's stored figures in
+their own transaction (`run_figures_discard`), where a stamp would cost a scan of the run's
+ratings on every request.
 """
 
 from __future__ import annotations
@@ -58,6 +60,13 @@ def run_figures(kind: FigureKind, run: EvaluationRun, part: str = RUN_PART) -> A
     if RUN_PART in stored:
         return stored.get(part)
     return _plain(kind.compute(run, inputs)).get(part)
+
+
+def run_figures_discard(run_ids: list[int]) -> int:
+    """Drop the runs' stored figures (their inputs changed): pages compute them live until the
+    refresh the change books has stored them again. Returns the rows removed."""
+    deleted, _ = RunFigures.objects.filter(run_id__in=run_ids).delete()
+    return deleted
 
 
 def run_figures_compute(kind: FigureKind, run: EvaluationRun) -> tuple[str, Documents]:

@@ -1,6 +1,7 @@
 """Judge trust and self-preference on the metric page and in the metric and label API."""
 
 import pytest
+from django.test import TestCase
 from django.urls import reverse
 
 from evaluations.models import Conversation, EvaluationRun
@@ -28,14 +29,17 @@ def _rate_all(run, *, agree: bool = True):
         external_panel=True,
     )
     EvaluationRun.objects.filter(pk=run.pk).update(is_official=official)
-    while (assignment := assignment_claim(queue=panel, rater=rater)) is not None:
-        present = Conversation.objects.get(pk=assignment.item.object_id).verdict_present
-        verdict = present if agree else not present
-        rating_submit(
-            assignment=assignment,
-            rater=rater,
-            answers={"examples_adequate": "yes", "verdict": "present" if verdict else "absent"},
-        )
+    # Each rating's commit tells the results app (its figures drawn without it are dropped):
+    # run those handlers, as a rater's own request would.
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        while (assignment := assignment_claim(queue=panel, rater=rater)) is not None:
+            present = Conversation.objects.get(pk=assignment.item.object_id).verdict_present
+            verdict = present if agree else not present
+            rating_submit(
+                assignment=assignment,
+                rater=rater,
+                answers={"examples_adequate": "yes", "verdict": "present" if verdict else "absent"},
+            )
 
 
 def _key(run):

@@ -101,7 +101,9 @@ def test_pages_read_from_stored_figures_equal_the_pages_computed_live(client, mo
             assert response.content == live[name], name
 
 
-def test_stored_figures_are_not_read_once_their_inputs_changed(client):
+def test_stored_figures_are_not_read_once_their_inputs_changed(
+    client, django_capture_on_commit_callbacks
+):
     run = _rated_and_refreshed()
     key = _key(run)
     row = RunFigures.objects.get(run=run, kind="judge_trust", part=f"metric:{key}")
@@ -113,9 +115,14 @@ def test_stored_figures_are_not_read_once_their_inputs_changed(client):
     url = reverse("results-api:metric-results", args=[key])
     assert client.get(url).json()["judge_trust"]["badge"] == "TAMPERED"
 
-    # A rating undone and the refresh not run yet: computed live from today's verdicts.
+    # A rating undone: its commit discards the stored figures, so pages compute them live
+    # from today's verdicts until the refresh it books stores them again.
     rating = Rating.objects.filter(undone=False).order_by("pk").last()
-    rating_undo_last(queue=rating.queue, rater=rating.rater)
+    with django_capture_on_commit_callbacks(execute=False) as committed:
+        rating_undo_last(queue=rating.queue, rater=rating.rater)
+    assert committed, "the undo tells the results app"
+    committed[0]()  # the results app's handler, without the booked refresh behind it
+    assert not RunFigures.objects.filter(run=run, kind="judge_trust").exists()
     assert Rating.objects.filter(pk=rating.pk, undone=True).exists()
     overall, _ = metric_judge_trust(run, key)
     assert overall.badge != "TAMPERED"

@@ -84,3 +84,17 @@ def test_ratings_from_one_base_scenario_cannot_validate():
     one = judge_trust(*_ratings(rng, 60, 1.0), clusters=np.zeros(60), n_resamples=200)
     assert one.badge == CONTESTED
     assert "one base scenario" in one.reason
+
+
+def test_interleaved_groups_get_exactly_their_own_rows_figures():
+    rng = np.random.default_rng(5)
+    n = 240
+    groups = rng.choice(["a", "b", "c", "d"], size=n).tolist()
+    judge, expert = _ratings(rng, n, 0.8)
+    clusters = rng.integers(0, 30, size=n)
+    table = judge_trust_by(groups, judge, expert, clusters, n_resamples=200)
+    assert list(table) == list(dict.fromkeys(groups))  # order of first appearance
+    for label, trust in table.items():
+        mine = np.array([g == label for g in groups])
+        alone = judge_trust(judge[mine], expert[mine], clusters[mine], n_resamples=200)
+        assert trust == alone, label

@@ -7,7 +7,8 @@ and a full 809-metric release (10 models); base-scenario effects with a per-metr
 up to ``--sd-max`` on the logit scale, a judge that flips a verdict with probability
 ``--judge-noise``. Prints figures; asserts nothing.
 
-    .venv/bin/python benchmarks/coverage.py [--demo-replications 500] [--full-replications 40]
+    .venv/bin/python benchmarks/interval_coverage.py [--demo-replications 500]
+        [--full-replications 40]
 """
 
 import argparse
