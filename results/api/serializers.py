@@ -245,6 +245,26 @@ class LabelLineOutput(serializers.Serializer):
     judge_trust = JudgeTrustOutput()
 
 
+class CalibratedRateOutput(serializers.Serializer):
+    target = serializers.IntegerField()
+    target_name = serializers.CharField()
+    polarity = serializers.ChoiceField(choices=["all", "positive", "negative"])
+    judge_only = EstimateOutput(help_text="The judge's pass rate over every judged conversation.")
+    calibrated = EstimateOutput(
+        help_text="The pass rate corrected by blind expert verdicts on the calibration sample "
+        "(prediction-powered inference, clustered by base scenario); n = expert-rated "
+        "conversations."
+    )
+    n_judged = serializers.IntegerField()
+    n_calibration_sample = serializers.IntegerField()
+    n_expert_rated = serializers.IntegerField()
+    base_scenarios_rated = serializers.IntegerField()
+    excluded_without_verdict = serializers.IntegerField()
+    on_label = serializers.BooleanField()
+    ratings_needed_for_label = serializers.IntegerField()
+    base_scenarios_needed_for_label = serializers.IntegerField()
+
+
 class LabelOutput(serializers.Serializer):
     run = serializers.IntegerField()
     release = serializers.CharField()
@@ -258,6 +278,15 @@ class LabelOutput(serializers.Serializer):
     judge_self_preference = SelfPreferenceOutput(allow_null=True)
     strengths = serializers.ListField(child=serializers.CharField())
     weaknesses = serializers.ListField(child=serializers.CharField())
+    calibration = CalibratedRateOutput(
+        allow_null=True,
+        help_text="The model's expert-calibrated pass rate beside its judge-only one (all "
+        "polarities; null until a calibration sample is drawn); `on_label` says whether it is "
+        "large enough for the label.",
+    )
+    calibration_reason = serializers.CharField(
+        help_text="Why the label shows no calibrated rate (blank when it shows one)."
+    )
 
 
 class PanelJudgeOutput(serializers.Serializer):
@@ -309,26 +338,6 @@ class RunPanelOutput(serializers.Serializer):
     per_metric = PanelMetricAgreementOutput(many=True, required=False)
     panel_rates = PanelRateOutput(many=True, required=False)
     judge_rates = PanelJudgeRateOutput(many=True, required=False)
-
-
-class CalibratedRateOutput(serializers.Serializer):
-    target = serializers.IntegerField()
-    target_name = serializers.CharField()
-    polarity = serializers.ChoiceField(choices=["all", "positive", "negative"])
-    judge_only = EstimateOutput(help_text="The judge's pass rate over every judged conversation.")
-    calibrated = EstimateOutput(
-        help_text="The pass rate corrected by blind expert verdicts on the calibration sample "
-        "(prediction-powered inference, clustered by base scenario); n = expert-rated "
-        "conversations."
-    )
-    n_judged = serializers.IntegerField()
-    n_calibration_sample = serializers.IntegerField()
-    n_expert_rated = serializers.IntegerField()
-    base_scenarios_rated = serializers.IntegerField()
-    excluded_without_verdict = serializers.IntegerField()
-    on_label = serializers.BooleanField()
-    ratings_needed_for_label = serializers.IntegerField()
-    base_scenarios_needed_for_label = serializers.IntegerField()
 
 
 class CalibrationThresholdOutput(serializers.Serializer):

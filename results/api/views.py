@@ -32,7 +32,7 @@ from ..selectors import (
     run_target,
     run_targets,
 )
-from ..services.calibration import run_calibration
+from ..services.calibration import label_calibration_reason, run_calibration
 from ..services.judge_trust import (
     metric_judge_trust,
     target_category_trust,
@@ -351,6 +351,8 @@ class LabelApi(PublishedMixin, APIView):
             raise NotFound("This model is not part of the published results.")
         p = label_profile(run=run, target=target)
         trust = target_category_trust(run, target)
+        calibration = run_calibration(run)
+        rate = calibration.for_target(target.pk)
         data = {
             "run": run.pk,
             "release": run.release.version,
@@ -363,6 +365,8 @@ class LabelApi(PublishedMixin, APIView):
             "judge_self_preference": target_self_preference(run, target),
             "strengths": p.strengths,
             "weaknesses": p.weaknesses,
+            "calibration": rate.as_api() if rate is not None else None,
+            "calibration_reason": label_calibration_reason(calibration, rate),
             "lines": [
                 {
                     "category": line.category.slug,

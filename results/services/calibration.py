@@ -343,6 +343,21 @@ def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:
     }
 
 
+def label_calibration_reason(calibration: Calibration, rate: CalibratedRate | None) -> str:
+    """Why a model's label shows no calibrated rate, in a sentence (blank when it shows one)."""
+    if rate is not None and rate.on_label:
+        return ""
+    if calibration.reason:
+        return calibration.reason
+    if rate is None:
+        return "The calibration sample holds none of this model's conversations."
+    return (
+        f"Not on the label yet: {rate.n_rated} of this model's conversations rated by experts "
+        f"from {rate.base_scenarios_rated} base scenarios; the label needs "
+        f"{LABEL_MIN_EXPERT_VERDICTS} from {LABEL_MIN_BASE_SCENARIOS}."
+    )
+
+
 def methodology_calibration(run: EvaluationRun) -> dict[str, Any]:
     """The methodology page's side-by-side table and the text saying how it fills."""
     return {

@@ -220,6 +220,11 @@ def test_api_and_pages_show_both_rates_and_the_label_threshold(
         assert rate["calibrated"]["value"] is None
         assert rate["n_expert_rated"] == 0
     assert "calibration sample" in empty["how_to_fill"]
+    some_target = panel_run.targets.order_by("pk").first()
+    label_api = reverse("results-api:label", args=[some_target.pk]) + f"?run={panel_run.pk}"
+    before = client.get(label_api).json()
+    assert before["calibration"]["calibrated"]["value"] is None
+    assert before["calibration_reason"] == "No calibration sample has been drawn for this run yet."
 
     EvaluationRun.objects.filter(pk=panel_run.pk).update(is_official=False)
     queue = calibration_queue_create(
@@ -253,6 +258,12 @@ def test_api_and_pages_show_both_rates_and_the_label_threshold(
     label = client.get(label_url).content.decode()
     assert 'data-testid="label-calibration-pending"' in label
     assert f"{LABEL_MIN_EXPERT_VERDICTS - len(judged)} more needed" in label
+    label_api = reverse("results-api:label", args=[target.pk]) + f"?run={panel_run.pk}"
+    pending = client.get(label_api).json()
+    assert pending["calibration"] == next(
+        r for r in data["rates"] if r["target"] == target.pk and r["polarity"] == "all"
+    )
+    assert pending["calibration_reason"].startswith(f"Not on the label yet: {len(judged)} ")
 
     # At the threshold (lowered to this small run's size) the label shows the figure.
     import results.services.calibration as service
@@ -264,6 +275,9 @@ def test_api_and_pages_show_both_rates_and_the_label_threshold(
     page_cache().clear()
     label = client.get(label_url).content.decode()
     assert 'data-testid="label-calibration-shown"' in label
+    shown = client.get(label_api).json()
+    assert shown["calibration"]["on_label"] is True
+    assert shown["calibration_reason"] == ""
     monkeypatch.setattr(stats.ppi, "LABEL_MIN_EXPERT_VERDICTS", len(judged) + 1)
     page_cache().clear()
     assert 'data-testid="label-calibration-pending"' in client.get(label_url).content.decode()
