@@ -2,7 +2,7 @@ from django.urls import path
 
 from . import views
 from .views import rubrics as rubric_views
-from .views.expert_figures import ReleaseExpertFiguresView
+from .views.expert_figures import ReleaseExpertFiguresView, ReleaseExpertMetricsView
 
 app_name = "results"
 
@@ -51,5 +51,10 @@ urlpatterns = [
         "results/releases/<str:version>/expert-figures/",
         ReleaseExpertFiguresView.as_view(),
         name="release-expert-figures",
+    ),
+    path(
+        "results/releases/<str:version>/expert-figures/metrics/",
+        ReleaseExpertMetricsView.as_view(),
+        name="release-expert-metrics",
     ),
 ]

@@ -62,6 +62,11 @@ PRESSED = ("significant", "extreme")
 CONVERSATION_KINDS = (ItemKind.CONVERSATION, ItemKind.JUDGE_VERDICT, ItemKind.EXTERNAL_PANEL)
 
 
+# The methodology page lists the per-metric figures itself up to this many metrics, and links
+# to the release's per-metric page beyond: a release of 809 metrics made it a page of 1 MB.
+INLINE_PER_METRIC = 50
+
+
 def _none(*, unit: str = "proportion", reason: str = NO_RATINGS) -> dict[str, Any]:
     """A figure with nothing behind it: n = 0 and the reason, never a number."""
     return Estimate.insufficient(n=0, unit=unit, reason=reason).as_dict()

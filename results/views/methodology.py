@@ -13,7 +13,7 @@ from ..selectors import (
     run_uses_offline_model,
 )
 from ..services.calibration import methodology_calibration
-from ..services.expert_figures import release_expert_figures_frozen
+from ..services.expert_figures import INLINE_PER_METRIC, release_expert_figures_frozen
 from ..services.frozen_figures import run_validity_frozen, run_validity_live_reason
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
@@ -78,6 +78,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
             trust_how_to_fill=HOW_TO_FILL,
             # Frozen when the release was published: never today's ratings (one query).
             release_experts=release_expert_figures_frozen(run.release_id),
+            expert_per_metric_limit=INLINE_PER_METRIC,
             staff_reader=self.is_staff_reader(),
             # Swap studies' figures are stored with the analysis: no query of their own.
             swap_studies=analysis.robustness.get("swap", []),

@@ -13,6 +13,8 @@ from results.models import ReleaseExpertFigures
 from results.services import results_refresh
 from results.services.expert_figures import NO_RATINGS_WARNING, release_expert_figures_live
 from results.services.frozen_figures import NOT_FROZEN, run_validity_frozen
+from results.views import expert_figures as expert_views
+from results.views import methodology as methodology_views
 from review.models import RatingQueue
 from tests.metrics_registry.factories import release_with
 from tests.results.public_data import published_run
@@ -193,3 +195,38 @@ def test_the_maintainer_sees_the_no_ratings_warning_on_the_web(client, maintaine
     text = response.content.decode()
     assert "is published and now immutable" in text
     assert "published with no expert ratings of its scenarios" in text
+
+
+def test_many_metrics_move_the_per_metric_table_to_its_own_page(client, maintainer, monkeypatch):
+    """Beyond a limit the methodology page links to the frozen per-metric table (a release of
+    hundreds of metrics made it megabytes), a public page read a page of rows at a time."""
+    run, release = _draft_release_run()
+    _rate(run, release)
+    RatingQueue.objects.update(status="closed")
+    _public(client, run, maintainer)
+    rows = _api(client, release)["figures"]["panel"]["per_metric"]
+    assert len(rows) >= 2
+
+    section = _release_section(_methodology(client, run))
+    assert 'data-testid="expert-figures-per-metric-frozen"' in section  # few: listed inline
+    assert 'data-testid="expert-figures-per-metric-link"' not in section
+
+    monkeypatch.setattr(methodology_views, "INLINE_PER_METRIC", 1)
+    monkeypatch.setattr(expert_views.ReleaseExpertMetricsView, "paginate_by", 1)
+    section = _release_section(_methodology(client, run))
+    assert 'data-testid="expert-figures-per-metric-frozen"' not in section
+    link = reverse("results:release-expert-metrics", args=[release.version])
+    assert link in section
+
+    shown = []
+    for page in range(1, len(rows) + 1):
+        caches["pages"].clear()
+        html = client.get(link, {"page": page}).content.decode()
+        assert 'data-testid="expert-figures-frozen-at"' in html
+        table = html[html.index('data-testid="expert-figures-per-metric-table"') :]
+        shown += [row["key"] for row in rows if f"<code>{row['key']}</code>" in table]
+    assert shown == [row["key"] for row in rows]  # every metric once, in the frozen order
+
+    draft = release_with("9.9.9", [])
+    url = reverse("results:release-expert-metrics", args=[draft.version])
+    assert client.get(url).status_code == 404

@@ -163,6 +163,10 @@ RULES = {
         CURATORS,
         lambda w: {"version": w["official_run"].release.version},
     ),
+    "results:release-expert-metrics": (
+        EVERYONE,
+        lambda w: {"version": w["official_run"].release.version},
+    ),
     "results-api:conversation": (EVERYONE, lambda w: {"pk": w["official_conversation"].pk}),
     "results-api:scenario": (EVERYONE, lambda w: {"pk": w["official_conversation"].scenario_id}),
     "results-api:explore": (EVERYONE, None),

@@ -188,6 +188,12 @@ NOT_USER_WRITTEN = {
     "results.AnchorStudy.figures": "computed figures (rates, intervals, counts), as above",
     "results.ReleaseExpertFigures.figures": "computed figures; metric names in it are copies "
     "of covered fields",
+    "results.RefreshRequest.figures": "names of the analysis's figures, from the code's table",
+    "results.RunFigures.figures": "computed figures (judge trust, calibrated rates); names in "
+    "it are copies of covered fields and render on the pages visited",
+    "results.RunFigures.kind": "one of the code's figure kinds",
+    "results.RunFigures.part": "a part name built from a metric key or a model id",
+    "results.RunFigures.source": "a stamp the refresh writes from ids and counts",
     "evaluations.SwapStudy.scenario_ids": IDS,
     "evaluations.AnchorRecheck.call_ids": IDS,
     # Only whether the second check agrees with the first is published, never its quote.
