@@ -3,6 +3,7 @@
 import time
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 from tqdm import tqdm
 
 from core.exceptions import ApplicationError
@@ -101,6 +102,12 @@ class Command(BaseCommand):
                 f"Synthetic swap study {result.swap_study.pk}: "
                 f"{result.swap_study.sample_size} scenarios re-judged by Synthetic judge B."
             )
+        if connection.vendor == "postgresql":
+            # Planner statistics for the tables just filled, as autovacuum would gather them
+            # soon after a bulk load: without them (autovacuum off, or not yet run) queries
+            # on the data are planned for the empty tables that migrations analysed.
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
         if not options["no_refresh"]:
             started = time.perf_counter()
             results_refresh(run=result.run, n_resamples=options["resamples"])
