@@ -1,7 +1,7 @@
 """Reads: scenarios per metric version, a release's demographic spread, run progress."""
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -117,19 +117,11 @@ def run_usage(*, run_id: int, work_item: str | None = None) -> RunUsage:
     """
     if work_item is None:
         totals = run_call_totals(run_id=run_id)
-        return RunUsage(
-            attempts=totals.attempts,
-            successes=totals.successes,
-            failures=totals.failures,
-            cache_hits=totals.cache_hits,
-            prompt_tokens=totals.prompt_tokens,
-            completion_tokens=totals.completion_tokens,
-            cost=totals.cost,
-            limit_wait_ms=totals.limit_wait_ms,
-            rate_limited=totals.rate_limited,
-            backoff_ms=totals.backoff_ms,
-            waiting_seconds=_seconds_until(totals.latest_backoff_ends),
-        )
+        # The same sums under the same names; only the backoff's end becomes seconds from now.
+        sums = {
+            f.name: getattr(totals, f.name) for f in fields(RunUsage) if hasattr(totals, f.name)
+        }
+        return RunUsage(**sums, waiting_seconds=_seconds_until(totals.latest_backoff_ends))
     calls = llm_calls_of_run(run_id=run_id, work_item=work_item)
     figures = calls.aggregate(
         attempts=Count("pk"),

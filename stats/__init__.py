@@ -55,7 +55,6 @@ from .bootstrap import (
     cluster_sum_distribution,
     clustered_mean_ci,
     pass_rate_ci,
-    percentile_interval,
 )
 from .differences import PAIRED_DIFFERENCE, PairedDifferences, paired_rate_differences
 from .few_clusters import (
@@ -87,6 +86,7 @@ from .figures import (
 )
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
+from .percentiles import percentile_interval
 from .ppi import calibrated_mean, large_enough_for_label, ppi_mean
 from .ranking import (
     bradley_terry,

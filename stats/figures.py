@@ -30,11 +30,8 @@ from .agreement import (
     krippendorff_unit_coincidences,
     krippendorff_unit_counts,
 )
-from .bootstrap import (
-    bootstrap_distribution,
-    joint_cluster_sum_distributions,
-    percentile_interval,
-)
+from .bootstrap import bootstrap_distribution, joint_cluster_sum_distributions
+from .percentiles import percentile_interval
 
 DEFAULT_RESAMPLES = 2_000
 BOOTSTRAP = "percentile bootstrap"

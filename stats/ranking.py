@@ -11,8 +11,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
 from scipy.sparse.csgraph import connected_components
 
-from .bootstrap import cluster_sum_distribution, percentile_interval
+from .bootstrap import cluster_sum_distribution
 from .estimates import Estimate
+from .percentiles import percentile_interval
 
 # --------------------------------------------------------------------------------------------
 # Ranking robustness

@@ -30,7 +30,7 @@ from results.services.repeatability import (
 )
 from results.services.robustness import robustness
 from results.services.summaries import failed_as_fail
-from stats.bootstrap import _quantile_pair
+from stats.percentiles import _quantile_pair
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db

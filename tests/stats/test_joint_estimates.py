@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import stats as statistics
-from stats.bootstrap import cluster_sum_distribution, percentile_interval
+from stats.bootstrap import cluster_sum_distribution
+from stats.percentiles import percentile_interval
 
 
 @pytest.fixture
