@@ -218,7 +218,8 @@ class BatchRecorder:
                 "Writing a batch again: %s of its %s attempts were already stored%s",
                 stored,
                 len(batch.calls),
-                " (the failed commit had applied)" if stored else "",
+                # Not necessarily the last failure: a failed batch is merged into the next one.
+                " (a commit that reported failure had applied)" if stored else "",
             )
         with transaction.atomic():
             calls_record_bulk(calls=batch.calls, prompts=batch.prompts.values())
