@@ -357,6 +357,19 @@ def joint_cluster_sum_distributions(
     return [np.concatenate(out, axis=0) for out in parts]
 
 
+def cluster_hits(g: int, n_resamples: int, seed: int | None = 0) -> NDArray[np.float64]:
+    """``(n_resamples, g)``: how often each of ``g`` clusters is drawn in each resample, the
+    very draws :func:`joint_cluster_sum_distributions` makes for ``g`` clusters and this seed.
+    Statistics of many groups that have ``g`` clusters each (a release's metric x model cells)
+    can then share one drawing and one batched product, each group's distribution exactly its
+    own call's."""
+    if g < 2:
+        raise ValueError(f"cluster bootstrap needs at least two clusters; got {g}")
+    draws = Draws(seed)
+    each = np.ones(g, dtype=np.int64)
+    return np.concatenate([draws.counts(each, rows) for _, rows in _chunks(n_resamples, g)])
+
+
 def _whole_numbers(flat: NDArray[np.float64], g: int) -> bool:
     """Whether every resampled sum of ``flat`` (g draws of its rows) is an exact float."""
     if not np.isfinite(flat).all() or (flat != np.round(flat)).any():

@@ -12,11 +12,15 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
-from stats.estimates import Estimate, Exclusion
+from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
-from .figures import DEFAULT_RESAMPLES, cohen_estimate, proportion_estimate
+from .agreement import cohen_from_confusion, cohen_pair_codes
+from .bootstrap import cluster_hits
+from .figures import BOOTSTRAP, CLUSTER_BOOTSTRAP, DEFAULT_RESAMPLES, agreement_estimates
+from .figures import _codes as cluster_codes
+from .percentiles import percentile_interval
 
 VALIDATED = "validated"
 CONTESTED = "contested"
@@ -87,10 +91,10 @@ def judge_trust(
         "confidence": confidence,
         "over": "base scenarios" if clusters is not None else "ratings",
     }
-    agreement = proportion_estimate(
-        (j[both] == e[both]).astype(float), grouped, excluded=excluded, **options
-    )
-    kappa = cohen_estimate(j[both].tolist(), e[both].tolist(), grouped, **options)
+    # Both from one drawing of the clusters, each exactly as its own bootstrap would give it:
+    # a release's refresh computes this for every metric x model cell (~8,000).
+    agreement, kappa = agreement_estimates(j[both], e[both], grouped, **options)
+    agreement = agreement.with_exclusions(excluded)
     kappa = kappa.with_exclusions(excluded) if kappa.defined else kappa
     badge, reason = trust_badge(agreement, kappa)
     return JudgeTrust(agreement, kappa, badge, reason)
@@ -127,10 +131,19 @@ def judge_trust_by(
     judge: ArrayLike,
     expert: ArrayLike,
     clusters: ArrayLike | None = None,
-    **options: object,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int | None = 0,
+    confidence: float = 0.95,
 ) -> dict[Hashable, JudgeTrust]:
     """:func:`judge_trust` for each group (``groups[i]``: e.g. the metric, or the target model,
-    of rating ``i``), in order of first appearance."""
+    of rating ``i``), in order of first appearance; each group's figures exactly those
+    :func:`judge_trust` gives its rows alone.
+
+    A release has about 8,000 metric x model cells of a few ratings each, so drawing and
+    reading each cell's bootstrap on its own costs far more than the arithmetic: the cells with
+    the same number of clusters share their drawing (the one each would make with this seed)
+    and are resampled in batches of one product each."""
     labels = list(groups.tolist() if isinstance(groups, np.ndarray) else groups)  # type: ignore[union-attr]
     j, e = np.asarray(judge, dtype=np.float64), np.asarray(expert, dtype=np.float64)
     c = None if clusters is None else np.asarray(clusters)
@@ -139,13 +152,105 @@ def judge_trust_by(
     members: dict[Hashable, list[int]] = {}
     for i, label in enumerate(labels):
         members.setdefault(label, []).append(i)
-    out: dict[Hashable, JudgeTrust] = {}
+    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    out: dict[Hashable, JudgeTrust | None] = {}
+    by_size: dict[int, list[tuple[Hashable, _Cell]]] = {}
     for label, rows in members.items():
         mine = np.asarray(rows, dtype=np.intp)
-        out[label] = judge_trust(
-            j[mine],
-            e[mine],
-            None if c is None else c[mine],
-            **options,  # type: ignore[arg-type]
+        cell = _Cell.of(j[mine], e[mine], None if c is None else c[mine])
+        if cell is None:  # nothing to resample together: the general path says why
+            out[label] = judge_trust(j[mine], e[mine], None if c is None else c[mine], **options)
+        else:
+            out[label] = None  # keeps the order of first appearance
+            by_size.setdefault(cell.g, []).append((label, cell))
+    for g, cells in by_size.items():
+        hits = cluster_hits(g, n_resamples, seed)
+        for start in range(0, len(cells), _CELLS_PER_PRODUCT):
+            batch = cells[start : start + _CELLS_PER_PRODUCT]
+            trusts = _resampled([cell for _, cell in batch], hits, confidence)
+            out.update(zip((label for label, _ in batch), trusts, strict=True))
+    return out  # type: ignore[return-value]
+
+
+# Cells resampled by one product: (cells, resamples, 6) floats, ~25 MB at 2,000 resamples.
+_CELLS_PER_PRODUCT = 256
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One group's per-cluster sums (agreed, rated, and the 2 x 2 confusion table, flattened)
+    with its point figures, when its figures come from a bootstrap of both: enough rows, two
+    clusters or more, and both verdicts present (kappa defined)."""
+
+    per_cluster: NDArray[np.float64]
+    g: int
+    n: int
+    agreement: float
+    kappa: float
+    excluded: tuple[Exclusion, ...]
+    method: str
+
+    @classmethod
+    def of(
+        cls, judge: NDArray[np.float64], expert: NDArray[np.float64], clusters: ArrayLike | None
+    ) -> _Cell | None:
+        both = np.isfinite(judge) & np.isfinite(expert)
+        n = int(both.sum())
+        if n < MIN_ITEMS:
+            return None
+        x, y = judge[both], expert[both]
+        pair, k = cohen_pair_codes(x, y)
+        codes, g = cluster_codes(None if clusters is None else np.asarray(clusters)[both], n)
+        if k != 2 or g < 2:
+            return None
+        sums = np.zeros((n, 6))
+        sums[:, 0] = x == y
+        sums[:, 1] = 1.0
+        sums[np.arange(n), 2 + pair] = 1.0
+        total = sums.sum(axis=0)
+        kappa = float(cohen_from_confusion(total[None, 2:], 2)[0])
+        if not np.isfinite(kappa):
+            return None
+        per_cluster = np.zeros((g, 6))
+        np.add.at(per_cluster, codes, sums)
+        missing = Exclusion("judge or expert verdict missing", int((~both).sum()))
+        kept = (missing,) if missing.count else ()
+        method = BOOTSTRAP if clusters is None else f"{CLUSTER_BOOTSTRAP} over base scenarios"
+        return cls(per_cluster, g, n, float(total[0] / total[1]), kappa, kept, method)
+
+
+def _resampled(
+    cells: list[_Cell], hits: NDArray[np.float64], confidence: float
+) -> list[JudgeTrust]:
+    """The cells' agreement and kappa, each with the percentile interval and sd its own
+    bootstrap gives (whole-number sums: the batched product is exact)."""
+    resampled = hits @ np.stack([cell.per_cluster for cell in cells])  # (cells, B, 6)
+    agreement = (resampled[:, :, 0] / resampled[:, :, 1]).T
+    kappa = cohen_from_confusion(resampled[:, :, 2:].reshape(-1, 4), 2).reshape(len(cells), -1).T
+    read = []
+    for dist in (agreement, kappa):
+        low, high = percentile_interval(dist, confidence)
+        read.append((low, high, [_sd(column) for column in np.ascontiguousarray(dist.T)]))
+    (a_low, a_high, a_sd), (k_low, k_high, k_sd) = read
+    trusts = []
+    for i, cell in enumerate(cells):
+        common = {
+            "method": cell.method,
+            "confidence": confidence,
+            "n": cell.n,
+            "n_clusters": cell.g,
+            "excluded": cell.excluded,
+        }
+        agree = Estimate(
+            cell.agreement, a_low[i], a_high[i], unit="proportion", sd=a_sd[i], **common
         )
-    return out
+        kappa_i = Estimate(
+            cell.kappa, k_low[i], k_high[i], unit="coefficient", sd=k_sd[i], **common
+        )
+        trusts.append(JudgeTrust(agree, kappa_i, *trust_badge(agree, kappa_i)))
+    return trusts
+
+
+def _sd(dist: NDArray[np.float64]) -> float | None:
+    finite = dist[np.isfinite(dist)]
+    return float(finite.std(ddof=1)) if finite.size > 1 else None

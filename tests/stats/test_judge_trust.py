@@ -98,3 +98,88 @@ def test_interleaved_groups_get_exactly_their_own_rows_figures():
         mine = np.array([g == label for g in groups])
         alone = judge_trust(judge[mine], expert[mine], clusters[mine], n_resamples=200)
         assert trust == alone, label
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["mixed", "judge passes everything", "both constant", "few rows", "one cluster", "missing"],
+)
+def test_one_drawing_gives_each_figure_exactly_as_its_own_bootstrap(case):
+    """Agreement and kappa share one drawing of the clusters (a refresh computes them for
+    every metric x model cell); each must equal what its own estimator gives, exclusions and
+    undefined cases included."""
+    from stats import cohen_estimate, proportion_estimate
+    from stats.estimates import Exclusion
+
+    rng = np.random.default_rng(11)
+    n = 4 if case == "few rows" else 90
+    judge, expert = _ratings(rng, n, 0.8)
+    clusters = np.zeros(n) if case == "one cluster" else rng.integers(0, 25, size=n)
+    if case == "judge passes everything":
+        judge = np.ones(n)
+    if case == "both constant":
+        judge, expert = np.ones(n), np.ones(n)
+    if case == "missing":
+        judge[[0, 5, 7]] = np.nan
+    both = np.isfinite(judge) & np.isfinite(expert)
+    excluded = (Exclusion("judge or expert verdict missing", int((~both).sum())),)
+    options = {"n_resamples": 300, "seed": 4, "over": "base scenarios"}
+    own_agreement = proportion_estimate(
+        (judge[both] == expert[both]).astype(float), clusters[both], excluded=excluded, **options
+    )
+    own_kappa = cohen_estimate(
+        judge[both].tolist(), expert[both].tolist(), clusters[both], **options
+    )
+    own_kappa = own_kappa.with_exclusions(excluded) if own_kappa.defined else own_kappa
+    trust = judge_trust(judge, expert, clusters, n_resamples=300, seed=4)
+    assert trust.agreement == own_agreement
+    assert trust.kappa == own_kappa
+
+
+@pytest.mark.parametrize("clustered", [True, False])
+def test_many_cells_resampled_together_get_exactly_their_own_figures(clustered, monkeypatch):
+    """A release's ~8,000 metric x model cells share one drawing per cluster count and are
+    resampled in batches: every cell must still get exactly what ``judge_trust`` gives it
+    alone, across batch boundaries and beside cells that take the general path (too few rows,
+    one base scenario, one verdict throughout, missing verdicts)."""
+    import sys
+
+    module = sys.modules["stats.judge_trust"]
+    monkeypatch.setattr(module, "_CELLS_PER_PRODUCT", 7)
+    rng = np.random.default_rng(17)
+    groups, judge, expert, clusters = [], [], [], []
+    for cell in range(60):
+        n = int(rng.integers(2, 14))
+        j, e = _ratings(rng, n, 0.8)
+        if cell % 11 == 0:
+            j = np.ones(n)
+            e = np.ones(n)
+        if cell % 7 == 0:
+            e[0] = np.nan
+        # Few cluster counts, so that many cells share one drawing (and batches split them).
+        base = rng.integers(0, 3 if cell % 13 else 1, size=n) + 1000 * cell
+        groups += [f"cell {cell}"] * n
+        judge.append(j)
+        expert.append(e)
+        clusters.append(base)
+    order = rng.permutation(len(groups))  # interleaved, as a refresh reads them
+    groups = [groups[i] for i in order]
+    judge = np.concatenate(judge)[order]
+    expert = np.concatenate(expert)[order]
+    clusters = np.concatenate(clusters)[order] if clustered else None
+    table = judge_trust_by(groups, judge, expert, clusters, n_resamples=400, seed=3)
+    assert list(table) == list(dict.fromkeys(groups))
+    labels = np.array(groups)
+    intervals = 0
+    for label, trust in table.items():
+        mine = labels == label
+        alone = judge_trust(
+            judge[mine],
+            expert[mine],
+            None if clusters is None else clusters[mine],
+            n_resamples=400,
+            seed=3,
+        )
+        assert trust == alone, label
+        intervals += trust.kappa.has_interval
+    assert intervals >= 20  # most cells were resampled, not only the general path's
