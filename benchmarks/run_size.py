@@ -16,8 +16,10 @@ of rows in the database:
 - the end-of-run refresh (`results_refresh`, best of two), per conversation.
 
 Each figure is printed beside its ratio to the first (smallest) size in the same process:
-flat means ratio ≈ 1 for per-call, per-conversation and per-pass figures. Exits 1 if the
-accounting is wrong at any size.
+flat means ratio ≈ 1 for per-call, per-conversation and per-pass figures. Then PASS/MISS of
+the targets: each of those figures at the largest size within 1.2x of the smallest's (page
+figures with the same query count), the largest worker process within 1 GiB at every size,
+the accounting exact at every size. Exits 1 if the accounting is wrong at any size.
 
     DATABASE_URL=postgres://postgres@127.0.0.1/ib_x CELERY_BROKER_URL=redis://127.0.0.1:6379/9 \
         .venv/bin/python benchmarks/run_size.py [--sizes 400,4000] [--full] [--turns 2]
@@ -45,6 +47,20 @@ from benchmarks.workers import (  # noqa: E402
 )
 
 CLAIM_BATCH = 128
+# The targets: every per-call, per-conversation and per-page figure at the largest size within
+# 1.2x of the smallest's (page figures with the same queries), every worker process within
+# 1 GiB at every size, and the accounting exact at every size.
+FLAT = 1.2
+PER_CALL = ("CPU ms/call", "wall ms/call", "wall ms/conv", "refresh ms/conv")
+PER_PAGE = (
+    "run page",
+    "progress partial",
+    "run_progress",
+    "reaper pass",
+    "claims_take 128",
+    "claims_renew 128",
+)
+RSS_BOUND_MIB = 1024
 SLOWEST: dict = {}  # figure -> (ms, SQL) of the slowest statement of its best call
 
 
@@ -85,6 +101,7 @@ def main() -> None:
             errors += wrong
             rows.append((size, figures))
             table_print(rows)
+        targets_print(rows, errors)
     finally:
         from django.db import connections
 
@@ -121,13 +138,14 @@ def size_run(args, size: int, scratch: str) -> tuple[dict, int]:
             flush=True,
         )
         cpu_start = None
-        peak_rss = 0
+        peak_rss = peak_process = 0
         seen, stalled_since = -1, time.monotonic()
         while True:
             stats = endpoint.stats()
             if cpu_start is None and stats["requests"]:
                 cpu_start = workers.cpu_seconds()
             peak_rss = max(peak_rss, workers.rss())
+            peak_process = max(peak_process, workers.largest_rss())
             run.refresh_from_db(fields=["status"])
             if run.status in (RunStatus.COMPLETED, RunStatus.FAILED):
                 break
@@ -152,6 +170,7 @@ def size_run(args, size: int, scratch: str) -> tuple[dict, int]:
             "wall ms/call": wall / calls * 1000,
             "wall ms/conv": wall / planned * 1000,
             "peak RSS MiB": peak_rss / 2**20,
+            "peak RSS MiB/process": peak_process / 2**20,
             "DB KiB/conv": (_database_bytes() - db_before) / planned / 1024,
         }
         figures.update(near_end_costs(run))
@@ -293,6 +312,26 @@ def table_print(rows: list[tuple[int, dict]]) -> None:
     for name in names:
         ms, sql = SLOWEST[name]
         print(f"     {name:20} {ms:7.1f} ms  {sql[:150]}")
+
+
+def targets_print(rows: list[tuple[int, dict]], errors: int) -> None:
+    """PASS/MISS of each target, the largest size against the smallest."""
+    (small, first), (large, last) = rows[0], rows[-1]
+    print(f"\n   targets: {large:,} conversations against {small:,} (ratio ≤ {FLAT})")
+    for name in PER_CALL + PER_PAGE:
+        before, after = first[name], last[name]
+        same_queries = True
+        if isinstance(before, tuple):
+            (before, queries_before), (after, queries_after) = before, after
+            same_queries = queries_after == queries_before
+        ratio = after / before if before else math.nan
+        verdict = "PASS" if ratio <= FLAT and same_queries else "MISS"
+        queries = "" if same_queries else f" (queries {queries_before} → {queries_after})"
+        print(f"     {name:24} ×{ratio:5.2f}{queries}  {verdict}")
+    largest = max(figures["peak RSS MiB/process"] for _, figures in rows)
+    verdict = "PASS" if largest <= RSS_BOUND_MIB else "MISS"
+    print(f"     largest worker process {largest:.0f} MiB (≤ {RSS_BOUND_MIB:,} MiB)  {verdict}")
+    print(f"     accounting exact at every size  {'MISS' if errors else 'PASS'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -108,6 +108,16 @@ class Workers:
                 total += process.memory_info().rss
         return total
 
+    def largest_rss(self) -> int:
+        """The resident memory of the largest single process (the per-process bound)."""
+        import psutil
+
+        largest = 0
+        for process in self.tree():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                largest = max(largest, process.memory_info().rss)
+        return largest
+
     def stop(self) -> None:
         for process in self.processes:
             if process.poll() is None:
