@@ -178,15 +178,17 @@ _CELLS_PER_PRODUCT = 256
 
 @dataclass(frozen=True)
 class _Cell:
-    """One group's per-cluster sums (agreed, rated, and the 2 x 2 confusion table, flattened)
-    with its point figures, when its figures come from a bootstrap of both: enough rows, two
-    clusters or more, and both verdicts present (kappa defined)."""
+    """One group's per-cluster sums (agreed, rated, and the 2 x 2 confusion table, flattened),
+    when its agreement comes from a bootstrap: enough rows and two clusters or more. ``k`` is
+    1 when judge and expert gave one and the same verdict throughout (kappa undefined, as
+    ``cohen_estimate`` says; the agreement is still resampled)."""
 
     per_cluster: NDArray[np.float64]
     g: int
     n: int
+    k: int
     agreement: float
-    kappa: float
+    confusion: NDArray[np.float64]
     excluded: tuple[Exclusion, ...]
     method: str
 
@@ -201,22 +203,19 @@ class _Cell:
         x, y = judge[both], expert[both]
         pair, k = cohen_pair_codes(x, y)
         codes, g = cluster_codes(None if clusters is None else np.asarray(clusters)[both], n)
-        if k != 2 or g < 2:
+        if k not in (1, 2) or g < 2:
             return None
         sums = np.zeros((n, 6))
         sums[:, 0] = x == y
         sums[:, 1] = 1.0
         sums[np.arange(n), 2 + pair] = 1.0
         total = sums.sum(axis=0)
-        kappa = float(cohen_from_confusion(total[None, 2:], 2)[0])
-        if not np.isfinite(kappa):
-            return None
         per_cluster = np.zeros((g, 6))
         np.add.at(per_cluster, codes, sums)
         missing = Exclusion("judge or expert verdict missing", int((~both).sum()))
         kept = (missing,) if missing.count else ()
         method = BOOTSTRAP if clusters is None else f"{CLUSTER_BOOTSTRAP} over base scenarios"
-        return cls(per_cluster, g, n, float(total[0] / total[1]), kappa, kept, method)
+        return cls(per_cluster, g, n, k, float(total[0] / total[1]), total[2:], kept, method)
 
 
 def _resampled(
@@ -227,6 +226,8 @@ def _resampled(
     resampled = hits @ np.stack([cell.per_cluster for cell in cells])  # (cells, B, 6)
     agreement = (resampled[:, :, 0] / resampled[:, :, 1]).T
     kappa = cohen_from_confusion(resampled[:, :, 2:].reshape(-1, 4), 2).reshape(len(cells), -1).T
+    # The point kappas too in one call: row by row, cohen_from_confusion's own figures.
+    points = cohen_from_confusion(np.stack([cell.confusion for cell in cells]), 2)
     read = []
     for dist in (agreement, kappa):
         low, high = percentile_interval(dist, confidence)
@@ -244,9 +245,25 @@ def _resampled(
         agree = Estimate(
             cell.agreement, a_low[i], a_high[i], unit="proportion", sd=a_sd[i], **common
         )
-        kappa_i = Estimate(
-            cell.kappa, k_low[i], k_high[i], unit="coefficient", sd=k_sd[i], **common
-        )
+        # What cohen_estimate (one verdict throughout) and sums_estimates (no finite point
+        # value) give when kappa is undefined.
+        if cell.k == 1:
+            kappa_i = Estimate.insufficient(
+                n=cell.n, unit="coefficient", reason="undefined (no variation)"
+            )
+        elif not np.isfinite(points[i]):
+            kappa_i = Estimate.insufficient(
+                n=cell.n,
+                n_clusters=cell.g,
+                unit="coefficient",
+                method=cell.method,
+                excluded=cell.excluded,
+                reason="undefined (no variation)",
+            )
+        else:
+            kappa_i = Estimate(
+                points[i], k_low[i], k_high[i], unit="coefficient", sd=k_sd[i], **common
+            )
         trusts.append(JudgeTrust(agree, kappa_i, *trust_badge(agree, kappa_i)))
     return trusts
 

@@ -183,3 +183,30 @@ def test_many_cells_resampled_together_get_exactly_their_own_figures(clustered, 
         assert trust == alone, label
         intervals += trust.kappa.has_interval
     assert intervals >= 20  # most cells were resampled, not only the general path's
+
+
+def test_a_batched_kappa_without_a_finite_value_reads_as_sums_estimates_gives_it():
+    """Two verdict labels always give kappa a value, but should a cell's table ever not, the
+    batched path says so as the general one would, instead of publishing nan."""
+    import sys
+
+    from stats import cohen_estimate
+    from stats.bootstrap import cluster_hits
+
+    module = sys.modules["stats.judge_trust"]
+    cell = module._Cell(
+        per_cluster=np.array([[1.0, 1.0, 0, 0, 0, 0], [1.0, 1.0, 0, 0, 0, 0]]),
+        g=2,
+        n=2,
+        k=2,
+        agreement=1.0,
+        confusion=np.zeros(4),
+        excluded=(),
+        method="cluster bootstrap over base scenarios",
+    )
+    (trust,) = module._resampled([cell], cluster_hits(2, 50, 0), 0.95)
+    assert not trust.kappa.defined
+    assert trust.kappa.reason == "undefined (no variation)"
+    assert (trust.kappa.n, trust.kappa.n_clusters) == (2, 2)
+    general = cohen_estimate([1.0, 1.0], [1.0, 1.0], [0, 1], n_resamples=50)
+    assert not general.defined and general.reason == trust.kappa.reason
