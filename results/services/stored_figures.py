@@ -16,11 +16,12 @@ ratings on every request.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -89,6 +90,15 @@ def run_figures_write(
     source, documents = computed
     RunFigures.objects.filter(run=run, kind=kind.name).delete()
     now = timezone.now()
+    if connection.vendor == "postgresql":
+        # A release's judge trust is ~800 parts, ~5 MB of JSON: a bulk INSERT binds them as
+        # one array per column, which the driver escapes in Python twice over (1.5 s at full
+        # scale); COPY sends each document's text as it is.
+        _copy(
+            (run.pk, kind.name, part, source, refreshed_at, now, json.dumps(document))
+            for part, document in documents.items()
+        )
+        return len(documents)
     rows = RunFigures.objects.bulk_create(
         RunFigures(
             run=run,
@@ -102,6 +112,16 @@ def run_figures_write(
         for part, document in documents.items()
     )
     return len(rows)
+
+
+_COLUMNS = ("run_id", "kind", "part", "source", "refreshed_at", "computed_at", "figures")
+
+
+def _copy(rows: Iterable[tuple]) -> None:
+    statement = f"COPY {RunFigures._meta.db_table} ({', '.join(_COLUMNS)}) FROM STDIN"
+    with connection.cursor() as wrapper, wrapper.cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
 
 
 def _plain(documents: Documents) -> Documents:
