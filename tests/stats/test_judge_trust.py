@@ -209,4 +209,5 @@ def test_a_batched_kappa_without_a_finite_value_reads_as_sums_estimates_gives_it
     assert trust.kappa.reason == "undefined (no variation)"
     assert (trust.kappa.n, trust.kappa.n_clusters) == (2, 2)
     general = cohen_estimate([1.0, 1.0], [1.0, 1.0], [0, 1], n_resamples=50)
-    assert not general.defined and general.reason == trust.kappa.reason
+    assert not general.defined
+    assert general.reason == trust.kappa.reason
