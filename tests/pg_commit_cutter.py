@@ -18,6 +18,8 @@ import socket
 import struct
 import threading
 
+from tests.tcp_proxy import TcpProxy, close_both
+
 SPECIAL_REQUESTS = {80877103, 80877104}  # SSLRequest, GSSENCRequest: answered by one byte
 CALL_LOG_INSERT = b'INSERT INTO "llm_llmcall"'
 
@@ -42,44 +44,14 @@ def _statement(kind: bytes, body: bytes) -> bytes | None:
     return None
 
 
-class CommitCutter:
+class CommitCutter(TcpProxy):
     def __init__(self, upstream: tuple[str, int], *, every: int = 2, limit: int = 4) -> None:
-        self.upstream = upstream
+        super().__init__(upstream)
         self.every = every
         self.limit = limit
         self.cut_after = 0  # commits applied whose answer was dropped
         self.cut_before = 0  # commits dropped unsent
         self._seen = 0
-        self._lock = threading.Lock()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._closed = False
-
-    @property
-    def port(self) -> int:
-        return self._listener.getsockname()[1]
-
-    def start(self) -> "CommitCutter":
-        threading.Thread(target=self._accept, daemon=True).start()
-        return self
-
-    def close(self) -> None:
-        self._closed = True
-        with contextlib.suppress(OSError):
-            self._listener.close()
-
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(self.upstream, timeout=5)
-                server.settimeout(None)
-            except OSError:
-                client.close()
-                continue
-            threading.Thread(target=self._serve, args=(client, server), daemon=True).start()
 
     def _decide(self) -> str | None:
         """Whether this call-log commit is cut, and how (alternately after, then before)."""
@@ -93,7 +65,7 @@ class CommitCutter:
             self.cut_before += 1
             return "before"
 
-    def _serve(self, client: socket.socket, server: socket.socket) -> None:
+    def serve(self, client: socket.socket, server: socket.socket) -> None:
         answered = threading.Event()  # set by the server-side pump when a cut is due
         state = {"cut_next_answer": False}
 
@@ -105,7 +77,7 @@ class CommitCutter:
                         answered.set()
                         break
                     client.sendall(data)
-            _close(client, server)
+            close_both(client, server)
 
         threading.Thread(target=pump_answers, daemon=True).start()
         with contextlib.suppress(OSError, ConnectionError):
@@ -136,12 +108,4 @@ class CommitCutter:
                 if how == "after" and kind == b"Q":
                     answered.wait(timeout=30)
                     break
-        _close(client, server)
-
-
-def _close(*socks: socket.socket) -> None:
-    for sock in socks:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            sock.close()
+        close_both(client, server)

@@ -11,12 +11,13 @@ import socket
 import threading
 
 
-class FreezableProxy:
+class TcpProxy:
+    """Listens on a free local port; each client accepted gets its own connection to
+    `upstream`, and `serve(client, server)` (a subclass's) runs on a thread of its own."""
+
     def __init__(self, upstream: tuple[str, int]) -> None:
         self.upstream = upstream
-        self.frozen = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
-        self._held: list[socket.socket] = []
         self._lock = threading.Lock()
         self._closed = False
 
@@ -24,9 +25,52 @@ class FreezableProxy:
     def port(self) -> int:
         return self._listener.getsockname()[1]
 
-    def start(self) -> "FreezableProxy":
+    def start(self):
         threading.Thread(target=self._accept, daemon=True).start()
         return self
+
+    def close(self) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._listener.close()
+
+    def accepted(self, client: socket.socket) -> bool:
+        """Whether to connect this client upstream (False: the subclass kept it)."""
+        return True
+
+    def serve(self, client: socket.socket, server: socket.socket) -> None:
+        raise NotImplementedError
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if not self.accepted(client):
+                continue
+            try:
+                server = socket.create_connection(self.upstream, timeout=5)
+                server.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            threading.Thread(target=self.serve, args=(client, server), daemon=True).start()
+
+
+def close_both(*socks: socket.socket) -> None:
+    for sock in socks:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            sock.close()
+
+
+class FreezableProxy(TcpProxy):
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        super().__init__(upstream)
+        self.frozen = threading.Event()
+        self._held: list[socket.socket] = []
 
     def freeze(self) -> None:
         self.frozen.set()
@@ -40,10 +84,8 @@ class FreezableProxy:
                 sock.close()
 
     def close(self) -> None:
-        self._closed = True
+        super().close()
         self.thaw()
-        with contextlib.suppress(OSError):
-            self._listener.close()
 
     def _hold(self, sock: socket.socket) -> None:
         with self._lock:
@@ -56,23 +98,15 @@ class FreezableProxy:
             while sock.recv(65536):
                 pass
 
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            if self.frozen.is_set():
-                self._hold(client)
-                continue
-            try:
-                server = socket.create_connection(self.upstream, timeout=5)
-                server.settimeout(None)
-            except OSError:
-                client.close()
-                continue
-            for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+    def accepted(self, client: socket.socket) -> bool:
+        if self.frozen.is_set():
+            self._hold(client)
+            return False
+        return True
+
+    def serve(self, client: socket.socket, server: socket.socket) -> None:
+        threading.Thread(target=self._pump, args=(server, client), daemon=True).start()
+        self._pump(client, server)
 
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         with contextlib.suppress(OSError):
