@@ -6,7 +6,7 @@ per kind of cluster or per cluster, whichever describes the resample with the fe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Literal
 
 import numpy as np
@@ -344,11 +344,9 @@ def joint_cluster_sum_distributions(
     whole = len(flats) > 1 and all(_whole_numbers(flat, g) for flat in flats)
     joined = np.concatenate(flats, axis=1) if whole else None
     edges = np.cumsum([0] + [flat.shape[1] for flat in flats])
-    draws = Draws(seed)
-    each = np.ones(g, dtype=np.int64)
     parts: list[list[NDArray[np.float64]]] = [[] for _ in arrays]
-    for _, rows in _chunks(n_resamples, g):
-        hits = draws.counts(each, rows)
+    for hits in _hit_chunks(g, n_resamples, seed):
+        rows = hits.shape[0]
         product = None if joined is None else hits @ joined
         for i, (a, statistic, out) in enumerate(zip(arrays, statistics, parts, strict=True)):
             summed = hits @ flats[i] if product is None else product[:, edges[i] : edges[i + 1]]
@@ -365,9 +363,16 @@ def cluster_hits(g: int, n_resamples: int, seed: int | None = 0) -> NDArray[np.f
     own call's."""
     if g < 2:
         raise ValueError(f"cluster bootstrap needs at least two clusters; got {g}")
+    return np.concatenate(list(_hit_chunks(g, n_resamples, seed)))
+
+
+def _hit_chunks(g: int, n_resamples: int, seed: int | None) -> Iterator[NDArray[np.float64]]:
+    """The cluster counts of ``n_resamples`` resamples of ``g`` clusters, a memory-bounded chunk
+    of rows at a time, from one generator seeded with ``seed``."""
     draws = Draws(seed)
     each = np.ones(g, dtype=np.int64)
-    return np.concatenate([draws.counts(each, rows) for _, rows in _chunks(n_resamples, g)])
+    for _, rows in _chunks(n_resamples, g):
+        yield draws.counts(each, rows)
 
 
 def _whole_numbers(flat: NDArray[np.float64], g: int) -> bool:

@@ -31,7 +31,7 @@ from .agreement import (
     krippendorff_unit_counts,
 )
 from .bootstrap import bootstrap_distribution, joint_cluster_sum_distributions
-from .percentiles import percentile_interval
+from .percentiles import bootstrap_sd, percentile_interval
 
 DEFAULT_RESAMPLES = 2_000
 BOOTSTRAP = "percentile bootstrap"
@@ -145,9 +145,7 @@ def sums_estimates(
         )
         for (i, _, _), dist in zip(resampled, dists, strict=True):
             lo, hi = percentile_interval(dist, confidence)
-            finite = dist[np.isfinite(dist)]
-            sd = float(finite.std(ddof=1)) if finite.size > 1 else None
-            out[i] = replace(out[i], low=float(lo), high=float(hi), sd=sd)
+            out[i] = replace(out[i], low=float(lo), high=float(hi), sd=bootstrap_sd(dist))
     return out
 
 

@@ -20,7 +20,7 @@ from .agreement import cohen_from_confusion, cohen_pair_codes
 from .bootstrap import cluster_hits
 from .figures import BOOTSTRAP, CLUSTER_BOOTSTRAP, DEFAULT_RESAMPLES, agreement_estimates
 from .figures import _codes as cluster_codes
-from .percentiles import percentile_interval
+from .percentiles import bootstrap_sd, percentile_interval
 
 VALIDATED = "validated"
 CONTESTED = "contested"
@@ -231,7 +231,7 @@ def _resampled(
     read = []
     for dist in (agreement, kappa):
         low, high = percentile_interval(dist, confidence)
-        read.append((low, high, [_sd(column) for column in np.ascontiguousarray(dist.T)]))
+        read.append((low, high, [bootstrap_sd(column) for column in np.ascontiguousarray(dist.T)]))
     (a_low, a_high, a_sd), (k_low, k_high, k_sd) = read
     trusts = []
     for i, cell in enumerate(cells):
@@ -266,8 +266,3 @@ def _resampled(
             )
         trusts.append(JudgeTrust(agree, kappa_i, *trust_badge(agree, kappa_i)))
     return trusts
-
-
-def _sd(dist: NDArray[np.float64]) -> float | None:
-    finite = dist[np.isfinite(dist)]
-    return float(finite.std(ddof=1)) if finite.size > 1 else None

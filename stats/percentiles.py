@@ -1,4 +1,5 @@
-"""Percentile intervals read off a bootstrap distribution (:mod:`.bootstrap` draws them)."""
+"""Percentile intervals and standard deviations read off a bootstrap distribution (:mod:`.bootstrap`
+draws them)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ def percentile_interval(
         safe = np.where(finite[:, some], dist[:, some], np.nan)
         low[some], high[some] = np.nanquantile(safe, [tail, 1.0 - tail], axis=0)
     return low, high
+
+
+def bootstrap_sd(distribution: NDArray[np.float64]) -> float | None:
+    """Standard deviation of a 1-D bootstrap distribution over its defined (finite) resamples;
+    None with fewer than two."""
+    finite = distribution[np.isfinite(distribution)]
+    return float(finite.std(ddof=1)) if finite.size > 1 else None
 
 
 def _quantile_pair(dist: NDArray[np.float64], tail: float) -> NDArray[np.float64]:

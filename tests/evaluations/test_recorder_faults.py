@@ -13,20 +13,17 @@ from django.db import connection
 from django.db.models import Count, Sum
 
 from evaluations.models import AnchorCoverage, Conversation, ConversationStatus, RunStatus
-from evaluations.services import runs
 from llm.models import LLMCall
 from tests.evaluations.conftest import FakeModels
 from tests.evaluations.test_run_recovery import (
     CALLS_PER_CONVERSATION,
     FAST_RECOVERY,
     HTTP_OUTCOMES,
-    JUDGMENTS,
-    TURNS,
     assert_exactly_once_with_exact_accounting,
+    launch,
 )
 from tests.evaluations.test_run_worker import (  # noqa: F401 - _taxonomy is an autouse fixture
     _taxonomy,
-    release_with_scenarios,
     run_status,
     wait_for,
 )
@@ -80,21 +77,9 @@ def test_a_commit_cut_off_mid_flight_neither_loses_nor_doubles_a_row(
             "DATABASE_URL": proxied_database_url(cutter.port),
         },
     )
-    release = release_with_scenarios(1)
     before = fake_openai.request_count
     billed_before = fake_openai.billed_tokens
-    run = runs.run_launch(
-        run=runs.run_create(
-            name="Cut commits",
-            release=release,
-            targets=[fake.target],
-            simulator=fake.simulator,
-            judge=fake.judge,
-            turns=TURNS,
-            judgments_per_conversation=JUDGMENTS,
-            typo_rate=0.0,
-        )
-    )
+    run = launch(fake, metrics=1)
     wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=120, what="the run")
     print("\n".join(line for line in worker.log().splitlines() if "batch again" in line))
     # Both kinds of cut happened; every cut batch was written again (none dropped), and the
