@@ -9,9 +9,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     STATIC_ROOT=/app/staticfiles
 
 WORKDIR /app
-# Exactly the versions CI tested, verified by hash.
-COPY requirements.lock ./
-RUN pip install --require-hashes --no-deps -r requirements.lock
+# Exactly the versions CI tested, verified by hash; the installer first, so the lock resolves
+# the same way whatever pip the base image bundles.
+COPY requirements-bootstrap.lock requirements.lock ./
+RUN pip install --require-hashes --no-deps -r requirements-bootstrap.lock \
+    && pip install --require-hashes --no-deps -r requirements.lock
 
 COPY . .
 # Static files are collected at build time and served by WhiteNoise from the web process.

@@ -7,21 +7,24 @@ PORT ?= 8000
 
 # Every dependency comes from the lock files, pinned with hashes (`make lock` regenerates them
 # from pyproject.toml, keeping existing pins unless UPGRADE=1), so a fresh machine installs
-# exactly what CI tested.
+# exactly what CI tested. The installer comes first, from requirements-bootstrap.lock, so the
+# same lock resolves the same way whichever pip the interpreter bundles.
 LOCK_FLAGS := --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url \
 	--no-emit-find-links $(if $(UPGRADE),--upgrade)
 
-.PHONY: demo test lint check clean lock
+.PHONY: install demo test lint check clean lock
 
-$(STAMP): pyproject.toml requirements.lock requirements-dev.lock
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	touch $(STAMP)
+$(STAMP): pyproject.toml requirements-bootstrap.lock requirements.lock requirements-dev.lock \
+		scripts/install_venv.sh
+	@scripts/install_venv.sh $(PYTHON) $(VENV)
+	@touch $(STAMP)
+
+install: $(STAMP)
 
 lock: $(STAMP)
 	$(BIN)/pip-compile $(LOCK_FLAGS) --extra dev -o requirements-dev.lock pyproject.toml
 	$(BIN)/pip-compile $(LOCK_FLAGS) -o requirements.lock pyproject.toml
+	$(BIN)/pip-compile $(LOCK_FLAGS) -o requirements-bootstrap.lock requirements-bootstrap.in
 
 demo: $(STAMP)
 	$(BIN)/python manage.py demo --port $(PORT)
