@@ -14,6 +14,20 @@ from core.roles import Role
 from tests.factories import UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.budget"]
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker):
+    """This process's test database, cloned from a template migrated once per schema
+    (tests/databases.py); `--create-db` migrates the template anew."""
+    from tests.databases import clone_setup, clone_teardown
+
+    with django_db_blocker.unblock():
+        clone_setup(rebuild=request.config.getoption("create_db"))
+    yield
+    with django_db_blocker.unblock():
+        clone_teardown()
 
 
 @pytest.fixture(autouse=True)

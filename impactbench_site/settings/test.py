@@ -1,6 +1,9 @@
 """Test settings: fast hashing, in-memory email, the same database and broker variables as base."""
 
 import os
+from urllib.parse import urlsplit, urlunsplit
+
+from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
 from .base import (
@@ -11,6 +14,16 @@ from .base import (
     cache_config,
     filesystem_broker_options,
 )
+
+
+def xdist_redis_url(url: str, worker: str) -> str:
+    """`url` on the Redis database of pytest-xdist's worker `worker` ("gw0" -> 11, "gw1" -> 12)."""
+    number = int(worker.removeprefix("gw"))
+    if number > 3:
+        raise ImproperlyConfigured("the tests' Redis databases 11-14 allow at most 4 processes")
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{11 + number}"))
+
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -32,9 +45,20 @@ DEMO_SEED_PROGRESS_FILE = VAR_DIR / f"test-demo-seed-{os.getpid()}.json"
 LLM_BACKOFF_BASE_SECONDS = 0.01
 LLM_BACKOFF_MAX_SECONDS = 0.05
 LLM_TIMEOUT_SECONDS = 5.0
+# Under pytest-xdist ("pytest -n 2") each test process has a broker of its own, so the Celery
+# workers one process starts never take the tasks, nor the rate-limit permits, of another's
+# test database. Redis: databases 11-14, one per process (others are the deployments' and the
+# tests' own); the worker processes a test starts inherit the variable and land on the same one.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) and XDIST_WORKER:
+    CELERY_BROKER_URL = xdist_redis_url(CELERY_BROKER_URL, XDIST_WORKER)
+    if not os.environ.get("LLM_LIMITS_REDIS_URL"):
+        LLM_LIMITS_REDIS_URL = CELERY_BROKER_URL
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # Kept apart from the demo's queue so a test worker never runs demo tasks, and vice versa.
-    CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(VAR_DIR / "test-broker")
+    CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(
+        VAR_DIR / "-".join(filter(None, ["test-broker", XDIST_WORKER]))
+    )
 # Tests never collect static files; WhiteNoise would only warn about the missing folder.
 MIDDLEWARE = [m for m in MIDDLEWARE if m != "whitenoise.middleware.WhiteNoiseMiddleware"]  # noqa: F405
 # Each test process keeps its own caches (cleared before every test). The "database" aliases

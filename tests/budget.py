@@ -1,0 +1,93 @@
+"""The per-test time budget: a test that takes longer than TEST_BUDGET_SECONDS (setup, call and
+teardown together, less the session's shared fixtures such as the test database, which the
+first test to need them would otherwise be charged with) says why with
+`@pytest.mark.slow(reason=...)`, so the suite's cost stays in view as it grows. At the end of
+a run the tests over budget without the marker are listed; one over twice the budget fails the
+run (between the two, a busy machine may be the cause). A slow marker without a reason is
+refused when the tests are collected.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+
+import pytest
+
+TEST_BUDGET_SECONDS = float(os.environ.get("TEST_BUDGET_SECONDS", "2"))
+# Over this many budgets without the marker, the run fails rather than only warning.
+FAIL_AFTER_BUDGETS = 2.0
+
+_durations: dict[str, float] = defaultdict(float)
+_marked_slow: set[str] = set()
+_shared_setup: dict[str, float] = defaultdict(float)  # this process's, by test
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for marker in item.iter_markers("slow"):
+            if not marker.kwargs.get("reason"):
+                raise pytest.UsageError(
+                    f"{item.nodeid}: @pytest.mark.slow needs a reason= saying why it is slow"
+                )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+    started = time.perf_counter()
+    yield
+    if fixturedef.scope == "session":
+        _shared_setup[request.node.nodeid] += time.perf_counter() - started
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    if call.when == "setup" and item.nodeid in _shared_setup:
+        # user_properties travel with the report to a pytest-xdist controller.
+        outcome.get_result().user_properties.append(
+            ("shared_setup_seconds", _shared_setup.pop(item.nodeid))
+        )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Called in the process that reports (the controller, under pytest-xdist), once for each of
+    # setup, call and teardown.
+    shared = sum(value for key, value in report.user_properties if key == "shared_setup_seconds")
+    _durations[report.nodeid] += report.duration - shared
+    if "slow" in report.keywords:
+        _marked_slow.add(report.nodeid)
+
+
+def over_budget() -> list[tuple[float, str]]:
+    return sorted(
+        (
+            (seconds, nodeid)
+            for nodeid, seconds in _durations.items()
+            if seconds > TEST_BUDGET_SECONDS and nodeid not in _marked_slow
+        ),
+        reverse=True,
+    )
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    late = over_budget()
+    if not late:
+        return
+    terminalreporter.section(
+        f"tests over the {TEST_BUDGET_SECONDS:g} s budget without a slow marker"
+    )
+    for seconds, nodeid in late:
+        terminalreporter.write_line(f"{seconds:7.2f}s {nodeid}")
+    terminalreporter.write_line(
+        "Make them faster, or mark them @pytest.mark.slow(reason=...) saying why they take long."
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # a pytest-xdist worker: the controller judges the whole run
+    limit = TEST_BUDGET_SECONDS * FAIL_AFTER_BUDGETS
+    if any(seconds > limit for seconds, _ in over_budget()) and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
