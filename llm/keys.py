@@ -12,8 +12,8 @@ import os
 
 from django.conf import settings
 
-# Variables the platform reads for itself (README "Configuration"), and the prefixes of its
-# settings families: refused whatever the patterns say.
+# Variables the platform reads for itself (docs/operations.md "Configuration"), and the prefixes
+# of its settings families: refused whatever the patterns say.
 PLATFORM_VARIABLES = frozenset(
     {
         "DJANGO_SECRET_KEY",

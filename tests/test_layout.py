@@ -2,8 +2,8 @@
 
 Read from the source (every ``import`` and ``from … import``, inside functions too), not from
 what happens to be loaded: a function-level import that steps around a cycle still counts.
-The floors are the ones README.md's "Layout" section states; a package may import only
-packages on floors below its own.
+The floors are the ones docs/layout.md ("Floors") states; a package may import only packages on
+floors below its own.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Settings shared by every environment; each value can be overridden from the environment.
 
-Every variable read here is documented in README.md ("Configuration") and `.env.example`.
+Every variable read here is documented in docs/operations.md ("Configuration") and `.env.example`.
 Background work (engine.py), the model gateway (gateway.py) and expert review (review.py) keep
 their settings in their own modules, gathered here: base holds everything.
 """
@@ -342,7 +342,7 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-# --- Where model calls may go (llm/egress.py; README "Security") ------------------------------
+# --- Where model calls may go (llm/egress.py; docs/security.md "Model endpoints") ------------
 # Link-local and cloud-metadata addresses are refused always. Loopback, private, CGNAT and
 # unique-local addresses only when this is on: local model servers are a main use case of
 # development and the demo (settings/local.py turns it on), a production site calls hosted APIs.

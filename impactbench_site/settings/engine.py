@@ -112,6 +112,9 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": HEALTH_HEARTBEAT_SECONDS},
     },
 }
+# After the first new rating on a run, its figures wait this long before they are recomputed
+# (results/services/freshness.py); beat re-sends a booking older than twice this.
+RESULTS_REFRESH_DEBOUNCE_SECONDS = env.int("RESULTS_REFRESH_DEBOUNCE_SECONDS", default=60)
 # A submission still "submitted" or "drafting" this long after its last change is treated as
 # having lost its drafting task: beat re-queues the submitted ones, and anyone who may retry
 # drafting can retry either (submissions.selectors.drafting_stale_before).

@@ -1,4 +1,4 @@
-"""Backups that restore: the README's pg_dump / pg_restore commands, run on a published run.
+"""Backups that restore: docs/operations.md's pg_dump / pg_restore commands, on a published run.
 
 Dump the database, restore it into a fresh one, and every published figure (pass-rate
 summaries with their intervals, the reliability analysis, the verdicts behind them, the
@@ -73,7 +73,7 @@ def test_a_dump_restored_into_a_fresh_database_publishes_identical_figures(
     restored_name = f"{connection.settings_dict['NAME']}_restored_{os.getpid()}"
     restored = source.rsplit("/", 1)[0] + "/" + restored_name
     dump = tmp_path / "impactbench.dump"
-    # The commands of README "Backups and restore".
+    # The commands of docs/operations.md "Backups and restore".
     sh("pg_dump", "--format=custom", "--no-owner", f"--file={dump}", source)
     sh("dropdb", "--if-exists", f"--maintenance-db={source}", restored_name)
     sh("createdb", f"--maintenance-db={source}", restored_name)

@@ -140,7 +140,7 @@ def test_inspect_eval_runs_the_exported_scenarios_against_the_fake_server(
         capture_output=True,
         text=True,
         timeout=180,
-        cwd=REPO,  # the command as the README gives it
+        cwd=REPO,  # the command as docs/interoperability.md gives it
     )
     assert completed.returncode == 0, completed.stderr[-2000:] + completed.stdout[-2000:]
     (log_file,) = list((tmp_path / "logs").glob("*.eval"))

@@ -1,5 +1,5 @@
 """Content-Security-Policy on every response, no inline code in templates, and a clean
-`check --deploy` apart from the warnings the README explains."""
+`check --deploy` apart from the warnings docs/security.md explains."""
 
 import os
 import re
@@ -14,8 +14,8 @@ from django.urls import reverse
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db
 
-# README "Security": the one deploy warning left, and why.
-EXPLAINED_DEPLOY_WARNINGS: set[str] = set()  # the README says it reports no issues
+# docs/security.md "Headers": the deploy warnings left, and why.
+EXPLAINED_DEPLOY_WARNINGS: set[str] = set()  # docs/security.md says it reports no issues
 
 
 def _policy(response) -> dict[str, list[str]]:
