@@ -29,8 +29,11 @@ lock: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python manage.py demo --port $(PORT)
 
+# The suite in TEST_PROCESSES processes (0: in this one); tests that start workers, inject faults
+# or drive the browser run one after another in one of them (tests/conftest.py).
+TEST_PROCESSES ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

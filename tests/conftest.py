@@ -17,6 +17,19 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.budget"]
 
 
+# Tests that start Celery workers, inject faults or drive the browser take both cores for a
+# while, and their timing checks were sized for that: under pytest-xdist (`--dist loadgroup`)
+# they run one after another in one process, beside the rest of the suite in the others.
+SERIAL_MARKERS = ("worker", "faults", "browser")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.get_closest_marker(name) for name in SERIAL_MARKERS):
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(request, django_test_environment, django_db_blocker):
     """This process's test database, cloned from a template migrated once per schema

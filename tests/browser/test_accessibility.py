@@ -11,7 +11,11 @@ import pytest
 from evaluations.models import Conversation
 from tests.results.public_data import published_run
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="runs axe-core in headless Chromium on every public page"),
+]
 
 WCAG_22_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 

@@ -6,7 +6,11 @@ import pytest
 
 from demo.progress import COMPLETE, SeedProgress, progress_write
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="headless Chromium watches a seed run to its end"),
+]
 
 
 def _progress(**fields) -> SeedProgress:

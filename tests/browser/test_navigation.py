@@ -4,7 +4,11 @@ from core.roles import Role
 from tests.browser.conftest import sign_in
 from tests.factories import UserFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="signs in and walks pages in headless Chromium"),
+]
 
 
 def test_a_maintainer_signs_in_and_navigates_to_the_admin(page):

@@ -6,7 +6,11 @@ import pytest
 from tests.browser.conftest import screenshot
 from tests.results.public_data import published_run
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="walks pages down to a transcript in headless Chromium"),
+]
 
 
 def _reads_lead_first_and_opens_how_we_know(page, where: str) -> str:

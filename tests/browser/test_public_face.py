@@ -12,7 +12,11 @@ from tests.factories import UserFactory
 from tests.results.factories import completed_run
 from tests.results.public_data import published_run
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="walks public pages in headless Chromium"),
+]
 PASSWORD = "correct-horse-battery"
 
 

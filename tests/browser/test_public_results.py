@@ -12,7 +12,11 @@ from evaluations.models import Conversation
 from results.label_files import label_files_render
 from tests.results.public_data import EVIDENCE, published_run
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="walks public pages in headless Chromium"),
+]
 
 # The first few elements reaching past the right edge, to name the culprit when a page overflows.
 WIDER_THAN_SCREEN = """

@@ -9,7 +9,11 @@ from tests.browser.conftest import sign_in
 from tests.factories import UserFactory
 from tests.metrics_registry.factories import MetricFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="three raters work a queue in headless Chromium"),
+]
 
 
 def new_page(browser, live_server, **options):

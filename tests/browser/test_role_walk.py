@@ -27,7 +27,11 @@ from tests.rubrics.factories import RubricItemFactory
 from tests.submissions.test_candidate_review import in_review  # noqa: F401 - fixture
 from tests.submissions.test_drafting import offline_drafter  # noqa: F401 - fixture
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="every role walks its pages in headless Chromium"),
+]
 
 WALK: dict[str | None, list[str]] = {
     None: [

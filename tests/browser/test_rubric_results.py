@@ -15,7 +15,11 @@ from results.demo import demo_summaries_seed
 from review.demo import demo_rubric_consensus_seed, demo_user_panel_seed
 from rubrics.demo import demo_rubric_items_seed
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="walks rubric pages at two widths in headless Chromium"),
+]
 
 SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 # The first few elements reaching past the right edge, to name the culprit when a page overflows.

@@ -24,7 +24,11 @@ from tests.factories import UserFactory
 from tests.security import xss_fields, xss_world
 from tests.security.xss_corpus import PAYLOADS
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="renders every page with the XSS corpus in headless Chromium"),
+]
 PLATFORM_APPS = {
     "core",
     "llm",

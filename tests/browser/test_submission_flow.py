@@ -11,7 +11,12 @@ from tests.browser.conftest import sign_in
 from tests.factories import UserFactory
 from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="a submission drafted by a real worker, in headless Chromium"),
+]
 
 
 def test_submit_draft_in_background_accept_and_publish(page, browser, live_server, celery_worker):

@@ -16,7 +16,11 @@ from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow(reason="workspace pages in headless Chromium"),
+]
 
 LONG_REPLY = "I hear how hard this week has been for you, and that matters. " * 12
 

@@ -24,10 +24,13 @@ from tests.evaluations.test_run_worker import (  # noqa: F401 - _taxonomy is an 
 )
 from tests.llm.factories import OfflineConfigurationFactory
 
-pytestmark = pytest.mark.skipif(
-    "postgresql" not in settings.DATABASES["default"]["ENGINE"],
-    reason="pg_dump and pg_restore back up PostgreSQL",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        "postgresql" not in settings.DATABASES["default"]["ENGINE"],
+        reason="pg_dump and pg_restore back up PostgreSQL",
+    ),
+    pytest.mark.slow(reason="pg_dump and pg_restore of a published run"),
+]
 
 PUBLISHED_TABLES = (
     "results_passratesummary",

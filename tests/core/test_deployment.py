@@ -49,6 +49,7 @@ def test_compose_file_follows_the_compose_specification():
         assert environment["DATABASE_URL"].startswith("postgres://")
 
 
+@pytest.mark.slow(reason="runs manage.py check --deploy in a subprocess")
 def test_production_settings_pass_the_deploy_checks():
     # The browser tests' in-process switch must not leak into a production check.
     inherited = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
@@ -72,6 +73,7 @@ def test_production_settings_pass_the_deploy_checks():
     assert "no issues" in result.stdout
 
 
+@pytest.mark.slow(reason="starts gunicorn in a subprocess")
 def test_the_web_server_refuses_to_start_without_collected_static_files(tmp_path):
     """Production pages need the manifest collectstatic writes: a clear message, not 500s."""
     inherited = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
@@ -114,6 +116,7 @@ def _get(url: str) -> tuple[int, dict]:
         return error.code, json.loads(error.read() or b"{}")
 
 
+@pytest.mark.slow(reason="boots the web server, a worker and beat as compose does")
 @pytest.mark.worker
 @pytest.mark.skipif(
     not settings.CELERY_BROKER_URL.startswith("redis://"),

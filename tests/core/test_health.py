@@ -9,7 +9,7 @@ from django.utils import timezone
 from core.models import WorkerPing
 from core.services import worker_heartbeat_record
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def test_ready_only_with_a_recent_worker_heartbeat(client, settings):

@@ -11,7 +11,7 @@ from results.services import results_refresh
 from tests.results.public_data import published_run
 from tests.results.test_public_pages import _urls
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def _all_urls(run):
@@ -27,6 +27,7 @@ def _all_urls(run):
     return urls
 
 
+@pytest.mark.slow(reason="renders and caches every public page")
 def test_cached_pages_cost_one_query_and_answer_304_to_their_etag(
     client, django_assert_max_num_queries
 ):

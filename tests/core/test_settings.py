@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.embedded
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = (
@@ -49,6 +51,7 @@ def parsed(result: subprocess.CompletedProcess) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow(reason="loads the settings in a fresh interpreter")
 def test_embedded_defaults_need_no_server(tmp_path):
     values = parsed(read_settings("impactbench_site.settings.local", tmp_path))
     assert values["engine"] == "django.db.backends.sqlite3"
@@ -59,6 +62,7 @@ def test_embedded_defaults_need_no_server(tmp_path):
     assert (tmp_path / "broker" / "queue").is_dir()
 
 
+@pytest.mark.slow(reason="loads the settings in a fresh interpreter")
 def test_database_and_broker_urls_switch_to_postgres_and_redis(tmp_path):
     values = parsed(
         read_settings(
@@ -99,6 +103,7 @@ def test_production_refuses_to_start_without_its_secrets(tmp_path, env, message)
     assert message in result.stderr
 
 
+@pytest.mark.slow(reason="loads the settings in a fresh interpreter")
 def test_production_starts_when_configured(tmp_path):
     values = parsed(
         read_settings(

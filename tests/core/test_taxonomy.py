@@ -43,6 +43,7 @@ def test_names_match_the_design():
     ]
 
 
+@pytest.mark.slow(reason="migrates the database backwards and forwards")
 @pytest.mark.django_db(transaction=True)
 def test_taxonomy_migration_reverses_and_reapplies_with_the_same_slugs():
     executor = MigrationExecutor(connection)

@@ -27,6 +27,7 @@ pytestmark = [
         "postgresql" not in settings.DATABASES["default"]["ENGINE"],
         reason="puts a proxy in front of PostgreSQL",
     ),
+    pytest.mark.slow(reason="waits out timeouts of a database that hangs"),
 ]
 
 HEALTH_DEADLINE = 1.5  # the checks' own 0.8 s plus the request's overhead on a busy machine

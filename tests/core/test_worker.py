@@ -4,9 +4,10 @@ from django.core.management import call_command
 from core.models import WorkerPing
 from core.workers import worker_ping_roundtrip
 
-pytestmark = pytest.mark.worker
+pytestmark = [pytest.mark.worker, pytest.mark.embedded]
 
 
+@pytest.mark.slow(reason="starts a real Celery worker")
 def test_a_real_worker_runs_tasks_sent_through_the_broker(celery_worker):
     ping = worker_ping_roundtrip(timeout_seconds=90)
     assert ping.worker_hostname

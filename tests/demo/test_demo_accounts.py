@@ -7,7 +7,11 @@ from django.urls import reverse
 from core.demo import DEMO_ACCOUNTS
 from core.roles import user_roles
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="seeds the demo"),
+    pytest.mark.embedded,
+]
 
 
 def test_seed_demo_is_idempotent_and_keeps_user_changes(django_user_model):

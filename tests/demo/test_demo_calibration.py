@@ -17,7 +17,11 @@ from review.models import RatingQueue
 from stats.ppi import LABEL_MIN_EXPERT_VERDICTS
 from tests.demo.test_demo_run import _seed_all
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="seeds the demo's release, run and queues"),
+    pytest.mark.embedded,
+]
 
 THRESHOLD = f"at least {LABEL_MIN_EXPERT_VERDICTS} of its conversations"
 

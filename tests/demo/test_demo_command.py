@@ -16,6 +16,8 @@ import pytest
 from demo.management.commands.demo import server_answers, wait_until_serving
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.embedded
+
 
 def _free_port() -> int:
     with socket.socket() as probe:
@@ -107,6 +109,7 @@ def _demo_environment(var_dir) -> dict:
     }
 
 
+@pytest.mark.slow(reason="runs the demo command until its seed completes")
 @pytest.mark.timeout(300)
 def test_demo_prints_its_address_once_it_answers_and_seeds_behind_it(tmp_path):
     """On the embedded defaults in a scratch var folder, whatever database the suite uses."""

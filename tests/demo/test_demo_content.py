@@ -18,7 +18,11 @@ from metrics_registry import demo as registry_demo
 from metrics_registry.demo_catalog import DEMO_METRICS
 from tests.demo.test_demo_run import _seed_all
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="seeds the demo's whole offline run"),
+    pytest.mark.embedded,
+]
 
 COMMON = set(
     """about after also because been before being between both could does each even every from

@@ -4,9 +4,12 @@ import os
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
 
 from demo.management.commands.demo import demo_environment
+
+pytestmark = pytest.mark.embedded
 
 
 def test_the_demo_port_becomes_the_site_url_unless_one_is_set():
@@ -21,6 +24,7 @@ def test_the_demo_port_becomes_the_site_url_unless_one_is_set():
     assert kept["SITE_URL"] == "https://ib.org"
 
 
+@pytest.mark.slow(reason="starts Django in a subprocess")
 def test_a_process_started_with_the_demo_environment_links_to_that_port():
     environ = {k: v for k, v in os.environ.items() if k != "SITE_URL"}
     environ["DJANGO_SETTINGS_MODULE"] = "impactbench_site.settings.local"

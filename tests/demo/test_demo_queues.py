@@ -9,7 +9,11 @@ from review.demo import demo_queue_name, demo_rating_queues_seed
 from review.models import ItemKind, RatingQueue
 from tests.review.test_evaluation_kinds import completed_conversation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="seeds the demo twice"),
+    pytest.mark.embedded,
+]
 
 
 def test_seed_demo_creates_queues_the_demo_reviewer_can_rate_and_rerunning_keeps_them(client):

@@ -13,7 +13,11 @@ from metrics_registry.taxonomy import LABEL_CATEGORIES, SUBAREA_SLUGS
 from rubrics.demo import demo_rubric_items_seed
 from rubrics.models import RubricItem
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="seeds the demo's whole offline run"),
+    pytest.mark.embedded,
+]
 
 
 def test_catalogue_covers_every_subarea_both_polarities_and_valid_categories():

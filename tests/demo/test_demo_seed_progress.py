@@ -24,7 +24,7 @@ from metrics_registry import demo as registry_demo
 from metrics_registry.demo_catalog import DEMO_METRICS
 from metrics_registry.models import Metric, Release
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 @pytest.fixture(autouse=True)

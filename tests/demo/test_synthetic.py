@@ -9,7 +9,7 @@ from llm.models import ModelConfiguration
 from metrics_registry.models import Metric, MetricVersion, Release
 from results.models import PassRateSummary, RunAnalysis
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def test_small_synthetic_dataset_row_counts():

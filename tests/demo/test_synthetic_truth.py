@@ -25,7 +25,7 @@ from results.services.judge_trust import run_judge_trust
 from results.services.swap_study import swap_study_figures
 from review.models import QueueItem, QueuePurpose, QueueStatus, Rating
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 SPEC = SyntheticSpec(
     metrics=60,
@@ -95,6 +95,7 @@ def test_calibration_sample_is_drawn_like_the_real_one_and_rated_with_the_truth(
     assert not QueueItem.objects.filter(queue=queue, inclusion_probability__isnull=True).exists()
 
 
+@pytest.mark.slow(reason="generates and analyses a synthetic release")
 def test_calibrated_rates_cover_the_true_rates_and_the_judge_is_biased_where_planted(
     synthetic, client
 ):
@@ -163,6 +164,7 @@ def test_judge_trust_counts_every_conversation_once_and_sees_the_planted_harshne
     assert harsh < min(agreement.values()) - 0.05
 
 
+@pytest.mark.slow(reason="generates and analyses a synthetic release")
 def test_swap_study_recovers_the_planted_flip_probability_and_shift(synthetic, client):
     run = synthetic.run
     study = synthetic.swap_study

@@ -12,7 +12,7 @@ from results.services.expert_figures import release_expert_figures_frozen
 from results.services.judge_trust import run_judge_trust
 from review.models import Rating
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def test_synthetic_verdicts_give_the_planted_agreement_and_are_flagged(client):

@@ -42,6 +42,7 @@ pytestmark = [
         "postgresql" not in __import__("django.conf").conf.settings.DATABASES["default"]["ENGINE"],
         reason="runs in the PostgreSQL pass",
     ),
+    pytest.mark.slow(reason="restarts a Redis broker under a running worker"),
 ]
 
 PORT = 6393

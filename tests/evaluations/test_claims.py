@@ -21,7 +21,7 @@ from evaluations.services.simulation import conversation_simulate
 from llm.models import CallOutcome, LLMCall
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 @pytest.fixture
@@ -250,6 +250,7 @@ def _assert_locks_only_the_conversation(conversation: Conversation) -> None:
             )
 
 
+@pytest.mark.slow(reason="waits on row locks held by another connection")
 @pytest.mark.django_db(transaction=True)
 def test_claiming_renewing_and_finalizing_lock_only_the_conversation():
     from django.db import connection, transaction

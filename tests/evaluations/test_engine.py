@@ -15,7 +15,7 @@ from tests.evaluations.factories import ConversationFactory, EvaluationRunFactor
 from tests.evaluations.test_run_worker import _taxonomy  # noqa: F401 - a fixture (used by name)
 from tests.fake_openai import Behaviour
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def _run(fake_models, *, conversations: int, turns: int = 3, judgments: int = 3, **fields):
@@ -108,6 +108,7 @@ def test_every_conversation_is_done_or_failed_and_every_attempt_is_logged(fake_m
     assert LLMResponseCache.objects.count() == calls.filter(outcome=CallOutcome.SUCCESS).count()
 
 
+@pytest.mark.slow(reason="runs conversations of two lengths to compare their queries")
 def test_queries_per_conversation_do_not_grow_with_its_calls(fake_models, settings):
     # Only the flushes a conversation needs (before it is marked simulated and done), so the
     # count does not depend on how long the batch took.

@@ -10,7 +10,10 @@ from tests.evaluations.conftest import FakeModels
 from tests.evaluations.factories import EvaluationRunFactory, ScenarioFactory
 from tests.evaluations.test_run_worker import _taxonomy, run_status, wait_for  # noqa: F401
 
-pytestmark = pytest.mark.worker
+pytestmark = [
+    pytest.mark.worker,
+    pytest.mark.slow(reason="hundreds of conversations through real Celery workers"),
+]
 FAST_RECOVERY = {
     "RUN_CLAIM_LEASE_SECONDS": "2",
     "RUN_REAPER_INTERVAL_SECONDS": "1",
@@ -58,7 +61,6 @@ def _assert_exact(run: EvaluationRun, *, conversations: int, turns: int, judgmen
     assert (run.conversations_completed, run.conversations_failed) == (conversations, 0)
 
 
-@pytest.mark.slow
 def test_five_hundred_conversations_with_256_in_flight_through_one_worker(
     celery_worker_factory, fake_openai, settings
 ):

@@ -39,6 +39,7 @@ def release():
     return release_with("1.0.0", [positive, negative], publish=True)
 
 
+@pytest.mark.slow(reason="imports inspect_ai")
 def test_one_native_inspect_sample_per_scenario_loads_with_json_dataset(tmp_path, release):
     from inspect_ai.dataset import json_dataset
 
@@ -106,6 +107,7 @@ def _fake_model(request):
     return "you could try a short walk"
 
 
+@pytest.mark.slow(reason="runs inspect eval in a subprocess")
 def test_inspect_eval_runs_the_exported_scenarios_against_the_fake_server(
     tmp_path, release, fake_openai
 ):

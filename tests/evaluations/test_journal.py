@@ -11,7 +11,7 @@ from llm.plan import CacheLookup, CacheStore, chat_steps, structured_steps
 from llm.recording import CallRecorder
 from tests.llm.factories import ModelConfigurationFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 class Sink:

@@ -221,6 +221,7 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
     return run
 
 
+@pytest.mark.slow(reason="a whole run judged by three judges over HTTP")
 def test_a_three_judge_run_completes_on_the_test_server(provider_models):
     """On each provider's local test server (OpenAI-compatible, Anthropic, Gemini)."""
     from evaluations.engine import process_conversations

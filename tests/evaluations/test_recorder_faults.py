@@ -36,6 +36,7 @@ pytestmark = [
         "postgresql" not in settings.DATABASES["default"]["ENGINE"],
         reason="cuts the workers' PostgreSQL connections",
     ),
+    pytest.mark.slow(reason="cuts a real worker's commits through a proxy"),
 ]
 
 CUTS = 4
@@ -82,14 +83,15 @@ def test_a_commit_cut_off_mid_flight_neither_loses_nor_doubles_a_row(
     run = launch(fake, metrics=1)
     wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=120, what="the run")
     print("\n".join(line for line in worker.log().splitlines() if "batch again" in line))
-    # Both kinds of cut happened; every cut batch was written again (none dropped), and the
-    # worker saw the commits cut after applying for what they were. (A batch cut before its
-    # commit may still hold attempts an earlier, applied cut left in it -- a failed batch is
-    # merged into the next -- so its retry need not report "0 stored": the rows below show
-    # that what it rolled back was written again, once.)
+    # Both kinds of cut happened; the recorder wrote its cut batches again, and saw a commit
+    # cut after applying for what it was. The counts of those lines are not the cuts': a cut
+    # may fall on another write of the call log (a journal's replay, retried by its task), and
+    # a batch cut before its commit may still hold attempts an earlier, applied cut left in it
+    # (a failed batch is merged into the next), so its retry need not report "0 stored". The
+    # rows below are the proof: what every cut rolled back was written again, exactly once.
     assert (cutter.cut_after, cutter.cut_before) == (CUTS // 2, CUTS // 2)
-    assert worker.log().count(RETRIED) >= CUTS
-    assert worker.log().count(APPLIED) >= CUTS // 2
+    assert worker.log().count(RETRIED) >= 1
+    assert worker.log().count(APPLIED) >= 1
     assert_exactly_once_with_exact_accounting(run, fake, conversations=6)
     conversations = Conversation.objects.filter(run=run)
     # No conversation is complete without its anchor-coverage rows.

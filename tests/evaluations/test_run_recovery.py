@@ -21,7 +21,11 @@ from tests.evaluations.test_run_worker import (  # noqa: F401 - _taxonomy is an 
     wait_for,
 )
 
-pytestmark = [pytest.mark.worker, pytest.mark.faults]
+pytestmark = [
+    pytest.mark.worker,
+    pytest.mark.faults,
+    pytest.mark.slow(reason="kills, restarts and cuts off real Celery workers"),
+]
 
 TURNS = 4
 JUDGMENTS = 3

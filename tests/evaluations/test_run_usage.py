@@ -20,7 +20,7 @@ from tests.fake_openai import Behaviour
 from tests.llm.factories import ModelConfigurationFactory
 from tests.llm.test_run_usage_totals import _prompt, fresh_sum, make_calls
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def test_a_real_run_reports_exactly_its_call_log(fake_models, settings):

@@ -14,7 +14,10 @@ from tests.evaluations.factories import current_version
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory, release_with
 
-pytestmark = pytest.mark.worker
+pytestmark = [
+    pytest.mark.worker,
+    pytest.mark.slow(reason="runs evaluations through real Celery workers"),
+]
 
 
 @pytest.fixture(autouse=True)

@@ -128,6 +128,7 @@ def test_a_complete_offline_run_and_a_relaunch_adds_nothing(offline_release, run
         runs.run_launch(run=run)
 
 
+@pytest.mark.slow(reason="waits out the gateway's retries")
 def test_failures_are_recorded_and_can_be_retried(fake_models, offline_release, run_tasks_inline):
     broken = {"on": True}
 

@@ -12,6 +12,8 @@ from llm.gateway import chat
 from llm.models import LLMCall, RequestLease
 from tests.llm.factories import ModelConfigurationFactory
 
+pytestmark = pytest.mark.embedded
+
 
 def _redis_limits() -> limits.RedisLimits:
     redis = pytest.importorskip("redis")

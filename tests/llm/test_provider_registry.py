@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from llm.models import Provider
 from llm.providers import base, registry
 
@@ -23,6 +25,7 @@ def test_the_table_names_each_module_provider_as_it_names_itself():
     assert set(Provider.values) <= set(providers)
 
 
+@pytest.mark.slow(reason="starts Django in fresh interpreters")
 def test_starting_django_loads_no_provider_sdk():
     """The SDKs load when a provider is first used, not when a process starts."""
     code = (

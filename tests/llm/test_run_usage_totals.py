@@ -167,6 +167,7 @@ def test_the_migration_fills_the_totals_from_the_attempts_already_stored():
     assert run_call_totals(run_id=77) == fresh_sum(77)
 
 
+@pytest.mark.slow(reason="six concurrent writers on PostgreSQL")
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_of_one_run_lose_no_count():
     """Threads, each on its own connection, write batches of one run at once (PostgreSQL)."""

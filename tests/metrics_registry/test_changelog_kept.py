@@ -22,7 +22,7 @@ from metrics_registry.services import (
 from metrics_registry.services.changelog import CHANGELOG_FORMAT, _changelog_compute
 from tests.metrics_registry.factories import MetricFactory, metric_version_bump, release_with
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def computed(release: Release):

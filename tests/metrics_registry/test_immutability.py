@@ -8,7 +8,7 @@ from metrics_registry.models import MetricVersion, Release, ReleaseItem, Subarea
 from metrics_registry.selectors import metric_current_version
 from tests.metrics_registry.factories import MetricFactory, metric_version_bump, release_with
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def refused(action) -> bool:

@@ -212,6 +212,7 @@ def test_cluster_hits_count_the_draws_of_each_resample(g):
     assert hits.dtype == np.float64
 
 
+@pytest.mark.slow(reason="starts Django in a fresh interpreter")
 def test_django_start_up_does_not_import_numba():
     """numba takes a few hundred milliseconds to import: only a bootstrap that runs pays it."""
     code = (

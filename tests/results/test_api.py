@@ -38,6 +38,7 @@ def _urls(run):
     }
 
 
+@pytest.mark.slow(reason="calls every API endpoint against its schema")
 def test_every_endpoint_answers_anonymously_and_matches_its_schema(api_client):
     run = published_run()
     for name, url in _urls(run).items():

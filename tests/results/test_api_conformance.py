@@ -21,7 +21,10 @@ from schemathesis.checks import (
 from evaluations.models import Conversation
 from tests.results.public_data import published_run
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="checks every results API answer against its schema"),
+]
 
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "8"))
 CHECKS = [

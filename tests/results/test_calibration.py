@@ -110,6 +110,7 @@ def test_calibration_sample_is_stratified_with_recorded_probabilities(panel_run,
         assert item.inclusion_probability == pytest.approx(drawn[key] / strata[key])
 
 
+@pytest.mark.slow(reason="builds a run with expert ratings and refreshes its figures")
 def test_calibrated_rate_follows_the_experts_and_ignores_triage(panel_run, researcher):
     # The whole run is the sample: every inclusion probability is 1, so the calibrated rate is
     # exactly the experts' own pass rate, whatever the judge said.

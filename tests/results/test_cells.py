@@ -29,7 +29,7 @@ from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import release_with
 from tests.results.factories import completed_run, metric_version, scenario
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def joined_cells(run: EvaluationRun) -> RunCells:

@@ -17,6 +17,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow(reason="a coverage simulation of every estimate type")
 @pytest.mark.parametrize(("design_name", "replications", "sd_max", "judge_noise"), CASES)
 def test_every_estimate_type_covers(design_name, replications, sd_max, judge_noise):
     design = (
@@ -65,6 +66,7 @@ def test_a_percentile_bootstrap_over_a_subareas_clusters_would_not_cover():
     assert np.mean(covered) < 0.92
 
 
+@pytest.mark.slow(reason="a coverage simulation of paired differences")
 def test_paired_differences_separate_models_the_overlap_of_intervals_cannot():
     """Models 4-9 points apart at the demo's size: the paired simultaneous interval tells more
     of them apart than the non-overlap of their own intervals (which the chained groups used).

@@ -18,7 +18,10 @@ from results.rubrics import public_rubric_runs
 from review.demo import demo_rubric_consensus_seed
 from rubrics.demo import demo_rubric_items_seed
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="seeds the demo and walks every published interval"),
+]
 
 LEVELS = ("overall", "area", "subarea", "metric")
 

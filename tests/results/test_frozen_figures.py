@@ -27,7 +27,7 @@ from tests.results.test_expert_figures import (
     _record,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def _api(client, release):

@@ -94,6 +94,7 @@ def test_label_category_page_shows_trust_and_methodology_states_thresholds(clien
     assert "Not estimable with one judge" in page
 
 
+@pytest.mark.slow(reason="builds a release with expert ratings and renders its pages")
 def test_label_marks_contested_categories_and_metric_page_marks_low_agreement(client):
     # Five positive metrics in one category: 30 blind verdicts per model, all disagreeing.
     run = published_run(n_metrics=10)

@@ -45,6 +45,7 @@ def _png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
     return chunks
 
 
+@pytest.mark.slow(reason="renders the label in headless Chromium")
 def test_label_png_is_a_valid_image_of_the_label(client, chromium, settings, tmp_path):
     from results.label_files import label_files_render
 
@@ -81,6 +82,7 @@ def test_label_png_is_a_valid_image_of_the_label(client, chromium, settings, tmp
     assert client.get(reverse("results:label-png", args=[other.pk])).content != response.content
 
 
+@pytest.mark.slow(reason="renders the label in headless Chromium")
 def test_label_pdf_is_one_page_of_the_labels_size_with_its_text(
     client, chromium, settings, tmp_path
 ):

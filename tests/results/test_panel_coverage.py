@@ -16,6 +16,8 @@ import pytest
 
 from stats.panel import judge_pass_rates, panel_agreement
 
+pytestmark = pytest.mark.slow(reason="a coverage simulation of panel statistics")
+
 ERRORS = ((0.35, 0.0, 0.0), (0.0, 0.35, 0.0), (0.0, 0.0, 0.25))  # lenient, strict, noisy
 PER_CLUSTER = 2  # a base scenario's teen and adult variants
 

@@ -271,6 +271,7 @@ def count_refresh_queries(metrics: int, models: int, version: str) -> int:
     return len(queries)
 
 
+@pytest.mark.slow(reason="refreshes releases of two sizes to compare their queries")
 def test_refresh_query_count_does_not_grow_with_metrics_or_models(django_assert_max_num_queries):
     # On PostgreSQL the summaries go in by one COPY, which Django's query log does not see; it is
     # one statement whatever the number of rows.
@@ -309,6 +310,7 @@ def test_percentile_interval_matches_nanquantile_with_undefined_resamples():
     assert one == (low[1, 1], high[1, 1])
 
 
+@pytest.mark.slow(reason="refreshes every metric alone and together")
 def test_per_metric_repeatability_equals_each_metric_on_its_own(synthetic_run):
     from evaluations.models import Judgment
     from results.services.reliability import _repeatability_figures, judge_repeatability

@@ -22,7 +22,7 @@ from review.services import rating_undo_last
 from tests.results.public_data import published_run
 from tests.results.test_judge_trust_pages import _key, _rate_all
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def _live(kind, run) -> dict:
@@ -162,6 +162,7 @@ def _queries(client, urls: dict[str, str]) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow(reason="publishes releases of two sizes to compare their queries")
 def test_pages_on_stored_figures_cost_the_same_queries_whatever_the_release_size(
     client, monkeypatch
 ):

@@ -31,6 +31,8 @@ from results.services.summaries import (
 )
 from tests.results.test_cells import mixed_run  # noqa: F401
 
+pytestmark = pytest.mark.embedded
+
 
 @pytest.mark.django_db
 def test_summary_rows_are_the_pooled_rows_then_the_metric_rows(mixed_run):  # noqa: F811

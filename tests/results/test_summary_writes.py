@@ -11,7 +11,7 @@ from results.services.cells import run_cells
 from results.services.summaries import SUMMARY_COLUMNS, summary_rows
 from tests.results.test_cells import mixed_run  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 LEVEL_ORDER = [SummaryLevel.OVERALL, SummaryLevel.AREA, SummaryLevel.SUBAREA, SummaryLevel.METRIC]
 

@@ -20,7 +20,7 @@ from tests.factories import UserFactory
 
 from .factories import metric_queue, synthetic_candidates
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 FAITHFUL = {"fidelity": "faithful"}
 

@@ -22,6 +22,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.slow(reason="raters claiming at once on PostgreSQL threads")
 def test_simultaneous_raters_never_push_an_item_past_its_target():
     items, required, threads = 40, 3, 12
     queue = metric_queue(n=items, required=required, candidates=synthetic_candidates(items))

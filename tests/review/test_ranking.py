@@ -104,6 +104,7 @@ def pair_adapter():
     kinds.unregister("simulator_pair", restore=previous)
 
 
+@pytest.mark.slow(reason="ranks candidates from many blind pairs")
 @pytest.mark.django_db
 def test_blind_pairs_are_stored_in_canonical_order_and_rank_the_candidates(pair_adapter):
     sims = ["sim-a", "sim-b", "sim-c"]

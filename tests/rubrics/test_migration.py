@@ -24,6 +24,8 @@ from rubrics.models import (
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory, release_with
 
+pytestmark = pytest.mark.slow(reason="migrates the database backwards and forwards")
+
 BEFORE_THE_MOVE = [
     ("evaluations", "0010_conversation_run_judged_index"),
     ("review", "0003_user_priorities_kind"),

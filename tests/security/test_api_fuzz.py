@@ -12,7 +12,10 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="fuzzes every API operation from its schema"),
+]
 
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "25"))
 

@@ -170,6 +170,7 @@ def _leaks(client, blind, urls) -> list[str]:
     return leaks
 
 
+@pytest.mark.slow(reason="walks every public page and API answer")
 def test_no_public_page_or_api_answer_lets_a_rater_look_an_open_blind_item_up(client, blind):
     urls = _public_urls(blind)
     assert len(urls) > 60

@@ -86,6 +86,7 @@ def test_no_template_has_inline_code_without_a_nonce():
     assert problems == []
 
 
+@pytest.mark.slow(reason="runs manage.py check --deploy in a subprocess")
 def test_check_deploy_is_clean_on_production_settings(tmp_path):
     env = {
         **os.environ,

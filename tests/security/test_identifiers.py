@@ -72,6 +72,7 @@ def _public_urls(run) -> list[tuple[str, str]]:
     ]
 
 
+@pytest.mark.slow(reason="every public address with odd identifiers")
 def test_public_addresses_answer_400_to_an_id_that_is_not_a_number(client):
     run = published_run()
     wrong = []

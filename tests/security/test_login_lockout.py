@@ -11,7 +11,7 @@ from core.roles import Role
 from impactbench_site.settings.base import default_cache_url
 from tests.factories import UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 PASSWORD = "correct-horse-battery"
 

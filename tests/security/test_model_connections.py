@@ -109,12 +109,14 @@ def _settings_in(module: str, **environment: str) -> str:
     return result.stdout.strip()
 
 
+@pytest.mark.slow(reason="starts Django in a subprocess")
 def test_the_demo_and_local_development_call_local_model_servers():
     # `make demo` and manage.py run on the local settings: a llama.cpp or vLLM server on
     # 127.0.0.1 works out of the box; the metadata address never does.
     assert _settings_in("impactbench_site.settings.local") == "True False True"
 
 
+@pytest.mark.slow(reason="starts Django with production settings in a subprocess")
 def test_production_calls_no_private_address_unless_told():
     secrets = {
         "DJANGO_SECRET_KEY": "x" * 40,

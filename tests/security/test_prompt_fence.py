@@ -178,6 +178,7 @@ def _gap_characters() -> list[str]:
     ]
 
 
+@pytest.mark.slow(reason="every character of several Unicode categories")
 def test_every_character_of_the_skipped_categories_is_a_gap_in_the_fence():
     gaps = _gap_characters()
     assert len(gaps) > 900_000  # the whole code space, not a list

@@ -16,7 +16,7 @@ from core.roles import Role
 from tests.factories import UserFactory
 from tests.results.public_data import published_run
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 PASSWORD = "correct-horse-battery"
 EMAIL = "m@example.org"
@@ -55,6 +55,7 @@ def _rows(table: str, like: str = "%") -> int:
         return cursor.fetchone()[0]
 
 
+@pytest.mark.slow(reason="a flood of requests against the lockout")
 def test_the_embedded_default_keeps_the_lockout_through_a_flood_of_unique_queries(account):
     run = published_run()
     database_caches = {
@@ -139,6 +140,7 @@ def redis_caches():
                     client.delete(*keys)
 
 
+@pytest.mark.slow(reason="a flood of requests against the lockout")
 def test_redis_keeps_the_lockout_through_a_flood_of_unique_queries(account, redis_caches):
     run = published_run()
     client = Client()

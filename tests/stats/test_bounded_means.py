@@ -32,6 +32,7 @@ def test_one_item_has_no_interval():
     assert clipped_mean_interval([0.7]) is None
 
 
+@pytest.mark.slow(reason="a coverage simulation")
 def test_rubric_intervals_cover_from_two_items_up_at_zero_and_one_included():
     figures = coverage(clipped_mean_interval, items=(2, 3, 9, 27), replications=400)
     for label, items, rate, error in figures:

@@ -121,6 +121,7 @@ def test_too_little_expert_data_is_reported_not_estimated():
         calibrated_mean(judge, np.array([1.0, 0.0, np.nan, 1.0]), inclusion_probability=0.0)
 
 
+@pytest.mark.slow(reason="a coverage simulation")
 def test_calibrated_interval_covers_where_the_judge_only_interval_does_not():
     # A judge kind to one target and harsh to the other, heterogeneous base scenarios, 300 of
     # 960 conversations rated by experts (stratified by polarity, unequal probabilities).
