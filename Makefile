@@ -12,7 +12,7 @@ PORT ?= 8000
 LOCK_FLAGS := --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url \
 	--no-emit-find-links $(if $(UPGRADE),--upgrade)
 
-.PHONY: install demo test lint check clean lock
+.PHONY: install demo test lint typecheck check clean lock
 
 $(STAMP): pyproject.toml requirements-bootstrap.lock requirements.lock requirements-dev.lock \
 		scripts/install_venv.sh
@@ -38,6 +38,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# stats/, core/ and llm/ (the settings in pyproject.toml's [tool.mypy]).
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) var

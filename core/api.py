@@ -1,5 +1,7 @@
 """API errors are JSON with a reason a client can show."""
 
+from typing import Any
+
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -7,7 +9,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from .exceptions import ApplicationError
 
 
-def exception_handler(exc, context):
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
         return Response({"detail": exc.message, **exc.extra}, status=400)
     response = drf_exception_handler(exc, context)

@@ -8,8 +8,9 @@ group. Platform roles are granted on the Roles page (core.views.RoleAssignmentVi
 """
 
 from django.contrib.auth.backends import BaseBackend
+from django.db.models import Model
 
-from .roles import Role, user_has_role
+from .roles import AnyUser, Role, user_has_role
 
 # App labels whose models maintainers manage.
 MAINTAINER_APPS = frozenset(
@@ -28,10 +29,10 @@ def maintainer_may(perm: str) -> bool:
 class MaintainerPermissionBackend(BaseBackend):
     """Grants maintainers the permissions of the apps they run; never those of accounts."""
 
-    def has_perm(self, user_obj, perm, obj=None) -> bool:
+    def has_perm(self, user_obj: AnyUser, perm: str, obj: Model | None = None) -> bool:
         return maintainer_may(perm) and user_has_role(user_obj, Role.MAINTAINER)
 
-    def has_module_perms(self, user_obj, app_label) -> bool:
+    def has_module_perms(self, user_obj: AnyUser, app_label: str) -> bool:
         if not user_has_role(user_obj, Role.MAINTAINER):
             return False
         return app_label in MAINTAINER_APPS or any(

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.db import DatabaseCache
 from django.db import connections
+from django.db.backends.utils import CursorWrapper
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +31,7 @@ _last_warning = 0.0
 try:  # The Redis client is installed with Celery's Redis transport; the embedded default has none.
     from redis.exceptions import RedisError
 except ImportError:  # pragma: no cover - redis is a dependency of every install
-    RedisError = OSError  # type: ignore[assignment,misc]
+    RedisError = OSError  # type: ignore[assignment,misc]  # a stand-in class, not redis's
 
 # What a cache backend raises when its server cannot be reached.
 CACHE_STORE_ERRORS: tuple[type[BaseException], ...] = (RedisError, ConnectionError, TimeoutError)
@@ -43,7 +46,9 @@ class UnculledDatabaseCache(DatabaseCache):
     rows are bounded by what the per-address limits let through in one window.
     """
 
-    def _cull(self, db, cursor, now, num):
+    _table: str  # the table's name, set by BaseDatabaseCache.__init__ (absent from its stubs)
+
+    def _cull(self, db: str, cursor: CursorWrapper, now: datetime, num: int) -> None:
         connection = connections[db]
         table = connection.ops.quote_name(self._table)
         expires = connection.ops.quote_name("expires")
@@ -62,7 +67,7 @@ def cache_failure_log(operation: str, error: BaseException) -> None:
         logger.warning("Cache unavailable (%s): %s: %s", operation, type(error).__name__, error)
 
 
-def page_cache():
+def page_cache() -> BaseCache:
     """The cache of rebuildable pages and figures (``default`` where no ``pages`` alias exists)."""
     return caches[PAGE_CACHE_ALIAS if PAGE_CACHE_ALIAS in settings.CACHES else "default"]
 

@@ -17,18 +17,28 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+R = TypeVar("R")
 
 logger = logging.getLogger(__name__)
-_watched: dict[int, tuple[float, object]] = {}  # id of a wait -> (deadline, raw connection)
+# id of a wait -> (deadline, raw connection)
+_watched: dict[int, tuple[float, Connection[Any]]] = {}
 _lock = threading.Lock()
+# The mark a connection wrapper carries once its statements are watched.
+_WATCHED = "_watched"
 _started = False
 
 
 @contextlib.contextmanager
-def wait_limited(raw, seconds: float) -> Iterator[None]:
+def wait_limited(raw: Connection[Any], seconds: float) -> Iterator[None]:
     """Within this block, `raw` (a psycopg connection) is cut off after `seconds`."""
     _ensure_watchdog()
     token = object()
@@ -63,7 +73,7 @@ def _watch() -> None:
             _cut(raw)
 
 
-def _cut(raw) -> None:
+def _cut(raw: Connection[Any]) -> None:
     try:
         duplicate = socket.socket(fileno=os.dup(raw.pgconn.socket))
     except Exception:  # noqa: BLE001 - the connection is gone already
@@ -88,16 +98,20 @@ def statement_timeout_apply(seconds: float) -> None:
     connections.close_all()
 
 
-def connection_watch(sender, connection, **kwargs) -> None:
+def connection_watch(
+    sender: type[BaseDatabaseWrapper], connection: BaseDatabaseWrapper, **kwargs: Any
+) -> None:
     """`connection_created` receiver: watch every statement, commit and liveness ping of a
     PostgreSQL connection of a process with a statement timeout."""
     seconds = getattr(settings, "DATABASE_STATEMENT_TIMEOUT_ACTIVE", 0)
-    if connection.vendor != "postgresql" or not seconds or getattr(connection, "_watched", False):
+    if connection.vendor != "postgresql" or not seconds or getattr(connection, _WATCHED, False):
         return
-    connection._watched = True
+    setattr(connection, _WATCHED, True)
     limit = seconds + settings.DATABASE_CLIENT_MARGIN_SECONDS
 
-    def watched(execute, sql, params, many, context):
+    def watched(
+        execute: Callable[..., R], sql: str, params: Any, many: bool, context: dict[str, Any]
+    ) -> R:
         with wait_limited(context["connection"].connection, limit):
             return execute(sql, params, many, context)
 
@@ -106,8 +120,10 @@ def connection_watch(sender, connection, **kwargs) -> None:
         setattr(connection, name, _limited(connection, getattr(type(connection), name), limit))
 
 
-def _limited(connection, method, limit: float):
-    def call(*args, **kwargs):
+def _limited(
+    connection: BaseDatabaseWrapper, method: Callable[..., R], limit: float
+) -> Callable[..., R]:
+    def call(*args: Any, **kwargs: Any) -> R:
         raw = connection.connection
         if raw is None:
             return method(connection, *args, **kwargs)

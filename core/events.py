@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -72,7 +73,7 @@ def handlers(event: str) -> list[Handler]:
 def publish(event: str, **payload: Any) -> None:
     """Run the event's handlers once the current transaction has committed."""
     for handler in handlers(event):
-        transaction.on_commit(lambda h=handler: h(**payload))
+        transaction.on_commit(partial(handler, **payload))
 
 
 def collect(event: str, **payload: Any) -> list[Any]:

@@ -2,6 +2,8 @@
 any field touches the database, line breaks refused in one-line fields, and free text capped
 at TEXT_FIELD_MAX_LENGTH characters."""
 
+from typing import Any
+
 from django import forms
 from django.core.validators import MaxLengthValidator
 from django.forms.utils import ErrorDict
@@ -9,7 +11,7 @@ from django.forms.utils import ErrorDict
 from .validators import control_character_message, single_line, text_max_length
 
 
-class CheckedTextMixin:
+class CheckedTextMixin(forms.BaseForm):
     """Mix into a Form or ModelForm (before the Django base class).
 
     Raw values are checked before cleaning, because cleaning a choice field looks the value up
@@ -17,7 +19,7 @@ class CheckedTextMixin:
     form is then invalid with a message on each offending field and the user's text kept.
     """
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         limit = text_max_length()
         for field in self.fields.values():

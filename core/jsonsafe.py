@@ -8,6 +8,7 @@ bounded too: an integer of more than MAX_INTEGER_DIGITS digits (Python refuses t
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from .exceptions import ApplicationError
@@ -56,7 +57,7 @@ def json_depth(text: str) -> int:
     return deepest
 
 
-def _strings(value: Any):
+def _strings(value: Any) -> Iterator[str]:
     """Every key and string value of a parsed document, without recursion."""
     stack = [value]
     while stack:

@@ -8,5 +8,5 @@ def site_url(path: str) -> str:
     return settings.SITE_URL.rstrip("/") + path
 
 
-def site_reverse(viewname: str, **kwargs) -> str:
+def site_reverse(viewname: str, **kwargs: object) -> str:
     return site_url(reverse(viewname, kwargs=kwargs or None))

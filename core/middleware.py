@@ -4,6 +4,7 @@ by core.api's parser, and the platform's own forms by core.forms so the user's t
 Refuse bodies larger than any form needs before anything reads them."""
 
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
@@ -55,13 +56,13 @@ class RequestSizeMiddleware:
 class _FilePartsSkipped(FileUploadHandler):
     """Reads past every file part of a multipart body without storing a byte of it."""
 
-    def new_file(self, *args, **kwargs):
+    def new_file(self, *args: Any, **kwargs: Any) -> None:
         raise SkipFile
 
-    def receive_data_chunk(self, raw_data, start):
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
         return None
 
-    def file_complete(self, file_size):
+    def file_complete(self, file_size: int) -> None:
         return None
 
 
@@ -134,6 +135,7 @@ class RateLimitStoreMiddleware:
             return None
         cache_failure_log(f"{request.method} {request.path}", exception)
         message = SIGN_IN_PAUSED if request.path_info.startswith("/accounts/") else WRITE_PAUSED
+        response: HttpResponse
         if is_api_request(request):
             response = JsonResponse({"detail": message}, status=503)
         else:

@@ -4,11 +4,11 @@ An item with no roles is public. Apps add their pages here as they gain them.
 """
 
 from dataclasses import dataclass
+from typing import TypedDict
 
-from django.contrib.auth.models import AnonymousUser
 from django.urls import reverse
 
-from .roles import Role, user_has_role, user_roles
+from .roles import AnyUser, Role, user_has_role, user_roles
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class NavItem:
     roles: tuple[Role, ...] = ()
     icon: str = ""
 
-    def visible_to(self, user) -> bool:
+    def visible_to(self, user: AnyUser) -> bool:
         return not self.roles or user_has_role(user, *self.roles)
 
 
@@ -90,7 +90,15 @@ ROLE_ITEMS: list[NavItem] = [
 ]
 
 
-def _entries(items: list[NavItem], user) -> list[dict]:
+class Navigation(TypedDict):
+    """The bar's entries (label, url, icon) in its two groups, and the user's role names."""
+
+    public: list[dict[str, str]]
+    workspace: list[dict[str, str]]
+    roles: list[str]
+
+
+def _entries(items: list[NavItem], user: AnyUser) -> list[dict[str, str]]:
     return [
         {"label": item.label, "url": reverse(item.url_name), "icon": item.icon}
         for item in items
@@ -98,7 +106,7 @@ def _entries(items: list[NavItem], user) -> list[dict]:
     ]
 
 
-def navigation_for(user: AnonymousUser | object) -> dict:
+def navigation_for(user: AnyUser) -> Navigation:
     return {
         "public": _entries(PUBLIC_ITEMS, user),
         "workspace": _entries(ROLE_ITEMS, user),

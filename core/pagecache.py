@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, QueryDict
+from django.http.response import HttpResponseBase
+from django.template.response import SimpleTemplateResponse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import parse_etags
+from django.views import View
 
 from .caches import page_cache_get, page_cache_set
 
@@ -110,7 +114,7 @@ def _storable(request: HttpRequest, response: HttpResponse) -> bool:
     return b'nonce="' not in response.content
 
 
-class PublishedPageCacheMixin:
+class PublishedPageCacheMixin(View):
     """Serve a public page (or API answer) from the shared cache; answer 304 to a fresh ETag.
 
     ``page_cache_name`` names the page in keys; ``page_cache_params`` lists the query
@@ -123,7 +127,7 @@ class PublishedPageCacheMixin:
     page_cache_params: tuple[str, ...] = ()
     page_cache_anonymous_only = True
 
-    def dispatch(self, request, *args, **kwargs):
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.method not in ("GET", "HEAD"):
             return super().dispatch(request, *args, **kwargs)
         known_params_keep(request, self.page_cache_params)
@@ -138,20 +142,20 @@ class PublishedPageCacheMixin:
             return self._finish(HttpResponseNotModified(), etag)
         hit = page_cache_get(key)
         if hit is not None:
-            response = HttpResponse(hit["content"], status=200)
+            stored = HttpResponse(hit["content"], status=200)
             for header, value in hit["headers"].items():
-                response[header] = value
-            return self._finish(response, etag)
+                stored[header] = value
+            return self._finish(stored, etag)
         response = super().dispatch(request, *args, **kwargs)
-        if hasattr(response, "render") and not response.is_rendered:
-            response.render()
-        if not _storable(request, response):
-            return response
+        if isinstance(response, SimpleTemplateResponse) and not response.is_rendered:
+            response.render()  # pages and DRF's answers are rendered lazily
+        if not isinstance(response, HttpResponse) or not _storable(request, response):
+            return response  # a streamed answer has no content to store
         headers = {h: response[h] for h in KEPT_HEADERS if h in response}
         page_cache_set(key, {"content": response.content, "headers": headers}, PAGE_CACHE_SECONDS)
         return self._finish(response, etag)
 
-    def _finish(self, response: HttpResponse, etag: str) -> HttpResponse:
+    def _finish(self, response: HttpResponseBase, etag: str) -> HttpResponseBase:
         response["ETag"] = etag
         patch_cache_control(response, public=True, max_age=CLIENT_MAX_AGE)
         if self.page_cache_anonymous_only:

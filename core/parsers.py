@@ -4,6 +4,9 @@ Kept apart from core.api: DRF reads DEFAULT_PARSER_CLASSES while defining APIVie
 module must not import rest_framework.views.
 """
 
+from collections.abc import Mapping
+from typing import IO, Any
+
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
@@ -13,7 +16,12 @@ from .jsonsafe import json_loads_checked
 
 
 class CheckedJSONParser(JSONParser):
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self,
+        stream: IO[Any],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:  # any JSON document, not only an object
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             text = stream.read().decode(encoding)

@@ -9,8 +9,12 @@ RUN_TASK_MAX_RETRIES retries were made, then hands the item to its `<entity>_mar
 import functools
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from celery import Task
 
 logger = logging.getLogger(__name__)
 MAX_RETRY_COUNTDOWN = 600.0
@@ -34,7 +38,7 @@ def retried_task(*, on_give_up: Callable[..., object]) -> Callable:
 
     def decorate(run: Callable) -> Callable:
         @functools.wraps(run)
-        def attempt(task, *args, **kwargs):
+        def attempt(task: "Task", *args: Any, **kwargs: Any) -> object:
             try:
                 return run(task, *args, **kwargs)
             except Exception as error:

@@ -2,10 +2,14 @@
 
 from collections.abc import Iterable
 from enum import StrEnum
+from typing import Any
 
 from django.apps import apps as global_apps
+from django.apps.registry import Apps
 from django.contrib.auth.mixins import AccessMixin
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.contrib.auth.models import AnonymousUser, Group, User
+from django.http import HttpRequest, HttpResponseBase
+from django.views import View
 
 
 class Role(StrEnum):
@@ -23,11 +27,18 @@ ROLE_DESCRIPTIONS: dict[Role, str] = {
 }
 
 
-def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[Role]:
+# A request's user: an account (the default user model, AUTH_USER_MODEL) or nobody.
+AnyUser = User | AnonymousUser
+
+# The attribute a user object carries its roles in for the rest of the request.
+_ROLES_CACHE = "_impactbench_roles"
+
+
+def user_roles(user: AnyUser) -> frozenset[Role]:
     """Roles of a user; a superuser holds all of them. Cached on the user object per request."""
     if not getattr(user, "is_authenticated", False) or not user.is_active:
         return frozenset()
-    cached = getattr(user, "_impactbench_roles", None)
+    cached: frozenset[Role] | None = getattr(user, _ROLES_CACHE, None)
     if cached is not None:
         return cached
     if user.is_superuser:
@@ -35,29 +46,34 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[Role]:
     else:
         names = set(user.groups.values_list("name", flat=True))
         roles = frozenset(role for role in Role if role.value in names)
-    user._impactbench_roles = roles
+    setattr(user, _ROLES_CACHE, roles)
     return roles
 
 
-def user_has_role(user: AbstractBaseUser | AnonymousUser, *roles: Role) -> bool:
+def user_roles_forget(user: AnyUser) -> None:
+    """Drop the roles cached on `user` (its groups have just changed)."""
+    if hasattr(user, _ROLES_CACHE):
+        delattr(user, _ROLES_CACHE)
+
+
+def user_has_role(user: AnyUser, *roles: Role) -> bool:
     """True when the user holds any of `roles`."""
     return bool(user_roles(user) & set(roles))
 
 
-def user_add_roles(user: AbstractBaseUser, roles: Iterable[Role]) -> None:
+def user_add_roles(user: User, roles: Iterable[Role]) -> None:
     for role in roles:
         group, _ = Group.objects.get_or_create(name=role.value)
         user.groups.add(group)
-    if hasattr(user, "_impactbench_roles"):
-        del user._impactbench_roles
+    user_roles_forget(user)
 
 
-class RoleRequiredMixin(AccessMixin):
+class RoleRequiredMixin(AccessMixin, View):
     """Class-based views: login required, then any one of `required_roles`."""
 
     required_roles: tuple[Role, ...] = ()
 
-    def dispatch(self, request, *args, **kwargs):
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return self.handle_no_permission()
         if self.required_roles and not user_has_role(request.user, *self.required_roles):
@@ -66,7 +82,9 @@ class RoleRequiredMixin(AccessMixin):
         return super().dispatch(request, *args, **kwargs)
 
 
-def role_groups_ensure(sender=None, *, apps=None, using="default", **kwargs) -> None:
+def role_groups_ensure(
+    sender: object = None, *, apps: Apps | None = None, using: str = "default", **kwargs: Any
+) -> None:
     """Create any missing role group. Connected to post_migrate, so a flushed database (tests,
     `manage.py flush`) gets its roles back; the data migration creates them the first time."""
     apps = apps or global_apps

@@ -34,9 +34,16 @@ def create_unless_present(model: type[M], *, lookup: dict, values: dict) -> M:
     """
     try:
         with transaction.atomic():
-            return model.objects.create(**lookup, **values)
+            return model._default_manager.create(**lookup, **values)
     except IntegrityError:
-        return model.objects.get(**lookup)
+        return model._default_manager.get(**lookup)
+
+
+def _attname(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field):  # a reverse relation: no column of this table
+        raise ValueError(f"{name} is not a concrete field of {model.__name__}")
+    return field.attname
 
 
 def update_grouped(model: type[M], rows: Sequence[M], fields: Sequence[str]) -> int:
@@ -50,7 +57,7 @@ def update_grouped(model: type[M], rows: Sequence[M], fields: Sequence[str]) -> 
     handful of verdicts), so this costs microseconds a row. Values that are expressions or
     unhashable (JSON) go through ``bulk_update``.
     """
-    attnames = [model._meta.get_field(name).attname for name in fields]
+    attnames = [_attname(model, name) for name in fields]
     groups: dict[tuple, list] = defaultdict(list)
     try:
         for row in rows:

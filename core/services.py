@@ -3,14 +3,14 @@ import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
 
 from .exceptions import ApplicationError
 from .health import Check, components_check
 from .models import RoleChange, WorkerPing
-from .roles import Role, user_has_role
+from .roles import AnyUser, Role, user_has_role, user_roles_forget
 
 
 def worker_ping_answer(*, token: str, requested_at: str) -> WorkerPing:
@@ -50,8 +50,7 @@ def readiness_checks() -> list[Check]:
     if not checks[0].ok:
         checks.append(Check("worker", False, "unknown: the database does not answer"))
         return checks
-    last = WorkerPing.objects.order_by("-answered_at").values_list("answered_at", flat=True)
-    last = last.first()
+    last = WorkerPing.objects.order_by("-answered_at").values_list("answered_at", flat=True).first()
     if last is None:
         checks.append(Check("worker", False, "no worker has answered yet (is beat running?)"))
     else:
@@ -62,13 +61,13 @@ def readiness_checks() -> list[Check]:
 
 
 @transaction.atomic
-def role_set(*, actor, user, role: Role, granted: bool) -> RoleChange | None:
+def role_set(*, actor: AnyUser, user: User, role: Role, granted: bool) -> RoleChange | None:
     """Grant or withdraw one of the four platform roles, recording who, whom and when.
 
     Only platform role groups are touched; staff and superuser flags, passwords and other
     groups are outside a maintainer's reach. Returns None when nothing changed.
     """
-    if not user_has_role(actor, Role.MAINTAINER):
+    if not actor.is_authenticated or not user_has_role(actor, Role.MAINTAINER):
         raise ApplicationError("Only maintainers assign roles.")
     role = Role(role)
     if user.is_superuser:
@@ -81,6 +80,5 @@ def role_set(*, actor, user, role: Role, granted: bool) -> RoleChange | None:
         user.groups.add(group)
     else:
         user.groups.remove(group)
-    if hasattr(user, "_impactbench_roles"):
-        del user._impactbench_roles
+    user_roles_forget(user)
     return RoleChange.objects.create(actor=actor, user=user, role=role.value, granted=granted)

@@ -2,10 +2,13 @@
 the dry run checked without asking the user to choose it again."""
 
 import base64
+from typing import Any, Protocol
 
 from django import forms
 from django.contrib import messages
 from django.core import signing
+from django.http import HttpResponse
+from django.views.generic import FormView
 
 from .exceptions import ApplicationError
 
@@ -18,7 +21,7 @@ def upload_stage(data: bytes, filename: str, *, salt: str) -> str:
     return signing.dumps(payload, salt=salt, compress=True)
 
 
-def upload_from_form(cleaned: dict, *, salt: str, kinds: str) -> tuple[bytes, str]:
+def upload_from_form(cleaned: dict[str, Any], *, salt: str, kinds: str) -> tuple[bytes, str]:
     """(data, filename) from the form's `file` or its `staged` token; ValidationError else."""
     upload = cleaned.get("file")
     if upload:
@@ -36,15 +39,16 @@ def upload_from_form(cleaned: dict, *, salt: str, kinds: str) -> tuple[bytes, st
     raise forms.ValidationError(f"Choose a {kinds} file to import.")
 
 
-class StagedUploadFormMixin:
+class StagedUploadFormMixin(forms.BaseForm):
     """A form with a `file` field and a hidden `staged` one: `clean` puts the chosen or staged
     file into `data` and `filename`, and `stage` signs a checked file for the next post."""
 
     staged_salt: str
     upload_kinds: str  # what the "choose a file" error asks for, e.g. "CSV or JSON"
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         cleaned["data"], cleaned["filename"] = upload_from_form(
             cleaned, salt=self.staged_salt, kinds=self.upload_kinds
         )
@@ -55,19 +59,29 @@ class StagedUploadFormMixin:
         return upload_stage(data, filename, salt=cls.staged_salt)
 
 
-class StagedImportViewMixin:
+class ImportReport(Protocol):
+    """What an import answers with: whether it wrote anything, and a sentence saying what."""
+
+    @property
+    def committed(self) -> bool: ...
+
+    @property
+    def summary(self) -> str: ...
+
+
+class StagedImportViewMixin(FormView):
     """A FormView over a `StagedUploadFormMixin` form: a dry run first, then "Import now"
     imports the file the dry run checked. `run_import` returns a report with `committed` and
     `summary`; the page gets it as `report`, the file's name as `staged_name`, and whatever
     `report_context` adds."""
 
-    def run_import(self, form, *, dry_run: bool):
+    def run_import(self, form: StagedUploadFormMixin, *, dry_run: bool) -> ImportReport:
         raise NotImplementedError
 
-    def report_context(self, report) -> dict:
+    def report_context(self, report: ImportReport) -> dict[str, Any]:
         return {}
 
-    def form_valid(self, form):
+    def form_valid(self, form: StagedUploadFormMixin) -> HttpResponse:
         data = form.cleaned_data
         try:
             report = self.run_import(form, dry_run=self.request.POST.get("action") != "import")
@@ -80,7 +94,7 @@ class StagedImportViewMixin:
         bound = self.request.POST.copy()
         bound["staged"] = form.stage(data["data"], data["filename"])
         context = self.get_context_data(
-            form=self.form_class(bound),
+            form=self.get_form_class()(bound),
             report=report,
             staged_name=data["filename"],
             **self.report_context(report),

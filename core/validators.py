@@ -9,6 +9,7 @@ import re
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.http import QueryDict
 from django.utils.deconstruct import deconstructible
 
 # C0 controls except tab (09), line feed (0a) and carriage return (0d).
@@ -50,7 +51,7 @@ def control_character_message(text: str) -> str | None:
     return f"Contains a control character ({found}); remove it and try again."
 
 
-def fields_control_character_message(data) -> str | None:
+def fields_control_character_message(data: QueryDict) -> str | None:
     """For the fields a view reads from ``request.POST`` itself (no form to show an error on):
     which field holds a control character, or None."""
     for key, values in data.lists():
@@ -67,11 +68,11 @@ class NoControlCharactersValidator:
     message = "Contains a control character ({found}); remove it and try again."
     code = "control_character"
 
-    def __call__(self, value) -> None:
+    def __call__(self, value: object) -> None:
         if isinstance(value, str) and (found := control_character_find(value)):
             raise ValidationError(self.message.format(found=found), code=self.code)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, NoControlCharactersValidator)
 
 
@@ -82,13 +83,13 @@ class SingleLineValidator:
     message = "Must be a single line: remove the line break."
     code = "line_break"
 
-    def __call__(self, value) -> None:
+    def __call__(self, value: object) -> None:
         if isinstance(value, str) and LINE_BREAKS.search(value):
             raise ValidationError(self.message, code=self.code)
         if isinstance(value, str) and (problem := display_spoofing_message(value)):
             raise ValidationError(problem, code="display_spoofing")
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, SingleLineValidator)
 
 

@@ -1,9 +1,11 @@
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, HttpResponseBadRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -23,7 +25,7 @@ class DashboardView(LoginRequiredMixin, TemplateView):
 
     template_name = "core/dashboard.html"
 
-    def get_context_data(self, **kwargs):
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         roles = user_roles(self.request.user)
         context["role_cards"] = [
@@ -86,7 +88,7 @@ class RoleAssignmentView(RoleRequiredMixin, TemplateView):
     template_name = "core/roles.html"
     required_roles = (Role.MAINTAINER,)
 
-    def get_context_data(self, **kwargs):
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         query = self.request.GET.get("q", "").strip()
         users = get_user_model().objects.order_by("email").prefetch_related("groups")
@@ -104,7 +106,7 @@ class RoleAssignmentView(RoleRequiredMixin, TemplateView):
         )
         return context
 
-    def post(self, request: HttpRequest, *args, **kwargs):
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         user_id = identifier_parse(request.POST.get("user_id"), name="user_id")
         user = get_object_or_404(get_user_model(), pk=user_id or 0)
         wanted = set(request.POST.getlist("roles"))

@@ -2,6 +2,8 @@ import json
 
 from django.contrib import admin
 from django.db import models
+from django.db.models import Model
+from django.http import HttpRequest
 from django.utils.text import Truncator
 
 from .forms import ModelConfigurationAdminForm
@@ -26,10 +28,10 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
 class ReadOnlyAdmin(admin.ModelAdmin):
     """Records written by the gateway: inspected, never edited by hand."""
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 

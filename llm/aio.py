@@ -8,19 +8,22 @@ cache go through the caller's `CallSink`, which buffers rows and writes them in 
 import asyncio
 import functools
 import time
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait
 from .exceptions import LLMError
 from .limits import has_limits
-from .models import LLMCall, LLMResponseCache, PromptText
+from .models import LLMCall, LLMResponseCache, ModelConfiguration, PromptText
 from .negotiation import structured_mode_downgrade
-from .permits import PermitPool, blocks_for
-from .plan import CacheLookup, CacheStore
+from .permits import PermitBlocks, PermitPool, RunSync, blocks_for
+from .plan import CacheLookup, CacheStore, Steps
 from .providers.base import ChatProvider
 from .providers.registry import provider_for
+
+R = TypeVar("R")
 
 
 class CallSink(Protocol):
@@ -32,7 +35,7 @@ class CallSink(Protocol):
 
     async def cache_lookup(self, key: str) -> LLMResponseCache | None: ...
 
-    async def run_sync(self, fn, *args) -> Any: ...
+    async def run_sync(self, fn: Callable[..., R], *args: Any) -> R: ...
 
 
 class AsyncGateway:
@@ -42,18 +45,18 @@ class AsyncGateway:
         self.concurrency = max(1, concurrency)
         self._sessions: dict[str, tuple[ChatProvider, Any]] = {}
         self._pools: dict[int, PermitPool] = {}
-        self._blocks = None
+        self._blocks: PermitBlocks | None = None
         # The database threads of the batches running on this loop (the database limits
         # backend writes through whichever is live; a finished batch's thread serves no more).
-        self._runners: list = []
+        self._runners: list[RunSync] = []
 
-    def bind(self, run_sync) -> None:
+    def bind(self, run_sync: RunSync) -> None:
         self._runners.append(run_sync)
 
-    def unbind(self, run_sync) -> None:
+    def unbind(self, run_sync: RunSync) -> None:
         self._runners.remove(run_sync)
 
-    async def run_sync(self, fn, *args) -> Any:
+    async def run_sync(self, fn: Callable[..., R], *args: Any) -> R:
         return await self._runners[-1](fn, *args)
 
     def session(self, provider: ChatProvider) -> Any:
@@ -64,7 +67,7 @@ class AsyncGateway:
             self._sessions[provider.name] = entry
         return entry[1]
 
-    def pool(self, configuration, sink: CallSink) -> PermitPool:
+    def pool(self, configuration: ModelConfiguration, sink: CallSink) -> PermitPool:
         pool = self._pools.get(configuration.pk)
         if pool is None:
             if self._blocks is None:
@@ -100,7 +103,7 @@ class AsyncGateway:
                 limit_wait_ms=int(waited * 1000),
             )
         finally:
-            if member is not None:
+            if pool is not None and member is not None:
                 pool.release(member)
         return AttemptOutcome(
             reply=reply,
@@ -108,7 +111,7 @@ class AsyncGateway:
             limit_wait_ms=int(waited * 1000),
         )
 
-    async def drive(self, steps, sink: CallSink) -> Any:
+    async def drive(self, steps: Steps, sink: CallSink) -> Any:
         """Run a gateway call's steps (`llm.plan`) on this loop."""
         reply: Any = None
         while True:

@@ -11,7 +11,7 @@ attempt is recorded and what the error says are decided here, the same for every
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from pydantic import BaseModel
@@ -108,8 +108,10 @@ def send_steps(
     attempt_index = 0
     while True:
         recorder.sending(messages=messages, parameters=parameters)
-        outcome_of: AttemptOutcome = yield Attempt(
-            configuration, api_key, messages, parameters, role, schema
+        # The drivers answer an Attempt with its outcome (only Wait and Downgrade get None).
+        outcome_of = cast(
+            AttemptOutcome,
+            (yield Attempt(configuration, api_key, messages, parameters, role, schema)),
         )
         last = attempt_index + 1 >= max_attempts
         if outcome_of.limit_error is not None:
@@ -120,14 +122,16 @@ def send_steps(
                 error_message=outcome_of.limit_error.message,
             )
             raise _with_calls(outcome_of.limit_error, recorder)
+        reply = outcome_of.reply
         if outcome_of.error is not None:
             failure = egress_failure(outcome_of.error, where=where) or provider.classify(
                 outcome_of.error, where=where, timeout=timeout
             )
-        elif outcome_of.reply.problem:
+        elif reply is None:  # pragma: no cover - a programming error in a driver
+            raise TypeError("an attempt's outcome holds a reply, an error or a limit error")
+        elif reply.problem:
             # A success in name only: recorded and retried like a server error, never
             # returned as an empty reply.
-            reply = outcome_of.reply
             failure = Failure(
                 FailureKind.MALFORMED,
                 CallOutcome.MALFORMED,
@@ -138,7 +142,7 @@ def send_steps(
             )
         else:
             return _accept(
-                reply=outcome_of.reply,
+                reply=reply,
                 messages=messages,
                 parameters=parameters,
                 recorder=recorder,
@@ -162,7 +166,8 @@ def send_steps(
                 f"for {weaker}."
             )
         _record_failure(recorder, messages, parameters, failure, outcome_of, error_message, delay)
-        if weaker is not None:
+        # (A weaker mode exists only for a structured request: the schema is there.)
+        if weaker is not None and schema is not None:
             reason = f"The server refused {mode} ({failure.message[:300]}); moved to {weaker}."
             yield Downgrade(configuration, mode, weaker, reason)
             configuration.structured_output = weaker

@@ -17,15 +17,21 @@ checks every address and connects to the checked one, so DNS cannot answer diffe
 the check and the connection.
 """
 
+from __future__ import annotations
+
 import fnmatch
 import ipaddress
 import socket
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from .keys import api_key_env_problem
+
+if TYPE_CHECKING:
+    from .models import ModelConfiguration
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -213,7 +219,9 @@ def key_host_problem(api_key_env: str, url: str) -> str:
     )
 
 
-def configuration_problems(configuration, *, lookup: bool = True) -> dict[str, str]:
+def configuration_problems(
+    configuration: ModelConfiguration, *, lookup: bool = True
+) -> dict[str, str]:
     """The policy's objections to a model configuration, by form field (none when offline)."""
     if configuration.is_offline:
         return {}
@@ -225,13 +233,13 @@ def configuration_problems(configuration, *, lookup: bool = True) -> dict[str, s
     return problems
 
 
-def configuration_check(configuration) -> None:
+def configuration_check(configuration: ModelConfiguration) -> None:
     """Raise ValidationError (by field) when the configuration may not be saved."""
     if problems := configuration_problems(configuration):
         raise ValidationError(problems)
 
 
-def request_check(configuration) -> None:
+def request_check(configuration: ModelConfiguration) -> None:
     """Raise EgressRefused when the configuration may not be called: rows saved before the
     policy, or written outside the forms. Addresses are checked as the request connects."""
     problems = configuration_problems(configuration, lookup=False)

@@ -64,7 +64,12 @@ class PinnedBackend(httpcore2.NetworkBackend):
                 error = failed
         raise error or httpcore2.ConnectError(f"No address for {host}")
 
-    def connect_unix_socket(self, path: str, timeout=None, socket_options=None):  # noqa: ANN001
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable | None = None,
+    ) -> httpcore2.NetworkStream:
         raise EgressRefused("Model calls go over TCP only.")
 
     def sleep(self, seconds: float) -> None:
@@ -113,7 +118,12 @@ class AsyncPinnedBackend(httpcore2.AsyncNetworkBackend):
                 error = failed
         raise error or httpcore2.ConnectError(f"No address for {host}")
 
-    async def connect_unix_socket(self, path: str, timeout=None, socket_options=None):  # noqa: ANN001
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
         raise EgressRefused("Model calls go over TCP only.")
 
     async def sleep(self, seconds: float) -> None:

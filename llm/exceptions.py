@@ -1,6 +1,14 @@
 """Errors of the model gateway. They are ApplicationErrors: their message is shown as is."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from core.exceptions import ApplicationError
+
+if TYPE_CHECKING:
+    from .models import LLMCall
+    from .providers.base import Failure
 
 
 class LLMError(ApplicationError):
@@ -19,9 +27,9 @@ class LLMError(ApplicationError):
         self.retryable = retryable
         self.call_ids = call_ids or []
         # The recorded attempts themselves (their ids are known once a buffering sink wrote them).
-        self.calls: list = []
-        # How the provider classified the last failed attempt (`llm.providers.base.Failure`).
-        self.failure = None
+        self.calls: list[LLMCall] = []
+        # How the provider classified the last failed attempt.
+        self.failure: Failure | None = None
 
 
 class StructuredOutputError(LLMError):

@@ -9,6 +9,8 @@ prefix, since an OpenAI-compatible endpoint can serve any maker's model.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Protocol
 
 OFFLINE = "offline"
 UNKNOWN = ""
@@ -51,12 +53,25 @@ def model_family(provider: str, model_id: str) -> str:
     return UNKNOWN
 
 
-def configuration_family(configuration) -> str:
+class Configured(Protocol):
+    """What the family is read from: a ``ModelConfiguration`` (or anything naming a model)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model_id(self) -> str: ...
+
+
+def configuration_family(configuration: Configured) -> str:
     """:func:`model_family` of a ``ModelConfiguration``."""
     return model_family(configuration.provider, configuration.model_id)
 
 
-def self_preference(judges, target) -> dict | None:
+def self_preference(judges: Iterable[Configured], target: Configured) -> dict[str, str] | None:
     """``{"judge": name, "family": family}`` for the first of a run's judge configurations in
     the target's family, or None. Unknown families never match (nothing can be said)."""
     family = configuration_family(target)
@@ -68,7 +83,7 @@ def self_preference(judges, target) -> dict | None:
     return None
 
 
-def judge_family_effect_estimable(judges) -> bool:
+def judge_family_effect_estimable(judges: Iterable[Configured]) -> bool:
     """The effect of the judge's family can only be estimated with at least two judges of
     different known families in one run."""
     return len({configuration_family(j) for j in judges} - {UNKNOWN}) >= 2

@@ -1,3 +1,5 @@
+from typing import Any
+
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Fieldset, Layout, Submit
 from django import forms
@@ -10,7 +12,7 @@ from .egress import configuration_problems
 from .models import ModelConfiguration, ModelRole, StructuredMode
 
 
-def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:
+def _https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
     if isinstance(field, models.URLField):
         kwargs["assume_scheme"] = "https"
     return field.formfield(**kwargs)
@@ -47,12 +49,14 @@ _FIELDSETS = (
 _ROLE_FIELDS = ("roles", "default_roles")  # the form's own fields; the rest are the model's
 
 
-class EgressCheckedMixin:
+class EgressCheckedMixin(forms.BaseModelForm):
     """Refuses a configuration the egress policy would not call (`llm.egress`): the product's
     form and the admin's, each error on its field, the user's text kept."""
 
     def _post_clean(self) -> None:
-        super()._post_clean()  # fills the instance from the form, then the model's own checks
+        # Fills the instance from the form, then the model's own checks. (Django's hook after
+        # cleaning is absent from django-stubs.)
+        super()._post_clean()  # type: ignore[misc]
         if any(name in self.errors for name in ("provider", "base_url", "api_key_env")):
             return
         for name, problem in configuration_problems(self.instance).items():
@@ -98,7 +102,7 @@ class ModelConfigurationForm(EgressCheckedMixin, CheckedTextMixin, forms.ModelFo
         # An emptied box means "no extra parameters", not null.
         return self.cleaned_data.get("extra_params") or {}
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Scripts and older clients posting without it get the default, not an error.
         self.fields["structured_output"].required = False

@@ -40,6 +40,7 @@ from .plan import (
     CacheLookup,
     CacheStore,
     ChatResult,
+    Steps,
     StructuredResult,
     chat_steps,
     larger_token_limit,
@@ -64,7 +65,7 @@ __all__ = [
 ]
 
 
-def drive(steps, *, on_retry: Callable[[Wait], None] | None = None) -> Any:
+def drive(steps: Steps, *, on_retry: Callable[[Wait], None] | None = None) -> Any:
     """Run a gateway call's steps here: HTTP with the sync client, the cache in the database.
     `on_retry` hears each wait before a retry (which attempt failed, why, and for how long)."""
     reply: Any = None

@@ -26,7 +26,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from django.conf import settings
 from django.db import transaction
@@ -35,6 +35,10 @@ from django.utils import timezone
 
 from .exceptions import LLMError
 from .models import ModelConfiguration, RequestLease
+
+if TYPE_CHECKING:
+    from redis import Redis
+    from redis.commands.core import Script
 
 logger = logging.getLogger(__name__)
 
@@ -104,21 +108,22 @@ class RedisLimits:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._clients: dict[int, object] = {}
+        # The client and the acquiring script registered on it, per process.
+        self._clients: dict[int, tuple[Redis, Script]] = {}
         self._lock = threading.Lock()
 
-    def _client(self):
+    def _client(self) -> "tuple[Redis, Script]":
         import redis  # only deployments with the Redis backend load its client
 
         # Per process: a forked worker must not share its parent's sockets.
         pid = os.getpid()
         with self._lock:
-            client = self._clients.get(pid)
-            if client is None:
+            entry = self._clients.get(pid)
+            if entry is None:
                 client = redis.Redis.from_url(self.url)
-                client.acquire = client.register_script(_ACQUIRE_SCRIPT)
-                self._clients[pid] = client
-            return client
+                entry = (client, client.register_script(_ACQUIRE_SCRIPT))
+                self._clients[pid] = entry
+            return entry
 
     @staticmethod
     def keys(configuration_id: int) -> list[str]:
@@ -126,9 +131,9 @@ class RedisLimits:
         return [f"{prefix}:{configuration_id}:inflight", f"{prefix}:{configuration_id}:starts"]
 
     def try_acquire(self, configuration: ModelConfiguration, token: str) -> float:
-        client = self._client()
+        _, acquire = self._client()
         result = int(
-            client.acquire(
+            acquire(
                 keys=self.keys(configuration.pk),
                 args=[
                     token,
@@ -143,7 +148,8 @@ class RedisLimits:
         return -result / 1000 if result < 0 else self.poll_seconds
 
     def release(self, configuration_id: int, token: str) -> None:
-        self._client().zrem(self.keys(configuration_id)[0], token)
+        client, _ = self._client()
+        client.zrem(self.keys(configuration_id)[0], token)
 
 
 # --- Database -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -29,6 +30,8 @@ from .exceptions import LLMError
 from .models import ModelConfiguration, RequestLease
 
 logger = logging.getLogger(__name__)
+# Runs a function on the loop's database thread: ``await run_sync(fn, *args)``.
+RunSync = Callable[..., Awaitable[Any]]
 MAINTENANCE_SECONDS = 0.1
 POLL_SECONDS = 0.01
 
@@ -108,7 +111,7 @@ class RedisBlocks:
 class DatabaseBlocks:
     """Blocks of `RequestLease` rows (the embedded default), written through `run_sync`."""
 
-    def __init__(self, run_sync: Callable[..., Awaitable]) -> None:
+    def __init__(self, run_sync: RunSync) -> None:
         self.run_sync = run_sync
 
     async def take(self, configuration: ModelConfiguration, want: int) -> list[str]:
@@ -158,10 +161,14 @@ class DatabaseBlocks:
             )
 
 
+# Where a pool takes its permits from: the shared backend the per-call limits use.
+PermitBlocks = RedisBlocks | DatabaseBlocks
+
+
 class PermitPool:
     """The permits this process holds for one configuration, shared by its event loop."""
 
-    def __init__(self, configuration: ModelConfiguration, blocks) -> None:
+    def __init__(self, configuration: ModelConfiguration, blocks: PermitBlocks) -> None:
         self.configuration = configuration
         self.blocks = blocks
         self.single_use = bool(configuration.requests_per_minute)
@@ -209,7 +216,8 @@ class PermitPool:
             want = sum(1 for w in self.waiters if not w.done())
             if want:
                 for member in await self.blocks.take(self.configuration, want):
-                    self._hand_out(member) or self.idle.append(member)
+                    if not self._hand_out(member):
+                        self.idle.append(member)
         finally:
             self._fetching = False
 
@@ -241,14 +249,14 @@ class PermitPool:
 
 
 class _suppress_timeout:  # noqa: N801 - used as a statement
-    def __enter__(self):
+    def __enter__(self) -> "_suppress_timeout":
         return self
 
-    def __exit__(self, kind, *_):
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
         return kind is not None and issubclass(kind, asyncio.TimeoutError)
 
 
-def blocks_for(run_sync: Callable[..., Awaitable]):
+def blocks_for(run_sync: RunSync) -> PermitBlocks:
     """The backend the per-call limits use, in its block form."""
     chosen = limits.backend()
     if isinstance(chosen, limits.RedisLimits):

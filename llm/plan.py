@@ -26,6 +26,7 @@ from .request import PreparedRequest, json_validator, prepare_request
 from .transport_util import OutputRejected
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R", bound="ChatResult")
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,15 @@ class StructuredResult(ChatResult, Generic[T]):
 Steps = Generator[Any, Any, Any]
 
 
-def _result(cls, *, recorder: CallRecorder, started: float, cached: bool, text: str, **extra):
+def _result(
+    cls: type[R],
+    *,
+    recorder: CallRecorder,
+    started: float,
+    cached: bool,
+    text: str,
+    **extra: Any,
+) -> R:
     return cls(
         text=text,
         prompt_tokens=recorder.prompt_tokens,

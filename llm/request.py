@@ -4,6 +4,7 @@ Also the validator that turns a reply into the caller's pydantic schema.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -79,7 +80,7 @@ def prepare_request(
     return PreparedRequest(composed, parameters, fingerprint, effective_seed)
 
 
-def json_validator(schema: type[T]):
+def json_validator(schema: type[T]) -> Callable[[str], T]:
     def validate(text: str) -> T:
         candidate = text.strip()
         # Models often wrap JSON in a Markdown fence despite being told not to.

@@ -1,8 +1,12 @@
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -13,7 +17,7 @@ from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin
 
 from .forms import ModelConfigurationForm
-from .models import CallOutcome, ModelConfiguration
+from .models import CallOutcome, LLMCall, ModelConfiguration
 from .selectors import configuration_list_with_usage, llm_call_list
 from .services import configuration_save, configuration_test
 
@@ -25,11 +29,11 @@ class ConfigurationListView(RoleRequiredMixin, ListView):
     template_name = "llm/modelconfiguration_list.html"
     context_object_name = "configurations"
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[ModelConfiguration]:
         return configuration_list_with_usage(since=timezone.now() - USAGE_WINDOW)
 
 
-class ConfigurationFormMixin(RoleRequiredMixin):
+class ConfigurationFormMixin(RoleRequiredMixin, FormView):
     """Create and edit share one form; the service saves the configuration and its roles."""
 
     required_roles = (Role.MAINTAINER,)
@@ -37,17 +41,17 @@ class ConfigurationFormMixin(RoleRequiredMixin):
     form_class = ModelConfigurationForm
     instance: ModelConfiguration | None = None
 
-    def get_form_kwargs(self) -> dict:
+    def get_form_kwargs(self) -> dict[str, Any]:
         kwargs = super().get_form_kwargs()
         kwargs["instance"] = self.instance
         return kwargs
 
-    def get_context_data(self, **kwargs):
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["configuration"] = self.instance
         return context
 
-    def form_valid(self, form: ModelConfigurationForm):
+    def form_valid(self, form: ModelConfigurationForm) -> HttpResponse:
         try:
             configuration = configuration_save(
                 configuration=form.instance,
@@ -69,7 +73,7 @@ class ConfigurationCreateView(ConfigurationFormMixin, FormView):
 
 
 class ConfigurationUpdateView(ConfigurationFormMixin, FormView):
-    def dispatch(self, request, *args, **kwargs):
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         self.instance = get_object_or_404(ModelConfiguration, pk=kwargs["pk"])
         return super().dispatch(request, *args, **kwargs)
 
@@ -79,7 +83,7 @@ class ConfigurationTestView(RoleRequiredMixin, View):
 
     required_roles = (Role.MAINTAINER,)
 
-    def post(self, request, pk: int):
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
         configuration = get_object_or_404(ModelConfiguration, pk=pk)
         result = configuration_test(configuration=configuration)
         return render(
@@ -115,7 +119,7 @@ class CallListView(RoleRequiredMixin, ListView):
     context_object_name = "calls"
     paginate_by = 50
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[LLMCall]:
         self.filter_form = CallFilterForm(self.request.GET or None)
         filters = self.filter_form.cleaned_data if self.filter_form.is_valid() else {}
         configuration = filters.get("configuration")
@@ -129,7 +133,7 @@ class CallListView(RoleRequiredMixin, ListView):
             calls = calls.filter(run_id=self.run_id)
         return calls
 
-    def get_context_data(self, **kwargs):
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["filter_form"] = self.filter_form
         context["run_id"] = self.run_id

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import cast
 
 import numba
 import numpy as np
@@ -35,9 +36,11 @@ def _compiled(**options):
         try:
             return numba.njit(nogil=True, cache=True, **options)(func)
         except RuntimeError:  # numba found nowhere to write its cache
-            if numba.config.CACHE_DIR:
+            # numba.config sets its options from the environment at import (invisible to mypy).
+            if numba.config.CACHE_DIR:  # type: ignore[attr-defined]
                 return numba.njit(nogil=True, **options)(func)
-            numba.config.CACHE_DIR = os.path.join(tempfile.gettempdir(), f"numba-{os.getuid()}")
+            cache_dir = os.path.join(tempfile.gettempdir(), f"numba-{os.getuid()}")
+            numba.config.CACHE_DIR = cache_dir  # type: ignore[attr-defined]
             return decorate(func)
 
     return decorate
@@ -45,7 +48,8 @@ def _compiled(**options):
 
 def seeded_state(seed: int | None) -> NDArray[np.uint64]:
     """xoshiro256**'s 256-bit state from ``SeedSequence(seed)`` (never all zero)."""
-    state = np.random.SeedSequence(seed).generate_state(4, np.uint64)
+    # uint64 as asked (numpy's stub gives the state either width, whatever is asked).
+    state = cast("NDArray[np.uint64]", np.random.SeedSequence(seed).generate_state(4, np.uint64))
     if not state.any():  # the one state xoshiro cannot leave
         state[0] = 1
     return state

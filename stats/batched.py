@@ -174,7 +174,7 @@ def two_stage_sum_distributions(
         codes, g = _cluster_codes(clusters, sums.shape[0])
         ordered.append(sums[np.argsort(codes, kind="stable")])
         shapes.setdefault(tuple(np.bincount(codes, minlength=g).tolist()), []).append(i)
-    resampled: list[NDArray[np.float64] | None] = [None] * len(ordered)
+    resampled: dict[int, NDArray[np.float64]] = {}
     for sizes, members in shapes.items():
         stacked = np.concatenate([ordered[i] for i in members], axis=1)
         cols = [ordered[i].shape[1] for i in members]
@@ -184,5 +184,6 @@ def two_stage_sum_distributions(
             resampled[i] = block
     if not resampled:
         return []
-    values = np.asarray(statistic(np.concatenate(resampled, axis=0)), dtype=np.float64)
+    stacked_all = np.concatenate([resampled[i] for i in range(len(ordered))], axis=0)
+    values = np.asarray(statistic(stacked_all), dtype=np.float64)
     return np.split(values, len(resampled), axis=0)

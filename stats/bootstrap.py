@@ -7,7 +7,7 @@ per kind of cluster or per cluster, whichever describes the resample with the fe
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,7 +39,7 @@ def _median_from_histogram(
     return (support[lo] + support[hi]) / 2.0
 
 
-def _chunks(n_resamples: int, width: int):
+def _chunks(n_resamples: int, width: int) -> Iterator[tuple[int, int]]:
     """Row counts of memory-bounded chunks of an ``(n_resamples, width)`` matrix."""
     step = _rows_per_chunk(width)
     for start in range(0, n_resamples, step):
@@ -75,7 +75,8 @@ def _bootstrap_clustered(
     g = n_clusters
     if statistic == "mean":
         sizes = np.bincount(cluster, minlength=g).astype(np.float64)
-        sums = np.bincount(cluster, weights=x, minlength=g)
+        # Weighted counts are float64 (numpy's stub gives every bincount intp).
+        sums = cast("NDArray[np.float64]", np.bincount(cluster, weights=x, minlength=g))
         return _clustered_mean_distribution(sums, sizes, n_resamples, draws)
     out = np.empty(n_resamples)
 

@@ -115,8 +115,8 @@ def paired_rate_differences(
     covariance = (centred * scale[:, None]).T @ centred
     pairs = list(combinations(range(k), 2))
     contrast = np.zeros((len(pairs), k))
-    for p, (i, j) in enumerate(pairs):
-        contrast[p, i], contrast[p, j] = 1.0, -1.0
+    for row, (i, j) in enumerate(pairs):
+        contrast[row, i], contrast[row, j] = 1.0, -1.0
     pair_cov = contrast @ covariance @ contrast.T
     variance = np.diag(pair_cov).copy()
     with np.errstate(all="ignore"):

@@ -116,11 +116,13 @@ class Estimate:
     @property
     def excludes_zero(self) -> bool:
         """True when the interval lies wholly on one side of zero (for differences)."""
-        return self.has_interval and (self.low > 0 or self.high < 0)  # type: ignore[operator]
+        low, high = self.low, self.high
+        return low is not None and high is not None and (low > 0 or high < 0)
 
     @property
     def width(self) -> float | None:
-        return self.high - self.low if self.has_interval else None  # type: ignore[operator]
+        low, high = self.low, self.high
+        return high - low if low is not None and high is not None else None
 
     # --- storage ------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -36,6 +36,19 @@ from .percentiles import bootstrap_sd, percentile_interval
 DEFAULT_RESAMPLES = 2_000
 BOOTSTRAP = "percentile bootstrap"
 CLUSTER_BOOTSTRAP = "cluster bootstrap"
+
+
+class Resampling(TypedDict):
+    """The bootstrap settings a caller hands every figure it makes (``**options``)."""
+
+    n_resamples: int
+    seed: int | None
+    confidence: float
+    over: str
+
+
+# One label per item: a list, or an array (``len`` must give the number of items).
+Labels = Sequence[Any] | NDArray[Any]
 
 
 def _codes(clusters: ArrayLike | None, n: int) -> tuple[NDArray[np.intp], int]:
@@ -103,7 +116,7 @@ def sums_estimates(
     once for all of them (``stats.bootstrap.joint_cluster_sum_distributions``)."""
     kept = tuple(e for e in excluded if e.count)
     method = _method(clusters, over)
-    out: list[Estimate | None] = []
+    out: list[Estimate] = []
     resampled: list[tuple[int, NDArray[np.float64], Callable]] = []
     codes: NDArray[np.intp] | None = None
     for item_sums, statistic, unit in parts:
@@ -233,8 +246,8 @@ def fleiss_estimate(
 
 
 def cohen_estimate(
-    a: Sequence[Any],
-    b: Sequence[Any],
+    a: Labels,
+    b: Labels,
     clusters: ArrayLike | None = None,
     *,
     weights: Literal["linear", "quadratic"] | None = None,
@@ -258,8 +271,8 @@ def cohen_estimate(
 
 
 def agreement_estimates(
-    a: Sequence[Any],
-    b: Sequence[Any],
+    a: Labels,
+    b: Labels,
     clusters: ArrayLike | None = None,
     **options: Any,
 ) -> tuple[Estimate, Estimate]:

@@ -8,8 +8,10 @@ understate agreement.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -18,7 +20,13 @@ from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 from .agreement import cohen_from_confusion, cohen_pair_codes
 from .bootstrap import cluster_hits
-from .figures import BOOTSTRAP, CLUSTER_BOOTSTRAP, DEFAULT_RESAMPLES, agreement_estimates
+from .figures import (
+    BOOTSTRAP,
+    CLUSTER_BOOTSTRAP,
+    DEFAULT_RESAMPLES,
+    Resampling,
+    agreement_estimates,
+)
 from .figures import _codes as cluster_codes
 from .percentiles import bootstrap_sd, percentile_interval
 
@@ -85,7 +93,7 @@ def judge_trust(
     both = np.isfinite(j) & np.isfinite(e)
     excluded = (Exclusion("judge or expert verdict missing", int((~both).sum())),)
     grouped = None if clusters is None else np.asarray(clusters)[both]
-    options = {
+    options: Resampling = {
         "n_resamples": n_resamples,
         "seed": seed,
         "confidence": confidence,
@@ -116,9 +124,9 @@ def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
     share = f"experts agree with the judge on {agreement.value:.0%} (lower bound {low:.0%})"
     if low < VALIDATED_AGREEMENT_LOW:
         return CONTESTED, f"{share}, below the {VALIDATED_AGREEMENT_LOW:.0%} needed"
-    if not kappa.defined:
+    if kappa.value is None:
         return CONTESTED, f"{share}, but kappa is undefined: every verdict was the same"
-    if kappa.value < VALIDATED_KAPPA:  # type: ignore[operator]
+    if kappa.value < VALIDATED_KAPPA:
         return CONTESTED, (
             f"{share}, but only {kappa.value:.2f} beyond chance (kappa; "
             f"{VALIDATED_KAPPA:.2f} needed)"
@@ -127,7 +135,7 @@ def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
 
 
 def judge_trust_by(
-    groups: ArrayLike,
+    groups: Sequence[Hashable] | NDArray[Any],
     judge: ArrayLike,
     expert: ArrayLike,
     clusters: ArrayLike | None = None,
@@ -144,7 +152,7 @@ def judge_trust_by(
     reading each cell's bootstrap on its own costs far more than the arithmetic: the cells with
     the same number of clusters share their drawing (the one each would make with this seed)
     and are resampled in batches of one product each."""
-    labels = list(groups.tolist() if isinstance(groups, np.ndarray) else groups)  # type: ignore[union-attr]
+    labels = list(groups.tolist() if isinstance(groups, np.ndarray) else groups)
     j, e = np.asarray(judge, dtype=np.float64), np.asarray(expert, dtype=np.float64)
     c = None if clusters is None else np.asarray(clusters)
     # Each group's rows found in one pass: a mask per group would compare every rating with
@@ -152,24 +160,29 @@ def judge_trust_by(
     members: dict[Hashable, list[int]] = {}
     for i, label in enumerate(labels):
         members.setdefault(label, []).append(i)
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
-    out: dict[Hashable, JudgeTrust | None] = {}
+    found: dict[Hashable, JudgeTrust] = {}
     by_size: dict[int, list[tuple[Hashable, _Cell]]] = {}
     for label, rows in members.items():
         mine = np.asarray(rows, dtype=np.intp)
         cell = _Cell.of(j[mine], e[mine], None if c is None else c[mine])
         if cell is None:  # nothing to resample together: the general path says why
-            out[label] = judge_trust(j[mine], e[mine], None if c is None else c[mine], **options)
+            found[label] = judge_trust(
+                j[mine],
+                e[mine],
+                None if c is None else c[mine],
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            )
         else:
-            out[label] = None  # keeps the order of first appearance
             by_size.setdefault(cell.g, []).append((label, cell))
     for g, cells in by_size.items():
         hits = cluster_hits(g, n_resamples, seed)
         for start in range(0, len(cells), _CELLS_PER_PRODUCT):
             batch = cells[start : start + _CELLS_PER_PRODUCT]
             trusts = _resampled([cell for _, cell in batch], hits, confidence)
-            out.update(zip((label for label, _ in batch), trusts, strict=True))
-    return out  # type: ignore[return-value]
+            found.update(zip((label for label, _ in batch), trusts, strict=True))
+    return {label: found[label] for label in members}  # in order of first appearance
 
 
 # Cells resampled by one product: (cells, resamples, 6) floats, ~25 MB at 2,000 resamples.
@@ -235,16 +248,15 @@ def _resampled(
     (a_low, a_high, a_sd), (k_low, k_high, k_sd) = read
     trusts = []
     for i, cell in enumerate(cells):
-        common = {
-            "method": cell.method,
-            "confidence": confidence,
-            "n": cell.n,
-            "n_clusters": cell.g,
-            "excluded": cell.excluded,
-        }
-        agree = Estimate(
-            cell.agreement, a_low[i], a_high[i], unit="proportion", sd=a_sd[i], **common
+        common = partial(
+            Estimate,
+            method=cell.method,
+            confidence=confidence,
+            n=cell.n,
+            n_clusters=cell.g,
+            excluded=cell.excluded,
         )
+        agree = common(cell.agreement, a_low[i], a_high[i], unit="proportion", sd=a_sd[i])
         # What cohen_estimate (one verdict throughout) and sums_estimates (no finite point
         # value) give when kappa is undefined.
         if cell.k == 1:
@@ -261,8 +273,6 @@ def _resampled(
                 reason="undefined (no variation)",
             )
         else:
-            kappa_i = Estimate(
-                points[i], k_low[i], k_high[i], unit="coefficient", sd=k_sd[i], **common
-            )
+            kappa_i = common(points[i], k_low[i], k_high[i], unit="coefficient", sd=k_sd[i])
         trusts.append(JudgeTrust(agree, kappa_i, *trust_badge(agree, kappa_i)))
     return trusts

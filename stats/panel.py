@@ -19,7 +19,13 @@ from numpy.typing import ArrayLike, NDArray
 from stats.estimates import Estimate, Exclusion
 
 from .agreement import category_counts
-from .figures import DEFAULT_RESAMPLES, krippendorff_estimate, mean_estimate, proportion_estimate
+from .figures import (
+    DEFAULT_RESAMPLES,
+    Resampling,
+    krippendorff_estimate,
+    mean_estimate,
+    proportion_estimate,
+)
 
 
 @dataclass(frozen=True)
@@ -180,7 +186,7 @@ def judge_pass_rates(
         raise ValueError(f"judges must name each of the {arr.shape[1]} judges")
     judge_pass = _passes(panel.judge_verdict, pass_threshold)
     panel_pass = _passes(panel.verdict, pass_threshold)
-    options = {
+    options: Resampling = {
         "n_resamples": n_resamples,
         "seed": seed,
         "confidence": confidence,

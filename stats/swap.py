@@ -35,7 +35,7 @@ def _binary(values: ArrayLike, what: str) -> NDArray[np.float64]:
     return arr
 
 
-def _over(clusters: ArrayLike | None) -> str:
+def _over(clusters: object) -> str:
     return "base scenarios" if clusters is not None else "scenarios"
 
 

@@ -10,6 +10,8 @@ counted twice, none missed). The outcome lists are spelled out here, frozen with
 # ruff: noqa: S608
 
 from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 SHARDS = 16
 SUCCESS = "'success'"
@@ -238,14 +240,14 @@ SQLITE_BACKWARD = [
 ]
 
 
-def _run(schema_editor, statements: list[str]) -> None:
+def _run(schema_editor: BaseDatabaseSchemaEditor, statements: list[str]) -> None:
     # Without parameters, so the driver leaves the `%` of `pg_backend_pid() % 16` alone.
     with schema_editor.connection.cursor() as cursor:
         for statement in statements:
             cursor.execute(statement)
 
 
-def forward(apps, schema_editor) -> None:
+def forward(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     vendor = schema_editor.connection.vendor
     if vendor == "postgresql":
         _run(schema_editor, [PG_FORWARD])
@@ -256,7 +258,7 @@ def forward(apps, schema_editor) -> None:
     _run(schema_editor, ["DELETE FROM llm_runusagetotal", BACKFILL])
 
 
-def backward(apps, schema_editor) -> None:
+def backward(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     postgres = schema_editor.connection.vendor == "postgresql"
     _run(schema_editor, [PG_BACKWARD] if postgres else SQLITE_BACKWARD)
 

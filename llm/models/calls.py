@@ -131,7 +131,8 @@ class LLMCall(models.Model):
     @property
     def prompt_messages(self) -> list[dict]:
         """The messages as sent, wherever this row keeps them."""
-        return self.prompt.messages if self.prompt_id else self.messages
+        prompt = self.prompt  # no query when the row keeps its own messages (no prompt_id)
+        return prompt.messages if prompt is not None else self.messages
 
 
 class LLMResponseCache(models.Model):

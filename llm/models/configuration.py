@@ -195,7 +195,7 @@ class ModelConfiguration(TimeStampedModel):
         from ..providers import registry
 
         host = (urlsplit(self.base_url).hostname or "").lower()
-        for provider in registry.PROVIDERS.values():
+        for provider in registry.all_providers().values():
             if provider.name != self.provider and any(
                 host == marker or host.endswith("." + marker) for marker in provider.url_markers
             ):

@@ -8,9 +8,10 @@ reason and the usage, and sorts its own errors into the retry policy's outcomes
 (`FailureKind`). The retry policy itself (`llm.attempts`) knows no provider.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel
 
@@ -242,13 +243,28 @@ def status_failure(
     return Failure(FailureKind.PERMANENT, CallOutcome.HTTP_ERROR, message, status, None, body)
 
 
+class _Response(Protocol):
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+class StatusError(Protocol):
+    """What an SDK's error for a 4xx or 5xx answer carries: the status and the response."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def response(self) -> _Response: ...
+
+
 class ClientErrors(NamedTuple):
     """The exception classes of an HTTP client SDK shaped like OpenAI's and Anthropic's: a
     timeout is a connection error, and a status error carries `status_code` and `response`."""
 
     timeout: type[BaseException]
     connection: type[BaseException]
-    status: type[BaseException]
+    status: type[StatusError]
     base: type[BaseException]
 
 

@@ -15,13 +15,13 @@ import json
 import os
 import random
 import threading
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import openai
 from openai._base_client import make_request_options
 from openai._models import construct_type
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from .. import egress_http
 from ..models import StructuredMode
@@ -119,7 +119,8 @@ class OpenAICompatibleProvider(ChatProvider):
         client = self.client(base_url=request.configuration.endpoint, api_key=request.api_key)
         completion = client.chat.completions.create(
             model=request.configuration.model_id,
-            messages=request.messages,
+            # The platform's messages are OpenAI's chat messages, sent as they are.
+            messages=cast(list[ChatCompletionMessageParam], request.messages),
             extra_body=request.parameters,
             timeout=timeout,
         )
@@ -216,7 +217,8 @@ def _completion(body: bytes) -> ChatCompletion:
     try:
         return ChatCompletion.model_validate_json(body)
     except ValueError:  # pydantic's ValidationError; a body that is not JSON raises again below
-        return construct_type(type_=ChatCompletion, value=json.loads(body))
+        # construct_type builds the type it is given (typed `object` by the SDK).
+        return cast(ChatCompletion, construct_type(type_=ChatCompletion, value=json.loads(body)))
 
 
 def _h2_available() -> bool:

@@ -48,7 +48,7 @@ def all_providers() -> dict[str, ChatProvider]:
     return {name: provider_named(name) for name in _MODULES}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> dict[str, ChatProvider]:
     # `PROVIDERS` stays available to callers, imported only when one reads it.
     if name == "PROVIDERS":
         return all_providers()

@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.exceptions import ApplicationError
 from core.workers import worker_ping_roundtrip
@@ -7,10 +9,10 @@ from core.workers import worker_ping_roundtrip
 class Command(BaseCommand):
     help = "Send a task through the broker and wait until a Celery worker has run it."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--timeout", type=float, default=60.0)
 
-    def handle(self, *args, timeout: float, **options) -> None:
+    def handle(self, *args: Any, timeout: float, **options: Any) -> None:
         try:
             ping = worker_ping_roundtrip(timeout_seconds=timeout)
         except ApplicationError as error:

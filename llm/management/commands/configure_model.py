@@ -7,8 +7,10 @@ Without --structured the endpoint is probed and the strongest structured-output 
 works is stored (`llm.services.structured_mode_probe`).
 """
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from llm.models import ModelConfiguration, ModelRole, Provider, StructuredMode, provider_choices
 from llm.services import configuration_save, structured_mode_probe
@@ -31,7 +33,7 @@ class Command(BaseCommand):
         "their current (or default) value."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--name", required=True)
         parser.add_argument(
             "--provider",
@@ -73,11 +75,10 @@ class Command(BaseCommand):
         parser.add_argument("--offline", action="store_true", help="Use the offline demo model.")
         parser.add_argument("--inactive", action="store_true", help="Switch it off.")
 
-    def handle(self, *args, **options) -> None:
-        configuration = ModelConfiguration.objects.filter(name=options["name"]).first()
-        created = configuration is None
-        if created:
-            configuration = ModelConfiguration(name=options["name"])
+    def handle(self, *args: Any, **options: Any) -> None:
+        found = ModelConfiguration.objects.filter(name=options["name"]).first()
+        created = found is None
+        configuration = ModelConfiguration(name=options["name"]) if found is None else found
         fields = {
             "base_url": options["base_url"],
             "model_id": options["model_id"],
