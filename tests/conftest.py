@@ -14,20 +14,7 @@ from core.roles import Role
 from tests.factories import UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
-pytest_plugins = ["tests.budget"]
-
-
-# Tests that start Celery workers, inject faults or drive the browser take both cores for a
-# while, and their timing checks were sized for that: under pytest-xdist (`--dist loadgroup`)
-# they run one after another in one process, beside the rest of the suite in the others.
-SERIAL_MARKERS = ("worker", "faults", "browser")
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if any(item.get_closest_marker(name) for name in SERIAL_MARKERS):
-            item.add_marker(pytest.mark.xdist_group("serial"))
+pytest_plugins = ["tests.budget", "tests.lanes"]
 
 
 @pytest.fixture(scope="session")
