@@ -52,6 +52,8 @@ LLM_TIMEOUT_SECONDS = 5.0
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) and XDIST_WORKER:
     CELERY_BROKER_URL = xdist_redis_url(CELERY_BROKER_URL, XDIST_WORKER)
+    # Celery prefers the variable to the setting when it sends a task.
+    os.environ["CELERY_BROKER_URL"] = CELERY_BROKER_URL
     if not os.environ.get("LLM_LIMITS_REDIS_URL"):
         LLM_LIMITS_REDIS_URL = CELERY_BROKER_URL
 if CELERY_BROKER_URL.startswith("filesystem://"):
