@@ -17,6 +17,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.processes import process_alive
+
 RUNNING, COMPLETE, FAILED, INTERRUPTED = "running", "complete", "failed", "interrupted"
 # At most this often the seed rewrites the file while a step counts (steps always write).
 WRITE_INTERVAL_SECONDS = 0.3
@@ -88,18 +90,6 @@ def progress_write(progress: SeedProgress) -> None:
     os.replace(partial, path)
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    return True
-
-
 def progress_read() -> SeedProgress | None:
     """The seed's progress, or None when no seed ever ran here (or its file is unreadable).
 
@@ -114,7 +104,7 @@ def progress_read() -> SeedProgress | None:
         progress = SeedProgress(**{k: v for k, v in data.items() if k in known})
     except TypeError:
         return None
-    if progress.state == RUNNING and not _alive(progress.pid):
+    if progress.state == RUNNING and not process_alive(progress.pid):
         progress.state = INTERRUPTED
     return progress
 

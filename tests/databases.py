@@ -24,6 +24,8 @@ from django.conf import settings
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from core.processes import process_alive
+
 ROOT = Path(__file__).resolve().parent.parent
 # Templates of other checkouts and earlier schemas kept on a PostgreSQL server, newest first.
 TEMPLATES_KEPT = 4
@@ -70,16 +72,6 @@ def schema_digest(vendor: str) -> str:
     for path in [*schema_inputs(), ROOT / "requirements-dev.lock"]:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class PostgresTemplates:
@@ -139,7 +131,7 @@ class PostgresTemplates:
         stale = [name for name in templates if name != template][TEMPLATES_KEPT - 1 :]
         for name in names:
             suffix = name.removeprefix(f"{self.base}_")
-            if name != suffix and suffix.isdigit() and not _pid_alive(int(suffix)):
+            if name != suffix and suffix.isdigit() and not process_alive(int(suffix)):
                 stale.append(name)
         for name in stale:
             self.drop(name)
@@ -193,7 +185,7 @@ class SqliteTemplates:
             self.drop(str(path))
         for path in self.folder.glob("test-impactbench-*.sqlite3"):
             pid = path.name.removeprefix("test-impactbench-").removesuffix(".sqlite3")
-            if pid.isdigit() and not _pid_alive(int(pid)):
+            if pid.isdigit() and not process_alive(int(pid)):
                 self.drop(str(path))
 
 

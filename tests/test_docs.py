@@ -9,6 +9,7 @@ only variables the platform reads.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -241,9 +242,13 @@ def platform_variables() -> set[str]:
     """Every variable the platform reads: its code (tests and benchmarks aside) and compose.yaml."""
     skip = {".venv", "var", "tests", "benchmarks", "node_modules", ".git"}
     names = set()
-    for path in ROOT.rglob("*.py"):
-        if not skip & set(path.relative_to(ROOT).parts):
-            names |= variables_read(path)
+    # Walked with the skipped folders pruned, not filtered afterwards: .venv alone holds tens of
+    # thousands of files.
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if name not in skip]
+        for name in files:
+            if name.endswith(".py"):
+                names |= variables_read(Path(folder) / name)
     compose = (ROOT / "compose.yaml").read_text(encoding="utf-8")
     names |= set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)", compose))
     return names

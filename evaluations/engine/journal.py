@@ -26,6 +26,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DatabaseError, connection
 
+from core.processes import process_alive
 from llm.bulk import calls_restore_bulk
 from llm.models import LLMCall, PromptText
 
@@ -110,17 +111,7 @@ def _alive(path: Path, host: str) -> bool:
     pid = int(path.name[len(host) + 1 :].split("-", 1)[0])
     if pid == os.getpid():
         return False  # ours, and not open: its batch ended without writing everything
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A killed process nobody has reaped yet (a zombie) still answers the signal.
-    with contextlib.suppress(OSError):
-        status = Path(f"/proc/{pid}/status").read_text()
-        return "\nState:\tZ" not in status
-    return True
+    return process_alive(pid)
 
 
 def _read(path: Path) -> tuple[list[LLMCall], list[PromptText]]:

@@ -24,18 +24,22 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """One Chromium for a module's tests. Not for the session: Playwright's sync API keeps an
+    event loop running in this thread until it stops, and the tests that run after a browser
+    module in the same process (under pytest-xdist, any test) must find none, nor the variable
+    below (a subprocess they start would inherit it)."""
     if not os.path.exists(CHROMIUM):
         if os.environ.get("REQUIRE_BROWSER"):
             pytest.fail(f"Chromium not found at {CHROMIUM}; install Debian's chromium package.")
         pytest.skip("Chromium is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    # Playwright's sync API runs an event loop in this thread; the ORM calls made by fixtures
-    # and assertions here are still synchronous and safe.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
+    # With that loop running, the ORM calls made by fixtures and assertions here are still
+    # synchronous and safe.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
             args=[

@@ -114,6 +114,7 @@ def test_progress_endpoint_json(client, progress_file, django_assert_num_queries
     assert client.get(url).json()["state"] == "none"
 
 
+@pytest.mark.slow(reason="runs the whole demo seed")
 def test_seed_demo_records_every_step_and_ends_complete(small_catalogue, progress_file):
     seen = []
     original = SeedTracker.step
@@ -140,6 +141,7 @@ def test_seed_demo_writes_no_progress_unless_asked(small_catalogue, progress_fil
     assert not progress_file.exists()
 
 
+@pytest.mark.slow(reason="runs the demo seed twice")
 def test_a_seed_that_fails_is_recorded_and_resumes_on_the_next_run(
     small_catalogue, monkeypatch, client
 ):

@@ -12,6 +12,7 @@ from results.models import PassRateSummary, RunAnalysis
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
+@pytest.mark.slow(reason="generates a synthetic release")
 def test_small_synthetic_dataset_row_counts():
     call_command(
         "generate_synthetic_dataset", metrics=30, models=3, resamples=100, release_version="0.0.7"
@@ -123,6 +124,7 @@ def test_synthetic_release_has_an_overview_readings_and_a_label_for_every_model(
             assert 'data-testid="tested"' in html
 
 
+@pytest.mark.slow(reason="generates a synthetic release")
 def test_the_loaded_tables_have_planner_statistics_on_postgresql():
     """Migrations analysed the tables empty; a bulk load leaves the planner thinking so (with
     autovacuum off, or not run yet) and public pages plan their queries for empty tables."""

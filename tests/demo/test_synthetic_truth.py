@@ -61,6 +61,7 @@ def _truly_passed(row: dict, truth: dict[int, bool]) -> bool:
     return truth[row["pk"]] == (row["scenario__metric_version__polarity"] == "positive")
 
 
+@pytest.mark.slow(reason="generates and analyses a synthetic release")
 def test_calibration_sample_is_drawn_like_the_real_one_and_rated_with_the_truth(synthetic):
     run, truth = synthetic.run, synthetic.truth
     queue = synthetic.calibration

@@ -42,6 +42,7 @@ def test_researchers_read_the_call_log_but_not_configurations(client_for, resear
     assert client.get(reverse("llm:configuration-list")).status_code == 403
 
 
+@pytest.mark.slow(reason="records a run of calls to show their usage")
 def test_configuration_list_shows_roles_offline_badge_and_recent_usage(client_for, maintainer):
     call_command("seed_demo", verbosity=0)
     hosted = ModelConfigurationFactory(name="Hosted judge", base_url="https://models.example/v1")

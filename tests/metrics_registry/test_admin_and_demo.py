@@ -55,6 +55,7 @@ def test_demo_seed_is_idempotent():
     assert {m.current_version.polarity for m in metrics} == {"positive", "negative"}
 
 
+@pytest.mark.slow(reason="runs the demo seed command")
 def test_seed_demo_command_runs_the_registry_step(capsys):
     call_command("seed_demo", verbosity=0)
     assert "Registry demo" in capsys.readouterr().out

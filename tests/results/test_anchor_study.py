@@ -55,6 +55,7 @@ def study_runs(metric):
     return _run(metric, use_anchors=True), _run(metric, use_anchors=False)
 
 
+@pytest.mark.slow(reason="runs a run with replicates and checks each twice")
 def test_every_conversation_of_a_run_with_replicates_is_checked_twice(study_runs):
     for run in study_runs:
         first = AnchorCoverage.objects.filter(conversation__run=run)

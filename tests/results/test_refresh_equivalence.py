@@ -194,6 +194,7 @@ def test_synthetic_summaries_match_the_row_by_row_refresh(synthetic_run):
     assert_same_summaries(run)
 
 
+@pytest.mark.slow(reason="refreshes a synthetic release")
 def test_metric_intervals_are_wilson_on_effective_n(synthetic_run):
     """Checked against statsmodels' Wilson interval on n / deff and passed / deff."""
     run = synthetic_run
