@@ -33,12 +33,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 )
 
 
+_running: list[str] = []  # the test being set up, run or torn down in this process
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    _running.append(item.nodeid)
+    yield
+    _running.pop()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
     started = time.perf_counter()
     yield
-    if fixturedef.scope == "session":
-        _shared_setup[request.node.nodeid] += time.perf_counter() - started
+    # A session fixture's request names the session, not the test that first needed it.
+    if fixturedef.scope == "session" and _running:
+        _shared_setup[_running[-1]] += time.perf_counter() - started
 
 
 @pytest.hookimpl(hookwrapper=True)

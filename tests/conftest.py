@@ -17,14 +17,27 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.budget", "tests.lanes"]
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts the test processes
+def pytest_sessionstart(session):
+    """`--create-db`: the template is dropped once for the run, here, and the first test
+    process to need it migrates it anew while the others wait for it."""
+    if session.config.getoption("create_db") and not hasattr(session.config, "workerinput"):
+        from pytest_django.plugin import blocking_manager_key
+
+        from tests.databases import template_drop
+
+        with session.config.stash[blocking_manager_key].unblock():
+            template_drop()
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(request, django_test_environment, django_db_blocker):
     """This process's test database, cloned from a template migrated once per schema
-    (tests/databases.py); `--create-db` migrates the template anew."""
+    (tests/databases.py)."""
     from tests.databases import clone_setup, clone_teardown
 
     with django_db_blocker.unblock():
-        clone_setup(rebuild=request.config.getoption("create_db"))
+        clone_setup()
     yield
     with django_db_blocker.unblock():
         clone_teardown()

@@ -6,7 +6,7 @@ migrates a *template*, named by a digest of everything that decides the schema (
 files, the project modules they import, the lock file that pins the third-party apps, the
 installed apps), and every process copies it: PostgreSQL's `CREATE DATABASE ... TEMPLATE`, a
 file copy for SQLite. A template whose inputs change gets a new name, so a stale one is never
-used; `pytest --create-db` rebuilds it anyway.
+used; `pytest --create-db` drops it first, so the run migrates it anew.
 """
 
 from __future__ import annotations
@@ -201,15 +201,13 @@ def _point_at(alias: str, name: str) -> None:
     settings.DATABASES[alias]["NAME"] = name
 
 
-def clone_setup(*, alias: str = "default", rebuild: bool = False, verbosity: int = 0) -> str:
+def clone_setup(*, alias: str = "default", verbosity: int = 0) -> str:
     """Give this process its own test database, cloned from the schema's template (migrating
     the template first if no process has yet). Returns the database's name."""
     connection = connections[alias]
     templates = _templates(connection)
     template = templates.template_name(schema_digest(connection.vendor))
     with templates.lock():
-        if rebuild:
-            templates.drop(template)
         if not templates.exists(template):
             building = template + (".building" if connection.vendor == "sqlite" else "_building")
             connection.settings_dict["TEST"]["NAME"] = building
@@ -224,6 +222,15 @@ def clone_setup(*, alias: str = "default", rebuild: bool = False, verbosity: int
     connection.settings_dict["TEST"]["NAME"] = clone
     _point_at(alias, clone)
     return clone
+
+
+def template_drop(*, alias: str = "default") -> None:
+    """Drop the current schema's template, so that the next process to need it migrates it
+    anew (`pytest --create-db`, once for the run before any test process starts)."""
+    connection = connections[alias]
+    templates = _templates(connection)
+    with templates.lock():
+        templates.drop(templates.template_name(schema_digest(connection.vendor)))
 
 
 def clone_teardown(*, alias: str = "default") -> None:

@@ -47,6 +47,7 @@ def test_every_endpoint_answers_anonymously_and_matches_its_schema(api_client):
         assert_matches_schema(response)
 
 
+@pytest.mark.slow(reason="asks every API endpoint with bad input and checks each answer")
 def test_errors_are_documented_json_with_a_reason(api_client):
     run = published_run()
     for url in (
