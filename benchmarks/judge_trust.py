@@ -5,7 +5,8 @@ with its cluster-bootstrap interval, for 809 metrics x 10 models = 8,090 cells o
 conversations (3 base scenarios: each situation's teen and adult variants). The baseline is
 what the refresh did before: ``stats.judge_trust`` called cell by cell. ``stats.judge_trust_by``
 now shares one drawing among the cells with the same number of clusters and resamples them in
-batches; it must give every cell exactly the baseline's figures (checked here on the data).
+batches (kappa's bootstrap; the agreement's Wilson intervals are one vectorised call); it must
+give every cell exactly the baseline's figures (checked here on the data).
 
 Run from the repository root: ``.venv/bin/python benchmarks/judge_trust.py``
 (``--metrics 100 --models 4`` for a quick look).
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from stats import judge_trust, judge_trust_by  # noqa: E402
 from stats.figures import DEFAULT_RESAMPLES  # noqa: E402
+from stats.judge_trust import agreement_icc  # noqa: E402
 
 BASES, VARIANTS = 3, 2
 
@@ -38,7 +40,7 @@ def release_ratings(metrics: int, models: int, seed: int = 7):
     return cells, judge, expert, metric * BASES + base
 
 
-def cell_by_cell(cells, judge, expert, clusters, n_resamples):
+def cell_by_cell(cells, judge, expert, clusters, n_resamples, icc):
     rows: dict[str, list[int]] = {}
     for i, cell in enumerate(cells):
         rows.setdefault(cell, []).append(i)
@@ -46,7 +48,7 @@ def cell_by_cell(cells, judge, expert, clusters, n_resamples):
     for cell, mine in rows.items():
         index = np.asarray(mine)
         out[cell] = judge_trust(
-            judge[index], expert[index], clusters[index], n_resamples=n_resamples
+            judge[index], expert[index], clusters[index], icc=icc, n_resamples=n_resamples
         )
     return out
 
@@ -59,6 +61,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     data = release_ratings(args.metrics, args.models)
+    # The release's intra-cluster correlation, pooled over every cell once, as the refresh
+    # does: each cell's design effect shrinks its own towards it.
+    icc = agreement_icc(*data)
     print(
         f"{args.metrics * args.models:,} cells, {len(data[0]):,} blind verdicts, "
         f"{args.resamples:,} resamples a cell; CPU seconds, best of {args.repeats}, alternating"
@@ -67,10 +72,10 @@ def main() -> None:
     results = {}
     for _ in range(args.repeats):
         for name, run in (
-            ("cell by cell (baseline)", lambda: cell_by_cell(*data, args.resamples)),
+            ("cell by cell (baseline)", lambda: cell_by_cell(*data, args.resamples, icc)),
             (
                 "batched (judge_trust_by)",
-                lambda: judge_trust_by(*data, n_resamples=args.resamples),
+                lambda: judge_trust_by(*data, icc=icc, n_resamples=args.resamples),
             ),
         ):
             start = time.process_time()

@@ -84,6 +84,7 @@ from .figures import (
     sums_estimate,
     sums_estimates,
 )
+from .judge_bias import AgreementGap, agreement_gaps
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
 from .percentiles import percentile_interval
@@ -100,6 +101,7 @@ from .two_stage import two_stage_sum_distribution
 
 __all__ = [
     "JudgeRate",
+    "AgreementGap",
     "JudgeTrust",
     "PAIRED_DIFFERENCE",
     "PAIRED_T",
@@ -132,6 +134,7 @@ __all__ = [
     "fleiss_kappa",
     "intra_cluster_correlation",
     "judge_pass_rates",
+    "agreement_gaps",
     "judge_trust",
     "judge_trust_by",
     "kendall_tau_b_rows",

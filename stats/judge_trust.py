@@ -4,13 +4,20 @@ The figures compare the judge's verdict with blind expert verdicts on the same c
 from a *random* calibration sample. Ratings from a triage queue (conversations chosen because
 judges or repetitions disagreed) must not be used here: chosen for disagreement, they would
 understate agreement.
+
+A cell (a metric and a model) holds about six verdicts from three base scenarios. A cluster
+bootstrap there has ten distinct resamples and, when judge and experts agree throughout, only
+one value: "1.000 [1.000, 1.000]". So the agreement's interval is Wilson's score interval on
+the *effective* number of verdicts (``n`` over the design effect of the base scenarios), which
+has positive width inside [0, 1] at every n, 0 of n and n of n included; kappa's interval is
+the bootstrap's widened to hold the agreement's interval mapped to kappa at the observed
+chance agreement, so it too has positive width wherever kappa is defined.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,13 +27,8 @@ from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 from .agreement import cohen_from_confusion, cohen_pair_codes
 from .bootstrap import cluster_hits
-from .figures import (
-    BOOTSTRAP,
-    CLUSTER_BOOTSTRAP,
-    DEFAULT_RESAMPLES,
-    Resampling,
-    agreement_estimates,
-)
+from .few_clusters import design_effect, effective_wilson, intra_cluster_correlation
+from .figures import DEFAULT_RESAMPLES
 from .figures import _codes as cluster_codes
 from .percentiles import bootstrap_sd, percentile_interval
 
@@ -40,12 +42,26 @@ NOT_CHECKED = "not yet checked by experts"
 MIN_EXPERT_VERDICTS = 30
 # A judge is validated when even the interval's lower end of its agreement with experts
 # reaches 0.70: about as well as experts agree with each other (physicians 55-75 % in
-# HealthBench, human Krippendorff's alpha 0.71 in HumaneBench), and the lower bound, not the
-# point value, so sampling luck cannot validate it.
+# HealthBench, clinicians 0.77 in VERA-MH), and the lower bound, not the point value, so
+# sampling luck cannot validate it.
 VALIDATED_AGREEMENT_LOW = 0.70
 # ... and its Cohen's kappa reaches 0.40 ("moderate", Landis & Koch 1977): raw agreement alone
 # rewards a judge that passes everything on a metric experts also mostly pass.
 VALIDATED_KAPPA = 0.40
+# A cell's own intra-cluster correlation rests on three base scenarios: it counts as this many
+# clusters' worth of evidence against the release's (pooled over every cell), so one cell's
+# luck barely moves its design effect while a cell with many scenarios keeps mostly its own.
+ICC_PRIOR_CLUSTERS = 20.0
+
+AGREEMENT_METHOD = "Wilson score interval on the effective number of verdicts"
+AGREEMENT_METHOD_CLUSTERED = (
+    "Wilson score interval on the effective number of verdicts (design effect over base scenarios)"
+)
+KAPPA_METHOD = "agreement's Wilson interval mapped to kappa at the observed chance agreement"
+KAPPA_METHOD_RESAMPLED = (
+    "percentile bootstrap over {over}, widened to the agreement's Wilson interval mapped to "
+    "kappa at the observed chance agreement"
+)
 
 
 @dataclass(frozen=True)
@@ -64,24 +80,26 @@ def judge_trust(
     expert: ArrayLike,
     clusters: ArrayLike | None = None,
     *,
+    icc: float | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int | None = 0,
     confidence: float = 0.95,
 ) -> JudgeTrust:
     """Blind expert agreement with the judge, and the badge it earns.
 
-    ``judge[i]`` and ``expert[i]`` are the verdicts on one expert rating's conversation (one
-    row per expert rating; ``nan`` where either is missing: excluded and counted).
-    ``clusters`` (base scenarios) make the intervals a cluster bootstrap, which also keeps
-    several experts' ratings of one conversation together.
+    ``judge[i]`` and ``expert[i]`` are the verdicts (0 or 1) on one expert rating's
+    conversation (one row per expert rating; ``nan`` where either is missing: excluded and
+    counted). ``clusters`` (base scenarios) keep correlated ratings together: the design effect
+    of the agreement's interval and the units kappa's bootstrap resamples. ``icc`` is the
+    release's intra-cluster correlation of agreement (:func:`agreement_icc`); without it, this
+    cell's own.
 
-    * ``agreement``: share of rows where the verdicts are equal, percentile bootstrap interval;
-    * ``kappa``: Cohen's kappa (unweighted, as ``sklearn.metrics.cohen_kappa_score``) with the
-      same bootstrap; undefined when both sides give one verdict throughout;
-    * ``badge``: ``NOT_CHECKED`` below ``MIN_EXPERT_VERDICTS`` rows; ``VALIDATED`` when the
-      agreement's lower bound is at least ``VALIDATED_AGREEMENT_LOW`` and kappa at least
-      ``VALIDATED_KAPPA``; otherwise ``CONTESTED`` -- experts checked and the judge did not
-      clear the bar (the ``reason`` says whether agreement or kappa fell short).
+    * ``agreement``: share of rows where the verdicts are equal, Wilson interval on the
+      effective n (:func:`effective_agreement_interval`);
+    * ``kappa``: Cohen's kappa (unweighted, as ``sklearn.metrics.cohen_kappa_score``), interval
+      from :func:`kappa_interval_from_agreement` joined with the cluster bootstrap's;
+      undefined when both sides give one verdict throughout;
+    * ``badge``: :func:`trust_badge`.
 
     Estimates agreement on the population the sample was drawn from (one metric, one target
     model); with unequal inclusion probabilities inside that cell it is unweighted.
@@ -90,22 +108,16 @@ def judge_trust(
     e = np.asarray(expert, dtype=np.float64)
     if j.shape != e.shape or j.ndim != 1:
         raise ValueError("judge and expert must be 1-D and paired (one row per expert rating)")
-    both = np.isfinite(j) & np.isfinite(e)
-    excluded = (Exclusion("judge or expert verdict missing", int((~both).sum())),)
-    grouped = None if clusters is None else np.asarray(clusters)[both]
-    options: Resampling = {
-        "n_resamples": n_resamples,
-        "seed": seed,
-        "confidence": confidence,
-        "over": "base scenarios" if clusters is not None else "ratings",
-    }
-    # Both from one drawing of the clusters, each exactly as its own bootstrap would give it:
-    # a release's refresh computes this for every metric x model cell (~8,000).
-    agreement, kappa = agreement_estimates(j[both], e[both], grouped, **options)
-    agreement = agreement.with_exclusions(excluded)
-    kappa = kappa.with_exclusions(excluded) if kappa.defined else kappa
-    badge, reason = trust_badge(agreement, kappa)
-    return JudgeTrust(agreement, kappa, badge, reason)
+    return judge_trust_by(
+        np.zeros(j.size, dtype=np.intp),
+        j,
+        e,
+        clusters,
+        icc=icc,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+    ).get(0) or _insufficient(_Cell.empty(j, e))
 
 
 def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
@@ -117,8 +129,8 @@ def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
         )
     if agreement.low is None:
         return CONTESTED, (
-            f"experts agree with the judge on {agreement.value:.0%}, but every rating comes "
-            "from one base scenario: no interval, so it cannot be validated"
+            f"experts agree with the judge on {agreement.value:.0%}, but no interval could be "
+            "drawn, so it cannot be validated"
         )
     low = agreement.low
     share = f"experts agree with the judge on {agreement.value:.0%} (lower bound {low:.0%})"
@@ -134,145 +146,290 @@ def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
     return VALIDATED, f"{share}, kappa {kappa.value:.2f}"
 
 
+def agreement_icc(
+    groups: Sequence[Hashable] | NDArray[Any],
+    judge: ArrayLike,
+    expert: ArrayLike,
+    clusters: ArrayLike,
+) -> float:
+    """The intra-cluster correlation of judge-expert agreement, pooled over the groups (a
+    release's metric x model cells) by one-way ANOVA over their base scenarios
+    (:func:`.few_clusters.intra_cluster_correlation`): hundreds of cells make it stable where
+    one cell's three scenarios could not."""
+    j, e = np.asarray(judge, dtype=np.float64), np.asarray(expert, dtype=np.float64)
+    both = np.isfinite(j) & np.isfinite(e)
+    if not both.any():
+        return 0.0
+    group = np.unique(np.asarray(groups, dtype=object).astype(str)[both], return_inverse=True)[1]
+    cluster = np.unique(np.asarray(clusters).astype(str)[both], return_inverse=True)[1]
+    # A cluster within its group: the same base scenario rated for two models is two clusters.
+    pair = np.unique(
+        group.ravel() * (int(cluster.max()) + 1) + cluster.ravel(), return_inverse=True
+    )[1]
+    pair = pair.ravel()
+    agreed = np.bincount(pair, weights=(j[both] == e[both]).astype(np.float64))
+    rated = np.bincount(pair).astype(np.float64)
+    group_of = np.zeros(rated.size, dtype=np.int64)
+    group_of[pair] = group.ravel()
+    return intra_cluster_correlation(group_of, agreed, rated)
+
+
+def shrunk_icc(own: ArrayLike, n_clusters: ArrayLike, release: float) -> NDArray[np.float64]:
+    """Each cell's own intra-cluster correlation shrunk towards the release's: weight
+    ``(G - 1) / (G - 1 + ICC_PRIOR_CLUSTERS)`` on its own (none with one cluster)."""
+    g = np.asarray(n_clusters, dtype=np.float64)
+    weight = np.maximum(g - 1.0, 0.0) / (np.maximum(g - 1.0, 0.0) + ICC_PRIOR_CLUSTERS)
+    return weight * np.asarray(own, dtype=np.float64) + (1.0 - weight) * release
+
+
+def effective_agreement_interval(
+    agreed: ArrayLike,
+    n: ArrayLike,
+    n_clusters: ArrayLike,
+    icc: ArrayLike,
+    confidence: float = 0.95,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Wilson score interval of ``agreed / n`` on the effective number of verdicts
+    ``n / deff``, ``deff = 1 + (n / G - 1) icc`` (vectorised over cells). Positive width
+    inside [0, 1] holding the point for every n >= 1, all or none agreeing included."""
+    m = np.asarray(n, dtype=np.float64)
+    g = np.maximum(np.asarray(n_clusters, dtype=np.float64), 1.0)
+    deff = np.vectorize(design_effect, otypes=[np.float64])(icc, m / g)
+    return effective_wilson(agreed, m, deff, confidence)
+
+
+def chance_agreement(confusion: ArrayLike) -> NDArray[np.float64]:
+    """Chance agreement ``sum_k row_k col_k / n^2`` of rows of flattened 2 x 2 tables."""
+    t = np.asarray(confusion, dtype=np.float64).reshape(-1, 2, 2)
+    n = t.sum(axis=(1, 2))
+    with np.errstate(all="ignore"):
+        return (t.sum(axis=2) * t.sum(axis=1)).sum(axis=1) / (n * n)
+
+
+def kappa_interval_from_agreement(
+    low: ArrayLike, high: ArrayLike, chance: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """An agreement interval mapped to kappa, ``(a - pe) / (1 - pe)`` at the observed chance
+    agreement ``pe`` (< 1 wherever kappa is defined), clipped to [-1, 1]: it holds the kappa
+    of the observed agreement and keeps the agreement interval's positive width."""
+    pe = np.asarray(chance, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        lo = (np.asarray(low, dtype=np.float64) - pe) / (1.0 - pe)
+        hi = (np.asarray(high, dtype=np.float64) - pe) / (1.0 - pe)
+    return np.clip(lo, -1.0, 1.0), np.clip(hi, -1.0, 1.0)
+
+
 def judge_trust_by(
     groups: Sequence[Hashable] | NDArray[Any],
     judge: ArrayLike,
     expert: ArrayLike,
     clusters: ArrayLike | None = None,
     *,
+    icc: float | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int | None = 0,
     confidence: float = 0.95,
 ) -> dict[Hashable, JudgeTrust]:
     """:func:`judge_trust` for each group (``groups[i]``: e.g. the metric, or the target model,
     of rating ``i``), in order of first appearance; each group's figures exactly those
-    :func:`judge_trust` gives its rows alone.
+    :func:`judge_trust` gives its rows alone with the same ``icc`` (without one, the
+    groups' pooled :func:`agreement_icc`).
 
     A release has about 8,000 metric x model cells of a few ratings each, so drawing and
     reading each cell's bootstrap on its own costs far more than the arithmetic: the cells with
     the same number of clusters share their drawing (the one each would make with this seed)
-    and are resampled in batches of one product each."""
+    and are resampled in batches of one product each; the Wilson intervals are one vectorised
+    call for all cells."""
     labels = list(groups.tolist() if isinstance(groups, np.ndarray) else groups)
     j, e = np.asarray(judge, dtype=np.float64), np.asarray(expert, dtype=np.float64)
     c = None if clusters is None else np.asarray(clusters)
+    if c is not None and c.shape != j.shape:
+        raise ValueError(f"clusters must be 1-D with one label per item ({j.size})")
     # Each group's rows found in one pass: a mask per group would compare every rating with
     # every group (a release's metric × model cells: ~8,000 groups over ~50,000 ratings).
     members: dict[Hashable, list[int]] = {}
     for i, label in enumerate(labels):
         members.setdefault(label, []).append(i)
     found: dict[Hashable, JudgeTrust] = {}
-    by_size: dict[int, list[tuple[Hashable, _Cell]]] = {}
+    cells: list[tuple[Hashable, _Cell]] = []
     for label, rows in members.items():
         mine = np.asarray(rows, dtype=np.intp)
         cell = _Cell.of(j[mine], e[mine], None if c is None else c[mine])
-        if cell is None:  # nothing to resample together: the general path says why
-            found[label] = judge_trust(
-                j[mine],
-                e[mine],
-                None if c is None else c[mine],
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
-            )
+        if cell.n < MIN_ITEMS:
+            found[label] = _insufficient(cell)
         else:
-            by_size.setdefault(cell.g, []).append((label, cell))
-    for g, cells in by_size.items():
-        hits = cluster_hits(g, n_resamples, seed)
-        for start in range(0, len(cells), _CELLS_PER_PRODUCT):
-            batch = cells[start : start + _CELLS_PER_PRODUCT]
-            trusts = _resampled([cell for _, cell in batch], hits, confidence)
-            found.update(zip((label for label, _ in batch), trusts, strict=True))
+            cells.append((label, cell))
+    if cells:
+        if icc is None:
+            icc = _pooled_icc([cell for _, cell in cells])
+        trusts = _figures([cell for _, cell in cells], icc, n_resamples, seed, confidence)
+        found.update(zip((label for label, _ in cells), trusts, strict=True))
     return {label: found[label] for label in members}  # in order of first appearance
 
 
-# Cells resampled by one product: (cells, resamples, 6) floats, ~25 MB at 2,000 resamples.
+# Cells resampled by one product: (cells, resamples, 4) floats, ~16 MB at 2,000 resamples.
 _CELLS_PER_PRODUCT = 256
 
 
 @dataclass(frozen=True)
 class _Cell:
-    """One group's per-cluster sums (agreed, rated, and the 2 x 2 confusion table, flattened),
-    when its agreement comes from a bootstrap: enough rows and two clusters or more. ``k`` is
-    1 when judge and expert gave one and the same verdict throughout (kappa undefined, as
-    ``cohen_estimate`` says; the agreement is still resampled)."""
+    """One group's verdicts reduced to what its figures need: per-cluster sums (agreed, rated,
+    and the 2 x 2 confusion table, flattened), ``k`` the number of distinct verdicts (1: kappa
+    undefined), and the rows left out."""
 
     per_cluster: NDArray[np.float64]
     g: int
     n: int
     k: int
-    agreement: float
-    confusion: NDArray[np.float64]
+    clustered: bool
     excluded: tuple[Exclusion, ...]
-    method: str
+
+    @property
+    def agreed(self) -> float:
+        return float(self.per_cluster[:, 0].sum())
+
+    @property
+    def confusion(self) -> NDArray[np.float64]:
+        return self.per_cluster[:, 2:].sum(axis=0)
+
+    @classmethod
+    def empty(cls, judge: NDArray[np.float64], expert: NDArray[np.float64]) -> _Cell:
+        return cls.of(judge, expert, None)
 
     @classmethod
     def of(
         cls, judge: NDArray[np.float64], expert: NDArray[np.float64], clusters: ArrayLike | None
-    ) -> _Cell | None:
+    ) -> _Cell:
         both = np.isfinite(judge) & np.isfinite(expert)
         n = int(both.sum())
-        if n < MIN_ITEMS:
-            return None
         x, y = judge[both], expert[both]
-        pair, k = cohen_pair_codes(x, y)
+        missing = Exclusion("judge or expert verdict missing", int((~both).sum()))
+        kept = (missing,) if missing.count else ()
+        if n == 0:
+            return cls(np.zeros((0, 6)), 0, 0, 0, clusters is not None, kept)
+        if not np.isin(np.concatenate([x, y]), (0.0, 1.0)).all():
+            raise ValueError("judge and expert verdicts must be 0 or 1")
+        _, k = cohen_pair_codes(x, y)
         codes, g = cluster_codes(None if clusters is None else np.asarray(clusters)[both], n)
-        if k not in (1, 2) or g < 2:
-            return None
         sums = np.zeros((n, 6))
         sums[:, 0] = x == y
         sums[:, 1] = 1.0
-        sums[np.arange(n), 2 + pair] = 1.0
-        total = sums.sum(axis=0)
+        sums[np.arange(n), 2 + (2 * x + y).astype(np.intp)] = 1.0
         per_cluster = np.zeros((g, 6))
         np.add.at(per_cluster, codes, sums)
-        missing = Exclusion("judge or expert verdict missing", int((~both).sum()))
-        kept = (missing,) if missing.count else ()
-        method = BOOTSTRAP if clusters is None else f"{CLUSTER_BOOTSTRAP} over base scenarios"
-        return cls(per_cluster, g, n, k, float(total[0] / total[1]), total[2:], kept, method)
+        return cls(per_cluster, g, n, k, clusters is not None, kept)
+
+    def own_icc(self) -> float:
+        if self.g < 2:
+            return 0.0
+        rated = self.per_cluster[:, 1]
+        return intra_cluster_correlation(np.zeros(self.g), self.per_cluster[:, 0], rated)
 
 
-def _resampled(
-    cells: list[_Cell], hits: NDArray[np.float64], confidence: float
+def _pooled_icc(cells: list[_Cell]) -> float:
+    """:func:`agreement_icc` from the cells' per-cluster sums; 1 (each base scenario counts
+    as one verdict) when no cell has two clusters to estimate it from: with nothing known,
+    the cautious reading."""
+    if all(cell.g < 2 for cell in cells):
+        return 1.0
+    group = np.concatenate([np.full(cell.g, i) for i, cell in enumerate(cells)])
+    stacked = np.concatenate([cell.per_cluster for cell in cells])
+    return intra_cluster_correlation(group, stacked[:, 0], stacked[:, 1])
+
+
+def _insufficient(cell: _Cell) -> JudgeTrust:
+    common = {"n": cell.n, "excluded": cell.excluded, "reason": "not enough data"}
+    agreement = Estimate.insufficient(unit="proportion", **common)
+    kappa = Estimate.insufficient(unit="coefficient", **common)
+    return JudgeTrust(agreement, kappa, *trust_badge(agreement, kappa))
+
+
+def _bootstrap_kappas(
+    cells: list[_Cell], n_resamples: int, seed: int | None, confidence: float
+) -> dict[int, tuple[float, float, float | None]]:
+    """Percentile interval and sd of kappa for every cell with two clusters or more and two
+    verdicts, by position: the cells with the same number of clusters share one drawing and
+    are resampled in batches (whole-number sums: the batched product is exact)."""
+    by_size: dict[int, list[int]] = {}
+    for i, cell in enumerate(cells):
+        if cell.g >= 2 and cell.k == 2:
+            by_size.setdefault(cell.g, []).append(i)
+    out: dict[int, tuple[float, float, float | None]] = {}
+    for g, positions in by_size.items():
+        hits = cluster_hits(g, n_resamples, seed)
+        for start in range(0, len(positions), _CELLS_PER_PRODUCT):
+            batch = positions[start : start + _CELLS_PER_PRODUCT]
+            tables = np.stack([cells[i].per_cluster[:, 2:] for i in batch])
+            resampled = hits @ tables  # (cells, B, 4)
+            kappa = cohen_from_confusion(resampled.reshape(-1, 4), 2).reshape(len(batch), -1).T
+            low, high = percentile_interval(kappa, confidence)
+            for column, i in enumerate(batch):
+                out[i] = (float(low[column]), float(high[column]), bootstrap_sd(kappa[:, column]))
+    return out
+
+
+def _figures(
+    cells: list[_Cell], icc: float, n_resamples: int, seed: int | None, confidence: float
 ) -> list[JudgeTrust]:
-    """The cells' agreement and kappa, each with the percentile interval and sd its own
-    bootstrap gives (whole-number sums: the batched product is exact)."""
-    resampled = hits @ np.stack([cell.per_cluster for cell in cells])  # (cells, B, 6)
-    agreement = (resampled[:, :, 0] / resampled[:, :, 1]).T
-    kappa = cohen_from_confusion(resampled[:, :, 2:].reshape(-1, 4), 2).reshape(len(cells), -1).T
-    # The point kappas too in one call: row by row, cohen_from_confusion's own figures.
-    points = cohen_from_confusion(np.stack([cell.confusion for cell in cells]), 2)
-    read = []
-    for dist in (agreement, kappa):
-        low, high = percentile_interval(dist, confidence)
-        read.append((low, high, [bootstrap_sd(column) for column in np.ascontiguousarray(dist.T)]))
-    (a_low, a_high, a_sd), (k_low, k_high, k_sd) = read
+    """Every cell's agreement, kappa and badge (cells of ``MIN_ITEMS`` rows or more)."""
+    n = np.array([cell.n for cell in cells], dtype=np.float64)
+    g = np.array([cell.g for cell in cells], dtype=np.float64)
+    agreed = np.array([cell.agreed for cell in cells])
+    own = np.array([cell.own_icc() for cell in cells])
+    rho = shrunk_icc(own, g, icc)
+    a_low, a_high = effective_agreement_interval(agreed, n, g, rho, confidence)
+    confusion = np.stack([cell.confusion for cell in cells])
+    points = cohen_from_confusion(confusion, 2)
+    k_low, k_high = kappa_interval_from_agreement(a_low, a_high, chance_agreement(confusion))
+    # The mapping holds the point up to rounding (an ulp past it at 0 agreements of n).
+    with np.errstate(invalid="ignore"):
+        k_low, k_high = np.fmin(k_low, points), np.fmax(k_high, points)
+    resampled = _bootstrap_kappas(cells, n_resamples, seed, confidence)
     trusts = []
     for i, cell in enumerate(cells):
-        common = partial(
-            Estimate,
-            method=cell.method,
-            confidence=confidence,
-            n=cell.n,
-            n_clusters=cell.g,
-            excluded=cell.excluded,
+        over = "base scenarios" if cell.clustered else "ratings"
+        common = {
+            "confidence": confidence,
+            "n": cell.n,
+            "n_clusters": cell.g,
+            "excluded": cell.excluded,
+        }
+        agree = Estimate(
+            float(agreed[i] / n[i]),
+            float(a_low[i]),
+            float(a_high[i]),
+            method=AGREEMENT_METHOD_CLUSTERED if cell.clustered else AGREEMENT_METHOD,
+            unit="proportion",
+            **common,
         )
-        agree = common(cell.agreement, a_low[i], a_high[i], unit="proportion", sd=a_sd[i])
-        # What cohen_estimate (one verdict throughout) and sums_estimates (no finite point
-        # value) give when kappa is undefined.
-        if cell.k == 1:
-            kappa_i = Estimate.insufficient(
-                n=cell.n, unit="coefficient", reason="undefined (no variation)"
-            )
-        elif not np.isfinite(points[i]):
-            kappa_i = Estimate.insufficient(
+        if cell.k < 2 or not np.isfinite(points[i]):
+            # No variation: kappa is 0/0, never the 1.0 a perfect table would suggest.
+            kappa = Estimate.insufficient(
                 n=cell.n,
                 n_clusters=cell.g,
-                unit="coefficient",
-                method=cell.method,
                 excluded=cell.excluded,
+                unit="coefficient",
                 reason="undefined (no variation)",
             )
+        elif i in resampled:
+            low, high, sd = resampled[i]
+            kappa = Estimate(
+                float(points[i]),
+                min(float(k_low[i]), low) if np.isfinite(low) else float(k_low[i]),
+                max(float(k_high[i]), high) if np.isfinite(high) else float(k_high[i]),
+                method=KAPPA_METHOD_RESAMPLED.format(over=over),
+                unit="coefficient",
+                sd=sd,
+                **common,
+            )
         else:
-            kappa_i = common(points[i], k_low[i], k_high[i], unit="coefficient", sd=k_sd[i])
-        trusts.append(JudgeTrust(agree, kappa_i, *trust_badge(agree, kappa_i)))
+            kappa = Estimate(
+                float(points[i]),
+                float(k_low[i]),
+                float(k_high[i]),
+                method=KAPPA_METHOD,
+                unit="coefficient",
+                **common,
+            )
+        trusts.append(JudgeTrust(agree, kappa, *trust_badge(agree, kappa)))
     return trusts

@@ -3,14 +3,18 @@
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.proportion import proportion_confint
 
 from stats import judge_trust, judge_trust_by
+from stats.few_clusters import intra_cluster_correlation
 from stats.judge_trust import (
     CONTESTED,
+    ICC_PRIOR_CLUSTERS,
     MIN_EXPERT_VERDICTS,
     NOT_CHECKED,
     VALIDATED,
     VALIDATED_AGREEMENT_LOW,
+    agreement_icc,
 )
 
 
@@ -24,7 +28,7 @@ def test_agreement_and_kappa_match_references():
     rng = np.random.default_rng(0)
     judge, expert = _ratings(rng, 120, 0.85)
     expert[[3, 9]] = np.nan
-    t = judge_trust(judge, expert, clusters=np.arange(120) // 4, n_resamples=500)
+    t = judge_trust(judge, expert, clusters=np.arange(120) // 4, icc=0.1, n_resamples=500)
     keep = np.isfinite(expert)
     assert t.agreement.value == pytest.approx(np.mean(judge[keep] == expert[keep]))
     assert t.kappa.value == pytest.approx(cohen_kappa_score(judge[keep], expert[keep]))
@@ -80,10 +84,12 @@ def test_trust_per_metric_and_model():
 
 
 def test_ratings_from_one_base_scenario_cannot_validate():
+    """With nothing to estimate the correlation from, a base scenario counts as one verdict:
+    60 agreeing ratings of one scenario are not 60 pieces of evidence."""
     rng = np.random.default_rng(3)
     one = judge_trust(*_ratings(rng, 60, 1.0), clusters=np.zeros(60), n_resamples=200)
     assert one.badge == CONTESTED
-    assert "one base scenario" in one.reason
+    assert one.agreement.low < VALIDATED_AGREEMENT_LOW < one.agreement.high
 
 
 def test_interleaved_groups_get_exactly_their_own_rows_figures():
@@ -92,48 +98,12 @@ def test_interleaved_groups_get_exactly_their_own_rows_figures():
     groups = rng.choice(["a", "b", "c", "d"], size=n).tolist()
     judge, expert = _ratings(rng, n, 0.8)
     clusters = rng.integers(0, 30, size=n)
-    table = judge_trust_by(groups, judge, expert, clusters, n_resamples=200)
+    table = judge_trust_by(groups, judge, expert, clusters, icc=0.15, n_resamples=200)
     assert list(table) == list(dict.fromkeys(groups))  # order of first appearance
     for label, trust in table.items():
         mine = np.array([g == label for g in groups])
-        alone = judge_trust(judge[mine], expert[mine], clusters[mine], n_resamples=200)
+        alone = judge_trust(judge[mine], expert[mine], clusters[mine], icc=0.15, n_resamples=200)
         assert trust == alone, label
-
-
-@pytest.mark.parametrize(
-    "case",
-    ["mixed", "judge passes everything", "both constant", "few rows", "one cluster", "missing"],
-)
-def test_one_drawing_gives_each_figure_exactly_as_its_own_bootstrap(case):
-    """Agreement and kappa share one drawing of the clusters (a refresh computes them for
-    every metric x model cell); each must equal what its own estimator gives, exclusions and
-    undefined cases included."""
-    from stats import cohen_estimate, proportion_estimate
-    from stats.estimates import Exclusion
-
-    rng = np.random.default_rng(11)
-    n = 4 if case == "few rows" else 90
-    judge, expert = _ratings(rng, n, 0.8)
-    clusters = np.zeros(n) if case == "one cluster" else rng.integers(0, 25, size=n)
-    if case == "judge passes everything":
-        judge = np.ones(n)
-    if case == "both constant":
-        judge, expert = np.ones(n), np.ones(n)
-    if case == "missing":
-        judge[[0, 5, 7]] = np.nan
-    both = np.isfinite(judge) & np.isfinite(expert)
-    excluded = (Exclusion("judge or expert verdict missing", int((~both).sum())),)
-    options = {"n_resamples": 300, "seed": 4, "over": "base scenarios"}
-    own_agreement = proportion_estimate(
-        (judge[both] == expert[both]).astype(float), clusters[both], excluded=excluded, **options
-    )
-    own_kappa = cohen_estimate(
-        judge[both].tolist(), expert[both].tolist(), clusters[both], **options
-    )
-    own_kappa = own_kappa.with_exclusions(excluded) if own_kappa.defined else own_kappa
-    trust = judge_trust(judge, expert, clusters, n_resamples=300, seed=4)
-    assert trust.agreement == own_agreement
-    assert trust.kappa == own_kappa
 
 
 @pytest.mark.parametrize("clustered", [True, False])
@@ -167,7 +137,7 @@ def test_many_cells_resampled_together_get_exactly_their_own_figures(clustered, 
     judge = np.concatenate(judge)[order]
     expert = np.concatenate(expert)[order]
     clusters = np.concatenate(clusters)[order] if clustered else None
-    table = judge_trust_by(groups, judge, expert, clusters, n_resamples=400, seed=3)
+    table = judge_trust_by(groups, judge, expert, clusters, icc=0.2, n_resamples=400, seed=3)
     assert list(table) == list(dict.fromkeys(groups))
     labels = np.array(groups)
     intervals = 0
@@ -177,6 +147,7 @@ def test_many_cells_resampled_together_get_exactly_their_own_figures(clustered, 
             judge[mine],
             expert[mine],
             None if clusters is None else clusters[mine],
+            icc=0.2,
             n_resamples=400,
             seed=3,
         )
@@ -185,29 +156,79 @@ def test_many_cells_resampled_together_get_exactly_their_own_figures(clustered, 
     assert intervals >= 20  # most cells were resampled, not only the general path's
 
 
-def test_a_batched_kappa_without_a_finite_value_reads_as_sums_estimates_gives_it():
-    """Two verdict labels always give kappa a value, but should a cell's table ever not, the
-    batched path says so as the general one would, instead of publishing nan."""
-    import sys
+def test_agreement_interval_is_wilson_on_the_effective_n_as_statsmodels_gives_it():
+    rng = np.random.default_rng(21)
+    judge, expert = _ratings(rng, 90, 0.8)
+    agreed = int((judge == expert).sum())
+    plain = judge_trust(judge, expert, n_resamples=200)  # every rating its own cluster
+    low, high = proportion_confint(agreed, 90, alpha=0.05, method="wilson")
+    assert (plain.agreement.low, plain.agreement.high) == pytest.approx((low, high))
+    # 30 base scenarios of 3 ratings: deff = 1 + (3 - 1) rho, rho the release's shrunk
+    # towards the cell's own by (G - 1) / (G - 1 + prior).
+    clusters = np.arange(90) // 3
+    per = np.bincount(clusters, weights=(judge == expert).astype(float))
+    own = intra_cluster_correlation(np.zeros(30), per, np.full(30, 3.0))
+    weight = 29 / (29 + ICC_PRIOR_CLUSTERS)
+    deff = 1 + 2 * (weight * own + (1 - weight) * 0.3)
+    t = judge_trust(judge, expert, clusters, icc=0.3, n_resamples=200)
+    low, high = proportion_confint(agreed / deff, 90 / deff, alpha=0.05, method="wilson")
+    assert (t.agreement.low, t.agreement.high) == pytest.approx((low, high))
+    assert t.agreement.value == pytest.approx(agreed / 90)
 
-    from stats import cohen_estimate
-    from stats.bootstrap import cluster_hits
 
-    module = sys.modules["stats.judge_trust"]
-    cell = module._Cell(
-        per_cluster=np.array([[1.0, 1.0, 0, 0, 0, 0], [1.0, 1.0, 0, 0, 0, 0]]),
-        g=2,
-        n=2,
-        k=2,
-        agreement=1.0,
-        confusion=np.zeros(4),
-        excluded=(),
-        method="cluster bootstrap over base scenarios",
-    )
-    (trust,) = module._resampled([cell], cluster_hits(2, 50, 0), 0.95)
-    assert not trust.kappa.defined
-    assert trust.kappa.reason == "undefined (no variation)"
-    assert (trust.kappa.n, trust.kappa.n_clusters) == (2, 2)
-    general = cohen_estimate([1.0, 1.0], [1.0, 1.0], [0, 1], n_resamples=50)
-    assert not general.defined
-    assert general.reason == trust.kappa.reason
+def test_kappa_point_is_sklearns_and_its_interval_holds_the_mapped_agreement_interval():
+    rng = np.random.default_rng(22)
+    judge, expert = _ratings(rng, 60, 0.85)
+    clusters = np.arange(60) // 6
+    t = judge_trust(judge, expert, clusters, icc=0.1, n_resamples=300)
+    assert t.kappa.value == pytest.approx(cohen_kappa_score(judge, expert))
+    pe = np.mean(judge) * np.mean(expert) + np.mean(1 - judge) * np.mean(1 - expert)
+    assert t.kappa.low <= (t.agreement.low - pe) / (1 - pe) + 1e-12
+    assert t.kappa.high >= (t.agreement.high - pe) / (1 - pe) - 1e-12
+
+
+@pytest.mark.parametrize("n", [2, 3, 6, 12, 40])
+@pytest.mark.parametrize("scenarios", [1, 2, 3, None])
+@pytest.mark.parametrize("agreeing", ["none", "all", "all but one"])
+def test_intervals_have_positive_width_inside_their_range_at_every_n(n, scenarios, agreeing):
+    """The cells that published "1.000 [1.000, 1.000]": few ratings, 1-3 base scenarios,
+    judge and experts agreeing on every one (or on none)."""
+    expert = np.arange(n) % 2.0
+    judge = {"none": 1 - expert, "all": expert.copy()}.get(agreeing)
+    if judge is None:
+        judge = expert.copy()
+        judge[0] = 1 - judge[0]
+    clusters = None if scenarios is None else np.arange(n) % scenarios
+    for icc in (None, 0.0, 0.4, 1.0):
+        t = judge_trust(judge, expert, clusters, icc=icc, n_resamples=200)
+        a, k = t.agreement, t.kappa
+        assert 0.0 <= a.low <= a.value <= a.high <= 1.0
+        assert a.high - a.low > 0.05
+        assert k.defined
+        assert -1.0 <= k.low <= k.value <= k.high <= 1.0
+        assert k.high - k.low > 0.05
+
+
+def test_kappa_without_variation_stays_undefined():
+    for verdict in (0.0, 1.0):
+        t = judge_trust(np.full(40, verdict), np.full(40, verdict), np.arange(40) // 2)
+        assert t.agreement.value == 1.0
+        assert t.agreement.low < 1.0
+        assert not t.kappa.defined
+        assert t.kappa.reason == "undefined (no variation)"
+        assert t.badge == CONTESTED
+
+
+def test_the_release_correlation_is_pooled_over_cells():
+    """Cells whose scenarios differ sharply (all agree in one, none in another) have a high
+    intra-cluster correlation; pooled over many cells it is the ANOVA estimate."""
+    rng = np.random.default_rng(23)
+    cells = np.repeat(np.arange(50), 6)
+    scenario = np.repeat(np.arange(150), 2)
+    agree_scenario = rng.random(150) < 0.8
+    expert = rng.integers(0, 2, 300).astype(float)
+    judge = np.where(agree_scenario[scenario], expert, 1 - expert)
+    rho = agreement_icc(cells, judge, expert, scenario)
+    assert rho == pytest.approx(1.0)
+    judge = np.where(rng.random(300) < 0.8, expert, 1 - expert)
+    assert agreement_icc(cells, judge, expert, scenario) < 0.3
