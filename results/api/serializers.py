@@ -207,6 +207,26 @@ class JudgeTrustOutput(serializers.Serializer):
     how_to_fill = serializers.CharField(allow_blank=True)
 
 
+class AgreementGapOutput(serializers.Serializer):
+    """The judge's blind expert agreement on this model against its agreement on the other
+    models on the same metrics (methodology page, "judge trust")."""
+
+    badge = serializers.ChoiceField(
+        choices=["agrees_less", "no_gap_shown"],
+        help_text="`agrees_less` when the difference's interval lies wholly below 0.",
+    )
+    label = serializers.CharField(help_text="The badge in words, in the reader's language.")
+    agreement_on_model = EstimateOutput()
+    agreement_on_others = EstimateOutput(
+        help_text="The other models' agreement, each metric weighted as in this model's ratings."
+    )
+    difference = EstimateOutput(
+        help_text="This model's agreement minus the others' (Newcombe interval, "
+        "Bonferroni-adjusted over the models compared)."
+    )
+    synthetic = serializers.BooleanField()
+
+
 class SelfPreferenceOutput(serializers.Serializer):
     """A judge of the target's own model family graded it."""
 
@@ -276,6 +296,11 @@ class LabelOutput(serializers.Serializer):
     adult_conversations = serializers.IntegerField()
     lines = LabelLineOutput(many=True)
     judge_self_preference = SelfPreferenceOutput(allow_null=True)
+    judge_agreement_gap = AgreementGapOutput(
+        allow_null=True,
+        help_text="Whether the judge agrees less with blind experts on this model than on the "
+        "others (null before two models have blind verdicts).",
+    )
     strengths = serializers.ListField(child=serializers.CharField())
     weaknesses = serializers.ListField(child=serializers.CharField())
     calibration = CalibratedRateOutput(

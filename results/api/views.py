@@ -35,7 +35,9 @@ from ..selectors import (
 from ..services.calibration import run_calibration
 from ..services.calibration_pages import label_calibration_reason
 from ..services.judge_trust import (
+    gap_api,
     metric_judge_trust,
+    target_agreement_gap,
     target_category_trust,
     target_self_preference,
     trust_api,
@@ -364,6 +366,7 @@ class LabelApi(PublishedMixin, APIView):
             "teen_conversations": p.teen,
             "adult_conversations": p.adult,
             "judge_self_preference": target_self_preference(run, target),
+            "judge_agreement_gap": gap_api(target_agreement_gap(run, target)),
             "strengths": p.strengths,
             "weaknesses": p.weaknesses,
             "calibration": rate.as_api() if rate is not None else None,

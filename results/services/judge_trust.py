@@ -31,13 +31,16 @@ from stats.judge_trust import (
 )
 
 from .figure_cells import CellStore
+from .judge_bias import ModelGap, read_gaps, target_gaps
 from .judge_trust_cells import (
     GROUPINGS,
+    BlindRows,
     blind_rows,
     cell_label,
     cells_compute,
     cells_of,
     is_low,
+    release_icc,
 )
 from .stored_figures import RUN_PART, FigureKind, run_figures
 
@@ -105,10 +108,10 @@ def run_judge_trust(run: EvaluationRun) -> dict[str, dict[Any, Trust]]:
     return trust
 
 
-def _all_cells(run: EvaluationRun) -> dict[str, dict[str, Any]]:
-    rows = blind_rows(run)
+def _all_cells(run: EvaluationRun, rows: BlindRows | None = None) -> dict[str, dict[str, Any]]:
+    rows = blind_rows(run) if rows is None else rows
     members, _ = cells_of(rows, resamples=TRUST_RESAMPLES, synthetic=False, digested=False)
-    return cells_compute(rows, members, set(members), **_drawing(run))
+    return cells_compute(rows, members, set(members), icc=release_icc(rows), **_drawing(run))
 
 
 def _drawing(run: EvaluationRun) -> dict[str, Any]:
@@ -133,8 +136,21 @@ def _inputs(run: EvaluationRun) -> tuple[str, None]:
 def _documents(run: EvaluationRun, _: None) -> dict[str, Any]:
     """The run-wide part, one part per metric (what its page shows) and one per target (its
     label's categories and its contested metrics), every cell computed now."""
-    cells = _all_cells(run)
-    return _assemble(_parts(cells), cells, {k: is_low(v) for k, v in cells.items()})
+    rows = blind_rows(run)
+    cells = _all_cells(run, rows)
+    documents = _assemble(_parts(cells), cells, {k: is_low(v) for k, v in cells.items()})
+    return _with_gaps(documents, run, rows, release_icc(rows))
+
+
+def _with_gaps(
+    documents: dict[str, Any], run: EvaluationRun, rows: BlindRows, icc: float
+) -> dict[str, Any]:
+    """The run-wide part holds each model's comparison with the others (`judge_bias`): it
+    reads every blind verdict, and that part is rebuilt whenever any of them changes."""
+    if RUN_PART in documents:
+        synthetic = bool(getattr(run, "synthetic", False))
+        documents[RUN_PART]["gaps"] = target_gaps(rows, icc=icc, synthetic=synthetic)
+    return documents
 
 
 def _refreshed(
@@ -144,8 +160,9 @@ def _refreshed(
     stored), and the stored parts kept as they are; only the stale cells are drawn."""
     rows = blind_rows(run)
     synthetic = bool(getattr(run, "synthetic", False))
-    members, digests = cells_of(rows, resamples=TRUST_RESAMPLES, synthetic=synthetic)
-    drawing = _drawing(run)
+    icc = release_icc(rows)
+    members, digests = cells_of(rows, resamples=TRUST_RESAMPLES, synthetic=synthetic, icc=icc)
+    drawing = {**_drawing(run), "icc": icc}
     changed = store.stale(digests) | store.dropped(digests)
     store.put(cells_compute(rows, members, changed & set(digests), **drawing))
     parts = _parts(digests)
@@ -155,7 +172,7 @@ def _refreshed(
     flagged = [k for k in digests if any(p in rebuilt for p in _flag_in(k))]
     cells = store.stored(whole)
     low = {k: v == CONTESTED for k, v in store.stored_field(flagged, "badge").items()}
-    documents = _assemble(rebuilt, cells, low)
+    documents = _with_gaps(_assemble(rebuilt, cells, low), run, rows, icc)
     return documents, parts - rebuilt
 
 
@@ -344,6 +361,22 @@ def trust_api(trust: Trust | None) -> dict[str, Any]:
         "synthetic": False,
         "how_to_fill": HOW_TO_FILL,
     }
+
+
+def run_agreement_gaps(run: EvaluationRun) -> dict[int, ModelGap]:
+    """Each target's judge agreement against the other targets', by target id (empty before
+    two targets have blind verdicts)."""
+    part = run_figures(JUDGE_TRUST, run, RUN_PART)
+    return read_gaps(part.get("gaps")) if part is not None else {}
+
+
+def target_agreement_gap(run: EvaluationRun, target) -> ModelGap | None:
+    return run_agreement_gaps(run).get(target.pk)
+
+
+def gap_api(gap: ModelGap | None) -> dict[str, Any] | None:
+    """The API's comparison object; None before two models have blind verdicts."""
+    return gap.as_api() if gap is not None else None
 
 
 def low_trust_categories(run: EvaluationRun, target) -> set[str]:

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from evaluations.models import Conversation, EvaluationRun
 from metrics_registry.models import MetricVersion
 from review.selectors import blind_verdict_ratings
-from stats.judge_trust import CONTESTED, judge_trust_by
+from stats.judge_trust import CONTESTED, agreement_icc, judge_trust_by
 
 from .cells import bigint_array
 from .figure_cells import input_digest
@@ -137,18 +137,31 @@ def _groupings(rows: BlindRows) -> dict[str, tuple[NDArray[np.int64], Callable[[
     }
 
 
+def release_icc(rows: BlindRows) -> float:
+    """The intra-cluster correlation of judge-expert agreement over base scenarios, pooled over
+    the run's metric x target cells (`stats.judge_trust.agreement_icc`), rounded to 0.01: each
+    cell's design effect leans on it, and one more verdict rarely moves it by that much, so
+    it rarely redraws every stored cell."""
+    if not rows.size:
+        return 0.0
+    cells = _groupings(rows)["metric_target"][0]
+    clusters = rows.version * (int(rows.base.max()) + 1) + rows.base
+    icc = agreement_icc(cells, verdicts(rows.judge), verdicts(rows.expert), clusters)
+    return round(icc, 2)
+
+
 def cells_of(
-    rows: BlindRows, *, resamples: int, synthetic: bool, digested: bool = True
+    rows: BlindRows, *, resamples: int, synthetic: bool, icc: float = 0.0, digested: bool = True
 ) -> tuple[dict[str, NDArray[np.intp]], dict[str, str]]:
     """Every cell's rows (indices in reading order) and digest (its rows' base scenarios and
-    verdicts, and what its figures are drawn with), by cell key; no digest unless
-    ``digested`` (the figures computed live)."""
+    verdicts, and what its figures are drawn with: resamples and the release's ``icc``), by
+    cell key; no digest unless ``digested`` (the figures computed live)."""
     members: dict[str, NDArray[np.intp]] = {}
     digests: dict[str, str] = {}
     if not rows.size:
         return members, digests
     record = np.stack([rows.version, rows.base, rows.judge, rows.expert], 1)
-    drawn = input_digest(resamples, synthetic).encode()  # bytes: no JSON per cell
+    drawn = input_digest(resamples, synthetic, icc).encode()  # bytes: no JSON per cell
     for grouping, (code, label) in _groupings(rows).items():
         order = np.argsort(code, kind="stable")
         ordered = np.ascontiguousarray(record[order])
@@ -167,10 +180,12 @@ def cells_compute(
     keys: set[str],
     *,
     resamples: int,
+    icc: float,
     cell: Callable[[Any], dict[str, Any]],
 ) -> dict[str, dict[str, Any]]:
-    """The figures of the cells ``keys`` in one batch (`stats.judge_trust_by`), each through
-    ``cell`` (the stored form of a ``Trust``)."""
+    """The figures of the cells ``keys`` in one batch (`stats.judge_trust_by`, each cell's
+    design effect leaning on the release's ``icc``), each through ``cell`` (the stored form of
+    a ``Trust``)."""
     ordered = sorted(keys)
     if not ordered:
         return {}
@@ -179,15 +194,16 @@ def cells_compute(
     clusters = [f"{v}:{b}" for v, b in zip(rows.version[index], rows.base[index], strict=True)]
     trusts = judge_trust_by(
         labels.tolist(),
-        _verdicts(rows.judge[index]),
-        _verdicts(rows.expert[index]),
+        verdicts(rows.judge[index]),
+        verdicts(rows.expert[index]),
         clusters,
+        icc=icc,
         n_resamples=resamples,
     )
     return {ordered[label]: cell(trust) for label, trust in trusts.items()}
 
 
-def _verdicts(codes: NDArray[np.int64]) -> NDArray[np.float64]:
+def verdicts(codes: NDArray[np.int64]) -> NDArray[np.float64]:
     return np.where(codes == 2, np.nan, codes.astype(np.float64))
 
 

@@ -28,6 +28,7 @@ from ..services.judge_trust import (
     HOW_TO_FILL,
     category_trust,
     low_trust_categories,
+    target_agreement_gap,
     target_self_preference,
 )
 from ..services.label_history import label_history
@@ -106,6 +107,7 @@ class LabelView(LabelMixin, TemplateView):
             targets=run_targets(run),
             trust_low_categories=low_trust_categories(run, profile.target),
             judge_self_preference=target_self_preference(run, profile.target),
+            judge_agreement_gap=target_agreement_gap(run, profile.target),
             swap_lines=swap_lines_for_target(run.pk, profile.target.pk),
         )
         context.update(label_calibration(run, profile.target))

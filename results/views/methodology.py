@@ -1,6 +1,10 @@
 """Public results pages: thin views over the selectors; they only read precomputed rows."""
 
+from typing import Any
+
 from django.views.generic import TemplateView
+
+from evaluations.models import EvaluationRun
 
 from ..methodology_plots import methodology_plots, model_difference_plots
 from ..plain import methodology_lead
@@ -15,7 +19,7 @@ from ..selectors import (
 from ..services.calibration_pages import methodology_calibration
 from ..services.expert_figures import INLINE_PER_METRIC, release_expert_figures_frozen
 from ..services.frozen_figures import run_validity_frozen, run_validity_live_reason
-from ..services.judge_trust import HOW_TO_FILL, judge_family_effect
+from ..services.judge_trust import HOW_TO_FILL, judge_family_effect, run_agreement_gaps
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
 from .common import PublicRunMixin
 
@@ -75,6 +79,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
             synthetic=run_is_synthetic(run),
             judge_family=judge_family_effect(run),
             trust_thresholds=TRUST_THRESHOLDS,
+            judge_gaps=_judge_gaps(run),
             trust_how_to_fill=HOW_TO_FILL,
             # Frozen when the release was published: never today's ratings (one query).
             release_experts=release_expert_figures_frozen(run.release_id),
@@ -98,3 +103,9 @@ class MethodologyView(PublicRunMixin, TemplateView):
             overall=context["overall"], teen_adult=context["teen_adult"], judge=judge
         )
         return context
+
+
+def _judge_gaps(run: EvaluationRun) -> list[tuple[Any, Any]]:
+    """Each model with its judge agreement against the other models' (None: not compared)."""
+    gaps = run_agreement_gaps(run)
+    return [(target, gaps.get(target.pk)) for target in run_targets(run) if target.pk in gaps]
