@@ -1,0 +1,59 @@
+"""Power and false flags of "judge agrees less for this model", with Monte Carlo error.
+
+The simulation of ``tests/stats/judge_bias_simulation.py``: metrics x models x 6 conversations
+(3 base scenarios in a teen and an adult variant, heterogeneous scenarios), blind experts
+giving the truth, a judge wrong at random on 2 % of conversations for every model and failing a
+share of the true passes of the first ``harsh`` models. Per design: the share of harsh models
+flagged (power) and of the other models flagged (false flags), each with its Monte Carlo
+standard error; "below zero" is the same without the badge's floor of 30 blind verdicts.
+
+Designs: the synthetic release (120 metrics x 6 models, every conversation rated, 3 harsh
+models), the same with no harsh model (the false-flag rate when the judge treats all alike),
+ten models with one harsh, and 12 blind verdicts per model (the smallest calibration sample).
+
+Run from the repository root: ``.venv/bin/python benchmarks/judge_bias.py [--replications R]``.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.stats.judge_bias_simulation import Design, flag_rates  # noqa: E402
+
+DESIGNS = {
+    "synthetic release: 120 metrics x 6 models, 3 harsh": Design(),
+    "same, no harsh model": Design(harsh_models=0),
+    "120 metrics x 10 models, 1 harsh": Design(models=10, harsh_models=1),
+    "harshness 0.1, 3 of 6 harsh": Design(harshness=0.1),
+    "12 blind verdicts per model, 3 of 6 harsh": Design(rated_per_model=12),
+    "12 blind verdicts per model, no harsh model": Design(rated_per_model=12, harsh_models=0),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replications", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+    print(f"{args.replications:,} replications per design; harshness 0.2 unless stated")
+    print(f"{'design':52s} {'harsh flagged':>16s} {'others flagged':>16s} {'harsh < 0':>16s}")
+    for name, design in DESIGNS.items():
+        start = time.process_time()
+        r = flag_rates(design, args.replications, args.seed)
+
+        def cell(key: str, rates: dict = r) -> str:
+            if rates[key] != rates[key]:  # nan: no such model in this design
+                return f"{'-':>16s}"
+            return f"{rates[key]:7.3f} ± {rates[key + ' se']:.3f}".rjust(16)
+
+        print(
+            f"{name:52s} {cell('harsh flagged')} {cell('fair flagged')} "
+            f"{cell('harsh below zero')}   ({time.process_time() - start:.1f} s)"
+        )
+
+
+if __name__ == "__main__":
+    main()
