@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from stats import judge_trust, judge_trust_by  # noqa: E402
 from stats.figures import DEFAULT_RESAMPLES  # noqa: E402
-from stats.judge_trust import agreement_icc  # noqa: E402
+from stats.judge_trust_intervals import agreement_icc  # noqa: E402
 
 BASES, VARIANTS = 3, 2
 

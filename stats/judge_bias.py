@@ -11,7 +11,7 @@ on the model minus its agreement on the other models *on the same metrics*.
   so a model rated mostly on hard metrics is not flagged for the metrics.
 * Each side has a Wilson interval on its effective number of verdicts: Kish's effective size
   of the weights, over the design effect of the base scenarios
-  (:func:`.judge_trust.effective_agreement_interval`).
+  (:func:`.judge_trust_intervals.effective_agreement_interval`).
 * The difference's interval is Newcombe's (MOVER) from the two, which stays inside [-1, 1].
   The two sides share base scenarios (the same scenarios are rated for every model) and so
   are positively correlated; treating them as independent only widens the interval.
@@ -31,16 +31,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stats.estimates import Estimate
+from stats.estimates import MIN_ITEMS, Estimate
 
-from .estimates import MIN_ITEMS
 from .few_clusters import design_effect, effective_wilson
-from .judge_trust import (
-    AGREEMENT_METHOD_CLUSTERED,
-    MIN_EXPERT_VERDICTS,
-    agreement_icc,
-    effective_agreement_interval,
-)
+from .judge_trust import AGREEMENT_METHOD_CLUSTERED, MIN_EXPERT_VERDICTS
+from .judge_trust_intervals import agreement_icc, effective_agreement_interval
 
 AGREES_LESS = "judge agrees less for this model"
 NOT_LESS = "no shown difference"
@@ -100,7 +95,8 @@ def agreement_gaps(
     others' on the same metrics (module doc). Row ``i`` is one blind rating: the model and the
     metric of its conversation, the judge's and the expert's verdicts (0/1, ``nan`` missing:
     left out) and its base scenario. ``icc``: the release's intra-cluster correlation of
-    agreement (:func:`.judge_trust.agreement_icc` over metric x model cells when not given).
+    agreement (:func:`.judge_trust_intervals.agreement_icc` over metric x model cells when
+    not given).
     ``adjust``: Bonferroni over the models compared."""
     j, e = np.asarray(judge, dtype=np.float64), np.asarray(expert, dtype=np.float64)
     both = np.isfinite(j) & np.isfinite(e)

@@ -27,9 +27,15 @@ from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 from .agreement import cohen_from_confusion, cohen_pair_codes
 from .bootstrap import cluster_hits
-from .few_clusters import design_effect, effective_wilson, intra_cluster_correlation
+from .few_clusters import intra_cluster_correlation
 from .figures import DEFAULT_RESAMPLES
 from .figures import _codes as cluster_codes
+from .judge_trust_intervals import (
+    chance_agreement,
+    effective_agreement_interval,
+    kappa_interval_from_agreement,
+    shrunk_icc,
+)
 from .percentiles import bootstrap_sd, percentile_interval
 
 VALIDATED = "validated"
@@ -48,11 +54,6 @@ VALIDATED_AGREEMENT_LOW = 0.70
 # ... and its Cohen's kappa reaches 0.40 ("moderate", Landis & Koch 1977): raw agreement alone
 # rewards a judge that passes everything on a metric experts also mostly pass.
 VALIDATED_KAPPA = 0.40
-# A cell's own intra-cluster correlation rests on three base scenarios: it counts as this many
-# clusters' worth of evidence against the release's (pooled over every cell), so one cell's
-# luck barely moves its design effect while a cell with many scenarios keeps mostly its own.
-ICC_PRIOR_CLUSTERS = 20.0
-
 AGREEMENT_METHOD = "Wilson score interval on the effective number of verdicts"
 AGREEMENT_METHOD_CLUSTERED = (
     "Wilson score interval on the effective number of verdicts (design effect over base scenarios)"
@@ -91,13 +92,14 @@ def judge_trust(
     conversation (one row per expert rating; ``nan`` where either is missing: excluded and
     counted). ``clusters`` (base scenarios) keep correlated ratings together: the design effect
     of the agreement's interval and the units kappa's bootstrap resamples. ``icc`` is the
-    release's intra-cluster correlation of agreement (:func:`agreement_icc`); without it, this
-    cell's own.
+    release's intra-cluster correlation of agreement (``agreement_icc`` in
+    :mod:`.judge_trust_intervals`, as are the two functions below); without it, this cell's
+    own.
 
     * ``agreement``: share of rows where the verdicts are equal, Wilson interval on the
-      effective n (:func:`effective_agreement_interval`);
+      effective n (``effective_agreement_interval``);
     * ``kappa``: Cohen's kappa (unweighted, as ``sklearn.metrics.cohen_kappa_score``), interval
-      from :func:`kappa_interval_from_agreement` joined with the cluster bootstrap's;
+      from ``kappa_interval_from_agreement`` joined with the cluster bootstrap's;
       undefined when both sides give one verdict throughout;
     * ``badge``: :func:`trust_badge`.
 
@@ -146,79 +148,6 @@ def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
     return VALIDATED, f"{share}, kappa {kappa.value:.2f}"
 
 
-def agreement_icc(
-    groups: Sequence[Hashable] | NDArray[Any],
-    judge: ArrayLike,
-    expert: ArrayLike,
-    clusters: ArrayLike,
-) -> float:
-    """The intra-cluster correlation of judge-expert agreement, pooled over the groups (a
-    release's metric x model cells) by one-way ANOVA over their base scenarios
-    (:func:`.few_clusters.intra_cluster_correlation`): hundreds of cells make it stable where
-    one cell's three scenarios could not."""
-    j, e = np.asarray(judge, dtype=np.float64), np.asarray(expert, dtype=np.float64)
-    both = np.isfinite(j) & np.isfinite(e)
-    if not both.any():
-        return 0.0
-    group = np.unique(np.asarray(groups, dtype=object).astype(str)[both], return_inverse=True)[1]
-    cluster = np.unique(np.asarray(clusters).astype(str)[both], return_inverse=True)[1]
-    # A cluster within its group: the same base scenario rated for two models is two clusters.
-    pair = np.unique(
-        group.ravel() * (int(cluster.max()) + 1) + cluster.ravel(), return_inverse=True
-    )[1]
-    pair = pair.ravel()
-    agreed = np.bincount(pair, weights=(j[both] == e[both]).astype(np.float64))
-    rated = np.bincount(pair).astype(np.float64)
-    group_of = np.zeros(rated.size, dtype=np.int64)
-    group_of[pair] = group.ravel()
-    return intra_cluster_correlation(group_of, agreed, rated)
-
-
-def shrunk_icc(own: ArrayLike, n_clusters: ArrayLike, release: float) -> NDArray[np.float64]:
-    """Each cell's own intra-cluster correlation shrunk towards the release's: weight
-    ``(G - 1) / (G - 1 + ICC_PRIOR_CLUSTERS)`` on its own (none with one cluster)."""
-    g = np.asarray(n_clusters, dtype=np.float64)
-    weight = np.maximum(g - 1.0, 0.0) / (np.maximum(g - 1.0, 0.0) + ICC_PRIOR_CLUSTERS)
-    return weight * np.asarray(own, dtype=np.float64) + (1.0 - weight) * release
-
-
-def effective_agreement_interval(
-    agreed: ArrayLike,
-    n: ArrayLike,
-    n_clusters: ArrayLike,
-    icc: ArrayLike,
-    confidence: float = 0.95,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Wilson score interval of ``agreed / n`` on the effective number of verdicts
-    ``n / deff``, ``deff = 1 + (n / G - 1) icc`` (vectorised over cells). Positive width
-    inside [0, 1] holding the point for every n >= 1, all or none agreeing included."""
-    m = np.asarray(n, dtype=np.float64)
-    g = np.maximum(np.asarray(n_clusters, dtype=np.float64), 1.0)
-    deff = np.vectorize(design_effect, otypes=[np.float64])(icc, m / g)
-    return effective_wilson(agreed, m, deff, confidence)
-
-
-def chance_agreement(confusion: ArrayLike) -> NDArray[np.float64]:
-    """Chance agreement ``sum_k row_k col_k / n^2`` of rows of flattened 2 x 2 tables."""
-    t = np.asarray(confusion, dtype=np.float64).reshape(-1, 2, 2)
-    n = t.sum(axis=(1, 2))
-    with np.errstate(all="ignore"):
-        return (t.sum(axis=2) * t.sum(axis=1)).sum(axis=1) / (n * n)
-
-
-def kappa_interval_from_agreement(
-    low: ArrayLike, high: ArrayLike, chance: ArrayLike
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """An agreement interval mapped to kappa, ``(a - pe) / (1 - pe)`` at the observed chance
-    agreement ``pe`` (< 1 wherever kappa is defined), clipped to [-1, 1]: it holds the kappa
-    of the observed agreement and keeps the agreement interval's positive width."""
-    pe = np.asarray(chance, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        lo = (np.asarray(low, dtype=np.float64) - pe) / (1.0 - pe)
-        hi = (np.asarray(high, dtype=np.float64) - pe) / (1.0 - pe)
-    return np.clip(lo, -1.0, 1.0), np.clip(hi, -1.0, 1.0)
-
-
 def judge_trust_by(
     groups: Sequence[Hashable] | NDArray[Any],
     judge: ArrayLike,
@@ -233,7 +162,7 @@ def judge_trust_by(
     """:func:`judge_trust` for each group (``groups[i]``: e.g. the metric, or the target model,
     of rating ``i``), in order of first appearance; each group's figures exactly those
     :func:`judge_trust` gives its rows alone with the same ``icc`` (without one, the
-    groups' pooled :func:`agreement_icc`).
+    groups' pooled ``agreement_icc``).
 
     A release has about 8,000 metric x model cells of a few ratings each, so drawing and
     reading each cell's bootstrap on its own costs far more than the arithmetic: the cells with
@@ -327,9 +256,9 @@ class _Cell:
 
 
 def _pooled_icc(cells: list[_Cell]) -> float:
-    """:func:`agreement_icc` from the cells' per-cluster sums; 1 (each base scenario counts
-    as one verdict) when no cell has two clusters to estimate it from: with nothing known,
-    the cautious reading."""
+    """The release's ``agreement_icc`` from the cells' per-cluster sums; 1 (each base scenario
+    counts as one verdict) when no cell has two clusters to estimate it from: with nothing
+    known, the cautious reading."""
     if all(cell.g < 2 for cell in cells):
         return 1.0
     group = np.concatenate([np.full(cell.g, i) for i, cell in enumerate(cells)])

@@ -24,7 +24,8 @@ from numpy.typing import NDArray
 from evaluations.models import Conversation, EvaluationRun
 from metrics_registry.models import MetricVersion
 from review.selectors import blind_verdict_ratings
-from stats.judge_trust import CONTESTED, agreement_icc, judge_trust_by
+from stats.judge_trust import CONTESTED, judge_trust_by
+from stats.judge_trust_intervals import agreement_icc
 
 from .cells import bigint_array
 from .figure_cells import input_digest

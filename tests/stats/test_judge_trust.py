@@ -9,13 +9,12 @@ from stats import judge_trust, judge_trust_by
 from stats.few_clusters import intra_cluster_correlation
 from stats.judge_trust import (
     CONTESTED,
-    ICC_PRIOR_CLUSTERS,
     MIN_EXPERT_VERDICTS,
     NOT_CHECKED,
     VALIDATED,
     VALIDATED_AGREEMENT_LOW,
-    agreement_icc,
 )
+from stats.judge_trust_intervals import ICC_PRIOR_CLUSTERS, agreement_icc
 
 
 def _ratings(rng, n, accuracy, expert_pass=0.6):
