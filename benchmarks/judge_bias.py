@@ -5,7 +5,9 @@ The simulation of ``tests/stats/judge_bias_simulation.py``: metrics x models x 6
 giving the truth, a judge wrong at random on 2 % of conversations for every model and failing a
 share of the true passes of the first ``harsh`` models. Per design: the share of harsh models
 flagged (power) and of the other models flagged (false flags), each with its Monte Carlo
-standard error; "below zero" is the same without the badge's floor of 30 blind verdicts.
+standard error; "any other flagged" is the share of releases in which any model the judge
+treats fairly is flagged; "harsh < 0" counts harsh models whose interval lies below zero
+without the badge's floor of 30 blind verdicts.
 
 Designs: the synthetic release (120 metrics x 6 models, every conversation rated, 3 harsh
 models), the same with no harsh model (the false-flag rate when the judge treats all alike),
@@ -27,6 +29,7 @@ DESIGNS = {
     "synthetic release: 120 metrics x 6 models, 3 harsh": Design(),
     "same, no harsh model": Design(harsh_models=0),
     "120 metrics x 10 models, 1 harsh": Design(models=10, harsh_models=1),
+    "120 metrics x 10 models, no harsh model": Design(models=10, harsh_models=0),
     "harshness 0.1, 3 of 6 harsh": Design(harshness=0.1),
     "12 blind verdicts per model, 3 of 6 harsh": Design(rated_per_model=12),
     "12 blind verdicts per model, no harsh model": Design(rated_per_model=12, harsh_models=0),
@@ -39,19 +42,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
     print(f"{args.replications:,} replications per design; harshness 0.2 unless stated")
-    print(f"{'design':52s} {'harsh flagged':>16s} {'others flagged':>16s} {'harsh < 0':>16s}")
+    columns = ("harsh flagged", "others flagged", "any other flagged", "harsh < 0")
+    print(f"{'design':52s} " + " ".join(f"{c:>17s}" for c in columns))
     for name, design in DESIGNS.items():
         start = time.process_time()
         r = flag_rates(design, args.replications, args.seed)
 
         def cell(key: str, rates: dict = r) -> str:
             if rates[key] != rates[key]:  # nan: no such model in this design
-                return f"{'-':>16s}"
-            return f"{rates[key]:7.3f} ± {rates[key + ' se']:.3f}".rjust(16)
+                return f"{'-':>17s}"
+            return f"{rates[key]:7.3f} ± {rates[key + ' se']:.3f}".rjust(17)
 
         print(
             f"{name:52s} {cell('harsh flagged')} {cell('fair flagged')} "
-            f"{cell('harsh below zero')}   ({time.process_time() - start:.1f} s)"
+            f"{cell('any fair flagged')} {cell('harsh below zero')}"
+            f"   ({time.process_time() - start:.1f} s)"
         )
 
 

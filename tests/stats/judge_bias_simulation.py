@@ -52,19 +52,29 @@ def simulated_ratings(design: Design, rng: np.random.Generator):
 
 def flag_rates(design: Design, replications: int, seed: int = 0) -> dict[str, float]:
     """Share of harsh models flagged (power) and of the others (false flags), with each's Monte
-    Carlo standard error; ``below zero``: the same without the badge's floor on verdicts."""
+    Carlo standard error; ``below zero``: the same without the badge's floor on verdicts;
+    ``any fair flagged``: share of releases in which any model the judge treats fairly is
+    flagged (the family-wise false-flag rate)."""
     rng = np.random.default_rng(seed)
     counts = {"harsh": [0, 0, 0], "fair": [0, 0, 0]}  # flagged, below zero, models
+    any_fair_flagged = 0
     for _ in range(replications):
         model, metric, judge, expert, base = simulated_ratings(design, rng)
         gaps = agreement_gaps(model, metric, judge, expert, base)
+        any_fair_flagged += any(
+            gap.agrees_less for name, gap in gaps.items() if name >= design.harsh_models
+        )
         for name, gap in gaps.items():
             side = counts["harsh" if name < design.harsh_models else "fair"]
             side[0] += gap.agrees_less
             high = gap.difference.high
             side[1] += high is not None and high < 0
             side[2] += 1
-    out: dict[str, float] = {}
+    family = any_fair_flagged / replications
+    out: dict[str, float] = {
+        "any fair flagged": family,
+        "any fair flagged se": (family * (1 - family) / replications) ** 0.5,
+    }
     for side, (flagged, below, total) in counts.items():
         for name, hits in (("flagged", flagged), ("below zero", below)):
             rate = hits / total if total else float("nan")
