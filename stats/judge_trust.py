@@ -119,7 +119,7 @@ def judge_trust(
         n_resamples=n_resamples,
         seed=seed,
         confidence=confidence,
-    ).get(0) or _insufficient(_Cell.empty(j, e))
+    ).get(0) or _insufficient(_Cell.of(j, e, None))  # no rows at all
 
 
 def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
@@ -220,10 +220,6 @@ class _Cell:
     @property
     def confusion(self) -> NDArray[np.float64]:
         return self.per_cluster[:, 2:].sum(axis=0)
-
-    @classmethod
-    def empty(cls, judge: NDArray[np.float64], expert: NDArray[np.float64]) -> _Cell:
-        return cls.of(judge, expert, None)
 
     @classmethod
     def of(
