@@ -14,9 +14,15 @@ models), the same with no harsh model (the false-flag rate when the judge treats
 ten models with one harsh, and 12 blind verdicts per model (the smallest calibration sample).
 
 Run from the repository root: ``.venv/bin/python benchmarks/judge_bias.py [--replications R]``.
+
+``--release N`` instead reads the newest official synthetic run of the database in
+``DATABASE_URL`` (``manage.py generate_synthetic_dataset --harsh-models N ...``) and prints each
+model's judge trust and its comparison with the other models, the first N marked as planted
+harsh, and the metric x model cells' interval widths.
 """
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -40,7 +46,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=400)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--release", type=int, metavar="HARSH_MODELS", default=None)
     args = parser.parse_args()
+    if args.release is not None:
+        synthetic_release(args.release)
+        return
     print(f"{args.replications:,} replications per design; harshness 0.2 unless stated")
     columns = ("harsh flagged", "others flagged", "any other flagged", "harsh < 0")
     print(f"{'design':52s} " + " ".join(f"{c:>17s}" for c in columns))
@@ -58,6 +68,51 @@ def main() -> None:
             f"{cell('any fair flagged')} {cell('harsh below zero')}"
             f"   ({time.process_time() - start:.1f} s)"
         )
+
+
+def synthetic_release(harsh_models: int) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "impactbench_site.settings.local")
+    import django
+
+    django.setup()
+    from evaluations.models import EvaluationRun
+    from results.services.judge_trust import run_agreement_gaps, run_judge_trust
+
+    run = EvaluationRun.objects.filter(synthetic=True, is_official=True).order_by("-pk").first()
+    if run is None:
+        raise SystemExit("No official synthetic run: run manage.py generate_synthetic_dataset.")
+    trust = run_judge_trust(run)
+    cells = list(trust["metric_target"].values())
+    agreement = [c.agreement for c in cells if c.agreement.defined]
+    kappa = [c.kappa for c in cells if c.kappa.defined]
+    print(f"run {run.pk} ({run.name}): {len(cells)} metric x model cells")
+    for name, figures in (("agreement", agreement), ("kappa", kappa)):
+        widths = [e.width for e in figures]
+        print(
+            f"  {name}: {len(figures)} defined, {sum(w == 0 for w in widths)} of zero width, "
+            f"narrowest {min(widths):.3f}"
+        )
+    gaps = run_agreement_gaps(run)
+
+    def shown(e) -> str:
+        return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}] n={e.n}"
+
+    flagged = {"harsh": 0, "other": 0}
+    for index, target in enumerate(run.targets.order_by("pk")):
+        side = "harsh" if index < harsh_models else "other"
+        cell, gap = trust["target"][target.pk], gaps[target.pk]
+        flagged[side] += gap.agrees_less
+        d = gap.difference
+        print(
+            f"  {target.name} ({side}): {cell.badge}, agreement {shown(cell.agreement)}, "
+            f"kappa {shown(cell.kappa)}; others {shown(gap.others)}; difference "
+            f"{d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}] at {d.confidence:.1%}: {gap.label}"
+        )
+    others = len(gaps) - min(harsh_models, len(gaps))
+    print(
+        f"judge agrees less: {flagged['harsh']} of {min(harsh_models, len(gaps))} harsh models, "
+        f"{flagged['other']} of {others} others"
+    )
 
 
 if __name__ == "__main__":
