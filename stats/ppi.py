@@ -38,6 +38,7 @@ from stats.estimates import Estimate, Unit
 
 PPI_MEAN = "prediction-powered mean, normal interval"
 CALIBRATED = "expert-calibrated rate (prediction-powered, stratified inverse-probability weights)"
+BOUNDED = "projected onto [0, 1], Wilson-type interval widened to the PPI interval"
 
 # Fewer expert verdicts than this in a stratum leave its judge error unmeasured: one verdict has
 # no spread, so the interval would claim a precision the sample cannot show.
@@ -165,6 +166,7 @@ def calibrated_mean(
     lam: float | None = None,
     confidence: float = 0.95,
     unit: Unit = "proportion",
+    bounded: bool = True,
 ) -> Estimate:
     """Expert-calibrated mean of one target's conversations, by prediction-powered inference.
 
@@ -207,8 +209,13 @@ def calibrated_mean(
     Does not apply when the sample was not random (a triage queue of disagreements) or the
     probabilities are not the ones used to draw it: the correction is then biased. Too little
     data gives ``Estimate.insufficient``: fewer than ``MIN_EXPERT_PER_STRATUM`` expert
-    verdicts in a stratum, or fewer than two clusters with one. The interval is clipped to
-    [0, 1] for proportions (the value is not, so it stays unbiased). ``n`` is the number of
+    verdicts in a stratum, or fewer than two clusters with one.
+
+    A rate is published inside [0, 1] (``bounded``, the default for proportions): the PPI
+    estimate, which can leave [0, 1] when the correction overshoots, is projected onto it and
+    the interval drawn by :func:`_bounded_rate`. ``bounded=False`` returns the unbounded
+    estimate and its ``theta +- t se`` interval (what the reference implementations compute;
+    ``sd`` is that standard error either way). ``n`` is the number of
     expert verdicts, ``n_clusters`` the clusters holding them (the degrees of freedom rest on
     them); the method says how many conversations were judged.
     """
@@ -259,13 +266,15 @@ def calibrated_mean(
     df = max(g_labelled - centres, 1)
     q = float(_scipy_stats.t.ppf(0.5 + confidence / 2.0, df))
     low, high = value - q * se, value + q * se
-    if unit == "proportion":
-        low, high = max(0.0, low), min(1.0, high)
+    method = f"{method}, {_lam_label(lam, tuned, untuned)}"
+    if unit == "proportion" and bounded:
+        value, low, high, n_eff = _bounded_rate(value, se, q, _kish_size(pi[labelled]), big_n)
+        method += f"; {BOUNDED}, effective n = {n_eff:.0f}"
     return Estimate(
         value=value,
         low=low,
         high=high,
-        method=f"{method}, {_lam_label(lam, tuned, untuned)}",
+        method=method,
         confidence=confidence,
         n=n,
         n_clusters=g_labelled,
@@ -274,15 +283,61 @@ def calibrated_mean(
     )
 
 
+def enough_expert_verdicts(n_verdicts: int, n_base_scenarios: int) -> bool:
+    """The one rule for publishing a calibrated rate anywhere (label, methodology, metric
+    pages, API): ``LABEL_MIN_EXPERT_VERDICTS`` expert verdicts over
+    ``LABEL_MIN_BASE_SCENARIOS`` base scenarios. Below it the interval under-covers (90.9 %
+    with 17 verdicts over 20 base scenarios, 92.2 % with 34 over 40, in the simulation of
+    ``benchmarks/ppi_coverage.py``)."""
+    return n_verdicts >= LABEL_MIN_EXPERT_VERDICTS and n_base_scenarios >= LABEL_MIN_BASE_SCENARIOS
+
+
 def large_enough_for_label(calibrated: Estimate) -> bool:
     """Whether a :func:`calibrated_mean` figure rests on enough expert verdicts (and base
-    scenarios holding them) to be shown on a target's label (thresholds above)."""
+    scenarios holding them) to be shown (:func:`enough_expert_verdicts`)."""
     return (
         calibrated.defined
         and calibrated.has_interval
-        and calibrated.n >= LABEL_MIN_EXPERT_VERDICTS
-        and (calibrated.n_clusters or 0) >= LABEL_MIN_BASE_SCENARIOS
+        and enough_expert_verdicts(calibrated.n, calibrated.n_clusters or 0)
     )
+
+
+def _kish_size(weights: NDArray[np.float64]) -> float:
+    """Kish's effective sample size of the calibration weights: the experts' own n, discounted
+    for unequal inclusion probabilities."""
+    total = float(weights.sum()) if weights.size else 0.0
+    return total * total / float(weights @ weights) if total > 0 else 0.0
+
+
+def _bounded_rate(
+    theta: float, se: float, q: float, experts_n: float, judged: int
+) -> tuple[float, float, float, float]:
+    """A rate and its interval inside [0, 1] from the unbounded PPI ``theta`` and its ``se``:
+    (value, low, high, effective n).
+
+    The value is ``theta`` projected onto [0, 1]. The interval is the Wilson score interval
+    (with the t quantile ``q``) at the effective sample size the PPI standard error implies,
+    ``n_eff = p (1 - p) / se^2`` -- the binomial sample that would be as precise -- widened to
+    hold whatever of ``theta +- q se`` lies in [0, 1], so it covers at least as often as the
+    unbounded interval whose coverage the simulation shows. Where ``p (1 - p) / se^2`` says
+    nothing (the projected value on a bound, or ``se = 0``) ``n_eff`` is the experts' own
+    (Kish) sample size. ``n_eff`` never exceeds the judged conversations: no sample of them
+    is more precise than all of them. Wilson's interval holds its point and has positive
+    width for any finite ``n_eff``, so the published figure can be neither outside its
+    interval nor an interval of width 0.
+    """
+    p = min(1.0, max(0.0, theta))
+    inside = 0.0 < p < 1.0 and se > 0.0
+    n_eff = p * (1.0 - p) / (se * se) if inside else experts_n
+    n_eff = max(1.0, min(n_eff, float(judged)))
+    q2 = q * q
+    centre = (p + q2 / (2.0 * n_eff)) / (1.0 + q2 / n_eff)
+    half = q / (1.0 + q2 / n_eff) * math.sqrt(p * (1.0 - p) / n_eff + q2 / (4.0 * n_eff**2))
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    if theta - q * se < 1.0 and theta + q * se > 0.0:
+        low = min(low, max(0.0, theta - q * se))
+        high = max(high, min(1.0, theta + q * se))
+    return p, min(low, p), max(high, p), n_eff
 
 
 def _cluster_deviations(

@@ -23,12 +23,13 @@ refresh.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 from django.db.models import Count, Max, Q
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.closing import verdict_passed
@@ -40,13 +41,18 @@ from stats.ppi import (
     LABEL_MIN_BASE_SCENARIOS,
     LABEL_MIN_EXPERT_VERDICTS,
     calibrated_mean,
+    enough_expert_verdicts,
     large_enough_for_label,
 )
 
+from ..models import SummaryLevel
+from ..selectors import summary_estimates
 from .figure_cells import CellStore, input_digest
 from .stored_figures import RUN_PART, FigureKind, run_figures
 
 JUDGE_RESAMPLES = 2_000
+# Names what a stored rate holds, so rates stored under an earlier rule are drawn again.
+CELL_VERSION = "bounded, published from the minimum, judge-only per polarity read"
 ALL = "all"
 POLARITIES = (ALL, "positive", "negative")
 
@@ -221,8 +227,12 @@ def _cell(
                 expert[i] = value
     rated = np.isfinite(expert)
     strata = [r["scenario__metric_version__polarity"] for r in judged]
-    judge_only = proportion_estimate(
-        judge, clusters, over="base scenarios", n_resamples=JUDGE_RESAMPLES
+    # A polarity's judge-only rate is the pass rate every page shows, read on the way out
+    # (`run_calibration`); only the rate over both polarities is the calibration's own.
+    judge_only = (
+        proportion_estimate(judge, clusters, over="base scenarios", n_resamples=JUDGE_RESAMPLES)
+        if polarity == ALL
+        else Estimate.insufficient(n=len(judged), reason="the run's stored pass rate")
     )
     calibrated = calibrated_mean(
         judge,
@@ -231,6 +241,8 @@ def _cell(
         clusters=clusters,
         strata=strata if polarity == ALL else None,
     )
+    base_scenarios_rated = len({c for c, ok in zip(clusters, rated, strict=True) if ok})
+    calibrated = published_calibrated(calibrated, int(rated.sum()), base_scenarios_rated)
     return CalibratedRate(
         target_id=target[0],
         target_name=target[1],
@@ -240,7 +252,7 @@ def _cell(
         n_judged=len(judged),
         n_sample=n_sample,
         n_rated=int(rated.sum()),
-        base_scenarios_rated=len({c for c, ok in zip(clusters, rated, strict=True) if ok}),
+        base_scenarios_rated=base_scenarios_rated,
         excluded_no_verdict=len(rows) - len(judged),
     )
 
@@ -325,14 +337,53 @@ def _digest(target: tuple[int, str], polarity: str, rows: list[dict], sample: di
         )
         for r in rows
     ]
-    return input_digest(target, polarity, read, JUDGE_RESAMPLES)
+    return input_digest(target, polarity, read, JUDGE_RESAMPLES, CELL_VERSION)
 
 
 def run_calibration(run: EvaluationRun) -> Calibration:
     """The run's calibrated rates from its latest calibration queue: stored by the refresh,
-    computed live when the queue's ratings changed since (`CALIBRATION`). Two queries when
-    stored: the queue and its ratings' stamp, then the figures."""
-    return _decode(run_figures(CALIBRATION, run))
+    computed live when the queue's ratings changed since (`CALIBRATION`). Three queries when
+    stored: the queue and its ratings' stamp, the figures, and the run's overall pass rates
+    (each polarity's judge-only rate is that figure, not a second one)."""
+    calibration = _decode(run_figures(CALIBRATION, run))
+    stored = summary_estimates(run=run, level=SummaryLevel.OVERALL)
+    rates = [
+        rate
+        if rate.polarity == ALL
+        else replace(
+            rate,
+            judge_only=stored.get(
+                (rate.target_id, rate.polarity, None, "all"),
+                Estimate.insufficient(n=rate.n_judged, reason="pass rate not computed yet"),
+            ),
+        )
+        for rate in calibration.rates
+    ]
+    return replace(calibration, rates=rates)
+
+
+def published_calibrated(calibrated: Estimate, n_rated: int, base_scenarios: int) -> Estimate:
+    """The calibrated rate as every page and the API publish it: the figure from the stated
+    minimum of expert verdicts on (`stats.ppi.enough_expert_verdicts`, the label's rule too),
+    else no number and how far the sample is from it."""
+    if not calibrated.defined or enough_expert_verdicts(n_rated, base_scenarios):
+        return calibrated
+    reason = gettext(
+        "not enough expert verdicts yet (%(k)d of %(m)d, from %(g)d of %(h)d base scenarios)"
+    ) % {
+        "k": n_rated,
+        "m": LABEL_MIN_EXPERT_VERDICTS,
+        "g": base_scenarios,
+        "h": LABEL_MIN_BASE_SCENARIOS,
+    }
+    return Estimate.insufficient(
+        n=n_rated,
+        n_clusters=base_scenarios,
+        unit=calibrated.unit,
+        method=calibrated.method,
+        reason=reason,
+        excluded=calibrated.excluded,
+    )
 
 
 def _inputs(run: EvaluationRun) -> tuple[str, RatingQueue | None]:
