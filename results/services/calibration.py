@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Max, Q
 from django.urls import reverse
-from django.utils.translation import gettext
 
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.closing import verdict_passed
@@ -41,12 +40,10 @@ from stats.ppi import (
     LABEL_MIN_BASE_SCENARIOS,
     LABEL_MIN_EXPERT_VERDICTS,
     calibrated_mean,
-    enough_expert_verdicts,
     large_enough_for_label,
 )
 
-from ..models import SummaryLevel
-from ..selectors import summary_estimates
+from .calibration_published import published_calibrated, published_pass_rates
 from .figure_cells import CellStore, input_digest
 from .stored_figures import RUN_PART, FigureKind, run_figures
 
@@ -228,11 +225,12 @@ def _cell(
     rated = np.isfinite(expert)
     strata = [r["scenario__metric_version__polarity"] for r in judged]
     # A polarity's judge-only rate is the pass rate every page shows, read on the way out
-    # (`run_calibration`); only the rate over both polarities is the calibration's own.
+    # (`run_calibration`); the rate over both polarities is the calibration's own, unless a
+    # panel of judges publishes it too (then that one is read).
     judge_only = (
         proportion_estimate(judge, clusters, over="base scenarios", n_resamples=JUDGE_RESAMPLES)
         if polarity == ALL
-        else Estimate.insufficient(n=len(judged), reason="the run's stored pass rate")
+        else Estimate.insufficient(n=len(judged), reason="pass rate not computed yet")
     )
     calibrated = calibrated_mean(
         judge,
@@ -342,48 +340,18 @@ def _digest(target: tuple[int, str], polarity: str, rows: list[dict], sample: di
 
 def run_calibration(run: EvaluationRun) -> Calibration:
     """The run's calibrated rates from its latest calibration queue: stored by the refresh,
-    computed live when the queue's ratings changed since (`CALIBRATION`). Three queries when
-    stored: the queue and its ratings' stamp, the figures, and the run's overall pass rates
-    (each polarity's judge-only rate is that figure, not a second one)."""
+    computed live when the queue's ratings changed since (`CALIBRATION`). Four queries when
+    stored: the queue and its ratings' stamp, the figures, and the pass rates the run already
+    publishes, which are its judge-only rates (`calibration_published`)."""
     calibration = _decode(run_figures(CALIBRATION, run))
-    stored = summary_estimates(run=run, level=SummaryLevel.OVERALL)
+    published = published_pass_rates(run)
     rates = [
-        rate
-        if rate.polarity == ALL
-        else replace(
-            rate,
-            judge_only=stored.get(
-                (rate.target_id, rate.polarity, None, "all"),
-                Estimate.insufficient(n=rate.n_judged, reason="pass rate not computed yet"),
-            ),
-        )
+        replace(rate, judge_only=published[(rate.target_id, rate.polarity)])
+        if (rate.target_id, rate.polarity) in published
+        else rate
         for rate in calibration.rates
     ]
     return replace(calibration, rates=rates)
-
-
-def published_calibrated(calibrated: Estimate, n_rated: int, base_scenarios: int) -> Estimate:
-    """The calibrated rate as every page and the API publish it: the figure from the stated
-    minimum of expert verdicts on (`stats.ppi.enough_expert_verdicts`, the label's rule too),
-    else no number and how far the sample is from it."""
-    if not calibrated.defined or enough_expert_verdicts(n_rated, base_scenarios):
-        return calibrated
-    reason = gettext(
-        "not enough expert verdicts yet (%(k)d of %(m)d, from %(g)d of %(h)d base scenarios)"
-    ) % {
-        "k": n_rated,
-        "m": LABEL_MIN_EXPERT_VERDICTS,
-        "g": base_scenarios,
-        "h": LABEL_MIN_BASE_SCENARIOS,
-    }
-    return Estimate.insufficient(
-        n=n_rated,
-        n_clusters=base_scenarios,
-        unit=calibrated.unit,
-        method=calibrated.method,
-        reason=reason,
-        excluded=calibrated.excluded,
-    )
 
 
 def _inputs(run: EvaluationRun) -> tuple[str, RatingQueue | None]:

@@ -71,7 +71,11 @@ IDENTITY = (
 TOLERANCE = 1e-9
 ESTIMATE_SPAN = re.compile(r"<span class=\"estimate[^\"]*\"[^>]*data-estimate-value=[^>]*>")
 ATTRIBUTE = re.compile(r'data-estimate-(\w+)="([^"]*)"')
-TESTID = re.compile(r'data-testid="([^"]+)"')
+# The sections a page's figures sit in: containers with a test id (a badge or a link inside a
+# row is not a section).
+TESTID = re.compile(
+    r'<(?:section|table|div|p|li|td|tr|ul|dl|figure|strong|span)\b[^>]*data-testid="([^"]+)"'
+)
 
 
 @dataclass(frozen=True)
@@ -179,10 +183,11 @@ def figures_in_json(data: Any, *, source: str, run: int | None) -> list[Figure]:
 
 
 def figures_in_html(page: str, *, source: str, run: int | None) -> list[Figure]:
-    """Every ``{% estimate %}`` on a page, with the page section it sits in (the nearest
-    ``data-testid`` before it) and its key when the template gives one."""
+    """Every ``{% estimate %}`` on a page, with its kind (the figure's name when the template
+    gives it a key, else the section it sits in: the nearest container with a ``data-testid``
+    before it) and its key."""
     found = []
-    testids = [(m.start(), m.group(1)) for m in TESTID.finditer(page)]
+    testids = [(m.start(), m.group(1)) for m in TESTID.finditer(page) if "badge" not in m[1]]
     for span in ESTIMATE_SPAN.finditer(page):
         attributes = {name: html.unescape(value) for name, value in ATTRIBUTE.findall(span[0])}
         section = next((t for at, t in reversed(testids) if at < span.start()), "page")
@@ -190,7 +195,7 @@ def figures_in_html(page: str, *, source: str, run: int | None) -> list[Figure]:
         found.append(
             Figure(
                 source,
-                f"page:{section}",
+                f"page:{key.split(':')[0] if key else section}",
                 f"page|run={run}|{key}" if key else "",
                 _number(attributes.get("value")),
                 _number(attributes.get("low")),

@@ -93,8 +93,8 @@ def test_the_estimate_tag_marks_its_figure_for_the_audit():
     )
     figures = figures_in_html(page, source="/results/methodology/?run=4", run=4)
     assert [(f.kind, f.value, f.low, f.high) for f in figures] == [
-        ("page:rates", 0.884, 0.832, 0.921),
-        ("page:calibration", 0.884, 0.838, 0.924),
+        ("page:pass rate", 0.884, 0.832, 0.921),
+        ("page:pass rate", 0.884, 0.838, 0.924),
         ("page:calibration", 0.5, 0.5, 0.5),
     ]
     assert figures[0].key == figures[1].key == "page|run=4|pass rate:3:positive:all"
