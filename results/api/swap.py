@@ -16,6 +16,7 @@ from .views import BAD_REQUEST, ID_PATH, NOT_FOUND, PublishedMixin
 
 
 class SwapModelOutput(serializers.Serializer):
+    target = serializers.IntegerField(help_text="The model configuration's id.")
     model = serializers.CharField()
     base_rate = serializers.FloatField(allow_null=True)
     swap_rate = serializers.FloatField(allow_null=True)

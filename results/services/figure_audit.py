@@ -151,7 +151,9 @@ def figures_in_json(data: Any, *, source: str, run: int | None) -> list[Figure]:
             return
         if is_estimate_dict(node):
             kind = ".".join(path) or "estimate"
-            key = "|".join([kind, *(f"{k}={v}" for k, v in sorted(identity.items()))])
+            key = _figure_name(kind, identity) or "|".join(
+                [kind, *(f"{k}={v}" for k, v in sorted(identity.items()))]
+            )
             found.append(
                 Figure(
                     source,
@@ -182,6 +184,26 @@ def figures_in_json(data: Any, *, source: str, run: int | None) -> list[Figure]:
     return found
 
 
+SWAP_SHIFT = re.compile(r"polarities\.(\w+)\.models\.shift$")
+
+
+def _figure_name(kind: str, identity: dict[str, str]) -> str:
+    """The name a page gives the same figure (``{% estimate e "pass rate" ... %}``), for the
+    API fields that publish one the pages name, so a response and a page are compared too."""
+    run, target = identity.get("run"), identity.get("target")
+    polarity = identity.get("polarity")
+    if kind.endswith("judge_only") or kind.endswith("panel_rates.pass_rate"):
+        return f"run={run}|pass rate:{target}:{polarity or 'all'}:all"
+    if kind == "results.estimate" and identity.get("level") == "overall":
+        return f"run={run}|pass rate:{target}:{polarity}:{identity.get('age_context')}"
+    if kind.endswith(".calibrated") and polarity:
+        return f"run={run}|calibrated rate:{target}:{polarity}"
+    shift = SWAP_SHIFT.search(kind)
+    if shift and "study" in identity:
+        return f"run={run}|swap shift:{identity['study']}:{shift[1]}:{target}"
+    return ""
+
+
 def figures_in_html(page: str, *, source: str, run: int | None) -> list[Figure]:
     """Every ``{% estimate %}`` on a page, with its kind (the figure's name when the template
     gives it a key, else the section it sits in: the nearest container with a ``data-testid``
@@ -196,7 +218,7 @@ def figures_in_html(page: str, *, source: str, run: int | None) -> list[Figure]:
             Figure(
                 source,
                 f"page:{key.split(':')[0] if key else section}",
-                f"page|run={run}|{key}" if key else "",
+                f"run={run}|{key}" if key else "",
                 _number(attributes.get("value")),
                 _number(attributes.get("low")),
                 _number(attributes.get("high")),

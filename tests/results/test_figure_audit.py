@@ -49,14 +49,14 @@ def test_each_defect_is_found_and_named():
     figures = figures_in_json(response, source="/api/x/", run=7)
     assert len(figures) == 5
     assert figures[0].kind == "rates.calibrated"
-    assert figures[0].key == "rates.calibrated|polarity=all|run=7|target=1"
-    found = {(f.problem, f.figure.key.split("target=")[1]) for f in audit_figures(figures)}
+    assert figures[0].key == "run=7|calibrated rate:1:all"
+    found = {(f.problem, f.figure.value) for f in audit_figures(figures)}
     assert found == {
-        (OUT_OF_RANGE, "1"),
-        (POINT_OUTSIDE, "1"),
-        (ZERO_WIDTH, "2"),
-        (POINT_OUTSIDE, "3"),
-        (OUT_OF_RANGE, "4"),
+        (OUT_OF_RANGE, -0.11),
+        (POINT_OUTSIDE, -0.11),
+        (ZERO_WIDTH, 1.0),
+        (POINT_OUTSIDE, 0.5),
+        (OUT_OF_RANGE, -0.2),
     }
 
 
@@ -64,10 +64,15 @@ def test_one_figure_with_two_intervals_is_found_across_responses_and_pages():
     one = {"target": 1, "polarity": "positive", "judge_only": _estimate(0.884, 0.832, 0.921)}
     other = {"target": 1, "polarity": "positive", "judge_only": _estimate(0.884, 0.838, 0.924)}
     same = {"target": 1, "polarity": "positive", "judge_only": _estimate(0.884, 0.832, 0.921)}
+    # The run's published pass rate (its results endpoint) is the same figure by name.
+    row = {"target": 1, "polarity": "positive", "level": "overall", "age_context": "all"}
+    results = {"results": [{**row, "estimate": _estimate(0.884, 0.832, 0.921)}]}
     figures = [
         *figures_in_json(one, source="/a/", run=4),
         *figures_in_json(same, source="/b/", run=4),
+        *figures_in_json(results, source="/api/runs/4/results/", run=4),
     ]
+    assert len({f.key for f in figures}) == 1
     assert audit_figures(figures) == []
     figures += figures_in_json(other, source="/c/", run=4)
     (finding,) = audit_figures(figures)
@@ -97,7 +102,7 @@ def test_the_estimate_tag_marks_its_figure_for_the_audit():
         ("page:pass rate", 0.884, 0.838, 0.924),
         ("page:calibration", 0.5, 0.5, 0.5),
     ]
-    assert figures[0].key == figures[1].key == "page|run=4|pass rate:3:positive:all"
+    assert figures[0].key == figures[1].key == "run=4|pass rate:3:positive:all"
     assert {f.problem for f in audit_figures(figures)} == {TWO_INTERVALS, ZERO_WIDTH}
 
 
