@@ -54,10 +54,13 @@ ALL = "all"
 POLARITIES = (ALL, "positive", "negative")
 
 THRESHOLD_TEXT = (
-    f"A target's calibrated rate appears on its label once at least {LABEL_MIN_EXPERT_VERDICTS} "
-    f"of its conversations, from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a "
-    "blind expert verdict: the interval is then about ±0.1 or narrower for a rate near one "
-    "half, and the suite's simulation showed it keeping its 95 % coverage from there."
+    f"A calibrated rate is published (here, on the model's label and in the API) once at least "
+    f"{LABEL_MIN_EXPERT_VERDICTS} of its conversations, from at least "
+    f"{LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind expert verdict: the interval is "
+    "then about ±0.1 or narrower for a rate near one half, and the suite's simulation showed it "
+    "keeping its 95 % coverage from there, at true rates of 0 % and 100 % too; with fewer it "
+    "covered less often (91–92 %), so below that the table says how many verdicts it has. A "
+    "published rate and its interval always lie between 0 % and 100 %."
 )
 NOT_DRAWN = "No calibration sample has been drawn for this run yet."
 NOT_RATED = "The calibration sample of this run is drawn; no expert has rated it yet."
@@ -75,9 +78,10 @@ def calibration_steps() -> list[str]:
         "Expert reviewers give their own verdict on each sampled conversation, blind (without "
         "the model's name or the judge's verdict); the same verdicts count toward the judge's "
         "trust badges.",
-        "The calibrated rates fill in on the methodology page as ratings arrive; a model's "
-        f"appears on its label once at least {LABEL_MIN_EXPERT_VERDICTS} of its conversations, "
-        f"from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind expert verdict.",
+        "The calibrated rates fill in as ratings arrive: a model's appears on the methodology "
+        f"page, its label and the API once at least {LABEL_MIN_EXPERT_VERDICTS} of its "
+        f"conversations, from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind "
+        "expert verdict.",
     ]
 
 
