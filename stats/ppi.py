@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
 
+from stats.bounded_means import bounded_rate_interval
 from stats.estimates import Estimate, Unit
 
 PPI_MEAN = "prediction-powered mean, normal interval"
@@ -52,7 +53,7 @@ MIN_CLUSTERS_TO_TUNE = 80
 # A target's calibrated rate is published (every page, the label, the API) from this many
 # expert verdicts spread over this many base scenarios: for a rate near one half the interval
 # is then about +-0.1 or narrower (the experts' own binomial spread, sqrt(0.25 / 100) = 0.05,
-# is the ceiling), and with 20 base scenarios the bounded interval held 95.5-96.1 % coverage
+# is the ceiling), and with 20 base scenarios the bounded interval held 94.8-95.2 % coverage
 # in the simulation of benchmarks/ppi_coverage.py (98.0-98.4 % at true rates of 0 and 1).
 # Below it no number is published (`enough_expert_verdicts`).
 LABEL_MIN_EXPERT_VERDICTS = 100
@@ -214,11 +215,13 @@ def calibrated_mean(
 
     A rate is published inside [0, 1] (``bounded``, the default for proportions): the PPI
     estimate, which can leave [0, 1] when the correction overshoots, is projected onto it and
-    the interval drawn by :func:`_bounded_rate`. ``bounded=False`` returns the unbounded
-    estimate and its ``theta +- t se`` interval (what the reference implementations compute;
-    ``sd`` is that standard error either way). ``n`` is the number of
-    expert verdicts, ``n_clusters`` the clusters holding them (the degrees of freedom rest on
-    them); the method says how many conversations were judged.
+    the interval drawn by :func:`stats.bounded_means.bounded_rate_interval` (Wilson at the
+    effective sample size the PPI standard error implies, widened to the PPI interval).
+    ``bounded=False`` returns the unbounded estimate and its ``theta +- t se`` interval (what
+    the reference implementations compute; ``sd`` is that standard error either way).
+
+    ``n`` is the number of expert verdicts, ``n_clusters`` the clusters holding them (the
+    degrees of freedom rest on them); the method says how many conversations were judged.
     """
     f = _vector(judge, "judge")
     y = _vector(expert, "expert", allow_nan=True)
@@ -269,7 +272,9 @@ def calibrated_mean(
     low, high = value - q * se, value + q * se
     method = f"{method}, {_lam_label(lam, tuned, untuned)}"
     if unit == "proportion" and bounded:
-        value, low, high, n_eff = _bounded_rate(value, se, q, _kish_size(pi[labelled]), big_n)
+        value, low, high, n_eff = bounded_rate_interval(
+            value, se, q, fallback_n=_kish_size(pi[labelled]), most_n=big_n, confidence=confidence
+        )
         method += f"; {BOUNDED}, effective n = {n_eff:.0f}"
     return Estimate(
         value=value,
@@ -308,37 +313,6 @@ def _kish_size(weights: NDArray[np.float64]) -> float:
     for unequal inclusion probabilities."""
     total = float(weights.sum()) if weights.size else 0.0
     return total * total / float(weights @ weights) if total > 0 else 0.0
-
-
-def _bounded_rate(
-    theta: float, se: float, q: float, experts_n: float, judged: int
-) -> tuple[float, float, float, float]:
-    """A rate and its interval inside [0, 1] from the unbounded PPI ``theta`` and its ``se``:
-    (value, low, high, effective n).
-
-    The value is ``theta`` projected onto [0, 1]. The interval is the Wilson score interval
-    (with the t quantile ``q``) at the effective sample size the PPI standard error implies,
-    ``n_eff = p (1 - p) / se^2`` -- the binomial sample that would be as precise -- widened to
-    hold whatever of ``theta +- q se`` lies in [0, 1], so it covers at least as often as the
-    unbounded interval whose coverage the simulation shows. Where ``p (1 - p) / se^2`` says
-    nothing (the projected value on a bound, or ``se = 0``) ``n_eff`` is the experts' own
-    (Kish) sample size. ``n_eff`` never exceeds the judged conversations: no sample of them
-    is more precise than all of them. Wilson's interval holds its point and has positive
-    width for any finite ``n_eff``, so the published figure can be neither outside its
-    interval nor an interval of width 0.
-    """
-    p = min(1.0, max(0.0, theta))
-    inside = 0.0 < p < 1.0 and se > 0.0
-    n_eff = p * (1.0 - p) / (se * se) if inside else experts_n
-    n_eff = max(1.0, min(n_eff, float(judged)))
-    q2 = q * q
-    centre = (p + q2 / (2.0 * n_eff)) / (1.0 + q2 / n_eff)
-    half = q / (1.0 + q2 / n_eff) * math.sqrt(p * (1.0 - p) / n_eff + q2 / (4.0 * n_eff**2))
-    low, high = max(0.0, centre - half), min(1.0, centre + half)
-    if theta - q * se < 1.0 and theta + q * se > 0.0:
-        low = min(low, max(0.0, theta - q * se))
-        high = max(high, min(1.0, theta + q * se))
-    return p, min(low, p), max(high, p), n_eff
 
 
 def _cluster_deviations(
