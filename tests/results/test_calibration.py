@@ -13,7 +13,9 @@ from core.caches import page_cache
 from core.roles import Role
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.closing import verdict_passed
+from results.management.commands.audit_figures import local_fetch
 from results.services.calibration import run_calibration
+from results.services.figure_audit import ZERO_WIDTH, site_audit
 from results.services.judge_trust import run_judge_trust
 from results.services.refresh import results_refresh
 from review.models import QueuePurpose, RatingQueue
@@ -357,3 +359,35 @@ def test_a_researcher_draws_both_queues_from_the_web(panel_run, researcher, clie
     )
     assert refused.status_code == 200
     assert RatingQueue.objects.filter(name="Too late").count() == 0
+
+
+@pytest.mark.slow(reason="builds a run with expert ratings and reads every public page")
+def test_calibrated_rates_pass_the_interval_audit_where_the_correction_overshoots(
+    panel_run, researcher, small_minimum
+):
+    # Experts fail every conversation: the correction overshoots and the unbounded
+    # prediction-powered estimate goes below zero wherever the judge passed some.
+    queue = calibration_queue_create(
+        run=panel_run, name="Calibration", created_by=researcher, fraction=0.5, seed=6
+    )
+    _rate(queue, UserFactory(roles=[Role.EXPERT_REVIEWER]), lambda c: False)
+    queue.status = "closed"
+    queue.save(update_fields=["status", "updated_at"])
+    _publish(panel_run)
+    rates = run_calibration(panel_run).rates
+    published = [r.calibrated for r in rates if r.calibrated.defined]
+    assert published
+    for e in published:
+        assert 0.0 <= e.low <= e.value <= e.high <= 1.0
+        assert e.high > e.low
+    report = site_audit(local_fetch(), run_id=panel_run.pk)
+    mine = [
+        f"{f.problem}: {f.figure.describe()} {f.detail}"
+        for f in report.findings
+        if any(word in f.figure.kind for word in ("calibrat", "judge_only", "pass rate"))
+        # Pending elsewhere: the generic clustered proportion (a rate over both polarities,
+        # here the panel's) still draws [0 %, 0 %] at 0 %; shown once, the same everywhere.
+        and not (f.problem == ZERO_WIDTH and f.figure.key.endswith(":all:all"))
+    ]
+    assert mine == []
+    assert report.figures > 0
