@@ -185,6 +185,10 @@ def figures_in_json(data: Any, *, source: str, run: int | None) -> list[Figure]:
 
 
 SWAP_SHIFT = re.compile(r"polarities\.(\w+)\.models\.shift$")
+SWAP_STUDY = re.compile(
+    r"polarities\.(\w+)\.(rank_agreement|flip_share|single_vs_majority\.(base|swap))$"
+)
+SWAP_NAMES = {"rank_agreement": "swap rank agreement", "flip_share": "swap flip share"}
 
 
 def _figure_name(kind: str, identity: dict[str, str]) -> str:
@@ -198,9 +202,15 @@ def _figure_name(kind: str, identity: dict[str, str]) -> str:
         return f"run={run}|pass rate:{target}:{polarity}:{identity.get('age_context')}"
     if kind.endswith(".calibrated") and polarity:
         return f"run={run}|calibrated rate:{target}:{polarity}"
+    study = identity.get("study")
     shift = SWAP_SHIFT.search(kind)
-    if shift and "study" in identity:
-        return f"run={run}|swap shift:{identity['study']}:{shift[1]}:{target}"
+    if shift and study:
+        return f"run={run}|swap shift:{study}:{shift[1]}:{target}"
+    figure = SWAP_STUDY.search(kind)
+    if figure and study:
+        if figure[3]:
+            return f"run={run}|swap single vs majority:{study}:{figure[1]}:{figure[3]}"
+        return f"run={run}|{SWAP_NAMES[figure[2]]}:{study}:{figure[1]}"
     return ""
 
 
