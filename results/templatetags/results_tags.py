@@ -10,7 +10,7 @@ from django import template
 
 from stats.estimates import Estimate
 
-from ..services.swap_study import GRADE_BAND_WIDTH, swap_verdict_text
+from ..services.swap_study import GRADE_BAND_WIDTH, HELD_RULE, swap_verdict_text
 
 register = template.Library()
 
@@ -132,3 +132,10 @@ def swap_verdict(line: Mapping) -> str:
 def grade_band_points() -> str:
     """The width of one grade band in percentage points (the swap studies' rule)."""
     return f"{GRADE_BAND_WIDTH * 100:.0f}"
+
+
+@register.simple_tag
+def swap_held_rule() -> str:
+    """The rule in force for calling a grade held, in the reader's language (a study's stored
+    figures keep the text of the refresh that drew them)."""
+    return str(HELD_RULE)
