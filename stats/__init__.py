@@ -88,7 +88,7 @@ from .judge_bias import AgreementGap, agreement_gaps
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
 from .percentiles import percentile_interval
-from .ppi import calibrated_mean, large_enough_for_label, ppi_mean
+from .ppi import calibrated_mean, enough_expert_verdicts, large_enough_for_label, ppi_mean
 from .ranking import (
     bradley_terry,
     bradley_terry_estimates,
@@ -140,6 +140,7 @@ __all__ = [
     "kendall_tau_b_rows",
     "krippendorff_alpha",
     "krippendorff_estimate",
+    "enough_expert_verdicts",
     "large_enough_for_label",
     "load_kernels",
     "majority_vote",

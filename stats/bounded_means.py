@@ -65,6 +65,39 @@ def clipped_mean_interval(
     return low, high
 
 
+def bounded_rate_interval(
+    theta: float,
+    se: float,
+    q: float,
+    *,
+    fallback_n: float,
+    most_n: float,
+    confidence: float = 0.95,
+) -> tuple[float, float, float, float]:
+    """A rate and its interval inside [0, 1] from an unbounded estimate ``theta`` of it with
+    standard error ``se`` and interval ``theta +- q se`` (a prediction-powered rate, whose
+    correction can overshoot): (value, low, high, effective n).
+
+    The same hull as :func:`clipped_mean_interval`: the value is ``theta`` projected onto
+    [0, 1]; the interval is the Wilson interval at the effective sample size the standard
+    error implies, ``n_eff = p (1 - p) / se^2`` (the binomial sample that would be as precise),
+    widened to hold whatever of ``theta +- q se`` lies in [0, 1] -- so it covers at least as
+    often as the unbounded interval. Where ``p (1 - p) / se^2`` says nothing (the value on a
+    bound, or ``se = 0``) ``n_eff`` is ``fallback_n`` (the labelled sample's own size); it
+    never exceeds ``most_n`` (no sample is more precise than the whole population it is drawn
+    from). Wilson's interval holds its point and has positive width for any finite ``n_eff``.
+    """
+    p = min(1.0, max(0.0, theta))
+    inside = 0.0 < p < 1.0 and se > 0.0
+    n_eff = p * (1.0 - p) / (se * se) if inside else fallback_n
+    n_eff = max(1.0, min(n_eff, float(most_n)))
+    low, high = (float(b) for b in wilson_interval(p * n_eff, n_eff, confidence))
+    if theta - q * se < 1.0 and theta + q * se > 0.0:
+        low = min(low, max(0.0, theta - q * se))
+        high = max(high, min(1.0, theta + q * se))
+    return p, min(low, p), max(high, p), n_eff
+
+
 def clipped_mean_difference_interval(
     first: ArrayLike, second: ArrayLike, confidence: float = 0.95
 ) -> tuple[float, float, float, float] | None:

@@ -10,12 +10,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..selectors import public_run
-from ..services.swap_study import HELD_RULE
+from ..services.swap_study import HELD_RULE, VERDICTS, swap_verdict_text
 from .serializers import EstimateOutput
 from .views import BAD_REQUEST, ID_PATH, NOT_FOUND, PublishedMixin
 
 
 class SwapModelOutput(serializers.Serializer):
+    target = serializers.IntegerField(help_text="The model configuration's id.")
     model = serializers.CharField()
     base_rate = serializers.FloatField(allow_null=True)
     swap_rate = serializers.FloatField(allow_null=True)
@@ -23,8 +24,20 @@ class SwapModelOutput(serializers.Serializer):
     swap_grade = serializers.CharField()
     shift = EstimateOutput(help_text="Swap minus original pass rate, paired by base scenario.")
     held = serializers.BooleanField(
-        allow_null=True, help_text=f"{HELD_RULE} Null: undecided (no interval, grade moved)."
+        allow_null=True,
+        help_text=f"{HELD_RULE} True: held; false: the grade moved; null: the grade is "
+        "unchanged but the interval admits a move of a full band, or there is no interval.",
     )
+    verdict = serializers.ChoiceField(
+        choices=["", *VERDICTS],
+        default="",
+        help_text="What the line says of the grade, as a code (blank: computed under an "
+        "earlier rule, until the next refresh).",
+    )
+    verdict_text = serializers.SerializerMethodField(help_text="The verdict in words.")
+
+    def get_verdict_text(self, line: dict) -> str:
+        return swap_verdict_text(line)
 
 
 class SingleVsMajorityOutput(serializers.Serializer):
@@ -52,7 +65,12 @@ class SwapStudyOutput(serializers.Serializer):
     )
     sample_size = serializers.IntegerField()
     seed = serializers.IntegerField()
-    held_rule = serializers.CharField()
+    held_rule = serializers.SerializerMethodField()
+
+    def get_held_rule(self, study: dict) -> str:
+        # The rule in force, in the reader's language (a study stored earlier holds its own).
+        return str(HELD_RULE)
+
     polarities = serializers.DictField(child=SwapPolarityOutput())
 
 

@@ -23,7 +23,7 @@ refresh.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -43,18 +43,24 @@ from stats.ppi import (
     large_enough_for_label,
 )
 
+from .calibration_published import published_calibrated, published_pass_rates
 from .figure_cells import CellStore, input_digest
 from .stored_figures import RUN_PART, FigureKind, run_figures
 
 JUDGE_RESAMPLES = 2_000
+# Names what a stored rate holds, so rates stored under an earlier rule are drawn again.
+CELL_VERSION = "bounded, published from the minimum, judge-only per polarity read"
 ALL = "all"
 POLARITIES = (ALL, "positive", "negative")
 
 THRESHOLD_TEXT = (
-    f"A target's calibrated rate appears on its label once at least {LABEL_MIN_EXPERT_VERDICTS} "
-    f"of its conversations, from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a "
-    "blind expert verdict: the interval is then about ±0.1 or narrower for a rate near one "
-    "half, and the suite's simulation showed it keeping its 95 % coverage from there."
+    f"A calibrated rate is published (here, on the model's label and in the API) once at least "
+    f"{LABEL_MIN_EXPERT_VERDICTS} of its conversations, from at least "
+    f"{LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind expert verdict: the interval is "
+    "then about ±0.1 or narrower for a rate near one half, and the suite's simulation showed it "
+    "keeping its 95 % coverage from there, at true rates of 0 % and 100 % too; with fewer it "
+    "covered less often (91–92 %), so below that the table says how many verdicts it has. A "
+    "published rate and its interval always lie between 0 % and 100 %."
 )
 NOT_DRAWN = "No calibration sample has been drawn for this run yet."
 NOT_RATED = "The calibration sample of this run is drawn; no expert has rated it yet."
@@ -72,9 +78,10 @@ def calibration_steps() -> list[str]:
         "Expert reviewers give their own verdict on each sampled conversation, blind (without "
         "the model's name or the judge's verdict); the same verdicts count toward the judge's "
         "trust badges.",
-        "The calibrated rates fill in on the methodology page as ratings arrive; a model's "
-        f"appears on its label once at least {LABEL_MIN_EXPERT_VERDICTS} of its conversations, "
-        f"from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind expert verdict.",
+        "The calibrated rates fill in as ratings arrive: a model's appears on the methodology "
+        f"page, its label and the API once at least {LABEL_MIN_EXPERT_VERDICTS} of its "
+        f"conversations, from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind "
+        "expert verdict.",
     ]
 
 
@@ -221,8 +228,13 @@ def _cell(
                 expert[i] = value
     rated = np.isfinite(expert)
     strata = [r["scenario__metric_version__polarity"] for r in judged]
-    judge_only = proportion_estimate(
-        judge, clusters, over="base scenarios", n_resamples=JUDGE_RESAMPLES
+    # A polarity's judge-only rate is the pass rate every page shows, read on the way out
+    # (`run_calibration`); the rate over both polarities is the calibration's own, unless a
+    # panel of judges publishes it too (then that one is read).
+    judge_only = (
+        proportion_estimate(judge, clusters, over="base scenarios", n_resamples=JUDGE_RESAMPLES)
+        if polarity == ALL
+        else Estimate.insufficient(n=len(judged), reason="pass rate not computed yet")
     )
     calibrated = calibrated_mean(
         judge,
@@ -231,6 +243,8 @@ def _cell(
         clusters=clusters,
         strata=strata if polarity == ALL else None,
     )
+    base_scenarios_rated = len({c for c, ok in zip(clusters, rated, strict=True) if ok})
+    calibrated = published_calibrated(calibrated, int(rated.sum()), base_scenarios_rated)
     return CalibratedRate(
         target_id=target[0],
         target_name=target[1],
@@ -240,7 +254,7 @@ def _cell(
         n_judged=len(judged),
         n_sample=n_sample,
         n_rated=int(rated.sum()),
-        base_scenarios_rated=len({c for c, ok in zip(clusters, rated, strict=True) if ok}),
+        base_scenarios_rated=base_scenarios_rated,
         excluded_no_verdict=len(rows) - len(judged),
     )
 
@@ -325,14 +339,23 @@ def _digest(target: tuple[int, str], polarity: str, rows: list[dict], sample: di
         )
         for r in rows
     ]
-    return input_digest(target, polarity, read, JUDGE_RESAMPLES)
+    return input_digest(target, polarity, read, JUDGE_RESAMPLES, CELL_VERSION)
 
 
 def run_calibration(run: EvaluationRun) -> Calibration:
     """The run's calibrated rates from its latest calibration queue: stored by the refresh,
-    computed live when the queue's ratings changed since (`CALIBRATION`). Two queries when
-    stored: the queue and its ratings' stamp, then the figures."""
-    return _decode(run_figures(CALIBRATION, run))
+    computed live when the queue's ratings changed since (`CALIBRATION`). Four queries when
+    stored: the queue and its ratings' stamp, the figures, and the pass rates the run already
+    publishes, which are its judge-only rates (`calibration_published`)."""
+    calibration = _decode(run_figures(CALIBRATION, run))
+    published = published_pass_rates(run)
+    rates = [
+        replace(rate, judge_only=published[(rate.target_id, rate.polarity)])
+        if (rate.target_id, rate.polarity) in published
+        else rate
+        for rate in calibration.rates
+    ]
+    return replace(calibration, rates=rates)
 
 
 def _inputs(run: EvaluationRun) -> tuple[str, RatingQueue | None]:

@@ -10,9 +10,12 @@ The base run and the swap run are compared on the sampled scenarios both finishe
   the majority of the judge's repetitions.
 
 Intervals resample base scenarios (a scenario's teen and adult forms together), as every
-published figure does. A model's grade **held** under the swap when the shift's interval
-includes 0 or its letter grade on the sampled scenarios (`results.label.grade_for`) is the
-same in both arms; a shift whose interval excludes 0 and that moves the grade did not hold.
+published figure does. A model's grade **held** under the swap only when its letter grade on
+the sampled scenarios (`results.label.grade_for`) is the same in both arms *and* the shift's
+interval rules out a move of a full grade band (`GRADE_BAND_WIDTH`); an interval that merely
+includes 0 is not enough (a shift of -25 pp [-62.5, 0] moves a grade by five bands). Every
+other case says what moved (`swap_verdict_text`), in words a reader can check against the
+figures beside it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext, gettext_lazy
 
 from evaluations.models import Conversation, ConversationStatus, Judgment, SwapStudy
 from evaluations.services.panel import run_panel
@@ -28,14 +32,85 @@ from stats.estimates import Estimate
 from stats.figures import DEFAULT_RESAMPLES
 from stats.swap import pass_rate_shift, single_vs_majority, swap_rank_agreement, verdict_flip_share
 
-from ..label import grade_for
+from ..label import GRADE_BANDS, grade_for
 from ..models import RunAnalysis
 from .figure_cells import CellStore, input_digest
 
-HELD_RULE = (
-    "A model's grade held when the interval of its pass-rate shift includes 0, or when its "
-    "letter grade on the sampled scenarios is the same with and without the swap."
+# A grade band's width: the distance between neighbouring bounds of the grade scale (5 points
+# from D- to A+; F, below 40 %, is wider but a move into or out of it crosses a bound anyway).
+GRADE_BAND_WIDTH = (
+    min(a[0] - b[0] for a, b in zip(GRADE_BANDS, GRADE_BANDS[1:], strict=False)) / 100
 )
+HELD_RULE = gettext_lazy(
+    "A model's grade held when its letter grade on the sampled scenarios is the same with and "
+    "without the swap and the interval of its pass-rate shift rules out a move of a full grade "
+    "band (5 percentage points, the width of one band of the grade scale) either way. "
+    "Otherwise the line says what moved: the grade, or only how far the interval lets it move."
+)
+# What a line says of its grade (the `verdict` field); `held` is True, False or None with it.
+HELD, MOVED, UNCHANGED_WIDE, UNCHANGED_NO_INTERVAL, NO_RATE = (
+    "held",
+    "moved",
+    "unchanged, interval admits a move",
+    "unchanged, no interval",
+    "no rate",
+)
+VERDICTS = (HELD, MOVED, UNCHANGED_WIDE, UNCHANGED_NO_INTERVAL, NO_RATE)
+VERDICT_HELD = {HELD: True, MOVED: False}
+# Bumped with the rule above: studies' stored cells drawn under another rule are drawn again.
+VERDICT_RULE_VERSION = "grade unchanged and a full band ruled out"
+
+
+def swap_verdict(grades: tuple[str, str], shift: Estimate) -> str:
+    """Whether a grade held under the swap (the rule of ``HELD_RULE``), as a `verdict` code."""
+    if "—" in grades:
+        return NO_RATE
+    if grades[0] != grades[1]:
+        return MOVED
+    if not shift.has_interval:
+        return UNCHANGED_NO_INTERVAL
+    if shift.low > -GRADE_BAND_WIDTH and shift.high < GRADE_BAND_WIDTH:
+        return HELD
+    return UNCHANGED_WIDE
+
+
+def swap_verdict_text(line: dict[str, Any]) -> str:
+    """A line's verdict in words, translated when read (pages, the command, the API)."""
+    verdict = line.get("verdict")
+    values = {
+        "base": line.get("base_grade"),
+        "swap": line.get("swap_grade"),
+        "band": f"{GRADE_BAND_WIDTH * 100:.0f}",
+    }
+    if verdict == HELD:
+        return (
+            gettext(
+                "held: grade %(base)s with and without the swap, and the shift's interval rules "
+                "out a move of a full band (%(band)s points)"
+            )
+            % values
+        )
+    if verdict == MOVED:
+        return gettext("grade moved from %(base)s to %(swap)s") % values
+    if verdict == UNCHANGED_WIDE:
+        return (
+            gettext(
+                "grade unchanged (%(base)s), but the shift's interval admits a move of a full band "
+                "(%(band)s points)"
+            )
+            % values
+        )
+    if verdict == UNCHANGED_NO_INTERVAL:
+        return (
+            gettext(
+                "grade unchanged (%(base)s); no interval (one base scenario), so how far it could "
+                "move is not known"
+            )
+            % values
+        )
+    if verdict == NO_RATE:
+        return gettext("no pass rate in one of the two arms")
+    return gettext("not assessed under the current rule; shown after the next refresh")
 
 
 def _rows(study: SwapStudy) -> list[dict[str, Any]]:
@@ -100,11 +175,7 @@ def _model_line(
         kept = [r["verdict_passed"] for r in arm if r["scenario_id"] in shared]
         rates.append(sum(kept) / len(kept) if kept else None)
     grades = [grade_for(rate) for rate in rates]
-    # Without an interval (too few base scenarios) only an unchanged grade can say it held.
-    if grades[0] == grades[1] or (shift.has_interval and not shift.excludes_zero):
-        held: bool | None = True
-    else:
-        held = False if shift.has_interval else None
+    verdict = swap_verdict((grades[0], grades[1]), shift)
     return {
         "target": target,
         "model": name,
@@ -113,7 +184,8 @@ def _model_line(
         "swap_rate": rates[1],
         "base_grade": grades[0],
         "swap_grade": grades[1],
-        "held": held,
+        "held": VERDICT_HELD.get(verdict),
+        "verdict": verdict,
     }
 
 
@@ -193,7 +265,7 @@ def swap_study_figures(
         read = [(r["pk"], readings.get(r["pk"], {})) for r in mine]
         polarities[polarity] = cells.cached(
             f"swap:{study.pk}:{polarity}",
-            input_digest(mine, read, options),
+            input_digest(mine, read, options, VERDICT_RULE_VERSION),
             lambda mine=mine: _polarity(study, mine, readings, options),
         )
     return {
@@ -211,7 +283,7 @@ def swap_study_figures(
         "synthetic": bool(study.base_run.synthetic or study.swap_run.synthetic),
         "sample_size": study.sample_size,
         "seed": study.seed,
-        "held_rule": HELD_RULE,
+        "held_rule": str(HELD_RULE),
         "polarities": polarities,
     }
 

@@ -10,6 +10,8 @@ from django import template
 
 from stats.estimates import Estimate
 
+from ..services.swap_study import GRADE_BAND_WIDTH, HELD_RULE, swap_verdict_text
+
 register = template.Library()
 
 
@@ -66,9 +68,20 @@ def figure(e) -> str:
     return format_figure(est.value if est else None, est.unit if est else "proportion")
 
 
+def _raw(value: float | None) -> str:
+    """A bound as the page's machine-readable mark holds it: full precision, "" when absent."""
+    return "" if value is None else repr(float(value))
+
+
 @register.inclusion_tag("results/_estimate.html")
-def estimate(e, compact: bool = False, label: str = "") -> dict:
-    """Render an Estimate (or its stored dict): value, interval, n, exclusions."""
+def estimate(e, *key, compact: bool = False, label: str = "") -> dict:
+    """Render an Estimate (or its stored dict): value, interval, n, exclusions.
+
+    ``key`` (optional positional parts, e.g. ``"pass rate" row.target_id row.polarity``) names
+    the figure, so that a figure shown on several pages can be checked to carry one interval
+    everywhere (`results.services.figure_audit`); every figure also carries its value, bounds
+    and unit as data attributes for that audit.
+    """
     est = as_estimate(e)
     if est is None:
         est = Estimate.insufficient(reason="not computed")
@@ -76,6 +89,8 @@ def estimate(e, compact: bool = False, label: str = "") -> dict:
         "e": est,
         "compact": compact,
         "label": label,
+        "key": ":".join(str(part) for part in key),
+        "raw": {"value": _raw(est.value), "low": _raw(est.low), "high": _raw(est.high)},
         "value": format_figure(est.value, est.unit),
         "low": format_figure(est.low, est.unit),
         "high": format_figure(est.high, est.unit),
@@ -105,3 +120,22 @@ def synthetic_badge(subject: object = True) -> dict:
     run with a ``synthetic`` flag, or a bool) is synthetic data."""
     show = getattr(subject, "synthetic", subject)
     return {"show": bool(show)}
+
+
+@register.filter
+def swap_verdict(line: Mapping) -> str:
+    """What a swap study's line says of the model's grade, in the reader's language."""
+    return swap_verdict_text(line)
+
+
+@register.simple_tag
+def grade_band_points() -> str:
+    """The width of one grade band in percentage points (the swap studies' rule)."""
+    return f"{GRADE_BAND_WIDTH * 100:.0f}"
+
+
+@register.simple_tag
+def swap_held_rule() -> str:
+    """The rule in force for calling a grade held, in the reader's language (a study's stored
+    figures keep the text of the refresh that drew them)."""
+    return str(HELD_RULE)

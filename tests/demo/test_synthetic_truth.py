@@ -113,12 +113,16 @@ def test_calibrated_rates_cover_the_true_rates_and_the_judge_is_biased_where_pla
     missed = []
     for rate in calibration.rates:
         truth_rate = float(np.mean(true_rate[(rate.target_name, rate.polarity)]))
+        if not rate.calibrated.defined:
+            # A polarity's share of the sample can fall below the publication minimum.
+            assert rate.calibrated.reason.startswith("not enough expert verdicts yet")
+            continue
         low, high = rate.calibrated.low, rate.calibrated.high
         if not low <= truth_rate <= high:
             missed.append((rate.target_name, rate.polarity, truth_rate, low, high))
-        judge_bias = rate.judge_only.value - truth_rate
         if rate.polarity != "all":
             continue
+        judge_bias = rate.judge_only.value - truth_rate
         assert rate.n_rated == 150
         assert rate.on_label
         if rate.target_name == HARSH:

@@ -5,6 +5,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils.html import escape
 
 from core.exceptions import ApplicationError
 from evaluations.models import Conversation, SwapStudy
@@ -13,7 +14,7 @@ from evaluations.services.official import run_set_official
 from evaluations.services.swap import swap_study_create
 from results.models import RunAnalysis
 from results.services.refresh import results_refresh
-from results.services.swap_study import swap_study_figures
+from results.services.swap_study import swap_study_figures, swap_verdict_text
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401 - fixture
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.openapi_check import assert_matches_schema
@@ -77,12 +78,13 @@ def test_judge_swap_rejudges_the_sampled_conversations(base_run):
             assert line["swap_rate"] <= line["base_rate"]
             assert shift["value"] == pytest.approx(line["swap_rate"] - line["base_rate"])
             grade_moved = line["base_grade"] != line["swap_grade"]
-            if not grade_moved:
-                assert line["held"] is True
+            if grade_moved:
+                assert line["held"] is False
             elif shift["low"] is None:
                 assert line["held"] is None
             else:
-                assert line["held"] is (shift["low"] <= 0 <= shift["high"])
+                narrow = shift["low"] > -0.05 and shift["high"] < 0.05
+                assert line["held"] is (True if narrow else None)
         flips = block["flip_share"]
         assert flips["n"] == sum(
             1
@@ -163,14 +165,15 @@ def test_command_runs_a_judge_swap_inline_and_prints_the_figures(
     assert f'data-testid="swap-study-{study.pk}"' in html
     assert "Strict judge" in html
     assert 'data-testid="held-rule"' in html
-    cells = {
-        True: 'data-testid="held">held<',
-        False: 'data-testid="held"><strong>did not hold',
-        None: 'data-testid="held">undecided<',
-    }
     lines = [line for block in stored[0]["polarities"].values() for line in block["models"]]
-    for state, cell in cells.items():
-        assert html.count(cell) == sum(1 for line in lines if line["held"] is state)
+    for line in lines:
+        # Each line says in words what happened to the grade, and the words match the figures.
+        assert f'data-verdict="{line["verdict"]}"' in html
+        assert escape(swap_verdict_text(line)) in html
+        if line["base_grade"] != line["swap_grade"]:
+            assert f"grade moved from {line['base_grade']} to {line['swap_grade']}" in html
+            assert f"grade moved from {line['base_grade']} to {line['swap_grade']}" in text
+    assert html.count('data-testid="held"') == len(lines)
     for polarity in stored[0]["polarities"]:
         assert f'data-testid="swap-{study.pk}-{polarity}"' in html
     # Each model's label says whether its grades held, per polarity.
@@ -189,7 +192,9 @@ def test_command_runs_a_judge_swap_inline_and_prints_the_figures(
     assert published["swapped"] == "judge"
     assert published["seed"] == 4
     assert published["polarities"]["negative"]["models"][0]["shift"]["unit"] == "difference"
-    assert "held_rule" in published
+    assert "full grade band" in published["held_rule"]
+    for line in published["polarities"]["negative"]["models"]:
+        assert line["verdict_text"] == swap_verdict_text(line)
 
 
 def test_command_refuses_unknown_names(base_run):

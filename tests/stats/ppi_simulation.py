@@ -27,6 +27,12 @@ TARGETS = (
     Target("kindly judged", (0.8, -0.3), (0.30, 0.20), (0.05, 0.05)),
     Target("harshly judged", (0.2, 0.6), (0.03, 0.05), (0.25, 0.15)),
 )
+# Rates on the bounds: every conversation fails (or passes) in the experts' eyes while the
+# judge still errs, so the uncorrected PPI estimate falls on either side of the bound.
+BOUNDARY_TARGETS = (
+    Target("always fails", (-np.inf, -np.inf), (0.30, 0.20), (0.05, 0.05)),
+    Target("always passes", (np.inf, np.inf), (0.03, 0.05), (0.25, 0.15)),
+)
 SCENARIOS_PER_POLARITY = 80
 CONVERSATIONS_PER_SCENARIO = 6
 # Sd of the base scenarios' effects on the logit scale: strongly heterogeneous scenarios.
@@ -109,15 +115,19 @@ def intervals(
 def coverage(
     target: Target, replications: int, seed: int, *, judge_only: bool = True, **design: object
 ) -> dict[str, dict[str, float]]:
-    """Per figure: share of intervals covering the true rate, mean width, mean value
-    (``design``: :func:`draw`'s keywords)."""
+    """Per figure: share of intervals covering the true rate, mean width, mean value, and the
+    share of calibrated figures inside [0, 1] with their point inside an interval of positive
+    width (``design``: :func:`draw`'s keywords)."""
     rng = np.random.default_rng(seed)
     truth = true_rate(target)
     hits: dict[str, list] = {}
+    bounded: list[bool] = []
     for r in range(replications):
         d = draw(target, rng, **design)  # type: ignore[arg-type]
         for name, e in intervals(d, seed=r, judge_only=judge_only).items():
             hits.setdefault(name, []).append((e.low <= truth <= e.high, e.high - e.low, e.value))
+            if name != "judge only":
+                bounded.append(0.0 <= e.low <= e.value <= e.high <= 1.0 and e.high > e.low)
     return {
         name: {
             "coverage": float(np.mean([h[0] for h in rows])),
@@ -125,6 +135,7 @@ def coverage(
             "mean": float(np.mean([h[2] for h in rows])),
             "truth": truth,
             "replications": replications,
+            "bounded": float(np.mean(bounded)),
         }
         for name, rows in hits.items()
     }

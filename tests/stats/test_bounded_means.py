@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from rubrics.scoring import aggregate_estimate, aggregate_score
-from stats.bounded_means import clipped_mean_interval
+from stats.bounded_means import bounded_rate_interval, clipped_mean_interval
 
 from .rubric_simulation import coverage
 
@@ -64,3 +64,19 @@ def test_teen_minus_adult_rubric_differences_cover_and_never_collapse():
                 f"teen {teen:+} adult {adult:+}, G = {g:2}: {100 * rate:5.1f} % ± {100 * error:.1f}"
             )
             assert rate + 2 * error >= 0.93, (teen, adult, g, rate)
+
+
+@pytest.mark.parametrize("theta", [-0.3, -0.01, 0.0, 0.004, 0.5, 0.97, 1.0, 1.2])
+@pytest.mark.parametrize("se", [0.0, 1e-6, 0.02, 0.2])
+def test_a_bounded_rate_lies_in_its_interval_inside_0_1_and_holds_the_unbounded_interval(theta, se):
+    q = 2.1
+    value, low, high, n_eff = bounded_rate_interval(
+        theta, se, q, fallback_n=40, most_n=600, confidence=0.95
+    )
+    assert value == min(1.0, max(0.0, theta))
+    assert 0.0 <= low <= value <= high <= 1.0
+    assert high > low
+    assert 1.0 <= n_eff <= 600
+    if theta - q * se < 1 and theta + q * se > 0:
+        assert low <= max(0.0, theta - q * se) + 1e-15
+        assert high >= min(1.0, theta + q * se) - 1e-15

@@ -153,7 +153,9 @@ def test_clustered_variance_is_statsmodels_cluster_robust_when_experts_rate_ever
     expert = (rng.random(scenario.size) < p).astype(float)
     judge = np.where(rng.random(scenario.size) < 0.8, expert, 1 - expert)
     strata = np.arange(scenario.size) % 2 if crossed_strata else None
-    e = calibrated_mean(judge, expert, inclusion_probability=1.0, clusters=scenario, strata=strata)
+    e = calibrated_mean(
+        judge, expert, inclusion_probability=1.0, clusters=scenario, strata=strata, bounded=False
+    )
     fit = sm.OLS(expert, np.ones(scenario.size)).fit(
         cov_type="cluster", cov_kwds={"groups": scenario}, use_t=True
     )
@@ -188,3 +190,58 @@ def test_calibrated_figure_on_the_label_only_with_enough_expert_verdicts():
     assert large_enough_for_label(full)
     small = sim.draw(sim.TARGETS[1], rng, scenarios_per_polarity=10, expert_sample=(24, 16))
     assert not large_enough_for_label(sim.intervals(small, judge_only=False)["calibrated"])
+
+
+def test_a_calibrated_rate_below_zero_is_published_inside_its_interval_in_range():
+    # Experts fail every sampled conversation the judge passed: the correction overshoots and
+    # the unbounded PPI estimate is negative, as it is for ppi_py.
+    judge = np.array([1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+    expert = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.nan, np.nan, 0.0, np.nan, 0.0, 0.0])
+    clusters = np.arange(judge.size) // 2
+    unbounded = calibrated_mean(judge, expert, clusters=clusters, lam=1.0, bounded=False)
+    sampled = np.isfinite(expert)
+    reference = ppi_py.ppi_mean_pointestimate(expert[sampled], judge[sampled], judge, lam=1.0)
+    assert unbounded.value == pytest.approx(float(np.squeeze(reference)), abs=1e-12)
+    assert unbounded.value < 0
+    e = calibrated_mean(judge, expert, clusters=clusters, lam=1.0)
+    assert e.value == 0.0
+    assert e.low == 0.0 < e.high <= 1.0
+    # The bounded interval holds what the unbounded one holds of [0, 1].
+    assert e.high >= min(1.0, unbounded.high)
+    assert e.sd == unbounded.sd
+    mirrored = calibrated_mean(1 - judge, 1 - expert, clusters=clusters, lam=1.0)
+    assert (mirrored.value, mirrored.high) == (1.0, 1.0)
+    assert mirrored.low == pytest.approx(1 - e.high, abs=1e-12)
+
+
+def test_a_calibrated_rate_with_no_spread_still_has_an_interval_of_positive_width():
+    # Judge and experts agree on every conversation and all fail: the PPI standard error is 0;
+    # the interval rests on the experts' own sample size instead.
+    judge = np.zeros(40)
+    expert = np.where(np.arange(40) % 2 == 0, 0.0, np.nan)
+    e = calibrated_mean(judge, expert, clusters=np.arange(40) // 2)
+    assert e.sd == 0.0
+    assert e.value == 0.0 == e.low < e.high < 0.5
+
+
+@pytest.mark.parametrize("target", sim.BOUNDARY_TARGETS, ids=lambda t: t.name)
+def test_calibrated_interval_covers_true_rates_of_zero_and_one(target):
+    # The smallest design the pages publish (100 verdicts over 20 base scenarios); 400
+    # replications (Monte Carlo sd of a 95 % coverage: 1.1 points).
+    design = {"scenarios_per_polarity": 10, "expert_sample": (60, 40)}
+    r = sim.coverage(target, 400, seed=60, judge_only=False, **design)
+    assert r["calibrated"]["bounded"] == 1.0, r
+    assert r["calibrated"]["coverage"] >= 0.95, r
+
+
+def test_calibrated_interval_covers_at_the_smallest_published_design():
+    # 100 expert verdicts over 20 base scenarios: the minimum every page publishes from.
+    design = {"scenarios_per_polarity": 10, "expert_sample": (60, 40)}
+    results = [
+        sim.coverage(target, 500, seed=70 + i, judge_only=False, **design)
+        for i, target in enumerate(sim.TARGETS)
+    ]
+    for r in results:
+        assert r["calibrated"]["bounded"] == 1.0, r
+    pooled = np.mean([r["calibrated"]["coverage"] for r in results])
+    assert 0.93 <= pooled <= 0.975, results

@@ -18,6 +18,7 @@ from evaluations.services.swap import swap_study_create
 from llm.models import ModelConfiguration
 
 from ...services.freshness import swap_study_figures_refreshed
+from ...services.swap_study import swap_verdict_text
 
 DEFAULT_SAMPLE = 50
 
@@ -100,10 +101,10 @@ class Command(RunEvaluationCommand):
                 f"single vs majority rho {_fmt(single['base'])} → {_fmt(single['swap'])}"
             )
             for line in block["models"]:
-                held = {True: "held", False: "did not hold", None: "undecided"}[line["held"]]
                 self.stdout.write(
                     f"    {line['model']}: shift {_fmt(line['shift'])}, "
-                    f"grade {line['base_grade']} → {line['swap_grade']} ({held})"
+                    f"grade {line['base_grade']} → {line['swap_grade']} "
+                    f"({swap_verdict_text(line)})"
                 )
 
 
