@@ -12,8 +12,9 @@ most), a variant effect and a teen-adult shift; the judge then flips a verdict w
 ``judge_noise``. The metrics of a release are fixed; the true value of a figure averages each
 metric's rate over the population of base scenarios (Gauss-Hermite), after the judge's noise.
 
-Used by ``tests/results/test_coverage_levels.py`` (few replications) and
-``benchmarks/interval_coverage.py`` (many, printing the figures with their Monte Carlo error).
+Used by ``tests/results/test_coverage_levels.py`` (few replications) and the benchmarks (many,
+printing the figures with their Monte Carlo error; the teen-adult test's in
+``benchmarks/teen_adult.py``).
 """
 
 from __future__ import annotations
@@ -369,7 +370,7 @@ def teen_adult_power(
     discovery proportion among the discoveries (averaged over releases, 0 without any), and
     the power the service publishes for a ``gap`` at that release (mean over releases)."""
     rng = np.random.default_rng(seed)
-    hits, found, false_share, published = [], [], [], []
+    hits, found, false_share, published, smallest, bound = [], [], [], [], [], []
     for _ in range(replications):
         y, truth, _ = _teen_adult_release(
             rng, design, gap_sd_max=gap_sd_max, judge_noise=judge_noise, gap=gap, share=share
@@ -382,6 +383,11 @@ def teen_adult_power(
         found.append(reject[real])
         false_share.append(float((reject & ~real).sum() / max(reject.sum(), 1)))
         published.append(test.mean_power(gap))
+        smallest.append(test.minimum_detectable_gap(0.8) or np.nan)
+        # The binomial noise alone, known exactly (no between-base variation): what any test
+        # on these outcomes could at best reach.
+        z, se = special.ndtri(0.975), test.se[:, 0]
+        bound.append(float(np.mean(special.ndtr(gap / se - z) + special.ndtr(-gap / se - z))))
     hits, found = np.concatenate(hits), np.concatenate(found)
     return {
         "power": float(hits.mean()),
@@ -389,6 +395,8 @@ def teen_adult_power(
         "BH share found": float(found.mean()),
         "false discovery proportion": float(np.mean(false_share)),
         "published power": float(np.mean(published)),
+        "published minimum gap": float(np.nanmean(smallest)),
+        "binomial-only bound": float(np.mean(bound)),
         "releases": replications,
     }
 
@@ -429,7 +437,7 @@ def teen_adult_report(
             f"  {design.name}, {design.models} models, {replications} releases under the null:"
             f" rejection per metric {rate * 100:.2f} % ± {error(rate, null['n metrics']):.2f}"
             f" (gap SD > 1.5: {null['null rejection, gap SD > 1.5'] * 100:.1f} %); any BH "
-            f"discovery {anyone * 100:.1f} % ± {error(anyone, replications):.1f}"
+            f"discovery {anyone * 100:.1f} % (± {error(0.05, replications):.1f} at 5 %)"
         )
         for gap in (0.10, 0.15):
             power = teen_adult_power(
@@ -444,8 +452,13 @@ def teen_adult_report(
             hit, count = power["power"], power["n with gap"]
             lines.append(
                 f"    gap {gap * 100:.0f} points: power per metric {hit * 100:.1f} % ± "
-                f"{error(hit, count):.1f} (published {power['published power'] * 100:.1f} %),"
-                f" BH finds {power['BH share found'] * 100:.1f} % of them, false discovery "
+                f"{error(hit, count):.1f} (published {power['published power'] * 100:.1f} %;"
+                f" binomial noise alone, known: {power['binomial-only bound'] * 100:.1f} %), BH"
+                f" finds {power['BH share found'] * 100:.1f} % of them, false discovery "
                 f"proportion {power['false discovery proportion'] * 100:.1f} %"
             )
+        lines.append(
+            f"    published minimum gap found with 80 % power: "
+            f"{power['published minimum gap'] * 100:.1f} points"
+        )
     return lines
