@@ -184,7 +184,7 @@ def age_gap_test(
     se = posterior = None
     if moderate:
         rates = _shrunk_rates(np.asarray(passed, float), np.asarray(n, float))
-        slope = (rates * (1.0 - rates)).mean(axis=1)
+        slope = (rates * (1.0 - rates)).sum(axis=1) / max(rates.shape[1], 1)
         # The smallest positive sample variance the lattice allows: bases (0, ..., 0, step).
         with np.errstate(all="ignore"):
             step = 2.0 * bases / size
