@@ -371,6 +371,7 @@ def teen_adult_power(
     the power the service publishes for a ``gap`` at that release (mean over releases)."""
     rng = np.random.default_rng(seed)
     hits, found, false_share, published, smallest, bound = [], [], [], [], [], []
+    covered = []
     for _ in range(replications):
         y, truth, _ = _teen_adult_release(
             rng, design, gap_sd_max=gap_sd_max, judge_noise=judge_noise, gap=gap, share=share
@@ -380,6 +381,7 @@ def teen_adult_power(
         reject, _ = statistics.benjamini_hochberg(test.p_value, FDR)
         real = truth != 0
         hits.append(test.p_value[real] < 0.05)
+        covered.append((test.low <= truth)[real] & (truth <= test.high)[real])
         found.append(reject[real])
         false_share.append(float((reject & ~real).sum() / max(reject.sum(), 1)))
         published.append(test.mean_power(gap))
@@ -395,6 +397,7 @@ def teen_adult_power(
         "BH share found": float(found.mean()),
         "false discovery proportion": float(np.mean(false_share)),
         "published power": float(np.mean(published)),
+        "coverage with gap": float(np.concatenate(covered).mean()),
         "published minimum gap": float(np.nanmean(smallest)),
         "binomial-only bound": float(np.mean(bound)),
         "releases": replications,
@@ -456,6 +459,10 @@ def teen_adult_report(
                 f" binomial noise alone, known: {power['binomial-only bound'] * 100:.1f} %), BH"
                 f" finds {power['BH share found'] * 100:.1f} % of them, false discovery "
                 f"proportion {power['false discovery proportion'] * 100:.1f} %"
+            )
+            lines.append(
+                f"    coverage of the true gap by the 95 % interval: "
+                f"{power['coverage with gap'] * 100:.1f} %"
             )
         lines.append(
             f"    published minimum gap found with 80 % power: "
