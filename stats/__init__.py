@@ -31,6 +31,7 @@ Conventions shared by every function here:
   return ``Estimate.insufficient`` with the reason.
 """
 
+from .age_gap import AGE_GAP_METHOD, AgeGapTest, age_gap_test
 from .agreement import (
     category_counts,
     cohen_kappa,
@@ -100,6 +101,8 @@ from .swap import pass_rate_shift, single_vs_majority, swap_rank_agreement, verd
 from .two_stage import two_stage_sum_distribution
 
 __all__ = [
+    "AGE_GAP_METHOD",
+    "AgeGapTest",
     "JudgeRate",
     "AgreementGap",
     "JudgeTrust",
@@ -122,6 +125,7 @@ __all__ = [
     "cluster_sum_distributions",
     "clustered_mean_ci",
     "clustered_mean_intervals",
+    "age_gap_test",
     "agreement_estimates",
     "cohen_estimate",
     "cohen_kappa",

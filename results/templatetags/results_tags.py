@@ -106,6 +106,15 @@ def pp(value, digits: int = 1) -> str:
     return f"{float(value) * 100:+.{int(digits)}f} pp"
 
 
+@register.filter
+def points(value, digits: int = 0) -> str:
+    """The size of a difference of rates in percentage points, unsigned: 0.152 -> "15";
+    None -> "—"."""
+    if value is None:
+        return "—"
+    return f"{abs(float(value)) * 100:.{int(digits)}f}"
+
+
 @register.simple_tag
 def pp_interval(low, high) -> str:
     """ "[−3.1, +8.0] pp", or "no interval" when it could not be drawn."""

@@ -12,8 +12,9 @@ most), a variant effect and a teen-adult shift; the judge then flips a verdict w
 ``judge_noise``. The metrics of a release are fixed; the true value of a figure averages each
 metric's rate over the population of base scenarios (Gauss-Hermite), after the judge's noise.
 
-Used by ``tests/results/test_coverage_levels.py`` (few replications) and
-``benchmarks/interval_coverage.py`` (many, printing the figures with their Monte Carlo error).
+Used by ``tests/results/test_coverage_levels.py`` (few replications) and the benchmarks (many,
+printing the figures with their Monte Carlo error; the teen-adult test's in
+``benchmarks/teen_adult.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import stats as statistics
 from metrics_registry.demo_catalog import DEMO_METRICS
 from metrics_registry.taxonomy import AREAS, LABEL_CATEGORIES
 from results.services.cells import RunCells
-from results.services.robustness import FDR, teen_adult_differences
+from results.services.robustness import FDR, teen_adult_differences, teen_adult_test
 from results.services.summaries import metric_rows, pooled_rows, summary_inputs
 
 BASES = 3
@@ -254,42 +255,217 @@ def separation(
     return {"pairs": count, "paired": paired / max(count, 1), "overlap": overlap / max(count, 1)}
 
 
+def _teen_adult_release(
+    rng: np.random.Generator,
+    design: Design,
+    *,
+    gap_sd_max: float,
+    judge_noise: float,
+    gap: float = 0.0,
+    share: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Outcomes ``y[metric, base, age, model]``, each metric's true teen-minus-adult gap and
+    its between-base gap SD.
+
+    Each base scenario has its own gap (logit SD per metric uniform up to ``gap_sd_max``,
+    symmetric about 0) and each variant its own effect; a random ``share`` of the metrics has
+    a true gap of ``gap`` (sign at random) on the rate scale -- averaged over the models and
+    the population of base scenarios, after the judge's noise, as the published difference
+    estimates it -- set by a logit shift solved per metric.
+    """
+    metrics, models = design.metrics, design.models
+    mu = rng.normal(0.8, 1.2, metrics)
+    model = rng.normal(0.0, 0.4, models)
+    base_sd = rng.uniform(0, 2.0, metrics)
+    base = rng.normal(0.0, 1.0, (metrics, BASES)) * base_sd[:, None]
+    gap_sd = rng.uniform(0.0, gap_sd_max, metrics)
+    per_base = rng.normal(0.0, 1.0, (metrics, BASES)) * gap_sd[:, None]
+    variant = rng.normal(0.0, 0.5, (metrics, BASES, 2))
+    with_gap = rng.random(metrics) < share
+    target = np.where(with_gap, gap * rng.choice([-1.0, 1.0], metrics), 0.0)
+    # The population of one age's variants: base, half the base's gap, the variant effect.
+    spread = np.sqrt(base_sd**2 + gap_sd**2 / 4 + 0.25)
+    linear = mu[:, None] + model[None, :]
+
+    def true_gap(shift: np.ndarray) -> np.ndarray:
+        rates = [
+            (
+                special.expit(
+                    linear[..., None]
+                    + sign * shift[:, None, None] / 2
+                    + spread[:, None, None] * GH_X
+                )
+                * GH_W
+            )
+            .sum(axis=-1)
+            .mean(axis=1)
+            for sign in (1.0, -1.0)
+        ]
+        return (1 - 2 * judge_noise) * (rates[0] - rates[1])
+
+    low, high = np.full(metrics, -40.0), np.full(metrics, 40.0)
+    for _ in range(60):
+        mid = (low + high) / 2
+        above = true_gap(mid) > target
+        low, high = np.where(above, low, mid), np.where(above, mid, high)
+    shift = np.where(with_gap, (low + high) / 2, 0.0)
+    age = np.stack([per_base + shift[:, None], -per_base - shift[:, None]], axis=2) / 2
+    eta = (mu[:, None, None] + base[:, :, None] + age + variant)[..., None] + model
+    p = judge_noise + (1 - 2 * judge_noise) * special.expit(eta)
+    return rng.binomial(1, p), np.where(with_gap, true_gap(shift), 0.0), gap_sd
+
+
+def _teen_adult_p_values(y: np.ndarray, design: Design) -> np.ndarray:
+    """The published p-values per metric (in metric order), as the robustness service
+    computes them."""
+    rows = teen_adult_differences(as_cells(y, design), {})
+    p = np.full(design.metrics, np.nan)
+    for row in rows:
+        p[row["metric_version"]] = np.nan if row["p_value"] is None else row["p_value"]
+    return p
+
+
 def teen_adult_null(
     design: Design, *, replications: int, gap_sd_max: float, judge_noise: float, seed: int
 ) -> dict[str, float]:
     """No metric differs between teens and adults on average, but each base scenario has its
-    own gap (logit SD per metric uniform up to ``gap_sd_max``, symmetric about 0): per-metric
-    rejection at 5 % (all metrics, and those with gap SD above 1.5) and the share of releases
-    with any Benjamini-Hochberg discovery (the FDR under the complete null), as the
-    robustness service computes them."""
+    own gap: per-metric rejection at 5 % (all metrics, and those with gap SD above 1.5) and
+    the share of releases with any Benjamini-Hochberg discovery (the FDR under the complete
+    null), as the robustness service computes them."""
     rng = np.random.default_rng(seed)
-    metrics, models = design.metrics, design.models
     any_discovery, rejected, spread = 0, [], []
     for _ in range(replications):
-        mu = rng.normal(0.8, 1.2, metrics)[:, None, None, None]
-        model = rng.normal(0.0, 0.4, models)[None, None, None, :]
-        base = (rng.normal(0.0, 1.0, (metrics, BASES)) * rng.uniform(0, 2.0, metrics)[:, None])[
-            :, :, None, None
-        ]
-        gap_sd = rng.uniform(0.0, gap_sd_max, metrics)
-        gap = rng.normal(0.0, 1.0, (metrics, BASES)) * gap_sd[:, None]
-        age = np.stack([gap / 2, -gap / 2], axis=2)[:, :, :, None]
-        variant = rng.normal(0.0, 0.5, (metrics, BASES, 2))[:, :, :, None]
-        p = judge_noise + (1 - 2 * judge_noise) * special.expit(mu + model + base + age + variant)
-        cells = as_cells(rng.binomial(1, p), design)
-        rows = teen_adult_differences(cells, {})
-        order = [row["metric_version"] for row in rows]
-        p_values = np.array([np.nan if r["p_value"] is None else r["p_value"] for r in rows])
+        y, _, gap_sd = _teen_adult_release(
+            rng, design, gap_sd_max=gap_sd_max, judge_noise=judge_noise
+        )
+        p_values = _teen_adult_p_values(y, design)
         reject, _ = statistics.benjamini_hochberg(p_values, FDR)
         any_discovery += bool(reject.any())
         rejected.append(p_values < 0.05)
-        spread.append(gap_sd[order])
+        spread.append(gap_sd)
     rejected, spread = np.concatenate(rejected), np.concatenate(spread)
     wide = rejected[spread > 1.5]
     return {
         "null rejection": float(rejected.mean()),
         "null rejection, gap SD > 1.5": float(wide.mean()),
         "n wide": int(wide.size),
+        "n metrics": int(rejected.size),
         "any discovery": any_discovery / replications,
         "releases": replications,
     }
+
+
+def teen_adult_power(
+    design: Design,
+    *,
+    replications: int,
+    gap: float,
+    share: float,
+    gap_sd_max: float,
+    judge_noise: float,
+    seed: int,
+) -> dict[str, float]:
+    """A ``share`` of the metrics has a true teen-adult gap of ``gap``: the share of them
+    whose test rejects at 5 %, the share Benjamini-Hochberg counts as discoveries, the false
+    discovery proportion among the discoveries (averaged over releases, 0 without any), and
+    the power the service publishes for a ``gap`` at that release (mean over releases)."""
+    rng = np.random.default_rng(seed)
+    hits, found, false_share, published, smallest, bound = [], [], [], [], [], []
+    covered = []
+    for _ in range(replications):
+        y, truth, _ = _teen_adult_release(
+            rng, design, gap_sd_max=gap_sd_max, judge_noise=judge_noise, gap=gap, share=share
+        )
+        cells = as_cells(y, design)
+        _, test = teen_adult_test(cells)
+        reject, _ = statistics.benjamini_hochberg(test.p_value, FDR)
+        real = truth != 0
+        hits.append(test.p_value[real] < 0.05)
+        covered.append((test.low <= truth)[real] & (truth <= test.high)[real])
+        found.append(reject[real])
+        false_share.append(float((reject & ~real).sum() / max(reject.sum(), 1)))
+        published.append(test.mean_power(gap))
+        smallest.append(test.minimum_detectable_gap(0.8) or np.nan)
+        # The binomial noise alone, known exactly (no between-base variation): what any test
+        # on these outcomes could at best reach.
+        z, se = special.ndtri(0.975), test.se[:, 0]
+        bound.append(float(np.mean(special.ndtr(gap / se - z) + special.ndtr(-gap / se - z))))
+    hits, found = np.concatenate(hits), np.concatenate(found)
+    return {
+        "power": float(hits.mean()),
+        "n with gap": int(hits.size),
+        "BH share found": float(found.mean()),
+        "false discovery proportion": float(np.mean(false_share)),
+        "published power": float(np.mean(published)),
+        "coverage with gap": float(np.concatenate(covered).mean()),
+        "published minimum gap": float(np.nanmean(smallest)),
+        "binomial-only bound": float(np.mean(bound)),
+        "releases": replications,
+    }
+
+
+def teen_adult_report(
+    *,
+    demo_replications: int = 400,
+    full_replications: int = 100,
+    gap_sd_max: float = 2.0,
+    judge_noise: float = 0.05,
+    share: float = 0.3,
+    seed: int = 2026,
+) -> list[str]:
+    """Lines of text: the teen-adult test at the demo's and the full design, null and power,
+    each with its Monte Carlo standard error."""
+
+    def error(rate: float, count: int) -> float:
+        return float(np.sqrt(max(rate * (1 - rate), 1e-12) / max(count, 1)) * 100)
+
+    lines = [
+        f"teen - adult per metric; between-base gap SD up to {gap_sd_max:g} (logit), judge "
+        f"noise {judge_noise:g}; power: a true gap in {share:.0%} of the metrics"
+    ]
+    designs = [
+        (demo_design(), demo_replications),
+        (full_design(np.random.default_rng(809)), full_replications),
+    ]
+    for design, replications in designs:
+        null = teen_adult_null(
+            design,
+            replications=replications,
+            gap_sd_max=gap_sd_max,
+            judge_noise=judge_noise,
+            seed=seed,
+        )
+        rate, anyone = null["null rejection"], null["any discovery"]
+        lines.append(
+            f"  {design.name}, {design.models} models, {replications} releases under the null:"
+            f" rejection per metric {rate * 100:.2f} % ± {error(rate, null['n metrics']):.2f}"
+            f" (gap SD > 1.5: {null['null rejection, gap SD > 1.5'] * 100:.1f} %); any BH "
+            f"discovery {anyone * 100:.1f} % (± {error(0.05, replications):.1f} at 5 %)"
+        )
+        for gap in (0.10, 0.15):
+            power = teen_adult_power(
+                design,
+                replications=max(2, replications // 2),
+                gap=gap,
+                share=share,
+                gap_sd_max=gap_sd_max,
+                judge_noise=judge_noise,
+                seed=seed + 1,
+            )
+            hit, count = power["power"], power["n with gap"]
+            lines.append(
+                f"    gap {gap * 100:.0f} points: power per metric {hit * 100:.1f} % ± "
+                f"{error(hit, count):.1f} (published {power['published power'] * 100:.1f} %;"
+                f" binomial noise alone, known: {power['binomial-only bound'] * 100:.1f} %), BH"
+                f" finds {power['BH share found'] * 100:.1f} % of them, false discovery "
+                f"proportion {power['false discovery proportion'] * 100:.1f} %"
+            )
+            lines.append(
+                f"    coverage of the true gap by the 95 % interval: "
+                f"{power['coverage with gap'] * 100:.1f} %"
+            )
+        lines.append(
+            f"    published minimum gap found with 80 % power: "
+            f"{power['published minimum gap'] * 100:.1f} points"
+        )
+    return lines

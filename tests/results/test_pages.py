@@ -68,6 +68,13 @@ def test_methodology_shows_live_figures_and_offline_label(client):
     assert "single best model" in html
     assert 'data-testid="robustness-positive"' in html
     assert 'data-testid="teen-adult"' in html
+    # The count of teen-adult differences goes out with what the test could have found.
+    power = run.analysis.robustness["teen_adult"]["power"]
+    paragraph = html.split('data-testid="teen-adult-power"')[1].split("</p>")[0]
+    assert f"{power['gap'] * 100:.0f} percentage points" in paragraph
+    assert f"{power['power'] * 100:.0f} %" in paragraph
+    if power["minimum_gap"] is not None:
+        assert f"{power['minimum_gap'] * 100:.0f} percentage points" in paragraph
     assert "Offline A" in html
     # What re-asking for evidence does to verdicts, with the verified-only sensitivity.
     assert 'data-testid="reask-effects"' in html
