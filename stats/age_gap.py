@@ -164,13 +164,19 @@ def base_differences(
 
 
 def age_gap_test(
-    passed: ArrayLike, n: ArrayLike, confidence: float = 0.95, *, moderate: bool = True
+    passed: ArrayLike,
+    n: ArrayLike,
+    confidence: float = 0.95,
+    *,
+    moderate: bool = True,
+    method: str = AGE_GAP_METHOD,
 ) -> AgeGapTest:
     """The test of the module docstring, vectorised over metrics.
 
     ``moderate=False`` gives the plain paired t on ``B - 1`` degrees of freedom (each metric
     on its own; with one model and one conversation per cell, ``scipy.stats.ttest_rel`` of
-    the teen against the adult outcomes).
+    the teen against the adult outcomes). The two "ages" can be any two paired conditions of
+    the same base scenarios (two runs of one model, say); ``method`` then names them.
     """
     d, binomial, size = base_differences(passed, n)
     present = np.isfinite(d)
@@ -203,7 +209,6 @@ def age_gap_test(
         variance = (posterior * mixture.variances).sum(axis=1)
         df = np.full(mean.shape, np.inf)
         testable = bases > 0
-        method = AGE_GAP_METHOD
     else:
         with np.errstate(all="ignore"):
             variance = np.where(own_df > 0, sample, np.nan)

@@ -9,8 +9,9 @@ conversations it leaves out.
 
 The change is estimated *paired*: both runs met the same base scenarios, so it is the mean over
 the base scenarios both judged of run B's pass rate minus run A's, with the variance model of
-the teen-versus-adult differences (each scenario's binomial sampling variance plus one
-between-scenario variance estimated from every metric, ``stats.paired_difference_estimates``).
+the teen-versus-adult differences (each scenario's binomial sampling variance plus a
+between-scenario variance whose distribution is estimated from every metric,
+``stats.age_gap.age_gap_test``).
 Two intervals that overlap are no evidence that nothing changed. A change is flagged as beyond
 the noise when it is a discovery at a 5 % false discovery rate (Benjamini-Hochberg over every
 metric and model compared), so a long table does not raise alarms by chance alone.
@@ -24,6 +25,7 @@ from django.db.models import Count, Q
 
 import stats as statistics
 from core.exceptions import ApplicationError
+from stats.age_gap import age_gap_test
 from stats.estimates import Estimate, Exclusion
 
 from ..models import ConversationStatus, EvaluationRun
@@ -51,6 +53,11 @@ class MetricComparison:
 
 
 FDR_LEVEL = 0.05
+PAIRED_CHANGE_METHOD = (
+    "paired change over the base scenarios both runs judged; binomial variance plus a "
+    "between-base variance whose distribution is estimated from every metric and model "
+    "compared (empirical Bayes); interval within [-1, 1]"
+)
 Counts = dict[tuple[int, int], dict[int, tuple[int, int]]]
 
 
@@ -137,12 +144,11 @@ def _paired_changes(
         for base in a[pair].keys() & b[pair].keys():
             ya[i, at[base]], na[i, at[base]] = a[pair][base]
             yb[i, at[base]], nb[i, at[base]] = b[pair][base]
-    with np.errstate(all="ignore"):
-        differences = np.where((na > 0) & (nb > 0), yb / nb - ya / na, np.nan)
-    floor = statistics.difference_variance_floor(yb, nb, ya, na)
-    estimates, p_values = statistics.paired_difference_estimates(
-        differences, (na + nb).sum(axis=1), sampling_variance=floor
-    )
+    # Run B in the first condition, run A in the second: one model, so one "model" column.
+    passed = np.stack([yb, ya], axis=2)[..., None]
+    judged = np.stack([nb, na], axis=2)[..., None]
+    test = age_gap_test(passed, judged, method=PAIRED_CHANGE_METHOD)
+    estimates, p_values = test.estimates(), test.p_value
     discoveries, _ = statistics.benjamini_hochberg(p_values, FDR_LEVEL)
     return estimates, discoveries.tolist()
 

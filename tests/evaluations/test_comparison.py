@@ -7,7 +7,7 @@ import stats as statistics
 from core.exceptions import ApplicationError
 from evaluations.models import Scenario
 from evaluations.services import runs
-from evaluations.services.comparison import runs_compare
+from evaluations.services.comparison import PAIRED_CHANGE_METHOD, runs_compare
 from llm.models import ModelRole
 from tests.evaluations.factories import current_version
 from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401
@@ -49,10 +49,11 @@ def test_a_model_that_changes_between_runs_is_flagged_beyond_the_noise(offline_r
         assert row.a.method == statistics.WILSON_EFFECTIVE
         # Paired by base scenario: equal sizes per scenario make it B minus A exactly.
         change = row.change_estimate
-        assert change.method == statistics.POOLED_PAIRED
+        assert change.method == PAIRED_CHANGE_METHOD
         assert change.value == pytest.approx(row.change)
         assert change.n_clusters == 3
-        assert change.low < change.value < change.high
+        # Bounded by construction: a change of pass rate lies within [-1, 1].
+        assert -1.0 <= change.low < change.value < change.high <= 1.0
         # Flagged only where the paired interval excludes zero (and the FDR step agrees).
         assert not row.beyond_noise or change.excludes_zero
     assert any(row.beyond_noise for row in rows)
