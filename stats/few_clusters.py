@@ -71,16 +71,83 @@ def intra_cluster_correlation(group: ArrayLike, passed: ArrayLike, n: ArrayLike)
     return float(min(1.0, max(0.0, (msb - msw) / denominator)))
 
 
+# How many clusters' worth of evidence the prior intra-cluster correlation counts as: a
+# group's own ANOVA estimate on G clusters gets weight (G - 1) / (G - 1 + PRIOR_CLUSTERS).
+# The estimator's sampling variance falls as 1 / (G - 1) (Donner 1986), so this is the
+# empirical-Bayes weight tau^2 / (tau^2 + var) with the prior's spread tau^2 worth four
+# clusters' degrees of freedom: with three clusters the prior keeps 2/3 of the weight, with
+# a hundred 4 %.
+PRIOR_CLUSTERS = 4.0
+
+
+def group_correlations(
+    group: ArrayLike,
+    sums: ArrayLike,
+    n: ArrayLike,
+    squares: ArrayLike | None = None,
+    *,
+    n_groups: int | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    """Each group's own one-way ANOVA intra-cluster correlation, vectorised over groups.
+
+    Row ``c`` is one cluster of group ``group[c]`` (0 .. n_groups - 1) whose ``n[c]`` values
+    in [0, 1] sum to ``sums[c]`` and their squares to ``squares[c]`` (the sums themselves for
+    0/1 values). Returns per group the estimate clipped to [0, 1] (0 where there is nothing
+    to estimate), the number of clusters, and whether the values vary at all (a group at 0 %
+    or 100 % says nothing about its correlation: the caller uses its prior there).
+    """
+    g = np.asarray(group, dtype=np.int64).ravel()
+    y = np.asarray(sums, dtype=np.float64).ravel()
+    m = np.asarray(n, dtype=np.float64).ravel()
+    q = y if squares is None else np.asarray(squares, dtype=np.float64).ravel()
+    k = int(n_groups if n_groups is not None else (g.max() + 1 if g.size else 0))
+    g_y = np.bincount(g, weights=y, minlength=k)
+    g_n = np.bincount(g, weights=m, minlength=k)
+    g_c = np.bincount(g, weights=(m > 0).astype(float), minlength=k)
+    with np.errstate(all="ignore"):
+        p_c = np.where(m > 0, y / m, 0.0)
+        p_g = (g_y / g_n)[g] if g.size else np.zeros(0)
+        ssb = np.bincount(g, weights=m * (p_c - p_g) ** 2, minlength=k)
+        ssw = np.bincount(
+            g, weights=np.where(m > 0, q - y * y / np.where(m > 0, m, 1.0), 0.0), minlength=k
+        )
+        total = np.bincount(g, weights=q, minlength=k) - g_y * g_y / g_n
+        dfb = g_c - 1.0
+        dfw = g_n - g_c
+        msb, msw = ssb / dfb, ssw / dfw
+        n0 = g_n / g_c
+        rho = (msb - msw) / (msb + (n0 - 1.0) * msw)
+    usable = (dfb > 0) & (dfw > 0) & np.isfinite(rho)
+    rho = np.where(usable, np.clip(rho, 0.0, 1.0), 0.0)
+    varied = np.isfinite(total) & (total > 1e-12)
+    return rho, g_c, varied
+
+
+def shrunk_correlation(
+    rho: ArrayLike, clusters: ArrayLike, varied: ArrayLike, prior: ArrayLike
+) -> NDArray[np.float64]:
+    """A group's intra-cluster correlation shrunk towards ``prior`` with the weight
+    ``(G - 1) / (G - 1 + PRIOR_CLUSTERS)`` of its own estimate on ``G`` clusters; the prior
+    alone where the values do not vary."""
+    g = np.asarray(clusters, dtype=np.float64)
+    weight = np.where(np.asarray(varied), np.maximum(g - 1.0, 0.0), 0.0)
+    weight = weight / (weight + PRIOR_CLUSTERS)
+    return weight * np.asarray(rho, dtype=np.float64) + (1.0 - weight) * np.asarray(prior)
+
+
 def wilson_interval(
-    passed: ArrayLike, n: ArrayLike, confidence: float = 0.95
+    passed: ArrayLike, n: ArrayLike, confidence: float = 0.95, *, z: ArrayLike | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Wilson (1927) score interval, vectorised; ``n`` may be fractional (effective sizes).
 
     Same formula as ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+    ``z`` replaces the normal quantile of ``confidence`` (a t or simultaneous critical value).
     """
     y = np.asarray(passed, dtype=np.float64)
     m = np.asarray(n, dtype=np.float64)
-    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))
+    if z is None:
+        z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))
+    z = np.asarray(z, dtype=np.float64)
     with np.errstate(all="ignore"):
         p = y / m
         d = 1.0 + z * z / m

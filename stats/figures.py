@@ -1,8 +1,11 @@
 """Published figures as ``Estimate``: value, interval, method, n, clusters, exclusions.
 
-Every constructor here wraps the one bootstrap engine (:mod:`.bootstrap`) or the few-cluster
-methods (:mod:`.few_clusters`) and never raises for too little data: below ``min_n`` items it
+Every constructor here wraps the one bootstrap engine (:mod:`.bootstrap`) or the bounded
+intervals of :mod:`.bounds` and never raises for too little data: below ``min_n`` items it
 returns ``Estimate.insufficient`` with the reason, so a page prints "not enough data".
+Proportions get the Wilson score interval on their effective sample size, chance-corrected
+coefficients the hull of the bootstrap and the image of that interval (:mod:`.bounds`): no
+figure's interval collapses to a point or leaves its range.
 
 Kappas and shares are functions of per-item sums, so their intervals come from one matrix
 product per chunk of resamples (:func:`.bootstrap.cluster_sum_distribution`); only statistics
@@ -22,15 +25,28 @@ from stats.estimates import MIN_ITEMS, Estimate, Exclusion, Unit
 
 from .agreement import (
     Level,
-    cohen_from_confusion,
     cohen_pair_codes,
-    fleiss_from_sums,
     fleiss_item_sums,
-    krippendorff_from_coincidence,
     krippendorff_unit_coincidences,
     krippendorff_unit_counts,
 )
 from .bootstrap import bootstrap_distribution, joint_cluster_sum_distributions
+from .bounds import (
+    CLUSTER_WILSON,
+    COEFFICIENT_HULL,
+    DEFAULT_PRIOR_ICC,
+    WILSON,
+    coefficient_bounds,
+    effective_size,
+    proportion_bounds,
+    proportion_sd,
+)
+from .coefficients import (
+    Coefficient,
+    cohen_coefficient,
+    fleiss_coefficient,
+    krippendorff_coefficient,
+)
 from .percentiles import bootstrap_sd, percentile_interval
 
 DEFAULT_RESAMPLES = 2_000
@@ -66,6 +82,20 @@ def _method(clusters: ArrayLike | None, over: str) -> str:
     return f"{CLUSTER_BOOTSTRAP} over {over}" if clusters is not None else BOOTSTRAP
 
 
+def proportion_method(clusters: ArrayLike | None, over: str) -> str:
+    return f"{CLUSTER_WILSON} over {over}" if clusters is not None else WILSON
+
+
+def coefficient_method(clusters: ArrayLike | None, over: str) -> str:
+    return f"{COEFFICIENT_HULL} ({_method(clusters, over)})"
+
+
+def _cluster_sums(codes: NDArray[np.intp], g: int, columns: NDArray[np.float64]) -> NDArray:
+    per_cluster = np.zeros((g, columns.shape[1]))
+    np.add.at(per_cluster, codes, columns)
+    return per_cluster
+
+
 def sums_estimate(
     item_sums: ArrayLike,
     statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
@@ -78,12 +108,16 @@ def sums_estimate(
     confidence: float = 0.95,
     min_n: int = MIN_ITEMS,
     excluded: Iterable[Exclusion] = (),
+    prior_icc: float = DEFAULT_PRIOR_ICC,
 ) -> Estimate:
     """A statistic of column sums over items, with a (cluster) bootstrap percentile interval.
 
     ``item_sums[i]`` are item ``i``'s contributions; ``statistic`` maps ``(rows, columns)``
     summed contributions to ``(rows,)`` values (``nan`` = undefined). The point value is the
-    statistic of all items; resamples draw clusters (items when ``clusters`` is None).
+    statistic of all items; resamples draw clusters (items when ``clusters`` is None). A
+    :class:`Coefficient` gets the hull with its score interval; the proportions of this module
+    (:func:`proportion_estimate`) the Wilson interval on the effective size, ``prior_icc``
+    being the intra-cluster correlation the clusters' own is shrunk towards.
     """
     return sums_estimates(
         [(item_sums, statistic, unit)],
@@ -94,6 +128,7 @@ def sums_estimate(
         confidence=confidence,
         min_n=min_n,
         excluded=excluded,
+        prior_icc=prior_icc,
     )[0]
 
 
@@ -110,12 +145,12 @@ def sums_estimates(
     confidence: float = 0.95,
     min_n: int = MIN_ITEMS,
     excluded: Iterable[Exclusion] = (),
+    prior_icc: float = DEFAULT_PRIOR_ICC,
 ) -> list[Estimate]:
     """:func:`sums_estimate` of several statistics (item sums, statistic, unit) of the same
     items and clusters: each is exactly its own call's estimate, while the clusters are drawn
     once for all of them (``stats.bootstrap.joint_cluster_sum_distributions``)."""
     kept = tuple(e for e in excluded if e.count)
-    method = _method(clusters, over)
     out: list[Estimate] = []
     resampled: list[tuple[int, NDArray[np.float64], Callable]] = []
     codes: NDArray[np.intp] | None = None
@@ -126,12 +161,19 @@ def sums_estimates(
             codes, g = _codes(clusters, n)
         elif codes.size != n:
             raise ValueError("every statistic needs one row of sums per item of the same items")
+        if statistic is _ratio:
+            method = proportion_method(clusters, over)
+        elif isinstance(statistic, Coefficient):
+            method = coefficient_method(clusters, over)
+        else:
+            method = _method(clusters, over)
         if n < min_n:
             out.append(
                 Estimate.insufficient(n=n, n_clusters=g, unit=unit, method=method, excluded=kept)
             )
             continue
-        value = float(np.asarray(statistic(sums.sum(axis=0)[None, :]))[0])
+        total = sums.sum(axis=0)[None, :]
+        value = float(np.asarray(statistic(total))[0])
         if not np.isfinite(value):
             out.append(
                 Estimate.insufficient(
@@ -144,11 +186,28 @@ def sums_estimates(
                 )
             )
             continue
-        out.append(Estimate(value, None, None, method, confidence, n, g, kept, unit, sd=None))
+        if statistic is _ratio:
+            per_cluster = _cluster_sums(codes, g, sums)
+            rate, low, high, size = proportion_bounds(
+                per_cluster[:, 0], per_cluster[:, 1], prior_icc=prior_icc, confidence=confidence
+            )
+            sd = proportion_sd(rate, size)
+            out.append(Estimate(rate, low, high, method, confidence, n, g, kept, unit, sd=sd))
+            continue
+        if isinstance(statistic, Coefficient):
+            d = statistic.disagreement
+            per_cluster = _cluster_sums(codes, g, np.column_stack([d, d * d, np.ones(n)]))
+            size = effective_size(
+                per_cluster[:, 0], per_cluster[:, 2], per_cluster[:, 1], prior_icc=prior_icc
+            )
+            low, high = coefficient_bounds(
+                value, statistic.chance(total), size, confidence=confidence
+            )
+            out.append(Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=None))
+        else:
+            out.append(Estimate(value, None, None, method, confidence, n, g, kept, unit, sd=None))
         if g >= 2:
-            per_cluster = np.zeros((g, sums.shape[1]))
-            np.add.at(per_cluster, codes, sums)
-            resampled.append((len(out) - 1, per_cluster, statistic))
+            resampled.append((len(out) - 1, _cluster_sums(codes, g, sums), statistic))
     if resampled:
         dists = joint_cluster_sum_distributions(
             [r[1] for r in resampled],
@@ -156,9 +215,13 @@ def sums_estimates(
             n_resamples=n_resamples,
             seed=seed,
         )
-        for (i, _, _), dist in zip(resampled, dists, strict=True):
-            lo, hi = percentile_interval(dist, confidence)
-            out[i] = replace(out[i], low=float(lo), high=float(hi), sd=bootstrap_sd(dist))
+        for (i, _, statistic), dist in zip(resampled, dists, strict=True):
+            lo, hi = (float(b) for b in percentile_interval(dist, confidence))
+            if isinstance(statistic, Coefficient):
+                # The score interval already drawn, hulled with the bootstrap's.
+                lo, hi = max(-1.0, min(lo, out[i].low)), min(1.0, max(hi, out[i].high))
+            sd = bootstrap_sd(dist)
+            out[i] = replace(out[i], low=lo, high=hi, sd=sd if sd else None)
     return out
 
 
@@ -167,9 +230,11 @@ def proportion_estimate(
     clusters: ArrayLike | None = None,
     *,
     over: str = "items",
+    unit: Unit = "proportion",
     **options: Any,
 ) -> Estimate:
-    """Share of true (1) values with a (cluster) bootstrap interval: pass rates, answer shares."""
+    """Share of true (1) values: pass rates, answer shares. The Wilson score interval, on the
+    effective sample size when the values come in ``clusters`` (:mod:`.bounds`)."""
     x = np.asarray(hits, dtype=np.float64).reshape(-1)
     if not np.isin(x, (0.0, 1.0)).all():
         raise ValueError("a proportion needs booleans or 0/1 values")
@@ -177,7 +242,7 @@ def proportion_estimate(
         np.column_stack([x, np.ones_like(x)]),
         _ratio,
         clusters=clusters,
-        unit="proportion",
+        unit=unit,
         over=over,
         **options,
     )
@@ -209,6 +274,20 @@ def mean_estimate(
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     if not np.isfinite(x).all():
         raise ValueError("values must be finite")
+    if np.isin(x, (0.0, 1.0)).all() and (clip is None or (clip[0] <= 0.0 and clip[1] >= 1.0)):
+        # A mean of 0/1 values is a proportion: its interval, which neither collapses nor
+        # leaves [0, 1] (clipping to a range holding [0, 1] changes nothing).
+        return proportion_estimate(
+            x,
+            clusters,
+            unit=unit,
+            over=over,
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
+            min_n=min_n,
+            excluded=excluded,
+        )
     n = int(x.size)
     codes, g = _codes(clusters, n)
     method = _method(clusters, over)
@@ -242,7 +321,8 @@ def fleiss_estimate(
     raters = c.sum(axis=1)
     if raters.min() < 2 or (raters != raters[0]).any():
         raise ValueError("Fleiss' kappa needs the same number (>= 2) of raters for every item")
-    return sums_estimate(fleiss_item_sums(c), fleiss_from_sums, clusters=clusters, **options)
+    sums = fleiss_item_sums(c)
+    return sums_estimate(sums, fleiss_coefficient(sums), clusters=clusters, **options)
 
 
 def cohen_estimate(
@@ -265,9 +345,7 @@ def cohen_estimate(
         )
     onehot = np.zeros((len(pair), k * k))
     onehot[np.arange(len(pair)), pair] = 1.0
-    return sums_estimate(
-        onehot, lambda s: cohen_from_confusion(s, k, weights), clusters=clusters, **options
-    )
+    return sums_estimate(onehot, cohen_coefficient(pair, k, weights), clusters=clusters, **options)
 
 
 def agreement_estimates(
@@ -295,7 +373,7 @@ def agreement_estimates(
     agreement, kappa = sums_estimates(
         [
             (np.column_stack([agreed, np.ones_like(agreed)]), _ratio, "proportion"),
-            (onehot, lambda s: cohen_from_confusion(s, k, None), "coefficient"),
+            (onehot, cohen_coefficient(pair, k, None), "coefficient"),
         ],
         clusters=clusters,
         **options,
@@ -324,9 +402,10 @@ def krippendorff_estimate(
         clusters = clusters[pairable]
     if not pairable.any():
         return Estimate.insufficient(n=0, unit="coefficient", excluded=excluded)
+    coincidences = krippendorff_unit_coincidences(counts[pairable])
     return sums_estimate(
-        krippendorff_unit_coincidences(counts[pairable]),
-        lambda s: krippendorff_from_coincidence(s, values, level),
+        coincidences,
+        krippendorff_coefficient(coincidences, values, level),
         clusters=clusters,
         unit="coefficient",
         excluded=excluded,

@@ -20,12 +20,14 @@ from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 from .agreement import cohen_from_confusion, cohen_pair_codes
 from .bootstrap import cluster_hits
+from .bounds import coefficient_bounds, proportion_bounds, proportion_sd
+from .coefficients import cohen_chance
 from .figures import (
-    BOOTSTRAP,
-    CLUSTER_BOOTSTRAP,
     DEFAULT_RESAMPLES,
     Resampling,
     agreement_estimates,
+    coefficient_method,
+    proportion_method,
 )
 from .figures import _codes as cluster_codes
 from .percentiles import bootstrap_sd, percentile_interval
@@ -115,7 +117,7 @@ def trust_badge(agreement: Estimate, kappa: Estimate) -> tuple[str, str]:
         return NOT_CHECKED, (
             f"{n} blind expert verdicts so far; a badge needs {MIN_EXPERT_VERDICTS}"
         )
-    if agreement.low is None:
+    if agreement.low is None or agreement.n_clusters == 1:
         return CONTESTED, (
             f"experts agree with the judge on {agreement.value:.0%}, but every rating comes "
             "from one base scenario: no interval, so it cannot be validated"
@@ -203,7 +205,7 @@ class _Cell:
     agreement: float
     confusion: NDArray[np.float64]
     excluded: tuple[Exclusion, ...]
-    method: str
+    clusters: ArrayLike | None
 
     @classmethod
     def of(
@@ -227,36 +229,40 @@ class _Cell:
         np.add.at(per_cluster, codes, sums)
         missing = Exclusion("judge or expert verdict missing", int((~both).sum()))
         kept = (missing,) if missing.count else ()
-        method = BOOTSTRAP if clusters is None else f"{CLUSTER_BOOTSTRAP} over base scenarios"
-        return cls(per_cluster, g, n, k, float(total[0] / total[1]), total[2:], kept, method)
+        return cls(per_cluster, g, n, k, float(total[0] / total[1]), total[2:], kept, clusters)
 
 
 def _resampled(
     cells: list[_Cell], hits: NDArray[np.float64], confidence: float
 ) -> list[JudgeTrust]:
-    """The cells' agreement and kappa, each with the percentile interval and sd its own
-    bootstrap gives (whole-number sums: the batched product is exact)."""
+    """The cells' agreement and kappa, each with the interval and sd its own estimator gives
+    (whole-number sums: the batched product is exact)."""
     resampled = hits @ np.stack([cell.per_cluster for cell in cells])  # (cells, B, 6)
-    agreement = (resampled[:, :, 0] / resampled[:, :, 1]).T
     kappa = cohen_from_confusion(resampled[:, :, 2:].reshape(-1, 4), 2).reshape(len(cells), -1).T
     # The point kappas too in one call: row by row, cohen_from_confusion's own figures.
     points = cohen_from_confusion(np.stack([cell.confusion for cell in cells]), 2)
-    read = []
-    for dist in (agreement, kappa):
-        low, high = percentile_interval(dist, confidence)
-        read.append((low, high, [bootstrap_sd(column) for column in np.ascontiguousarray(dist.T)]))
-    (a_low, a_high, a_sd), (k_low, k_high, k_sd) = read
+    k_low, k_high = percentile_interval(kappa, confidence)
+    k_sd = [bootstrap_sd(column) for column in np.ascontiguousarray(kappa.T)]
     trusts = []
     for i, cell in enumerate(cells):
+        # The bounds agreement_estimates gives: Wilson on the effective size, and the hull of
+        # the bootstrap with its image for kappa (the agreement's effective size serves both).
+        over = "base scenarios" if cell.clusters is not None else "ratings"
         common = partial(
-            Estimate,
-            method=cell.method,
-            confidence=confidence,
-            n=cell.n,
-            n_clusters=cell.g,
-            excluded=cell.excluded,
+            Estimate, confidence=confidence, n=cell.n, n_clusters=cell.g, excluded=cell.excluded
         )
-        agree = common(cell.agreement, a_low[i], a_high[i], unit="proportion", sd=a_sd[i])
+        rate, low, high, size = proportion_bounds(
+            cell.per_cluster[:, 0], cell.per_cluster[:, 1], confidence=confidence
+        )
+        agree = common(
+            rate,
+            low,
+            high,
+            unit="proportion",
+            sd=proportion_sd(rate, size),
+            method=proportion_method(cell.clusters, over),
+        )
+        method = coefficient_method(cell.clusters, over)
         # What cohen_estimate (one verdict throughout) and sums_estimates (no finite point
         # value) give when kappa is undefined.
         if cell.k == 1:
@@ -268,11 +274,20 @@ def _resampled(
                 n=cell.n,
                 n_clusters=cell.g,
                 unit="coefficient",
-                method=cell.method,
+                method=method,
                 excluded=cell.excluded,
                 reason="undefined (no variation)",
             )
         else:
-            kappa_i = common(points[i], k_low[i], k_high[i], unit="coefficient", sd=k_sd[i])
+            k_bounds = coefficient_bounds(
+                float(points[i]),
+                cohen_chance(cell.confusion, 2),
+                size,
+                bootstrap=(k_low[i], k_high[i]),
+                confidence=confidence,
+            )
+            kappa_i = common(
+                points[i], *k_bounds, unit="coefficient", sd=k_sd[i] or None, method=method
+            )
         trusts.append(JudgeTrust(agree, kappa_i, *trust_badge(agree, kappa_i)))
     return trusts

@@ -202,7 +202,7 @@ def test_a_batched_kappa_without_a_finite_value_reads_as_sums_estimates_gives_it
         agreement=1.0,
         confusion=np.zeros(4),
         excluded=(),
-        method="cluster bootstrap over base scenarios",
+        clusters=[0, 1],
     )
     (trust,) = module._resampled([cell], cluster_hits(2, 50, 0), 0.95)
     assert not trust.kappa.defined

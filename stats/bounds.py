@@ -1,0 +1,180 @@
+"""Intervals that never collapse to a point nor leave the range their figure can take.
+
+A percentile bootstrap over clusters gives "1.0 [1.0, 1.0]" whenever every resample agrees --
+60 of 60 agreements, 0 of 5,760 readings unverified -- and with one to three clusters it has
+almost nothing to draw. The constructors of :mod:`.figures`, :mod:`.differences` and
+:mod:`.swap` build their intervals here instead:
+
+* a proportion: the Wilson score interval on the effective sample size ``N / deff``,
+  ``deff = 1 + (sum n_c^2 / N - 1) rho``, with ``rho`` the data's own one-way ANOVA
+  intra-cluster correlation shrunk towards a prior (:func:`.few_clusters.shrunk_correlation`;
+  the prior alone when the data do not vary). Unclustered data have ``deff = 1``: plain Wilson.
+  The default prior, ``rho = 1``, counts each cluster once when nothing is known -- the only
+  value that keeps coverage whatever the true correlation; callers that know the run's
+  correlation pass it.
+* a chance-corrected coefficient ``1 - D_o / D_e`` (Cohen's and Fleiss' kappa, Krippendorff's
+  alpha): the hull of the cluster bootstrap's percentile interval and the coefficient's image
+  of the effective-size Wilson interval of the observed disagreement ``D_o`` at the observed
+  chance disagreement ``D_e``, cut to [-1, 1]. The bootstrap carries the variation of
+  ``D_e``; the score interval keeps the hull open when every resample agrees and with one
+  cluster, where no bootstrap can be drawn.
+* a difference of two rates: Newcombe's hybrid score interval (MOVER, Zou & Donner 2008) from
+  the two rates' effective-size Wilson intervals and their correlation, which lies in
+  [-1, 1] by construction: ``sqrt(a^2 + b^2 - 2 r a b) <= a + b`` for ``|r| <= 1``.
+* a rank correlation: the hull of the bootstrap's percentile interval and the image of the
+  Wilson interval of the concordance share ``(r + 1) / 2`` on the ranked items, the items
+  counted at half (Kendall) or a third (Spearman) -- the bound ``c (1 - r^2) / n`` on the
+  variance of these rank statistics (Daniels & Kendall 1947).
+
+``benchmarks/coverage.py`` (section "extremes") simulates each one's coverage at true values
+0, 1 and between, with one to twenty clusters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats as _scipy_stats
+
+from .few_clusters import group_correlations, shrunk_correlation, wilson_interval
+
+WILSON = "Wilson score interval"
+CLUSTER_WILSON = (
+    "Wilson score interval on the effective sample size (design effect from the clusters' "
+    "intra-cluster correlation, shrunk towards a prior)"
+)
+COEFFICIENT_HULL = (
+    "hull of the percentile bootstrap and the Wilson interval of the observed agreement on "
+    "the effective sample size, at the observed chance agreement"
+)
+RANK_HULL = (
+    "hull of the percentile bootstrap and the Wilson interval of the concordance share on "
+    "the ranked items"
+)
+NEWCOMBE = "difference of paired rates, Newcombe's hybrid score interval on effective sizes"
+
+# Nothing known about the correlation: count each cluster once (see the module docstring).
+DEFAULT_PRIOR_ICC = 1.0
+
+
+def effective_size(
+    sums: ArrayLike,
+    sizes: ArrayLike,
+    squares: ArrayLike | None = None,
+    *,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
+) -> float:
+    """``N / deff`` of values in [0, 1] whose cluster ``c`` holds ``sizes[c]`` of them summing
+    to ``sums[c]`` (their squares to ``squares[c]``; the sums for 0/1 values).
+
+    Values strictly between 0 and 1 vary less than 0/1 values of the same mean ``D`` (whose
+    variance ``D (1 - D)`` is the most a [0, 1] variable can have); the size is scaled up by
+    that ratio, so a Wilson interval at it has the width their own variance gives."""
+    m = np.asarray(sizes, dtype=np.float64).ravel()
+    total = float(m.sum())
+    if total <= 0:
+        return 0.0
+    rho, clusters, varied = group_correlations(
+        np.zeros(m.size, np.int64), sums, m, squares, n_groups=1
+    )
+    shrunk = float(shrunk_correlation(rho, clusters, varied, prior_icc)[0])
+    deff = 1.0 + max(0.0, float((m * m).sum()) / total - 1.0) * shrunk
+    size = total / deff
+    if squares is not None:
+        mean = float(np.sum(sums)) / total
+        variance = float(np.sum(squares)) / total - mean * mean
+        if 0.0 < mean < 1.0 and variance > 0.0:
+            size *= max(1.0, mean * (1.0 - mean) / variance)
+    return size
+
+
+def proportion_bounds(
+    sums: ArrayLike,
+    sizes: ArrayLike,
+    *,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
+    confidence: float = 0.95,
+) -> tuple[float, float, float, float]:
+    """(rate, low, high, effective size) of 0/1 outcomes from their per-cluster sums."""
+    y = np.asarray(sums, dtype=np.float64).ravel()
+    m = np.asarray(sizes, dtype=np.float64).ravel()
+    rate = float(y.sum() / m.sum())
+    size = effective_size(y, m, prior_icc=prior_icc)
+    low, high = wilson_interval(rate * size, size, confidence)
+    return rate, float(low), float(high), size
+
+
+def proportion_sd(rate: float, size: float) -> float | None:
+    """The binomial standard error on the effective size; None at 0 % and 100 %, where a zero
+    would claim an exactness the data do not have."""
+    if not 0.0 < rate < 1.0 or size <= 0:
+        return None
+    return float(np.sqrt(rate * (1.0 - rate) / size))
+
+
+def coefficient_bounds(
+    value: float,
+    chance_disagreement: float,
+    size: float,
+    *,
+    bootstrap: tuple[float, float] | None = None,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Bounds of ``value = 1 - D_o / D_e`` (``D_e`` = ``chance_disagreement``, both scaled to
+    [0, 1]): the image of the Wilson interval of ``D_o`` on ``size`` items, hulled with the
+    ``bootstrap`` percentile interval when there is one, cut to [-1, 1] and holding ``value``."""
+    d_e = float(chance_disagreement)
+    d_o = min(1.0, max(0.0, (1.0 - value) * d_e))
+    low_d, high_d = (float(b) for b in wilson_interval(d_o * size, size, confidence))
+    low, high = 1.0 - high_d / d_e, 1.0 - low_d / d_e
+    if bootstrap is not None and all(np.isfinite(bootstrap)):
+        low, high = min(low, bootstrap[0]), max(high, bootstrap[1])
+    return max(-1.0, min(low, value)), min(1.0, max(high, value))
+
+
+def rank_correlation_bounds(
+    value: float,
+    items: int,
+    *,
+    kind: str,
+    bootstrap: tuple[float, float] | None = None,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Bounds of a Kendall (``kind="kendall"``) or Spearman rank correlation over ``items``
+    ranked items, hulled with the ``bootstrap`` percentile interval when there is one."""
+    size = items / (2.0 if kind == "kendall" else 3.0)
+    share = (value + 1.0) / 2.0
+    low_s, high_s = (float(b) for b in wilson_interval(share * size, size, confidence))
+    low, high = 2.0 * low_s - 1.0, 2.0 * high_s - 1.0
+    if bootstrap is not None and all(np.isfinite(bootstrap)):
+        low, high = min(low, bootstrap[0]), max(high, bootstrap[1])
+    return max(-1.0, min(low, value)), min(1.0, max(high, value))
+
+
+def newcombe_difference(
+    rate_a: ArrayLike,
+    size_a: ArrayLike,
+    rate_b: ArrayLike,
+    size_b: ArrayLike,
+    correlation: ArrayLike,
+    *,
+    z: ArrayLike,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Bounds of ``rate_a - rate_b`` (vectorised): each rate's Wilson interval at its
+    effective size and critical value ``z``, combined with the pair's correlation (MOVER)."""
+    pa, pb = np.asarray(rate_a, float), np.asarray(rate_b, float)
+    low_a, high_a = wilson_interval(pa * size_a, size_a, z=z)
+    low_b, high_b = wilson_interval(pb * size_b, size_b, z=z)
+    r = np.clip(np.nan_to_num(np.asarray(correlation, float)), -1.0, 1.0)
+    a, b = pa - low_a, high_b - pb
+    c, d = high_a - pa, pb - low_b
+    difference = pa - pb
+    low = difference - np.sqrt(np.maximum(a * a + b * b - 2.0 * r * a * b, 0.0))
+    high = difference + np.sqrt(np.maximum(c * c + d * d - 2.0 * r * c * d, 0.0))
+    return np.clip(np.minimum(low, difference), -1.0, 1.0), np.clip(
+        np.maximum(high, difference), -1.0, 1.0
+    )
+
+
+def normal_quantile(confidence: float) -> float:
+    return float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))
