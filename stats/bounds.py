@@ -57,6 +57,22 @@ NEWCOMBE = "difference of paired rates, Newcombe's hybrid score interval on effe
 DEFAULT_PRIOR_ICC = 1.0
 
 
+def cluster_correlation(
+    sums: ArrayLike,
+    sizes: ArrayLike,
+    squares: ArrayLike | None = None,
+    *,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
+) -> float:
+    """The clusters' own intra-cluster correlation shrunk towards ``prior_icc``
+    (:func:`.few_clusters.shrunk_correlation`); the prior alone when the values do not vary."""
+    m = np.asarray(sizes, dtype=np.float64).ravel()
+    rho, clusters, varied = group_correlations(
+        np.zeros(m.size, np.int64), sums, m, squares, n_groups=1
+    )
+    return float(shrunk_correlation(rho, clusters, varied, prior_icc)[0])
+
+
 def effective_size(
     sums: ArrayLike,
     sizes: ArrayLike,
@@ -74,10 +90,7 @@ def effective_size(
     total = float(m.sum())
     if total <= 0:
         return 0.0
-    rho, clusters, varied = group_correlations(
-        np.zeros(m.size, np.int64), sums, m, squares, n_groups=1
-    )
-    shrunk = float(shrunk_correlation(rho, clusters, varied, prior_icc)[0])
+    shrunk = cluster_correlation(sums, m, squares, prior_icc=prior_icc)
     deff = 1.0 + max(0.0, float((m * m).sum()) / total - 1.0) * shrunk
     size = total / deff
     if squares is not None:

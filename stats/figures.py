@@ -195,13 +195,8 @@ def sums_estimates(
             out.append(Estimate(rate, low, high, method, confidence, n, g, kept, unit, sd=sd))
             continue
         if isinstance(statistic, Coefficient):
-            d = statistic.disagreement
-            per_cluster = _cluster_sums(codes, g, np.column_stack([d, d * d, np.ones(n)]))
-            size = effective_size(
-                per_cluster[:, 0], per_cluster[:, 2], per_cluster[:, 1], prior_icc=prior_icc
-            )
-            low, high = coefficient_bounds(
-                value, statistic.chance(total), size, confidence=confidence
+            low, high = coefficient_interval(
+                value, statistic, total, codes, prior_icc=prior_icc, confidence=confidence
             )
             out.append(Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=None))
         else:
@@ -223,6 +218,55 @@ def sums_estimates(
             sd = bootstrap_sd(dist)
             out[i] = replace(out[i], low=lo, high=hi, sd=sd if sd else None)
     return out
+
+
+def coefficient_interval(
+    value: float,
+    coefficient: Coefficient,
+    total: NDArray[np.float64],
+    codes: NDArray[np.intp],
+    *,
+    bootstrap: tuple[float, float] | None = None,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """The bounds of a :class:`Coefficient` whose items sum to ``total`` (one row) and lie in
+    clusters ``codes``: the image of the Wilson interval of its observed disagreement on the
+    effective size, hulled with a ``bootstrap`` percentile interval (:mod:`.bounds`)."""
+    d = coefficient.disagreement
+    per_cluster = _cluster_sums(codes, int(codes.max()) + 1, np.column_stack([d, d * d]))
+    sizes = np.bincount(codes).astype(np.float64)
+    size = effective_size(per_cluster[:, 0], sizes, per_cluster[:, 1], prior_icc=prior_icc)
+    return coefficient_bounds(
+        value, coefficient.chance(total), size, bootstrap=bootstrap, confidence=confidence
+    )
+
+
+def proportion_from_clusters(
+    passed: ArrayLike,
+    n: ArrayLike,
+    *,
+    over: str,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
+    confidence: float = 0.95,
+    min_n: int = MIN_ITEMS,
+    excluded: Iterable[Exclusion] = (),
+) -> Estimate:
+    """:func:`proportion_estimate` of 0/1 values already summed per cluster: ``passed[c]`` of
+    ``n[c]`` in cluster ``c`` (for callers that count in the database)."""
+    y = np.asarray(passed, dtype=np.float64).ravel()
+    m = np.asarray(n, dtype=np.float64).ravel()
+    total, g = int(m.sum()), int((m > 0).sum())
+    kept = tuple(e for e in excluded if e.count)
+    method = proportion_method(True, over)
+    if total < min_n:
+        return Estimate.insufficient(n=total, n_clusters=g, method=method, excluded=kept)
+    rate, low, high, size = proportion_bounds(
+        y[m > 0], m[m > 0], prior_icc=prior_icc, confidence=confidence
+    )
+    return Estimate(
+        rate, low, high, method, confidence, total, g, kept, sd=proportion_sd(rate, size)
+    )
 
 
 def proportion_estimate(

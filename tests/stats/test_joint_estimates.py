@@ -3,9 +3,9 @@ figure its own bootstrap gives (same draws, same products), value, bounds and sd
 
 import numpy as np
 import pytest
-from statsmodels.stats.proportion import proportion_confint
 
 import stats as statistics
+from tests.stats.references import effective_wilson_reference
 
 
 @pytest.fixture
@@ -18,24 +18,6 @@ def rated():
     return clusters, answers, a, b
 
 
-def _own_interval(hits, clusters):
-    """The reference: statsmodels' Wilson interval on the effective size, with the one-way
-    ANOVA intra-cluster correlation (Donner 1986) shrunk towards 1 by (G - 1) / (G + 3)."""
-    labels = np.unique(clusters)
-    y = np.array([hits[clusters == c].sum() for c in labels])
-    m = np.array([(clusters == c).sum() for c in labels], dtype=float)
-    big_n, g = m.sum(), labels.size
-    p = y.sum() / big_n
-    msb = (m * (y / m - p) ** 2).sum() / (g - 1)
-    msw = (y - y**2 / m).sum() / (big_n - g)
-    n0 = m.mean()
-    rho = min(1.0, max(0.0, (msb - msw) / (msb + (n0 - 1) * msw)))
-    weight = (g - 1) / (g - 1 + 4)
-    rho = weight * rho + (1 - weight)
-    size = big_n / (1 + ((m**2).sum() / big_n - 1) * rho)
-    return proportion_confint(p * size, size, method="wilson")
-
-
 def test_shares_from_one_drawing_are_each_shares_own(rated):
     clusters, answers, _, _ = rated
     choices = ("agreed", "disagreed", "unsure")
@@ -44,7 +26,7 @@ def test_shares_from_one_drawing_are_each_shares_own(rated):
         hits = (answers == choice).astype(float)
         own = statistics.proportion_estimate(hits, clusters, n_resamples=2_000)
         assert joint[choice] == own
-        low, high = _own_interval(hits, clusters)
+        low, high = effective_wilson_reference(hits, clusters)
         assert (joint[choice].low, joint[choice].high) == pytest.approx((low, high), abs=1e-12)
     # Different shares, different intervals: the drawing is shared, not the figure.
     assert len({(e.low, e.high) for e in joint.values()}) == 3
