@@ -90,10 +90,11 @@ def effective_size(
     total = float(m.sum())
     if total <= 0:
         return 0.0
-    shrunk = cluster_correlation(sums, m, squares, prior_icc=prior_icc)
+    binary = squares is None or np.array_equal(squares, sums)
+    shrunk = cluster_correlation(sums, m, None if binary else squares, prior_icc=prior_icc)
     deff = 1.0 + max(0.0, float((m * m).sum()) / total - 1.0) * shrunk
     size = total / deff
-    if squares is not None:
+    if squares is not None and not np.array_equal(squares, sums):  # else 0/1 values
         mean = float(np.sum(sums)) / total
         variance = float(np.sum(squares)) / total - mean * mean
         if 0.0 < mean < 1.0 and variance > 0.0:

@@ -71,8 +71,8 @@ def intra_cluster_correlation(group: ArrayLike, passed: ArrayLike, n: ArrayLike)
     return float(min(1.0, max(0.0, (msb - msw) / denominator)))
 
 
-# How many clusters' worth of evidence the prior intra-cluster correlation counts as: a
-# group's own ANOVA estimate on G clusters gets weight (G - 1) / (G - 1 + PRIOR_CLUSTERS).
+# How many clusters' worth of evidence the prior intra-cluster correlation counts as: an
+# ANOVA estimate on G clusters gets weight (G - 1) / (G - 1 + PRIOR_CLUSTERS).
 # The estimator's sampling variance falls as 1 / (G - 1) (Donner 1986), so this is the
 # empirical-Bayes weight tau^2 / (tau^2 + var) with the prior's spread tau^2 worth four
 # clusters' degrees of freedom: with three clusters the prior keeps 2/3 of the weight, with
@@ -87,14 +87,18 @@ def group_correlations(
     squares: ArrayLike | None = None,
     *,
     n_groups: int | None = None,
+    pool: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
-    """Each group's own one-way ANOVA intra-cluster correlation, vectorised over groups.
+    """One-way ANOVA intra-cluster correlations, vectorised over groups or pools of groups.
 
     Row ``c`` is one cluster of group ``group[c]`` (0 .. n_groups - 1) whose ``n[c]`` values
     in [0, 1] sum to ``sums[c]`` and their squares to ``squares[c]`` (the sums themselves for
-    0/1 values). Returns per group the estimate clipped to [0, 1] (0 where there is nothing
-    to estimate), the number of clusters, and whether the values vary at all (a group at 0 %
-    or 100 % says nothing about its correlation: the caller uses its prior there).
+    0/1 values). Clusters are compared within their group; with ``pool[group]`` the sums of
+    squares and degrees of freedom of a pool's groups are added (the models of one metric,
+    which meet the same base scenarios). Returns per group (or pool) the estimate clipped to
+    [0, 1] (0 where there is nothing to estimate), its between-cluster degrees of freedom
+    ``sum (G - 1)``, and whether the values vary at all (data at 0 % or 100 % say nothing
+    about their correlation: the caller uses its prior there).
     """
     g = np.asarray(group, dtype=np.int64).ravel()
     y = np.asarray(sums, dtype=np.float64).ravel()
@@ -112,26 +116,33 @@ def group_correlations(
             g, weights=np.where(m > 0, q - y * y / np.where(m > 0, m, 1.0), 0.0), minlength=k
         )
         total = np.bincount(g, weights=q, minlength=k) - g_y * g_y / g_n
-        dfb = g_c - 1.0
-        dfw = g_n - g_c
+    dfb, dfw = np.maximum(g_c - 1.0, 0.0), np.maximum(g_n - g_c, 0.0)
+    if pool is not None:
+        owner = np.asarray(pool, dtype=np.int64).ravel()
+        pools = int(owner.max()) + 1 if owner.size else 0
+        ssb, ssw, dfb, dfw, g_n, g_c = (
+            np.bincount(owner, weights=v, minlength=pools) for v in (ssb, ssw, dfb, dfw, g_n, g_c)
+        )
+        total = np.bincount(owner, weights=np.nan_to_num(total), minlength=pools)
+    with np.errstate(all="ignore"):
         msb, msw = ssb / dfb, ssw / dfw
         n0 = g_n / g_c
         rho = (msb - msw) / (msb + (n0 - 1.0) * msw)
     usable = (dfb > 0) & (dfw > 0) & np.isfinite(rho)
     rho = np.where(usable, np.clip(rho, 0.0, 1.0), 0.0)
     varied = np.isfinite(total) & (total > 1e-12)
-    return rho, g_c, varied
+    return rho, dfb, varied
 
 
 def shrunk_correlation(
-    rho: ArrayLike, clusters: ArrayLike, varied: ArrayLike, prior: ArrayLike
+    rho: ArrayLike, degrees: ArrayLike, varied: ArrayLike, prior: ArrayLike
 ) -> NDArray[np.float64]:
-    """A group's intra-cluster correlation shrunk towards ``prior`` with the weight
-    ``(G - 1) / (G - 1 + PRIOR_CLUSTERS)`` of its own estimate on ``G`` clusters; the prior
-    alone where the values do not vary."""
-    g = np.asarray(clusters, dtype=np.float64)
-    weight = np.where(np.asarray(varied), np.maximum(g - 1.0, 0.0), 0.0)
-    weight = weight / (weight + PRIOR_CLUSTERS)
+    """An intra-cluster correlation estimated on ``degrees`` between-cluster degrees of
+    freedom (``G - 1`` for G clusters) shrunk towards ``prior`` with the weight
+    ``degrees / (degrees + PRIOR_CLUSTERS)`` of its own; the prior alone where the values do
+    not vary."""
+    d = np.where(np.asarray(varied), np.maximum(np.asarray(degrees, dtype=np.float64), 0.0), 0.0)
+    weight = d / (d + PRIOR_CLUSTERS)
     return weight * np.asarray(rho, dtype=np.float64) + (1.0 - weight) * np.asarray(prior)
 
 

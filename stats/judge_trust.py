@@ -20,7 +20,7 @@ from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 from .agreement import cohen_from_confusion, cohen_pair_codes
 from .bootstrap import cluster_hits
-from .bounds import coefficient_bounds, proportion_bounds, proportion_sd
+from .bounds import coefficient_bounds, effective_size, proportion_bounds, proportion_sd
 from .coefficients import cohen_chance
 from .figures import (
     DEFAULT_RESAMPLES,
@@ -251,15 +251,18 @@ def _resampled(
         common = partial(
             Estimate, confidence=confidence, n=cell.n, n_clusters=cell.g, excluded=cell.excluded
         )
-        rate, low, high, size = proportion_bounds(
+        rate, low, high, agreement_size = proportion_bounds(
             cell.per_cluster[:, 0], cell.per_cluster[:, 1], confidence=confidence
         )
+        # Kappa's effective size from the disagreements, as coefficient_interval counts them.
+        disagreed = cell.per_cluster[:, 1] - cell.per_cluster[:, 0]
+        size = effective_size(disagreed, cell.per_cluster[:, 1])
         agree = common(
             rate,
             low,
             high,
             unit="proportion",
-            sd=proportion_sd(rate, size),
+            sd=proportion_sd(rate, agreement_size),
             method=proportion_method(cell.clusters, over),
         )
         method = coefficient_method(cell.clusters, over)

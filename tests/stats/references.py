@@ -27,3 +27,46 @@ def effective_wilson_reference(hits, clusters, prior=1.0, alpha=0.05):
     rho = weight * rho + (1 - weight) * prior
     size = big_n / (1 + ((m**2).sum() / big_n - 1) * rho)
     return proportion_confint(p * size, size, alpha=alpha, method="wilson")
+
+
+def metric_design_effects_reference(cells, rho_by_scope):
+    """``{(scope, target, version): deff}`` of every metric x model rate: the metric's one-way
+    ANOVA intra-cluster correlation, its models' sums of squares and degrees of freedom added
+    (clusters: base scenarios, both ages together for "all"), shrunk towards the run's by
+    df / (df + 4); the run's alone when no model's outcomes vary."""
+    out = {}
+    for scope, ages in (("teen", [0]), ("adult", [1]), ("all", [0, 1])):
+        clusters = {}
+        for t, v, b, a, n, y in zip(
+            cells.target, cells.version, cells.base, cells.age, cells.n, cells.passed, strict=True
+        ):
+            if a in ages:
+                entry = clusters.setdefault((int(v), int(t)), {}).setdefault(int(b), [0.0, 0.0])
+                entry[0] += y
+                entry[1] += n
+        for version in sorted({v for v, _ in clusters}):
+            ssb = ssw = dfb = dfw = total_n = count = varied = 0.0
+            for (v, _t), bases in clusters.items():
+                if v != version:
+                    continue
+                y = np.array([c[0] for c in bases.values()])
+                m = np.array([c[1] for c in bases.values()])
+                p = y.sum() / m.sum()
+                ssb += (m * (y / m - p) ** 2).sum()
+                ssw += (y - y**2 / m).sum()
+                dfb += y.size - 1
+                dfw += m.sum() - y.size
+                total_n += m.sum()
+                count += y.size
+                varied += 0 < p < 1
+            rho = 0.0
+            if dfb > 0 and dfw > 0:
+                msb, msw = ssb / dfb, ssw / dfw
+                rho = min(1.0, max(0.0, (msb - msw) / (msb + (total_n / count - 1) * msw)))
+            weight = dfb / (dfb + 4) if varied else 0.0
+            shrunk = weight * rho + (1 - weight) * rho_by_scope[scope]
+            for (v, t), bases in clusters.items():
+                if v == version:
+                    m = np.array([c[1] for c in bases.values()])
+                    out[(scope, t, v)] = 1 + ((m**2).sum() / m.sum() - 1) * shrunk
+    return out
