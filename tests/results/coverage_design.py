@@ -13,7 +13,7 @@ most), a variant effect and a teen-adult shift; the judge then flips a verdict w
 metric's rate over the population of base scenarios (Gauss-Hermite), after the judge's noise.
 
 Used by ``tests/results/test_coverage_levels.py`` (few replications) and
-``benchmarks/interval_coverage.py`` (many, printing the figures with their Monte Carlo error).
+``benchmarks/coverage.py`` (many, printing the figures with their Monte Carlo error).
 """
 
 from __future__ import annotations

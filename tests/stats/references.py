@@ -2,13 +2,15 @@
 checked against."""
 
 import numpy as np
+from scipy.stats import chi2
 from statsmodels.stats.proportion import proportion_confint
 
 
 def effective_wilson_reference(hits, clusters, prior=1.0, alpha=0.05):
     """statsmodels' Wilson interval on the effective size ``N / deff``, ``deff = 1 + (sum
     n_c^2 / N - 1) rho``, with the one-way ANOVA intra-cluster correlation (Donner 1986)
-    shrunk towards ``prior`` by (G - 1) / (G + 3); the prior alone when nothing varies."""
+    shrunk towards ``prior`` by (G - 1) / (G + 3); the prior alone when nothing varies; and
+    the Poisson bound next to a handful of effective counts."""
     hits = np.asarray(hits, dtype=float)
     clusters = np.asarray(clusters)
     labels = np.unique(clusters)
@@ -26,7 +28,16 @@ def effective_wilson_reference(hits, clusters, prior=1.0, alpha=0.05):
             rho = min(1.0, max(0.0, (msb - msw) / (msb + (n0 - 1) * msw)))
     rho = weight * rho + (1 - weight) * prior
     size = big_n / (1 + ((m**2).sum() / big_n - 1) * rho)
-    return proportion_confint(p * size, size, alpha=alpha, method="wilson")
+    low, high = proportion_confint(p * size, size, alpha=alpha, method="wilson")
+    if size < big_n:
+        # Brown, Cai & DasGupta (2001): the Poisson bound at up to 2 effective passes or
+        # fails (3 above 50 effective outcomes).
+        most = 2 if size <= 50 else 3
+        if 0 < p * size <= most:
+            low = min(low, chi2.ppf(alpha / 2, 2 * p * size) / (2 * size))
+        if 0 < (1 - p) * size <= most:
+            high = max(high, 1 - chi2.ppf(alpha / 2, 2 * (1 - p) * size) / (2 * size))
+    return low, high
 
 
 def metric_design_effects_reference(cells, rho_by_scope):
