@@ -80,15 +80,14 @@ from .figures import (
     cohen_estimate,
     fleiss_estimate,
     krippendorff_estimate,
-    mean_estimate,
     proportion_estimate,
     proportion_from_clusters,
-    resampled_estimate,
     share_estimates,
     sums_estimate,
     sums_estimates,
 )
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
+from .mean_figures import mean_estimate, resampled_estimate
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
 from .percentiles import percentile_interval
 from .ppi import calibrated_mean, large_enough_for_label, ppi_mean

@@ -23,9 +23,9 @@ from .figures import (
     DEFAULT_RESAMPLES,
     Resampling,
     krippendorff_estimate,
-    mean_estimate,
     proportion_estimate,
 )
+from .mean_figures import mean_estimate
 
 
 @dataclass(frozen=True)
