@@ -19,25 +19,45 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+if __name__ == "coverage":
+    # Another benchmark runs from this directory, which Python puts first on its path, and a
+    # library (numba) imports the coverage package: hand it the package, not this script.
+    import importlib
+
+    _here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+    del sys.modules["coverage"]
+    sys.modules["coverage"] = importlib.import_module("coverage")
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-# This file's own directory comes first on the path when it runs as a script, where its name
-# would stand in for the ``coverage`` package that numba imports.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "impactbench_site.settings.test")
+sim: Any = None  # tests.results.coverage_design, once set up
+extremes: Any = None  # tests.stats.extremes_simulation
 
-import django  # noqa: E402
 
-django.setup()
+def _setup() -> None:
+    """Django and the simulations, only when run: imported under the name ``coverage`` (see
+    above) this module must do nothing."""
+    global sim, extremes
+    # This file's own directory comes first on the path when it runs as a script, where its
+    # name would stand in for the ``coverage`` package that numba imports.
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "impactbench_site.settings.test")
+    import django
 
-from tests.results import coverage_design as sim  # noqa: E402
-from tests.stats import extremes_simulation as extremes  # noqa: E402
+    django.setup()
+    from tests.results import coverage_design
+    from tests.stats import extremes_simulation
+
+    sim, extremes = coverage_design, extremes_simulation
 
 
 def main() -> None:
+    _setup()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--demo-replications", type=int, default=150)
     parser.add_argument("--full-replications", type=int, default=10)
