@@ -8,10 +8,13 @@ xoshiro256** generator counting draws per cluster, per kind of cluster or per di
 behind every bootstrap -- :func:`bootstrap_ci` and the distributions of :mod:`.bootstrap` and
 :mod:`.two_stage`, and the batched figures of :mod:`.batched`, which share one resampling
 among the data sets with the same number of clusters. The figure constructors in
-:mod:`.figures` build on them, and so do the judge figures: expert-calibrated rates by
-prediction-powered inference (:mod:`.ppi`), a panel of judges (:mod:`.panel`), judge trust
-against blind experts (:mod:`.judge_trust`) and swap studies (:mod:`.swap`). The engine's
-compiled code is loaded on its first use, or ahead of it by :func:`load_kernels`.
+:mod:`.figures` build on them and on the bounded intervals of :mod:`.bounds` (Wilson on the
+effective sample size for proportions, its image for chance-corrected coefficients,
+Newcombe's score interval for differences of rates), which never collapse to a point, and
+so do the judge figures: expert-calibrated rates by prediction-powered inference
+(:mod:`.ppi`), a panel of judges (:mod:`.panel`), judge trust against blind experts
+(:mod:`.judge_trust`) and swap studies (:mod:`.swap`). The engine's compiled code is loaded
+on its first use, or ahead of it by :func:`load_kernels`.
 
 Conventions shared by every function here:
 

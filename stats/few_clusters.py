@@ -8,8 +8,10 @@ design). Two methods that hold their coverage at that design, checked by the sim
 
 * per-metric pass rates: the Wilson score interval on the *effective* sample size
   ``n / deff``, with the design effect ``deff = 1 + (m - 1) rho`` and the intra-cluster
-  correlation ``rho`` estimated once for the whole run (one-way ANOVA over all metric x model
-  groups: hundreds of groups make it stable where three clusters could not);
+  correlation ``rho`` of the metric (one-way ANOVA pooled over its models,
+  :func:`group_correlations`) shrunk towards the run's (pooled over all metric x model groups:
+  hundreds of groups make it stable where three clusters could not) by
+  :func:`shrunk_correlation`;
 * per-metric differences of paired rates (teen minus adult): the mean of the per-base-scenario
   differences, whose variance is modelled across metrics -- each metric's own binomial
   sampling variance plus one between-scenario variance estimated from all metrics (a
