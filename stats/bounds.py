@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as _scipy_stats
+from scipy.special import gammaincinv
 
 from .few_clusters import group_correlations, shrunk_correlation, wilson_interval
 
@@ -138,10 +138,11 @@ def _small_count_bounds(
     tail = (1.0 - confidence) / 2.0
     most = 2.0 if size <= 50 else 3.0
     passes, fails = rate * size, (1.0 - rate) * size
+    # chi2_{2x}(q) / 2 is the q quantile of a Gamma(x): scipy.special's inverse is direct.
     if 0.0 < passes <= most:
-        low = min(low, float(_scipy_stats.chi2.ppf(tail, 2.0 * passes)) / (2.0 * size))
+        low = min(low, float(gammaincinv(passes, tail)) / size)
     if 0.0 < fails <= most:
-        high = max(high, 1.0 - float(_scipy_stats.chi2.ppf(tail, 2.0 * fails)) / (2.0 * size))
+        high = max(high, 1.0 - float(gammaincinv(fails, tail)) / size)
     return low, high
 
 
@@ -215,7 +216,3 @@ def newcombe_difference(
     return np.clip(np.minimum(low, difference), -1.0, 1.0), np.clip(
         np.maximum(high, difference), -1.0, 1.0
     )
-
-
-def normal_quantile(confidence: float) -> float:
-    return float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))

@@ -23,6 +23,8 @@ design). Two methods that hold their coverage at that design, checked by the sim
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
@@ -148,6 +150,13 @@ def shrunk_correlation(
     return weight * np.asarray(rho, dtype=np.float64) + (1.0 - weight) * np.asarray(prior)
 
 
+@lru_cache(maxsize=16)
+def _normal_quantile(confidence: float) -> float:
+    # scipy's quantile costs more than the rest of a Wilson interval; figures ask for a few
+    # confidence levels thousands of times in a refresh.
+    return float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))
+
+
 def wilson_interval(
     passed: ArrayLike, n: ArrayLike, confidence: float = 0.95, *, z: ArrayLike | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -159,7 +168,7 @@ def wilson_interval(
     y = np.asarray(passed, dtype=np.float64)
     m = np.asarray(n, dtype=np.float64)
     if z is None:
-        z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))
+        z = _normal_quantile(confidence)
     z = np.asarray(z, dtype=np.float64)
     with np.errstate(all="ignore"):
         p = y / m
