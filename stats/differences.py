@@ -27,6 +27,7 @@ whenever one rate has room to move, and equal to the t interval to first order i
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -34,8 +35,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
 
-from .bounds import newcombe_difference
-from .estimates import Estimate
+from .bounds import NEWCOMBE, newcombe_difference
+from .estimates import MIN_ITEMS, Estimate, Exclusion
 
 PAIRED_DIFFERENCE = (
     "paired difference over shared base scenarios (stratified by metric), Newcombe's hybrid "
@@ -190,6 +191,46 @@ def _score_inputs(
         if not flat[p] and variance[i] > 0 and variance[j] > 0:
             correlation[p] = covariance[i, j] / np.sqrt(variance[i] * variance[j])
     return effective, np.clip(correlation, -1.0, 1.0)
+
+
+def paired_difference_estimate(
+    passed: ArrayLike,
+    n: ArrayLike,
+    *,
+    items: int,
+    over: str,
+    confidence: float = 0.95,
+    excluded: Iterable[Exclusion] = (),
+) -> Estimate:
+    """``rate_0 - rate_1`` of two sides measured on the same clusters (``passed[c, side]`` of
+    ``n[c, side]``), as an ``Estimate`` over ``items`` paired items: the one pair's Newcombe
+    bounds of :func:`paired_rate_differences`; a value without bounds from one cluster."""
+    y = np.atleast_2d(np.asarray(passed, dtype=np.float64))
+    m = np.atleast_2d(np.asarray(n, dtype=np.float64))
+    g = int(y.shape[0])
+    kept = tuple(e for e in excluded if e.count)
+    method = f"{NEWCOMBE} over {over}"
+    if items < MIN_ITEMS or g == 0:
+        return Estimate.insufficient(
+            n=items, n_clusters=g, unit="difference", method=method, excluded=kept
+        )
+    totals_y, totals_n = y.sum(axis=0), m.sum(axis=0)
+    low = high = None
+    if g >= 2:
+        result = paired_rate_differences(y, m, np.zeros(g), confidence)
+        bounds = result.bounds(simultaneous=False)
+        low, high = float(bounds[0][0]), float(bounds[1][0])
+    return Estimate(
+        value=float(totals_y[0] / totals_n[0] - totals_y[1] / totals_n[1]),
+        low=low,
+        high=high,
+        method=method,
+        confidence=confidence,
+        n=items,
+        n_clusters=g,
+        excluded=kept,
+        unit="difference",
+    )
 
 
 def _max_t_quantile(correlation: NDArray, df: float, confidence: float, seed: int) -> float:

@@ -39,7 +39,8 @@ def mean_estimate(
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     if not np.isfinite(x).all():
         raise ValueError("values must be finite")
-    if np.isin(x, (0.0, 1.0)).all() and (clip is None or (clip[0] <= 0.0 and clip[1] >= 1.0)):
+    unclipped = clip is None or (clip[0] <= 0.0 and clip[1] >= 1.0)
+    if unit != "difference" and unclipped and np.isin(x, (0.0, 1.0)).all():
         # A mean of 0/1 values is a proportion: its interval, which neither collapses nor
         # leaves [0, 1] (clipping to a range holding [0, 1] changes nothing).
         return proportion_estimate(

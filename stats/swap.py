@@ -28,9 +28,8 @@ from scipy import stats as _scipy_stats
 
 from stats.estimates import Estimate, Exclusion
 
-from .bounds import NEWCOMBE, RANK_HULL, rank_correlation_bounds
-from .differences import paired_rate_differences
-from .estimates import MIN_ITEMS
+from .bounds import RANK_HULL, rank_correlation_bounds
+from .differences import paired_difference_estimate
 from .figures import DEFAULT_RESAMPLES, proportion_estimate, sums_estimate
 from .ranking import kendall_tau_b_rows
 
@@ -89,37 +88,17 @@ def pass_rate_shift(
         np.add.at(sums[:, 2 * col + 1], rows[inside], 1.0)
     unpaired = np.setdiff1d(np.union1d(o_s[o_keep], w_s[w_keep]), shared).size
     excluded = (Exclusion("scenario run in one arm only", int(unpaired)),)
-    over = _over(clusters)
-    method = f"{NEWCOMBE} over {over}"
     labels = shared.tolist() if clusters is None else [clusters[s] for s in shared.tolist()]
     _, code = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
     per_cluster = np.zeros((int(code.max()) + 1 if code.size else 0, 4))
     np.add.at(per_cluster, code.ravel(), sums)
-    g = per_cluster.shape[0]
-    kept = tuple(e for e in excluded if e.count)
-    if shared.size < MIN_ITEMS:
-        return Estimate.insufficient(
-            n=int(shared.size), n_clusters=g, unit="difference", method=method, excluded=kept
-        )
-    totals = per_cluster.sum(axis=0)
-    value = float(totals[2] / totals[3] - totals[0] / totals[1])
-    low = high = None
-    if g >= 2:
-        result = paired_rate_differences(
-            per_cluster[:, [2, 0]], per_cluster[:, [3, 1]], np.zeros(g), confidence
-        )
-        bounds = result.bounds(simultaneous=False)
-        low, high = float(bounds[0][0]), float(bounds[1][0])
-    return Estimate(
-        value=value,
-        low=low,
-        high=high,
-        method=method,
+    return paired_difference_estimate(
+        per_cluster[:, [2, 0]],
+        per_cluster[:, [3, 1]],
+        items=int(shared.size),
+        over=_over(clusters),
         confidence=confidence,
-        n=int(shared.size),
-        n_clusters=g,
-        excluded=kept,
-        unit="difference",
+        excluded=excluded,
     )
 
 

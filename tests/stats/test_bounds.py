@@ -248,3 +248,15 @@ def test_every_bounded_constructor_covers_at_its_extremes():
         if r["coverage"] < 0.95 - 3 * max(r["mc_error"], 0.028):
             low_cases.append((case.constructor, case.truth, case.clusters, r["coverage"]))
     assert not low_cases
+
+
+@pytest.mark.parametrize("clusters", [None, 2, 3])
+def test_a_judge_agreeing_with_its_panel_everywhere_is_not_an_exact_zero(clusters):
+    readings = np.ones((12, 3, 1))
+    readings[::2] = 0.0
+    labels = None if clusters is None else np.arange(12) % clusters
+    rates = statistics.judge_pass_rates(readings, np.zeros(12), labels, n_resamples=200)
+    for rate in rates:
+        assert rate.minus_panel.value == 0.0
+        assert_bounded(rate.minus_panel, -1.0, 1.0)
+        assert_bounded(rate.pass_rate, 0.0, 1.0)
