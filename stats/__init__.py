@@ -8,10 +8,13 @@ xoshiro256** generator counting draws per cluster, per kind of cluster or per di
 behind every bootstrap -- :func:`bootstrap_ci` and the distributions of :mod:`.bootstrap` and
 :mod:`.two_stage`, and the batched figures of :mod:`.batched`, which share one resampling
 among the data sets with the same number of clusters. The figure constructors in
-:mod:`.figures` build on them, and so do the judge figures: expert-calibrated rates by
-prediction-powered inference (:mod:`.ppi`), a panel of judges (:mod:`.panel`), judge trust
-against blind experts (:mod:`.judge_trust`) and swap studies (:mod:`.swap`). The engine's
-compiled code is loaded on its first use, or ahead of it by :func:`load_kernels`.
+:mod:`.figures` build on them and on the bounded intervals of :mod:`.bounds` (Wilson on the
+effective sample size for proportions, its image for chance-corrected coefficients,
+Newcombe's score interval for differences of rates), which never collapse to a point, and
+so do the judge figures: expert-calibrated rates by prediction-powered inference
+(:mod:`.ppi`), a panel of judges (:mod:`.panel`), judge trust against blind experts
+(:mod:`.judge_trust`) and swap studies (:mod:`.swap`). The engine's compiled code is loaded
+on its first use, or ahead of it by :func:`load_kernels`.
 
 Conventions shared by every function here:
 
@@ -67,26 +70,29 @@ from .few_clusters import (
     design_effect,
     difference_variance_floor,
     effective_wilson,
+    group_correlations,
     intra_cluster_correlation,
     paired_difference_estimates,
     paired_t,
+    shrunk_correlation,
     stratified_wilson,
     wilson_interval,
 )
 from .figures import (
     agreement_estimates,
+    coefficient_interval,
     cohen_estimate,
     fleiss_estimate,
     krippendorff_estimate,
-    mean_estimate,
     proportion_estimate,
-    resampled_estimate,
+    proportion_from_clusters,
     share_estimates,
     sums_estimate,
     sums_estimates,
 )
 from .judge_bias import AgreementGap, agreement_gaps
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
+from .mean_figures import mean_estimate, resampled_estimate
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
 from .percentiles import percentile_interval
 from .ppi import calibrated_mean, enough_expert_verdicts, large_enough_for_label, ppi_mean
@@ -127,6 +133,7 @@ __all__ = [
     "clustered_mean_intervals",
     "age_gap_test",
     "agreement_estimates",
+    "coefficient_interval",
     "cohen_estimate",
     "cohen_kappa",
     "design_effect",
@@ -136,6 +143,7 @@ __all__ = [
     "fleiss_from_sums",
     "fleiss_item_sums",
     "fleiss_kappa",
+    "group_correlations",
     "intra_cluster_correlation",
     "judge_pass_rates",
     "agreement_gaps",
@@ -161,9 +169,11 @@ __all__ = [
     "percentile_interval",
     "ppi_mean",
     "proportion_estimate",
+    "proportion_from_clusters",
     "rank_stability",
     "resampled_estimate",
     "share_estimates",
+    "shrunk_correlation",
     "shared_block_hits",
     "single_vs_majority",
     "stratified_wilson",

@@ -331,34 +331,54 @@ def krippendorff_from_coincidence(
     """Krippendorff's alpha of each coincidence matrix ``(rows, V, V)`` (or ``(rows, V * V)``)
     over the sorted ``values``: ``1 - (n - 1) sum o d / sum n_c n_k d`` with the level's squared
     distances (see :func:`krippendorff_alpha`); ``nan`` where at most one value occurs."""
+    observed, expected, n, n_c = krippendorff_parts(coincidence, values, level)
+    with np.errstate(all="ignore"):
+        alpha = 1.0 - (n - 1.0) * observed / expected
+    return np.where(np.count_nonzero(n_c > 0, axis=1) <= 1, np.nan, alpha)
+
+
+def krippendorff_distances(
+    n_c: NDArray[np.float64], values: NDArray[Any], level: Level
+) -> NDArray[np.float64]:
+    """The level's squared distances between the sorted ``values``, ``(rows, V, V)`` for the
+    value totals ``n_c`` ``(rows, V)`` of each coincidence matrix (ordinal ones depend on
+    them)."""
+    v = len(values)
+    if level == "nominal":
+        return np.broadcast_to(1.0 - np.eye(v), (n_c.shape[0], v, v))
+    if level == "ordinal":
+        # sum_{g=c..k} n_g - (n_c + n_k)/2 = mid_k - mid_c, mid = cumsum(n) - n/2.
+        mid = np.cumsum(n_c, axis=1) - n_c / 2.0
+        return (mid[:, None, :] - mid[:, :, None]) ** 2
+    u = np.asarray(values, dtype=np.float64)
+    if level == "interval":
+        d = np.subtract.outer(u, u) ** 2
+    else:
+        total = np.add.outer(u, u)
+        diff = np.subtract.outer(u, u)
+        # c + k = 0 only for c = k = 0, whose distance is 0.
+        d = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
+    return np.broadcast_to(d, (n_c.shape[0], v, v))
+
+
+def krippendorff_parts(
+    coincidence: NDArray[np.float64], values: NDArray[Any], level: Level = "nominal"
+) -> tuple[NDArray[np.float64], ...]:
+    """Per coincidence matrix: ``sum o d``, ``sum n_c n_k d``, ``n`` and the value totals
+    ``n_c`` -- alpha is ``1 - (n - 1) sum o d / sum n_c n_k d``."""
     v = len(values)
     o = np.asarray(coincidence, dtype=np.float64).reshape(-1, v, v)
     n_c = o.sum(axis=1)
     n = n_c.sum(axis=1)
-    with np.errstate(all="ignore"):
-        if level == "nominal":
-            # Closed forms of the nominal sums avoid a V x V distance matrix.
-            observed = n - np.trace(o, axis1=1, axis2=2)
-            expected = n * n - (n_c * n_c).sum(axis=1)
-        else:
-            if level == "ordinal":
-                # sum_{g=c..k} n_g - (n_c + n_k)/2 = mid_k - mid_c, mid = cumsum(n) - n/2.
-                mid = np.cumsum(n_c, axis=1) - n_c / 2.0
-                d = (mid[:, None, :] - mid[:, :, None]) ** 2
-            else:
-                u = np.asarray(values, dtype=np.float64)
-                if level == "interval":
-                    d = np.subtract.outer(u, u) ** 2
-                else:
-                    total = np.add.outer(u, u)
-                    diff = np.subtract.outer(u, u)
-                    # c + k = 0 only for c = k = 0, whose distance is 0.
-                    d = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
-                d = np.broadcast_to(d, o.shape)
-            observed = (o * d).sum(axis=(1, 2))
-            expected = (n_c[:, :, None] * n_c[:, None, :] * d).sum(axis=(1, 2))
-        alpha = 1.0 - (n - 1.0) * observed / expected
-    return np.where(np.count_nonzero(n_c > 0, axis=1) <= 1, np.nan, alpha)
+    if level == "nominal":
+        # Closed forms of the nominal sums avoid a V x V distance matrix.
+        observed = n - np.trace(o, axis1=1, axis2=2)
+        expected = n * n - (n_c * n_c).sum(axis=1)
+    else:
+        d = krippendorff_distances(n_c, values, level)
+        observed = (o * d).sum(axis=(1, 2))
+        expected = (n_c[:, :, None] * n_c[:, None, :] * d).sum(axis=(1, 2))
+    return observed, expected, n, n_c
 
 
 def majority_vote(

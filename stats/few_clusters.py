@@ -8,8 +8,10 @@ design). Two methods that hold their coverage at that design, checked by the sim
 
 * per-metric pass rates: the Wilson score interval on the *effective* sample size
   ``n / deff``, with the design effect ``deff = 1 + (m - 1) rho`` and the intra-cluster
-  correlation ``rho`` estimated once for the whole run (one-way ANOVA over all metric x model
-  groups: hundreds of groups make it stable where three clusters could not);
+  correlation ``rho`` of the metric (one-way ANOVA pooled over its models,
+  :func:`group_correlations`) shrunk towards the run's (pooled over all metric x model groups:
+  hundreds of groups make it stable where three clusters could not) by
+  :func:`shrunk_correlation`;
 * per-metric differences of paired rates (teen minus adult): the mean of the per-base-scenario
   differences, whose variance is modelled across metrics -- each metric's own binomial
   sampling variance plus one between-scenario variance estimated from all metrics (a
@@ -20,6 +22,8 @@ design). Two methods that hold their coverage at that design, checked by the sim
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -71,16 +75,101 @@ def intra_cluster_correlation(group: ArrayLike, passed: ArrayLike, n: ArrayLike)
     return float(min(1.0, max(0.0, (msb - msw) / denominator)))
 
 
+# How many clusters' worth of evidence the prior intra-cluster correlation counts as: an
+# ANOVA estimate on G clusters gets weight (G - 1) / (G - 1 + PRIOR_CLUSTERS).
+# The estimator's sampling variance falls as 1 / (G - 1) (Donner 1986), so this is the
+# empirical-Bayes weight tau^2 / (tau^2 + var) with the prior's spread tau^2 worth four
+# clusters' degrees of freedom: with three clusters the prior keeps 2/3 of the weight, with
+# a hundred 4 %.
+PRIOR_CLUSTERS = 4.0
+
+
+def group_correlations(
+    group: ArrayLike,
+    sums: ArrayLike,
+    n: ArrayLike,
+    squares: ArrayLike | None = None,
+    *,
+    n_groups: int | None = None,
+    pool: ArrayLike | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    """One-way ANOVA intra-cluster correlations, vectorised over groups or pools of groups.
+
+    Row ``c`` is one cluster of group ``group[c]`` (0 .. n_groups - 1) whose ``n[c]`` values
+    in [0, 1] sum to ``sums[c]`` and their squares to ``squares[c]`` (the sums themselves for
+    0/1 values). Clusters are compared within their group; with ``pool[group]`` the sums of
+    squares and degrees of freedom of a pool's groups are added (the models of one metric,
+    which meet the same base scenarios). Returns per group (or pool) the estimate clipped to
+    [0, 1] (0 where there is nothing to estimate), its between-cluster degrees of freedom
+    ``sum (G - 1)``, and whether the values vary at all (data at 0 % or 100 % say nothing
+    about their correlation: the caller uses its prior there).
+    """
+    g = np.asarray(group, dtype=np.int64).ravel()
+    y = np.asarray(sums, dtype=np.float64).ravel()
+    m = np.asarray(n, dtype=np.float64).ravel()
+    q = y if squares is None else np.asarray(squares, dtype=np.float64).ravel()
+    k = int(n_groups if n_groups is not None else (g.max() + 1 if g.size else 0))
+    g_y = np.bincount(g, weights=y, minlength=k)
+    g_n = np.bincount(g, weights=m, minlength=k)
+    g_c = np.bincount(g, weights=(m > 0).astype(float), minlength=k)
+    with np.errstate(all="ignore"):
+        p_c = np.where(m > 0, y / m, 0.0)
+        p_g = (g_y / g_n)[g] if g.size else np.zeros(0)
+        ssb = np.bincount(g, weights=m * (p_c - p_g) ** 2, minlength=k)
+        ssw = np.bincount(
+            g, weights=np.where(m > 0, q - y * y / np.where(m > 0, m, 1.0), 0.0), minlength=k
+        )
+        total = np.bincount(g, weights=q, minlength=k) - g_y * g_y / g_n
+    dfb, dfw = np.maximum(g_c - 1.0, 0.0), np.maximum(g_n - g_c, 0.0)
+    if pool is not None:
+        owner = np.asarray(pool, dtype=np.int64).ravel()
+        pools = int(owner.max()) + 1 if owner.size else 0
+        ssb, ssw, dfb, dfw, g_n, g_c = (
+            np.bincount(owner, weights=v, minlength=pools) for v in (ssb, ssw, dfb, dfw, g_n, g_c)
+        )
+        total = np.bincount(owner, weights=np.nan_to_num(total), minlength=pools)
+    with np.errstate(all="ignore"):
+        msb, msw = ssb / dfb, ssw / dfw
+        n0 = g_n / g_c
+        rho = (msb - msw) / (msb + (n0 - 1.0) * msw)
+    usable = (dfb > 0) & (dfw > 0) & np.isfinite(rho)
+    rho = np.where(usable, np.clip(rho, 0.0, 1.0), 0.0)
+    varied = np.isfinite(total) & (total > 1e-12)
+    return rho, dfb, varied
+
+
+def shrunk_correlation(
+    rho: ArrayLike, degrees: ArrayLike, varied: ArrayLike, prior: ArrayLike
+) -> NDArray[np.float64]:
+    """An intra-cluster correlation estimated on ``degrees`` between-cluster degrees of
+    freedom (``G - 1`` for G clusters) shrunk towards ``prior`` with the weight
+    ``degrees / (degrees + PRIOR_CLUSTERS)`` of its own; the prior alone where the values do
+    not vary."""
+    d = np.where(np.asarray(varied), np.maximum(np.asarray(degrees, dtype=np.float64), 0.0), 0.0)
+    weight = d / (d + PRIOR_CLUSTERS)
+    return weight * np.asarray(rho, dtype=np.float64) + (1.0 - weight) * np.asarray(prior)
+
+
+@lru_cache(maxsize=16)
+def _normal_quantile(confidence: float) -> float:
+    # scipy's quantile costs more than the rest of a Wilson interval; figures ask for a few
+    # confidence levels thousands of times in a refresh.
+    return float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))
+
+
 def wilson_interval(
-    passed: ArrayLike, n: ArrayLike, confidence: float = 0.95
+    passed: ArrayLike, n: ArrayLike, confidence: float = 0.95, *, z: ArrayLike | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Wilson (1927) score interval, vectorised; ``n`` may be fractional (effective sizes).
 
     Same formula as ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+    ``z`` replaces the normal quantile of ``confidence`` (a t or simultaneous critical value).
     """
     y = np.asarray(passed, dtype=np.float64)
     m = np.asarray(n, dtype=np.float64)
-    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2.0))
+    if z is None:
+        z = _normal_quantile(confidence)
+    z = np.asarray(z, dtype=np.float64)
     with np.errstate(all="ignore"):
         p = y / m
         d = 1.0 + z * z / m

@@ -1,8 +1,11 @@
 """Published figures as ``Estimate``: value, interval, method, n, clusters, exclusions.
 
-Every constructor here wraps the one bootstrap engine (:mod:`.bootstrap`) or the few-cluster
-methods (:mod:`.few_clusters`) and never raises for too little data: below ``min_n`` items it
+Every constructor here wraps the one bootstrap engine (:mod:`.bootstrap`) or the bounded
+intervals of :mod:`.bounds` and never raises for too little data: below ``min_n`` items it
 returns ``Estimate.insufficient`` with the reason, so a page prints "not enough data".
+Proportions get the Wilson score interval on their effective sample size, chance-corrected
+coefficients the hull of the bootstrap and the image of that interval (:mod:`.bounds`): no
+figure's interval collapses to a point or leaves its range.
 
 Kappas and shares are functions of per-item sums, so their intervals come from one matrix
 product per chunk of resamples (:func:`.bootstrap.cluster_sum_distribution`); only statistics
@@ -22,15 +25,28 @@ from stats.estimates import MIN_ITEMS, Estimate, Exclusion, Unit
 
 from .agreement import (
     Level,
-    cohen_from_confusion,
     cohen_pair_codes,
-    fleiss_from_sums,
     fleiss_item_sums,
-    krippendorff_from_coincidence,
     krippendorff_unit_coincidences,
     krippendorff_unit_counts,
 )
-from .bootstrap import bootstrap_distribution, joint_cluster_sum_distributions
+from .bootstrap import joint_cluster_sum_distributions
+from .bounds import (
+    CLUSTER_WILSON,
+    COEFFICIENT_HULL,
+    DEFAULT_PRIOR_ICC,
+    WILSON,
+    coefficient_bounds,
+    effective_size,
+    proportion_bounds,
+    proportion_sd,
+)
+from .coefficients import (
+    Coefficient,
+    cohen_coefficient,
+    fleiss_coefficient,
+    krippendorff_coefficient,
+)
 from .percentiles import bootstrap_sd, percentile_interval
 
 DEFAULT_RESAMPLES = 2_000
@@ -66,6 +82,20 @@ def _method(clusters: ArrayLike | None, over: str) -> str:
     return f"{CLUSTER_BOOTSTRAP} over {over}" if clusters is not None else BOOTSTRAP
 
 
+def proportion_method(clusters: ArrayLike | None, over: str) -> str:
+    return f"{CLUSTER_WILSON} over {over}" if clusters is not None else WILSON
+
+
+def coefficient_method(clusters: ArrayLike | None, over: str) -> str:
+    return f"{COEFFICIENT_HULL} ({_method(clusters, over)})"
+
+
+def _cluster_sums(codes: NDArray[np.intp], g: int, columns: NDArray[np.float64]) -> NDArray:
+    per_cluster = np.zeros((g, columns.shape[1]))
+    np.add.at(per_cluster, codes, columns)
+    return per_cluster
+
+
 def sums_estimate(
     item_sums: ArrayLike,
     statistic: Callable[[NDArray[np.float64]], NDArray[np.float64]],
@@ -78,12 +108,16 @@ def sums_estimate(
     confidence: float = 0.95,
     min_n: int = MIN_ITEMS,
     excluded: Iterable[Exclusion] = (),
+    prior_icc: float = DEFAULT_PRIOR_ICC,
 ) -> Estimate:
     """A statistic of column sums over items, with a (cluster) bootstrap percentile interval.
 
     ``item_sums[i]`` are item ``i``'s contributions; ``statistic`` maps ``(rows, columns)``
     summed contributions to ``(rows,)`` values (``nan`` = undefined). The point value is the
-    statistic of all items; resamples draw clusters (items when ``clusters`` is None).
+    statistic of all items; resamples draw clusters (items when ``clusters`` is None). A
+    :class:`Coefficient` gets the hull with its score interval; the proportions of this module
+    (:func:`proportion_estimate`) the Wilson interval on the effective size, ``prior_icc``
+    being the intra-cluster correlation the clusters' own is shrunk towards.
     """
     return sums_estimates(
         [(item_sums, statistic, unit)],
@@ -94,6 +128,7 @@ def sums_estimate(
         confidence=confidence,
         min_n=min_n,
         excluded=excluded,
+        prior_icc=prior_icc,
     )[0]
 
 
@@ -110,12 +145,12 @@ def sums_estimates(
     confidence: float = 0.95,
     min_n: int = MIN_ITEMS,
     excluded: Iterable[Exclusion] = (),
+    prior_icc: float = DEFAULT_PRIOR_ICC,
 ) -> list[Estimate]:
     """:func:`sums_estimate` of several statistics (item sums, statistic, unit) of the same
     items and clusters: each is exactly its own call's estimate, while the clusters are drawn
     once for all of them (``stats.bootstrap.joint_cluster_sum_distributions``)."""
     kept = tuple(e for e in excluded if e.count)
-    method = _method(clusters, over)
     out: list[Estimate] = []
     resampled: list[tuple[int, NDArray[np.float64], Callable]] = []
     codes: NDArray[np.intp] | None = None
@@ -126,12 +161,19 @@ def sums_estimates(
             codes, g = _codes(clusters, n)
         elif codes.size != n:
             raise ValueError("every statistic needs one row of sums per item of the same items")
+        if statistic is _ratio:
+            method = proportion_method(clusters, over)
+        elif isinstance(statistic, Coefficient):
+            method = coefficient_method(clusters, over)
+        else:
+            method = _method(clusters, over)
         if n < min_n:
             out.append(
                 Estimate.insufficient(n=n, n_clusters=g, unit=unit, method=method, excluded=kept)
             )
             continue
-        value = float(np.asarray(statistic(sums.sum(axis=0)[None, :]))[0])
+        total = sums.sum(axis=0)[None, :]
+        value = float(np.asarray(statistic(total))[0])
         if not np.isfinite(value):
             out.append(
                 Estimate.insufficient(
@@ -144,11 +186,23 @@ def sums_estimates(
                 )
             )
             continue
-        out.append(Estimate(value, None, None, method, confidence, n, g, kept, unit, sd=None))
+        if statistic is _ratio:
+            per_cluster = _cluster_sums(codes, g, sums)
+            rate, low, high, size = proportion_bounds(
+                per_cluster[:, 0], per_cluster[:, 1], prior_icc=prior_icc, confidence=confidence
+            )
+            sd = proportion_sd(rate, size)
+            out.append(Estimate(rate, low, high, method, confidence, n, g, kept, unit, sd=sd))
+            continue
+        if isinstance(statistic, Coefficient):
+            low, high = coefficient_interval(
+                value, statistic, total, codes, prior_icc=prior_icc, confidence=confidence
+            )
+            out.append(Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=None))
+        else:
+            out.append(Estimate(value, None, None, method, confidence, n, g, kept, unit, sd=None))
         if g >= 2:
-            per_cluster = np.zeros((g, sums.shape[1]))
-            np.add.at(per_cluster, codes, sums)
-            resampled.append((len(out) - 1, per_cluster, statistic))
+            resampled.append((len(out) - 1, _cluster_sums(codes, g, sums), statistic))
     if resampled:
         dists = joint_cluster_sum_distributions(
             [r[1] for r in resampled],
@@ -156,10 +210,63 @@ def sums_estimates(
             n_resamples=n_resamples,
             seed=seed,
         )
-        for (i, _, _), dist in zip(resampled, dists, strict=True):
-            lo, hi = percentile_interval(dist, confidence)
-            out[i] = replace(out[i], low=float(lo), high=float(hi), sd=bootstrap_sd(dist))
+        for (i, _, statistic), dist in zip(resampled, dists, strict=True):
+            lo, hi = (float(b) for b in percentile_interval(dist, confidence))
+            if isinstance(statistic, Coefficient):
+                # The score interval already drawn, hulled with the bootstrap's.
+                lo, hi = max(-1.0, min(lo, out[i].low)), min(1.0, max(hi, out[i].high))
+            sd = bootstrap_sd(dist)
+            out[i] = replace(out[i], low=lo, high=hi, sd=sd if sd else None)
     return out
+
+
+def coefficient_interval(
+    value: float,
+    coefficient: Coefficient,
+    total: NDArray[np.float64],
+    codes: NDArray[np.intp],
+    *,
+    bootstrap: tuple[float, float] | None = None,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """The bounds of a :class:`Coefficient` whose items sum to ``total`` (one row) and lie in
+    clusters ``codes``: the image of the Wilson interval of its observed disagreement on the
+    effective size, hulled with a ``bootstrap`` percentile interval (:mod:`.bounds`)."""
+    d = coefficient.disagreement
+    per_cluster = _cluster_sums(codes, int(codes.max()) + 1, np.column_stack([d, d * d]))
+    sizes = np.bincount(codes).astype(np.float64)
+    size = effective_size(per_cluster[:, 0], sizes, per_cluster[:, 1], prior_icc=prior_icc)
+    return coefficient_bounds(
+        value, coefficient.chance(total), size, bootstrap=bootstrap, confidence=confidence
+    )
+
+
+def proportion_from_clusters(
+    passed: ArrayLike,
+    n: ArrayLike,
+    *,
+    over: str,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
+    confidence: float = 0.95,
+    min_n: int = MIN_ITEMS,
+    excluded: Iterable[Exclusion] = (),
+) -> Estimate:
+    """:func:`proportion_estimate` of 0/1 values already summed per cluster: ``passed[c]`` of
+    ``n[c]`` in cluster ``c`` (for callers that count in the database)."""
+    y = np.asarray(passed, dtype=np.float64).ravel()
+    m = np.asarray(n, dtype=np.float64).ravel()
+    total, g = int(m.sum()), int((m > 0).sum())
+    kept = tuple(e for e in excluded if e.count)
+    method = proportion_method(True, over)
+    if total < min_n:
+        return Estimate.insufficient(n=total, n_clusters=g, method=method, excluded=kept)
+    rate, low, high, size = proportion_bounds(
+        y[m > 0], m[m > 0], prior_icc=prior_icc, confidence=confidence
+    )
+    return Estimate(
+        rate, low, high, method, confidence, total, g, kept, sd=proportion_sd(rate, size)
+    )
 
 
 def proportion_estimate(
@@ -167,9 +274,11 @@ def proportion_estimate(
     clusters: ArrayLike | None = None,
     *,
     over: str = "items",
+    unit: Unit = "proportion",
     **options: Any,
 ) -> Estimate:
-    """Share of true (1) values with a (cluster) bootstrap interval: pass rates, answer shares."""
+    """Share of true (1) values: pass rates, answer shares. The Wilson score interval, on the
+    effective sample size when the values come in ``clusters`` (:mod:`.bounds`)."""
     x = np.asarray(hits, dtype=np.float64).reshape(-1)
     if not np.isin(x, (0.0, 1.0)).all():
         raise ValueError("a proportion needs booleans or 0/1 values")
@@ -177,7 +286,7 @@ def proportion_estimate(
         np.column_stack([x, np.ones_like(x)]),
         _ratio,
         clusters=clusters,
-        unit="proportion",
+        unit=unit,
         over=over,
         **options,
     )
@@ -185,51 +294,6 @@ def proportion_estimate(
 
 def _ratio(s: NDArray[np.float64]) -> NDArray[np.float64]:
     return s[:, 0] / s[:, 1]
-
-
-def mean_estimate(
-    values: ArrayLike,
-    clusters: ArrayLike | None = None,
-    *,
-    clip: tuple[float, float] | None = None,
-    unit: Unit = "score",
-    over: str = "items",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int | None = 0,
-    confidence: float = 0.95,
-    min_n: int = MIN_ITEMS,
-    excluded: Iterable[Exclusion] = (),
-) -> Estimate:
-    """Mean of ``values`` (e.g. HealthBench item scores), optionally clipped, with its bootstrap.
-
-    HealthBench (simple-evals) clips the *aggregate*: ``clip(mean(item scores), 0, 1)``, with
-    the bootstrap standard deviation of that clipped mean. Here each resampled mean is clipped
-    the same way, so interval and ``sd`` describe the published (clipped) figure.
-    """
-    x = np.asarray(values, dtype=np.float64).reshape(-1)
-    if not np.isfinite(x).all():
-        raise ValueError("values must be finite")
-    n = int(x.size)
-    codes, g = _codes(clusters, n)
-    method = _method(clusters, over)
-    kept = tuple(e for e in excluded if e.count)
-    if n < min_n:
-        return Estimate.insufficient(n=n, n_clusters=g, unit=unit, method=method, excluded=kept)
-    value = float(x.mean())
-    low = high = sd = None
-    if g >= 2:
-        dist = bootstrap_distribution(
-            x, None if clusters is None else codes, n_resamples, seed, "mean"
-        )
-        if clip is not None:
-            dist = np.clip(dist, *clip)
-        tail = (1.0 - confidence) / 2.0
-        low, high = (float(v) for v in np.quantile(dist, [tail, 1.0 - tail]))
-        sd = float(dist.std(ddof=1))
-    if clip is not None:
-        value = float(np.clip(value, *clip))
-        method += f", mean clipped to [{clip[0]:g}, {clip[1]:g}]"
-    return Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=sd)
 
 
 def fleiss_estimate(
@@ -242,7 +306,8 @@ def fleiss_estimate(
     raters = c.sum(axis=1)
     if raters.min() < 2 or (raters != raters[0]).any():
         raise ValueError("Fleiss' kappa needs the same number (>= 2) of raters for every item")
-    return sums_estimate(fleiss_item_sums(c), fleiss_from_sums, clusters=clusters, **options)
+    sums = fleiss_item_sums(c)
+    return sums_estimate(sums, fleiss_coefficient(sums), clusters=clusters, **options)
 
 
 def cohen_estimate(
@@ -265,9 +330,7 @@ def cohen_estimate(
         )
     onehot = np.zeros((len(pair), k * k))
     onehot[np.arange(len(pair)), pair] = 1.0
-    return sums_estimate(
-        onehot, lambda s: cohen_from_confusion(s, k, weights), clusters=clusters, **options
-    )
+    return sums_estimate(onehot, cohen_coefficient(pair, k, weights), clusters=clusters, **options)
 
 
 def agreement_estimates(
@@ -295,7 +358,7 @@ def agreement_estimates(
     agreement, kappa = sums_estimates(
         [
             (np.column_stack([agreed, np.ones_like(agreed)]), _ratio, "proportion"),
-            (onehot, lambda s: cohen_from_confusion(s, k, None), "coefficient"),
+            (onehot, cohen_coefficient(pair, k, None), "coefficient"),
         ],
         clusters=clusters,
         **options,
@@ -324,55 +387,14 @@ def krippendorff_estimate(
         clusters = clusters[pairable]
     if not pairable.any():
         return Estimate.insufficient(n=0, unit="coefficient", excluded=excluded)
+    coincidences = krippendorff_unit_coincidences(counts[pairable])
     return sums_estimate(
-        krippendorff_unit_coincidences(counts[pairable]),
-        lambda s: krippendorff_from_coincidence(s, values, level),
+        coincidences,
+        krippendorff_coefficient(coincidences, values, level),
         clusters=clusters,
         unit="coefficient",
         excluded=excluded,
         **options,
-    )
-
-
-def resampled_estimate(
-    n_items: int,
-    statistic: Callable[[NDArray[np.intp]], float],
-    *,
-    unit: Unit = "coefficient",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int | None = 0,
-    confidence: float = 0.95,
-    min_n: int = MIN_ITEMS,
-) -> Estimate:
-    """``statistic(item indices)`` of all items, with a bootstrap over items (one call each).
-
-    For statistics that are not functions of per-item sums (Krippendorff's alpha with missing
-    ratings); ``statistic`` returns ``nan`` where a resample leaves it undefined.
-    """
-    if n_items < min_n:
-        return Estimate.insufficient(n=n_items, unit=unit, method=BOOTSTRAP)
-    value = float(statistic(np.arange(n_items)))
-    if not np.isfinite(value):
-        return Estimate.insufficient(
-            n=n_items, unit=unit, method=BOOTSTRAP, reason="undefined (no variation)"
-        )
-    dist = bootstrap_distribution(
-        np.arange(n_items, dtype=float),
-        None,
-        n_resamples,
-        seed,
-        lambda drawn: statistic(drawn.astype(np.intp)),
-    )
-    lo, hi = percentile_interval(dist, confidence)
-    return Estimate(
-        value=value,
-        low=float(lo),
-        high=float(hi),
-        method=BOOTSTRAP,
-        confidence=confidence,
-        n=n_items,
-        n_clusters=n_items,
-        unit=unit,
     )
 
 

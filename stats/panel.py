@@ -19,11 +19,11 @@ from numpy.typing import ArrayLike, NDArray
 from stats.estimates import Estimate, Exclusion
 
 from .agreement import category_counts
+from .differences import paired_difference_estimate
 from .figures import (
     DEFAULT_RESAMPLES,
     Resampling,
     krippendorff_estimate,
-    mean_estimate,
     proportion_estimate,
 )
 
@@ -167,11 +167,13 @@ def judge_pass_rates(
       those where both the judge and the panel have a verdict (panel ties excluded and
       counted). Positive: a kinder judge than the panel, negative: a harsher one.
 
-    Both intervals are cluster bootstrap percentile intervals drawing whole base scenarios
-    (``clusters``; conversations when ``None``), so a judge's harshness is judged against the
-    spread over scenarios, not over correlated conversations. The panel includes the judge
-    itself, so with few judges the difference is pulled toward zero; it estimates the gap to
-    this panel, not to the truth (see :mod:`stats.ppi` for that).
+    Both intervals treat whole base scenarios (``clusters``; conversations when ``None``) as
+    the units, so a judge's harshness is judged against the spread over scenarios, not over
+    correlated conversations: the rate's is Wilson on its effective size, the difference's
+    Newcombe's paired score interval (:func:`.differences.paired_difference_estimate`), which
+    stays open when the judge and the panel agree on every conversation. The panel includes
+    the judge itself, so with few judges the difference is pulled toward zero; it estimates
+    the gap to this panel, not to the truth (see :mod:`stats.ppi` for that).
     """
     arr = _readings(readings)
     panel = panel_verdicts(arr)
@@ -212,14 +214,30 @@ def judge_pass_rates(
                 excluded=(tied, unread),
                 **options,
             )
-            gap = mean_estimate(
-                judge_pass[both, j] - panel_pass[both],
-                None if cluster is None else cluster[both],
-                unit="difference",
+            gap = _paired_gap(
+                judge_pass[both, j], panel_pass[both], None if cluster is None else cluster[both]
+            )
+            gap = paired_difference_estimate(
+                gap[:, :2],
+                gap[:, 2:],
+                items=int(both.sum()),
+                over=options["over"],
+                confidence=confidence,
                 excluded=(tied, unread, split),
-                **options,
             )
             out.append(JudgeRate(name, t, rate, gap))
+    return out
+
+
+def _paired_gap(
+    judge: NDArray[np.float64], panel: NDArray[np.float64], clusters: NDArray | None
+) -> NDArray[np.float64]:
+    """Per cluster (conversation when ``clusters`` is None): the judge's and the panel's
+    passes, and the conversations twice (each side's n)."""
+    labels = np.arange(judge.size) if clusters is None else clusters
+    code = np.unique(labels, return_inverse=True)[1].ravel()
+    out = np.zeros((int(code.max()) + 1 if code.size else 0, 4))
+    np.add.at(out, code, np.column_stack([judge, panel, np.ones_like(judge), np.ones_like(judge)]))
     return out
 
 

@@ -8,10 +8,14 @@ and/or judge. These functions compare the two arms on the scenarios both ran:
 * :func:`verdict_flip_share` -- the share of verdicts that change;
 * :func:`single_vs_majority` -- whether one judgment ranks metrics as three do (Spearman's rho).
 
-Every interval is a percentile interval of the one cluster bootstrap
-(:func:`stats.figures.sums_estimate`), drawing whole scenarios -- or whole base scenarios when
-``clusters`` maps scenarios to them -- with the same draws for both arms, so the pairing is
-kept in every resample.
+Every interval treats whole scenarios -- or whole base scenarios when ``clusters`` maps
+scenarios to them -- as the independent units, both arms together, so the pairing is kept, and
+none collapses to a point or leaves its range (:mod:`.bounds`): the shift is a paired
+difference of rates (:func:`.differences.paired_rate_differences`, Newcombe's hybrid score
+interval), the flip share a proportion (Wilson on the effective size), and the two rank
+correlations the hull of the cluster bootstrap's percentile interval
+(:func:`stats.figures.sums_estimate`, the same draws for both arms) and a score interval on
+the ranked items.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from scipy import stats as _scipy_stats
 
 from stats.estimates import Estimate, Exclusion
 
+from .bounds import RANK_HULL, rank_correlation_bounds
+from .differences import paired_difference_estimate
 from .figures import DEFAULT_RESAMPLES, proportion_estimate, sums_estimate
 from .ranking import kendall_tau_b_rows
 
@@ -58,10 +64,13 @@ def pass_rate_shift(
 
         shift = sum_s passes_swapped / sum_s n_swapped - sum_s passes_original / sum_s n_original
 
-    The interval draws scenarios (or the base scenarios ``clusters[scenario]`` names) with
-    replacement, both arms together: the pairing removes the scenarios' own difficulty from
-    the spread, which is why it is narrower than comparing two independent rates. It does not
-    apply when the swapped arm's scenarios were chosen by their results.
+    The interval is the paired difference of :func:`.differences.paired_rate_differences`
+    over scenarios (or the base scenarios ``clusters[scenario]`` names): the pairing removes
+    the scenarios' own difficulty from the spread, which is why it is narrower than comparing
+    two independent rates; Newcombe's score bounds keep it inside [-1, 1] and open at 0 % and
+    100 %. It does not apply when the swapped arm's scenarios were chosen by their results.
+    ``n_resamples`` and ``seed`` are kept for the callers' one set of options (the max-t
+    draw of one pair needs none).
     """
     o = _binary(original, "original")
     w = _binary(swapped, "swapped")
@@ -78,16 +87,18 @@ def pass_rate_shift(
         np.add.at(sums[:, 2 * col], rows[inside], verdicts[keep][inside])
         np.add.at(sums[:, 2 * col + 1], rows[inside], 1.0)
     unpaired = np.setdiff1d(np.union1d(o_s[o_keep], w_s[w_keep]), shared).size
-    return sums_estimate(
-        sums,
-        lambda s: s[:, 2] / s[:, 3] - s[:, 0] / s[:, 1],
-        clusters=None if clusters is None else [clusters[s] for s in shared.tolist()],
-        unit="difference",
+    excluded = (Exclusion("scenario run in one arm only", int(unpaired)),)
+    labels = shared.tolist() if clusters is None else [clusters[s] for s in shared.tolist()]
+    _, code = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
+    per_cluster = np.zeros((int(code.max()) + 1 if code.size else 0, 4))
+    np.add.at(per_cluster, code.ravel(), sums)
+    return paired_difference_estimate(
+        per_cluster[:, [2, 0]],
+        per_cluster[:, [3, 1]],
+        items=int(shared.size),
         over=_over(clusters),
-        n_resamples=n_resamples,
-        seed=seed,
         confidence=confidence,
-        excluded=(Exclusion("scenario run in one arm only", int(unpaired)),),
+        excluded=excluded,
     )
 
 
@@ -127,7 +138,7 @@ def swap_rank_agreement(
         with np.errstate(all="ignore"):
             return kendall_tau_b_rows(s[:, 0] / s[:, 1], s[:, 2] / s[:, 3])
 
-    return sums_estimate(
+    figure = sums_estimate(
         np.stack(arrays, axis=1).reshape(shape[0], 4 * k),
         tau,
         clusters=clusters,
@@ -136,6 +147,19 @@ def swap_rank_agreement(
         seed=seed,
         confidence=confidence,
     )
+    return _rank_bounded(figure, k, "kendall", confidence)
+
+
+def _rank_bounded(figure: Estimate, items: int, kind: str, confidence: float) -> Estimate:
+    """The bootstrap figure of a rank correlation over ``items`` ranked items, hulled with the
+    score interval of its concordance share (:func:`.bounds.rank_correlation_bounds`)."""
+    if not figure.defined:
+        return figure
+    bootstrap = (figure.low, figure.high) if figure.has_interval else None
+    low, high = rank_correlation_bounds(
+        figure.value, items, kind=kind, bootstrap=bootstrap, confidence=confidence
+    )
+    return replace(figure, low=low, high=high, method=f"{RANK_HULL} ({figure.method})")
 
 
 def verdict_flip_share(
@@ -233,7 +257,7 @@ def single_vs_majority(
         confidence=confidence,
         excluded=(Exclusion("single reading missing or majority tied", int((~keep).sum())),),
     )
-    return replace(figure, n=int(rows.size))
+    return replace(_rank_bounded(figure, m, "spearman", confidence), n=int(rows.size))
 
 
 def _spearman_rows(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -14,13 +14,14 @@ anchors do for consistency.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from evaluations.models import AnchorCoverage, Conversation, ConversationStatus, EvaluationRun
+from stats import proportion_from_clusters
 from stats.estimates import Estimate, Exclusion
-from stats.few_clusters import effective_wilson, intra_cluster_correlation
 
 WILSON = "Wilson score interval on the effective sample size (design effect over base scenarios)"
 METHOD = f"share of anchors raised in some replicates and not others; {WILSON}"
@@ -175,7 +176,8 @@ def clustered_share(
 
     A run has a handful of base scenarios, too few for a percentile bootstrap to cover, and a
     share at 0 % (every cluster at zero) would get the interval [0 %, 0 %]. The design effect
-    comes from the intra-cluster correlation of the flags across base scenarios.
+    comes from the intra-cluster correlation of the flags across base scenarios, shrunk
+    towards a prior (:func:`stats.proportion_from_clusters`).
     """
     n = len(flags)
     if n < 2:
@@ -186,15 +188,5 @@ def clustered_share(
         per_cluster[cluster][1] += 1
     hits = np.array([v[0] for v in per_cluster.values()])
     sizes = np.array([v[1] for v in per_cluster.values()])
-    rho = intra_cluster_correlation(np.zeros(hits.size), hits, sizes)
-    deff = 1.0 + max(0.0, float(sizes.mean()) - 1.0) * rho
-    low, high = effective_wilson(hits.sum(), sizes.sum(), deff)
-    return Estimate(
-        value=float(hits.sum() / n),
-        low=float(low),
-        high=float(high),
-        method=method,
-        n=n,
-        n_clusters=len(per_cluster),
-        excluded=tuple(excluded),
-    )
+    estimate = proportion_from_clusters(hits, sizes, over="base scenarios", excluded=excluded)
+    return replace(estimate, method=method)

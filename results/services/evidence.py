@@ -2,24 +2,28 @@
 
 A reading whose quotes are not in the assistant's turns is asked again once
 (`evaluations.services.judging`); what stays unverified is counted here for the methodology
-page, as the share of judge readings with unverified quotes (an Estimate, cluster bootstrap over
-base scenarios) and the number of conversations flagged.
+page, as the share of judge readings with unverified quotes (an Estimate: Wilson on the effective
+sample size over base scenarios, open at 0 % too) and the number of conversations flagged.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from evaluations.models import Conversation, EvaluationRun
-from stats import clustered_mean_ci
+from stats import proportion_from_clusters
 from stats.estimates import Estimate
 
 from .reasks import reask_effects
 from .repeatability import JUDGMENT_COLUMNS, judgment_counts
 
-METHOD = "share of judge readings with quotes not in the assistant's turns; cluster bootstrap"
+METHOD = (
+    "share of judge readings with quotes not in the assistant's turns; Wilson score interval on "
+    "the effective sample size over base scenarios"
+)
 
 
 def evidence_verification(
@@ -30,7 +34,8 @@ def evidence_verification(
     counts: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """The judge readings of completed conversations; ``counts``: the run's `judgment_counts`,
-    if already read."""
+    if already read. ``n_resamples`` and ``seed`` are the callers' one set of options; the
+    share's score interval draws nothing."""
     if counts is None:
         counts = judgment_counts(run)
     column = {name: counts[:, i] for i, name in enumerate(JUDGMENT_COLUMNS)}
@@ -51,17 +56,8 @@ def evidence_verification(
         return {"unverified": Estimate.insufficient(method=METHOD).as_dict(), "reasked": 0}
     sizes = [n for _, n, _, _ in rows]
     sums = [unverified for _, _, unverified, _ in rows]
-    low = high = None
-    if len(rows) >= 2:
-        # The same interval as bootstrap_ci over the readings clustered by base scenario.
-        low, high = clustered_mean_ci(sums, sizes, n_resamples=n_resamples, seed=seed)
-    estimate = Estimate(
-        value=sum(sums) / sum(sizes),
-        low=low,
-        high=high,
-        method=METHOD,
-        n=sum(sizes),
-        n_clusters=len(rows),
+    estimate = replace(
+        proportion_from_clusters(sums, sizes, over="base scenarios", min_n=1), method=METHOD
     )
     return {
         "unverified": estimate.as_dict(),

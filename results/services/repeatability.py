@@ -22,6 +22,8 @@ from stats import (
     fleiss_item_sums,
     percentile_interval,
 )
+from stats.bounds import COEFFICIENT_HULL, DEFAULT_PRIOR_ICC, cluster_correlation
+from stats.coefficients import fleiss_coefficient
 from stats.estimates import MIN_ITEMS, Estimate
 from stats.two_stage import two_stage_weights
 
@@ -124,12 +126,14 @@ def _repeatability_figures(
     interval: tuple[np.ndarray, np.ndarray] | None = None,
     *,
     two_stage: bool = False,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
 ) -> dict[str, Any]:
     """Unanimity and Fleiss' kappa of `present[i]` "present" votes out of `raters`, as estimates.
 
     Both are functions of per-item sums, so one resampling serves the two. `two_stage`
     resamples conversations within the drawn base scenarios too: a metric has only three.
     `interval`: their (low, high) already drawn (many metrics at once, `judge_repeatability`).
+    `prior_icc`: the intra-cluster correlation the data's own is shrunk towards.
     """
     per_item, sums, g = _repeatability_point(present, raters, clusters)
     n = int(present.size)
@@ -151,7 +155,15 @@ def _repeatability_figures(
         )
         low, high = percentile_interval(dist)
     return _repeatability_estimates(
-        unanimity, kappa, low, high, n, g, raters, TWO_STAGE if two_stage else CLUSTERED
+        unanimity,
+        kappa,
+        low,
+        high,
+        per_item,
+        clusters,
+        raters,
+        TWO_STAGE if two_stage else CLUSTERED,
+        prior_icc,
     )
 
 
@@ -160,24 +172,51 @@ def _repeatability_estimates(
     kappa: float,
     low: np.ndarray,
     high: np.ndarray,
-    n: int,
-    g: int,
+    per_item: np.ndarray,
+    clusters: np.ndarray,
     raters: int,
     method: str,
+    prior_icc: float = DEFAULT_PRIOR_ICC,
 ) -> dict[str, Any]:
-    """The figures of `_repeatability_figures` from their point values and (low, high) pairs."""
-    common = {"method": method, "n": n, "n_clusters": g}
+    """The figures of `_repeatability_figures` from their point values, the bootstrap's
+    (low, high) pairs and the per-item columns in their ``clusters``: unanimity, a proportion,
+    gets the Wilson interval on its effective size; kappa the hull of its bootstrap and the
+    image of that interval (`stats.coefficient_interval`), so neither collapses to a point
+    when every conversation is unanimous. ``prior_icc``: the correlation a metric's own is
+    shrunk towards (the run's)."""
+    codes = np.unique(clusters, return_inverse=True)[1].ravel()
+    n, g = int(per_item.shape[0]), int(codes.max()) + 1
+    common = {"method": f"{COEFFICIENT_HULL} ({method})", "n": n, "n_clusters": g}
     kappa_value = _num(kappa)
-    kappa_estimate = (
-        Estimate(kappa_value, _num(low[1]), _num(high[1]), unit="coefficient", **common)
-        if kappa_value is not None and n >= MIN_ITEMS
-        else Estimate.insufficient(unit="coefficient", reason="undefined (no variation)", **common)
+    if kappa_value is not None and n >= MIN_ITEMS:
+        bootstrap = (
+            (float(low[1]), float(high[1])) if np.isfinite([low[1], high[1]]).all() else None
+        )
+        bounds = statistics.coefficient_interval(
+            kappa_value,
+            fleiss_coefficient(per_item[:, 1:]),
+            per_item[:, 1:].sum(axis=0)[None, :],
+            codes,
+            bootstrap=bootstrap,
+            prior_icc=prior_icc,
+        )
+        kappa_estimate = Estimate(kappa_value, *bounds, unit="coefficient", **common)
+    else:
+        kappa_estimate = Estimate.insufficient(
+            unit="coefficient", reason="undefined (no variation)", **common
+        )
+    unanimous = statistics.proportion_from_clusters(
+        np.bincount(codes, weights=per_item[:, 0]),
+        np.bincount(codes),
+        over="base scenarios",
+        prior_icc=prior_icc,
+        min_n=1,
     )
     return {
         "n_conversations": n,
         "n_clusters": g,
         "judgments_per_conversation": raters,
-        "unanimity": Estimate(unanimity, _num(low[0]), _num(high[0]), **common).as_dict(),
+        "unanimity": unanimous.as_dict(),
         "fleiss_kappa": kappa_estimate.as_dict(),
     }
 
@@ -237,6 +276,12 @@ def judge_repeatability(
     low, high = _per_metric_intervals(
         per_item, groups, base, n_resamples=per_metric_resamples, seed=seed
     )
+    # Each metric's correlation of unanimity is shrunk towards the run's (its three base
+    # scenarios say little about it on their own).
+    run_codes = _cluster_codes(version, base)
+    run_icc = cluster_correlation(
+        np.bincount(run_codes, weights=per_item[:, 0]), np.bincount(run_codes)
+    )
     for i, idx in enumerate(groups):
         mv = int(version[idx[0]])
         figures = _repeatability_estimates(
@@ -244,10 +289,11 @@ def judge_repeatability(
             float(kappa[i]),
             low[i],
             high[i],
-            int(idx.size),
-            int(np.unique(base[idx]).size),
+            per_item[idx],
+            base[idx],
             raters,
             TWO_STAGE,
+            prior_icc=run_icc,
         )
         per_metric.append({"metric_version": mv, "metric": names.get(mv, str(mv)), **figures})
     # Least repeatable first: that is where a rubric needs attention.

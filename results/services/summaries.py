@@ -303,12 +303,35 @@ class MetricPart:
 
 def metric_parts(cells: RunCells, inputs: SummaryInputs) -> list[MetricPart]:
     """`metric_rows` before it becomes tuples, one part per age scope, in the rows' order."""
-    deff = metric_design_effects(cells)
+    rho = {scope: r for scope, (r, _) in scope_correlations(cells).items()}
     parts = []
-    for scope, g in level_groups(cells, SummaryLevel.METRIC, inputs.polarity, clusters=False):
-        low, high = statistics.effective_wilson(g.passed, g.n, np.full(g.n.size, deff[scope]))
+    for scope, g in level_groups(cells, SummaryLevel.METRIC, inputs.polarity, clusters=True):
+        deff = group_design_effects(g, rho[scope])
+        low, high = statistics.effective_wilson(g.passed, g.n, deff)
         parts.append(MetricPart(scope, g, low, high))
     return parts
+
+
+def group_design_effects(g: Groups, run_rho: float) -> NDArray[np.float64]:
+    """Each metric x model rate's design effect ``1 + (sum n_c^2 / N - 1) rho``, with ``rho``
+    the metric's own intra-cluster correlation shrunk towards the run's.
+
+    One correlation for the whole run under-covers metrics whose base scenarios differ far
+    more than the run's typical metric. A metric's own estimate pools its models, which meet
+    the same base scenarios (``stats.group_correlations`` with ``pool``): ``models x (G - 1)``
+    degrees of freedom, 20 for ten models on three base scenarios. Its weight against the
+    run's, ``df / (df + 4)`` (``stats.shrunk_correlation``), is the empirical-Bayes weight of
+    an estimate whose variance falls as ``1 / df``; a metric at 0 % or 100 % in every model
+    takes the run's."""
+    metric = np.unique(g.key, return_inverse=True)[1].ravel()
+    rho, degrees, varied = statistics.group_correlations(
+        g.c_group, g.c_passed, g.c_n, n_groups=g.n.size, pool=metric
+    )
+    shrunk = statistics.shrunk_correlation(rho, degrees, varied, run_rho)[metric]
+    squares = np.bincount(g.c_group, weights=g.c_n.astype(float) ** 2, minlength=g.n.size)
+    with np.errstate(all="ignore"):
+        mean_size = np.where(g.n > 0, squares / g.n, 1.0)
+    return 1.0 + np.maximum(mean_size - 1.0, 0.0) * shrunk
 
 
 def _level_rows(

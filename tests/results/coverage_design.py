@@ -12,9 +12,9 @@ most), a variant effect and a teen-adult shift; the judge then flips a verdict w
 ``judge_noise``. The metrics of a release are fixed; the true value of a figure averages each
 metric's rate over the population of base scenarios (Gauss-Hermite), after the judge's noise.
 
-Used by ``tests/results/test_coverage_levels.py`` (few replications) and the benchmarks (many,
-printing the figures with their Monte Carlo error; the teen-adult test's in
-``benchmarks/teen_adult.py``).
+Used by ``tests/results/test_coverage_levels.py`` (few replications) and
+``benchmarks/coverage.py`` (many, printing the figures with their Monte Carlo error; the
+teen-adult test's also in ``benchmarks/teen_adult.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ from metrics_registry.demo_catalog import DEMO_METRICS
 from metrics_registry.taxonomy import AREAS, LABEL_CATEGORIES
 from results.services.cells import RunCells
 from results.services.robustness import FDR, teen_adult_differences, teen_adult_test
-from results.services.summaries import metric_rows, pooled_rows, summary_inputs
+from results.services.summaries import (
+    metric_design_effects,
+    metric_rows,
+    pooled_rows,
+    summary_inputs,
+)
 
 BASES = 3
 GH_X, GH_W = np.polynomial.hermite_e.hermegauss(40)
@@ -79,8 +84,16 @@ def full_design(rng: np.random.Generator, metrics: int = 809) -> Design:
     return Design("full release (809 metrics)", polarity, subareas, category, models=10)
 
 
-def simulate(rng: np.random.Generator, design: Design, *, sd_max: float, judge_noise: float):
-    """Outcomes ``y[metric, base, age, model]`` and true rates ``truth[metric, age, model]``."""
+def simulate(
+    rng: np.random.Generator,
+    design: Design,
+    *,
+    sd_max: float,
+    judge_noise: float,
+    spread: bool = False,
+):
+    """Outcomes ``y[metric, base, age, model]`` and true rates ``truth[metric, age, model]``
+    (and with ``spread`` each metric's between-base SD)."""
     metrics, models = design.metrics, design.models
     mu = rng.normal(0.8, 1.2, metrics)[:, None, None, None]
     sd = rng.uniform(0.0, sd_max, metrics)
@@ -96,9 +109,10 @@ def simulate(rng: np.random.Generator, design: Design, *, sd_max: float, judge_n
     )
     y = rng.binomial(1, observed)
     linear = (mu + model + shift)[:, 0]  # metric, age, model
-    spread = np.hypot(sd, 0.5)[:, None, None, None]
-    truth = (special.expit(linear[..., None] + spread * GH_X) * GH_W).sum(axis=-1)
-    return y, judge_noise + (1 - 2 * judge_noise) * truth
+    spread_sd = np.hypot(sd, 0.5)[:, None, None, None]
+    truth = (special.expit(linear[..., None] + spread_sd * GH_X) * GH_W).sum(axis=-1)
+    truth = judge_noise + (1 - 2 * judge_noise) * truth
+    return (y, truth, sd) if spread else (y, truth)
 
 
 def as_cells(y: np.ndarray, design: Design) -> RunCells:
@@ -206,6 +220,42 @@ def coverage(
         y, truth = simulate(rng, design, sd_max=sd_max, judge_noise=judge_noise)
         for name, got in coverage_hits(y, truth, design).items():
             hits[name] += got
+    out = {}
+    for name, got in hits.items():
+        c = float(np.mean(got))
+        out[name] = (c, float(np.sqrt(c * (1 - c) / len(got))), len(got))
+    return out
+
+
+def metric_coverage_by_spread(
+    design: Design,
+    *,
+    replications: int,
+    sd_max: float,
+    judge_noise: float,
+    seed: int,
+    wide: float = 1.5,
+) -> dict[str, tuple[float, float, int]]:
+    """Coverage of the metric rates (both ages together) on the metrics whose between-base SD
+    is at least ``wide``: with the published per-metric correlation (shrunk towards the
+    run's), and with the run's one correlation for every metric."""
+    rng = np.random.default_rng(seed)
+    hits: dict[str, list[bool]] = {"per-metric correlation": [], "run's correlation": []}
+    for _ in range(replications):
+        y, truth, sd = simulate(rng, design, sd_max=sd_max, judge_noise=judge_noise, spread=True)
+        cells = as_cells(y, design)
+        true_rate = truth.mean(axis=1)  # metric, model
+        run = SimpleNamespace(release_id=None, pk=None)
+        for row in metric_rows(run, cells, inputs=summary_inputs(cells)):
+            version, scope, target = row[7], row[8], row[2]
+            if scope == "all" and sd[version] >= wide:
+                truth_value = true_rate[version, target]
+                hits["per-metric correlation"].append(bool(row[13] <= truth_value <= row[14]))
+        deff = metric_design_effects(cells)["all"]
+        passed = y.sum(axis=(1, 2))
+        low, high = statistics.effective_wilson(passed, np.full(passed.shape, BASES * 2.0), deff)
+        covered = (low <= true_rate) & (true_rate <= high)
+        hits["run's correlation"] += covered[sd >= wide].ravel().tolist()
     out = {}
     for name, got in hits.items():
         c = float(np.mean(got))

@@ -1,7 +1,7 @@
 """Every published estimate type covers at both of the platform's designs (the demo's 64
 metrics, a full 809-metric release), with base-scenario effects that differ between metrics
 (SD up to 2.0 on the logit scale) and a noisy judge; intervals computed by the code that
-publishes them (``tests/results/coverage_design.py``). ``benchmarks/interval_coverage.py`` runs the
+publishes them (``tests/results/coverage_design.py``). ``benchmarks/coverage.py`` runs the
 same simulation with more replications and prints the figures with their Monte Carlo error."""
 
 import numpy as np
@@ -70,7 +70,7 @@ def test_a_percentile_bootstrap_over_a_subareas_clusters_would_not_cover():
 def test_paired_differences_separate_models_the_overlap_of_intervals_cannot():
     """Models 4-9 points apart at the demo's size: the paired simultaneous interval tells more
     of them apart than the non-overlap of their own intervals (which the chained groups used).
-    On a full release both separate most such pairs (benchmarks/interval_coverage.py)."""
+    On a full release both separate most such pairs (benchmarks/coverage.py)."""
     power = sim.separation(
         sim.demo_design(), replications=150, sd_max=2.0, judge_noise=0.05, seed=4
     )

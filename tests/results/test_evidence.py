@@ -1,7 +1,8 @@
 """The share of judge readings whose evidence stayed unverified, for the methodology page."""
 
-import numpy as np
 import pytest
+from scipy.stats import chi2
+from statsmodels.stats.proportion import proportion_confint
 
 from evaluations.models import Judgment
 from results.services.evidence import evidence_verification
@@ -33,9 +34,13 @@ def test_unverified_readings_are_counted_with_a_cluster_interval():
     estimate = Estimate.from_dict(figure["unverified"])
     assert estimate.value == pytest.approx(2 / 9)
     assert (estimate.n, estimate.n_clusters) == (9, 3)
-    # Resampling three clusters of three readings: the mean ranges over k/9 with k in 0..6.
-    assert estimate.low == pytest.approx(0.0)
-    assert estimate.high == pytest.approx(np.mean([2 / 3, 2 / 3, 2 / 3]))
+    # Three clusters of three readings with 2, 0, 0 unverified: the one-way ANOVA intra-cluster
+    # correlation is (4/9 - 1/9) / (4/9 + 2/9) = 1/2, shrunk towards 1 with weight 2 / (2 + 4):
+    # 5/6, so the design effect is 1 + 2 * 5/6 = 8/3 and the effective size 27/8.
+    # 0.75 effective unverified readings: Brown, Cai & DasGupta's Poisson lower bound.
+    low, high = proportion_confint(2 / 9 * 27 / 8, 27 / 8, method="wilson")
+    low = min(low, chi2.ppf(0.025, 2 * 0.75) / (2 * 27 / 8))
+    assert (estimate.low, estimate.high) == pytest.approx((low, high), abs=1e-12)
     assert figure["reasked"] == 3
     assert figure["conversations_flagged"] == 1
 

@@ -21,7 +21,6 @@ from results.services import results_refresh
 from results.services.cells import run_cells
 from results.services.summaries import (
     POLARITIES,
-    metric_design_effects,
     polarity_codes,
     scope_correlations,
 )
@@ -29,6 +28,10 @@ from tests.evaluations.test_run_evaluation_command import offline_models  # noqa
 from tests.evaluations.test_runs import offline_release  # noqa: F401
 from tests.results import legacy_summaries
 from tests.stats.monte_carlo import assert_bounds_within_monte_carlo_error, expanded
+from tests.stats.references import (
+    effective_wilson_reference,
+    metric_design_effects_reference,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -136,8 +139,13 @@ def assert_same_summaries(run: EvaluationRun) -> None:
         assert (row.n_failed, row.failures) == (old.n_failed, old.failures)
         new_e, old_e = row.estimate.as_dict(), old.estimate.as_dict()
         if key[0] == SummaryLevel.METRIC:
+            # Wilson on effective n (each metric's own correlation): no resampling, so no
+            # tolerance; the bounds are checked in test_metric_intervals_are_wilson_on_effective_n.
             assert row.method == old.method
-            assert new_e == old_e, key  # Wilson on effective n: no resampling, no tolerance
+            bounds = ("low", "high", "sd")
+            assert {k: v for k, v in new_e.items() if k not in bounds} == {
+                k: v for k, v in old_e.items() if k not in bounds
+            }, key
             continue
         assert row.method == statistics.STRATIFIED_WILSON
         same = ("value", "n", "n_clusters", "excluded", "unit", "reason")
@@ -199,11 +207,13 @@ def test_metric_intervals_are_wilson_on_effective_n(synthetic_run):
     """Checked against statsmodels' Wilson interval on n / deff and passed / deff."""
     run = synthetic_run
     results_refresh(run=run, n_resamples=RESAMPLES)
-    deff = metric_design_effects(run_cells(run))
+    cells = run_cells(run)
+    rho = {scope: r for scope, (r, _) in scope_correlations(cells).items()}
+    deff = metric_design_effects_reference(cells, rho)
     rows = list(PassRateSummary.objects.filter(run=run, level=SummaryLevel.METRIC))
     assert len(rows) == 40 * 3 * 3
     for row in rows:
-        d = deff[row.age_context]
+        d = deff[(row.age_context, row.target_id, row.metric_version_id)]
         low, high = proportion_confint(
             row.n_passed / d, row.n_conversations / d, alpha=0.05, method="wilson"
         )
@@ -316,6 +326,7 @@ def test_percentile_interval_matches_nanquantile_with_undefined_resamples():
 def test_per_metric_repeatability_equals_each_metric_on_its_own(synthetic_run):
     from evaluations.models import Judgment
     from results.services.reliability import _repeatability_figures, judge_repeatability
+    from stats.bounds import cluster_correlation
 
     run = synthetic_run
     figures = judge_repeatability(run, n_resamples=300, per_metric_resamples=400)
@@ -329,6 +340,15 @@ def test_per_metric_repeatability_equals_each_metric_on_its_own(synthetic_run):
     by_conversation: dict[int, list] = {}
     for conversation, version, base, present in rows:
         by_conversation.setdefault(conversation, [version, base, 0])[2] += bool(present)
+    # Each metric's correlation is shrunk towards the run's, from every conversation's
+    # unanimity in its (metric version, base scenario).
+    keys = sorted({(v[0], v[1]) for v in by_conversation.values()})
+    unanimous = np.zeros(len(keys))
+    sizes = np.zeros(len(keys))
+    for version, base, present in by_conversation.values():
+        unanimous[keys.index((version, base))] += present in (0, 3)
+        sizes[keys.index((version, base))] += 1
+    run_icc = cluster_correlation(unanimous, sizes)
     for metric in figures["per_metric"]:
         items = [v for v in by_conversation.values() if v[0] == metric["metric_version"]]
         # The metric alone, through the one-data-set two-stage bootstrap.
@@ -339,8 +359,9 @@ def test_per_metric_repeatability_equals_each_metric_on_its_own(synthetic_run):
             400,
             0,
             two_stage=True,
+            prior_icc=run_icc,
         )
-        assert alone["unanimity"]["method"].startswith("two-stage")
+        assert "two-stage" in alone["fleiss_kappa"]["method"]
         for figure in ("unanimity", "fleiss_kappa"):
             shared, own = metric[figure], alone[figure]
             assert {k: v for k, v in shared.items() if k not in ("low", "high")} == {
@@ -375,9 +396,9 @@ def test_evidence_share_from_grouped_counts_equals_bootstrap_over_readings(synth
     )
     flags = [float(flag) for flag, _, _ in rows]
     clusters = [f"{version}:{base}" for _, version, base in rows]
-    low, high = statistics.bootstrap_ci(flags, clusters, n_resamples=700, seed=2)
+    low, high = effective_wilson_reference(flags, clusters)
     unverified = figures["unverified"]
-    assert (unverified["low"], unverified["high"]) == (low, high)
+    assert (unverified["low"], unverified["high"]) == pytest.approx((low, high), abs=1e-12)
     assert unverified["value"] == sum(flags) / len(flags)
     assert (unverified["n"], unverified["n_clusters"]) == (len(flags), len(set(clusters)))
     assert figures["reasked"] == len(judgments[::13])

@@ -240,12 +240,12 @@ def test_per_metric_repeatability_on_pipeline_judgments_matches_statsmodels():
         assert figure["n_conversations"] == len(counts) == 6 * 2 * 2
         assert figure["n_clusters"] == 3
         kappa = figure["fleiss_kappa"]
-        assert kappa["method"].startswith("two-stage bootstrap")
+        assert "two-stage bootstrap" in kappa["method"]
         assert kappa["n"] == len(counts)
         expected = sm_fleiss(counts)
         if np.isfinite(expected):
             assert kappa["value"] == pytest.approx(expected, abs=1e-9)
-            assert kappa["low"] <= kappa["value"] <= kappa["high"]
+            assert -1 <= kappa["low"] < kappa["value"] < kappa["high"] <= 1
             compared += 1
         unanimous = np.mean([(c[0] in (0, 3)) for c in counts])
         assert figure["unanimity"]["value"] == pytest.approx(unanimous, abs=1e-12)

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 import stats as statistics
-from stats.bootstrap import cluster_sum_distribution
-from stats.percentiles import percentile_interval
+from tests.stats.references import effective_wilson_reference
 
 
 @pytest.fixture
@@ -19,15 +18,6 @@ def rated():
     return clusters, answers, a, b
 
 
-def _own_interval(hits, clusters):
-    """The reference: the proportion's own cluster-sum bootstrap, drawn on its own."""
-    _, codes = np.unique(clusters, return_inverse=True)
-    per_cluster = np.zeros((codes.max() + 1, 2))
-    np.add.at(per_cluster, codes, np.column_stack([hits, np.ones_like(hits)]))
-    dist = cluster_sum_distribution(per_cluster, lambda s: s[:, 0] / s[:, 1], n_resamples=2_000)
-    return percentile_interval(dist)
-
-
 def test_shares_from_one_drawing_are_each_shares_own(rated):
     clusters, answers, _, _ = rated
     choices = ("agreed", "disagreed", "unsure")
@@ -36,8 +26,8 @@ def test_shares_from_one_drawing_are_each_shares_own(rated):
         hits = (answers == choice).astype(float)
         own = statistics.proportion_estimate(hits, clusters, n_resamples=2_000)
         assert joint[choice] == own
-        low, high = _own_interval(hits, clusters)
-        assert (joint[choice].low, joint[choice].high) == (float(low), float(high))
+        low, high = effective_wilson_reference(hits, clusters)
+        assert (joint[choice].low, joint[choice].high) == pytest.approx((low, high), abs=1e-12)
     # Different shares, different intervals: the drawing is shared, not the figure.
     assert len({(e.low, e.high) for e in joint.values()}) == 3
 

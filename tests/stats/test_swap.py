@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
+from statsmodels.stats.proportion import proportion_confint
 
 from stats import (
     kendall_tau_b_rows,
@@ -11,6 +12,7 @@ from stats import (
     swap_rank_agreement,
     verdict_flip_share,
 )
+from stats.differences import paired_rate_differences
 from stats.resampling import cluster_hits
 
 B = 300
@@ -44,12 +46,18 @@ def test_pass_rate_shift_pairs_by_scenario():
     assert e.value == pytest.approx(w[in_w].mean() - o[in_o].mean(), abs=1e-12)
     assert e.n == shared.size
     assert e.excluded[0].count == 13
-    hits = cluster_hits(shared.size, B, seed=3)
     per = lambda v, sc: np.array([v[sc == x].sum() for x in shared])  # noqa: E731
     cnt = lambda sc: np.array([(sc == x).sum() for x in shared], dtype=float)  # noqa: E731
-    shifts = (hits @ per(w, w_s)) / (hits @ cnt(w_s)) - (hits @ per(o, o_s)) / (hits @ cnt(o_s))
-    low, high = _percentiles(shifts)
-    assert (e.low, e.high) == pytest.approx((low, high), abs=1e-12)
+    # The interval: the paired difference of the two arms' rates over the shared scenarios.
+    result = paired_rate_differences(
+        np.column_stack([per(w, w_s), per(o, o_s)]),
+        np.column_stack([cnt(w_s), cnt(o_s)]),
+        np.zeros(shared.size),
+    )
+    low, high = result.bounds(simultaneous=False)
+    assert (e.low, e.high) == pytest.approx((low[0], high[0]), abs=1e-12)
+    t_low, t_high = result.t_bounds(simultaneous=False)
+    assert (e.low, e.high) == pytest.approx((t_low[0], t_high[0]), abs=0.01)
     assert e.high < 0  # the swapped simulator makes this model fail more
 
 
@@ -70,7 +78,11 @@ def test_rank_agreement_against_scipy_and_a_brute_force_cluster_bootstrap():
         scipy_stats.kendalltau((h @ p_o) / (h @ n_o), (h @ p_w) / (h @ n_w)).statistic for h in hits
     ]
     low, high = _percentiles(taus)
-    assert (e.low, e.high) == pytest.approx((low, high), abs=1e-12)
+    # The hull of that percentile interval and the Wilson interval of the concordance share
+    # (tau + 1) / 2 on half the six ranked models.
+    score_low, score_high = proportion_confint((e.value + 1) / 2 * 3, 3, method="wilson")
+    assert e.low == pytest.approx(max(-1, min(low, 2 * score_low - 1)), abs=1e-12)
+    assert e.high == pytest.approx(min(1, max(high, 2 * score_high - 1)), abs=1e-12)
     assert e.n_clusters == scenarios // 2
 
 
@@ -117,5 +129,9 @@ def test_single_judgment_against_majority_matches_scipy():
         drawn = n > 0
         rhos.append(scipy_stats.spearmanr(s[drawn] / n[drawn], mj[drawn] / n[drawn]).statistic)
     low, high = _percentiles(rhos)
-    assert (e.low, e.high) == pytest.approx((low, high), abs=1e-9)
+    score_low, score_high = proportion_confint(
+        (e.value + 1) / 2 * metrics / 3, metrics / 3, method="wilson"
+    )
+    assert e.low == pytest.approx(min(low, 2 * score_low - 1), abs=1e-9)
+    assert e.high == pytest.approx(min(1, max(high, 2 * score_high - 1)), abs=1e-9)
     assert 0 < e.low < e.value <= e.high <= 1
