@@ -154,6 +154,20 @@ def proportion_sd(rate: float, size: float) -> float | None:
     return float(np.sqrt(rate * (1.0 - rate) / size))
 
 
+def coefficient_image(
+    low_agreement: ArrayLike, high_agreement: ArrayLike, chance_agreement: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """An interval of observed agreement ``p_o`` carried to ``(p_o - p_e) / (1 - p_e)`` at the
+    observed chance agreement ``p_e`` (< 1 wherever the coefficient is defined), cut to
+    [-1, 1]; vectorised. The coefficient is increasing in ``p_o``, so the image of a score
+    interval of positive width has positive width."""
+    pe = np.asarray(chance_agreement, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        low = (np.asarray(low_agreement, dtype=np.float64) - pe) / (1.0 - pe)
+        high = (np.asarray(high_agreement, dtype=np.float64) - pe) / (1.0 - pe)
+    return np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
+
+
 def coefficient_bounds(
     value: float,
     chance_disagreement: float,
@@ -163,12 +177,13 @@ def coefficient_bounds(
     confidence: float = 0.95,
 ) -> tuple[float, float]:
     """Bounds of ``value = 1 - D_o / D_e`` (``D_e`` = ``chance_disagreement``, both scaled to
-    [0, 1]): the image of the Wilson interval of ``D_o`` on ``size`` items, hulled with the
-    ``bootstrap`` percentile interval when there is one, cut to [-1, 1] and holding ``value``."""
+    [0, 1]): the image of the Wilson interval of the agreement ``1 - D_o`` on ``size`` items
+    (:func:`coefficient_image`), hulled with the ``bootstrap`` percentile interval when there
+    is one, cut to [-1, 1] and holding ``value``."""
     d_e = float(chance_disagreement)
-    d_o = min(1.0, max(0.0, (1.0 - value) * d_e))
-    low_d, high_d = (float(b) for b in wilson_interval(d_o * size, size, confidence))
-    low, high = 1.0 - high_d / d_e, 1.0 - low_d / d_e
+    agreement = 1.0 - min(1.0, max(0.0, (1.0 - value) * d_e))
+    low_a, high_a = wilson_interval(agreement * size, size, confidence)
+    low, high = (float(b) for b in coefficient_image(low_a, high_a, 1.0 - d_e))
     if bootstrap is not None and all(np.isfinite(bootstrap)):
         low, high = min(low, bootstrap[0]), max(high, bootstrap[1])
     return max(-1.0, min(low, value)), min(1.0, max(high, value))
@@ -207,9 +222,25 @@ def newcombe_difference(
     pa, pb = np.asarray(rate_a, float), np.asarray(rate_b, float)
     low_a, high_a = wilson_interval(pa * size_a, size_a, z=z)
     low_b, high_b = wilson_interval(pb * size_b, size_b, z=z)
+    return mover_difference(pa, low_a, high_a, pb, low_b, high_b, correlation)
+
+
+def mover_difference(
+    rate_a: ArrayLike,
+    low_a: ArrayLike,
+    high_a: ArrayLike,
+    rate_b: ArrayLike,
+    low_b: ArrayLike,
+    high_b: ArrayLike,
+    correlation: ArrayLike = 0.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Bounds of ``rate_a - rate_b`` from each rate's own interval (Newcombe 1998, method 10;
+    MOVER, Zou & Donner 2008), with the two rates' correlation (0 for independent samples).
+    Inside [-1, 1] by construction for intervals inside [0, 1]; holds the difference."""
+    pa, pb = np.asarray(rate_a, float), np.asarray(rate_b, float)
     r = np.clip(np.nan_to_num(np.asarray(correlation, float)), -1.0, 1.0)
-    a, b = pa - low_a, high_b - pb
-    c, d = high_a - pa, pb - low_b
+    a, b = pa - np.asarray(low_a, float), np.asarray(high_b, float) - pb
+    c, d = np.asarray(high_a, float) - pa, pb - np.asarray(low_b, float)
     difference = pa - pb
     low = difference - np.sqrt(np.maximum(a * a + b * b - 2.0 * r * a * b, 0.0))
     high = difference + np.sqrt(np.maximum(c * c + d * d - 2.0 * r * c * d, 0.0))

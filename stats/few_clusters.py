@@ -12,13 +12,9 @@ design). Two methods that hold their coverage at that design, checked by the sim
   :func:`group_correlations`) shrunk towards the run's (pooled over all metric x model groups:
   hundreds of groups make it stable where three clusters could not) by
   :func:`shrunk_correlation`;
-* per-metric differences of paired rates (teen minus adult): the mean of the per-base-scenario
-  differences, whose variance is modelled across metrics -- each metric's own binomial
-  sampling variance plus one between-scenario variance estimated from all metrics (a
-  hierarchical variance model; a per-metric t on two degrees of freedom also covers, but three
-  equal differences, common with binary outcomes, would read as an exact difference);
-* counts of "metrics whose difference excludes zero" control the false discovery rate with
-  Benjamini-Hochberg over the t tests' p-values.
+* per-metric differences of paired rates (teen minus adult, or one model's change between two
+  runs) are tested in :mod:`.age_gap`; counts of "metrics whose difference excludes zero"
+  control the false discovery rate with :func:`benjamini_hochberg` over its p-values.
 """
 
 from __future__ import annotations
@@ -29,16 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
 
-from stats.estimates import Estimate
-
-from .moderated import moderated_variances
-
 WILSON_EFFECTIVE = "Wilson score interval on the effective sample size (design effect)"
-PAIRED_T = "paired t interval over base scenarios (G - 1 degrees of freedom)"
-POOLED_PAIRED = (
-    "paired difference over base scenarios, moderated t (each metric's variance shrunk towards "
-    "a prior estimated from all metrics, at least the binomial sampling variance)"
-)
 
 
 def intra_cluster_correlation(group: ArrayLike, passed: ArrayLike, n: ArrayLike) -> float:
@@ -139,14 +126,20 @@ def group_correlations(
 
 
 def shrunk_correlation(
-    rho: ArrayLike, degrees: ArrayLike, varied: ArrayLike, prior: ArrayLike
+    rho: ArrayLike,
+    degrees: ArrayLike,
+    varied: ArrayLike,
+    prior: ArrayLike,
+    *,
+    prior_clusters: float = PRIOR_CLUSTERS,
 ) -> NDArray[np.float64]:
     """An intra-cluster correlation estimated on ``degrees`` between-cluster degrees of
     freedom (``G - 1`` for G clusters) shrunk towards ``prior`` with the weight
-    ``degrees / (degrees + PRIOR_CLUSTERS)`` of its own; the prior alone where the values do
-    not vary."""
+    ``degrees / (degrees + prior_clusters)`` of its own; the prior alone where the values do
+    not vary. ``prior_clusters`` says how many clusters' worth of evidence the prior is: few
+    for a default that only guards coverage, many for a release's own pooled estimate."""
     d = np.where(np.asarray(varied), np.maximum(np.asarray(degrees, dtype=np.float64), 0.0), 0.0)
-    weight = d / (d + PRIOR_CLUSTERS)
+    weight = d / (d + prior_clusters)
     return weight * np.asarray(rho, dtype=np.float64) + (1.0 - weight) * np.asarray(prior)
 
 
@@ -195,115 +188,6 @@ def effective_wilson(
     y = np.asarray(passed, dtype=np.float64)
     m = np.asarray(n, dtype=np.float64)
     return wilson_interval(y / deff, m / deff, confidence)
-
-
-def paired_t(
-    differences: ArrayLike,
-    confidence: float = 0.95,
-    *,
-    sampling_variance: ArrayLike | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Per row of ``differences[group, cluster]`` (``nan`` = no such cluster): the mean of the
-    cluster differences, its interval and two-sided p-value. Vectorised over groups.
-
-    Without ``sampling_variance``: each group on its own, Student t on G - 1 df (no spread
-    gives a point interval, and a p-value of 1 for a zero mean, else 0).
-
-    With ``sampling_variance[group]`` (the variance one cluster difference has from binomial
-    sampling alone, :func:`difference_variance_floor`): the moderated t
-    (:mod:`.moderated`). Each group's own variance is shrunk towards a prior estimated from
-    all groups, on ``d_0 + G - 1`` degrees of freedom, and is never below the sampling
-    variance, so three equal differences -- common with binary outcomes -- do not read as an
-    exact difference, while a group whose differences spread widely keeps most of its own
-    variance (one variance pooled across groups rejected a true null for those 9-14 % of the
-    time).
-    Fewer than two clusters: no interval (``nan``) and p-value ``nan``.
-    """
-    d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
-    present = np.isfinite(d)
-    g = present.sum(axis=1)
-    with np.errstate(all="ignore"):
-        mean = np.where(present, d, 0.0).sum(axis=1) / g
-        squares = np.where(present, (d - mean[:, None]) ** 2, 0.0).sum(axis=1)
-        variance = squares / (g - 1)
-        df = np.maximum(g - 1, 1).astype(np.float64)
-        if sampling_variance is not None:
-            v = np.asarray(sampling_variance, dtype=np.float64)
-            usable = (g >= 2) & np.isfinite(variance)
-            floored = np.maximum(variance, np.where(np.isfinite(v), v, 0.0))
-            shrunk, moderated_df = moderated_variances(
-                np.where(usable, floored, np.nan), np.where(usable, g - 1, 0)
-            )
-            variance = shrunk
-            df = np.where(usable, moderated_df, df)
-        se = np.sqrt(variance / g)
-        q = _scipy_stats.t.ppf(0.5 + confidence / 2.0, df)
-        low, high = mean - q * se, mean + q * se
-        p = 2.0 * _scipy_stats.t.sf(np.abs(mean) / se, df)
-    flat = se == 0.0
-    p = np.where(flat, np.where(mean == 0.0, 1.0, 0.0), p)
-    few = g < 2
-    low, high, p = (np.where(few, np.nan, v) for v in (low, high, p))
-    return mean, low, high, p
-
-
-def paired_difference_estimates(
-    differences: ArrayLike,
-    n: ArrayLike,
-    confidence: float = 0.95,
-    *,
-    sampling_variance: ArrayLike | None = None,
-) -> tuple[list[Estimate], NDArray[np.float64]]:
-    """:func:`paired_t` per group as ``Estimate`` (unit "difference"), and the p-values."""
-    d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
-    g = np.isfinite(d).sum(axis=1)
-    mean, low, high, p = paired_t(d, confidence, sampling_variance=sampling_variance)
-    method = PAIRED_T if sampling_variance is None else POOLED_PAIRED
-    out = []
-    for i, size in enumerate(np.asarray(n).tolist()):
-        if g[i] < 2:
-            out.append(
-                Estimate.insufficient(
-                    n=int(size),
-                    n_clusters=int(g[i]),
-                    unit="difference",
-                    method=method,
-                    reason="fewer than two base scenarios",
-                )
-            )
-            continue
-        out.append(
-            Estimate(
-                value=float(mean[i]),
-                low=float(low[i]),
-                high=float(high[i]),
-                method=method,
-                confidence=confidence,
-                n=int(size),
-                n_clusters=int(g[i]),
-                unit="difference",
-            )
-        )
-    return out, p
-
-
-def difference_variance_floor(
-    passed_a: ArrayLike, n_a: ArrayLike, passed_b: ArrayLike, n_b: ArrayLike
-) -> NDArray[np.float64]:
-    """Binomial sampling variance of one cluster's ``rate_a - rate_b`` per group, from the
-    group's pooled rates and the mean cluster sizes: ``p_a (1 - p_a) / m_a + p_b (1 - p_b) / m_b``.
-
-    Arrays are ``[group, cluster]``; the floor for :func:`paired_t`.
-    """
-    ya, na = np.asarray(passed_a, float), np.asarray(n_a, float)
-    yb, nb = np.asarray(passed_b, float), np.asarray(n_b, float)
-    with np.errstate(all="ignore"):
-        pa, pb = ya.sum(axis=1) / na.sum(axis=1), yb.sum(axis=1) / nb.sum(axis=1)
-        both = (na > 0) & (nb > 0)
-        ma = np.where(both, na, 0).sum(axis=1) / both.sum(axis=1)
-        mb = np.where(both, nb, 0).sum(axis=1) / both.sum(axis=1)
-        floor = pa * (1 - pa) / ma + pb * (1 - pb) / mb
-    return np.where(np.isfinite(floor), floor, 0.0)
 
 
 def benjamini_hochberg(p_values: ArrayLike, q: float = 0.05) -> tuple[NDArray[np.bool_], NDArray]:

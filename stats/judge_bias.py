@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from stats.estimates import MIN_ITEMS, Estimate
 
+from .bounds import mover_difference
 from .few_clusters import design_effect, effective_wilson
 from .judge_trust import AGREEMENT_METHOD_CLUSTERED, MIN_EXPERT_VERDICTS
 from .judge_trust_intervals import agreement_icc, effective_agreement_interval
@@ -62,24 +63,6 @@ class AgreementGap:
     others: Estimate
     difference: Estimate
     agrees_less: bool
-
-
-def newcombe_difference(
-    p1: ArrayLike,
-    low1: ArrayLike,
-    high1: ArrayLike,
-    p2: ArrayLike,
-    low2: ArrayLike,
-    high2: ArrayLike,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """``p1 - p2`` and Newcombe's (1998, method 10; MOVER) interval from each proportion's own
-    interval, clipped to [-1, 1]."""
-    a, la, ha = (np.asarray(v, dtype=np.float64) for v in (p1, low1, high1))
-    b, lb, hb = (np.asarray(v, dtype=np.float64) for v in (p2, low2, high2))
-    d = a - b
-    low = d - np.sqrt((a - la) ** 2 + (hb - b) ** 2)
-    high = d + np.sqrt((ha - a) ** 2 + (b - lb) ** 2)
-    return d, np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
 
 
 def agreement_gaps(
@@ -152,7 +135,9 @@ def _gap(
     kish = float(1.0 / (weight * weight).sum())
     deff = design_effect(icc, n2 / g2)
     low2, high2 = effective_wilson(p2 * kish, kish, deff, level)
-    d, low, high = newcombe_difference(p1, low1, high1, p2, low2, high2)
+    # The two sides are different models' ratings: independent samples, correlation 0.
+    low, high = mover_difference(p1, low1, high1, p2, low2, high2)
+    d = p1 - p2
     common = {"confidence": level}
     model = Estimate(p1, float(low1), float(high1), method=WILSON, n=n1, n_clusters=g1, **common)
     others = Estimate(

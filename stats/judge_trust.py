@@ -27,15 +27,11 @@ from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 from .agreement import cohen_from_confusion, cohen_pair_codes
 from .bootstrap import cluster_hits
+from .bounds import coefficient_image
 from .few_clusters import intra_cluster_correlation
 from .figures import DEFAULT_RESAMPLES
 from .figures import _codes as cluster_codes
-from .judge_trust_intervals import (
-    chance_agreement,
-    effective_agreement_interval,
-    kappa_interval_from_agreement,
-    shrunk_icc,
-)
+from .judge_trust_intervals import chance_agreement, effective_agreement_interval, shrunk_icc
 from .percentiles import bootstrap_sd, percentile_interval
 
 VALIDATED = "validated"
@@ -99,7 +95,7 @@ def judge_trust(
     * ``agreement``: share of rows where the verdicts are equal, Wilson interval on the
       effective n (``effective_agreement_interval``);
     * ``kappa``: Cohen's kappa (unweighted, as ``sklearn.metrics.cohen_kappa_score``), interval
-      from ``kappa_interval_from_agreement`` joined with the cluster bootstrap's;
+      from ``bounds.coefficient_image`` joined with the cluster bootstrap's;
       undefined when both sides give one verdict throughout;
     * ``badge``: :func:`trust_badge`.
 
@@ -305,7 +301,7 @@ def _figures(
     a_low, a_high = effective_agreement_interval(agreed, n, g, rho, confidence)
     confusion = np.stack([cell.confusion for cell in cells])
     points = cohen_from_confusion(confusion, 2)
-    k_low, k_high = kappa_interval_from_agreement(a_low, a_high, chance_agreement(confusion))
+    k_low, k_high = coefficient_image(a_low, a_high, chance_agreement(confusion))
     # The mapping holds the point up to rounding (an ulp past it at 0 agreements of n).
     with np.errstate(invalid="ignore"):
         k_low, k_high = np.fmin(k_low, points), np.fmax(k_high, points)

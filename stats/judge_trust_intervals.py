@@ -5,7 +5,8 @@ bootstrap there gives "1.000 [1.000, 1.000]" whenever judge and experts agree th
 agreement's interval is instead Wilson's score interval on the effective number of verdicts
 (``n`` over the design effect of the base scenarios, the intra-cluster correlation of the
 cell shrunk towards the release's), and kappa's holds that interval mapped to kappa at the
-observed chance agreement. Vectorised over cells; pure NumPy.
+observed chance agreement (:func:`.bounds.coefficient_image`, as every coefficient's).
+Vectorised over cells; pure NumPy.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .few_clusters import design_effect, effective_wilson, intra_cluster_correlation
+from .few_clusters import (
+    design_effect,
+    effective_wilson,
+    intra_cluster_correlation,
+    shrunk_correlation,
+)
 
 # A cell's own intra-cluster correlation rests on three base scenarios: it counts as this many
 # clusters' worth of evidence against the release's (pooled over every cell), so one cell's
@@ -53,11 +59,13 @@ def agreement_icc(
 
 
 def shrunk_icc(own: ArrayLike, n_clusters: ArrayLike, release: float) -> NDArray[np.float64]:
-    """Each cell's own intra-cluster correlation shrunk towards the release's: weight
-    ``(G - 1) / (G - 1 + ICC_PRIOR_CLUSTERS)`` on its own (none with one cluster)."""
+    """Each cell's own intra-cluster correlation shrunk towards the release's
+    (:func:`.few_clusters.shrunk_correlation`): weight ``(G - 1) / (G - 1 +
+    ICC_PRIOR_CLUSTERS)`` on its own (none with one cluster)."""
     g = np.asarray(n_clusters, dtype=np.float64)
-    weight = np.maximum(g - 1.0, 0.0) / (np.maximum(g - 1.0, 0.0) + ICC_PRIOR_CLUSTERS)
-    return weight * np.asarray(own, dtype=np.float64) + (1.0 - weight) * release
+    return shrunk_correlation(
+        own, g - 1.0, np.ones(g.shape, bool), release, prior_clusters=ICC_PRIOR_CLUSTERS
+    )
 
 
 def effective_agreement_interval(
@@ -82,16 +90,3 @@ def chance_agreement(confusion: ArrayLike) -> NDArray[np.float64]:
     n = t.sum(axis=(1, 2))
     with np.errstate(all="ignore"):
         return (t.sum(axis=2) * t.sum(axis=1)).sum(axis=1) / (n * n)
-
-
-def kappa_interval_from_agreement(
-    low: ArrayLike, high: ArrayLike, chance: ArrayLike
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """An agreement interval mapped to kappa, ``(a - pe) / (1 - pe)`` at the observed chance
-    agreement ``pe`` (< 1 wherever kappa is defined), clipped to [-1, 1]: it holds the kappa
-    of the observed agreement and keeps the agreement interval's positive width."""
-    pe = np.asarray(chance, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        lo = (np.asarray(low, dtype=np.float64) - pe) / (1.0 - pe)
-        hi = (np.asarray(high, dtype=np.float64) - pe) / (1.0 - pe)
-    return np.clip(lo, -1.0, 1.0), np.clip(hi, -1.0, 1.0)

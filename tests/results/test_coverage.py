@@ -17,6 +17,7 @@ from statsmodels.stats.multitest import multipletests
 import stats as statistics
 from results.services.cells import RunCells
 from results.services.summaries import metric_design_effects
+from stats.age_gap import age_gap_test
 
 METRICS, BASES, MODELS = 400, 3, 10
 RELEASES = 6
@@ -54,12 +55,6 @@ def as_cells(y) -> RunCells:
     )
 
 
-def floor_of(y):
-    teen, adult = y[:, :, 0, :].sum(-1), y[:, :, 1, :].sum(-1)
-    sizes = np.full(teen.shape, MODELS)
-    return statistics.difference_variance_floor(teen, sizes, adult, sizes)
-
-
 DESIGNS = [
     {"sigma_base": 0.8, "sigma_variant": 0.5, "age_effect_sd": 0.0},
     {"sigma_base": 1.2, "sigma_variant": 0.8, "age_effect_sd": 0.6},
@@ -82,7 +77,8 @@ def test_per_metric_intervals_cover_at_the_platform_design(design):
         rate_hits.append((low <= true_rate) & (true_rate <= high))
         # Teen minus adult per metric, all models pooled, paired by base scenario.
         per_base = (y[:, :, 0, :] - y[:, :, 1, :]).mean(axis=-1)
-        _, d_low, d_high, _ = statistics.paired_t(per_base, sampling_variance=floor_of(y))
+        test = age_gap_test(y, np.ones_like(y))
+        d_low, d_high = test.low, test.high
         true_diff = (truth[:, 0, :] - truth[:, 1, :]).mean(axis=-1)
         diff_hits.append((d_low <= true_diff) & (true_diff <= d_high))
         # The former method: percentile bootstrap over the three base scenarios.
@@ -93,9 +89,10 @@ def test_per_metric_intervals_cover_at_the_platform_design(design):
     rate_coverage = np.mean(rate_hits)
     diff_coverage = np.mean(diff_hits)
     assert 0.93 <= rate_coverage <= 0.97, rate_coverage
-    # The moderated t never lets a metric's variance fall below binomial sampling: conservative
-    # where base scenarios agree, nominal where they spread (the test below).
-    assert 0.93 <= diff_coverage <= 0.99, diff_coverage
+    # The published teen-adult test: per-model binomial variance plus the between-base
+    # variance's distribution over metrics, its interval inside [-1, 1].
+    assert 0.93 <= diff_coverage <= 0.98, diff_coverage
+    assert ((d_low >= -1.0) & (d_low < d_high) & (d_high <= 1.0)).all()
     assert np.mean(boot_hits) < 0.90  # three clusters: the bootstrap under-covers
 
 
@@ -105,14 +102,15 @@ def test_false_discoveries_are_controlled_when_no_metric_differs():
     uncorrected = []
     for _ in range(RELEASES * 2):
         y, _ = simulate(rng, sigma_base=0.8, sigma_variant=0.5, age_effect_sd=0.0)
-        per_base = (y[:, :, 0, :] - y[:, :, 1, :]).mean(axis=-1)
-        *_, p = statistics.paired_t(per_base, sampling_variance=floor_of(y))
+        p = age_gap_test(y, np.ones_like(y)).p_value
         reject, _ = statistics.benjamini_hochberg(p, 0.05)
         any_discovery += bool(reject.any())
         uncorrected.append(np.mean(p < 0.05))
     # Under the complete null BH keeps the chance of any discovery at or below q.
     assert any_discovery <= 2
-    assert np.mean(uncorrected) < 0.07
+    # Per metric at its level: neither the 1 % of a floor that overstated the variance nor
+    # more than the nominal 5 % (Monte Carlo error about 0.4 points here).
+    assert 0.035 <= np.mean(uncorrected) <= 0.065, np.mean(uncorrected)
 
 
 def simulate_null_gaps(rng, *, gap_sd_max):
@@ -133,19 +131,24 @@ def simulate_null_gaps(rng, *, gap_sd_max):
     return rng.binomial(1, noisy), gap_sd
 
 
+@pytest.mark.slow(reason="40 simulated releases of 400 metrics through the published test")
 def test_teen_adult_discoveries_hold_their_levels_when_gaps_vary_between_scenarios():
     """No metric differs on average, but some metrics' gap varies widely between base
-    scenarios (logit SD up to 2.0): the per-metric rejection rate stays at or below 5 % for
-    those metrics too, and the chance of any Benjamini-Hochberg discovery at or below 5 %
-    (under the complete null the FDR is that chance). One variance pooled across metrics
-    rejected 9-14 % of these metrics' nulls and made a discovery in 15-27 % of releases."""
+    scenarios (logit SD up to 2.0): the per-metric rejection rate stays at 5 %, and the chance
+    of any Benjamini-Hochberg discovery at or below 5 % (under the complete null the FDR is
+    that chance). One variance pooled across metrics rejected 9-14 % of the widely spread
+    metrics' nulls and made a discovery in 15-27 % of releases. The published test places
+    each metric in the distribution of between-base spreads by its own three bases (two
+    degrees of freedom), which sometimes puts a widely spread metric too low: those metrics
+    are rejected about 8 % of the time (measured 7.9 % here, 9.2 % in the full design of
+    ``benchmarks/teen_adult.py``) -- more than 5 %, stated on the methodology page, and
+    bounded here so that it cannot grow unseen."""
     rng = np.random.default_rng(23)
     releases = 40
     any_discovery, rejected, spread = 0, [], []
     for _ in range(releases):
         y, gap_sd = simulate_null_gaps(rng, gap_sd_max=2.0)
-        per_base = (y[:, :, 0, :] - y[:, :, 1, :]).mean(axis=-1)
-        *_, p = statistics.paired_t(per_base, sampling_variance=floor_of(y))
+        p = age_gap_test(y, np.ones_like(y)).p_value
         reject, _ = statistics.benjamini_hochberg(p, 0.05)
         any_discovery += bool(reject.any())
         rejected.append(p < 0.05)
@@ -158,29 +161,9 @@ def test_teen_adult_discoveries_hold_their_levels_when_gaps_vary_between_scenari
         f"(± {np.sqrt(0.05 * 0.95 / wide.size):.3f}); any discovery {fdr:.3f} "
         f"(± {np.sqrt(0.05 * 0.95 / releases):.3f})"
     )
-    assert rejected.mean() <= 0.05
-    assert wide.mean() <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / wide.size)
+    assert rejected.mean() <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / rejected.size)
+    assert wide.mean() <= 0.10
     assert fdr <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / releases)
-
-
-def test_moderated_variances_recover_a_known_prior():
-    """Sample variances drawn from the scaled-F model limma assumes: s_0^2 and d_0 come back."""
-    from stats.moderated import moderated_variances, prior_variance
-
-    rng = np.random.default_rng(2)
-    s0, d0, d = 0.04, 6.0, 2
-    sigma2 = s0 * d0 / rng.chisquare(d0, 200_000)
-    s2 = sigma2 * rng.chisquare(d, sigma2.size) / d
-    got_s0, got_d0 = prior_variance(s2, d)
-    assert got_s0 == pytest.approx(s0, rel=0.05)
-    assert got_d0 == pytest.approx(d0, rel=0.1)
-    shrunk, df = moderated_variances(s2, np.full(s2.size, d))
-    assert shrunk[:3] == pytest.approx((got_d0 * got_s0 + d * s2[:3]) / (got_d0 + d))
-    assert df[:3] == pytest.approx(got_d0 + d)
-    # No spread beyond sampling: every group gets the prior, on infinite degrees of freedom.
-    flat = 0.04 * rng.chisquare(d, 50_000) / d
-    _, got_d0 = prior_variance(flat, d)
-    assert got_d0 > 100
 
 
 def test_benjamini_hochberg_matches_statsmodels():
@@ -196,19 +179,9 @@ def test_benjamini_hochberg_matches_statsmodels():
     assert 15 <= reject.sum() <= 25
 
 
-def test_paired_t_matches_scipy_and_wilson_matches_statsmodels():
-    from scipy import stats as scipy_stats
+def test_wilson_matches_statsmodels():
     from statsmodels.stats.proportion import proportion_confint
 
-    d = np.array([[0.1, 0.3, -0.05], [0.2, np.nan, 0.4]])
-    mean, low, high, p = statistics.paired_t(d)
-    reference = scipy_stats.ttest_1samp(d[0], 0.0)
-    ci = reference.confidence_interval(0.95)
-    assert (mean[0], low[0], high[0], p[0]) == pytest.approx(
-        (d[0].mean(), ci.low, ci.high, reference.pvalue)
-    )
-    second = scipy_stats.ttest_1samp([0.2, 0.4], 0.0)
-    assert p[1] == pytest.approx(second.pvalue)
     w_low, w_high = statistics.wilson_interval(np.array([0, 3, 6]), np.array([6, 6, 6]))
     for i, passed in enumerate((0, 3, 6)):
         assert (w_low[i], w_high[i]) == pytest.approx(

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-from stats.judge_bias import agreement_gaps, newcombe_difference
+from stats.bounds import mover_difference
+from stats.judge_bias import agreement_gaps
 from stats.judge_trust import MIN_EXPERT_VERDICTS
 from tests.stats.judge_bias_simulation import Design, flag_rates
 
@@ -47,12 +48,12 @@ def test_the_difference_stays_inside_its_range_with_positive_width(agree_a, agre
 
 
 def test_newcombe_is_vectorised_and_bounded():
-    d, low, high = newcombe_difference(
+    low, high = mover_difference(
         [1.0, 0.0], [0.9, 0.0], [1.0, 0.1], [0.0, 1.0], [0.0, 0.9], [0.1, 1.0]
     )
-    assert d.tolist() == [1.0, -1.0]
-    assert (low >= -1).all()
-    assert (high <= 1).all()
+    # Newcombe's method 10 at the extremes: 1 - 0 with both intervals 0.1 wide.
+    assert low.tolist() == pytest.approx([1.0 - np.hypot(0.1, 0.1), -1.0])
+    assert high.tolist() == pytest.approx([1.0, -1.0 + np.hypot(0.1, 0.1)])
 
 
 def test_the_others_are_standardised_to_the_models_metrics():
