@@ -3,7 +3,12 @@ Carlo error: the simulation of ``tests/results/coverage_design.py`` (the suite r
 few replications) with many, the per-metric rates of metrics whose base scenarios differ
 widely, the teen-versus-adult discoveries under a true null, and -- section "extremes" -- each
 bounded constructor at true values 0, 1 and between with 1-3, 20 and the demo's clusters
-(``tests/stats/extremes_simulation.py``), with the share of zero-width intervals.
+(``tests/stats/extremes_simulation.py``), with the share of zero-width intervals. Three more
+sections run the simulations of the figures with a benchmark of their own, with fewer
+replications: "teen-adult" (the paired gap test's level, FDR and power:
+``benchmarks/teen_adult.py``), "calibrated" (expert-calibrated rates at the smallest published
+design and the default one, and at true rates 0 and 1: ``benchmarks/ppi_coverage.py``) and
+"judge-bias" (the badge "judge agrees less for this model": ``benchmarks/judge_bias.py``).
 
 Designs: the demo's 64 metrics (3-9 base-scenario clusters per subarea x polarity, 3 models)
 and a full 809-metric release (10 models); base-scenario effects with a per-metric SD uniform
@@ -12,6 +17,7 @@ up to ``--sd-max`` on the logit scale, a judge that flips a verdict with probabi
 
     .venv/bin/python benchmarks/coverage.py [--demo-replications 150]
         [--full-replications 10] [--extremes-replications 400] [--sections ...]
+        [--teen-replications 40,10] [--calibrated-replications 500] [--bias-replications 200]
 """
 
 import argparse
@@ -36,6 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sim: Any = None  # tests.results.coverage_design, once set up
 extremes: Any = None  # tests.stats.extremes_simulation
+SECTIONS = ("designs", "spread", "extremes", "teen-adult", "calibrated", "judge-bias")
 
 
 def _setup() -> None:
@@ -65,9 +72,12 @@ def main() -> None:
     parser.add_argument(
         "--sections",
         nargs="+",
-        default=["designs", "spread", "extremes"],
-        choices=["designs", "spread", "extremes"],
+        default=list(SECTIONS),
+        choices=SECTIONS,
     )
+    parser.add_argument("--teen-replications", default="40,10", help="demo,full releases")
+    parser.add_argument("--calibrated-replications", type=int, default=500, help="per target")
+    parser.add_argument("--bias-replications", type=int, default=200)
     parser.add_argument("--sd-max", type=float, nargs="+", default=[0.5, 2.0])
     parser.add_argument("--judge-noise", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=2026)
@@ -82,6 +92,12 @@ def main() -> None:
         spread_section(args, designs)
     if "extremes" in args.sections:
         extremes_section(args)
+    if "teen-adult" in args.sections:
+        teen_adult_section(args)
+    if "calibrated" in args.sections:
+        calibrated_section(args)
+    if "judge-bias" in args.sections:
+        judge_bias_section(args)
 
 
 def designs_section(args: argparse.Namespace, designs: list) -> None:
@@ -172,6 +188,64 @@ def extremes_section(args: argparse.Namespace) -> None:
             f"{r['zero_width'] * 100:5.1f} %{note}"
         )
     print(f"  lowest coverage {worst * 100:.1f} % ({time.perf_counter() - started:.0f} s)")
+
+
+def teen_adult_section(args: argparse.Namespace) -> None:
+    demo, full = (int(r) for r in args.teen_replications.split(","))
+    print(f"\nteen-adult test ({demo} demo and {full} full releases; benchmarks/teen_adult.py)")
+    lines = sim.teen_adult_report(
+        demo_replications=demo,
+        full_replications=full,
+        gap_sd_max=2.0,
+        judge_noise=args.judge_noise,
+        share=0.3,
+        seed=args.seed,
+    )
+    print("\n".join(f"  {line}" for line in lines))
+
+
+def calibrated_section(args: argparse.Namespace) -> None:
+    from tests.stats import ppi_simulation as ppi
+
+    r = args.calibrated_replications
+    print(f"\ncalibrated rates, {r} replications per target (benchmarks/ppi_coverage.py)")
+    designs = {
+        "160 base scenarios, 300 verdicts": {},
+        "20 base scenarios, 100 verdicts": {
+            "scenarios_per_polarity": 10,
+            "expert_sample": (60, 40),
+        },
+    }
+    for name, design in designs.items():
+        for targets in (ppi.TARGETS, ppi.BOUNDARY_TARGETS):
+            for i, target in enumerate(targets):
+                row = ppi.coverage(target, r, seed=args.seed + i, **design)["calibrated"]
+                p = row["coverage"]
+                print(
+                    f"  {name:<34} {target.name:<16} true {row['truth']:.3f}  "
+                    f"{p * 100:5.1f} % ± {100 * np.sqrt(p * (1 - p) / r):.1f}  "
+                    f"inside [0, 1] with width {row['bounded'] * 100:5.1f} %"
+                )
+
+
+def judge_bias_section(args: argparse.Namespace) -> None:
+    from tests.stats.judge_bias_simulation import Design, flag_rates
+
+    r = args.bias_replications
+    print(f"\njudge agrees less for this model, {r} releases each (benchmarks/judge_bias.py)")
+    designs = {
+        "120 metrics x 6 models, 3 harsh (0.2)": Design(),
+        "120 metrics x 6 models, none harsh": Design(harsh_models=0),
+        "120 metrics x 10 models, none harsh": Design(models=10, harsh_models=0),
+    }
+    for name, design in designs.items():
+        rates = flag_rates(design, r, args.seed)
+        harsh = rates["harsh flagged"]
+        shown = "-" if harsh != harsh else f"{harsh * 100:5.1f} %"
+        print(
+            f"  {name:<40} harsh flagged {shown}; any fair model flagged "
+            f"{rates['any fair flagged'] * 100:4.1f} % ± {rates['any fair flagged se'] * 100:.1f}"
+        )
 
 
 if __name__ == "__main__":
