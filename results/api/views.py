@@ -37,9 +37,8 @@ from ..services.calibration_pages import label_calibration_reason
 from ..services.judge_trust import (
     gap_api,
     metric_judge_trust,
-    target_agreement_gap,
-    target_category_trust,
     target_self_preference,
+    target_trust_and_gap,
     trust_api,
 )
 from ..services.panel import panel_published
@@ -353,7 +352,7 @@ class LabelApi(PublishedMixin, APIView):
         if target is None:
             raise NotFound("This model is not part of the published results.")
         p = label_profile(run=run, target=target)
-        trust = target_category_trust(run, target)
+        trust, gap = target_trust_and_gap(run, target)
         calibration = run_calibration(run)
         rate = calibration.for_target(target.pk)
         data = {
@@ -366,7 +365,7 @@ class LabelApi(PublishedMixin, APIView):
             "teen_conversations": p.teen,
             "adult_conversations": p.adult,
             "judge_self_preference": target_self_preference(run, target),
-            "judge_agreement_gap": gap_api(target_agreement_gap(run, target)),
+            "judge_agreement_gap": gap_api(gap),
             "strengths": p.strengths,
             "weaknesses": p.weaknesses,
             "calibration": rate.as_api() if rate is not None else None,

@@ -42,7 +42,7 @@ from .judge_trust_cells import (
     is_low,
     release_icc,
 )
-from .stored_figures import RUN_PART, FigureKind, run_figures
+from .stored_figures import RUN_PART, FigureKind, run_figure_parts, run_figures
 
 # Resamples per figure: a release has a few hundred cells, each with its own bootstrap.
 TRUST_RESAMPLES = 2_000
@@ -370,18 +370,20 @@ def run_agreement_gaps(run: EvaluationRun) -> dict[int, ModelGap]:
     return read_gaps(part.get("gaps")) if part is not None else {}
 
 
-def target_agreement_gap(run: EvaluationRun, target) -> ModelGap | None:
-    return run_agreement_gaps(run).get(target.pk)
+def target_trust_and_gap(run: EvaluationRun, target) -> tuple[dict[str, Trust], ModelGap | None]:
+    """A label's judge trust by category slug and the target's agreement gap, from one read
+    of the stored figures (both live in the judge-trust figures of the run)."""
+    own = f"target:{target.pk}"
+    parts = run_figure_parts(JUDGE_TRUST, run, (RUN_PART, own))
+    trust = _read(parts[own]["category"]) if parts[own] is not None else {}
+    whole = parts[RUN_PART]
+    gaps = read_gaps(whole.get("gaps")) if whole is not None else {}
+    return trust, gaps.get(target.pk)
 
 
 def gap_api(gap: ModelGap | None) -> dict[str, Any] | None:
     """The API's comparison object; None before two models have blind verdicts."""
     return gap.as_api() if gap is not None else None
-
-
-def low_trust_categories(run: EvaluationRun, target) -> set[str]:
-    """Label categories where experts checked the judge on ``target`` and it fell short."""
-    return {slug for slug, t in target_category_trust(run, target).items() if t.low}
 
 
 def low_trust_metrics(run: EvaluationRun, target=None) -> set[str]:

@@ -70,19 +70,26 @@ class Computed:
 def run_figures(kind: FigureKind, run: EvaluationRun, part: str = RUN_PART) -> Any:
     """One document of the run's figures of this kind (None: the figures have no such part):
     stored when written from today's inputs by the run's latest refresh, else live."""
+    return run_figure_parts(kind, run, (part,))[part]
+
+
+def run_figure_parts(kind: FigureKind, run: EvaluationRun, parts: Iterable[str]) -> dict[str, Any]:
+    """Several documents of the run's figures of this kind in one read, by part (None: no
+    such part); as :func:`run_figures` gives each."""
+    wanted = set(parts)
     source, inputs = kind.inputs(run)
     stored = dict(
         RunFigures.objects.filter(
-            run_id=run.pk, kind=kind.name, source=source, part__in={RUN_PART, part}
+            run_id=run.pk, kind=kind.name, source=source, part__in=wanted | {RUN_PART}
         )
         # Written by the run's latest refresh: figures of an earlier one are not read even
         # when their inputs look alike (the refresh rereads the judge's verdicts).
         .filter(refreshed_at=F("run__analysis__computed_at"))
         .values_list("part", "figures")
     )
-    if RUN_PART in stored:
-        return stored.get(part)
-    return _plain(kind.compute(run, inputs)).get(part)
+    if RUN_PART not in stored:
+        stored = _plain(kind.compute(run, inputs))
+    return {part: stored.get(part) for part in wanted}
 
 
 # The refresh time of stored figures whose inputs changed: no analysis has it, so no page

@@ -27,9 +27,8 @@ from ..services.calibration_pages import label_calibration
 from ..services.judge_trust import (
     HOW_TO_FILL,
     category_trust,
-    low_trust_categories,
-    target_agreement_gap,
     target_self_preference,
+    target_trust_and_gap,
 )
 from ..services.label_history import label_history
 from ..services.swap_study import swap_lines_for_target
@@ -97,6 +96,8 @@ class LabelView(LabelMixin, TemplateView):
         context.update(self.run_context(run, target_id=profile.target.pk))
         context.update(self.age_context())
         context.update(history=self.history(run, profile))
+        # Category trust and the agreement gap: one read of the stored judge-trust figures.
+        trust, gap = target_trust_and_gap(run, profile.target)
         context.update(
             profile=profile,
             lead=label_lead(profile),
@@ -105,9 +106,9 @@ class LabelView(LabelMixin, TemplateView):
             forest=_forest(profile),
             forest_method=_methods([profile]),
             targets=run_targets(run),
-            trust_low_categories=low_trust_categories(run, profile.target),
+            trust_low_categories={slug for slug, t in trust.items() if t.low},
             judge_self_preference=target_self_preference(run, profile.target),
-            judge_agreement_gap=target_agreement_gap(run, profile.target),
+            judge_agreement_gap=gap,
             swap_lines=swap_lines_for_target(run.pk, profile.target.pk),
         )
         context.update(label_calibration(run, profile.target))

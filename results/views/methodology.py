@@ -45,6 +45,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
         largest = teen_adult.get("largest", [])
         labels = metric_labels_for_versions(d["metric_version"] for d in largest)
         overall = list(overall_pass_rates(run=run))
+        targets = run_targets(run)
         context.update(
             teen_adult_rows=[
                 {**d, **labels.get(d["metric_version"], {"key": d["metric"], "name": ""})}
@@ -74,12 +75,12 @@ class MethodologyView(PublicRunMixin, TemplateView):
             ),
             overall=overall,
             lead=methodology_lead(overall),
-            targets=run_targets(run),
+            targets=targets,
             offline=run_uses_offline_model(run),
             synthetic=run_is_synthetic(run),
             judge_family=judge_family_effect(run),
             trust_thresholds=TRUST_THRESHOLDS,
-            judge_gaps=_judge_gaps(run),
+            judge_gaps=_judge_gaps(run, targets),
             trust_how_to_fill=HOW_TO_FILL,
             # Frozen when the release was published: never today's ratings (one query).
             release_experts=release_expert_figures_frozen(run.release_id),
@@ -105,7 +106,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
         return context
 
 
-def _judge_gaps(run: EvaluationRun) -> list[tuple[Any, Any]]:
+def _judge_gaps(run: EvaluationRun, targets) -> list[tuple[Any, Any]]:
     """Each model with its judge agreement against the other models' (None: not compared)."""
     gaps = run_agreement_gaps(run)
-    return [(target, gaps.get(target.pk)) for target in run_targets(run) if target.pk in gaps]
+    return [(target, gaps.get(target.pk)) for target in targets if target.pk in gaps]
