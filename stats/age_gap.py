@@ -98,7 +98,9 @@ class AgeGapTest:
         even a difference of 1 (every teen passes, every adult fails) reaches it."""
         if not np.isfinite(self.p_value).any() or (self.mean_power(1.0) or 0.0) < target:
             return None
-        return float(optimize.brentq(lambda g: self.mean_power(g) - target, 0.0, 1.0, xtol=1e-6))
+        return float(
+            optimize.brentq(lambda g: (self.mean_power(g) or 0.0) - target, 0.0, 1.0, xtol=1e-6)
+        )
 
     def estimates(self) -> list[Estimate]:
         out = []

@@ -71,6 +71,13 @@ def intra_cluster_correlation(group: ArrayLike, passed: ArrayLike, n: ArrayLike)
 PRIOR_CLUSTERS = 4.0
 
 
+def _sums(index: NDArray[np.int64], weights: ArrayLike, length: int) -> NDArray[np.float64]:
+    """``np.bincount`` of float weights, typed as the floats it returns."""
+    return np.bincount(index, weights=np.asarray(weights, np.float64), minlength=length).astype(
+        np.float64
+    )
+
+
 def group_correlations(
     group: ArrayLike,
     sums: ArrayLike,
@@ -96,25 +103,23 @@ def group_correlations(
     m = np.asarray(n, dtype=np.float64).ravel()
     q = y if squares is None else np.asarray(squares, dtype=np.float64).ravel()
     k = int(n_groups if n_groups is not None else (g.max() + 1 if g.size else 0))
-    g_y = np.bincount(g, weights=y, minlength=k)
-    g_n = np.bincount(g, weights=m, minlength=k)
-    g_c = np.bincount(g, weights=(m > 0).astype(float), minlength=k)
+    g_y = _sums(g, y, k)
+    g_n = _sums(g, m, k)
+    g_c = _sums(g, (m > 0).astype(float), k)
     with np.errstate(all="ignore"):
         p_c = np.where(m > 0, y / m, 0.0)
         p_g = (g_y / g_n)[g] if g.size else np.zeros(0)
-        ssb = np.bincount(g, weights=m * (p_c - p_g) ** 2, minlength=k)
-        ssw = np.bincount(
-            g, weights=np.where(m > 0, q - y * y / np.where(m > 0, m, 1.0), 0.0), minlength=k
-        )
-        total = np.bincount(g, weights=q, minlength=k) - g_y * g_y / g_n
+        ssb = _sums(g, m * (p_c - p_g) ** 2, k)
+        ssw = _sums(g, np.where(m > 0, q - y * y / np.where(m > 0, m, 1.0), 0.0), k)
+        total = _sums(g, q, k) - g_y * g_y / g_n
     dfb, dfw = np.maximum(g_c - 1.0, 0.0), np.maximum(g_n - g_c, 0.0)
     if pool is not None:
         owner = np.asarray(pool, dtype=np.int64).ravel()
         pools = int(owner.max()) + 1 if owner.size else 0
         ssb, ssw, dfb, dfw, g_n, g_c = (
-            np.bincount(owner, weights=v, minlength=pools) for v in (ssb, ssw, dfb, dfw, g_n, g_c)
+            _sums(owner, v, pools) for v in (ssb, ssw, dfb, dfw, g_n, g_c)
         )
-        total = np.bincount(owner, weights=np.nan_to_num(total), minlength=pools)
+        total = _sums(owner, np.nan_to_num(total), pools)
     with np.errstate(all="ignore"):
         msb, msw = ssb / dfb, ssw / dfw
         n0 = g_n / g_c

@@ -212,9 +212,14 @@ def sums_estimates(
         )
         for (i, _, statistic), dist in zip(resampled, dists, strict=True):
             lo, hi = (float(b) for b in percentile_interval(dist, confidence))
-            if isinstance(statistic, Coefficient):
+            score_low, score_high = out[i].low, out[i].high
+            if (
+                isinstance(statistic, Coefficient)
+                and score_low is not None
+                and score_high is not None
+            ):
                 # The score interval already drawn, hulled with the bootstrap's.
-                lo, hi = max(-1.0, min(lo, out[i].low)), min(1.0, max(hi, out[i].high))
+                lo, hi = max(-1.0, min(lo, score_low)), min(1.0, max(hi, score_high))
             sd = bootstrap_sd(dist)
             out[i] = replace(out[i], low=lo, high=hi, sd=sd if sd else None)
     return out

@@ -138,10 +138,17 @@ def _gap(
     # The two sides are different models' ratings: independent samples, correlation 0.
     low, high = mover_difference(p1, low1, high1, p2, low2, high2)
     d = p1 - p2
-    common = {"confidence": level}
-    model = Estimate(p1, float(low1), float(high1), method=WILSON, n=n1, n_clusters=g1, **common)
+    model = Estimate(
+        p1, float(low1), float(high1), method=WILSON, n=n1, n_clusters=g1, confidence=level
+    )
     others = Estimate(
-        p2, float(low2), float(high2), method=WILSON_STANDARDISED, n=n2, n_clusters=g2, **common
+        p2,
+        float(low2),
+        float(high2),
+        method=WILSON_STANDARDISED,
+        n=n2,
+        n_clusters=g2,
+        confidence=level,
     )
     difference = Estimate(
         float(d),
@@ -151,7 +158,7 @@ def _gap(
         n=n1 + n2,
         n_clusters=int(np.unique(rows.cluster[first | second]).size),
         unit="difference",
-        **common,
+        confidence=level,
     )
     agrees_less = n1 >= MIN_EXPERT_VERDICTS and float(high) < 0.0
     return AgreementGap(model, others, difference, agrees_less)
@@ -161,7 +168,7 @@ def _codes(
     values: Sequence[Hashable] | NDArray[Any] | ArrayLike,
 ) -> tuple[list[Hashable], NDArray[np.int64]]:
     """The distinct values in order of first appearance, and each value's index among them."""
-    listed = values.tolist() if isinstance(values, np.ndarray) else list(values)  # type: ignore[union-attr]
+    listed = values.tolist() if isinstance(values, np.ndarray) else list(values)  # type: ignore[arg-type]
     index: dict[Hashable, int] = {}
     codes = np.fromiter((index.setdefault(v, len(index)) for v in listed), np.int64, len(listed))
     return list(index), codes

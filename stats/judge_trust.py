@@ -259,7 +259,7 @@ def _pooled_icc(cells: list[_Cell]) -> float:
 
 
 def _insufficient(cell: _Cell) -> JudgeTrust:
-    common = {"n": cell.n, "excluded": cell.excluded, "reason": "not enough data"}
+    common: dict[str, Any] = {"n": cell.n, "excluded": cell.excluded, "reason": "not enough data"}
     agreement = Estimate.insufficient(unit="proportion", **common)
     kappa = Estimate.insufficient(unit="coefficient", **common)
     return JudgeTrust(agreement, kappa, *trust_badge(agreement, kappa))
@@ -309,7 +309,7 @@ def _figures(
     trusts = []
     for i, cell in enumerate(cells):
         over = "base scenarios" if cell.clustered else "ratings"
-        common = {
+        common: dict[str, Any] = {
             "confidence": confidence,
             "n": cell.n,
             "n_clusters": cell.g,

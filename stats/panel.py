@@ -214,12 +214,12 @@ def judge_pass_rates(
                 excluded=(tied, unread),
                 **options,
             )
-            gap = _paired_gap(
+            sums = _paired_gap(
                 judge_pass[both, j], panel_pass[both], None if cluster is None else cluster[both]
             )
             gap = paired_difference_estimate(
-                gap[:, :2],
-                gap[:, 2:],
+                sums[:, :2],
+                sums[:, 2:],
                 items=int(both.sum()),
                 over=options["over"],
                 confidence=confidence,

@@ -153,9 +153,11 @@ def swap_rank_agreement(
 def _rank_bounded(figure: Estimate, items: int, kind: str, confidence: float) -> Estimate:
     """The bootstrap figure of a rank correlation over ``items`` ranked items, hulled with the
     score interval of its concordance share (:func:`.bounds.rank_correlation_bounds`)."""
-    if not figure.defined:
+    if figure.value is None:
         return figure
-    bootstrap = (figure.low, figure.high) if figure.has_interval else None
+    bootstrap = (
+        (figure.low, figure.high) if figure.low is not None and figure.high is not None else None
+    )
     low, high = rank_correlation_bounds(
         figure.value, items, kind=kind, bootstrap=bootstrap, confidence=confidence
     )
