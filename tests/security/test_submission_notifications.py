@@ -107,6 +107,12 @@ def test_a_submission_stuck_in_submitted_is_requeued(eager_tasks, offline_drafte
 
 
 def test_the_requeue_runs_on_a_beat_schedule():
+    # What a worker does when it starts: import every app's tasks module (autodiscovery). The
+    # test process imports them only as tests happen to, so without this the answer would
+    # depend on which tests ran first in this process.
+    celery_app.loader.import_default_modules()
     entry = settings.CELERY_BEAT_SCHEDULE["submissions-requeue-stuck"]
-    assert entry["task"] in celery_app.tasks
     assert entry["schedule"] > 0
+    # Every scheduled task, not only this one, names a task a worker knows.
+    for name, scheduled in settings.CELERY_BEAT_SCHEDULE.items():
+        assert scheduled["task"] in celery_app.tasks, name
