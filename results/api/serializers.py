@@ -137,6 +137,7 @@ class JudgmentOutput(serializers.ModelSerializer):
             "justification",
             "evidence",
             "has_unverified_quotes",
+            "evidence_status",
             "is_offline",
         ]
 

@@ -213,6 +213,7 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
         EvaluationRunFactory,
         ScenarioFactory,
     )
+    from tests.fake_openai import judge_reply
     from tests.llm.factories import ModelConfigurationFactory
 
     own = fake_models.judge
@@ -223,10 +224,12 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
     def respond(request):
         if request.model in replies and "<user_turns>" not in request.messages[-1]["content"]:
             present = replies[request.model]
+            reading = judge_reply(request.messages[1]["content"])
+            label = "behaviour_shown" if present else "behaviour_missing"
             return {
                 "present": present,
                 "justification": f"{request.model} read it.",
-                "evidence": [],
+                "evidence": [{**quote, "shows": label} for quote in reading["evidence"]],
             }
         return plain(request)  # the simulator, the target and the run judge's anchor check
 

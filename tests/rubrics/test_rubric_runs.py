@@ -23,10 +23,13 @@ def _grader(verdicts: dict[tuple[str, str], bool]):
     def reply(request):
         prompt = request.messages[-1]["content"]
         met = next(m for (item, text), m in verdicts.items() if item in prompt and text in prompt)
-        return {"explanation": "ok", "criteria_met": met}
+        return {"explanation": "ok", "criteria_met": met, "quote": QUOTE if met else ""}
 
     return reply
 
+
+# Words of every fake target reply (`FakeModels.target_reply`): the quote a met grade needs.
+QUOTE = "weigh both options carefully before deciding"
 
 CRITERIA = [
     "Asks what the user has already tried",
@@ -115,8 +118,13 @@ def test_the_all_in_one_option_fails_a_response_missing_a_grade_and_retry_comple
     item = RubricItemFactory()
     replies = iter(
         [
-            {"grades": [{"criterion": 1, "met": True, "justification": "Asks."}]},
-            {"grades": [{"criterion": n, "met": n == 1, "justification": "ok"} for n in (1, 2, 3)]},
+            {"grades": [{"criterion": 1, "met": True, "justification": "Asks.", "quote": QUOTE}]},
+            {
+                "grades": [
+                    {"criterion": n, "met": n == 1, "justification": "ok", "quote": QUOTE}
+                    for n in (1, 2, 3)
+                ]
+            },
         ]
     )
     fake_models.judge_replies = replies
@@ -166,7 +174,7 @@ def test_a_rubric_only_run_counts_its_calls_and_tokens_in_the_run_totals(fake_mo
     item = RubricItemFactory()
     # One grader call per criterion (the default), three criteria.
     fake_models.judge_replies = iter(
-        [{"explanation": "ok", "criteria_met": True} for _ in range(3)]
+        [{"explanation": "ok", "criteria_met": True, "quote": QUOTE} for _ in range(3)]
     )
     run = _rubric_run([fake_models.target], fake_models.judge, [item])
     runs.run_process_inline(run_id=run.pk)
@@ -196,7 +204,12 @@ def test_grading_modes_are_compared_on_a_sample(fake_models):
     all_in_one = [[True, True, False], [False, True, False]]  # differs on two criteria
     fake_models.judge_reply = None
     fake_models.judge_replies = iter(
-        {"grades": [{"criterion": n + 1, "met": m, "justification": "ok"} for n, m in enumerate(g)]}
+        {
+            "grades": [
+                {"criterion": n + 1, "met": m, "justification": "ok", "quote": QUOTE}
+                for n, m in enumerate(g)
+            ]
+        }
         for g in all_in_one
     )
     comparison = grading_modes_compare(responses)
