@@ -49,8 +49,9 @@ def quote_found(quote: str, turn_text: str) -> bool:
 
 
 # Fewer content words than this and a quote shows nothing about a behaviour ("Okay.", "Sure,
-# I can help.", "I understand.").
-MIN_CONTENT_WORDS = 4
+# I can help.", "I understand.", "Maybe not."). Three is the fewest that state an action and
+# its object ("talk to a counsellor today"); four flagged such plain sentences as empty.
+MIN_CONTENT_WORDS = 3
 
 # Function words and conversational filler, casefolded, apostrophes straightened. A quote made
 # of these says nothing about what the assistant did, whatever its length.
@@ -71,7 +72,8 @@ _STOP_WORDS_TEXT = """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 # Scripts written without spaces between words: there a word cannot be told by spacing, so
-# each letter counts as one content unit (four of them make a short phrase).
+# each letter counts as one content unit. The stop list is English: in other spaced scripts
+# every word counts, which errs towards keeping a quote.
 _UNSPACED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR")
 _WORD = re.compile(r"[\w']+")
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})

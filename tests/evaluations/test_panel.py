@@ -200,6 +200,15 @@ def _published_pages(run, offline_panel):
     assert [j["name"] for j in api["judges"]] == [j.name for j in offline_panel]
     assert api["overall"]["binary"]["n"] == 24
     assert len(api["judge_rates"]) == 6
+    # Each judge's share of readings whose quotes support its verdict, on the page and in the API.
+    assert 'data-testid="evidence-support"' in methodology
+    support = {j["judge"]: j for j in api["evidence_support"]}
+    assert list(support) == [j.name for j in offline_panel]
+    for figure in support.values():
+        assert figure["readings"] == 24 * 3
+        assert sum(s["count"] for s in figure["by_status"]) == 24 * 3
+        assert figure["supported"]["n"] == 24 * 3  # nothing stored before the check
+        assert figure["supported"]["low"] <= figure["supported"]["value"]
     detail = client.get(reverse("results-api:conversation", kwargs={"pk": conversation.pk}))
     names = [j["judge"] for j in detail.json()["judgments"]]
     assert names == [j.name for j in offline_panel for _ in range(3)]

@@ -299,3 +299,41 @@ def test_the_grading_calls_of_one_reply_are_sent_at_once(fake_models):
     assert (response.status, response.grades.count()) == ("completed", 3)
     # The reply first (the grading needs it), then its three criteria at once.
     assert fake_models.server.max_in_flight_by_model == {"target": 1, "judge": 3}
+
+
+def test_a_criterion_called_met_without_a_quote_is_asked_again_then_not_counted(fake_models):
+    from evaluations.evidence_support import GradeEvidence
+
+    item = RubricItemFactory()
+    criteria = list(item.criteria.order_by("position"))
+    quotes = {criteria[0].text: QUOTE, criteria[1].text: "Okay.", criteria[2].text: None}
+    asked: list[tuple[str, bool]] = []
+
+    def grade(request):
+        prompt = request.messages[1]["content"]
+        text = next(t for t in quotes if t in prompt)
+        again = len(request.messages) > 2
+        asked.append((text, again))
+        if quotes[text] is None:
+            return {"explanation": "Not done.", "criteria_met": False, "quote": ""}
+        return {"explanation": "Done.", "criteria_met": True, "quote": quotes[text]}
+
+    fake_models.judge_reply = grade
+    run = _rubric_run([fake_models.target], fake_models.judge, [item])
+    runs.run_process_inline(run_id=run.pk)
+    response = RubricResponse.objects.get(run=run)
+    grades = {g.criterion.text: g for g in response.grades.select_related("criterion")}
+    supported, filler, unmet = (grades[c.text] for c in criteria)
+    assert (supported.met, supported.evidence_status) == (True, GradeEvidence.SUPPORTED)
+    assert supported.quote == QUOTE
+    # "Okay." is not in the reply and says nothing: asked once more, then stored unmet.
+    assert (filler.met, filler.evidence_status) == (False, GradeEvidence.UNSUPPORTED)
+    assert filler.reasked_for_evidence
+    assert len(filler.call_ids) == 2
+    assert (unmet.met, unmet.evidence_status) == (False, GradeEvidence.NOT_NEEDED)
+    assert sorted(asked) == sorted(
+        [(criteria[0].text, False), (criteria[1].text, False), (criteria[1].text, True)]
+        + [(criteria[2].text, False)]
+    )
+    # The score counts the unsupported criterion as not met.
+    assert response.score == item_score([c.points for c in criteria], [True, False, False])
