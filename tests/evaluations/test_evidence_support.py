@@ -193,3 +193,36 @@ def test_each_judges_share_of_supported_readings_counts_what_it_leaves_out(fake_
     counts = {s["status"]: s["count"] for s in figure["by_status"]}
     assert counts == {"supported": 2, "contradicts": 1, "content_free": 1, "unchecked": 1}
     json.dumps(figure)  # stored in the run analysis as JSON
+
+
+@pytest.mark.embedded
+def test_the_batch_engine_asks_with_the_schema_and_stores_a_contradicting_reading(fake_models):
+    from evaluations.engine import process_conversations
+    from tests.evaluations.factories import EvaluationRunFactory, ScenarioFactory
+
+    run = EvaluationRunFactory(
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+        targets=[fake_models.target],
+        typo_rate=0.0,
+        turns=2,
+        judgments_per_conversation=1,
+        status="running",
+    )
+    conversation = ConversationFactory(
+        run=run, scenario=ScenarioFactory(), target=fake_models.target
+    )
+    # A strict judge: absent, quoting the words that show the behaviour, every time asked.
+    fake_models.judge_replies = iter([reading(False, (2, SHOWN, "behaviour_shown"))] * 2)
+    assert process_conversations([conversation.pk], inline=True).completed == 1
+    [judgment] = Judgment.objects.filter(conversation=conversation)
+    assert judgment.evidence_status == EvidenceStatus.CONTRADICTS
+    assert judgment.reasked_for_evidence
+    assert judgment.present is False
+    assert len(judgment.call_ids) == 2
+    requests = fake_models.requests_to("judge")
+    verdicts = [r for r in requests if "<user_turns>" not in r.messages[-1]["content"]]
+    assert len(verdicts) == 2
+    for request in verdicts:
+        schema = _judge_schema(request)
+        assert "shows" in schema["$defs"]["EvidenceQuote"]["required"]
