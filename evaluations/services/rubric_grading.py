@@ -214,7 +214,7 @@ def rubric_grade_steps(
             for n, c in enumerate(criteria, start=1)
             if c in todo and status[c.pk] == GradeEvidence.UNSUPPORTED
         ]
-        reasked = set()
+        reasked: set[int] = set()
         if numbers:
             messages = prompts.rubric_evidence_reask_messages(
                 prompts.rubric_grade_messages(
@@ -222,16 +222,20 @@ def rubric_grade_steps(
                 ),
                 numbers,
             )
-            again, result = yield from _all_criteria_call(
-                response, criteria, judge, (salt, "evidence"), messages
-            )
-            calls += result.calls
             reasked = {criteria[n - 1].pk for n in numbers}
-            # Only the criteria that lacked a quote take the second answer: the others were
-            # already graded with their evidence.
-            for pk in reasked:
-                grades[pk] = again[pk]
-                status[pk] = _grade_evidence(again[pk].met, again[pk].quote, response.reply)
+            try:
+                again, second = yield from _all_criteria_call(
+                    response, criteria, judge, (salt, "evidence"), messages
+                )
+            except (LLMError, ApplicationError):
+                again = None  # the first grades stand, the unquoted ones stored unsupported
+            if again is not None:
+                calls += second.calls
+                # Only the criteria that lacked a quote take the second answer: the others
+                # were already graded with their evidence.
+                for pk in reasked:
+                    grades[pk] = again[pk]
+                    status[pk] = _grade_evidence(again[pk].met, again[pk].quote, response.reply)
         rows = [
             RubricGrade(
                 response=response,

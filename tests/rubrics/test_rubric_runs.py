@@ -337,3 +337,35 @@ def test_a_criterion_called_met_without_a_quote_is_asked_again_then_not_counted(
     )
     # The score counts the unsupported criterion as not met.
     assert response.score == item_score([c.points for c in criteria], [True, False, False])
+
+
+def test_all_in_one_grading_asks_again_only_for_criteria_met_without_a_quote(fake_models):
+    from evaluations.evidence_support import GradeEvidence
+
+    item = RubricItemFactory()
+
+    def grades(quote_for_first: str) -> dict:
+        return {
+            "grades": [
+                {"criterion": 1, "met": True, "justification": "Asks.", "quote": quote_for_first},
+                {"criterion": 2, "met": True, "justification": "Kind.", "quote": QUOTE},
+                {"criterion": 3, "met": False, "justification": "No.", "quote": ""},
+            ]
+        }
+
+    # The first answer quotes filler for criterion 1; asked again, it quotes the reply.
+    fake_models.judge_replies = iter([grades("Okay."), grades(QUOTE)])
+    run = _rubric_run([fake_models.target], fake_models.judge, [item], rubric_grading="all_in_one")
+    runs.run_process_inline(run_id=run.pk)
+    requests = fake_models.requests_to("judge")
+    assert len(requests) == 2
+    assert "called criteria 1 met without quoting" in requests[1].messages[-1]["content"]
+    response = RubricResponse.objects.get(run=run)
+    stored = list(response.grades.order_by("criterion__position"))
+    assert [g.evidence_status for g in stored] == [
+        GradeEvidence.SUPPORTED,
+        GradeEvidence.SUPPORTED,
+        GradeEvidence.NOT_NEEDED,
+    ]
+    assert [g.reasked_for_evidence for g in stored] == [True, False, False]
+    assert [g.met for g in stored] == [True, True, False]
