@@ -39,6 +39,10 @@ class EvidenceWalk:
     readings: Counter = field(default_factory=Counter)
     grades: Counter = field(default_factory=Counter)
     cut_justifications: list[str] = field(default_factory=list)
+    reasked_readings: int = 0
+    # A few quotes of each failing status, to show what the offline content needs to change.
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    reasked_grades: int = 0
 
     @property
     def unsupported_readings(self) -> int:
@@ -50,25 +54,41 @@ class EvidenceWalk:
 
     def report(self) -> str:
         return (
-            f"judge readings {sum(self.readings.values())}: {dict(self.readings)}; "
-            f"rubric criteria {sum(self.grades.values())}: {dict(self.grades)}; "
-            f"justifications cut off: {len(self.cut_justifications)}"
+            f"judge readings {sum(self.readings.values())}: {dict(self.readings)} "
+            f"({self.reasked_readings} asked again); "
+            f"rubric criteria {sum(self.grades.values())}: {dict(self.grades)} "
+            f"({self.reasked_grades} asked again); "
+            f"justifications cut off: {len(self.cut_justifications)}; examples: {self.examples}"
         )
+
+    def example(self, status: str, quote: str) -> None:
+        shown = self.examples.setdefault(status, [])
+        if len(shown) < 2 and quote not in shown:
+            shown.append(quote)
 
 
 def evidence_walk(run: EvaluationRun) -> EvidenceWalk:
     """Every judge reading and rubric criterion grade of `run`, counted by evidence status."""
     walk = EvidenceWalk()
-    for status, justification in Judgment.objects.filter(conversation__run=run).values_list(
-        "evidence_status", "justification"
+    readings = Judgment.objects.filter(conversation__run=run)
+    grades = RubricGrade.objects.filter(response__run=run)
+    walk.reasked_readings = readings.filter(reasked_for_evidence=True).count()
+    walk.reasked_grades = grades.filter(reasked_for_evidence=True).count()
+    for status, justification, evidence in readings.values_list(
+        "evidence_status", "justification", "evidence"
     ):
         walk.readings[status] += 1
+        if status != EvidenceStatus.SUPPORTED:
+            for item in evidence:
+                walk.example(status, f"{item.get('shows')}: {item.get('quote')}")
         if _CUT.search(justification.strip()):
             walk.cut_justifications.append(justification)
-    for status, justification in RubricGrade.objects.filter(response__run=run).values_list(
-        "evidence_status", "justification"
+    for status, justification, quote in grades.values_list(
+        "evidence_status", "justification", "quote"
     ):
         walk.grades[status] += 1
+        if status == GradeEvidence.UNSUPPORTED:
+            walk.example("rubric unsupported", quote)
         if _CUT.search(justification.strip()):
             walk.cut_justifications.append(justification)
     return walk
