@@ -14,6 +14,7 @@ import re
 from core.text import shorten_words
 from llm.offline import offline_responder, offline_rng
 
+from .evidence_support import content_words
 from .offline import fenced, reply_style
 from .rubric_schemas import CriterionVerdict, RubricGradeSet
 
@@ -82,7 +83,7 @@ def rubric_grades(messages, seed, configuration) -> dict:
                 "criterion": int(number),
                 "met": met,
                 "justification": f"The reply {verb} do this: {shorten_words(text, 60)}",
-                "quote": _first_sentence(reply) if met else "",
+                "quote": _reply_quote(reply) if met else "",
             }
         )
     return {"grades": grades or [{"criterion": 1, "met": False, "justification": "No criteria."}]}
@@ -103,10 +104,11 @@ def criterion_verdict(messages, seed, configuration) -> dict:
     return {
         "explanation": f"The reply {verb} do this: {text[:60]}",
         "criteria_met": met,
-        "quote": _first_sentence(fenced(messages, "reply")) if met else "",
+        "quote": _reply_quote(fenced(messages, "reply")) if met else "",
     }
 
 
-def _first_sentence(reply: str) -> str:
-    """The quote a met grade needs: the reply's first sentence, as written."""
-    return re.split(r"(?<=[.!?])\s+", reply.strip(), maxsplit=1)[0]
+def _reply_quote(reply: str) -> str:
+    """The quote a met grade needs: the reply's sentence with the most content words."""
+    sentences = re.split(r"(?<=[.!?])\s+", reply.strip())
+    return max(sentences, key=content_words)
