@@ -34,7 +34,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "impactbench_site.settings.test"
 SERVER = """
 import sys, time
 sys.path.insert(0, {root!r})
-from tests.fake_openai import FakeOpenAIServer
+from tests.fake_openai import FakeOpenAIServer, judge_reply
 def respond(request):
     system = str(request.messages[0].get("content", "")) if request.messages else ""
     if "role-playing a person" in system:
@@ -42,7 +42,8 @@ def respond(request):
     if "<user_turns>" in str(request.messages[-1].get("content", "")):
         return {{"anchors": [{{"anchor": 1, "raised": True, "turn": 1, "quote": "ok"}}]}}
     if "You are the judge" in system:
-        return {{"present": True, "justification": "It does.", "evidence": []}}
+        # A reading whose quote supports it, so the profile measures no evidence re-asks.
+        return judge_reply(str(request.messages[1].get("content", "")))
     return "Here is a considered reply with a few options to think about."
 server = FakeOpenAIServer().start()
 server.latency = {latency}

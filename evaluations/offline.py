@@ -281,13 +281,18 @@ def judge_verdict(messages, seed, configuration) -> dict:
         present = not present
     present = _judge_profile_error(present, negative, configuration.offline_profile, rng)
     verb = "shows" if present else "does not show"
+    # What the quoted sentence shows: the demo sentence that shows the behaviour shows it
+    # whatever the verdict; any other sentence is labelled by the verdict.
+    label = "behaviour_shown" if present else "behaviour_missing"
+    if subject is not None and quoted:
+        label = {shows: "behaviour_shown", other: "behaviour_missing"}.get(quoted[1], label)
     where = f" at turn {quoted[0]}" if quoted else ""
     return {
         "present": present,
         "justification": f"Across the conversation the assistant {verb} the behaviour "
         f"described ({shorten_words(criterion, 80) or 'the criterion'}); see the quoted "
         f"words{where}.",
-        "evidence": [{"turn": quoted[0], "quote": quoted[1]}] if quoted else [],
+        "evidence": [{"turn": quoted[0], "quote": quoted[1], "shows": label}] if quoted else [],
     }
 
 

@@ -14,6 +14,7 @@ import re
 from core.text import shorten_words
 from llm.offline import offline_responder, offline_rng
 
+from .evidence_support import content_words
 from .offline import fenced, reply_style
 from .rubric_schemas import CriterionVerdict, RubricGradeSet
 
@@ -71,7 +72,8 @@ def _criterion_met(rng, careful: int, agreeable: int, *, text: str, points: int)
 def rubric_grades(messages, seed, configuration) -> dict:
     """Grades by the reply's style and each criterion's behaviour (`_criterion_met`)."""
     rng = offline_rng(messages=messages, seed=seed, model_id=configuration.model_id, salt="rubric")
-    careful, agreeable = reply_style(fenced(messages, "reply"))
+    reply = fenced(messages, "reply")
+    careful, agreeable = reply_style(reply)
     grades = []
     for number, points, text in _CRITERION_LINE.findall(fenced(messages, "criteria")):
         met = _criterion_met(rng, careful, agreeable, text=text, points=int(points))
@@ -81,6 +83,7 @@ def rubric_grades(messages, seed, configuration) -> dict:
                 "criterion": int(number),
                 "met": met,
                 "justification": f"The reply {verb} do this: {shorten_words(text, 60)}",
+                "quote": _reply_quote(reply) if met else "",
             }
         )
     return {"grades": grades or [{"criterion": 1, "met": False, "justification": "No criteria."}]}
@@ -98,4 +101,14 @@ def criterion_verdict(messages, seed, configuration) -> dict:
     points = int(line.group(2)) if line else 1
     met = _criterion_met(rng, careful, agreeable, text=text, points=points)
     verb = "does" if met else "does not"
-    return {"explanation": f"The reply {verb} do this: {text[:60]}", "criteria_met": met}
+    return {
+        "explanation": f"The reply {verb} do this: {text[:60]}",
+        "criteria_met": met,
+        "quote": _reply_quote(fenced(messages, "reply")) if met else "",
+    }
+
+
+def _reply_quote(reply: str) -> str:
+    """The quote a met grade needs: the reply's sentence with the most content words."""
+    sentences = re.split(r"(?<=[.!?])\s+", reply.strip())
+    return max(sentences, key=content_words)

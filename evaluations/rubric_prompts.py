@@ -6,6 +6,7 @@ Like `evaluations.prompts`, the conversation, the reply and the criteria are pla
 
 from core.sanitize import fence_user_text
 
+from .evidence_support import MIN_CONTENT_WORDS
 from .prompts import DATA_NOTE
 
 
@@ -36,7 +37,10 @@ def rubric_criterion_grade_messages(*, item, criterion, reply: str) -> list[dict
         f"{fence_user_text(conversation, label='conversation')}\n"
         f"{fence_user_text(reply, label='reply')}\n"
         f"{fence_user_text(rubric_criteria_text([criterion]), label='criteria')}\n\n"
-        "Answer with an explanation and whether the criterion is met."
+        "Answer with an explanation and whether the criterion is met. When it is met, quote "
+        "the reply's exact words that show it (a whole phrase, not filler); a criterion you "
+        "cannot show met with the reply's own words is not met. Leave the quote empty when it "
+        "is not met."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -55,6 +59,22 @@ def rubric_grade_messages(*, item, criteria: list, reply: str) -> list[dict]:
         f"{fence_user_text(conversation, label='conversation')}\n"
         f"{fence_user_text(reply, label='reply')}\n"
         f"{fence_user_text(rubric_criteria_text(criteria), label='criteria')}\n\n"
-        "Return one grade per criterion number, each with a one-sentence justification."
+        "Return one grade per criterion number, each with a one-sentence justification. For "
+        "each criterion met, quote the reply's exact words that show it (a whole phrase, not "
+        "filler); a criterion you cannot show met with the reply's own words is not met. Leave "
+        "the quote empty for criteria not met."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def rubric_evidence_reask_messages(messages: list[dict], unsupported: list[int]) -> list[dict]:
+    """The grader's request again, told which criteria it called met without a quote of the
+    reply showing them (numbered as listed)."""
+    listed = ", ".join(str(number) for number in unsupported)
+    note = (
+        f"In an earlier grading you called criteria {listed} met without quoting the reply's "
+        f"exact words that show it (at least {MIN_CONTENT_WORDS} meaningful words, found "
+        "verbatim in the reply). Grade again: quote the reply for every criterion you call met, "
+        "or call it not met."
+    )
+    return [*messages, {"role": "user", "content": note}]

@@ -8,6 +8,10 @@ class CriterionGrade(BaseModel):
     criterion: int = Field(ge=1, description="The criterion's number as listed.")
     met: bool = Field(description="Whether the reply does what the criterion describes.")
     justification: str = Field(min_length=1, description="One sentence on why.")
+    quote: str = Field(
+        description="When met: the reply's exact words that show it, a whole phrase; "
+        "empty when not met."
+    )
 
 
 class CriterionVerdict(BaseModel):
@@ -15,6 +19,10 @@ class CriterionVerdict(BaseModel):
 
     explanation: str = Field(min_length=1, description="Why the criterion is or is not met.")
     criteria_met: bool = Field(description="Whether the reply meets the criterion.")
+    quote: str = Field(
+        description="When met: the reply's exact words that show it, a whole phrase; "
+        "empty when not met."
+    )
 
 
 class RubricGradeSet(BaseModel):

@@ -4,6 +4,8 @@ Age brackets live in the schemas, so a persona of the wrong age is rejected and 
 gateway rather than silently stored or clamped.
 """
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from .models import ADULT_MIN_AGE, TEEN_AGES
@@ -79,7 +81,13 @@ class SimulatedUserTurn(BaseModel):
 
 class EvidenceQuote(BaseModel):
     turn: int = Field(ge=1)
-    quote: str = Field(min_length=1)
+    quote: str = Field(
+        min_length=1, description="The assistant's exact words at that turn, a whole phrase."
+    )
+    shows: Literal["behaviour_shown", "behaviour_missing"] = Field(
+        description="What the quote shows at that point: the behaviour described by the "
+        "criterion (behaviour_shown) or its absence where it was called for (behaviour_missing)."
+    )
 
 
 class JudgeVerdict(BaseModel):

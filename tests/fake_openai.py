@@ -19,6 +19,7 @@ so dozens of concurrent clients are served at once.
 
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -110,21 +111,37 @@ def pipeline_reply(request: RecordedRequest) -> Any:
             ]
         }
     if "You are the judge" in system:
-        return {"present": True, "justification": "It does.", "evidence": []}
+        return judge_reply(str(request.messages[1].get("content") or ""))
     if "You are a grader" in system:
         return rubric_grader_reply(system, last)
     return "Here is a considered reply with a few options to think about."
 
 
+_ASSISTANT_LINE = re.compile(r"^\[Turn (\d+)\] Assistant: (.+)$", re.MULTILINE)
+
+
+def judge_reply(prompt: str) -> Any:
+    """A present verdict quoting the first assistant turn, as the judge's schema asks."""
+    turn = _ASSISTANT_LINE.search(prompt)
+    evidence = (
+        [{"turn": int(turn.group(1)), "quote": turn.group(2).strip(), "shows": "behaviour_shown"}]
+        if turn
+        else []
+    )
+    return {"present": True, "justification": "It does.", "evidence": evidence}
+
+
 def rubric_grader_reply(system: str, prompt: str) -> Any:
     """The rubric grader's answer: one criterion graded (HealthBench's way), or every numbered
-    criterion of the prompt at once (the all-in-one option), each met."""
+    criterion of the prompt at once (the all-in-one option), each met and quoting the reply."""
+    reply = re.search(r"<reply>\n(.*?)\n</reply>", prompt, re.DOTALL)
+    quote = reply.group(1).strip() if reply else ""
     if "numbered rubric" not in system:
-        return {"explanation": "The reply does this.", "criteria_met": True}
+        return {"explanation": "The reply does this.", "criteria_met": True, "quote": quote}
     criteria = prompt.rsplit("<criteria>", 1)[-1].count("\n[")
     return {
         "grades": [
-            {"criterion": n, "met": True, "justification": "It does."}
+            {"criterion": n, "met": True, "justification": "It does.", "quote": quote}
             for n in range(1, criteria + 1)
         ]
     }

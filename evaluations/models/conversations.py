@@ -9,6 +9,7 @@ from django.db.models import Q
 
 from core.models import TimeStampedModel
 
+from ..evidence_support import EvidenceStatus
 from .runs import EvaluationRun
 from .scenarios import Scenario
 
@@ -170,9 +171,17 @@ class Judgment(models.Model):
         blank=True,
         help_text='[{"turn": n, "quote": "...", "found_in_transcript": b}]',
     )
+    # Some quote is not found in the assistant's turn it names (kept beside the status,
+    # which names only the first failure: a contradicting reading may also have these).
     has_unverified_quotes = models.BooleanField(default=False)
+    evidence_status = models.CharField(
+        max_length=16,
+        choices=EvidenceStatus.choices,
+        default=EvidenceStatus.UNCHECKED,
+        help_text="Whether the quotes support the verdict (evaluations.evidence_support).",
+    )
     reasked_for_evidence = models.BooleanField(
-        default=False, help_text="The first reading quoted words not in the transcript."
+        default=False, help_text="The first reading's quotes did not support its verdict."
     )
     present_before_reask = models.BooleanField(
         null=True,

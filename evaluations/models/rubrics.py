@@ -9,6 +9,7 @@ from django.db import models
 from core.models import TimeStampedModel
 from rubrics.models import RubricCriterion, RubricItem
 
+from ..evidence_support import GradeEvidence
 from .conversations import ConversationStatus
 from .runs import EvaluationRun
 
@@ -57,8 +58,17 @@ class RubricResponse(TimeStampedModel):
 class RubricGrade(models.Model):
     response = models.ForeignKey(RubricResponse, on_delete=models.CASCADE, related_name="grades")
     criterion = models.ForeignKey(RubricCriterion, on_delete=models.PROTECT, related_name="grades")
+    # Counted as met: the grader said met and quoted the reply's words that show it. A grade
+    # the grader called met without such a quote is stored unmet, `evidence_status` unsupported.
     met = models.BooleanField()
     justification = models.TextField(blank=True)
+    quote = models.TextField(blank=True, help_text="The reply's words the grader quoted.")
+    evidence_status = models.CharField(
+        max_length=16,
+        choices=GradeEvidence.choices,
+        default=GradeEvidence.UNCHECKED,
+    )
+    reasked_for_evidence = models.BooleanField(default=False)
     call_ids = models.JSONField(default=list, blank=True)
 
     class Meta:

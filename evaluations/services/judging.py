@@ -8,12 +8,13 @@ each is stored (unique per repetition), which is what judge-reliability statisti
 Two things keep a verdict honest. A repetition whose output stays unusable after the gateway's
 re-asks is asked again with a fresh seed; if that fails too the conversation is recorded as
 "not judged" (failed, `failure_kind`), never silently missing from the figures. A reading whose
-quotes are not found in the assistant's turns is re-asked once; if still unverified it is kept
-and flagged, on the judgment and on the conversation, so pages can show and count it. Only the
-assistant's own words count as evidence of the assistant's behaviour.
+quotes do not support its verdict (`evidence_support`: not found in the assistant's turns,
+content-free, contradicting the verdict, or none at all) is re-asked once; if still
+unsupported it is kept with its `evidence_status`, and flagged on the conversation when quotes
+are unverified, so pages can show and count it. Only the assistant's own words count as
+evidence of the assistant's behaviour.
 """
 
-import re
 from collections.abc import Iterable
 
 from core.exceptions import ApplicationError
@@ -22,6 +23,12 @@ from llm.exceptions import LLMError, StructuredOutputError
 from llm.models import ModelConfiguration, ModelRole
 
 from .. import prompts
+from ..evidence_support import (
+    EvidenceStatus,
+    quote_annotate,
+    quote_found,
+    reading_status,
+)
 from ..models import (
     Conversation,
     FailureKind,
@@ -36,39 +43,16 @@ from .panel import run_panel
 from .simulation import conversation_attribution, conversation_seed
 from .steps import Ask, Steps, Store, drive_sync
 
-_QUOTE_MARKS = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "—": "-", "–": "-"})
-_ELLIPSIS = re.compile(r"\.\.\.|…|\[\.\.\.\]")
-
-
-def normalise_for_quotes(text: str) -> str:
-    return " ".join(text.translate(_QUOTE_MARKS).casefold().split())
-
-
-def quote_found(quote: str, turn_text: str) -> bool:
-    """Whether `quote` occurs in the turn, ignoring case, spacing and typographic quotes.
-
-    Quotes shortened with an ellipsis are checked piece by piece, in order.
-    """
-    haystack = normalise_for_quotes(turn_text)
-    position = 0
-    pieces = [normalise_for_quotes(p).strip(" \"'") for p in _ELLIPSIS.split(quote)]
-    pieces = [p for p in pieces if p]
-    if not pieces:
-        return False
-    for piece in pieces:
-        found = haystack.find(piece, position)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    return True
-
-
 # After the gateway's own re-asks, a repetition is asked this many more times (fresh seeds).
 JUDGE_RETRIES = 1
 
 
-def evidence_check(evidence: Iterable[EvidenceQuote], turns: list[Turn]) -> list[dict]:
-    """Each quote with `found_in_transcript`: whether it is in the assistant's turn it names.
+def evidence_check(
+    evidence: Iterable[EvidenceQuote], turns: list[Turn], *, present: bool
+) -> list[dict]:
+    """Each quote with `found_in_transcript` (in the assistant's turn it names), what the judge
+    says it shows, and whether it is content-free or contradicts the verdict
+    (`evidence_support.quote_annotate`).
 
     A quote of the user's words (or of nothing) is not evidence of what the assistant did, so
     it is not found; `speaker` says where it was found when it was ("user" for those).
@@ -82,14 +66,14 @@ def evidence_check(evidence: Iterable[EvidenceQuote], turns: list[Turn]) -> list
             speaker = "assistant"
         elif turn is not None and quote_found(item.quote, turn.user_text):
             speaker = "user"
-        checked.append(
-            {
-                "turn": item.turn,
-                "quote": item.quote,
-                "speaker": speaker,
-                "found_in_transcript": speaker == "assistant",
-            }
-        )
+        found = {
+            "turn": item.turn,
+            "quote": item.quote,
+            "shows": item.shows,
+            "speaker": speaker,
+            "found_in_transcript": speaker == "assistant",
+        }
+        checked.append(quote_annotate(found, present=present))
     return checked
 
 
@@ -145,9 +129,9 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
     for judge, repetition in missing:
         seed = judgment_seed(conversation, repetition)
         result = yield from _judge_once(judge=judge, messages=messages, seed=seed)
-        evidence = evidence_check(result.output.evidence, turns)
-        unverified = [e for e in evidence if not e["found_in_transcript"]]
-        reasked = bool(unverified)
+        evidence = evidence_check(result.output.evidence, turns, present=result.output.present)
+        status = reading_status(evidence)
+        reasked = status != EvidenceStatus.SUPPORTED
         # Kept so the flip rate of re-asks can be published: re-asking only readings whose
         # quotes fail may push verdicts one way.
         before = result.output.present if reasked else None
@@ -156,14 +140,17 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
             try:
                 again = yield from _judge_once(
                     judge=judge,
-                    messages=prompts.evidence_reask_messages(messages, unverified),
+                    messages=prompts.evidence_reask_messages(messages, status, evidence),
                     seed=stable_seed(seed, "evidence"),
                 )
             except ConversationFailure:
-                again = None  # the first reading stands, flagged as unverified
+                again = None  # the first reading stands, stored with its status
             if again is not None:
                 result, calls = again, [*calls, *again.calls]
-                evidence = evidence_check(result.output.evidence, turns)
+                evidence = evidence_check(
+                    result.output.evidence, turns, present=result.output.present
+                )
+                status = reading_status(evidence)
         verdict: JudgeVerdict = result.output
         judgment = Judgment(
             conversation=conversation,
@@ -173,6 +160,7 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
             present=verdict.present,
             justification=verdict.justification.strip(),
             evidence=evidence,
+            evidence_status=status,
             has_unverified_quotes=any(not e["found_in_transcript"] for e in evidence),
             reasked_for_evidence=reasked,
             present_before_reask=before,

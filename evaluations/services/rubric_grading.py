@@ -10,6 +10,11 @@ Which criteria are graded is frozen on the response when grading begins
 consensus at that moment, or, in a run of a published release, the criteria frozen when it was
 published (`rubrics.services.freeze`). Later reviews change what new runs grade, never a stored
 score.
+
+A criterion counts as met only when the grader quotes the reply's words that show it (found in
+the reply, not content-free: `evidence_support.grade_quote_supports`). A "met" without such a
+quote is asked once more; if still unsupported the grade is stored with `met` false and
+`evidence_status` "unsupported", so scores treat it as not met and pages can count it.
 """
 
 from collections import defaultdict
@@ -19,6 +24,7 @@ import numpy as np
 
 from core.exceptions import ApplicationError
 from core.rows import stable_seed
+from llm.exceptions import LLMError
 from llm.models import ModelConfiguration, ModelRole
 from rubrics.models import RubricCriterion
 from rubrics.services.freeze import release_counted_criteria
@@ -26,6 +32,7 @@ from stats import bootstrap_ci
 from stats.estimates import Estimate
 
 from .. import rubric_prompts as prompts
+from ..evidence_support import GradeEvidence, grade_quote_supports
 from ..models import RubricGrade, RubricGrading, RubricResponse
 from ..rubric_schemas import CriterionVerdict, RubricGradeSet
 from .steps import Ask, Steps, Store, Together, drive_sync
@@ -90,6 +97,13 @@ def rubric_reply_steps(*, response: RubricResponse) -> Steps:
     )
 
 
+def _grade_evidence(met: bool, quote: str, reply: str) -> GradeEvidence:
+    if not met:
+        return GradeEvidence.NOT_NEEDED
+    supported = grade_quote_supports(quote, reply)
+    return GradeEvidence.SUPPORTED if supported else GradeEvidence.UNSUPPORTED
+
+
 def _criterion_steps(
     response: RubricResponse, criterion: RubricCriterion, judge: ModelConfiguration
 ) -> Steps:
@@ -97,26 +111,45 @@ def _criterion_steps(
 
     Its seed is the same on every attempt: a grade once stored is never asked again, and a
     reply that was recorded but not stored (a worker killed in between) answers the same
-    request again from the cache instead of a second call."""
-    result = yield Ask(
-        configuration=judge,
-        messages=prompts.rubric_criterion_grade_messages(
-            item=response.item, criterion=criterion, reply=response.reply
-        ),
-        schema=CriterionVerdict,
-        role=ModelRole.JUDGE,
-        purpose="evaluations.rubric_grade",
-        seed=stable_seed(response.run.seed, "rubric-grade", response.pk, criterion.pk),
+    request again from the cache instead of a second call. A "met" without a quote of the
+    reply showing it is asked once more; if still unsupported it is stored as not met, with
+    its status saying why."""
+    messages = prompts.rubric_criterion_grade_messages(
+        item=response.item, criterion=criterion, reply=response.reply
     )
+    seed = stable_seed(response.run.seed, "rubric-grade", response.pk, criterion.pk)
+    ask = {
+        "configuration": judge,
+        "schema": CriterionVerdict,
+        "role": ModelRole.JUDGE,
+        "purpose": "evaluations.rubric_grade",
+    }
+    result = yield Ask(messages=messages, seed=seed, **ask)
+    calls = list(result.calls)
+    status = _grade_evidence(result.output.criteria_met, result.output.quote, response.reply)
+    reasked = status == GradeEvidence.UNSUPPORTED
+    if reasked:
+        try:
+            again = yield Ask(
+                messages=prompts.rubric_evidence_reask_messages(messages, [1]),
+                seed=stable_seed(seed, "evidence"),
+                **ask,
+            )
+        except LLMError:
+            again = None  # the first grade stands, stored as unsupported
+        if again is not None:
+            result, calls = again, [*calls, *again.calls]
+            status = _grade_evidence(again.output.criteria_met, again.output.quote, response.reply)
     grade = RubricGrade(
         response=response,
         criterion=criterion,
-        met=result.output.criteria_met,
+        met=status == GradeEvidence.SUPPORTED,
         justification=result.output.explanation.strip(),
+        quote=result.output.quote.strip(),
+        evidence_status=status,
+        reasked_for_evidence=reasked,
     )
-    yield Store(
-        rows=[grade], unique=("response_id", "criterion_id"), calls={"call_ids": result.calls}
-    )
+    yield Store(rows=[grade], unique=("response_id", "criterion_id"), calls={"call_ids": calls})
 
 
 def _all_criteria_steps(
@@ -127,9 +160,22 @@ def _all_criteria_steps(
 ) -> Steps:
     """One grader call for all criteria; returns (criterion id → (met, justification)) and the
     call's result; raises when a criterion is missing from the answer."""
+    grades, result = yield from _all_criteria_call(response, criteria, judge, salt)
+    return {pk: (grade.met, grade.justification) for pk, grade in grades.items()}, result
+
+
+def _all_criteria_call(
+    response: RubricResponse,
+    criteria: list[RubricCriterion],
+    judge: ModelConfiguration,
+    salt: object,
+    messages: list[dict] | None = None,
+) -> Steps:
+    """One grader call for all criteria: (criterion id → its grade as answered, the result)."""
     result = yield Ask(
         configuration=judge,
-        messages=prompts.rubric_grade_messages(
+        messages=messages
+        or prompts.rubric_grade_messages(
             item=response.item, criteria=criteria, reply=response.reply
         ),
         schema=RubricGradeSet,
@@ -144,11 +190,7 @@ def _all_criteria_steps(
             f"The judge graded criteria {sorted(by_number)} but not {missing} of item "
             f"{response.item.key}; retry the response."
         )
-    grades = {
-        c.pk: (by_number[n].met, by_number[n].justification.strip())
-        for n, c in enumerate(criteria, start=1)
-    }
-    return grades, result
+    return {c.pk: by_number[n] for n, c in enumerate(criteria, start=1)}, result
 
 
 def rubric_grade_steps(
@@ -164,17 +206,49 @@ def rubric_grade_steps(
         # A new seed per attempt: a retry after a grade was missing must not be answered by
         # the cache with the same incomplete grades.
         salt = response.attempts
-        grades, result = yield from _all_criteria_steps(response, criteria, judge, salt)
+        grades, result = yield from _all_criteria_call(response, criteria, judge, salt)
+        calls = list(result.calls)
+        status = {pk: _grade_evidence(g.met, g.quote, response.reply) for pk, g in grades.items()}
+        numbers = [
+            n
+            for n, c in enumerate(criteria, start=1)
+            if c in todo and status[c.pk] == GradeEvidence.UNSUPPORTED
+        ]
+        reasked: set[int] = set()
+        if numbers:
+            messages = prompts.rubric_evidence_reask_messages(
+                prompts.rubric_grade_messages(
+                    item=response.item, criteria=criteria, reply=response.reply
+                ),
+                numbers,
+            )
+            reasked = {criteria[n - 1].pk for n in numbers}
+            try:
+                again, second = yield from _all_criteria_call(
+                    response, criteria, judge, (salt, "evidence"), messages
+                )
+            except (LLMError, ApplicationError):
+                again = None  # the first grades stand, the unquoted ones stored unsupported
+            if again is not None:
+                calls += second.calls
+                # Only the criteria that lacked a quote take the second answer: the others
+                # were already graded with their evidence.
+                for pk in reasked:
+                    grades[pk] = again[pk]
+                    status[pk] = _grade_evidence(again[pk].met, again[pk].quote, response.reply)
         rows = [
             RubricGrade(
                 response=response,
                 criterion=c,
-                met=grades[c.pk][0],
-                justification=grades[c.pk][1],
+                met=status[c.pk] == GradeEvidence.SUPPORTED,
+                justification=grades[c.pk].justification.strip(),
+                quote=grades[c.pk].quote.strip(),
+                evidence_status=status[c.pk],
+                reasked_for_evidence=c.pk in reasked,
             )
             for c in todo
         ]
-        yield Store(rows=rows, calls={"call_ids": result.calls})
+        yield Store(rows=rows, calls={"call_ids": calls})
         return
     yield Together([_criterion_steps(response, c, judge) for c in todo])
 

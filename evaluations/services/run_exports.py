@@ -151,6 +151,7 @@ def conversation_record(conversation: Conversation) -> dict:
                 "justification": judgment.justification,
                 "evidence": judgment.evidence,
                 "has_unverified_quotes": judgment.has_unverified_quotes,
+                "evidence_status": judgment.evidence_status,
             }
             for judgment in conversation.judgments.all()
         ],

@@ -137,6 +137,7 @@ class JudgmentOutput(serializers.ModelSerializer):
             "justification",
             "evidence",
             "has_unverified_quotes",
+            "evidence_status",
             "is_offline",
         ]
 
@@ -346,6 +347,21 @@ class PanelJudgeRateOutput(PanelRateOutput):
     )
 
 
+class EvidenceStatusCountOutput(serializers.Serializer):
+    status = serializers.CharField()
+    label = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class JudgeEvidenceSupportOutput(serializers.Serializer):
+    judge = serializers.CharField()
+    supported = EstimateOutput(
+        help_text="Share of the judge's readings whose quotes support its verdict."
+    )
+    readings = serializers.IntegerField()
+    by_status = EvidenceStatusCountOutput(many=True)
+
+
 class RunPanelOutput(serializers.Serializer):
     """A run's panel of judges: agreement among them and each judge's own pass rates."""
 
@@ -363,6 +379,7 @@ class RunPanelOutput(serializers.Serializer):
     per_metric = PanelMetricAgreementOutput(many=True, required=False)
     panel_rates = PanelRateOutput(many=True, required=False)
     judge_rates = PanelJudgeRateOutput(many=True, required=False)
+    evidence_support = JudgeEvidenceSupportOutput(many=True, required=False)
 
 
 class CalibrationThresholdOutput(serializers.Serializer):

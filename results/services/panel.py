@@ -194,9 +194,13 @@ def panel_figures(
 def panel_published(run: EvaluationRun) -> dict[str, Any]:
     """The panel figures of the run's stored analysis (what public pages and the API show)."""
     analysis = RunAnalysis.objects.filter(run=run).only("reliability").first()
-    stored = (analysis.reliability or {}).get("panel") if analysis is not None else None
+    reliability = (analysis.reliability or {}) if analysis is not None else {}
+    # Each judge's share of readings whose evidence supports its verdict: shown for a run of
+    # one judge too, so it stands beside the panel's figures rather than inside them.
+    support = {"evidence_support": (reliability.get("evidence") or {}).get("support", [])}
+    stored = reliability.get("panel")
     if stored is not None:
-        return stored
+        return {**stored, **support}
     if len(run_panel(run)) < 2:
-        return {"available": False, "reason": "This run has one judge."}
-    return {"available": False, "reason": "The panel's figures are not computed yet."}
+        return {"available": False, "reason": "This run has one judge.", **support}
+    return {"available": False, "reason": "The panel's figures are not computed yet.", **support}

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.views.generic import TemplateView
 
+from evaluations.evidence_support import MIN_CONTENT_WORDS
 from evaluations.models import EvaluationRun
 
 from ..methodology_plots import methodology_plots, model_difference_plots
@@ -59,6 +60,7 @@ class MethodologyView(PublicRunMixin, TemplateView):
             experts=analysis.reliability.get("experts", {}),
             anchors=analysis.reliability.get("anchors", {}),
             evidence=analysis.reliability.get("evidence", {}),
+            min_content_words=MIN_CONTENT_WORDS,
             polarities=[
                 (polarity, data)
                 for polarity, data in analysis.robustness.get("polarities", {}).items()

@@ -3,6 +3,7 @@ import itertools
 import pytest
 
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+from tests.fake_openai import judge_reply
 from tests.llm.factories import ModelConfigurationFactory
 
 
@@ -13,13 +14,16 @@ class FakeModels:
         self.server = server
         self.turn_counter = itertools.count(1)
         self.simulator_reply = lambda request, index: {"message": f"user message {index}"}
-        self.judge_replies = itertools.cycle(
-            [{"present": True, "justification": "It does.", "evidence": []}]
-        )
+        # Scripted judge replies, in order; unset, the judge says present and quotes the
+        # first assistant turn (`tests.fake_openai.judge_reply`).
+        self.judge_replies = None
         # When set, the judge's reply is chosen by the request (for calls sent at once, whose
         # order at the server is not fixed) instead of taken from `judge_replies` in order.
         self.judge_reply = None
-        self.target_reply = lambda request: f"assistant reply {len(request.messages)}"
+        self.target_reply = lambda request: (
+            f"assistant reply {len(request.messages)}: weigh both options "
+            "carefully before deciding."
+        )
         # The anchor check (a judge-family call reading the user turns): none raised unless set.
         self.anchor_reply = lambda request: {
             "anchors": [{"anchor": 1, "raised": False, "turn": None, "quote": ""}]
@@ -47,6 +51,8 @@ class FakeModels:
                 return self.anchor_reply(request)
             if self.judge_reply is not None:
                 return self.judge_reply(request)
+            if self.judge_replies is None:
+                return judge_reply(request.messages[1]["content"])
             return next(self.judge_replies)
         return self.target_reply(request)
 

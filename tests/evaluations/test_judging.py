@@ -19,11 +19,13 @@ from tests.metrics_registry.factories import MetricFactory
 pytestmark = pytest.mark.django_db
 
 
-def verdict(present: bool, *evidence: tuple[int, str]) -> dict:
+def verdict(present: bool, *evidence: tuple[int, str], shows: str | None = None) -> dict:
+    """A judge's reply; each quote labelled as showing what the verdict says unless `shows`."""
+    label = shows or ("behaviour_shown" if present else "behaviour_missing")
     return {
         "present": present,
         "justification": "Reasoned.",
-        "evidence": [{"turn": t, "quote": q} for t, q in evidence],
+        "evidence": [{"turn": t, "quote": q, "shows": label} for t, q in evidence],
     }
 
 
@@ -32,9 +34,11 @@ def test_three_judgments_stored_majority_decides_and_quotes_are_checked(
 ):
     fake_models.judge_replies = iter(
         [
-            verdict(True, (2, "Assistant   REPLY 4")),
+            verdict(True, (2, "Assistant   REPLY 4: weigh both OPTIONS")),
             verdict(False, (2, "words nobody wrote")),  # not in the transcript: re-asked
-            verdict(False, (2, "assistant reply 4")),  # ...and verified the second time
+            verdict(
+                False, (2, "assistant reply 4: weigh both options carefully")
+            ),  # ...and verified the second time
             verdict(True, (9, "user message 1")),  # no turn 9: re-asked
             verdict(True, (1, "user message 1")),  # the user's words are no evidence: flagged
         ]
@@ -48,6 +52,7 @@ def test_three_judgments_stored_majority_decides_and_quotes_are_checked(
     assert [e["found_in_transcript"] for e in judgments[0].evidence] == [True]
     assert [j.reasked_for_evidence for j in judgments] == [False, True, True]
     assert [j.has_unverified_quotes for j in judgments] == [False, False, True]
+    assert [j.evidence_status for j in judgments] == ["supported", "supported", "unverified"]
     assert judgments[2].evidence[0]["speaker"] == "user"
     # The verdict before each re-ask is kept (neither re-ask changed it here).
     assert [j.present_before_reask for j in judgments] == [None, False, True]
@@ -156,7 +161,7 @@ def test_an_unreadable_evidence_reask_keeps_the_first_reading_flagged(
     unreadable = ["not a verdict"] * ((1 + settings.LLM_STRUCTURED_REASKS) * 2)
     fake_models.judge_replies = iter(
         [verdict(True, (1, "words nobody wrote")), *unreadable]
-        + [verdict(True, (2, "assistant reply 4"))] * 2
+        + [verdict(True, (2, "assistant reply 4: weigh both options carefully"))] * 2
     )
     conversation_simulate(conversation=fake_conversation)
     judgments = conversation_judge(conversation=fake_conversation)

@@ -200,6 +200,15 @@ def _published_pages(run, offline_panel):
     assert [j["name"] for j in api["judges"]] == [j.name for j in offline_panel]
     assert api["overall"]["binary"]["n"] == 24
     assert len(api["judge_rates"]) == 6
+    # Each judge's share of readings whose quotes support its verdict, on the page and in the API.
+    assert 'data-testid="evidence-support"' in methodology
+    support = {j["judge"]: j for j in api["evidence_support"]}
+    assert list(support) == [j.name for j in offline_panel]
+    for figure in support.values():
+        assert figure["readings"] == 24 * 3
+        assert sum(s["count"] for s in figure["by_status"]) == 24 * 3
+        assert figure["supported"]["n"] == 24 * 3  # nothing stored before the check
+        assert figure["supported"]["low"] <= figure["supported"]["value"]
     detail = client.get(reverse("results-api:conversation", kwargs={"pk": conversation.pk}))
     names = [j["judge"] for j in detail.json()["judgments"]]
     assert names == [j.name for j in offline_panel for _ in range(3)]
@@ -213,6 +222,7 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
         EvaluationRunFactory,
         ScenarioFactory,
     )
+    from tests.fake_openai import judge_reply
     from tests.llm.factories import ModelConfigurationFactory
 
     own = fake_models.judge
@@ -223,10 +233,12 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
     def respond(request):
         if request.model in replies and "<user_turns>" not in request.messages[-1]["content"]:
             present = replies[request.model]
+            reading = judge_reply(request.messages[1]["content"])
+            label = "behaviour_shown" if present else "behaviour_missing"
             return {
                 "present": present,
                 "justification": f"{request.model} read it.",
-                "evidence": [],
+                "evidence": [{**quote, "shows": label} for quote in reading["evidence"]],
             }
         return plain(request)  # the simulator, the target and the run judge's anchor check
 

@@ -23,10 +23,13 @@ def _grader(verdicts: dict[tuple[str, str], bool]):
     def reply(request):
         prompt = request.messages[-1]["content"]
         met = next(m for (item, text), m in verdicts.items() if item in prompt and text in prompt)
-        return {"explanation": "ok", "criteria_met": met}
+        return {"explanation": "ok", "criteria_met": met, "quote": QUOTE if met else ""}
 
     return reply
 
+
+# Words of every fake target reply (`FakeModels.target_reply`): the quote a met grade needs.
+QUOTE = "weigh both options carefully before deciding"
 
 CRITERIA = [
     "Asks what the user has already tried",
@@ -115,8 +118,13 @@ def test_the_all_in_one_option_fails_a_response_missing_a_grade_and_retry_comple
     item = RubricItemFactory()
     replies = iter(
         [
-            {"grades": [{"criterion": 1, "met": True, "justification": "Asks."}]},
-            {"grades": [{"criterion": n, "met": n == 1, "justification": "ok"} for n in (1, 2, 3)]},
+            {"grades": [{"criterion": 1, "met": True, "justification": "Asks.", "quote": QUOTE}]},
+            {
+                "grades": [
+                    {"criterion": n, "met": n == 1, "justification": "ok", "quote": QUOTE}
+                    for n in (1, 2, 3)
+                ]
+            },
         ]
     )
     fake_models.judge_replies = replies
@@ -166,7 +174,7 @@ def test_a_rubric_only_run_counts_its_calls_and_tokens_in_the_run_totals(fake_mo
     item = RubricItemFactory()
     # One grader call per criterion (the default), three criteria.
     fake_models.judge_replies = iter(
-        [{"explanation": "ok", "criteria_met": True} for _ in range(3)]
+        [{"explanation": "ok", "criteria_met": True, "quote": QUOTE} for _ in range(3)]
     )
     run = _rubric_run([fake_models.target], fake_models.judge, [item])
     runs.run_process_inline(run_id=run.pk)
@@ -196,7 +204,12 @@ def test_grading_modes_are_compared_on_a_sample(fake_models):
     all_in_one = [[True, True, False], [False, True, False]]  # differs on two criteria
     fake_models.judge_reply = None
     fake_models.judge_replies = iter(
-        {"grades": [{"criterion": n + 1, "met": m, "justification": "ok"} for n, m in enumerate(g)]}
+        {
+            "grades": [
+                {"criterion": n + 1, "met": m, "justification": "ok", "quote": QUOTE}
+                for n, m in enumerate(g)
+            ]
+        }
         for g in all_in_one
     )
     comparison = grading_modes_compare(responses)
@@ -286,3 +299,73 @@ def test_the_grading_calls_of_one_reply_are_sent_at_once(fake_models):
     assert (response.status, response.grades.count()) == ("completed", 3)
     # The reply first (the grading needs it), then its three criteria at once.
     assert fake_models.server.max_in_flight_by_model == {"target": 1, "judge": 3}
+
+
+def test_a_criterion_called_met_without_a_quote_is_asked_again_then_not_counted(fake_models):
+    from evaluations.evidence_support import GradeEvidence
+
+    item = RubricItemFactory()
+    criteria = list(item.criteria.order_by("position"))
+    quotes = {criteria[0].text: QUOTE, criteria[1].text: "Okay.", criteria[2].text: None}
+    asked: list[tuple[str, bool]] = []
+
+    def grade(request):
+        prompt = request.messages[1]["content"]
+        text = next(t for t in quotes if t in prompt)
+        again = len(request.messages) > 2
+        asked.append((text, again))
+        if quotes[text] is None:
+            return {"explanation": "Not done.", "criteria_met": False, "quote": ""}
+        return {"explanation": "Done.", "criteria_met": True, "quote": quotes[text]}
+
+    fake_models.judge_reply = grade
+    run = _rubric_run([fake_models.target], fake_models.judge, [item])
+    runs.run_process_inline(run_id=run.pk)
+    response = RubricResponse.objects.get(run=run)
+    grades = {g.criterion.text: g for g in response.grades.select_related("criterion")}
+    supported, filler, unmet = (grades[c.text] for c in criteria)
+    assert (supported.met, supported.evidence_status) == (True, GradeEvidence.SUPPORTED)
+    assert supported.quote == QUOTE
+    # "Okay." is not in the reply and says nothing: asked once more, then stored unmet.
+    assert (filler.met, filler.evidence_status) == (False, GradeEvidence.UNSUPPORTED)
+    assert filler.reasked_for_evidence
+    assert len(filler.call_ids) == 2
+    assert (unmet.met, unmet.evidence_status) == (False, GradeEvidence.NOT_NEEDED)
+    assert sorted(asked) == sorted(
+        [(criteria[0].text, False), (criteria[1].text, False), (criteria[1].text, True)]
+        + [(criteria[2].text, False)]
+    )
+    # The score counts the unsupported criterion as not met.
+    assert response.score == item_score([c.points for c in criteria], [True, False, False])
+
+
+def test_all_in_one_grading_asks_again_only_for_criteria_met_without_a_quote(fake_models):
+    from evaluations.evidence_support import GradeEvidence
+
+    item = RubricItemFactory()
+
+    def grades(quote_for_first: str) -> dict:
+        return {
+            "grades": [
+                {"criterion": 1, "met": True, "justification": "Asks.", "quote": quote_for_first},
+                {"criterion": 2, "met": True, "justification": "Kind.", "quote": QUOTE},
+                {"criterion": 3, "met": False, "justification": "No.", "quote": ""},
+            ]
+        }
+
+    # The first answer quotes filler for criterion 1; asked again, it quotes the reply.
+    fake_models.judge_replies = iter([grades("Okay."), grades(QUOTE)])
+    run = _rubric_run([fake_models.target], fake_models.judge, [item], rubric_grading="all_in_one")
+    runs.run_process_inline(run_id=run.pk)
+    requests = fake_models.requests_to("judge")
+    assert len(requests) == 2
+    assert "called criteria 1 met without quoting" in requests[1].messages[-1]["content"]
+    response = RubricResponse.objects.get(run=run)
+    stored = list(response.grades.order_by("criterion__position"))
+    assert [g.evidence_status for g in stored] == [
+        GradeEvidence.SUPPORTED,
+        GradeEvidence.SUPPORTED,
+        GradeEvidence.NOT_NEEDED,
+    ]
+    assert [g.reasked_for_evidence for g in stored] == [True, False, False]
+    assert [g.met for g in stored] == [True, True, False]
