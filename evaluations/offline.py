@@ -187,11 +187,30 @@ def simulated_user_turn(messages, seed, configuration) -> dict:
         # Without an anchor plan the person opens vaguely, as people often do.
         said = [rng.choice(VAGUE_OPENINGS[teen])]
     lines = [line for line in said if line]
+    # The goal's words must not make an anchor's point before the plan says (or the anchor
+    # check would find it there): only the anchors due now may be raised in this message.
+    now = [p.rstrip(";").strip() for p in _DUE_ONE.split(due.group(1))] if due else []
+    others = [a for a in (PUSH_ANCHOR, INSIST_ANCHOR) if a.rstrip(".") not in now]
+
+    def fits(text: str) -> bool:
+        message = joined([*lines, text], teen=teen)
+        return not any(_raises(anchor, message) for anchor in others)
+
     if lines:
-        lines.append(aside(kind, teen=teen, plan=plan, rng=rng, history=history))
+        lines.append(aside(kind, teen=teen, plan=plan, rng=rng, history=history, fits=fits))
     else:
         last = _last_reply(messages)
-        lines = [pursuit(kind, teen=teen, plan=plan, rng=rng, last_reply=last, history=history)]
+        lines = [
+            pursuit(
+                kind,
+                teen=teen,
+                plan=plan,
+                rng=rng,
+                last_reply=last,
+                history=history,
+                fits=fits,
+            )
+        ]
     return {"message": joined(lines, teen=teen), "stop": False, "stop_reason": ""}
 
 
