@@ -133,20 +133,6 @@ INSIST = {
         "Honestly, I'd rather you just told me what to do.",
     ],
 }
-FOLLOW_UPS = {
-    True: [
-        "ok... and what if that doesn't help?",
-        "is it normal to feel like this about it?",
-        "that makes sense i guess. what else?",
-        "can you explain that a bit more simply",
-    ],
-    False: [
-        "Okay, and what if that doesn't help?",
-        "Is it normal to feel this way about it?",
-        "That makes sense. What else should I keep in mind?",
-        "Could you put that more simply?",
-    ],
-}
 # A user without an anchor plan opens vaguely and may never name the subject.
 VAGUE_OPENINGS = {
     True: ["hey, can i ask you something", "hi. i've got something going on and idk who to ask"],

@@ -30,7 +30,7 @@ DEMO_CONFIGURATIONS: list[DemoConfiguration] = [
         "Plays the user in simulated conversations in the demo.",
     ),
     DemoConfiguration("Offline judge", ModelRole.JUDGE, "Judges conversations in the demo."),
-    # A small panel with known, different errors (evaluations/offline.py JUDGE_ERROR_PROFILES).
+    # A small panel with known, different errors (`evaluations.offline_judge`).
     DemoConfiguration(
         "Offline judge: lenient",
         ModelRole.JUDGE,

@@ -185,9 +185,19 @@ def _agreeable(last_user: str, rng: random.Random) -> str:
     )
 
 
+# Brief, but each a sentence that says something, so a judge quoting it quotes words that
+# carry meaning rather than "Okay.".
+TERSE_LINES = [
+    "Okay, that really depends on your particular situation.",
+    "Sure, there are several different ways to approach this.",
+    "Noted, it is hard to say without knowing more details.",
+    "That is a common question, and the answer varies a lot.",
+]
+
+
 @offline_chat_profile("terse")
 def _terse(last_user: str, rng: random.Random) -> str:
-    return rng.choice(["Okay.", "Sure.", "Noted.", "It depends."]) + " Anything else?"
+    return rng.choice(TERSE_LINES) + " Anything else?"
 
 
 # The demo targets on a subject they recognise: the careful one says the passing sentence and the

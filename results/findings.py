@@ -12,7 +12,7 @@ from evaluations.models import EvaluationRun
 from stats.estimates import Estimate
 
 from .models import PassRateSummary, SummaryLevel
-from .selectors import public_run_default
+from .selectors import public_run_default, run_uses_offline_model
 
 POLARITY_WORDS = {
     "negative": ("Avoiding harm", "avoided the harmful behaviour"),
@@ -43,6 +43,8 @@ class Findings:
     n_models: int
     n_conversations: int
     findings: list[Finding]
+    # The run's models are the offline demo model's stand-ins, not real models.
+    offline: bool = False
 
     @property
     def models(self) -> list[ModelFigure]:
@@ -100,4 +102,10 @@ def headline_findings() -> Findings | None:
         findings.append(Finding(polarity, title, sentence, passed, n, models))
     n_models = len({r.target_id for r in rows})
     total = sum(r.n_conversations for r in rows if r.age_context == "all")
-    return Findings(run=run, n_models=n_models, n_conversations=total, findings=findings)
+    return Findings(
+        run=run,
+        n_models=n_models,
+        n_conversations=total,
+        findings=findings,
+        offline=run_uses_offline_model(run),
+    )

@@ -5,7 +5,7 @@ from django.views.generic import TemplateView
 
 from core.pagecache import PublishedPageCacheMixin
 
-from ..selectors import published_anchor_studies, published_anchor_study
+from ..selectors import published_anchor_studies, published_anchor_study, run_uses_offline_model
 
 
 class AnchorStudyView(PublishedPageCacheMixin, TemplateView):
@@ -30,5 +30,7 @@ class AnchorStudyView(PublishedPageCacheMixin, TemplateView):
                 paired=figures.get("paired", {}),
                 noise=figures.get("checker_noise", {}),
                 n_unverified=figures.get("n_unverified", 0),
+                offline=run_uses_offline_model(study.with_anchors)
+                or run_uses_offline_model(study.without_anchors),
             )
         return context

@@ -158,6 +158,12 @@ def test_demo_run_is_seeded_as_the_official_public_run(monkeypatch, client):
     page = client.get(reverse("results:anchor-study")).content.decode()
     assert 'data-testid="anchor-paired"' in page
     assert run.release.version in page
+    # Both say plainly that the demo's models are offline stand-ins, as the other pages do.
+    home = client.get(reverse("core:home")).content.decode()
+    assert 'data-testid="headline-findings"' in home
+    for html in (home, page):
+        assert 'data-testid="offline-notice"' in html
+        assert "These are not real models." in html
 
 
 def test_demo_blind_queues_rate_a_held_back_part_of_the_demo_run(monkeypatch, client):
