@@ -105,6 +105,7 @@ COVERED = {
     "evaluations.RubricResponse.reply": MODEL_OUTPUT,
     "evaluations.RubricResponse.error": PLATFORM_ERROR,
     "evaluations.RubricGrade.justification": MODEL_OUTPUT,
+    "evaluations.RubricGrade.quote": MODEL_OUTPUT,
     # model configurations and the call log
     "llm.ModelConfiguration.name": FORM,
     "llm.ModelConfiguration.base_url": FORM,

@@ -146,7 +146,9 @@ def plant_rubrics(w: World, run: EvaluationRun, targets) -> None:
                 run=run, item=item, target=target, reply=CORPUS, status="completed", score=0.5
             )
             RubricGrade.objects.bulk_create(
-                RubricGrade(response=response, criterion=c, met=True, justification=CORPUS)
+                RubricGrade(
+                    response=response, criterion=c, met=True, justification=CORPUS, quote=CORPUS
+                )
                 for c in item.criteria.all()
             )
     RubricResponse.objects.filter(pk=response.pk).update(status="failed", error=CORPUS)
