@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from stats.estimates import MIN_ITEMS, Estimate, Exclusion, Unit
 
 from .bootstrap import bootstrap_distribution
+from .few_clusters import wilson_interval
 from .figures import BOOTSTRAP, DEFAULT_RESAMPLES, _codes, _method, proportion_estimate
 from .percentiles import percentile_interval
 
@@ -74,7 +75,32 @@ def mean_estimate(
     if clip is not None:
         value = float(np.clip(value, *clip))
         method += f", mean clipped to [{clip[0]:g}, {clip[1]:g}]"
+    if low is not None and high is not None and high <= low:
+        low, high = _opened(x, value, g, low, high, unit=unit, confidence=confidence)
     return Estimate(value, low, high, method, confidence, n, g, kept, unit, sd=sd)
+
+
+def _opened(
+    x: NDArray[np.float64],
+    value: float,
+    g: int,
+    low: float,
+    high: float,
+    *,
+    unit: Unit,
+    confidence: float,
+) -> tuple[float, float]:
+    """A bootstrap interval that collapsed (every resample agreed: all items alike) hulled with
+    the Wilson interval of the mean on the G clusters, for values in a bounded range -- [0, 1],
+    or [-1, 1] for a difference, mapped onto [0, 1]: a variable in [0, 1] with mean p has
+    variance at most p (1 - p), so Wilson's score variance bounds it (as
+    :mod:`.bounded_means` does for clipped means). Unbounded values keep the point."""
+    lo, hi = (-1.0, 1.0) if unit == "difference" else (0.0, 1.0)
+    if x.min() < lo or x.max() > hi:
+        return low, high
+    share = (value - lo) / (hi - lo)
+    w_low, w_high = (float(b) for b in wilson_interval(share * g, g, confidence))
+    return min(low, lo + w_low * (hi - lo), value), max(high, lo + w_high * (hi - lo), value)
 
 
 def resampled_estimate(

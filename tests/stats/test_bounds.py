@@ -260,3 +260,23 @@ def test_a_judge_agreeing_with_its_panel_everywhere_is_not_an_exact_zero(cluster
         assert rate.minus_panel.value == 0.0
         assert_bounded(rate.minus_panel, -1.0, 1.0)
         assert_bounded(rate.pass_rate, 0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("values", "unit"),
+    [([1 / 6] * 2, "difference"), ([-1.0] * 5, "difference"), ([0.4] * 3, "score")],
+)
+def test_a_mean_of_equal_bounded_values_keeps_an_interval_of_positive_width(values, unit):
+    """Every metric's teen-adult difference alike (two metrics at +1/6, say): every bootstrap
+    resample agrees, and the mean's interval opens to the Wilson bound of its range."""
+    e = statistics.mean_estimate(values, unit=unit, over="metrics", n_resamples=200)
+    lo, hi = (-1.0, 1.0) if unit == "difference" else (0.0, 1.0)
+    assert lo <= e.low <= e.value <= e.high <= hi
+    assert e.high - e.low > 0.05
+    # The score bound on the mapped scale, as statsmodels gives Wilson's interval.
+    from statsmodels.stats.proportion import proportion_confint
+
+    share = (e.value - lo) / (hi - lo)
+    w_low, w_high = proportion_confint(share * len(values), len(values), method="wilson")
+    assert e.low == pytest.approx(min(lo + w_low * (hi - lo), e.value))
+    assert e.high == pytest.approx(max(lo + w_high * (hi - lo), e.value))
