@@ -78,7 +78,6 @@ from .figures import (
     coefficient_interval,
     cohen_estimate,
     fleiss_estimate,
-    krippendorff_estimate,
     proportion_estimate,
     proportion_from_clusters,
     share_estimates,
@@ -87,6 +86,7 @@ from .figures import (
 )
 from .judge_bias import AgreementGap, agreement_gaps
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
+from .krippendorff_figures import krippendorff_estimate
 from .mean_figures import mean_estimate, resampled_estimate
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts
 from .percentiles import percentile_interval

@@ -184,6 +184,14 @@ def coefficient_bounds(
     agreement = 1.0 - min(1.0, max(0.0, (1.0 - value) * d_e))
     low_a, high_a = wilson_interval(agreement * size, size, confidence)
     low, high = (float(b) for b in coefficient_image(low_a, high_a, 1.0 - d_e))
+    return _hulled(value, low, high, bootstrap)
+
+
+def _hulled(
+    value: float, low: float, high: float, bootstrap: tuple[float, float] | None
+) -> tuple[float, float]:
+    """A score interval hulled with the bootstrap's percentile interval when there is one, cut
+    to [-1, 1] and holding ``value``: the one ending of every coefficient's bounds."""
     if bootstrap is not None and all(np.isfinite(bootstrap)):
         low, high = min(low, bootstrap[0]), max(high, bootstrap[1])
     return max(-1.0, min(low, value)), min(1.0, max(high, value))
@@ -203,9 +211,7 @@ def rank_correlation_bounds(
     share = (value + 1.0) / 2.0
     low_s, high_s = (float(b) for b in wilson_interval(share * size, size, confidence))
     low, high = 2.0 * low_s - 1.0, 2.0 * high_s - 1.0
-    if bootstrap is not None and all(np.isfinite(bootstrap)):
-        low, high = min(low, bootstrap[0]), max(high, bootstrap[1])
-    return max(-1.0, min(low, value)), min(1.0, max(high, value))
+    return _hulled(value, low, high, bootstrap)
 
 
 def newcombe_difference(

@@ -24,11 +24,8 @@ from numpy.typing import ArrayLike, NDArray
 from stats.estimates import MIN_ITEMS, Estimate, Exclusion, Unit
 
 from .agreement import (
-    Level,
     cohen_pair_codes,
     fleiss_item_sums,
-    krippendorff_unit_coincidences,
-    krippendorff_unit_counts,
 )
 from .bootstrap import joint_cluster_sum_distributions
 from .bounds import (
@@ -45,7 +42,6 @@ from .coefficients import (
     Coefficient,
     cohen_coefficient,
     fleiss_coefficient,
-    krippendorff_coefficient,
 )
 from .percentiles import bootstrap_sd, percentile_interval
 
@@ -369,38 +365,6 @@ def agreement_estimates(
         **options,
     )
     return agreement, kappa
-
-
-def krippendorff_estimate(
-    data: ArrayLike,
-    level: Level = "nominal",
-    clusters: ArrayLike | None = None,
-    **options: Any,
-) -> Estimate:
-    """Krippendorff's alpha of ``data[rater, unit]`` (``nan`` = missing) with a percentile
-    bootstrap interval over units, or over ``clusters`` (one label per unit, e.g. the base
-    scenario) drawn whole. Alpha is a function of the units' summed coincidences, so each
-    resample is one matrix product (:func:`sums_estimate`). Units with fewer than two values
-    are left out (counted in ``excluded``); ``n`` counts the pairable units."""
-    counts, values = krippendorff_unit_counts(data, level)
-    pairable = counts.sum(axis=1) >= 2
-    excluded = (Exclusion("fewer than two ratings", int((~pairable).sum())),)
-    if clusters is not None:
-        clusters = np.asarray(clusters)
-        if clusters.shape != (counts.shape[0],):
-            raise ValueError(f"clusters must have one label per unit ({counts.shape[0]})")
-        clusters = clusters[pairable]
-    if not pairable.any():
-        return Estimate.insufficient(n=0, unit="coefficient", excluded=excluded)
-    coincidences = krippendorff_unit_coincidences(counts[pairable])
-    return sums_estimate(
-        coincidences,
-        krippendorff_coefficient(coincidences, values, level),
-        clusters=clusters,
-        unit="coefficient",
-        excluded=excluded,
-        **options,
-    )
 
 
 def share_estimates(

@@ -20,12 +20,8 @@ from stats.estimates import Estimate, Exclusion
 
 from .agreement import category_counts
 from .differences import paired_difference_estimate
-from .figures import (
-    DEFAULT_RESAMPLES,
-    Resampling,
-    krippendorff_estimate,
-    proportion_estimate,
-)
+from .figures import DEFAULT_RESAMPLES, Resampling, proportion_estimate
+from .krippendorff_figures import krippendorff_estimate
 
 
 @dataclass(frozen=True)
@@ -115,7 +111,7 @@ def panel_agreement(
     The interval is the percentile interval of a bootstrap drawing whole ``clusters`` (the
     conversations' base scenarios: variants and repetitions of one scenario are not
     independent), or conversations without them -- the one resampling engine
-    (:func:`stats.figures.krippendorff_estimate`). Alpha measures agreement beyond chance
+    (:func:`.krippendorff_estimate`). Alpha measures agreement beyond chance
     among these judges on these conversations; it is undefined (``Estimate.insufficient``)
     when all verdicts are the same, and says nothing about whether the judges are right (that
     is expert agreement, :mod:`stats.judge_trust`).

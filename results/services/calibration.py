@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 from django.db.models import Count, Max, Q
-from django.urls import reverse
 
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.closing import verdict_passed
@@ -44,6 +43,7 @@ from stats.ppi import (
 )
 
 from .calibration_published import published_calibrated, published_pass_rates
+from .calibration_texts import NOT_DRAWN, NOT_RATED, THRESHOLD_TEXT, calibration_how_to_fill
 from .figure_cells import CellStore, input_digest
 from .stored_figures import RUN_PART, FigureKind, run_figures
 
@@ -52,42 +52,6 @@ JUDGE_RESAMPLES = 2_000
 CELL_VERSION = "bounded, published from the minimum, judge-only per polarity read"
 ALL = "all"
 POLARITIES = (ALL, "positive", "negative")
-
-THRESHOLD_TEXT = (
-    f"A calibrated rate is published (here, on the model's label and in the API) once at least "
-    f"{LABEL_MIN_EXPERT_VERDICTS} of its conversations, from at least "
-    f"{LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind expert verdict: the interval is "
-    "then about ±0.1 or narrower for a rate near one half, and the suite's simulation showed it "
-    "keeping its 95 % coverage from there, at true rates of 0 % and 100 % too; with fewer it "
-    "covered less often (91–92 %), so below that the table says how many verdicts it has. A "
-    "published rate and its interval always lie between 0 % and 100 %."
-)
-NOT_DRAWN = "No calibration sample has been drawn for this run yet."
-NOT_RATED = "The calibration sample of this run is drawn; no expert has rated it yet."
-
-
-def calibration_steps() -> list[str]:
-    """How the calibrated figures get filled, step by step: pages list them, the API joins
-    them. Said wherever a calibrated figure would appear while none can yet."""
-    return [
-        "Before a run is made official, a researcher builds its calibration queue at "
-        f"{reverse('review:run-queue-create')} (purpose “calibration sample”): a random sample "
-        "of the run's judged conversations, stratified by target and polarity, each with its "
-        "chance of inclusion recorded. An official run's conversations are public and cannot "
-        "be rated blind, so a run already official is calibrated through the next one.",
-        "Expert reviewers give their own verdict on each sampled conversation, blind (without "
-        "the model's name or the judge's verdict); the same verdicts count toward the judge's "
-        "trust badges.",
-        "The calibrated rates fill in as ratings arrive: a model's appears on the methodology "
-        f"page, its label and the API once at least {LABEL_MIN_EXPERT_VERDICTS} of its "
-        f"conversations, from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind "
-        "expert verdict.",
-    ]
-
-
-def calibration_how_to_fill() -> str:
-    """The steps as one text, numbered (the API's ``how_to_fill``)."""
-    return " ".join(f"({i}) {step}" for i, step in enumerate(calibration_steps(), 1))
 
 
 @dataclass(frozen=True)

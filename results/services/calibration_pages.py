@@ -8,13 +8,8 @@ from typing import Any
 from evaluations.models import EvaluationRun
 from stats.ppi import LABEL_MIN_BASE_SCENARIOS, LABEL_MIN_EXPERT_VERDICTS
 
-from .calibration import (
-    THRESHOLD_TEXT,
-    CalibratedRate,
-    Calibration,
-    calibration_steps,
-    run_calibration,
-)
+from .calibration import CalibratedRate, Calibration, run_calibration
+from .calibration_texts import THRESHOLD_TEXT, calibration_steps
 
 
 def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from evaluations.models import EvaluationRun, Scenario
 from metrics_registry import demo as registry_demo
 from metrics_registry.demo_catalog import DEMO_METRICS
 from results.demo import demo_summaries_seed
-from results.services.calibration import NOT_DRAWN
+from results.services.calibration_texts import NOT_DRAWN
 from results.services.expert_figures import release_expert_figures_frozen
 from results.services.judge_trust import HOW_TO_FILL, RUN_QUEUE_FORM
 from review.models import RatingQueue
