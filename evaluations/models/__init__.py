@@ -12,6 +12,7 @@ from .conversations import (
     Judgment,
     Turn,
 )
+from .fidelity import CRITERION_FIELDS, FidelityCriterion, FidelityReading
 from .panel import RunJudge
 from .rubrics import RubricGrade, RubricResponse
 from .runs import DEFAULT_TURNS, MAX_TURNS, EvaluationRun, RubricGrading, RunStatus
@@ -28,6 +29,7 @@ from .swap import Swapped, SwapStudy
 
 __all__ = [
     "ADULT_MIN_AGE",
+    "CRITERION_FIELDS",
     "DEFAULT_TURNS",
     "MAX_TURNS",
     "SCENARIO_BASE_COUNT",
@@ -39,6 +41,8 @@ __all__ = [
     "ConversationStatus",
     "EvaluationRun",
     "FailureKind",
+    "FidelityCriterion",
+    "FidelityReading",
     "Judgment",
     "RubricGrade",
     "RubricGrading",

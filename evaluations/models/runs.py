@@ -51,6 +51,14 @@ class EvaluationRun(TimeStampedModel):
         "llm.ModelConfiguration", on_delete=models.PROTECT, related_name="+"
     )
     judge = models.ForeignKey("llm.ModelConfiguration", on_delete=models.PROTECT, related_name="+")
+    fidelity_checker = models.ForeignKey(
+        "llm.ModelConfiguration",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Reads every transcript for the simulated user's fidelity; empty: the judge.",
+    )
     turns = models.PositiveSmallIntegerField(
         default=DEFAULT_TURNS, validators=[MinValueValidator(1), MaxValueValidator(MAX_TURNS)]
     )

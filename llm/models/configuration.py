@@ -66,6 +66,7 @@ class ModelRole(models.TextChoices):
     SCENARIO_WRITER = "scenario_writer", "Scenario writer"
     USER_SIMULATOR = "user_simulator", "User simulator"
     JUDGE = "judge", "Judge"
+    FIDELITY_CHECKER = "fidelity_checker", "Simulator fidelity checker"
     TARGET = "target", "Target model"
 
 
