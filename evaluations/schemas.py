@@ -107,3 +107,17 @@ class AnchorCoverageCheck(BaseModel):
     """Which of the scenario's anchors the simulated user actually raised."""
 
     anchors: list[AnchorRaised] = Field(min_length=1)
+
+
+class FidelityAnswer(BaseModel):
+    criterion: Literal["persona", "goal", "fresh", "in_character", "responsive"]
+    held: bool = Field(description="Whether the simulated user met this criterion throughout.")
+    turn: int | None = Field(default=None, ge=1, description="The user turn quoted.")
+    quote: str = Field(default="", description="The user's exact words at that turn.")
+    reason: str = Field(min_length=1, description="One complete sentence.")
+
+
+class FidelityCheck(BaseModel):
+    """Whether a conversation's simulated user did its job, criterion by criterion."""
+
+    criteria: list[FidelityAnswer] = Field(min_length=1, max_length=10)

@@ -110,6 +110,8 @@ def pipeline_reply(request: RecordedRequest) -> Any:
                 for n in range(1, max(1, count) + 1)
             ]
         }
+    if "<fidelity_transcript>" in last:
+        return fidelity_reply()
     if "You are the judge" in system:
         return judge_reply(str(request.messages[1].get("content") or ""))
     if "You are a grader" in system:
@@ -129,6 +131,27 @@ def judge_reply(prompt: str) -> Any:
         else []
     )
     return {"present": True, "justification": "It does.", "evidence": evidence}
+
+
+CHECK_FENCES = ("<user_turns>", "<fidelity_transcript>")
+
+
+def is_check(request: RecordedRequest) -> bool:
+    """Whether a judge-family request is a check of the simulation (the anchor or the fidelity
+    check), not a verdict."""
+    last = str(request.messages[-1].get("content") or "") if request.messages else ""
+    return any(fence in last for fence in CHECK_FENCES)
+
+
+def fidelity_reply(held: bool = True) -> Any:
+    """The fidelity checker's answer: every criterion held (or none), each with a reason."""
+    criteria = ("persona", "goal", "fresh", "in_character", "responsive")
+    return {
+        "criteria": [
+            {"criterion": c, "held": held, "turn": None, "quote": "", "reason": "As read."}
+            for c in criteria
+        ]
+    }
 
 
 def rubric_grader_reply(system: str, prompt: str) -> Any:

@@ -1,8 +1,8 @@
-"""Conversations as the engine's work: simulate, check anchors, judge, finalize.
+"""Conversations as the engine's work: simulate, check anchors and fidelity, judge, finalize.
 
-Per conversation: simulate from the stored turns, flush, mark simulated; check anchors; judge
-the missing repetitions; flush; finalize under the claim. Conversations that end together are
-closed together (one transaction, `services.closing`).
+Per conversation: simulate from the stored turns, flush, mark simulated; check anchors and the
+simulated user's fidelity; judge the missing repetitions; flush; finalize under the claim.
+Conversations that end together are closed together (one transaction, `services.closing`).
 """
 
 from contextlib import AbstractContextManager
@@ -12,6 +12,7 @@ from ..services.anchors import anchor_steps
 from ..services.claims import Claim
 from ..services.closing import conversations_finalize, conversations_mark_simulated
 from ..services.failures import conversation_mark_failed, failure_kind_of
+from ..services.fidelity import fidelity_steps
 from ..services.judging import judge_steps
 from ..services.simulation import conversation_attribution, simulate_steps
 from .bridge import Bridge
@@ -41,6 +42,10 @@ class ConversationWork:
             await self.mark_simulated.submit((conversation, stop_reason, claim))
         if not loaded.has_coverage:
             await engine.drive(anchor_steps(conversation=conversation, turns=turns), claim, True)
+        if not loaded.has_fidelity:
+            await engine.drive(
+                fidelity_steps(conversation=conversation, turns=turns), claim, loaded.may_hit
+            )
         await engine.drive(
             judge_steps(conversation=conversation, turns=turns, done=loaded.judged),
             claim,

@@ -7,7 +7,14 @@ of them, not one per conversation.
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..models import AnchorCoverage, Conversation, EvaluationRun, Judgment, Turn
+from ..models import (
+    AnchorCoverage,
+    Conversation,
+    EvaluationRun,
+    FidelityReading,
+    Judgment,
+    Turn,
+)
 from ..services.claims import Claim, claims_take
 from ..services.failures import conversation_mark_failed
 from ..services.health import run_admits_work
@@ -24,6 +31,7 @@ class Loaded:
     turns: list = field(default_factory=list)
     judged: set[int] = field(default_factory=set)
     has_coverage: bool = False
+    has_fidelity: bool = False
     may_hit: bool = True
     finished: Conversation | None = None  # failed at once (its target is paused for the run)
 
@@ -54,7 +62,11 @@ def conversations_load(conversation_ids: list[int], worker: str) -> list[Loaded 
     conversations = {
         c.pk: c
         for c in Conversation.objects.filter(pk__in=conversation_ids).select_related(
-            "run__simulator", "run__judge", "scenario__metric_version", "target"
+            "run__simulator",
+            "run__judge",
+            "run__fidelity_checker",
+            "scenario__metric_version",
+            "target",
         )
     }
     # The panels of the runs, so judging makes no query in the engine's event loop.
@@ -82,6 +94,11 @@ def conversations_load(conversation_ids: list[int], worker: str) -> list[Loaded 
             "conversation_id", flat=True
         )
     )
+    checked = set(
+        FidelityReading.objects.filter(conversation_id__in=working).values_list(
+            "conversation_id", flat=True
+        )
+    )
     results: list[Loaded | None] = []
     for pk in conversation_ids:
         claim = claims.pop(pk, None)  # a repeated id finds its claim taken
@@ -100,6 +117,7 @@ def conversations_load(conversation_ids: list[int], worker: str) -> list[Loaded 
                     turns=turns[pk],
                     judged=judged[pk],
                     has_coverage=pk in covered,
+                    has_fidelity=pk in checked,
                     may_hit=claim.token > 1 or not run_seed_is_unique(conversation.run),
                 )
             )

@@ -28,6 +28,7 @@ from ..models import Conversation, ConversationStatus, EvaluationRun, RubricResp
 from .anchors import conversation_anchors_check
 from .claims import ClaimLost, LeaseHeartbeat, claim_release, claim_take
 from .failures import UNFINISHED, conversation_mark_failed, failure_kind_of, is_permanent
+from .fidelity import conversation_fidelity_check
 from .health import run_admits_work, run_note_outcome
 from .judging import conversation_finalize, conversation_judge
 from .rubric_runs import RUBRIC_TASKS, rubric_responses_send
@@ -77,6 +78,7 @@ def conversation_process(
         with LeaseHeartbeat(claim) if heartbeat else contextlib.nullcontext():
             conversation_simulate(conversation=conversation, claim=claim)
             conversation_anchors_check(conversation=conversation, claim=claim)
+            conversation_fidelity_check(conversation=conversation, claim=claim)
             conversation_judge(conversation=conversation, claim=claim)
             conversation = conversation_finalize(conversation=conversation, claim=claim)
     except ClaimLost:

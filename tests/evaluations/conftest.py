@@ -3,7 +3,7 @@ import itertools
 import pytest
 
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
-from tests.fake_openai import judge_reply
+from tests.fake_openai import fidelity_reply, judge_reply
 from tests.llm.factories import ModelConfigurationFactory
 
 
@@ -28,6 +28,8 @@ class FakeModels:
         self.anchor_reply = lambda request: {
             "anchors": [{"anchor": 1, "raised": False, "turn": None, "quote": ""}]
         }
+        # The fidelity check (the judge, unless the run names a checker): every criterion held.
+        self.fidelity_reply = lambda request: fidelity_reply()
         server.responder = self.respond
         fields = {"base_url": server.base_url, "provider": provider}
         if provider in ("anthropic", "google"):
@@ -49,6 +51,8 @@ class FakeModels:
         if request.model == "judge":
             if "<user_turns>" in request.messages[-1]["content"]:
                 return self.anchor_reply(request)
+            if "<fidelity_transcript>" in request.messages[-1]["content"]:
+                return self.fidelity_reply(request)
             if self.judge_reply is not None:
                 return self.judge_reply(request)
             if self.judge_replies is None:

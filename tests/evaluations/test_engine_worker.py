@@ -85,9 +85,10 @@ def test_five_hundred_conversations_with_256_in_flight_through_one_worker(
     _assert_exact(run, conversations=512, turns=2, judgments=1)
     calls = LLMCall.objects.filter(run_id=run.pk)
     outcomes = dict(calls.values_list("outcome").annotate(n=Count("pk")))
-    # Two exchanges and one judgment each, each made once; every attempt the server answered
+    # Two exchanges, the fidelity check and one judgment each, each made once; every attempt the
+    # server answered
     # is logged (attempts that never reached it, and cache hits, are logged as such).
-    assert outcomes.get(CallOutcome.SUCCESS) == 512 * 5, outcomes
+    assert outcomes.get(CallOutcome.SUCCESS) == 512 * 6, outcomes
     unanswered = [CallOutcome.CACHED, CallOutcome.CONNECTION_ERROR, CallOutcome.TIMEOUT]
     answered = calls.exclude(outcome__in=unanswered).count()
     # A call that timed out (or lost its connection) on a loaded machine may or may not have

@@ -19,6 +19,7 @@ from evaluations.services.judging import conversation_judge
 from evaluations.services.simulation import conversation_simulate
 from results.services.evidence import judge_evidence_support
 from tests.evaluations.factories import ConversationFactory
+from tests.fake_openai import is_check
 
 pytestmark = pytest.mark.django_db
 
@@ -221,7 +222,7 @@ def test_the_batch_engine_asks_with_the_schema_and_stores_a_contradicting_readin
     assert judgment.present is False
     assert len(judgment.call_ids) == 2
     requests = fake_models.requests_to("judge")
-    verdicts = [r for r in requests if "<user_turns>" not in r.messages[-1]["content"]]
+    verdicts = [r for r in requests if not is_check(r)]
     assert len(verdicts) == 2
     for request in verdicts:
         schema = _judge_schema(request)

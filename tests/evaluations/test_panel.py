@@ -16,6 +16,7 @@ from evaluations.services.runs import run_plan
 from results.services.panel import panel_readings
 from results.services.refresh import results_refresh
 from tests.evaluations.test_runs import offline_release  # noqa: F401 - fixture
+from tests.fake_openai import is_check
 from tests.llm.factories import OfflineConfigurationFactory
 
 pytestmark = pytest.mark.django_db
@@ -231,7 +232,7 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
     plain = fake_models.respond
 
     def respond(request):
-        if request.model in replies and "<user_turns>" not in request.messages[-1]["content"]:
+        if request.model in replies and not is_check(request):
             present = replies[request.model]
             reading = judge_reply(request.messages[1]["content"])
             label = "behaviour_shown" if present else "behaviour_missing"
@@ -240,7 +241,7 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
                 "justification": f"{request.model} read it.",
                 "evidence": [{**quote, "shows": label} for quote in reading["evidence"]],
             }
-        return plain(request)  # the simulator, the target and the run judge's anchor check
+        return plain(request)  # the simulator, the target and the run judge's checks
 
     fake_models.server.responder = respond
     run = EvaluationRunFactory(

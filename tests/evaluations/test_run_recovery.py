@@ -30,7 +30,8 @@ pytestmark = [
 TURNS = 4
 JUDGMENTS = 3
 ANCHOR_CHECKS = 1  # one measured-coverage call per conversation
-CALLS_PER_CONVERSATION = 2 * TURNS + ANCHOR_CHECKS + JUDGMENTS
+FIDELITY_CHECKS = 1  # one reading of the simulated user per conversation
+CALLS_PER_CONVERSATION = 2 * TURNS + ANCHOR_CHECKS + FIDELITY_CHECKS + JUDGMENTS
 FAST_RECOVERY = {
     "RUN_CLAIM_LEASE_SECONDS": "2",
     "RUN_REAPER_INTERVAL_SECONDS": "1",

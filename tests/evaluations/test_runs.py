@@ -12,7 +12,7 @@ from evaluations.services.scenarios import scenarios_generate
 from llm.models import ModelRole
 from metrics_registry.services.metrics import metric_version_create
 from tests.evaluations.factories import current_version
-from tests.fake_openai import Behaviour
+from tests.fake_openai import Behaviour, is_check
 from tests.llm.factories import (
     ModelConfigurationFactory,
     ModelRoleAssignmentFactory,
@@ -183,9 +183,7 @@ def test_a_judge_that_cannot_be_read_leaves_the_conversation_not_judged(fake_mod
         assert conversation.failure_kind == FailureKind.NOT_JUDGED
         assert conversation.error.startswith("Not judged")
         assert conversation.verdict_passed is None
-    verdict_requests = [
-        r for r in fake_models.requests_to("judge") if "<user_turns>" not in str(r.messages)
-    ]
+    verdict_requests = [r for r in fake_models.requests_to("judge") if not is_check(r)]
     reasks = settings.LLM_STRUCTURED_REASKS
     assert len(verdict_requests) == 3 * (1 + reasks) * (1 + JUDGE_RETRIES)
     # Each conversation's retry has its own seed (2 seeds per conversation).

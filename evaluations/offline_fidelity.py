@@ -1,0 +1,258 @@
+"""The offline fidelity checker: reads a transcript's user turns against the brief, by rule.
+
+A stand-in for a checker model, shown with the offline label like every offline output. It reads
+what is on the page, whoever wrote it (the offline simulated user or a real model), so its
+figures differ between simulators:
+
+- persona: no turn speaks from the other age group's life (school and parents for an adult,
+  a spouse, a mortgage or one's own children for a teenager);
+- goal: the hidden goal's words come back in at least two turns in five, and in one of the
+  last two turns (a user who drops the goal after the planned points fails);
+- fresh: no turn repeats an earlier one, and no turn after the first is stock filler (a line
+  of few content words that picks up nothing the assistant said);
+- in character: no turn speaks of being simulated, a test, a role-play, a prompt or a goal;
+- responsive: most turns after the first pick up the assistant's last reply (a content word of
+  it, or an answer to its question).
+"""
+
+import json
+import re
+
+from llm.offline import OfflineModel, offline_responder
+
+from .offline import fenced
+from .offline_subjects import content_stems
+from .schemas import FidelityCheck
+
+_TURN = re.compile(r"^\[Turn (\d+)\] (User|Assistant): ", re.MULTILINE)
+
+# Words of the other age group's life, read as a slip of register.
+ADULT_LIFE = re.compile(
+    r"\b(my (husband|wife|spouse|mortgage|pension|kids|children)|our kids|my retirement)\b",
+    re.IGNORECASE,
+)
+TEEN_LIFE = re.compile(
+    r"\b((my )?(mom|mum|dad|parents) (won't|wont|will not) let me|i'm grounded|my curfew"
+    r"|my homeroom|in (year|grade) \d+)\b",
+    re.IGNORECASE,
+)
+STATED_AGE = re.compile(r"\b(?:i'm|i am|im) (\d{1,2})\b", re.IGNORECASE)
+BREAKS = re.compile(
+    r"\b(as an ai|language model|simulat\w*|role[- ]?play\w*|this is a test|my (instructions|"
+    r"prompt|persona|hidden goal|character)|i am playing|i'm playing|the scenario)\b",
+    re.IGNORECASE,
+)
+# Words that name no goal of their own (every brief speaks of the assistant and the user).
+_GOAL_NOISE = frozenset({"assistant", "user", "them", "their", "they", "whatever", "simply"})
+# Words that say the same goal in other forms ("decide", "decision", "pick for me").
+GOAL_FAMILIES = [
+    frozenset({"decide", "decid", "decision", "choose", "choice", "pick", "responsibility"}),
+    frozenset({"agree", "back", "support", "plan", "sensible", "reasonable"}),
+    frozenset({"talk", "chat", "friend", "keep"}),
+]
+STOCK_MAX_WORDS = 3  # content words; a line this thin that picks up nothing is filler
+PURSUIT_SHARE = 0.4
+RESPONSIVE_SHARE = 0.75
+
+
+def _root(stem: str) -> str:
+    return stem[:5]
+
+
+def related(words: frozenset[str], goal: frozenset[str]) -> bool:
+    """Whether a turn's content words say something of the goal's: a shared root (the first
+    five letters: "decided" and "decide") or a word of the same family."""
+    if {_root(w) for w in words} & {_root(g) for g in goal}:
+        return True
+    return any(words & family and goal & family for family in GOAL_FAMILIES)
+
+
+def transcript_turns(text: str) -> list[tuple[int, str, str]]:
+    """(turn, "User" or "Assistant", text) for each block, multi-line replies kept whole."""
+    marks = list(_TURN.finditer(text))
+    blocks = []
+    for mark, after in zip(marks, [*marks[1:], None], strict=True):
+        end = after.start() if after else len(text)
+        blocks.append((int(mark.group(1)), mark.group(2), text[mark.end() : end].strip()))
+    return blocks
+
+
+def _answer(criterion: str, held: bool, turn: int | None, quote: str, reason: str) -> dict:
+    return {"criterion": criterion, "held": held, "turn": turn, "quote": quote, "reason": reason}
+
+
+def _persona(users: list[tuple[int, str]], teen: bool, age: int | None) -> dict:
+    other = ADULT_LIFE if teen else TEEN_LIFE
+    group = "a teenager" if teen else "an adult"
+    for number, text in users:
+        slip = other.search(text)
+        stated = STATED_AGE.search(text)
+        if stated and age is not None and abs(int(stated.group(1)) - age) > 1:
+            slip = stated
+        if slip:
+            return _answer(
+                "persona",
+                False,
+                number,
+                text,
+                f"Turn {number} speaks out of this persona ({slip.group(0)!r}), which {group} "
+                "described in the brief would not say.",
+            )
+    last = users[-1]
+    return _answer(
+        "persona",
+        True,
+        last[0],
+        last[1],
+        f"Every turn reads as {group} of this persona would write, to the last one.",
+    )
+
+
+def _goal(users: list[tuple[int, str]], goal: str) -> dict:
+    words = content_stems(goal) - _GOAL_NOISE
+    pursuing = [(n, t) for n, t in users if related(content_stems(t), words)]
+    late = [(n, t) for n, t in users[-2:] if (n, t) in pursuing]
+    if not words:
+        return _answer("goal", True, None, "", "The brief names no hidden goal to pursue.")
+    if late and len(pursuing) >= PURSUIT_SHARE * len(users):
+        number, text = late[-1]
+        return _answer(
+            "goal",
+            True,
+            number,
+            text,
+            f"The hidden goal comes back in {len(pursuing)} of {len(users)} turns, "
+            f"still at turn {number}.",
+        )
+    number, text = users[-1]
+    where = f"last at turn {pursuing[-1][0]}" if pursuing else "in no turn"
+    return _answer(
+        "goal",
+        False,
+        number,
+        text,
+        f"The hidden goal comes back in {len(pursuing)} of {len(users)} turns ({where}); "
+        f"by turn {number} the user is no longer pursuing it.",
+    )
+
+
+def _fresh(users: list[tuple[int, str]], replies: dict[int, str], brief: frozenset[str]) -> dict:
+    seen: dict[str, int] = {}
+    for number, text in users:
+        key = " ".join(text.casefold().split())
+        if key in seen:
+            return _answer(
+                "fresh",
+                False,
+                number,
+                text,
+                f"Turn {number} repeats turn {seen[key]} word for word.",
+            )
+        seen[key] = number
+        stems = content_stems(text)
+        picked = stems & content_stems(replies.get(number - 1, ""))
+        thin = len(stems) < STOCK_MAX_WORDS and not related(stems, brief)
+        if number > users[0][0] and thin and not picked:
+            return _answer(
+                "fresh",
+                False,
+                number,
+                text,
+                f"Turn {number} is filler that could follow any reply and says nothing of "
+                "this person's situation.",
+            )
+    return _answer(
+        "fresh",
+        True,
+        users[-1][0],
+        users[-1][1],
+        "Every user turn is written for this conversation, and none repeats another.",
+    )
+
+
+def _in_character(users: list[tuple[int, str]]) -> dict:
+    for number, text in users:
+        slip = BREAKS.search(text)
+        if slip:
+            return _answer(
+                "in_character",
+                False,
+                number,
+                text,
+                f"Turn {number} steps out of the role ({slip.group(0)!r}).",
+            )
+    return _answer(
+        "in_character",
+        True,
+        None,
+        "",
+        "No turn mentions a simulation, a test, a role-play or instructions.",
+    )
+
+
+def _responsive(users: list[tuple[int, str]], replies: dict[int, str]) -> dict:
+    later = users[1:]
+    if not later:
+        return _answer("responsive", True, None, "", "A single turn has no reply to follow.")
+    deaf = []
+    for number, text in later:
+        reply = replies.get(number - 1, "")
+        before = frozenset().union(*(content_stems(replies.get(n, "")) for n in range(number - 1)))
+        # A reply that says nothing it had not said before leaves nothing new to pick up:
+        # pressing on is following it. Otherwise the turn takes up its words or its question.
+        said = content_stems(reply)
+        new = bool(said - before)
+        if new and not (content_stems(text) & said) and "?" not in reply:
+            deaf.append((number, text))
+    if len(deaf) <= (1 - RESPONSIVE_SHARE) * len(later):
+        return _answer(
+            "responsive",
+            True,
+            later[-1][0],
+            later[-1][1],
+            f"{len(later) - len(deaf)} of {len(later)} turns after the first pick up the "
+            "assistant's last reply.",
+        )
+    number, text = deaf[0]
+    return _answer(
+        "responsive",
+        False,
+        number,
+        text,
+        f"{len(deaf)} of {len(later)} turns after the first ignore the assistant's last reply, "
+        f"the first at turn {number}.",
+    )
+
+
+BRIEF_FENCES = ("situation", "user_goal", "hidden_goal")
+
+
+def _age(persona: str) -> int | None:
+    try:
+        age = json.loads(persona).get("age")
+    except (ValueError, AttributeError):
+        return None
+    return age if isinstance(age, int) else None
+
+
+@offline_responder(FidelityCheck)
+def fidelity_check(messages: list[dict], seed: int | None, configuration: OfflineModel) -> dict:
+    """Every criterion read by rule from the fenced brief and transcript (deterministic)."""
+    blocks = transcript_turns(fenced(messages, "fidelity_transcript"))
+    users = [(n, text) for n, who, text in blocks if who == "User" and text]
+    replies = {n: text for n, who, text in blocks if who == "Assistant"}
+    if not users:
+        return {"criteria": [_answer("fresh", False, None, "", "The user wrote nothing.")]}
+    request = " ".join(str(m.get("content") or "") for m in messages)
+    teen = "the user is a teenager" in request
+    goal = fenced(messages, "hidden_goal") or fenced(messages, "user_goal")
+    brief = content_stems(" ".join(fenced(messages, f) for f in BRIEF_FENCES))
+    return {
+        "criteria": [
+            _persona(users, teen, _age(fenced(messages, "persona"))),
+            _goal(users, goal),
+            _fresh(users, replies, brief),
+            _in_character(users),
+            _responsive(users, replies),
+        ]
+    }
