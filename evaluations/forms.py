@@ -145,6 +145,17 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
         queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
         help_text="Decides each verdict; preset to the judge role's default.",
     )
+    fidelity_checker = ConfigurationChoiceField(
+        queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
+        required=False,
+        label=_("Fidelity checker"),
+        empty_label=_("The judge"),
+        help_text=_(
+            "Reads every transcript and checks that the simulated user stayed in persona, "
+            "pursued its hidden goal to the end and followed the assistant's replies; empty: "
+            "the judge does it."
+        ),
+    )
     further_judges = ConfigurationMultipleChoiceField(
         queryset=configurations_for_role(ModelRole.JUDGE),
         required=False,
@@ -180,7 +191,12 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
         # Querysets are re-evaluated per form, so newly assigned targets appear at once.
         self.fields["targets"].queryset = configurations_for_role(ModelRole.TARGET)
         self.fields["further_judges"].queryset = configurations_for_role(ModelRole.JUDGE)
-        for field, role in (("simulator", ModelRole.USER_SIMULATOR), ("judge", ModelRole.JUDGE)):
+        roles = (
+            ("simulator", ModelRole.USER_SIMULATOR),
+            ("judge", ModelRole.JUDGE),
+            ("fidelity_checker", ModelRole.FIDELITY_CHECKER),
+        )
+        for field, role in roles:
             self.fields[field].choices = _choices_role_first(self.fields[field], role)
             if not self.is_bound:
                 default = _role_default(role)
@@ -206,6 +222,7 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
                 css_class="row",
             ),
             "further_judges",
+            "fidelity_checker",
             Div(
                 Div("turns", css_class="col-sm-4"),
                 Div("replicates", css_class="col-sm-4"),

@@ -369,6 +369,7 @@ class RunCreateView(RoleRequiredMixin, View):
                     targets=list(data["targets"]),
                     simulator=data["simulator"],
                     judge=data["judge"],
+                    fidelity_checker=data["fidelity_checker"],
                     turns=data["turns"],
                     replicates=data["replicates"],
                     judgments_per_conversation=data["judgments_per_conversation"],

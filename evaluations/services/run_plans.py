@@ -189,6 +189,7 @@ def run_plan(run: EvaluationRun) -> RunPlan:
     seats = run_panel(run)
     readings = sum(seat.repetitions for seat in seats)
     per_target = scenarios * run.replicates
+    checker = run.fidelity_checker or run.judge
     prompt = completion = 0
     cost = Decimal(0)
     for target in targets:
@@ -198,7 +199,9 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         )
         # Each judge of the panel reads the conversation its own number of times.
         judging = [(s.judge, (judge[0] * s.repetitions, judge[1] * s.repetitions)) for s in seats]
-        for configuration, (p, c) in ((run.simulator, sim), (target, tgt), *judging):
+        # The fidelity check reads the transcript once, about as a judge reading does.
+        checking = (checker, judge)
+        for configuration, (p, c) in ((run.simulator, sim), (target, tgt), *judging, checking):
             prompt += p * per_target
             completion += c * per_target
             cost += configuration.cost_estimate(
@@ -218,11 +221,13 @@ def run_plan(run: EvaluationRun) -> RunPlan:
         conversations=conversations,
         simulator_calls=conversations * run.turns,
         target_calls=conversations * run.turns + rubric.target_calls,
-        # Judgments, one anchor check per conversation, and the rubric grading.
-        judge_calls=conversations * (readings + 1) + rubric.judge_calls,
+        # Judgments, one anchor and one fidelity check per conversation, and the rubric grading.
+        judge_calls=conversations * (readings + 2) + rubric.judge_calls,
         estimated_prompt_tokens=prompt,
         estimated_completion_tokens=completion,
         estimated_cost=cost,
-        is_offline=all(c.is_offline for c in [*targets, run.simulator, *(s.judge for s in seats)]),
+        is_offline=all(
+            c.is_offline for c in [*targets, run.simulator, checker, *(s.judge for s in seats)]
+        ),
         rubric=rubric,
     )

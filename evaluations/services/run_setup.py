@@ -3,7 +3,7 @@
 from decimal import Decimal
 
 from core.exceptions import ApplicationError
-from llm.models import ModelConfiguration, ModelRole
+from llm.models import ModelConfiguration, ModelRole, ModelRoleAssignment
 from llm.selectors import configuration_for_role
 from metrics_registry.models import Metric, Release
 
@@ -21,6 +21,17 @@ def _configuration(name: str | None, role: str) -> ModelConfiguration:
     return configuration
 
 
+def _fidelity_checker(name: str | None) -> ModelConfiguration | None:
+    """The named checker, else the role's default, else none (the run's judge checks)."""
+    if name:
+        return _configuration(name, ModelRole.FIDELITY_CHECKER)
+    if not ModelRoleAssignment.objects.filter(
+        role=ModelRole.FIDELITY_CHECKER, is_default=True
+    ).exists():
+        return None
+    return configuration_for_role(ModelRole.FIDELITY_CHECKER)  # refuses one switched off
+
+
 def run_create_from_names(
     *,
     name: str = "",
@@ -31,6 +42,7 @@ def run_create_from_names(
     simulator_name: str | None = None,
     judge_name: str | None = None,
     judge_names: list[str] | None = None,
+    fidelity_checker_name: str | None = None,
     turns: int = 8,
     replicates: int = 1,
     judgments_per_conversation: int = 3,
@@ -80,6 +92,7 @@ def run_create_from_names(
         simulator=_configuration(simulator_name, ModelRole.USER_SIMULATOR),
         judge=panel[0] if panel else _configuration(judge_name, ModelRole.JUDGE),
         further_judges=[(judge, judgments_per_conversation) for judge in panel[1:]],
+        fidelity_checker=_fidelity_checker(fidelity_checker_name),
         turns=turns,
         replicates=replicates,
         judgments_per_conversation=judgments_per_conversation,

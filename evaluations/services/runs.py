@@ -80,8 +80,12 @@ def run_create(
     spending_cap: Decimal | None = None,
     further_judges: list[tuple[ModelConfiguration, int]] | None = None,
     rubric_items: list[RubricItem] | None = None,
+    fidelity_checker: ModelConfiguration | None = None,
 ) -> EvaluationRun:
     """A draft run; nothing is called until `run_launch`.
+
+    `fidelity_checker` reads every transcript for the simulated user's fidelity (default: the
+    judge).
 
     `further_judges` (configuration, readings per conversation) seat a panel after `judge`
     (`evaluations.services.panel`); without them the run has its one judge, as ever.
@@ -107,7 +111,8 @@ def run_create(
         raise ApplicationError(f"Grade rubrics {' or '.join(RubricGrading.values)}.")
     if spending_cap is not None and spending_cap <= 0:
         raise ApplicationError("A spending cap is a positive amount, e.g. 25.00.")
-    inactive = [c.name for c in [*targets, simulator, judge] if not c.is_active]
+    checkers = [fidelity_checker] if fidelity_checker else []
+    inactive = [c.name for c in [*targets, simulator, judge, *checkers] if not c.is_active]
     if inactive:
         raise ApplicationError(f"These model configurations are switched off: {inactive}.")
     if release is not None and metric_versions:
@@ -117,6 +122,7 @@ def run_create(
         release=release,
         simulator=simulator,
         judge=judge,
+        fidelity_checker=fidelity_checker,
         turns=turns,
         replicates=replicates,
         judgments_per_conversation=judgments_per_conversation,

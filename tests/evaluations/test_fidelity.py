@@ -233,3 +233,22 @@ def test_the_offline_demo_run_checks_every_conversation():
     assert Conversation.objects.get(pk=conversation.pk).status == ConversationStatus.COMPLETED
     json.dumps(reading.criteria)  # stored as plain JSON
     assert isinstance(Scenario.objects.get(pk=conversation.scenario_id).persona, dict)
+
+
+def test_the_checker_is_named_on_the_command_line_or_by_its_role(fake_models):
+    from evaluations.services.run_setup import run_create_from_names
+    from llm.models import ModelRoleAssignment
+    from tests.metrics_registry.factories import MetricFactory
+
+    metric = MetricFactory()
+    names = {"target_names": [fake_models.target.name], "metric_keys": [metric.key]}
+    common = {"simulator_name": fake_models.simulator.name, "judge_name": fake_models.judge.name}
+    run = run_create_from_names(**names, **common, name="plain")
+    assert run.fidelity_checker is None  # the judge checks
+    checker = ModelConfigurationFactory(model_id="checker")
+    named = run_create_from_names(**names, **common, name="n", fidelity_checker_name=checker.name)
+    assert named.fidelity_checker == checker
+    ModelRoleAssignment.objects.create(
+        role=ModelRole.FIDELITY_CHECKER, configuration=checker, is_default=True
+    )
+    assert run_create_from_names(**names, **common, name="r").fidelity_checker == checker

@@ -97,8 +97,8 @@ def test_plan_counts_conversations_calls_tokens_and_cost():
     assert plan.scenarios == 6
     assert plan.conversations == 12
     assert plan.simulator_calls == plan.target_calls == 12 * 8
-    assert plan.judge_calls == 12 * (3 + 1)  # three judgments and an anchor check each
-    assert plan.model_calls == 12 * 8 * 2 + 48
+    assert plan.judge_calls == 12 * (3 + 2)  # three judgments, an anchor and a fidelity check
+    assert plan.model_calls == 12 * 8 * 2 + 60
     assert plan.estimated_tokens > 12 * 8 * 300
     assert plan.estimated_cost > 0
     assert not plan.is_offline

@@ -41,6 +41,11 @@ class Command(BaseCommand):
         parser.add_argument("--simulator", help="Configuration name (default: role default).")
         parser.add_argument("--judge", help="Configuration name (default: role default).")
         parser.add_argument(
+            "--fidelity-checker",
+            help="Configuration that checks the simulated users (default: the role's default, "
+            "else the judge).",
+        )
+        parser.add_argument(
             "--judges",
             default="",
             help="A panel: comma-separated judge configuration names, each making --judgments "
@@ -125,6 +130,7 @@ class Command(BaseCommand):
             simulator_name=options["simulator"],
             judge_name=options["judge"],
             judge_names=_split(options["judges"]),
+            fidelity_checker_name=options["fidelity_checker"],
             turns=options["turns"],
             replicates=options["replicates"],
             judgments_per_conversation=options["judgments"],
