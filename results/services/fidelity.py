@@ -295,3 +295,26 @@ def fidelity_from_reliability(reliability: dict[str, Any]) -> dict[str, Any]:
     if stored is None:
         return {"available": False, "reason": NOT_COMPUTED, "simulators": [], "agreement": None}
     return stored
+
+
+def fidelity_labelled(figures: dict[str, Any]) -> dict[str, Any]:
+    """The stored figures with each criterion's label in the reader's language (the stored
+    JSON keeps keys only, so a page never shows the language the refresh ran in)."""
+    labels = {c.value: str(c.label) for c in FidelityCriterion}
+    return {
+        **figures,
+        "simulators": [
+            {
+                **simulator,
+                "criteria": [
+                    {**row, "label": labels.get(row["criterion"], row["criterion"])}
+                    for row in simulator["criteria"]
+                ],
+                "below_bar": [
+                    {**row, "failed_labels": [labels.get(k, k) for k in row["failed_criteria"]]}
+                    for row in simulator["below_bar"]
+                ],
+            }
+            for simulator in figures.get("simulators", [])
+        ],
+    }

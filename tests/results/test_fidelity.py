@@ -121,7 +121,9 @@ def test_pass_rates_with_and_without_conversations_below_the_bar():
         everything = Estimate.from_dict(row["all_judged"])
         meeting = Estimate.from_dict(row["meeting_bar"])
         assert everything.n == len(judged)
-        assert everything.value == pytest.approx(sum(c.verdict_passed for c in judged) / len(judged))
+        assert everything.value == pytest.approx(
+            sum(c.verdict_passed for c in judged) / len(judged)
+        )
         reference = _reference(judged, lambda c: c.verdict_passed)
         assert (everything.low, everything.high) == pytest.approx((reference.low, reference.high))
         assert meeting.n == len(kept)
