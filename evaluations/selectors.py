@@ -4,6 +4,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
@@ -18,6 +19,8 @@ from .models import (
     Conversation,
     ConversationStatus,
     EvaluationRun,
+    FidelityCriterion,
+    FidelityReading,
     RubricResponse,
     Scenario,
 )
@@ -272,7 +275,9 @@ def run_conversations_for_reading(run_id: int) -> QuerySet[Conversation]:
     """A run's conversations with what their page shows: turns, judge readings, coverage."""
     return (
         Conversation.objects.filter(run_id=run_id)
-        .select_related("run__judge", "scenario__metric_version__metric", "target")
+        .select_related(
+            "run__judge", "scenario__metric_version__metric", "target", "fidelity__checker"
+        )
         .prefetch_related("turns", "judgments", "anchor_coverage")
     )
 
@@ -295,3 +300,22 @@ def run_failed_rubric_responses(run: EvaluationRun) -> QuerySet[RubricResponse]:
     """The run's failed rubric replies, with their item and target, for the run page."""
     failed = run.rubric_responses.filter(status=ConversationStatus.FAILED)
     return failed.select_related("item", "target").order_by("pk")
+
+
+def conversation_fidelity(conversation: Conversation) -> dict[str, Any] | None:
+    """The conversation's fidelity reading with each criterion labelled in the reader's
+    language, or None when it has none (read through ``select_related("fidelity__checker")``
+    to cost no query)."""
+    try:
+        reading = conversation.fidelity
+    except FidelityReading.DoesNotExist:
+        return None
+    labels = {c.value: c.label for c in FidelityCriterion}
+    return {
+        "reading": reading,
+        "criteria": [
+            {**row, "label": labels.get(row.get("criterion"), row.get("criterion", ""))}
+            for row in reading.criteria
+            if isinstance(row, dict)
+        ],
+    }

@@ -16,6 +16,7 @@ from metrics_registry.selectors import metric_versions_with_metric, release_list
 from .forms import RunCreateForm, ScenarioForm
 from .models import RubricGrading, SwapStudy
 from .selectors import (
+    conversation_fidelity,
     metric_versions_with_scenarios,
     release_demographics,
     run_conversations_for_reading,
@@ -258,6 +259,7 @@ class ConversationDetailView(RoleRequiredMixin, DetailView):
         context = super().get_context_data(**kwargs)
         conversation = self.object
         context["panel"] = conversation_panel(conversation.run, conversation.judgments.all())
+        context["fidelity"] = conversation_fidelity(conversation)
         return context
 
 

@@ -302,6 +302,7 @@ def conversation_for_reader(pk: int, *, include_private: bool = False) -> Conver
             "run__release",
             "run__judge",
             "run__simulator",
+            "fidelity__checker",
         )
         .prefetch_related(
             Prefetch("turns", queryset=Turn.objects.order_by("index")),

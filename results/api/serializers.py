@@ -1,5 +1,6 @@
 """Output shapes of the public results API. Every figure is an Estimate object."""
 
+from django.urls import reverse
 from rest_framework import serializers
 
 from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
@@ -57,6 +58,9 @@ class RunOutput(serializers.ModelSerializer):
     judge = serializers.CharField(source="judge.name")
     simulator = serializers.CharField(source="simulator.name")
     targets = TargetOutput(many=True, read_only=True, source="targets.all")
+    fidelity = serializers.SerializerMethodField(
+        help_text="The run's simulator fidelity figures (`runs/<id>/fidelity/`)."
+    )
 
     class Meta:
         model = EvaluationRun
@@ -74,7 +78,11 @@ class RunOutput(serializers.ModelSerializer):
             "conversations_completed",
             "conversations_failed",
             "targets",
+            "fidelity",
         ]
+
+    def get_fidelity(self, run: EvaluationRun) -> str:
+        return reverse("results-api:run-fidelity", args=[run.pk])
 
 
 class ResultOutput(serializers.Serializer):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import anchor_study, expert_figures, exports, rubric_exports, rubrics, swap, views
+from . import anchor_study, expert_figures, exports, fidelity, rubric_exports, rubrics, swap, views
 
 app_name = "results-api"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("runs/<int:pk>/results.<str:fmt>", exports.RunExportApi.as_view(), name="run-export"),
     path("runs/<int:pk>/judges/", views.RunPanelApi.as_view(), name="run-judges"),
     path("runs/<int:pk>/calibration/", views.RunCalibrationApi.as_view(), name="run-calibration"),
+    path("runs/<int:pk>/fidelity/", fidelity.RunFidelityApi.as_view(), name="run-fidelity"),
     path("runs/<int:pk>/swap-studies/", swap.RunSwapStudiesApi.as_view(), name="run-swap-studies"),
     path(
         "runs/<int:pk>/conversations/",

@@ -65,6 +65,9 @@ IDENTITY = (
     "dimension",
     "slug",
     "key",
+    # Simulator fidelity: one share per simulator and per criterion.
+    "simulator_id",
+    "criterion",
 )
 # Bounds equal to this precision are the same bound (JSON and data attributes round-trip
 # floats exactly; the tolerance only absorbs a recomputation's last digit).
@@ -332,7 +335,13 @@ def _paths(fetch: Fetch, run_id: int | None, report: AuditReport) -> Iterator[tu
     for run in runs:
         pk = run["id"]
         releases.add(run["release"])
-        for name in ("run-detail", "run-judges", "run-calibration", "run-swap-studies"):
+        for name in (
+            "run-detail",
+            "run-judges",
+            "run-calibration",
+            "run-swap-studies",
+            "run-fidelity",
+        ):
             yield "api", reverse(f"results-api:{name}", args=[pk])
         yield "api", reverse("results-api:run-reasks", args=[pk])
         yield "api", _with_query(reverse("results-api:explore"), run=pk)

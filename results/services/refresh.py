@@ -34,6 +34,7 @@ from results.models import PassRateSummary, RunAnalysis
 from .calibration import CALIBRATION
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
+from .fidelity import fidelity_figures
 from .figure_cells import CellStore, input_digest
 from .judge_trust import JUDGE_TRUST
 from .panel import panel_figures
@@ -178,6 +179,8 @@ def _analysis(
                 input_digest(counts.tobytes(), options),
                 lambda: evidence_verification(run, counts=counts, **options),
             ),
+            # Drawn every time: its inputs (readings, ratings) have no digest of their own yet.
+            "fidelity": fidelity_figures(runs=[run], **options),
         }
         if panel:
             reliability["panel"] = panel_figures(

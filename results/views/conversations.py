@@ -4,6 +4,7 @@ from django.views.generic import ListView, TemplateView
 
 from core.roles import Role, RoleRequiredMixin, user_has_role
 from evaluations.models import EvaluationRun
+from evaluations.selectors import conversation_fidelity
 from evaluations.services.panel import conversation_panel
 
 from ..models import SummaryLevel
@@ -40,6 +41,7 @@ class ConversationView(PublicRunMixin, TemplateView):
             panel=conversation_panel(run, conversation.judgments.all()),
             target=conversation.target,
             is_offline=conversation.is_offline or conversation.target.is_offline,
+            fidelity=conversation_fidelity(conversation),
         )
         # One query: this model's pass rate on the metric, so the verdict reads in context.
         rates = summary_estimates(

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.urls import reverse
 from django.views.generic import TemplateView
 
 from evaluations.evidence_support import MIN_CONTENT_WORDS
@@ -19,6 +20,7 @@ from ..selectors import (
 )
 from ..services.calibration_pages import methodology_calibration
 from ..services.expert_figures import INLINE_PER_METRIC, release_expert_figures_frozen
+from ..services.fidelity import fidelity_from_reliability, fidelity_labelled
 from ..services.frozen_figures import run_validity_frozen, run_validity_live_reason
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect, run_agreement_gaps
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
@@ -60,6 +62,9 @@ class MethodologyView(PublicRunMixin, TemplateView):
             experts=analysis.reliability.get("experts", {}),
             anchors=analysis.reliability.get("anchors", {}),
             evidence=analysis.reliability.get("evidence", {}),
+            # Stored with the analysis: no query of its own.
+            fidelity=fidelity_labelled(fidelity_from_reliability(analysis.reliability)),
+            fidelity_api_url=reverse("results-api:run-fidelity", args=[run.pk]),
             min_content_words=MIN_CONTENT_WORDS,
             polarities=[
                 (polarity, data)

@@ -3,6 +3,7 @@
 import factory
 
 from evaluations.models import AgeContext, Conversation, EvaluationRun, Scenario
+from evaluations.models.fidelity import CRITERION_FIELDS, FidelityCriterion, FidelityReading
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory
 
@@ -68,3 +69,29 @@ class ConversationFactory(factory.django.DjangoModelFactory):
     scenario = factory.SubFactory(ScenarioFactory)
     target = factory.LazyAttribute(lambda o: o.run.targets.first())
     replicate = 0
+
+
+def fidelity_reading(conversation, *, failed=(), checker=None, **fields) -> FidelityReading:
+    """The fidelity reading the engine would write: every criterion held but those in
+    ``failed`` (criterion keys), each with its evidence; ``passed`` follows from them."""
+    held = {c: c.value not in failed for c in FidelityCriterion}
+    criteria = [
+        {
+            "criterion": c.value,
+            "held": held[c],
+            "turn": 1,
+            "quote": "The salary is 20% higher",
+            "found": True,
+            "reason": f"{c.label}: {'held' if held[c] else 'did not hold'}.",
+        }
+        for c in FidelityCriterion
+    ]
+    values = {
+        "conversation": conversation,
+        "checker": checker or conversation.run.judge,
+        **{CRITERION_FIELDS[c]: held[c] for c in FidelityCriterion},
+        "passed": all(held.values()),
+        "criteria": criteria,
+        **fields,
+    }
+    return FidelityReading.objects.create(**values)

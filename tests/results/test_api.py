@@ -23,6 +23,7 @@ def _urls(run):
         "areas": reverse("results-api:area-list"),
         "runs": reverse("results-api:run-list"),
         "run": reverse("results-api:run-detail", args=[run.pk]),
+        "fidelity": reverse("results-api:run-fidelity", args=[run.pk]),
         "results": reverse("results-api:run-results", args=[run.pk]) + "?level=subarea",
         "conversations": reverse("results-api:run-conversations", args=[run.pk]),
         "conversation": reverse("results-api:conversation", args=[conversation.pk]),

@@ -91,6 +91,8 @@ COVERED = {
     "evaluations.Judgment.evidence": MODEL_OUTPUT,
     "evaluations.AnchorCoverage.anchor_text": MODEL_OUTPUT,
     "evaluations.AnchorCoverage.quote": MODEL_OUTPUT,
+    # The fidelity checker's reasons and quotes from the simulated user's turns.
+    "evaluations.FidelityReading.criteria": MODEL_OUTPUT,
     "rubrics.RubricDimension.name": ADMIN,
     "rubrics.RubricDimension.description": ADMIN,
     "rubrics.RubricDimension.frameworks": ADMIN,
@@ -156,6 +158,7 @@ NOT_USER_WRITTEN = {
     "evaluations.Turn.target_call_ids": IDS,
     "evaluations.Judgment.call_ids": IDS,
     "evaluations.AnchorCoverage.call_ids": IDS,
+    "evaluations.FidelityReading.call_ids": IDS,
     "rubrics.RubricDimension.slug": VALIDATED + " (slug)",
     "rubrics.RubricItem.key": VALIDATED + " (slug)",
     "rubrics.RubricItem.source_format": "the importer's format code",

@@ -14,6 +14,8 @@ from evaluations.models import (
     AnchorCoverage,
     Conversation,
     EvaluationRun,
+    FidelityCriterion,
+    FidelityReading,
     Judgment,
     RubricGrade,
     RubricResponse,
@@ -100,6 +102,9 @@ def plant_run(w: World, release: Release, targets) -> EvaluationRun:
         )
     Turn.objects.bulk_create(turns)
     AnchorCoverage.objects.bulk_create(coverage)
+    FidelityReading.objects.bulk_create(
+        _fidelity(conversation, run.judge) for conversation in run.conversations.all()
+    )
     Judgment.objects.filter(conversation__run=run).update(
         justification=CORPUS, evidence=[{"turn": 1, "quote": p} for p in PAYLOADS[:20]]
     )
@@ -108,6 +113,33 @@ def plant_run(w: World, release: Release, targets) -> EvaluationRun:
     results_refresh(run=run, n_resamples=50)
     w.objects["run"] = run
     return run
+
+
+def _fidelity(conversation: Conversation, checker) -> FidelityReading:
+    """A reading whose reasons and quotes are the checker's words: below the bar, one quote
+    not found, so every branch of the conversation page's fidelity card shows a payload."""
+    return FidelityReading(
+        conversation=conversation,
+        checker=checker,
+        persona_held=True,
+        goal_held=False,
+        fresh_held=True,
+        in_character_held=True,
+        responsive_held=True,
+        passed=False,
+        repeated_lines=1,
+        criteria=[
+            {
+                "criterion": c.value,
+                "held": c != FidelityCriterion.GOAL,
+                "turn": 1,
+                "quote": fit(300),
+                "found": c != FidelityCriterion.GOAL,
+                "reason": CORPUS,
+            }
+            for c in FidelityCriterion
+        ],
+    )
 
 
 def plant_rubrics(w: World, run: EvaluationRun, targets) -> None:
