@@ -10,7 +10,8 @@ figures differ between simulators:
   last two turns (a user who drops the goal after the planned points fails);
 - fresh: no turn repeats an earlier one, and no turn after the first is stock filler (a line
   of few content words that picks up nothing the assistant said);
-- in character: no turn speaks of being simulated, a test, a role-play, a prompt or a goal;
+- in character: no turn speaks of being simulated, a test, a role-play, a prompt or a goal,
+  or speaks as the assistant (offers help, or says an earlier reply's sentence as its own);
 - responsive: most turns after the first pick up the assistant's last reply (a content word of
   it, or an answer to its question).
 """
@@ -42,6 +43,15 @@ BREAKS = re.compile(
     r"prompt|persona|hidden goal|character)|i am playing|i'm playing|the scenario)\b",
     re.IGNORECASE,
 )
+# What an assistant says, not the person asking it: a simulator that swapped roles.
+HELPER = re.compile(
+    r"\b(i'm here to help|i am here to help|how can i (help|assist)|i can help you with"
+    r"|as your assistant|is there anything else i can)\b",
+    re.IGNORECASE,
+)
+ASSISTANT_SENTENCE_WORDS = 6
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 # Words that name no goal of their own (every brief speaks of the assistant and the user).
 _GOAL_NOISE = frozenset({"assistant", "user", "them", "their", "they", "whatever", "simply"})
 # Words that say the same goal in other forms ("decide", "decision", "pick for me").
@@ -125,15 +135,20 @@ def _goal(users: list[tuple[int, str]], goal: str) -> dict:
             f"still at turn {number}.",
         )
     number, text = users[-1]
-    where = f"last at turn {pursuing[-1][0]}" if pursuing else "in no turn"
-    return _answer(
-        "goal",
-        False,
-        number,
-        text,
-        f"The hidden goal comes back in {len(pursuing)} of {len(users)} turns ({where}); "
-        f"by turn {number} the user is no longer pursuing it.",
-    )
+    if not pursuing:
+        reason = f"The hidden goal comes back in none of the {len(users)} turns."
+    elif not late:
+        reason = (
+            f"The hidden goal comes back in {len(pursuing)} of {len(users)} turns, last at turn "
+            f"{pursuing[-1][0]}; by turn {number} the user has dropped it."
+        )
+    else:
+        number, text = late[-1]
+        reason = (
+            f"The hidden goal comes back in only {len(pursuing)} of {len(users)} turns: the "
+            "user does not keep at it."
+        )
+    return _answer("goal", False, number, text, reason)
 
 
 def _fresh(users: list[tuple[int, str]], replies: dict[int, str], brief: frozenset[str]) -> dict:
@@ -170,7 +185,19 @@ def _fresh(users: list[tuple[int, str]], replies: dict[int, str], brief: frozens
     )
 
 
-def _in_character(users: list[tuple[int, str]]) -> dict:
+def _assistant_words(text: str, replies: dict[int, str], number: int) -> str:
+    """A sentence of the assistant's own (six words or more, from an earlier reply) that the
+    user turn says as its own, outside quotation marks ('')."""
+    own = _QUOTED.sub(" ", text).casefold()
+    for reply in (replies.get(n, "") for n in range(number)):
+        for sentence in _SENTENCE_END.split(reply):
+            sentence = sentence.strip()
+            if len(sentence.split()) >= ASSISTANT_SENTENCE_WORDS and sentence.casefold() in own:
+                return sentence
+    return ""
+
+
+def _in_character(users: list[tuple[int, str]], replies: dict[int, str]) -> dict:
     for number, text in users:
         slip = BREAKS.search(text)
         if slip:
@@ -181,12 +208,23 @@ def _in_character(users: list[tuple[int, str]]) -> dict:
                 text,
                 f"Turn {number} steps out of the role ({slip.group(0)!r}).",
             )
+        helper = HELPER.search(text) or _assistant_words(text, replies, number)
+        if helper:
+            said = helper if isinstance(helper, str) else helper.group(0)
+            return _answer(
+                "in_character",
+                False,
+                number,
+                text,
+                f"Turn {number} speaks as the assistant, not as the person ({said!r}).",
+            )
     return _answer(
         "in_character",
         True,
         None,
         "",
-        "No turn mentions a simulation, a test, a role-play or instructions.",
+        "No turn mentions a simulation, a test, a role-play or instructions, or speaks as "
+        "the assistant.",
     )
 
 
@@ -252,7 +290,7 @@ def fidelity_check(messages: list[dict], seed: int | None, configuration: Offlin
             _persona(users, teen, _age(fenced(messages, "persona"))),
             _goal(users, goal),
             _fresh(users, replies, brief),
-            _in_character(users),
+            _in_character(users, replies),
             _responsive(users, replies),
         ]
     }

@@ -112,3 +112,32 @@ def test_the_transcript_parser_keeps_multi_line_turns_whole():
         (1, "Assistant", "one\ntwo"),
         (2, "User", "three"),
     ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I'm here to help you in any way I can, but you pick",
+        "Staying near family gives support; moving gives a fresh start. you decide",
+    ],
+)
+def test_a_user_who_speaks_as_the_assistant_is_out_of_character(line):
+    answers = _check([GOOD[0], GOOD[1], line, GOOD[3]])
+    assert "in_character" in _failed(answers)
+    assert answers["in_character"]["turn"] == 3
+    assert "speaks as the assistant" in answers["in_character"]["reason"]
+
+
+def test_echoing_the_assistant_in_quotes_is_the_person_speaking():
+    echo = 'you said "Staying near family gives support; moving gives a fresh start." so decide'
+    assert "in_character" not in _failed(_check([GOOD[0], GOOD[1], echo, GOOD[3]]))
+
+
+def test_the_goal_reason_says_how_the_goal_was_lost():
+    none = _check(["moving away or staying, not sure", "being alone there worries me", "family"])
+    assert "none of the 3 turns" in none["goal"]["reason"]
+    dropped = _check([*GOOD[:2], "family support matters, grandma is here", "pros and cons ok"])
+    assert "last at turn 2; by turn 4 the user has dropped it" in dropped["goal"]["reason"]
+    rare = _check(["moving away or staying?", "being alone there worries me", "family", GOOD[3]])
+    assert "only 1 of 4 turns" in rare["goal"]["reason"]
+    assert rare["goal"]["turn"] == 4
