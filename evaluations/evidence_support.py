@@ -155,6 +155,17 @@ def reading_status(annotated: Iterable[dict]) -> EvidenceStatus:
     return EvidenceStatus.SUPPORTED
 
 
+def evidence_problems(readings: Iterable) -> list[tuple[str, int]]:
+    """The readings whose evidence does not support their verdict, counted per status (its
+    label, in the order of `EvidenceStatus`), for the conversation pages' notice."""
+    counts: dict[str, int] = {}
+    for reading in readings:
+        status = reading.evidence_status
+        if status not in (EvidenceStatus.SUPPORTED, EvidenceStatus.UNCHECKED):
+            counts[status] = counts.get(status, 0) + 1
+    return [(EvidenceStatus(s).label, counts[s]) for s in EvidenceStatus.values if s in counts]
+
+
 class GradeEvidence(models.TextChoices):
     """A rubric grade's quote: a criterion counts as met only with the reply's words showing it."""
 

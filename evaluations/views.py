@@ -13,6 +13,7 @@ from core.ids import identifier_parse
 from core.roles import Role, RoleRequiredMixin, user_has_role
 from metrics_registry.selectors import metric_versions_with_metric, release_list
 
+from .evidence_support import evidence_problems
 from .forms import RunCreateForm, ScenarioForm
 from .models import RubricGrading, SwapStudy
 from .selectors import (
@@ -260,6 +261,7 @@ class ConversationDetailView(RoleRequiredMixin, DetailView):
         conversation = self.object
         context["panel"] = conversation_panel(conversation.run, conversation.judgments.all())
         context["fidelity"] = conversation_fidelity(conversation)
+        context["evidence_problems"] = evidence_problems(conversation.judgments.all())
         return context
 
 

@@ -3,6 +3,7 @@ from django.shortcuts import get_object_or_404
 from django.views.generic import ListView, TemplateView
 
 from core.roles import Role, RoleRequiredMixin, user_has_role
+from evaluations.evidence_support import evidence_problems
 from evaluations.models import EvaluationRun
 from evaluations.selectors import conversation_fidelity
 from evaluations.services.panel import conversation_panel
@@ -42,6 +43,7 @@ class ConversationView(PublicRunMixin, TemplateView):
             target=conversation.target,
             is_offline=conversation.is_offline or conversation.target.is_offline,
             fidelity=conversation_fidelity(conversation),
+            evidence_problems=evidence_problems(conversation.judgments.all()),
         )
         # One query: this model's pass rate on the metric, so the verdict reads in context.
         rates = summary_estimates(
