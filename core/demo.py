@@ -10,6 +10,14 @@ from django.db import transaction
 from .roles import Role, user_add_roles
 
 DEMO_PASSWORD = "impactbench-demo"  # noqa: S105 - published demo credential, local only
+# The domain of the demo seed's simulated panel members (clinicians, users): created only by the
+# seed, they never sign in, so a rating by one of them is a seeded stand-in and figures built on
+# it say so (`review.selectors.seeded_panel_rater_ids`).
+SEEDED_PANEL_DOMAIN = "panel.demo.impactbench.org"
+
+
+def seeded_panel_email(local_part: str) -> str:
+    return f"{local_part}@{SEEDED_PANEL_DOMAIN}"
 
 
 @dataclass(frozen=True)

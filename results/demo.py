@@ -15,6 +15,8 @@ from .models import AnchorStudy, ReleaseExpertFigures
 from .services import results_refresh
 from .services.anchor_study import anchor_study_publish
 from .services.expert_figures import release_expert_figures_freeze
+from .services.fidelity import fidelity_published
+from .services.fidelity_agreement import realism_votes
 
 
 def demo_anchor_study_publish() -> str:
@@ -53,6 +55,14 @@ def demo_expert_figures_refreeze(run: EvaluationRun) -> str:
     return "Demo expert figures: frozen with the demo's scenarios and run."
 
 
+def demo_fidelity_agreement_stale(run: EvaluationRun) -> bool:
+    """Whether the run's stored fidelity figures miss realism ratings given since: the worker
+    refreshes the demo run as it completes, which may be before the seeded realism panel
+    (`review.demo_realism`) rates it, and ratings of conversations book no refresh."""
+    stored = fidelity_published(run).get("agreement") or {}
+    return stored.get("n_ratings") != sum(len(v) for v in realism_votes([run]).values())
+
+
 def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
     """Compute the demo run's summaries now, so results pages are ready when the server starts.
 
@@ -71,6 +81,8 @@ def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
         name__in=names, status=RunStatus.COMPLETED, analysis__isnull=True
     ).order_by("finished_at")
     pending = list(pending)
+    if run not in pending and demo_fidelity_agreement_stale(run):
+        pending.append(run)
     published = demo_anchor_study_publish()
     if not pending:
         return f"Demo summaries: kept (official run).\n{published}\n{frozen}"

@@ -14,9 +14,9 @@ import random
 
 from django.contrib.auth import get_user_model
 
-from core.demo import DEMO_ACCOUNTS
+from core.demo import DEMO_ACCOUNTS, seeded_panel_email
 from core.exceptions import ApplicationError
-from core.roles import Role, user_add_roles
+from core.roles import Role
 from core.seed_steps import SeedStep
 from evaluations.demo import DEMO_RUN_NAME
 from evaluations.models import Conversation, RubricResponse
@@ -26,6 +26,8 @@ from rubrics.dimensions import dimension_choices
 from rubrics.models import RubricCriterion
 
 from .blindness import BLIND_KINDS
+from .demo_panel import demo_panel_raters
+from .demo_realism import demo_realism_panel_seed
 from .kinds import Candidate, adapter_for
 from .models import ItemKind, RatingQueue
 from .services import queue_create
@@ -134,6 +136,8 @@ def demo_seed_steps() -> list[SeedStep]:
     return [
         SeedStep("consensus", "rubric consensus", demo_rubric_consensus_seed, order=26),
         SeedStep("blind-queues", "blind rating queues", demo_blind_queues_seed, order=75),
+        # Blind too, so before the run is made official (80), whose summaries then read it.
+        SeedStep("realism-panel", "realism panel", demo_realism_panel_seed, order=77),
         SeedStep("user-panel", "user panel", demo_user_panel_seed, order=85),
         SeedStep("queues", "rating queues", demo_rating_queues_seed, order=90),
     ]
@@ -142,26 +146,6 @@ def demo_seed_steps() -> list[SeedStep]:
 # --- The demo's rubric consensus panel ----------------------------------------------------------
 
 DEMO_PANEL_QUEUE = "Demo · rubric consensus panel (seeded)"
-DEMO_PANEL = [
-    ("panel-1@panel.demo.impactbench.org", "Demo panel clinician 1"),
-    ("panel-2@panel.demo.impactbench.org", "Demo panel clinician 2"),
-    ("panel-3@panel.demo.impactbench.org", "Demo panel clinician 3"),
-]
-
-
-def _demo_panel_raters() -> list:
-    """Three reviewers the consensus rule needs; they cannot sign in (no usable password)."""
-    User = get_user_model()
-    raters = []
-    for email, name in DEMO_PANEL:
-        user = User.objects.filter(email__iexact=email).first()
-        if user is None:
-            user = User(username=email, email=email, first_name=name)
-            user.set_unusable_password()
-            user.save()
-        user_add_roles(user, (Role.EXPERT_REVIEWER,))
-        raters.append(user)
-    return raters
 
 
 def demo_rubric_consensus_seed() -> str:
@@ -183,7 +167,7 @@ def demo_rubric_consensus_seed() -> str:
     ]
     if not candidates:
         return "Demo rubric consensus: no demo criteria to review."
-    raters = _demo_panel_raters()
+    raters = demo_panel_raters()
     queue = queue_create(
         name=DEMO_PANEL_QUEUE,
         kind=ItemKind.RUBRIC_CRITERION,
@@ -238,7 +222,7 @@ def _demo_user_panel() -> list:
     users = []
     for number in range(1, DEMO_USER_PANEL_SIZE + 1):
         # Not demo logins: their own domain keeps them apart from the demo accounts.
-        email = f"user-{number}@panel.demo.impactbench.org"
+        email = seeded_panel_email(f"user-{number}")
         user = User.objects.filter(email__iexact=email).first()
         if user is None:
             user = User(username=email, email=email, first_name=f"Demo panel user {number}")

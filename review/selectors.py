@@ -1,13 +1,16 @@
 """Reading queues and their progress. Agreement figures live in `review.agreement`."""
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.utils import timezone
 
+from core.demo import SEEDED_PANEL_DOMAIN
 from evaluations.models import Conversation
 from metrics_registry.models import Metric, ValidationStatus
 
@@ -199,6 +202,16 @@ def current_ratings_of(*, kinds, object_ids) -> list[tuple[str, int, int, dict]]
         .filter(item__kind__in=list(kinds), item__object_id__in=object_ids)
         .values_list("item__kind", "item__object_id", "rater_id", "answers")
         .order_by("item__kind", "item__object_id", "rater_id", "pk")
+    )
+
+
+def seeded_panel_rater_ids(rater_ids: Iterable[int]) -> set[int]:
+    """Which of these raters are the demo seed's simulated panel members, not people: figures
+    built on their ratings must say so."""
+    return set(
+        get_user_model()
+        .objects.filter(pk__in=list(rater_ids), email__iendswith=f"@{SEEDED_PANEL_DOMAIN}")
+        .values_list("pk", flat=True)
     )
 
 

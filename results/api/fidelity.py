@@ -67,6 +67,15 @@ class FidelitySimulatorOutput(serializers.Serializer):
 class FidelityAgreementOutput(serializers.Serializer):
     n_ratings = serializers.IntegerField()
     n_raters = serializers.IntegerField()
+    # Defaults for figures stored before the seeded panel was told apart.
+    n_seeded_demo_ratings = serializers.IntegerField(
+        default=0,
+        help_text="Ratings by the demo's simulated panel (seeded stand-ins, not clinicians).",
+    )
+    seeded_demo = serializers.BooleanField(
+        default=False,
+        help_text="True when any rating comes from the demo's simulated panel, not clinicians.",
+    )
     n_conversations = serializers.IntegerField(help_text="Conversations experts rated.")
     n_pairs = serializers.IntegerField(
         help_text="Conversations with both an expert majority and a fidelity reading."

@@ -5,6 +5,10 @@ kind). Per conversation their majority is set against the fidelity check's `pass
 of conversations where the two agree and Cohen's kappa, both resampling base scenarios as every
 expert figure does (`expert_figures._panel_cell`). A conversation whose experts split evenly has
 no majority and is left out, as is a rated conversation the checker has not read; both counted.
+
+Ratings by the demo seed's simulated panel (`review.demo_realism`) are counted like any, and
+the figure says how many there are (`n_seeded_demo_ratings`, `seeded_demo`), so no page shows
+them as clinicians' answers.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun
 from review.kinds import kinds_with
-from review.selectors import current_ratings_of
+from review.selectors import current_ratings_of, seeded_panel_rater_ids
 from stats.estimates import Estimate, Exclusion
 
 OVER = "base scenarios"
@@ -63,8 +67,12 @@ def fidelity_expert_agreement(
     *, runs: Sequence[EvaluationRun], n_resamples: int = 2_000, seed: int = 0
 ) -> dict[str, Any]:
     """Agreement share and Cohen's kappa between the fidelity check and the experts' majority
-    realism answer, on the runs' conversations that have both (two queries)."""
+    realism answer, on the runs' conversations that have both (three queries; two without
+    ratings)."""
     votes = realism_votes(runs)
+    raters = {r for by_rater in votes.values() for r in by_rater}
+    seeded = seeded_panel_rater_ids(raters) if raters else set()
+    n_seeded = sum(1 for by_rater in votes.values() for r in by_rater if r in seeded)
     majority, ties = expert_majorities(votes)
     checked = {
         pk: (passed, f"{version}:{base}")
@@ -85,7 +93,10 @@ def fidelity_expert_agreement(
     ids = sorted(c for c in majority if c in checked)
     summary = {
         "n_ratings": sum(len(by_rater) for by_rater in votes.values()),
-        "n_raters": len({r for by_rater in votes.values() for r in by_rater}),
+        "n_raters": len(raters),
+        # Ratings by the demo's simulated panel, not clinicians (`seeded_demo`: any at all).
+        "n_seeded_demo_ratings": n_seeded,
+        "seeded_demo": n_seeded > 0,
         "n_conversations": len(votes),
         "n_pairs": len(ids),
         "excluded": [e.as_dict() for e in excluded],

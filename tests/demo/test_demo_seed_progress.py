@@ -190,6 +190,7 @@ def test_each_app_registers_its_steps_in_the_seed_order(settings):
         "anchor_study",
         "run",
         "blind-queues",
+        "realism-panel",
         "summaries",
         "user-panel",
         "queues",
@@ -202,6 +203,7 @@ def test_each_app_registers_its_steps_in_the_seed_order(settings):
         "consensus",
         "release",
         "blind-queues",
+        "realism-panel",
         "user-panel",
         "queues",
     ]

@@ -97,6 +97,8 @@ def test_agreement_and_kappa_against_a_hand_count_and_scikit_learn():
     assert figure["n_pairs"] == 9
     assert figure["n_conversations"] == 11
     assert figure["n_ratings"] == 3 * 10 + 2
+    # Real accounts, not the demo's simulated panel: nothing to mark as seeded.
+    assert (figure["seeded_demo"], figure["n_seeded_demo_ratings"]) == (False, 0)
     assert {e["reason"]: e["count"] for e in figure["excluded"]} == {
         "experts tied": 1,
         "not checked": 1,
