@@ -57,7 +57,7 @@ def swap_study_figures_refreshed(*, run_id: int) -> list[dict]:
 
 
 def on_ratings_changed(event: RatingsChanged) -> None:
-    # Ratings of whole conversations feed no stored figure (their figures are read live).
+    # Kinds whose ratings feed no stored figure (scenario quality, rubric consensus) stop here.
     figure = RATING_FIGURES.get(event.kind)
     if figure is None:
         return

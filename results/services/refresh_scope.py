@@ -16,12 +16,13 @@ What each figure of a run reads, and so what a change makes stale:
     figures: pooled over every conversation of the run;
   - ``experts`` (blind agreement): the external-panel ratings, with the judge's verdicts;
   - ``endorsement``: the judge-verdict-queue ratings, with the judge's verdicts;
+  - ``fidelity``: the conversation-queue realism ratings, with the fidelity check's readings;
   - ``swap``: the swap studies based on the run whose re-runs finished.
 
 So a change to one model's or one metric's conversations refreshes both products (no figure is
 left that does not read them), while a rating queue's ratings refresh the one figure of the
-queue's kind and a swap re-run the swap figures, each merged into the stored analysis; ratings
-of whole conversations ("conversation" queues) feed no stored figure. Within what a change
+queue's kind and a swap re-run the swap figures, each merged into the stored analysis (ratings
+of whole conversations feed the fidelity figures' agreement with experts). Within what a change
 reaches, every figure is kept in cells keyed by a digest of their inputs (`figure_cells`): a
 metric x model's judge trust, a model's calibrated rate, each reliability figure, each swap
 study's polarity, the summary rows as one run-wide cell. Only the cells whose digest changed are
@@ -44,6 +45,7 @@ from evaluations.models import EvaluationRun
 from results.models import RefreshRequest, RunAnalysis, RunFigures
 from review.kinds import adapter_for, kinds_with
 
+from .fidelity import fidelity_figures
 from .figure_cells import CellStore
 from .refresh import (
     ANALYSIS,
@@ -68,6 +70,11 @@ def _endorsement(run: EvaluationRun, options: dict[str, int], cells: CellStore) 
     return agreement_figure(run, cells, "endorsement", rows, options)
 
 
+def _fidelity(run: EvaluationRun, options: dict[str, int], cells: CellStore) -> dict[str, Any]:
+    # Few rows per base scenario, no resampling of its shares: drawn whole, not in cells.
+    return fidelity_figures(runs=[run], **options)
+
+
 def _swap(run: EvaluationRun, options: dict[str, int], cells: CellStore) -> list[dict[str, Any]]:
     return swap_studies_for(run.pk, cells=cells, **options)
 
@@ -86,6 +93,7 @@ class Figure:
 FIGURES: dict[str, Figure] = {
     "experts": Figure("reliability", "experts", _experts),
     "endorsement": Figure("reliability", "endorsement", _endorsement),
+    "fidelity": Figure("reliability", "fidelity", _fidelity),
     "swap": Figure("robustness", "swap", _swap, only_if_any=True),
 }
 # The figure each kind of rating queue feeds, as its adapter says (`KindAdapter.run_figure`);

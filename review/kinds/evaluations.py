@@ -165,6 +165,8 @@ class ConversationAdapter(NotYetPublicMixin, KindAdapter):
     template_name = "review/items/_conversation.html"
     blind = True
     release_figure = "conversations"
+    # Its realism answers are the experts' side of the fidelity check's agreement.
+    run_figure = "fidelity"
 
     def questions(self, item) -> list[Question]:
         anchors = (

@@ -26,6 +26,7 @@ from results.services.refresh_scope import (
 )
 from results.services.stored_figures import run_figures_discard
 from review.events import RatingsChanged
+from review.kinds import adapter_for
 from review.models import Rating
 from review.selectors import blind_verdict_ratings
 from review.services import assignment_claim, queue_create, rating_submit
@@ -89,7 +90,15 @@ def _rate(run, kind: str, verdicts: tuple[str, ...]) -> None:
     for rater in raters:
         while (assignment := assignment_claim(queue=queue, rater=rater)) is not None:
             answers = {"verdict": verdicts[done % len(verdicts)]}
-            if kind == "external_panel":
+            if kind == "conversation":
+                # Every question of the screen (anchors too) gets its first choice; realism
+                # alternates with `verdicts` ("present" read as realistic).
+                questions = adapter_for(kind).questions(assignment.item)
+                answers = {q.name: q.values[0] for q in questions}
+                answers["realistic"] = (
+                    "yes" if verdicts[done % len(verdicts)] == "present" else "no"
+                )
+            elif kind == "external_panel":
                 answers["examples_adequate"] = "yes"
             else:
                 answers["agreement"] = "agree"
@@ -157,6 +166,24 @@ def test_one_queues_ratings_refresh_only_its_figure_and_equal_a_full_refresh(run
     assert scoped[1]["endorsement"]["available"] is True
     # The summary rows were not rewritten: ratings move no pass rate.
     assert set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True)) == summary_ids
+    assert scoped == _from_scratch(run)
+
+
+def test_realism_ratings_refresh_the_fidelity_agreement_alone_and_equal_a_full_refresh(
+    run, monkeypatch
+):
+    before = _state(run)
+    assert before[1]["fidelity"]["agreement"]["n_ratings"] == 0
+    _rate(run, "conversation", ("present", "present", "absent"))
+    change = Change(rating_kinds=frozenset({"conversation"}))
+    assert dependents(change).analysis == {"fidelity"}
+    with monkeypatch.context() as patch:
+        _no_whole_analysis(patch)
+        refresh_for(run, change, n_resamples=RESAMPLES)
+    scoped = _state(run)
+    agreement = scoped[1]["fidelity"]["agreement"]
+    assert agreement["n_ratings"] > 0
+    assert agreement["agreement"]["n"] > 0
     assert scoped == _from_scratch(run)
 
 
@@ -280,13 +307,15 @@ def test_a_refresh_with_nothing_changed_draws_nothing(run, monkeypatch):
 def test_ratings_book_the_figure_of_their_queue_and_widen_one_booking(run, monkeypatch, sent_tasks):
     conversations = list(Conversation.objects.filter(run=run).values_list("pk", flat=True)[:2])
     ids = tuple(conversations)
-    on_ratings_changed(RatingsChanged(queue_id=0, kind="conversation", object_ids=ids))
+    on_ratings_changed(RatingsChanged(queue_id=0, kind="scenario", object_ids=ids))
     assert not RefreshRequest.objects.filter(run=run).exists()
     on_ratings_changed(RatingsChanged(queue_id=0, kind="judge_verdict", object_ids=ids))
     assert RefreshRequest.objects.get(run=run).figures == ["endorsement"]
     on_ratings_changed(RatingsChanged(queue_id=0, kind="external_panel", object_ids=ids))
     assert RefreshRequest.objects.get(run=run).figures == ["endorsement", "experts"]
-    # The booked task refreshes those two figures and nothing else.
+    on_ratings_changed(RatingsChanged(queue_id=0, kind="conversation", object_ids=ids))
+    assert RefreshRequest.objects.get(run=run).figures == ["endorsement", "experts", "fidelity"]
+    # The booked task refreshes those three figures and nothing else.
     computed = []
     monkeypatch.setattr(
         "results.services.refresh_scope.figures_refresh",
@@ -294,7 +323,7 @@ def test_ratings_book_the_figure_of_their_queue_and_widen_one_booking(run, monke
     )
     monkeypatch.setattr(refresh, "_analysis", pytest.fail)
     refresh_booked(run.pk)
-    assert computed == [["endorsement", "experts"]]
+    assert computed == [["endorsement", "experts", "fidelity"]]
     assert not RefreshRequest.objects.filter(run=run).exists()
 
 
