@@ -46,6 +46,7 @@ DEMO_TARGETS = (
 DEMO_SCENARIO_WRITER = "Offline scenario writer"
 DEMO_SIMULATOR = "Offline user simulator"
 DEMO_JUDGE = "Offline judge"
+DEMO_FIDELITY_CHECKER = "Offline fidelity checker"
 # The main run's panel: a kind and a harsh judge beside the plain one, one reading each, so the
 # panel's agreement and each judge's own pass rate per target have something to show. The
 # verdict is the majority of the three judges' verdicts, as in any panel run.
@@ -155,6 +156,7 @@ def _demo_anchor_study_runs(release, target, simulator, judge) -> list[Evaluatio
                 targets=[target],
                 simulator=simulator,
                 judge=judge,
+                fidelity_checker=_configuration(DEMO_FIDELITY_CHECKER),
                 turns=DEMO_ANCHOR_STUDY_TURNS,
                 replicates=DEMO_ANCHOR_STUDY_REPLICATES,
                 judgments_per_conversation=1,
@@ -225,6 +227,7 @@ def demo_run_seed(progress: Progress = progress_ignore) -> str:
             targets=targets,
             simulator=simulator,
             judge=judge,
+            fidelity_checker=_configuration(DEMO_FIDELITY_CHECKER),
             further_judges=[
                 (panelist, DEMO_PANEL_READINGS)
                 for panelist in (_configuration(name) for name in DEMO_PANEL_JUDGES)

@@ -50,6 +50,12 @@ DEMO_CONFIGURATIONS: list[DemoConfiguration] = [
         {"offline_profile": "noisy"},
     ),
     DemoConfiguration(
+        "Offline fidelity checker",
+        ModelRole.FIDELITY_CHECKER,
+        "Checks the demo's simulated users by rule: persona, hidden goal, fresh lines, "
+        "character, replies followed.",
+    ),
+    DemoConfiguration(
         "Offline target: careful",
         ModelRole.TARGET,
         "Demo target that acknowledges feelings, states its limits and points to help.",

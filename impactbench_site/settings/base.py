@@ -297,6 +297,7 @@ SPECTACULAR_SETTINGS = {
         "SubmissionStatusEnum": "submissions.models.SubmissionStatus",
         "CandidateStatusEnum": "submissions.models.CandidateStatus",
         "ConversationStatusEnum": "evaluations.models.ConversationStatus",
+        "FidelityCriterionEnum": "evaluations.models.FidelityCriterion",
     },
     # Null-valued enum fields get their own "null" option rather than a NullEnum component.
     "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,

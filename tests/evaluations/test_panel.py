@@ -67,7 +67,7 @@ def test_a_three_judge_offline_run_completes_with_each_judge_s_readings(
     ]
     assert run.conversations_completed == 24
     plan = run_plan(run)
-    assert plan.judge_calls == 24 * (9 + 1)
+    assert plan.judge_calls == 24 * (9 + 2)  # + an anchor and a fidelity check each
     for conversation in Conversation.objects.filter(run=run):
         readings = list(conversation.judgments.order_by("repetition"))
         assert [j.judge.name for j in readings] == [n for n in names.split(",") for _ in range(3)]

@@ -111,14 +111,14 @@ def test_role_helpers_call_the_default_configuration():
 def test_demo_seed_is_idempotent_and_keeps_edits():
     from llm.demo import DEMO_CONFIGURATIONS, demo_configurations_seed
 
-    assert "10 created" in demo_configurations_seed()
+    assert "11 created" in demo_configurations_seed()
     for role in ModelRole:
         assert configuration_for_role(role).is_offline
     assert configurations_for_role(ModelRole.TARGET).count() == 3
     judge = ModelConfiguration.objects.get(name="Offline judge")
     judge.description = "Edited by a maintainer"
     judge.save()
-    assert "0 created, 10 kept" in demo_configurations_seed()
+    assert "0 created, 11 kept" in demo_configurations_seed()
     judge.refresh_from_db()
     assert judge.description == "Edited by a maintainer"
     assert ModelConfiguration.objects.count() == len(DEMO_CONFIGURATIONS)

@@ -151,6 +151,7 @@ RULES = {
     "results-api:run-export": (EVERYONE, lambda w: {"pk": w["official_run"].pk, "fmt": "csv"}),
     "results-api:run-conversations": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-judges": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
+    "results-api:run-fidelity": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-swap-studies": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-reasks": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
     "results-api:run-calibration": (EVERYONE, lambda w: {"pk": w["official_run"].pk}),
