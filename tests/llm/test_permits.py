@@ -1,0 +1,124 @@
+"""The engine's permit pools through a limits Redis that goes away and comes back empty: a
+waiter that leaves takes nothing with it, and the pool resumes by itself within seconds."""
+
+import asyncio
+import shutil
+import time
+import uuid
+
+import pytest
+import redis
+
+from llm import limits
+from llm.exceptions import LLMError
+from llm.permits import PermitPool, RedisBlocks
+from tests.llm.factories import ModelConfigurationFactory
+from tests.own_redis import OwnRedis
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.faults,
+    pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server"),
+    pytest.mark.slow(reason="stops and restarts a redis-server"),
+]
+
+PORT = 6394
+
+
+@pytest.fixture
+def own_redis(tmp_path, settings):
+    server = OwnRedis(tmp_path, PORT)
+    server.start()
+    settings.LLM_LIMITS_KEY_PREFIX = f"test-permits:{uuid.uuid4().hex}"
+    yield server
+    server.stop()
+
+
+def _held(server: OwnRedis, configuration_id: int) -> int:
+    key = limits.RedisLimits.keys(configuration_id)[0]
+    return redis.Redis.from_url(server.url).zcard(key)
+
+
+def test_waiters_that_leave_while_the_store_is_down_hold_no_permit_after_it_returns(
+    own_redis, settings
+):
+    settings.LLM_LIMIT_MAX_WAIT_SECONDS = 30
+    configuration = ModelConfigurationFactory(max_concurrency=2)
+
+    async def scenario() -> tuple[float, int, int, int]:
+        pool = PermitPool(configuration, RedisBlocks(own_redis.url))
+        own_redis.stop()
+        leaving = asyncio.ensure_future(pool.acquire())
+        staying = asyncio.ensure_future(pool.acquire())
+        await asyncio.sleep(1.0)  # both have asked the store in vain by now
+        assert not staying.done(), "a request failed instead of waiting for the store"
+        leaving.cancel()  # its conversation gave up meanwhile
+        await asyncio.sleep(0.1)
+        assert len(pool.waiters) == 1
+        own_redis.start()  # empty
+        returned = time.monotonic()
+        member, _waited = await asyncio.wait_for(staying, 10)
+        resumed = time.monotonic() - returned
+        held_while_busy = _held(own_redis, configuration.pk)
+        pool.release(member)
+        await pool.maintain()
+        held_after = _held(own_redis, configuration.pk)
+        # The whole limit is free again: two requests get their permits at once.
+        first, second = await asyncio.wait_for(asyncio.gather(pool.acquire(), pool.acquire()), 5)
+        both = _held(own_redis, configuration.pk)
+        pool.release(first[0])
+        pool.release(second[0])
+        await pool.maintain(final=True)
+        await pool.blocks.client.aclose()
+        return resumed, held_while_busy, held_after, both
+
+    resumed, held_while_busy, held_after, both = asyncio.run(scenario())
+    assert resumed < 2, resumed
+    assert (held_while_busy, held_after, both) == (1, 0, 2)
+
+
+def test_a_waiter_out_of_time_while_the_store_is_down_leaves_the_queue(own_redis, settings):
+    settings.LLM_LIMIT_MAX_WAIT_SECONDS = 1
+    configuration = ModelConfigurationFactory(max_concurrency=1)
+
+    async def scenario() -> int:
+        pool = PermitPool(configuration, RedisBlocks(own_redis.url))
+        own_redis.stop()
+        with pytest.raises(LLMError) as raised:
+            await pool.acquire()
+        assert raised.value.retryable
+        assert not pool.waiters
+        own_redis.start()
+        member, _waited = await asyncio.wait_for(pool.acquire(), 5)
+        held = _held(own_redis, configuration.pk)
+        pool.release(member)
+        await pool.maintain(final=True)
+        await pool.blocks.client.aclose()
+        return held
+
+    assert asyncio.run(scenario()) == 1
+
+
+def test_handing_back_while_the_store_is_down_raises_nothing_and_is_tried_again(
+    own_redis, settings
+):
+    configuration = ModelConfigurationFactory(max_concurrency=3)
+
+    async def scenario() -> tuple[int, int, int]:
+        pool = PermitPool(configuration, RedisBlocks(own_redis.url))
+        taken = [(await pool.acquire())[0] for _ in range(2)]
+        for member in taken:
+            pool.release(member)
+        own_redis.stop()
+        await pool.maintain()  # the store is down: kept for the next tick, not lost or raised
+        kept = len(pool._unreturned)
+        own_redis.start()
+        await pool.maintain()
+        member, _waited = await asyncio.wait_for(pool.acquire(), 5)
+        held = _held(own_redis, configuration.pk)
+        pool.release(member)
+        await pool.maintain(final=True)
+        await pool.blocks.client.aclose()
+        return kept, len(pool._unreturned), held
+
+    assert asyncio.run(scenario()) == (2, 0, 1)
