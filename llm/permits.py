@@ -68,10 +68,12 @@ if rpm > 0 then redis.call('EXPIRE', KEYS[2], 120) end
 return grant
 """
 
+# Plain ZADD, not XX: a permit in use here counts even if the store lost it (restarted empty)
+# or dropped it as lapsed meanwhile.
 _RENEW_SCRIPT = """
 local t = redis.call('TIME')
 local expiry = tonumber(t[1]) + tonumber(t[2]) / 1000000 + tonumber(ARGV[1])
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[i]) end
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], expiry, ARGV[i]) end
 return 1
 """
 
@@ -284,16 +286,9 @@ class PermitPool:
         try:
             want = sum(1 for w in self.waiters if not w.done())
             if want:
-                taken = await self.blocks.take(self.configuration, want)
                 if self._unreachable_since is not None:
-                    logger.warning(
-                        "The request limits store answers again (%s): permits for %r resume "
-                        "after %.1f s",
-                        type(self.blocks).__name__,
-                        self.configuration.name,
-                        time.monotonic() - self._unreachable_since,
-                    )
-                    self._unreachable_since = None
+                    await self._recount()
+                taken = await self.blocks.take(self.configuration, want)
                 for member in taken:
                     # Waiters gone meanwhile leave the permit idle, given back at maintenance.
                     if not self._hand_out(member):
@@ -302,15 +297,31 @@ class PermitPool:
             # Waiters keep waiting (within their limit wait) and ask again shortly: the store
             # restarting is a pause, not a failure of every request in flight.
             self._unreachable_until = time.monotonic() + UNREACHABLE_RETRY_SECONDS
-            if self._unreachable_since is None:
-                self._unreachable_since = time.monotonic()
-                logger.warning(
-                    "The request limits store did not answer (%s); requests to %r wait for it",
-                    error,
-                    self.configuration.name,
-                )
+            self._store_down(error)
         finally:
             self._fetching = False
+
+    async def _recount(self) -> None:
+        """After an outage: the store may have restarted empty, so the permits in use here
+        count again (before any more are taken), and the outage is over."""
+        await self.blocks.renew(self.configuration.pk, [*self.busy, *self.idle])
+        self._renewed = time.monotonic()
+        if self._unreachable_since is not None:
+            logger.warning(
+                "The request limits store answers again: requests to %r resume after %.1f s",
+                self.configuration.name,
+                time.monotonic() - self._unreachable_since,
+            )
+            self._unreachable_since = None
+
+    def _store_down(self, error: BaseException) -> None:
+        if self._unreachable_since is None:
+            self._unreachable_since = time.monotonic()
+            logger.warning(
+                "The request limits store did not answer (%s); requests to %r wait for it",
+                error,
+                self.configuration.name,
+            )
 
     def _hand_out(self, member: str) -> bool:
         while self.waiters:
@@ -347,15 +358,14 @@ class PermitPool:
             await self.blocks.give_back(self.configuration.pk, back)
         except self.blocks.unreachable as error:
             self._unreturned = back
-            logger.warning("Could not hand back %s request permits: %s", len(back), error)
+            self._store_down(error)
             return
-        if time.monotonic() - self._renewed > limits.lease_seconds() / 3:
+        due = time.monotonic() - self._renewed > limits.lease_seconds() / 3
+        if due or self._unreachable_since is not None:
             try:
-                await self.blocks.renew(self.configuration.pk, [*self.busy, *self.idle])
+                await self._recount()
             except self.blocks.unreachable as error:
-                logger.warning("Could not renew %s request permits: %s", len(self.busy), error)
-                return
-            self._renewed = time.monotonic()
+                self._store_down(error)
 
 
 class _suppress_timeout:  # noqa: N801 - used as a statement

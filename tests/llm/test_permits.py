@@ -122,3 +122,35 @@ def test_handing_back_while_the_store_is_down_raises_nothing_and_is_tried_again(
         return kept, len(pool._unreturned), held
 
     assert asyncio.run(scenario()) == (2, 0, 1)
+
+
+def test_permits_in_use_count_again_when_the_store_returns_empty(own_redis, settings):
+    """Another process must not be granted the slots this one still uses."""
+    settings.LLM_LIMIT_MAX_WAIT_SECONDS = 1
+    configuration = ModelConfigurationFactory(max_concurrency=2)
+
+    async def scenario() -> tuple[int, bool]:
+        ours = PermitPool(configuration, RedisBlocks(own_redis.url))
+        theirs = PermitPool(configuration, RedisBlocks(own_redis.url))
+        held = [(await ours.acquire())[0] for _ in range(2)]
+        own_redis.stop()
+        ours._renewed = 0.0  # a renewal falls due during the outage
+        await ours.maintain()
+        own_redis.start()  # empty: it no longer knows the two permits in use
+        await ours.maintain()
+        counted = _held(own_redis, configuration.pk)
+        try:
+            await theirs.acquire()
+        except LLMError:
+            refused = True
+        else:
+            refused = False
+        for member in held:
+            ours.release(member)
+        await ours.maintain(final=True)
+        await theirs.maintain(final=True)
+        await ours.blocks.client.aclose()
+        await theirs.blocks.client.aclose()
+        return counted, refused
+
+    assert asyncio.run(scenario()) == (2, True)
