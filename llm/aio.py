@@ -88,15 +88,17 @@ class AsyncGateway:
                 member, waited = await pool.acquire()
             except LLMError as exc:
                 return AttemptOutcome(limit_error=exc)
-        started = time.monotonic()
         try:
-            reply = await provider.send_async(step.request, session=self.session(provider))
-        except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
-            return AttemptOutcome(
-                error=exc,
-                latency_ms=(time.monotonic() - started) * 1000,
-                limit_wait_ms=int(waited * 1000),
-            )
+            step.sending()  # journaled as sent only now that it holds its slot
+            started = time.monotonic()
+            try:
+                reply = await provider.send_async(step.request, session=self.session(provider))
+            except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
+                return AttemptOutcome(
+                    error=exc,
+                    latency_ms=(time.monotonic() - started) * 1000,
+                    limit_wait_ms=int(waited * 1000),
+                )
         finally:
             if pool is not None and member is not None:
                 pool.release(member)

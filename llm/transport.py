@@ -38,13 +38,17 @@ def attempt_sync(step: Attempt) -> AttemptOutcome:
         except LLMError as exc:
             return AttemptOutcome(limit_error=exc)
     waited_ms = int(lease.waited_seconds * 1000) if lease else 0
-    started = time.monotonic()
     try:
-        reply = provider.send(step.request)
-    except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
-        return AttemptOutcome(
-            error=exc, latency_ms=(time.monotonic() - started) * 1000, limit_wait_ms=waited_ms
-        )
+        step.sending()  # journaled as sent only now that it holds its slot
+        started = time.monotonic()
+        try:
+            reply = provider.send(step.request)
+        except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
+            return AttemptOutcome(
+                error=exc,
+                latency_ms=(time.monotonic() - started) * 1000,
+                limit_wait_ms=waited_ms,
+            )
     finally:
         if lease is not None:
             limits.release(lease)
