@@ -3,6 +3,7 @@ waiter that leaves takes nothing with it, and the pool resumes by itself within 
 
 import asyncio
 import shutil
+import threading
 import time
 import uuid
 
@@ -11,6 +12,8 @@ import redis
 
 from llm import limits
 from llm.exceptions import LLMError
+from llm.gateway import chat
+from llm.models import CallOutcome, LLMCall
 from llm.permits import PermitPool, RedisBlocks
 from tests.llm.factories import ModelConfigurationFactory
 from tests.own_redis import OwnRedis
@@ -154,3 +157,38 @@ def test_permits_in_use_count_again_when_the_store_returns_empty(own_redis, sett
         return counted, refused
 
     assert asyncio.run(scenario()) == (2, True)
+
+
+def test_a_sync_call_waits_out_the_store_and_keeps_a_reply_whose_slot_it_cannot_return(
+    own_redis, settings, fake_openai
+):
+    """The per-call limits (web, tasks) the same way: a store that is down is waited for, and
+    one that goes down while the request is at the endpoint costs no reply."""
+    settings.LLM_LIMIT_MAX_WAIT_SECONDS = 30
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url, max_concurrency=1)
+    limits.backend_set(limits.RedisLimits(own_redis.url))
+    fake_openai.latency = 1.0
+    asked = {
+        "configuration": configuration,
+        "messages": [{"role": "user", "content": "Hello"}],
+        "role": "target",
+        "purpose": "tests.permits",
+        "use_cache": False,
+    }
+    try:
+        # Down when the call asks for its slot, back 1 s later.
+        own_redis.stop()
+        threading.Timer(1.0, own_redis.start).start()
+        started = time.monotonic()
+        first = chat(**asked)
+        waited = time.monotonic() - started
+        # Down while the request is at the endpoint: its slot cannot be returned.
+        threading.Timer(0.3, own_redis.stop).start()
+        second = chat(**asked)
+    finally:
+        limits.backend_set(None)
+    assert first.text
+    assert second.text
+    assert 1.0 <= waited < 4
+    assert LLMCall.objects.filter(outcome=CallOutcome.SUCCESS).count() == 2
+    assert fake_openai.request_count == 2
