@@ -289,6 +289,7 @@ class PermitPool:
                 if self._unreachable_since is not None:
                     await self._recount()
                 taken = await self.blocks.take(self.configuration, want)
+                self._store_back()
                 for member in taken:
                     # Waiters gone meanwhile leave the permit idle, given back at maintenance.
                     if not self._hand_out(member):
@@ -301,11 +302,15 @@ class PermitPool:
         finally:
             self._fetching = False
 
-    async def _recount(self) -> None:
-        """After an outage: the store may have restarted empty, so the permits in use here
-        count again (before any more are taken), and the outage is over."""
-        await self.blocks.renew(self.configuration.pk, [*self.busy, *self.idle])
+    async def _recount(self) -> bool:
+        """Renew the permits in use here; after an outage the store may have restarted empty,
+        and they count again (before any more are taken). True if the store was asked."""
+        members = [*self.busy, *self.idle]
+        await self.blocks.renew(self.configuration.pk, members)
         self._renewed = time.monotonic()
+        return bool(members)
+
+    def _store_back(self) -> None:
         if self._unreachable_since is not None:
             logger.warning(
                 "The request limits store answers again: requests to %r resume after %.1f s",
@@ -360,12 +365,16 @@ class PermitPool:
             self._unreturned = back
             self._store_down(error)
             return
+        asked = bool(back)
         due = time.monotonic() - self._renewed > limits.lease_seconds() / 3
         if due or self._unreachable_since is not None:
             try:
-                await self._recount()
+                asked = await self._recount() or asked
             except self.blocks.unreachable as error:
                 self._store_down(error)
+                return
+        if asked:
+            self._store_back()
 
 
 class _suppress_timeout:  # noqa: N801 - used as a statement

@@ -2,6 +2,7 @@
 waiter that leaves takes nothing with it, and the pool resumes by itself within seconds."""
 
 import asyncio
+import logging
 import shutil
 import threading
 import time
@@ -43,7 +44,7 @@ def _held(server: OwnRedis, configuration_id: int) -> int:
 
 
 def test_waiters_that_leave_while_the_store_is_down_hold_no_permit_after_it_returns(
-    own_redis, settings
+    own_redis, settings, caplog
 ):
     settings.LLM_LIMIT_MAX_WAIT_SECONDS = 30
     configuration = ModelConfigurationFactory(max_concurrency=2)
@@ -75,9 +76,14 @@ def test_waiters_that_leave_while_the_store_is_down_hold_no_permit_after_it_retu
         await pool.blocks.client.aclose()
         return resumed, held_while_busy, held_after, both
 
-    resumed, held_while_busy, held_after, both = asyncio.run(scenario())
+    with caplog.at_level(logging.WARNING, logger="llm.permits"):
+        resumed, held_while_busy, held_after, both = asyncio.run(scenario())
     assert resumed < 2, resumed
     assert (held_while_busy, held_after, both) == (1, 0, 2)
+    said = [record.getMessage() for record in caplog.records]
+    # Said once per outage, not at every retry.
+    assert sum("did not answer" in line for line in said) == 1
+    assert sum("answers again" in line for line in said) == 1
 
 
 def test_a_waiter_out_of_time_while_the_store_is_down_leaves_the_queue(own_redis, settings):
