@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from . import wire
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait
 from .exceptions import LLMError
 from .limits import has_limits
@@ -88,15 +89,18 @@ class AsyncGateway:
                 member, waited = await pool.acquire()
             except LLMError as exc:
                 return AttemptOutcome(limit_error=exc)
-        started = time.monotonic()
         try:
-            reply = await provider.send_async(step.request, session=self.session(provider))
-        except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
-            return AttemptOutcome(
-                error=exc,
-                latency_ms=(time.monotonic() - started) * 1000,
-                limit_wait_ms=int(waited * 1000),
-            )
+            started = time.monotonic()
+            try:
+                # Journaled as sent once written, not while it waited for its slot.
+                with wire.on_sent(step.sending):
+                    reply = await provider.send_async(step.request, session=self.session(provider))
+            except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
+                return AttemptOutcome(
+                    error=exc,
+                    latency_ms=(time.monotonic() - started) * 1000,
+                    limit_wait_ms=int(waited * 1000),
+                )
         finally:
             if pool is not None and member is not None:
                 pool.release(member)

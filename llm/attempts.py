@@ -1,6 +1,7 @@
 """The retry policy of one request, written once for every provider and for both drivers.
 
-`send_steps` is a generator: it yields `Attempt` (send this request, hold a limit slot for it),
+`send_steps` is a generator: it yields `Attempt` (send this request, hold a limit slot for it,
+and call its `sending` once the request is on the wire),
 `Wait` (back off this long) and `Downgrade` (the server refused the structured-output format:
 store the next weaker mode on the configuration), receives an `AttemptOutcome` for each
 attempt and returns a `TransportReply` or raises LLMError. `llm.transport` drives it
@@ -10,6 +11,7 @@ and classifies its own errors; what is retried, how each attempt is recorded and
 says are decided here, the same for every provider.
 """
 
+import functools
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -34,13 +36,23 @@ from .schema_prompt import response_format
 from .transport_util import OutputRejected, TransportReply, backoff_delay
 
 
+def _nothing() -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Attempt:
-    """Send `request` through `provider`, holding a slot of the configuration's limits."""
+    """Send `request` through `provider`, holding a slot of the configuration's limits.
+
+    The driver has `sending` called once the request has been written (`llm.wire`): an attempt
+    still queued for a slot, or refused at connect time, when its process dies was never sent,
+    and must not be journaled as sent (it would be restored as an attempt of unknown outcome).
+    """
 
     configuration: ModelConfiguration
     provider: ChatProvider
     request: ChatRequest
+    sending: Callable[[], None] = _nothing
 
 
 @dataclass(frozen=True)
@@ -162,13 +174,15 @@ def send_steps(
     where = provider.where
     attempt_index = 0
     while True:
-        recorder.sending(messages=messages, parameters=parameters)
         # The drivers answer an Attempt with its outcome (only Wait and Downgrade get None).
         outcome_of = cast(
             AttemptOutcome,
             (
                 yield Attempt(
-                    configuration, provider, ChatRequest(messages, parameters, role, schema)
+                    configuration,
+                    provider,
+                    ChatRequest(messages, parameters, role, schema),
+                    functools.partial(recorder.sending, messages=messages, parameters=parameters),
                 )
             ),
         )
@@ -305,6 +319,21 @@ def _accept(
                 if result.cut_off
                 else str(exc)
             )
+        except Exception as exc:
+            # A reply paid for is logged before a failing validator can lose it.
+            recorder.record(
+                messages=messages,
+                parameters=parameters,
+                outcome=CallOutcome.INVALID_OUTPUT,
+                response_text=reply.text,
+                error_message=f"Checking the reply failed: {exc!r}"[:1000],
+                http_status=reply.http_status,
+                finish_reason=reply.finish_reason,
+                usage=reply.usage,
+                latency_ms=latency_ms,
+                limit_wait_ms=limit_wait_ms,
+            )
+            raise
         else:
             dump = getattr(result.output, "model_dump", None)
             parsed_json = dump(mode="json") if dump else result.output

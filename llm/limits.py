@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60.0
 LOG_WAIT_SECONDS = 5.0
+UNREACHABLE_RETRY_SECONDS = 0.5  # how often a store that did not answer is asked again
 
 
 @dataclass
@@ -55,6 +56,9 @@ class Lease:
 
 
 class LimitBackend(Protocol):
+    # What the backend raises while its store is down or restarting: waited out, not raised.
+    unreachable: tuple[type[BaseException], ...]
+
     def try_acquire(self, configuration: ModelConfiguration, token: str) -> float:
         """0 when the lease was taken, else the seconds worth waiting before trying again."""
 
@@ -107,7 +111,10 @@ class RedisLimits:
     poll_seconds = 0.005
 
     def __init__(self, url: str) -> None:
+        import redis  # only deployments with the Redis backend load its client
+
         self.url = url
+        self.unreachable: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         # The client and the acquiring script registered on it, per process.
         self._clients: dict[int, tuple[Redis, Script]] = {}
         self._lock = threading.Lock()
@@ -120,7 +127,8 @@ class RedisLimits:
         with self._lock:
             entry = self._clients.get(pid)
             if entry is None:
-                client = redis.Redis.from_url(self.url)
+                # Bounded, so a store that accepts connections but never answers is noticed.
+                client = redis.Redis.from_url(self.url, socket_connect_timeout=2, socket_timeout=5)
                 entry = (client, client.register_script(_ACQUIRE_SCRIPT))
                 self._clients[pid] = entry
             return entry
@@ -157,6 +165,8 @@ class RedisLimits:
 
 class DatabaseLimits:
     poll_seconds = 0.05
+    # A database error may have broken the caller's transaction: it is raised, not waited out.
+    unreachable: tuple[type[BaseException], ...] = ()
 
     def try_acquire(self, configuration: ModelConfiguration, token: str) -> float:
         now = timezone.now()
@@ -237,17 +247,31 @@ def acquire(configuration: ModelConfiguration) -> Lease | None:
     started = time.monotonic()
     deadline = started + settings.LLM_LIMIT_MAX_WAIT_SECONDS
     logged = False
+    down: BaseException | None = None
     while True:
-        wait = limits.try_acquire(configuration, token)
+        try:
+            wait = limits.try_acquire(configuration, token)
+        except limits.unreachable as error:
+            # Asked again with the same token: a take the store applied but whose answer was
+            # lost is the same lease, not a second one.
+            if down is None:
+                logger.warning("The request limits store did not answer (%s); waiting", error)
+            down, wait = error, UNREACHABLE_RETRY_SECONDS
+        else:
+            down = None
         now = time.monotonic()
         if wait <= 0:
             return Lease(configuration.pk, token, now - started, limits)
         if now + wait > deadline:
             raise LLMError(
                 f"Waited {now - started:.0f} s for a request slot on {configuration.name!r} "
-                f"(limits: {configuration.max_concurrency or 'no'} at once, "
-                f"{configuration.requests_per_minute or 'no'} per minute); the endpoint's "
-                "limits are too tight for the work queued on it.",
+                + (
+                    f"(the request limits store did not answer: {down})."
+                    if down is not None
+                    else f"(limits: {configuration.max_concurrency or 'no'} at once, "
+                    f"{configuration.requests_per_minute or 'no'} per minute); the endpoint's "
+                    "limits are too tight for the work queued on it."
+                ),
                 retryable=True,
             )
         if not logged and now - started > LOG_WAIT_SECONDS:
@@ -261,4 +285,12 @@ def release(lease: Lease | None) -> None:
     """Return the slot; releasing a lease twice is harmless."""
     if lease is not None and lease.backend is not None:
         held, lease.backend = lease.backend, None
-        held.release(lease.configuration_id, lease.token)
+        try:
+            held.release(lease.configuration_id, lease.token)
+        except held.unreachable as error:
+            # Never raised over the reply the lease was held for: the slot lapses by itself.
+            logger.warning(
+                "Could not return a request slot (%s); it lapses within %.0f s",
+                error,
+                lease_seconds(),
+            )

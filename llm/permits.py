@@ -12,6 +12,7 @@ processes can take them. With `requests_per_minute`, each permit is good for one
 """
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -22,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from . import limits
@@ -34,6 +35,9 @@ logger = logging.getLogger(__name__)
 RunSync = Callable[..., Awaitable[Any]]
 MAINTENANCE_SECONDS = 0.1
 POLL_SECONDS = 0.01
+# After the backend failed to answer, waiters ask again this often (not every poll): a store
+# that is down is tried a few times a second, and its return is noticed within this time.
+UNREACHABLE_RETRY_SECONDS = 0.5
 
 _BLOCK_SCRIPT = """
 local t = redis.call('TIME')
@@ -64,10 +68,12 @@ if rpm > 0 then redis.call('EXPIRE', KEYS[2], 120) end
 return grant
 """
 
+# Plain ZADD, not XX: a permit in use here counts even if the store lost it (restarted empty)
+# or dropped it as lapsed meanwhile.
 _RENEW_SCRIPT = """
 local t = redis.call('TIME')
 local expiry = tonumber(t[1]) + tonumber(t[2]) / 1000000 + tonumber(ARGV[1])
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[i]) end
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], expiry, ARGV[i]) end
 return 1
 """
 
@@ -78,7 +84,10 @@ class RedisBlocks:
     def __init__(self, url: str) -> None:
         import redis.asyncio  # only deployments with the Redis backend load its client
 
-        self.client = redis.asyncio.Redis.from_url(url)
+        # Bounded, so a store that accepts connections but never answers is noticed as down.
+        self.client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+        # What the client raises while the store is down or restarting.
+        self.unreachable: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         self._take = self.client.register_script(_BLOCK_SCRIPT)
         self._renew = self.client.register_script(_RENEW_SCRIPT)
 
@@ -110,6 +119,8 @@ class RedisBlocks:
 
 class DatabaseBlocks:
     """Blocks of `RequestLease` rows (the embedded default), written through `run_sync`."""
+
+    unreachable: tuple[type[BaseException], ...] = (DatabaseError,)
 
     def __init__(self, run_sync: RunSync) -> None:
         self.run_sync = run_sync
@@ -175,8 +186,11 @@ class PermitPool:
         self.idle: list[str] = []
         self.busy: set[str] = set()
         self.spent: list[str] = []  # single-use permits to hand back
+        self._unreturned: list[str] = []  # handed back while the store did not answer
         self.waiters: deque[asyncio.Future] = deque()
         self._fetching = False
+        self._unreachable_until = 0.0  # no fetch before this (monotonic) time
+        self._unreachable_since: float | None = None
         self._renewed = time.monotonic()
         # At most max_concurrency requests of this process wait for a permit at once; the rest
         # wait their turn here, asleep: every waiter polls the backend, and a thousand waiters
@@ -233,31 +247,86 @@ class PermitPool:
             return member
         future = asyncio.get_running_loop().create_future()
         self.waiters.append(future)
-        while not future.done():
-            if not self._fetching:
-                await self._fetch()
-            if future.done():
-                break
-            if time.monotonic() > deadline:
-                self.waiters.remove(future)
-                raise self._limit_error(started)
-            # Someone else is fetching, or nothing was free: wait for a release or poll again.
-            with _suppress_timeout():
-                await asyncio.wait_for(asyncio.shield(future), POLL_SECONDS * random.uniform(1, 2))  # noqa: S311
+        try:
+            while not future.done():
+                if not self._fetching and time.monotonic() >= self._unreachable_until:
+                    await self._fetch()
+                if future.done():
+                    break
+                if time.monotonic() > deadline:
+                    raise self._limit_error(started)
+                # Someone else is fetching, or nothing was free: wait for a release or poll.
+                with _suppress_timeout():
+                    await asyncio.wait_for(
+                        asyncio.shield(future),
+                        POLL_SECONDS * random.uniform(1, 2),  # noqa: S311
+                    )
+        except BaseException:
+            # A waiter that leaves (cancelled, out of time) must not stay in the queue: a later
+            # fetch would hand it a permit nobody uses, renews or returns.
+            self._abandon(future)
+            raise
         member = future.result()
         self.busy.add(member)
         return member
+
+    def _abandon(self, future: asyncio.Future) -> None:
+        with contextlib.suppress(ValueError):
+            self.waiters.remove(future)
+        if future.done() and not future.cancelled():
+            # Handed a permit on the way out: it goes to the next waiter, or back at maintenance.
+            member = future.result()
+            if not self._hand_out(member):
+                self.idle.append(member)
+        else:
+            future.cancel()
 
     async def _fetch(self) -> None:
         self._fetching = True
         try:
             want = sum(1 for w in self.waiters if not w.done())
             if want:
-                for member in await self.blocks.take(self.configuration, want):
+                if self._unreachable_since is not None:
+                    await self._recount()
+                taken = await self.blocks.take(self.configuration, want)
+                self._store_back()
+                for member in taken:
+                    # Waiters gone meanwhile leave the permit idle, given back at maintenance.
                     if not self._hand_out(member):
                         self.idle.append(member)
+        except self.blocks.unreachable as error:
+            # Waiters keep waiting (within their limit wait) and ask again shortly: the store
+            # restarting is a pause, not a failure of every request in flight.
+            self._unreachable_until = time.monotonic() + UNREACHABLE_RETRY_SECONDS
+            self._store_down(error)
         finally:
             self._fetching = False
+
+    async def _recount(self) -> bool:
+        """Renew the permits in use here; after an outage the store may have restarted empty,
+        and they count again (before any more are taken). True if the store was asked."""
+        members = [*self.busy, *self.idle]
+        await self.blocks.renew(self.configuration.pk, members)
+        self._renewed = time.monotonic()
+        return bool(members)
+
+    def _store_back(self) -> None:
+        if self._unreachable_since is not None:
+            logger.warning(
+                "The request limits store answers again: requests to %r resume after %.1f s",
+                self.configuration.name,
+                time.monotonic() - self._unreachable_since,
+            )
+            self._unreachable_since = None
+
+    def _store_down(self, error: BaseException) -> None:
+        if self._unreachable_since is None:
+            self._unreachable_since = time.monotonic()
+            logger.warning(
+                "The request limits store did not answer (%s); requests to %r wait for it",
+                error,
+                self.configuration.name,
+            )
 
     def _hand_out(self, member: str) -> bool:
         while self.waiters:
@@ -278,16 +347,34 @@ class PermitPool:
             self.idle.append(member)
 
     async def maintain(self, *, final: bool = False) -> None:
-        """Hand back idle and spent permits; renew held ones once a third of their life passed."""
+        """Hand back idle and spent permits; renew held ones once a third of their life passed.
+
+        While the store does not answer, what was to be handed back is kept for the next tick
+        (a store that restarted empty ignores it) and renewal is tried again at the next tick.
+        """
         back, self.spent = self.spent, []
         # Idle permits stay while requests wait for them, admitted or not.
         if not (self.waiters or self._queued) or final:
             back += self.idle
             self.idle = []
-        await self.blocks.give_back(self.configuration.pk, back)
-        if time.monotonic() - self._renewed > limits.lease_seconds() / 3:
-            self._renewed = time.monotonic()
-            await self.blocks.renew(self.configuration.pk, [*self.busy, *self.idle])
+        back += self._unreturned
+        self._unreturned = []
+        try:
+            await self.blocks.give_back(self.configuration.pk, back)
+        except self.blocks.unreachable as error:
+            self._unreturned = back
+            self._store_down(error)
+            return
+        asked = bool(back)
+        due = time.monotonic() - self._renewed > limits.lease_seconds() / 3
+        if due or self._unreachable_since is not None:
+            try:
+                asked = await self._recount() or asked
+            except self.blocks.unreachable as error:
+                self._store_down(error)
+                return
+        if asked:
+            self._store_back()
 
 
 class _suppress_timeout:  # noqa: N801 - used as a statement

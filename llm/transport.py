@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import limits
+from . import limits, wire
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait, send_steps
 from .exceptions import LLMError
 from .models import ModelConfiguration
@@ -38,13 +38,18 @@ def attempt_sync(step: Attempt) -> AttemptOutcome:
         except LLMError as exc:
             return AttemptOutcome(limit_error=exc)
     waited_ms = int(lease.waited_seconds * 1000) if lease else 0
-    started = time.monotonic()
     try:
-        reply = provider.send(step.request)
-    except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
-        return AttemptOutcome(
-            error=exc, latency_ms=(time.monotonic() - started) * 1000, limit_wait_ms=waited_ms
-        )
+        started = time.monotonic()
+        try:
+            # Journaled as sent once written, not while it waited for its slot.
+            with wire.on_sent(step.sending):
+                reply = provider.send(step.request)
+        except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
+            return AttemptOutcome(
+                error=exc,
+                latency_ms=(time.monotonic() - started) * 1000,
+                limit_wait_ms=waited_ms,
+            )
     finally:
         if lease is not None:
             limits.release(lease)

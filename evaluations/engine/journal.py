@@ -1,20 +1,25 @@
 """An append-only local journal of the engine's model calls, replayed after a crash. The recorder
 writes the call log in bulk every ENGINE_FLUSH_SECONDS, so a killed worker would lose the
 attempts of its last window — and those it had sent but not yet heard back from. Each attempt is
-therefore journaled before it is sent ("sent": its row with outcome unknown) and again when
-recorded ("done": its row with the reply), as lines of JSON in a file of this batch
-(VAR_DIR/journal/<database>/<host>-<pid>-<n>.jsonl), handed to the operating system before the
-request leaves: a SIGKILL keeps them (a power cut may lose the last lines). The file is removed
-once its batch's rows are all written. A file whose process is gone is replayed by the next
-batch on the same host and by the reaper: every attempt the call log lacks is inserted as
-journaled — with its reply, or as "outcome unknown" with its request — and the file removed.
-Attempts are written on their natural key, so replaying twice, or a row the recorder wrote
-meanwhile, adds nothing.
+therefore journaled once its request has been written to the connection (`llm.wire`; not while it
+waits for a limit slot) — "sent": its row with outcome unknown — and again when recorded ("done":
+its row with the reply), as lines of JSON in a file of this batch (ENGINE_JOURNAL_DIR, default
+VAR_DIR/journal, then <database>/<host>-<pid>-<n>.jsonl), each line handed to the operating
+system as written: a SIGKILL keeps them (a power cut may lose the last lines). The journal guards
+the call log and never stands in its way: when its file cannot be written (a full disk, a
+read-only or missing folder) the batch says so once in the log and records without it, as before
+the journal existed (a kill then loses at most the last ENGINE_FLUSH_SECONDS of its call log).
+The file is removed once its batch's rows are all written. A file whose process is gone is
+replayed by the next batch on the same host and by the reaper: every attempt the call log lacks
+is inserted as journaled — with its reply, or as "outcome unknown" with its request — and the
+file removed. Attempts are written on their natural key, so replaying twice, or a row the
+recorder wrote meanwhile, adds nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import json
@@ -22,6 +27,7 @@ import logging
 import os
 import socket
 from pathlib import Path
+from typing import BinaryIO
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -41,37 +47,72 @@ def journal_dir() -> Path:
     replay each other's calls into the wrong call log."""
     db = connection.settings_dict
     name = "|".join(str(db.get(part) or "") for part in ("ENGINE", "HOST", "PORT", "NAME"))
-    return (
-        Path(settings.VAR_DIR)
-        / "journal"
-        / hashlib.blake2b(name.encode(), digest_size=8).hexdigest()
-    )
+    root = Path(settings.ENGINE_JOURNAL_DIR or Path(settings.VAR_DIR) / "journal")
+    return root / hashlib.blake2b(name.encode(), digest_size=8).hexdigest()
 
 
 class Journal:
     """One batch's journal file."""
 
     def __init__(self) -> None:
-        folder = journal_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / f"{socket.gethostname()}-{os.getpid()}-{next(_numbers)}.jsonl"
-        _open.add(self.path)
-        # Unbuffered: every line reaches the operating system as it is written.
-        self._file = self.path.open("ab", buffering=0)
+        self.path = journal_dir() / f"{socket.gethostname()}-{os.getpid()}-{next(_numbers)}.jsonl"
+        self._file: BinaryIO | None = None
+        # Why the journal stopped, if it did: the batch goes on recording without it.
+        self.failure: OSError | None = None
         self._prompts: set[str] = set()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Unbuffered: every line reaches the operating system as it is written.
+            self._file = self.path.open("ab", buffering=0)
+        except OSError as error:
+            self._stop(error)
+            return
+        _open.add(self.path)
 
     def write(self, op: str, call: LLMCall, prompt: PromptText) -> None:
+        if self._file is None:
+            return
         line = {"op": op, "call": {name: getattr(call, name) for name in _FIELDS}}
-        if prompt.sha256 not in self._prompts:
-            self._prompts.add(prompt.sha256)
+        first = prompt.sha256 not in self._prompts
+        if first:
             line["messages"] = prompt.messages
-        self._file.write(json.dumps(line, default=str).encode() + b"\n")
+        data = json.dumps(line, default=str).encode() + b"\n"
+        try:
+            if self._file.write(data) != len(data):
+                # A short write: the disk filled mid-line, and anything after it would be glued
+                # to the cut-off line and lost with it.
+                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (a short write)")
+        except OSError as error:
+            # Never raised into the engine: the row this line guards is recorded all the same.
+            self._stop(error)
+            return
+        if first:
+            self._prompts.add(prompt.sha256)
+
+    def _stop(self, error: OSError) -> None:
+        self.failure = error
+        logger.warning(
+            "The call journal %s cannot be written (%s): this batch records its calls without "
+            "it, so a worker killed before its next flush would lose the attempts of that "
+            "window. Free space (or fix the folder) under %s.",
+            self.path.name,
+            error,
+            self.path.parent,
+        )
+        if self._file is not None:
+            # What the file already holds stays useful to a replay; a line cut off is skipped.
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
 
     def close(self, *, written: bool) -> None:
         """Close the file; remove it when everything it holds is in the database."""
-        if self._file.closed:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
+        if self.path not in _open:
             return
-        self._file.close()
         _open.discard(self.path)
         if written:
             self.path.unlink(missing_ok=True)

@@ -108,9 +108,10 @@ class BatchRecorder:
 
     # --- CallSink ---------------------------------------------------------------------------
     def record(self, call: LLMCall, prompt: PromptText) -> None:
-        self.journal.write("done", call, prompt)
+        # The row joins the batch first: the journal guards it, and never loses it.
         self.batch.calls.append(call)
         self.batch.prompts.setdefault(prompt.sha256, prompt)
+        self.journal.write("done", call, prompt)
         self._nudge()
 
     def cache_store(self, step: CacheStore) -> None:

@@ -83,6 +83,9 @@ ENGINE_CONCURRENCY = env.int("ENGINE_CONCURRENCY", default=256)
 # a conversation is marked done): a crash loses at most this window of the call log.
 ENGINE_FLUSH_SECONDS = env.float("ENGINE_FLUSH_SECONDS", default=0.05)
 ENGINE_FLUSH_ROWS = env.int("ENGINE_FLUSH_ROWS", default=500)
+# The engine's call journal (evaluations/engine/journal.py); empty: VAR_DIR/journal. A local disk
+# of each worker host; when it cannot be written the engine records without it and logs so.
+ENGINE_JOURNAL_DIR = env.str("ENGINE_JOURNAL_DIR", default="")
 # /health/ready/ wants a worker heartbeat (sent by beat every HEALTH_HEARTBEAT_SECONDS) at
 # most this old.
 HEALTH_HEARTBEAT_SECONDS = env.float("HEALTH_HEARTBEAT_SECONDS", default=30.0)

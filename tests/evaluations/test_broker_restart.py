@@ -10,8 +10,6 @@ broker's return and finish exactly once, with the call log equal to what the end
 
 import contextlib
 import shutil
-import socket
-import subprocess
 import time
 
 import pytest
@@ -32,6 +30,7 @@ from tests.evaluations.test_run_worker import (  # noqa: F401 - _taxonomy is an 
     run_status,
     wait_for,
 )
+from tests.own_redis import OwnRedis
 
 pytestmark = [
     pytest.mark.worker,
@@ -47,42 +46,6 @@ pytestmark = [
 
 PORT = 6393
 URL = f"redis://127.0.0.1:{PORT}/0"
-
-
-class OwnRedis:
-    """A redis-server of this test's own, without persistence (a restart loses everything)."""
-
-    def __init__(self, tmp_path) -> None:
-        self.dir = tmp_path
-        self.process = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(  # noqa: S603 - fixed argument list
-            [
-                shutil.which("redis-server"),
-                "--port",
-                str(PORT),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.dir),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", PORT), 1):
-                return
-            time.sleep(0.05)
-        raise AssertionError("redis-server did not start")
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
 
 
 @contextlib.contextmanager
@@ -112,7 +75,7 @@ def _pools_drop() -> None:
 def test_a_run_resumes_within_a_minute_of_the_broker_returning_empty(
     celery_worker_factory, fake_openai, tmp_path, settings
 ):
-    redis = OwnRedis(tmp_path)
+    redis = OwnRedis(tmp_path, PORT)
     redis.start()
     fake = FakeModels(fake_openai)
     fake_openai.latency = 0.05

@@ -1,13 +1,17 @@
 """The batch engine in this process: exact accounting, bounded queries, resuming, fencing."""
 
+import itertools
 import json
+import logging
+import os
+import socket
 
 import pytest
 from django.db import connection
 from django.db.models import Count
 from django.test.utils import CaptureQueriesContext
 
-from evaluations.engine import process_conversations
+from evaluations.engine import journal, process_conversations
 from evaluations.models import Conversation, ConversationStatus, FailureKind, Judgment, Turn
 from evaluations.services import runs
 from llm.models import CallOutcome, LLMCall, LLMResponseCache, PromptText
@@ -180,3 +184,32 @@ def test_a_conversation_whose_claim_is_taken_over_stops_without_writing(fake_mod
     assert Turn.objects.filter(conversation=first).count() < 4
     first.refresh_from_db()
     assert (first.status, first.attempts) == (ConversationStatus.RUNNING, 99)
+
+
+def test_a_journal_that_cannot_be_written_loses_no_row_and_stops_no_run(
+    fake_models, settings, tmp_path, monkeypatch, caplog
+):
+    """Every journal file this run opens is /dev/full (each write fails with ENOSPC, as on a
+    full disk): the engine says so once per batch and records every attempt without it."""
+    settings.ENGINE_JOURNAL_DIR = str(tmp_path)
+    settings.ENGINE_BATCH_SIZE = 2
+    monkeypatch.setattr(journal, "_numbers", itertools.count(1))
+    folder = journal.journal_dir()
+    folder.mkdir(parents=True)
+    for number in range(1, 51):
+        (folder / f"{socket.gethostname()}-{os.getpid()}-{number}.jsonl").symlink_to("/dev/full")
+    run = _run(fake_models, conversations=4, turns=2, judgments=1)
+
+    with caplog.at_level(logging.WARNING, logger="evaluations.engine.journal"):
+        processed = runs.run_process_inline(run_id=run.pk)
+
+    assert processed == 4
+    assert _shapes(run) == {(ConversationStatus.COMPLETED, 2, 1)}
+    http = LLMCall.objects.filter(run_id=run.pk).exclude(outcome=CallOutcome.CACHED)
+    assert http.count() == fake_models.server.request_count
+    assert not http.filter(outcome=CallOutcome.UNKNOWN).exists()
+    stopped = [r for r in caplog.records if "cannot be written" in r.getMessage()]
+    batches = next(journal._numbers) - 1
+    assert batches >= 2
+    assert len(stopped) == batches  # once per batch, not once per attempt
+    assert "No space left on device" in stopped[0].getMessage()

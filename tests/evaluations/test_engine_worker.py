@@ -1,8 +1,12 @@
 """The batch engine in real Celery workers: hundreds in flight, a kill mid-batch (conversations
 and rubric replies), shared limits."""
 
+import shutil
+import subprocess
+import uuid
+
 import pytest
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 
 from evaluations.models import (
     Conversation,
@@ -147,6 +151,73 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_no_completed_call(
     assert not repeated, list(repeated)
     run.refresh_from_db()
     assert run.conversations_completed == 48
+
+
+@pytest.mark.faults
+def test_a_worker_killed_while_attempts_queue_for_a_slot_logs_only_requests_that_were_sent(
+    celery_worker_factory, fake_openai, settings
+):
+    """Most of a batch's attempts wait for one of a few slots: after a SIGKILL the call log
+    holds exactly one HTTP row per request the endpoint received, and only the attempts that
+    were in flight (at most the slots) come back with their outcome unknown."""
+    fake = FakeModels(fake_openai)
+    fake_openai.latency = 0.1
+    slots = 4
+    for configuration in (fake.simulator, fake.target, fake.judge):
+        configuration.max_concurrency = slots
+        configuration.save()
+    settings.ENGINE_BATCH_SIZE = 24
+    run = _running_run(fake, conversations=24, turns=3, judgments=1, anchors=[])
+    recovery = {**FAST_RECOVERY, "LLM_LIMITS_KEY_PREFIX": f"test-kill:{uuid.uuid4().hex}"}
+    doomed = celery_worker_factory(concurrency=1, extra_env=recovery)
+    runs.run_dispatch(run_id=run.pk)
+    wait_for(lambda: fake_openai.request_count >= 60, timeout=90, what="calls in progress")
+    doomed.kill()
+    survivor = celery_worker_factory(concurrency=1, beat=True, extra_env=recovery)
+    _wait_for_completion(run, survivor, timeout=150)
+
+    _assert_exact(run, conversations=24, turns=3, judgments=1)
+    calls = LLMCall.objects.filter(run_id=run.pk).exclude(outcome=CallOutcome.CACHED)
+    unknown = calls.filter(outcome=CallOutcome.UNKNOWN).count()
+    print(
+        f"endpoint received {fake_openai.request_count}, HTTP rows {calls.count()}, "
+        f"{unknown} of unknown outcome"
+    )
+    assert calls.count() == fake_openai.request_count
+    assert unknown <= 3 * slots
+
+
+@pytest.mark.faults
+def test_a_run_whose_journal_disk_is_full_completes_with_every_answered_call_logged(
+    celery_worker_factory, fake_openai, settings, tmp_path
+):
+    """The journal on a 64 kB filesystem, full after a few dozen attempts: the run goes on
+    without it and the call log still holds every request the endpoint answered."""
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    mount = [shutil.which("mount") or "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs"]
+    mounted = subprocess.run([*mount, str(tiny)], capture_output=True, text=True, check=False)  # noqa: S603
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a small filesystem here: {mounted.stderr.strip()}")
+    try:
+        fake = FakeModels(fake_openai)
+        fake_openai.latency = 0.02
+        settings.ENGINE_BATCH_SIZE = 24
+        run = _running_run(fake, conversations=48, turns=3, judgments=1, anchors=[])
+        worker = celery_worker_factory(concurrency=1, extra_env={"ENGINE_JOURNAL_DIR": str(tiny)})
+        runs.run_dispatch(run_id=run.pk)
+        _wait_for_completion(run, worker, timeout=120)
+        log = worker.log()
+    finally:
+        subprocess.run(["umount", str(tiny)], check=False)  # noqa: S603, S607
+
+    _assert_exact(run, conversations=48, turns=3, judgments=1)
+    calls = LLMCall.objects.filter(run_id=run.pk).exclude(outcome=CallOutcome.CACHED)
+    tokens = calls.aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+    assert calls.count() == fake_openai.request_count
+    assert tokens["p"] + tokens["c"] == fake_openai.billed_tokens
+    assert "No space left on device" in log
+    assert 1 <= log.count("cannot be written") <= 2  # at most once per batch (of two)
 
 
 def test_limits_hold_across_two_worker_processes(celery_worker_factory, fake_openai, settings):

@@ -1,10 +1,17 @@
 """The engine's call journal: what a killed process sent and heard back is restored once."""
 
+import asyncio
+import contextlib
+import json
+import uuid
+
 import pytest
 from pydantic import BaseModel
 
 from evaluations.engine import journal
-from llm import transport
+from llm import limits, transport
+from llm.aio import AsyncGateway
+from llm.exceptions import LLMError
 from llm.gateway import chat, structured
 from llm.models import CallOutcome, LLMCall, LLMResponseCache
 from llm.plan import CacheLookup, CacheStore, chat_steps, structured_steps
@@ -166,3 +173,86 @@ def test_a_replayed_reply_cut_off_at_max_tokens_is_not_cached(settings, tmp_path
     assert journal.journals_replay() == 1
     assert LLMCall.objects.get().finish_reason == "length"
     assert LLMResponseCache.objects.count() == 0
+
+
+def _journal_ops(path) -> list[str]:
+    return [json.loads(line)["op"] for line in path.read_bytes().splitlines()]
+
+
+def test_attempts_queued_behind_the_concurrency_limit_are_not_journaled_as_sent(
+    settings, tmp_path, fake_openai
+):
+    """Only an attempt holding its slot is "sent": a kill while others wait for one must not
+    leave them in the journal, to be restored as attempts that never reached the endpoint."""
+    if not settings.LLM_LIMITS_REDIS_URL:
+        pytest.skip("the engine's permits come from Redis here (the PostgreSQL pass)")
+    settings.VAR_DIR = tmp_path
+    settings.LLM_LIMITS_KEY_PREFIX = f"test-journal:{uuid.uuid4().hex}"
+    limits.backend_set(limits.RedisLimits(settings.LLM_LIMITS_REDIS_URL))
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url, max_concurrency=1)
+    fake_openai.latency = 0.3
+    file = journal.Journal()
+
+    async def scenario() -> tuple[list[str], int]:
+        gateway = AsyncGateway(concurrency=8)
+        calls = [
+            asyncio.ensure_future(
+                gateway.drive(
+                    chat_steps(
+                        configuration=configuration,
+                        messages=[{"role": "user", "content": f"Hello {n}"}],
+                        role="target",
+                        purpose="tests.journal",
+                        use_cache=False,
+                        sink=Sink(file),
+                    ),
+                    sink=None,  # no cache step and no database backend: never used
+                )
+            )
+            for n in range(5)
+        ]
+        await asyncio.sleep(0.15)  # the first is at the endpoint, four wait for its slot
+        while_waiting = _journal_ops(file.path)
+        in_flight = fake_openai.in_flight
+        await asyncio.gather(*calls)
+        await gateway.close()
+        return while_waiting, in_flight
+
+    try:
+        while_waiting, in_flight = asyncio.run(scenario())
+    finally:
+        limits.backend_set(None)
+    file.close(written=False)
+    assert (while_waiting, in_flight) == (["sent"], 1)
+    assert sorted(_journal_ops(file.path)) == ["done"] * 5 + ["sent"] * 5
+    assert fake_openai.request_count == 5
+
+
+def test_an_attempt_journaled_as_sent_is_one_that_was_written_to_the_endpoint(
+    settings, tmp_path, fake_openai
+):
+    """ "sent" is written once the request is on the wire: an attempt refused at connect time
+    (nothing listens) was never sent, and only its recorded failure is journaled."""
+    settings.VAR_DIR = tmp_path
+    settings.LLM_MAX_RETRIES = 0
+    file = journal.Journal()
+    reached = ModelConfigurationFactory(base_url=fake_openai.base_url)
+    refused = ModelConfigurationFactory(base_url="http://127.0.0.1:9/v1")
+    for configuration in (reached, refused):
+        steps = chat_steps(
+            configuration=configuration,
+            messages=[{"role": "user", "content": "Hello"}],
+            role="target",
+            purpose="tests.journal",
+            use_cache=False,
+            sink=Sink(file),
+        )
+        reply = None
+        with contextlib.suppress(StopIteration, LLMError):
+            while True:
+                reply = transport.run_step(steps.send(reply))
+    file.close(written=False)
+    lines = [json.loads(line) for line in file.path.read_bytes().splitlines()]
+    ops = [(line["op"], line["call"]["configuration_id"]) for line in lines]
+    assert ops == [("sent", reached.pk), ("done", reached.pk), ("done", refused.pk)]
+    assert fake_openai.request_count == 1
