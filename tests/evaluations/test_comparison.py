@@ -35,6 +35,7 @@ def _behaves(target, profile):
     target.save(update_fields=["extra_params"])
 
 
+@pytest.mark.slow(reason="simulates and judges two offline runs, each with its fidelity check")
 def test_a_model_that_changes_between_runs_is_flagged_beyond_the_noise(offline_release):  # noqa: F811
     target = _target("careful")
     before = _completed(offline_release, target, replicates=3)
@@ -89,6 +90,7 @@ def test_runs_of_different_releases_are_refused(offline_release):  # noqa: F811
         runs_compare(run_a=run, run_b=other)
 
 
+@pytest.mark.slow(reason="simulates and judges two offline runs, each with its fidelity check")
 def test_comparison_page_shows_the_flag_in_percent(client, maintainer, offline_release):  # noqa: F811
     client.force_login(maintainer)
     target = _target("careful")
