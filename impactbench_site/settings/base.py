@@ -205,9 +205,14 @@ CACHES = {
         never_cull=False,
     ),
 }
-# allauth's sign-in limits: 5 failures per account in 5 minutes lock it (the admin signs in
-# through the same view, see impactbench_site/admin.py).
-ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
+# Sign-in limits (the admin signs in through the same view, see impactbench_site/admin.py).
+# 5 attempts per account in 5 minutes lock it; the attempts are rows in the database
+# (core.services.sign_in_attempt_begin), so a cache restarted empty unlocks nobody. allauth
+# counts the 10 per minute per address in the cache; that store being unreachable refuses
+# sign-in (core.middleware.RateLimitStoreMiddleware).
+SIGN_IN_LOCKOUT_FAILURES = 5
+SIGN_IN_LOCKOUT_SECONDS = 300
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip"}
 
 # The largest request body accepted (imports are 2 MB; a dry run's staged copy travels back in
 # the form). Larger bodies are refused from their Content-Length, before anything reads them.
