@@ -1,7 +1,8 @@
 """The two caches and how the site behaves when one cannot be reached.
 
-``default`` holds rate-limit state (allauth's sign-in, sign-up and password-reset counters,
-which read ``django.core.cache.cache``): a lockout must last until it expires, so the embedded
+``default`` holds rate-limit state (allauth's per-address sign-in, sign-up and password-reset
+counters, which read ``django.core.cache.cache``; account lockouts are in the database,
+``core.services.sign_in_attempt_begin``): a limit must last until it expires, so the embedded
 database backend here deletes expired rows only and never culls live ones. ``pages`` holds the
 public page cache and label profiles: anything in it can be rebuilt, so it is culled at a
 deliberate size and a failure to reach it only costs a render.

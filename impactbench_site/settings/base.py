@@ -149,10 +149,11 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = env.str("ACCOUNT_DEFAULT_HTTP_PROTOCOL", default
 
 
 # --- Cache ----------------------------------------------------------------------------------
-# Two caches. "default" holds rate-limit state (allauth's sign-in, sign-up and password-reset
-# counters and lockouts): shared by every web process, surviving restarts, and never culled, so
-# no amount of other traffic can clear a lockout. Redis when the broker is Redis, else a database
-# table (made by core's migrations) whose entries are deleted only once expired. "pages" holds
+# Two caches. "default" holds rate-limit state (allauth's per-address sign-in, sign-up and
+# password-reset counters; account lockouts are in the database): shared by every web process
+# and never culled, so no amount of other traffic can clear a limit. Redis when the broker is
+# Redis, else a database table (made by core's migrations) whose entries are deleted only once
+# expired. "pages" holds
 # rebuildable pages and figures (core.pagecache), culled at PAGE_CACHE_MAX_ENTRIES. CACHE_URL and
 # PAGE_CACHE_URL override them.
 def default_cache_url(broker_url: str) -> str:

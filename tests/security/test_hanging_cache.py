@@ -18,6 +18,7 @@ from django.urls import reverse
 from core.breaker import BreakerState
 from core.caches import page_cache_get, page_cache_set
 from core.roles import Role
+from core.services import worker_heartbeat_record
 from impactbench_site.settings.base import cache_config
 from tests.factories import UserFactory
 from tests.own_redis import OwnRedis
@@ -146,3 +147,19 @@ def test_the_cache_is_used_again_once_it_answers(tmp_path):
             assert caches["default"].add("counter", 1, 60)
     finally:
         redis.stop()
+
+
+def test_readiness_names_the_hanging_cache_and_then_that_it_is_skipped(silent_redis):
+    worker_heartbeat_record()
+    with override_settings(CACHES=_caches(silent_redis)):
+        first = Client().get(reverse("core:ready"))
+        assert first.status_code == 503
+        assert first.json()["failing"] == ["cache"]
+        deadline = time.monotonic() + SOCKET_TIMEOUT + SLACK
+        while time.monotonic() < deadline:  # the prober's one timeout runs out
+            detail = Client().get(reverse("core:ready")).json()["checks"]["cache"]["detail"]
+            if "skipped" in detail:
+                break
+            time.sleep(0.1)
+        assert "is skipped for" in detail, detail
+        assert "TimeoutError" in detail, detail
