@@ -83,19 +83,20 @@ class UnculledDatabaseCache(DatabaseCache):
 
 
 def _server_name(server: str) -> str:
-    """The server as a log line may show it: host, port and database, never a password."""
+    """The server as a log line may show it: host and port, never a password. Databases of
+    one server share its breaker: a server that hangs hangs for all of them."""
     parts = urlsplit(server)
-    return f"{parts.hostname}:{parts.port or 6379}{parts.path}"
+    return f"{parts.hostname}:{parts.port or 6379}"
 
 
 def cache_breaker(servers: list[str], *, open_seconds: float) -> CircuitBreaker:
     """The process's breaker for these Redis servers (every alias and thread on them shares it:
     Django makes a backend per thread, and both aliases may be one server)."""
-    key = tuple(servers)
+    key = tuple(sorted({_server_name(server) for server in servers}))
     with _breakers_lock:
         if key not in _breakers:
             _breakers[key] = CircuitBreaker(
-                "Cache " + ", ".join(_server_name(server) for server in servers),
+                "Cache " + ", ".join(key),
                 open_seconds=open_seconds,
                 failures=_OUTAGE_ERRORS,
                 logger=logger,

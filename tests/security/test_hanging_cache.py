@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from core.breaker import BreakerState
-from core.caches import page_cache_get, page_cache_set
+from core.caches import cache_breaker, page_cache_get, page_cache_set
 from core.roles import Role
 from core.services import worker_heartbeat_record
 from impactbench_site.settings.base import cache_config
@@ -144,6 +144,7 @@ def test_the_cache_is_used_again_once_it_answers(tmp_path):
             assert breaker.state is BreakerState.CLOSED
             # Both aliases are one server, so one breaker: the rate-limit store is back too.
             assert caches["default"]._cache.breaker is breaker
+            assert cache_breaker([f"redis://127.0.0.1:{PORT}/1"], open_seconds=1) is breaker
             assert caches["default"].add("counter", 1, 60)
     finally:
         redis.stop()
