@@ -61,3 +61,21 @@ class StoredPage(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class SignInAttempt(models.Model):
+    """One password sign-in counted against its account's lockout (``sign_in_attempt_begin``).
+
+    Kept in the database, not the cache: a cache restarted empty must not unlock an account
+    under attack. The account is named by a digest of the address typed, so attempts at
+    addresses nobody owns leave no address behind; rows older than the lockout window are
+    deleted as new attempts arrive."""
+
+    account_key = models.CharField(max_length=64)
+    attempted_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["account_key", "attempted_at"])]
+
+    def __str__(self) -> str:
+        return f"sign-in attempt at {self.attempted_at:%Y-%m-%d %H:%M:%S}"

@@ -1,3 +1,4 @@
+import hashlib
 import socket
 import uuid
 from datetime import datetime, timedelta
@@ -9,7 +10,7 @@ from django.utils import timezone
 
 from .exceptions import ApplicationError
 from .health import Check, components_check
-from .models import RoleChange, WorkerPing
+from .models import RoleChange, SignInAttempt, WorkerPing
 from .roles import AnyUser, Role, user_has_role, user_roles_forget
 
 
@@ -82,3 +83,43 @@ def role_set(*, actor: AnyUser, user: User, role: Role, granted: bool) -> RoleCh
         user.groups.remove(group)
     user_roles_forget(user)
     return RoleChange.objects.create(actor=actor, user=user, role=role.value, granted=granted)
+
+
+def _account_key(login: str) -> str:
+    return hashlib.sha256(login.strip().lower().encode()).hexdigest()
+
+
+def sign_in_attempt_begin(*, login: str) -> SignInAttempt | None:
+    """Count a password attempt at ``login`` before the password is checked; None when the
+    account is locked (SIGN_IN_LOCKOUT_FAILURES attempts within SIGN_IN_LOCKOUT_SECONDS).
+
+    The attempt is written and committed before the others are counted, and a right password
+    forgets it (``sign_in_attempt_forget``): of simultaneous guesses the later ones see the
+    earlier, so together they cannot slip under the limit. Deliberately not atomic: an
+    uncommitted row would be invisible to the guesses racing it.
+    """
+    key = _account_key(login)
+    now = timezone.now()
+    window_start = now - timedelta(seconds=settings.SIGN_IN_LOCKOUT_SECONDS)
+    SignInAttempt.objects.filter(attempted_at__lt=window_start).delete()
+    attempt = SignInAttempt.objects.create(account_key=key, attempted_at=now)
+    others = (
+        SignInAttempt.objects.filter(account_key=key, attempted_at__gte=window_start)
+        .exclude(pk=attempt.pk)
+        .count()
+    )
+    if others >= settings.SIGN_IN_LOCKOUT_FAILURES:
+        attempt.delete()
+        return None
+    return attempt
+
+
+def sign_in_attempt_forget(*, attempt: SignInAttempt) -> None:
+    """The password was right: this attempt does not count. The account's failures stay, so a
+    guesser who also knows one right password cannot wipe them by signing in between."""
+    SignInAttempt.objects.filter(pk=attempt.pk).delete()
+
+
+def sign_in_attempts_clear(*, login: str) -> None:
+    """The owner reset the password by email: the account's failures no longer count."""
+    SignInAttempt.objects.filter(account_key=_account_key(login)).delete()

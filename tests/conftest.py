@@ -54,6 +54,14 @@ def _clear_cache():
     caches["pages"].clear()
 
 
+@pytest.fixture(autouse=True)
+def _cache_breakers_forgotten():
+    """A test's Redis (often on a port another test used) starts with its breaker closed."""
+    from core.caches import cache_breakers_forget
+
+    cache_breakers_forget()
+
+
 @pytest.fixture
 def contributor(db):
     return UserFactory(roles=[Role.CONTRIBUTOR])

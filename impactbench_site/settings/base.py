@@ -149,10 +149,11 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = env.str("ACCOUNT_DEFAULT_HTTP_PROTOCOL", default
 
 
 # --- Cache ----------------------------------------------------------------------------------
-# Two caches. "default" holds rate-limit state (allauth's sign-in, sign-up and password-reset
-# counters and lockouts): shared by every web process, surviving restarts, and never culled, so
-# no amount of other traffic can clear a lockout. Redis when the broker is Redis, else a database
-# table (made by core's migrations) whose entries are deleted only once expired. "pages" holds
+# Two caches. "default" holds rate-limit state (allauth's per-address sign-in, sign-up and
+# password-reset counters; account lockouts are in the database): shared by every web process
+# and never culled, so no amount of other traffic can clear a limit. Redis when the broker is
+# Redis, else a database table (made by core's migrations) whose entries are deleted only once
+# expired. "pages" holds
 # rebuildable pages and figures (core.pagecache), culled at PAGE_CACHE_MAX_ENTRIES. CACHE_URL and
 # PAGE_CACHE_URL override them.
 def default_cache_url(broker_url: str) -> str:
@@ -168,7 +169,9 @@ def cache_config(url: str, *, key_prefix: str, max_entries: int, never_cull: boo
             config["BACKEND"] = "core.caches.UnculledDatabaseCache"
         config["OPTIONS"] = {**config.get("OPTIONS", {}), "MAX_ENTRIES": max_entries}
     elif config["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
-        # A Redis that does not answer fails a request within a second, not a worker timeout.
+        # A Redis that does not answer fails an operation within a second, and then is skipped
+        # for a while instead of costing that second on every operation (core.caches).
+        config["BACKEND"] = "core.caches.GuardedRedisCache"
         config["OPTIONS"] = {
             **config.get("OPTIONS", {}),
             "socket_connect_timeout": 1,
@@ -203,9 +206,14 @@ CACHES = {
         never_cull=False,
     ),
 }
-# allauth's sign-in limits: 5 failures per account in 5 minutes lock it (the admin signs in
-# through the same view, see impactbench_site/admin.py).
-ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
+# Sign-in limits (the admin signs in through the same view, see impactbench_site/admin.py).
+# 5 attempts per account in 5 minutes lock it; the attempts are rows in the database
+# (core.services.sign_in_attempt_begin), so a cache restarted empty unlocks nobody. allauth
+# counts the 10 per minute per address in the cache; that store being unreachable refuses
+# sign-in (core.middleware.RateLimitStoreMiddleware).
+SIGN_IN_LOCKOUT_FAILURES = 5
+SIGN_IN_LOCKOUT_SECONDS = 300
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip"}
 
 # The largest request body accepted (imports are 2 MB; a dry run's staged copy travels back in
 # the form). Larger bodies are refused from their Content-Length, before anything reads them.

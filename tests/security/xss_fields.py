@@ -176,6 +176,7 @@ NOT_USER_WRITTEN = {
     "only in the admin's read-only list",
     "llm.LLMCall.work_item": "a code naming the claimed work item",
     "llm.LLMResponseCache.key": GENERATED,
+    "core.SignInAttempt.account_key": GENERATED,
     "core.StoredPage.key": GENERATED,
     "core.StoredPage.stamp": GENERATED,
     "core.StoredPage.headers": "the headers the platform's own views answered with, stored with "
