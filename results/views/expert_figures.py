@@ -7,6 +7,7 @@ from django.views.generic import ListView, TemplateView
 from core.pagecache import PublishedPageCacheMixin
 from core.roles import Role, RoleRequiredMixin
 from metrics_registry.models import Release, ReleaseStatus
+from metrics_registry.selectors import release_list
 
 from ..services.expert_figures import (
     release_expert_figures_frozen,
@@ -15,14 +16,17 @@ from ..services.expert_figures import (
 
 
 class ReleaseExpertFiguresView(RoleRequiredMixin, TemplateView):
-    """Maintainers and researchers compare what the public page cites with today's ratings."""
+    """Maintainers and researchers compare what the public page cites with today's ratings;
+    a draft release is a 404 for everyone but maintainers, as on every other release page."""
 
     required_roles = (Role.RESEARCHER, Role.MAINTAINER)
     template_name = "results/release_expert_figures.html"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        release = get_object_or_404(Release, version=self.kwargs["version"])
+        release = get_object_or_404(
+            release_list(user=self.request.user), version=self.kwargs["version"]
+        )
         context.update(
             release=release,
             frozen=release_expert_figures_frozen(release.pk),

@@ -315,7 +315,7 @@ def world(researcher, settings, tmp_path, monkeypatch):
     metric = MetricFactory(name="Offers a next step", status="validated")
     MetricFactory(name="Offers another step", status="validated")
     published = release_with("1.0.0", [metric], publish=True)
-    release_with("1.1.0", [metric])
+    draft = release_with("1.1.0", [metric])
     owner = UserFactory(roles=[Role.CONTRIBUTOR])
     submission = SubmissionFactory(contributor=owner)
     candidate = MetricCandidate.objects.create(
@@ -352,6 +352,7 @@ def world(researcher, settings, tmp_path, monkeypatch):
         "enquiry": enquiry,
         "metric": metric,
         "published": published,
+        "draft": draft,
         "submission": submission,
         "candidate": candidate,
         "queue": queue,
@@ -482,3 +483,50 @@ def test_an_unofficial_runs_results_open_for_staff_only(client, world, name, arg
         assert client.get(url).status_code == 404
     else:
         assert "Not public — visible to staff only" in response.content.decode()
+
+
+# Every page scoped to one release, opened on the world's draft: drafts are for maintainers
+# only, whatever the page admits for a published release. The public frozen-figure pages have
+# nothing to show before publication and answer 404 to everyone.
+DRAFT_RELEASE_RULES = {
+    "metrics_registry:release_detail": (MAINTAINERS, lambda d: {"version": d.version}),
+    "metrics_registry:release_edit": (MAINTAINERS, lambda d: {"version": d.version}),
+    "metrics_registry:release_publish": (MAINTAINERS, lambda d: {"version": d.version}),
+    "metrics_registry:release_export": (
+        MAINTAINERS,
+        lambda d: {"version": d.version, "fmt": "csv"},
+    ),
+    "release-export-inspect": (MAINTAINERS, lambda d: {"version": d.version}),
+    "registry-api:release-detail": (MAINTAINERS, lambda d: {"version": d.version}),
+    "evaluations:release-demographics": (MAINTAINERS, lambda d: {"pk": d.pk}),
+    "results:release-expert-figures": (MAINTAINERS, lambda d: {"version": d.version}),
+    "results:release-expert-metrics": (NOBODY, lambda d: {"version": d.version}),
+    "results-api:release-expert-figures": (NOBODY, lambda d: {"version": d.version}),
+}
+
+
+def _routes(patterns=None, namespace="", prefix=""):
+    """(url name, route) for every pattern, the route joined from its resolvers' prefixes."""
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            inner = entry.namespace or ""
+            spaced = f"{namespace}:{inner}" if namespace and inner else namespace or inner
+            yield from _routes(entry.url_patterns, spaced, route)
+        elif isinstance(entry, URLPattern) and entry.name:
+            yield (f"{namespace}:{entry.name}" if namespace else entry.name), route
+
+
+def test_every_release_scoped_url_has_a_draft_rule():
+    scoped = {
+        name for name, route in _routes() if "releases/<" in route and not name.startswith("admin:")
+    }
+    assert scoped == set(DRAFT_RELEASE_RULES)
+
+
+@pytest.mark.parametrize("name", sorted(DRAFT_RELEASE_RULES))
+def test_each_release_page_keeps_a_draft_to_maintainers(client, world, name):
+    allowed, kwargs = DRAFT_RELEASE_RULES[name]
+    assert not world["draft"].is_published
+    url = reverse(name, kwargs=kwargs(world["draft"]))
+    assert _check(client, world, name, url, allowed) == []
