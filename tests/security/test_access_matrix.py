@@ -192,7 +192,8 @@ RULES = {
     "rubrics:rubric-import": (CURATORS, None),
     "rubrics:rubric-export-healthbench": (CURATORS, None),
     "evaluations:rubric-regressions": (CURATORS, None),
-    # The world's run is unfinished: only curators read its exports and conversations.
+    # The world's run is unfinished: only curators read its exports and conversations. An
+    # official run's exports are public (test_an_official_runs_exports_are_public).
     "evaluations:run-export": (CURATORS, lambda w: {"pk": w["run"].pk, "fmt": "csv"}),
     "evaluations:conversation-detail": (
         CURATORS,
@@ -530,3 +531,16 @@ def test_each_release_page_keeps_a_draft_to_maintainers(client, world, name):
     assert not world["draft"].is_published
     url = reverse(name, kwargs=kwargs(world["draft"]))
     assert _check(client, world, name, url, allowed) == []
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_an_official_runs_exports_are_public(client, world, fmt):
+    """The published release's page links its public runs' exports for every visitor, so they
+    are public downloads (without the transcripts held for blind review), not curator tools."""
+    run = world["official_run"]
+    url = reverse("evaluations:run-export", kwargs={"pk": run.pk, "fmt": fmt})
+    release_page = client.get(
+        reverse("metrics_registry:release_detail", args=[run.release.version])
+    )
+    assert url in release_page.content.decode()
+    assert _check(client, world, "evaluations:run-export", url, EVERYONE) == []
