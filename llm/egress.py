@@ -7,8 +7,12 @@ shows the reply, so an unchecked URL reaches what only the server can reach. The
 - link-local addresses (169.254.0.0/16, fe80::/10), the clouds' metadata addresses and names,
   multicast and reserved addresses are refused always, however the address is spelled (IPv4
   inside IPv6, decimal, octal or hex IPv4, a name that resolves there);
-- loopback, private, CGNAT, unique-local and unspecified addresses only where
-  `LLM_ENDPOINTS_ALLOW_PRIVATE` is on (development, the demo and the tests);
+- every other address the IANA special-purpose registries call not globally reachable
+  (loopback, private, CGNAT, unique-local, unspecified, documentation, 192.0.0.0/24, the
+  local-use NAT64 prefix, ...) only where `LLM_ENDPOINTS_ALLOW_PRIVATE` is on (development,
+  the demo and the tests);
+- an IPv6 address carrying an IPv4 one (mapped, compatible, translated, NAT64, 6to4, Teredo)
+  is checked as both;
 - base URLs carry no user-info, query string or fragment;
 - an API-key variable is sent only to the hosts it is bound to: the providers declare the hosts
   of their own services' variables (`ProviderFacts.key_hosts`), and a deployment adds or
@@ -61,7 +65,45 @@ METADATA_NAMES = frozenset(
         "metadata.azure.internal",
     }
 )
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# IPv6 prefixes whose addresses carry an IPv4 address a translator or relay forwards to.
+_NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052
+_NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215
+# Where RFC 6052 puts the IPv4 address (byte offsets) for each prefix length a local-use
+# translator may be set up with inside its /48: byte 8 (bits 64-71) is always skipped, so the
+# same address reads differently per length, and a deployment's choice is not known here.
+_RFC6052_IPV4_BYTES = {
+    48: (6, 7, 9, 10),
+    56: (7, 9, 10, 11),
+    64: (9, 10, 11, 12),
+    96: (12, 13, 14, 15),
+}
+# The IANA special-purpose registries' entries that are not globally reachable, listed here
+# because `is_global` varies with the Python version (3.11 takes 192.0.0.8 and 64:ff9b:1::/48
+# for global and knows none of the newer IPv6 blocks); 240.0.0.0/4 is refused as reserved.
+# The globally reachable anycast exceptions inside these blocks (PCP, TURN, AMT, AS112) cannot
+# host a model server, so they are refused with their block.
+NOT_GLOBALLY_REACHABLE = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/8",
+        "100.64.0.0/10",
+        "192.0.0.0/24",  # IETF protocol assignments: DS-Lite, the dummy 192.0.0.8, NAT64 discovery
+        "192.0.2.0/24",
+        "192.88.99.0/24",  # the deprecated 6to4 relay anycast (RFC 7526)
+        "198.18.0.0/15",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "64:ff9b:1::/48",
+        "100::/64",
+        "100:0:0:1::/64",  # the dummy IPv6 prefix (RFC 9780)
+        "2001::/23",  # IETF protocol assignments, Teredo (2001::/32) among them
+        "2001:db8::/32",
+        "3fff::/20",  # documentation (RFC 9637)
+        "5f00::/16",  # SRv6 segment identifiers (RFC 9602)
+        "fc00::/7",
+        "fec0::/10",
+    )
+)
 
 
 class EgressRefused(Exception):
@@ -76,24 +118,37 @@ def allow_private() -> bool:
     return bool(settings.LLM_ENDPOINTS_ALLOW_PRIVATE)
 
 
+def _ipv4_at(packed: bytes, offsets: tuple[int, ...]) -> ipaddress.IPv4Address:
+    return ipaddress.IPv4Address(bytes(packed[i] for i in offsets))
+
+
 def _embedded(address: IPAddress) -> list[IPAddress]:
-    """The address and every IPv4 address it carries (mapped, compatible, 6to4, NAT64)."""
+    """The address and every IPv4 address it carries: IPv4-mapped, -compatible and
+    -translated, both NAT64 prefixes, 6to4 and Teredo (its server and its client)."""
     found: list[IPAddress] = [address]
-    if isinstance(address, ipaddress.IPv6Address):
-        address = ipaddress.IPv6Address(address.packed)  # without a zone ("%eth0")
-        packed = address.packed
-        if address.ipv4_mapped:
-            found.append(address.ipv4_mapped)
-        if address.sixtofour:
-            found.append(address.sixtofour)
-        if address.teredo:
-            found.append(address.teredo[1])
-        if address in _NAT64 or (packed[:12] == bytes(12) and int(address) > 1):
-            # NAT64 and the old IPv4-compatible form (::a.b.c.d) reach the IPv4 address.
-            found.append(ipaddress.IPv4Address(packed[12:]))
-        if packed[:12] == bytes(8) + b"\xff\xff\x00\x00":  # IPv4-translated ::ffff:0:a.b.c.d
-            found.append(ipaddress.IPv4Address(packed[12:]))
+    if isinstance(address, ipaddress.IPv4Address):
+        return found
+    address = ipaddress.IPv6Address(address.packed)  # without a zone ("%eth0")
+    packed = address.packed
+    if address.ipv4_mapped:
+        found.append(address.ipv4_mapped)
+    if address.sixtofour:
+        found.append(address.sixtofour)
+    if address.teredo:
+        found.extend(address.teredo)  # the client is stored inverted; `teredo` undoes it
+    if address in _NAT64_WELL_KNOWN or (packed[:12] == bytes(12) and int(address) > 1):
+        # NAT64 and the old IPv4-compatible form (::a.b.c.d) reach the IPv4 address.
+        found.append(_ipv4_at(packed, _RFC6052_IPV4_BYTES[96]))
+    if address in _NAT64_LOCAL_USE:
+        found.extend(_ipv4_at(packed, offsets) for offsets in _RFC6052_IPV4_BYTES.values())
+    if packed[:12] == bytes(8) + b"\xff\xff\x00\x00":  # IPv4-translated ::ffff:0:a.b.c.d
+        found.append(_ipv4_at(packed, _RFC6052_IPV4_BYTES[96]))
     return found
+
+
+def globally_reachable(ip: IPAddress) -> bool:
+    """Whether the special-purpose registries let `ip` be reached across the internet."""
+    return ip.is_global and not any(ip in network for network in NOT_GLOBALLY_REACHABLE)
 
 
 def address_problem(address: IPAddress) -> str:
@@ -107,7 +162,7 @@ def address_problem(address: IPAddress) -> str:
             return f"{shown} is a link-local address: model calls never go there."
         if ip.is_multicast or (isinstance(ip, ipaddress.IPv4Address) and ip.is_reserved):
             return f"{shown} is not a unicast address a model server can have."
-        private = private or not ip.is_global
+        private = private or not globally_reachable(ip)
     if private and not allow_private():
         return (
             f"{shown} is a loopback or private address, which this deployment does not call "
