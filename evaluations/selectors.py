@@ -21,7 +21,9 @@ from .models import (
     EvaluationRun,
     FidelityCriterion,
     FidelityReading,
+    Judgment,
     RubricResponse,
+    RunJudge,
     Scenario,
 )
 from .services.scenarios import age_contexts_for
@@ -285,6 +287,25 @@ def run_conversations_for_reading(run_id: int) -> QuerySet[Conversation]:
 def runs_use_offline_model(*runs: EvaluationRun) -> bool:
     """Whether any conversation of these runs was answered by the offline demo model."""
     return Conversation.objects.filter(run__in=runs, is_offline=True).exists()
+
+
+def run_configuration_ids(run: EvaluationRun) -> set[int]:
+    """Every model configuration whose name the run's results show: its targets, simulator,
+    judges (the panel's too), fidelity checker, and any other that answered or judged in it."""
+    ids = {run.simulator_id, run.judge_id, run.fidelity_checker_id}
+    ids.update(run.targets.values_list("pk", flat=True))
+    ids.update(RunJudge.objects.filter(run=run).values_list("judge_id", flat=True))
+    ids.update(Conversation.objects.filter(run=run).values_list("target_id", flat=True).distinct())
+    ids.update(
+        Judgment.objects.filter(conversation__run=run).values_list("judge_id", flat=True).distinct()
+    )
+    ids.update(
+        FidelityReading.objects.filter(conversation__run=run)
+        .values_list("checker_id", flat=True)
+        .distinct()
+    )
+    ids.update(run.rubric_responses.values_list("target_id", flat=True).distinct())
+    return {pk for pk in ids if pk is not None}
 
 
 def official_runs_stamp_sql() -> str:

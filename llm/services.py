@@ -54,6 +54,15 @@ def configuration_save(
     return configuration
 
 
+def configurations_publish(*, configuration_ids: Iterable[int], run_id: int) -> int:
+    """Freeze the published names of these configurations (`ModelConfiguration.PUBLISHED_FIELDS`)
+    as run `run_id` makes them public; one already frozen keeps its first run. Returns how many
+    were newly frozen."""
+    return ModelConfiguration.objects.filter(
+        pk__in=set(configuration_ids), published_in_run__isnull=True
+    ).update(published_in_run=run_id)
+
+
 def configuration_synthetic_get_or_create(*, name: str, model_id: str) -> ModelConfiguration:
     """The switched-off configuration that synthetic load-test results are filed under."""
     configuration, _ = ModelConfiguration.objects.get_or_create(

@@ -9,6 +9,8 @@ from core import events
 from core.exceptions import ApplicationError
 from evaluations.events import RunDesignated
 from evaluations.models import EvaluationRun, RunStatus, SwapStudy
+from evaluations.selectors import run_configuration_ids
+from llm.services import configurations_publish
 
 
 def _locked(run: EvaluationRun) -> EvaluationRun:
@@ -27,8 +29,9 @@ def run_set_official(
     """Make `run` public (or withdraw it), recording who decided and when.
 
     Only a completed run of a published release can be official; several runs of one release
-    may be (for instance two target groups), and public pages list each. Withdrawing a run
-    also takes away its headline mark.
+    may be (for instance two target groups), and public pages list each. Making it official
+    freezes the names of every model it used; withdrawing it takes away its headline mark but
+    leaves the names frozen (they were public, and may have been cited).
     """
     run = _locked(run)
     if official:
@@ -41,6 +44,8 @@ def run_set_official(
                 "This run re-runs a sample for a swap study: its figures are published with "
                 "its base run's, never as a release's results."
             )
+        # Published is immutable: the names the public pages now show may not change later.
+        configurations_publish(configuration_ids=run_configuration_ids(run), run_id=run.pk)
     run.is_official = official
     if not official:
         run.is_headline = False

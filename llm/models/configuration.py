@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+from django.utils.translation import gettext as _
 
 from core.models import TimeStampedModel
 
@@ -172,6 +173,19 @@ class ModelConfiguration(TimeStampedModel):
     requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
     is_active = models.BooleanField(default=True)
     description = models.TextField(blank=True)
+    # Set once, by the evaluations app through `configurations_publish`, when a run using this
+    # configuration is made official; never cleared, as readers may have cited the names.
+    published_in_run = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The first official run that used this configuration: from then on the "
+        "names public results show (PUBLISHED_FIELDS) cannot change.",
+    )
+
+    # What public pages, exports and labels show of a configuration: frozen once published.
+    # Prices, limits, the endpoint, the description and whether it is active stay editable.
+    PUBLISHED_FIELDS = ("name", "provider", "model_id", "model_line")
 
     class Meta:
         ordering = ["name"]
@@ -190,6 +204,29 @@ class ModelConfiguration(TimeStampedModel):
             raise ValidationError({"api_key_env": problem})
         if self.base_url and (problem := self._url_mismatch()):
             raise ValidationError({"base_url": problem})
+        if changed := self._published_fields_changed():
+            # Every way of saving runs full_clean (the forms, the admin, configuration_save).
+            message = _(
+                "This configuration is part of published results (run %(run)s); create a new "
+                "configuration for new runs."
+            ) % {"run": self.published_in_run}
+            raise ValidationError(dict.fromkeys(changed, message))
+
+    def _published_fields_changed(self) -> list[str]:
+        """The published names this unsaved edit changes (none before publication)."""
+        if self.pk is None:
+            return []
+        stored = (
+            type(self)
+            .objects.filter(pk=self.pk, published_in_run__isnull=False)
+            .values("published_in_run", *self.PUBLISHED_FIELDS)
+            .first()
+        )
+        if stored is None:
+            return []
+        # The stored row decides: an instance loaded before publication is frozen too.
+        self.published_in_run = stored["published_in_run"]
+        return [name for name in self.PUBLISHED_FIELDS if getattr(self, name) != stored[name]]
 
     def _url_mismatch(self) -> str:
         """Why the base URL belongs to another provider's API ("" when it does not)."""
