@@ -15,6 +15,12 @@ adds an entry nor skips the cache. The cache is its own alias (``core.caches``),
 written here can push rate-limit state out, and a cache that cannot be reached costs a render,
 never the page.
 
+The key holds only values the cache knows (`page_cache_values_register`): each app says which
+values of the parameters its pages read exist (ids, keys, the choices a filter offers), read
+once per data stamp, and the API's `Accept` header is reduced to the one representation it
+renders (JSON). A request with any other value (an id that does not exist, free text, an
+`Accept` with parameters) is answered, uncached, so a flood of distinct values adds no entry.
+
 A page missing from the cache may have been rendered ahead, when a release's figures changed
 (`core.page_store`, `StoredPage`): read by its key, which holds the stamp like the cache's, so a
 stored page is served only while nothing it shows has changed.
@@ -27,7 +33,9 @@ depend on who asks (no authentication on the results API), so they are shared by
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Container
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
 
@@ -81,6 +89,74 @@ def published_stamp() -> str:
     return hashlib.blake2b("|".join(map(str, row)).encode(), digest_size=8).hexdigest()
 
 
+ValueSource = Callable[[], Container[str]]
+
+_value_sources: dict[str, ValueSource] = {}
+# More values than any page's filters take at once is not a reader's request.
+MOST_VALUES = 8
+
+
+def page_cache_values_register(name: str, source: ValueSource) -> None:
+    """Say which values of the query parameter `name` a page may be cached under.
+
+    ``source()`` returns the known values (a set of strings, or any container); it is read once
+    per data stamp, so it may query. A parameter nobody registers is never cached (free text)."""
+    _value_sources[name] = source
+
+
+class _CanonicalPageNumbers:
+    """1, 2, 3…: not 01 or +1, which render the same page under another key."""
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and re.fullmatch(r"[1-9][0-9]{0,5}", value) is not None
+
+
+page_cache_values_register("page", _CanonicalPageNumbers)
+
+
+@lru_cache(maxsize=64)
+def _known_values(source: ValueSource, stamp: str) -> Container[str]:
+    # Keyed by the stamp: anything published changing gives a new stamp and a fresh read. By
+    # source, so parameters sharing one (model, target, a, b…) read it once.
+    return source()
+
+
+def page_cache_values_known(request: HttpRequest, stamp: str) -> bool:
+    """Whether every value of the (already cut down) query is one the cache knows."""
+    if sum(len(request.GET.getlist(name)) for name in request.GET) > MOST_VALUES:
+        return False
+    for name in request.GET:
+        if name not in _value_sources:
+            return False
+        known = _known_values(_value_sources[name], stamp)
+        # An empty value is one value (the filter's "any"), as bounded as a known one.
+        if not all(value == "" or value in known for value in request.GET.getlist(name)):
+            return False
+    return True
+
+
+# The media ranges for which the API's one renderer (JSON) answers the same bytes.
+JSON_RANGES = frozenset({"application/json", "application/*", "*/*"})
+
+
+def page_representation(request: HttpRequest, name: str) -> str | None:
+    """The representation the key holds: "" for HTML pages, "json" for an API answer whose
+    `Accept` the JSON renderer answers unchanged, None for any other (answered uncached:
+    parameters such as ``indent=`` or ``v=`` change the bytes or name nothing we render)."""
+    if not name.startswith("api"):
+        return ""
+    accept = request.headers.get("Accept", "").strip()
+    if not accept:
+        return "json"
+    ranges = []
+    for media_range in accept.split(","):
+        media, *params = (part.strip().lower() for part in media_range.split(";"))
+        if any(not param.startswith("q=") for param in params):
+            return None
+        ranges.append(media)
+    return "json" if JSON_RANGES.intersection(ranges) else None
+
+
 # Set in the WSGI environ of a render by `core.page_store` (no HTTP header can set it): the
 # page is rendered as a signed-out reader's, whatever is cached or stored.
 PAGE_STORE_RENDER = "impactbench.page_store"
@@ -114,7 +190,7 @@ def page_key(request: HttpRequest, name: str, stamp: str) -> str:
     """Cache key of one page: the view, the data stamp, scheme and host (links are absolute
     in places), the path and its sorted query (already cut down to the page's parameters)."""
     query = sorted((k, v) for k in request.GET for v in request.GET.getlist(k))
-    accept = request.headers.get("Accept", "") if name.startswith("api") else ""
+    accept = page_representation(request, name) or ""
     htmx = request.headers.get("HX-Request", "")
     origin = f"{request.scheme}://{request.get_host()}"
     raw = f"{origin}|{request.path}?{query}|{accept}|{htmx}"
@@ -152,7 +228,12 @@ class PublishedPageCacheMixin(View):
         if self.page_cache_anonymous_only and not _anonymous_without_messages(request):
             return super().dispatch(request, *args, **kwargs)
         name = self.page_cache_name or type(self).__name__
-        key = page_key(request, name, published_stamp())
+        stamp = published_stamp()
+        if page_representation(request, name) is None or not page_cache_values_known(
+            request, stamp
+        ):
+            return super().dispatch(request, *args, **kwargs)  # answered, never stored
+        key = page_key(request, name, stamp)
         etag = '"' + hashlib.blake2b(key.encode(), digest_size=12).hexdigest() + '"'
         storing = bool(request.META.get(PAGE_STORE_RENDER))
         if not storing:

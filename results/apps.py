@@ -14,6 +14,7 @@ class ResultsConfig(AppConfig):
 
         # The services before the label modules: each imports the other's functions.
         from . import services  # noqa: F401
+        from .cache_values import page_cache_values_register_all
         from .label_files import on_run_designated
         from .published_pages import on_published_figures_changed
         from .selectors import analyses_stamp_sql, anchor_studies_stamp_sql
@@ -25,6 +26,7 @@ class ResultsConfig(AppConfig):
 
         stamp_part_register("results.analyses", analyses_stamp_sql)
         stamp_part_register("results.anchor_studies", anchor_studies_stamp_sql)
+        page_cache_values_register_all()
         events.subscribe(RunCompleted, on_run_completed)
         events.subscribe(RunCompleted, on_swap_run_completed)
         events.subscribe(RatingsChanged, on_ratings_changed)

@@ -41,10 +41,10 @@ from .selectors import (
 
 logger = logging.getLogger(__name__)
 
-# The page key holds an API request's Accept header (a client may ask for indented JSON):
-# answers are stored for clients that send none and for those that accept anything (curl,
-# most libraries); others are rendered on request.
-API_ACCEPTS = ("", "*/*")
+# The page key holds the API's one representation (`core.pagecache.page_representation`): a
+# client that sends no Accept, */* or application/json reads the same stored answer; one that
+# asks for anything else (indented JSON, say) is rendered on request.
+API_ACCEPTS = ("",)
 # One render queued at a time: a marker in the page cache, removed when the render starts.
 QUEUED_MARKER = "published_pages:queued"
 QUEUED_SECONDS = 900
