@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from . import wire
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait
 from .exceptions import LLMError
 from .limits import has_limits
@@ -90,11 +89,10 @@ class AsyncGateway:
             except LLMError as exc:
                 return AttemptOutcome(limit_error=exc)
         try:
+            step.sending()  # journaled as sent only now that it holds its slot
             started = time.monotonic()
             try:
-                # Journaled as sent once written, not while it waited for its slot.
-                with wire.on_sent(step.sending):
-                    reply = await provider.send_async(step.request, session=self.session(provider))
+                reply = await provider.send_async(step.request, session=self.session(provider))
             except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
                 return AttemptOutcome(
                     error=exc,

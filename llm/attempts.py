@@ -1,7 +1,7 @@
 """The retry policy of one request, written once for every provider and for both drivers.
 
 `send_steps` is a generator: it yields `Attempt` (send this request, hold a limit slot for it,
-and call its `sending` once the request is on the wire),
+and call its `sending` once the slot is held, just before the request leaves),
 `Wait` (back off this long) and `Downgrade` (the server refused the structured-output format:
 store the next weaker mode on the configuration), receives an `AttemptOutcome` for each
 attempt and returns a `TransportReply` or raises LLMError. `llm.transport` drives it
@@ -44,9 +44,9 @@ def _nothing() -> None:
 class Attempt:
     """Send `request` through `provider`, holding a slot of the configuration's limits.
 
-    The driver has `sending` called once the request has been written (`llm.wire`): an attempt
-    still queued for a slot, or refused at connect time, when its process dies was never sent,
-    and must not be journaled as sent (it would be restored as an attempt of unknown outcome).
+    The driver calls `sending` once it holds the slot, right before the request leaves: an
+    attempt still queued for a slot when its process dies was never sent, and must not be
+    journaled as sent (it would be restored as an attempt of unknown outcome).
     """
 
     configuration: ModelConfiguration

@@ -23,7 +23,6 @@ import httpx2
 import sniffio
 from django.conf import settings
 
-from . import wire
 from .egress import EgressRefused, checked_addresses
 
 # The SDKs' own default: 100 connections, 20 kept alive.
@@ -156,24 +155,12 @@ def _ssl_context_for(http2: bool, cert_file: str | None, cert_dir: str | None) -
     return httpx2.create_ssl_context()
 
 
-class _TracedTransport(httpx2.HTTPTransport):
-    """Tells `llm.wire` when a request has been written."""
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.extensions["trace"] = wire.trace
-        return super().handle_request(request)
-
-
-class _AsyncTracedTransport(httpx2.AsyncHTTPTransport):
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.extensions["trace"] = wire.trace_async
-        return await super().handle_async_request(request)
-
-
 def transport(*, limits: httpx2.Limits | None = None, http2: bool = False) -> httpx2.HTTPTransport:
     """A transport whose connections go only where the egress policy allows."""
     return _pinned(
-        _TracedTransport(limits=limits or DEFAULT_LIMITS, http2=http2, verify=_ssl_context(http2)),
+        httpx2.HTTPTransport(
+            limits=limits or DEFAULT_LIMITS, http2=http2, verify=_ssl_context(http2)
+        ),
         PinnedBackend(),
     )
 
@@ -182,7 +169,7 @@ def async_transport(
     *, limits: httpx2.Limits | None = None, http2: bool = False
 ) -> httpx2.AsyncHTTPTransport:
     return _pinned(
-        _AsyncTracedTransport(
+        httpx2.AsyncHTTPTransport(
             limits=limits or DEFAULT_LIMITS, http2=http2, verify=_ssl_context(http2)
         ),
         AsyncPinnedBackend(),

@@ -1,12 +1,12 @@
 """The attempt log of one gateway call: every attempt becomes an LLMCall row.
 
 Where the row goes is the recorder's `sink`: by default it is written at once, outside any
-transaction, so a crash mid-call still leaves the attempts that were paid for; the batch engine
-passes a sink that buffers rows and writes them in bulk through `llm.bulk` (always before the
-work they belong to is marked done). A sink with a `sending` method is also told of each attempt
-once its request is written (`llm.wire`; as a row with outcome "unknown" and the attempt's
-number), so it can journal the request and account for it if its process dies before the reply.
-Prompts are stored once per distinct text (`PromptText`).
+transaction, so a crash mid-call still leaves the attempts that were paid for; the batch
+engine passes a sink that buffers rows and writes them in bulk through `llm.bulk` (always
+before the work they belong to is marked done). A sink with a `sending` method is also told of
+each attempt before it is sent (as a row with outcome "unknown" and the attempt's number), so
+it can journal the request and account for it if its process dies before the reply. Prompts
+are stored once per distinct text (`PromptText`).
 """
 
 import hashlib

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import limits, wire
+from . import limits
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait, send_steps
 from .exceptions import LLMError
 from .models import ModelConfiguration
@@ -39,11 +39,10 @@ def attempt_sync(step: Attempt) -> AttemptOutcome:
             return AttemptOutcome(limit_error=exc)
     waited_ms = int(lease.waited_seconds * 1000) if lease else 0
     try:
+        step.sending()  # journaled as sent only now that it holds its slot
         started = time.monotonic()
         try:
-            # Journaled as sent once written, not while it waited for its slot.
-            with wire.on_sent(step.sending):
-                reply = provider.send(step.request)
+            reply = provider.send(step.request)
         except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
             return AttemptOutcome(
                 error=exc,

@@ -1,19 +1,19 @@
 """An append-only local journal of the engine's model calls, replayed after a crash. The recorder
 writes the call log in bulk every ENGINE_FLUSH_SECONDS, so a killed worker would lose the
 attempts of its last window — and those it had sent but not yet heard back from. Each attempt is
-therefore journaled once its request has been written to the connection (`llm.wire`; not while it
-waits for a limit slot) — "sent": its row with outcome unknown — and again when recorded ("done":
-its row with the reply), as lines of JSON in a file of this batch (ENGINE_JOURNAL_DIR, default
-VAR_DIR/journal, then <database>/<host>-<pid>-<n>.jsonl), each line handed to the operating
-system as written: a SIGKILL keeps them (a power cut may lose the last lines). The journal guards
-the call log and never stands in its way: when its file cannot be written (a full disk, a
-read-only or missing folder) the batch says so once in the log and records without it, as before
-the journal existed (a kill then loses at most the last ENGINE_FLUSH_SECONDS of its call log).
-The file is removed once its batch's rows are all written. A file whose process is gone is
-replayed by the next batch on the same host and by the reaper: every attempt the call log lacks
-is inserted as journaled — with its reply, or as "outcome unknown" with its request — and the
-file removed. Attempts are written on their natural key, so replaying twice, or a row the
-recorder wrote meanwhile, adds nothing.
+therefore journaled once it holds its limit slot and is about to be sent ("sent": its row with
+outcome unknown) and again when recorded ("done": its row with the reply), as lines of JSON in a
+file of this batch (ENGINE_JOURNAL_DIR, default VAR_DIR/journal, then
+<database>/<host>-<pid>-<n>.jsonl), handed to the operating system before the request leaves: a
+SIGKILL keeps them (a power cut may lose the last lines). The journal guards the call log and
+never stands in its way: when its file cannot be written (a full disk, a read-only or missing
+folder) the batch says so once in the log and records without it, as before the journal existed
+(a kill then loses at most the last ENGINE_FLUSH_SECONDS of its call log). The file is removed
+once its batch's rows are all written. A file whose process is gone is replayed by the next
+batch on the same host and by the reaper: every attempt the call log lacks is inserted as
+journaled — with its reply, or as "outcome unknown" with its request — and the file removed.
+Attempts are written on their natural key, so replaying twice, or a row the recorder wrote
+meanwhile, adds nothing.
 """
 
 from __future__ import annotations

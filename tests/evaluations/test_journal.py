@@ -1,7 +1,6 @@
 """The engine's call journal: what a killed process sent and heard back is restored once."""
 
 import asyncio
-import contextlib
 import json
 import uuid
 
@@ -11,7 +10,6 @@ from pydantic import BaseModel
 from evaluations.engine import journal
 from llm import limits, transport
 from llm.aio import AsyncGateway
-from llm.exceptions import LLMError
 from llm.gateway import chat, structured
 from llm.models import CallOutcome, LLMCall, LLMResponseCache
 from llm.plan import CacheLookup, CacheStore, chat_steps, structured_steps
@@ -226,33 +224,3 @@ def test_attempts_queued_behind_the_concurrency_limit_are_not_journaled_as_sent(
     assert (while_waiting, in_flight) == (["sent"], 1)
     assert sorted(_journal_ops(file.path)) == ["done"] * 5 + ["sent"] * 5
     assert fake_openai.request_count == 5
-
-
-def test_an_attempt_journaled_as_sent_is_one_that_was_written_to_the_endpoint(
-    settings, tmp_path, fake_openai
-):
-    """ "sent" is written once the request is on the wire: an attempt refused at connect time
-    (nothing listens) was never sent, and only its recorded failure is journaled."""
-    settings.VAR_DIR = tmp_path
-    settings.LLM_MAX_RETRIES = 0
-    file = journal.Journal()
-    reached = ModelConfigurationFactory(base_url=fake_openai.base_url)
-    refused = ModelConfigurationFactory(base_url="http://127.0.0.1:9/v1")
-    for configuration in (reached, refused):
-        steps = chat_steps(
-            configuration=configuration,
-            messages=[{"role": "user", "content": "Hello"}],
-            role="target",
-            purpose="tests.journal",
-            use_cache=False,
-            sink=Sink(file),
-        )
-        reply = None
-        with contextlib.suppress(StopIteration, LLMError):
-            while True:
-                reply = transport.run_step(steps.send(reply))
-    file.close(written=False)
-    lines = [json.loads(line) for line in file.path.read_bytes().splitlines()]
-    ops = [(line["op"], line["call"]["configuration_id"]) for line in lines]
-    assert ops == [("sent", reached.pk), ("done", reached.pk), ("done", refused.pk)]
-    assert fake_openai.request_count == 1
