@@ -158,8 +158,11 @@ def test_a_worker_killed_while_attempts_queue_for_a_slot_logs_only_requests_that
     celery_worker_factory, fake_openai, settings
 ):
     """Most of a batch's attempts wait for one of a few slots: after a SIGKILL the call log
-    holds exactly one HTTP row per request the endpoint received, and only the attempts that
-    were in flight (at most the slots) come back with their outcome unknown."""
+    holds an HTTP row for every request the endpoint received, and only the attempts that held
+    a slot (at most the slots of the three configurations) come back with their outcome unknown.
+    Those are journaled as sent once they hold their slot, a moment before their bytes leave, so
+    an unknown row may stand for a request the kill stopped first: rows may exceed requests by
+    the unknown ones, never more (queued attempts used to be journaled too: 216 rows for 200)."""
     fake = FakeModels(fake_openai)
     fake_openai.latency = 0.1
     slots = 4
@@ -183,7 +186,7 @@ def test_a_worker_killed_while_attempts_queue_for_a_slot_logs_only_requests_that
         f"endpoint received {fake_openai.request_count}, HTTP rows {calls.count()}, "
         f"{unknown} of unknown outcome"
     )
-    assert calls.count() == fake_openai.request_count
+    assert fake_openai.request_count <= calls.count() <= fake_openai.request_count + unknown
     assert unknown <= 3 * slots
 
 
