@@ -44,6 +44,7 @@ def _stored(cache) -> int:
     return len(cache._cache.get_client().keys(f"{PREFIX}:*"))
 
 
+@pytest.mark.slow(reason="a flood of requests with distinct values and Accept headers")
 def test_a_flood_of_unknown_values_and_accept_headers_stores_nothing(client, redis_pages):
     run = published_run()
     add_rubric_responses(run, n_items=2)
