@@ -9,6 +9,16 @@ import time
 from pathlib import Path
 
 
+def free_port() -> int:
+    """A port no one listens on now: each test module's Redis gets its own, so two modules that
+    run at once on two test processes never share (and stop) one server."""
+    import socket  # only the tests that start a Redis need it
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 class OwnRedis:
     def __init__(self, directory: Path, port: int) -> None:
         self.dir = directory

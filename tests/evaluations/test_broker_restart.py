@@ -30,7 +30,7 @@ from tests.evaluations.test_run_worker import (  # noqa: F401 - _taxonomy is an 
     run_status,
     wait_for,
 )
-from tests.own_redis import OwnRedis
+from tests.own_redis import OwnRedis, free_port
 
 pytestmark = [
     pytest.mark.worker,
@@ -44,7 +44,7 @@ pytestmark = [
     pytest.mark.slow(reason="restarts a Redis broker under a running worker"),
 ]
 
-PORT = 6393
+PORT = free_port()
 URL = f"redis://127.0.0.1:{PORT}/0"
 
 

@@ -21,7 +21,7 @@ from tests.evaluations.test_run_worker import (  # noqa: F401 - _taxonomy is an 
     run_status,
     wait_for,
 )
-from tests.own_redis import OwnRedis
+from tests.own_redis import OwnRedis, free_port
 
 pytestmark = [
     pytest.mark.worker,
@@ -34,7 +34,7 @@ pytestmark = [
     pytest.mark.slow(reason="restarts the limits Redis under a running worker"),
 ]
 
-PORT = 6395
+PORT = free_port()
 CONVERSATIONS = 24
 
 

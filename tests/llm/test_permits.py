@@ -17,7 +17,7 @@ from llm.gateway import chat
 from llm.models import CallOutcome, LLMCall
 from llm.permits import PermitPool, RedisBlocks
 from tests.llm.factories import ModelConfigurationFactory
-from tests.own_redis import OwnRedis
+from tests.own_redis import OwnRedis, free_port
 
 pytestmark = [
     pytest.mark.django_db,
@@ -26,7 +26,7 @@ pytestmark = [
     pytest.mark.slow(reason="stops and restarts a redis-server"),
 ]
 
-PORT = 6394
+PORT = free_port()
 
 
 @pytest.fixture

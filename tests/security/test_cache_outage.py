@@ -22,7 +22,16 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server"),
 ]
 
-PORT = 6392
+
+def _free_port() -> int:
+    """A port no one listens on: each test's Redis has its own, so two tests of this module
+    running at once (on two test processes) never share, and stop, one server."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+PORT = _free_port()
 PASSWORD = "correct-horse-battery"
 
 

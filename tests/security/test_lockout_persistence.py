@@ -16,13 +16,13 @@ from core.roles import Role
 from core.services import sign_in_attempt_begin, sign_in_attempt_forget, sign_in_attempts_clear
 from impactbench_site.settings.base import cache_config
 from tests.factories import UserFactory
-from tests.own_redis import OwnRedis
+from tests.own_redis import OwnRedis, free_port
 
 pytestmark = pytest.mark.django_db
 
 EMAIL = "m@example.org"
 PASSWORD = "correct-horse-battery"
-PORT = 6394
+PORT = free_port()
 
 
 def _sign_in(client: Client, password: str):
