@@ -43,6 +43,7 @@ from ..services.judge_trust import (
 )
 from ..services.panel import panel_published
 from . import serializers as s
+from .panel_serializers import RunPanelOutput
 
 NOT_FOUND = OpenApiResponse(ErrorOutput, description="No such published object.")
 # Any address may be refused before the view runs (a control character, core.middleware).
@@ -180,7 +181,7 @@ class RunResultsApi(PublishedMixin, generics.ListAPIView):
 @extend_schema(
     parameters=[ID_PATH],
     summary="The panel of judges of an official run: agreement and each judge's pass rates",
-    responses={200: s.RunPanelOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
+    responses={200: RunPanelOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class RunPanelApi(PublishedMixin, APIView):
     page_cache_params = ()
@@ -189,7 +190,7 @@ class RunPanelApi(PublishedMixin, APIView):
         run = public_run(pk)
         if run is None:
             raise NotFound("No published results for this run.")
-        return Response(s.RunPanelOutput({"run": run.pk, **panel_published(run)}).data)
+        return Response(RunPanelOutput({"run": run.pk, **panel_published(run)}).data)
 
 
 @extend_schema(
