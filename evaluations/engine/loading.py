@@ -21,7 +21,8 @@ from ..services.health import run_admits_work
 from ..services.panel import runs_panel_load
 
 # Runs whose seed no other run shares, per process: their first attempts cannot hit the cache.
-_unique_seed_runs: set[int] = set()
+# Keyed by id and creation time: SQLite gives a deleted run's id to the next run made.
+_unique_seed_runs: set[tuple[int, object]] = set()
 
 
 @dataclass
@@ -42,11 +43,12 @@ class Loaded:
 
 def run_seed_is_unique(run: EvaluationRun) -> bool:
     """Whether no other run shares the run's seed (remembered per process)."""
-    if run.pk in _unique_seed_runs:
+    key = (run.pk, run.created_at)
+    if key in _unique_seed_runs:
         return True
     unique = not EvaluationRun.objects.filter(seed=run.seed).exclude(pk=run.pk).exists()
     if unique:
-        _unique_seed_runs.add(run.pk)
+        _unique_seed_runs.add(key)
     return unique
 
 

@@ -124,6 +124,9 @@ def test_queries_per_conversation_do_not_grow_with_its_calls(fake_models, settin
     # No lease renewal either: the heartbeat renews a third of a lease apart (20 s by default),
     # and a loaded machine stretching the 8-turn batch past that added one query (480 against 481).
     settings.RUN_CLAIM_LEASE_SECONDS = 3600
+    # Nor permit renewal: a pool renews its request permits a third of a permit lease apart
+    # (LLM_TIMEOUT_SECONDS + 30 s, about 12 s here), one more query when the batch runs longer.
+    settings.LLM_TIMEOUT_SECONDS = 3600
     counted = {}
     for turns in (2, 8):
         # A seed of its own: no cache lookup can hit, so none is made.
@@ -213,3 +216,17 @@ def test_a_journal_that_cannot_be_written_loses_no_row_and_stops_no_run(
     assert batches >= 2
     assert len(stopped) == batches  # once per batch, not once per attempt
     assert "No space left on device" in stopped[0].getMessage()
+
+
+def test_a_run_made_with_a_deleted_runs_id_is_not_taken_for_it():
+    """The per-process memory of runs whose seed is their own outlives the run; SQLite gives a
+    deleted run's id to the next run made, which must be asked about afresh."""
+    from evaluations.engine.loading import run_seed_is_unique
+
+    first = EvaluationRunFactory(seed=5)
+    assert run_seed_is_unique(first)
+    pk = first.pk
+    first.delete()
+    EvaluationRunFactory(seed=7)
+    reused = EvaluationRunFactory(pk=pk, seed=7)
+    assert not run_seed_is_unique(reused)
