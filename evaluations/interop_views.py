@@ -60,8 +60,8 @@ class RunExportView(HeldBackMixin, View):
 
     Researchers and maintainers see every run, whole; anyone else only public runs (official,
     finished, of a published release: what the public pages report), without the transcripts
-    held back for blind review (`evaluations.visibility`). The CSV's figures count every
-    conversation, as the public pages' do."""
+    held back for blind review (`evaluations.visibility`). The CSV's figures leave those out
+    too and count them apart, as the public pages' do."""
 
     FORMATS = {"jsonl": ("application/jsonl; charset=utf-8", run_export_jsonl_lines)}
     FORMATS["csv"] = ("text/csv; charset=utf-8", run_export_csv_lines)

@@ -10,7 +10,7 @@ class ResultsConfig(AppConfig):
         from core import events
         from core.pagecache import stamp_part_register
         from evaluations.events import RunCompleted, RunDesignated
-        from review.events import RatingsChanged
+        from review.events import BlindHoldChanged, RatingsChanged
 
         # The services before the label modules: each imports the other's functions.
         from . import services  # noqa: F401
@@ -19,6 +19,7 @@ class ResultsConfig(AppConfig):
         from .published_pages import on_published_figures_changed
         from .selectors import analyses_stamp_sql, anchor_studies_stamp_sql
         from .services.freshness import (
+            on_blind_hold_changed,
             on_ratings_changed,
             on_run_completed,
             on_swap_run_completed,
@@ -30,5 +31,6 @@ class ResultsConfig(AppConfig):
         events.subscribe(RunCompleted, on_run_completed)
         events.subscribe(RunCompleted, on_swap_run_completed)
         events.subscribe(RatingsChanged, on_ratings_changed)
+        events.subscribe(BlindHoldChanged, on_blind_hold_changed)
         events.subscribe(RunDesignated, on_run_designated)
         events.subscribe(RunDesignated, on_published_figures_changed)

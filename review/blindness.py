@@ -7,6 +7,13 @@ or a claim on the item is still outstanding after it closed. Closing the queue (
 Rating queues → Close) is how a maintainer or researcher releases the hold. Items are drawn
 only from conversations that are not public yet (`kinds.evaluations`), so nothing a rater
 rates blind was ever readable by them.
+
+The same hold keeps figures from telling what a rater must not learn. Pass rates and judge-only
+rates leave held conversations out (counted apart, as "held for blind review"), so a count
+differenced against the public listing reveals no held verdict. A blind queue's ratings count
+in no figure until no rating of it can still arrive (`ratings_published`): the figures take the
+whole queue's verdicts at once when it is released, never one rater's, and an undo is refused
+from then on.
 """
 
 from __future__ import annotations
@@ -14,13 +21,27 @@ from __future__ import annotations
 from core.pagecache import latest
 
 from .kinds import kinds_with
-from .kinds.holds import blind_held_scenarios, blind_items_held
+from .kinds.holds import (
+    blind_held_scenarios,
+    blind_items_held,
+    queue_released,
+    ratings_published,
+    unreleased_blind_queues,
+)
 from .models import Assignment, AssignmentStatus, QueueItem, QueueStatus, RatingQueue
 
 # The kinds whose adapters are rated blind (`KindAdapter.blind`).
 BLIND_KINDS = kinds_with("blind")
 
-__all__ = ["BLIND_KINDS", "blind_held_scenarios", "blind_holds_stamp_sql", "blind_items_held"]
+__all__ = [
+    "BLIND_KINDS",
+    "blind_held_scenarios",
+    "blind_holds_stamp_sql",
+    "blind_items_held",
+    "queue_released",
+    "ratings_published",
+    "unreleased_blind_queues",
+]
 
 
 def blind_holds_stamp_sql() -> str:

@@ -15,3 +15,11 @@ class RatingsChanged(Event):
     queue_id: int
     kind: str
     object_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class BlindHoldChanged(Event):
+    """A blind queue began or stopped holding its conversations back, or its ratings became
+    countable (`review.blindness`): figures over the runs of its items are drawn again."""
+
+    queue_id: int

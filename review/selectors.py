@@ -14,6 +14,7 @@ from core.demo import SEEDED_PANEL_DOMAIN
 from evaluations.models import Conversation
 from metrics_registry.models import Metric, ValidationStatus
 
+from .kinds.holds import ratings_published
 from .kinds.questions import SCENARIO_QUALITY
 from .models import (
     Assignment,
@@ -118,7 +119,7 @@ VerdictRow = tuple[int, int, bool | None]
 def _verdict_ratings(*, run, kind: str) -> list[VerdictRow]:
     conversations = Conversation.objects.filter(run=run).values("pk")
     rows = (
-        Rating.objects.current()
+        ratings_published(Rating.objects.all())
         .filter(item__kind=kind, item__object_id__in=conversations)
         # Triage items were chosen for their disagreements: never counted as a fair sample.
         .exclude(queue__purpose=QueuePurpose.TRIAGE)
@@ -136,7 +137,8 @@ def blind_verdict_ratings(*, run) -> list[VerdictRow]:
     conversations: (conversation id, rater id, present or None when left open).
 
     Only these measure independent agreement with the judge: the published validity figure.
-    Undone ratings count nowhere.
+    Undone ratings count nowhere, and a blind queue's count once it stops taking ratings
+    (`kinds.holds.ratings_published`).
     """
     return _verdict_ratings(run=run, kind=ItemKind.EXTERNAL_PANEL)
 
@@ -195,10 +197,11 @@ def current_ratings_of(*, kinds, object_ids) -> list[tuple[str, int, int, dict]]
     """(kind, rated object id, rater id, answers) of every current rating of ``kinds`` whose
     item rates one of ``object_ids`` (a list or a ``values("pk")`` subquery), in one query.
 
-    Release-wide expert figures read all their kinds at once; undone ratings count nowhere.
+    Release-wide expert figures read all their kinds at once; undone ratings count nowhere, nor
+    those of a blind queue still taking ratings (`kinds.holds.ratings_published`).
     """
     return list(
-        Rating.objects.current()
+        ratings_published(Rating.objects.all())
         .filter(item__kind__in=list(kinds), item__object_id__in=object_ids)
         .values_list("item__kind", "item__object_id", "rater_id", "answers")
         .order_by("item__kind", "item__object_id", "rater_id", "pk")
@@ -237,13 +240,14 @@ def calibration_queue_for(run) -> RatingQueue | None:
 
 def calibration_items(queue: RatingQueue) -> list[CalibrationItem]:
     """Every item of a calibration queue with its current verdicts, in two queries. Only a
-    calibration queue's items are read: triage and other queues' ratings never enter here."""
+    calibration queue's items are read: triage and other queues' ratings never enter here; a
+    calibration queue is blind, so its verdicts count once it stops taking ratings."""
     if queue.purpose != QueuePurpose.CALIBRATION:
         raise ValueError("only a calibration queue's ratings feed the calibrated rates")
     verdicts: dict[int, list[bool]] = defaultdict(list)
     rows = (
-        Rating.objects.current()
-        .filter(queue=queue, answers__verdict__in=["present", "absent"])
+        ratings_published(Rating.objects.filter(queue=queue))
+        .filter(answers__verdict__in=["present", "absent"])
         .values_list("item_id", "answers__verdict")
     )
     for item_id, verdict in rows:

@@ -12,14 +12,15 @@ JSONL (`run_export_jsonl_lines`), one JSON object per line, each with a "type":
 
 CSV (`run_export_csv_lines`): pass rate per metric × model × age context, with its 95%
 bootstrap interval (resampling scenarios; blank with fewer than two scenarios) and n;
-conversations not yet judged are left out and counted in the `unjudged` column.
+conversations not yet judged are left out and counted in the `unjudged` column, those held back
+for blind review in `held_for_review`.
 """
 
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from django.db.models import Prefetch
+from django.db.models import BooleanField, Case, Prefetch, Value, When
 
 import stats as statistics
 from core.csvsafe import csv_dict_lines
@@ -43,6 +44,7 @@ CSV_COLUMNS = (
     "ci_low",
     "ci_high",
     "unjudged",
+    "held_for_review",
     "offline_demo",
 )
 CSV_RESAMPLES = 2000
@@ -176,29 +178,41 @@ def run_export_jsonl_lines(run: EvaluationRun, *, held: HeldScenarios = None) ->
     yield from _lines(run_rubric_records(run))
 
 
-def run_result_rows(run: EvaluationRun) -> list[dict]:
-    """Pass rate per metric × model × age context, with interval and n (one query)."""
-    rows = (
-        Conversation.objects.filter(run=run)
-        .values_list(
-            "scenario__metric_version__metric__key",
-            "scenario__metric_version__number",
-            "scenario__metric_version__name",
-            "scenario__metric_version__polarity",
-            "target__name",
-            "scenario__age_context",
-            "scenario_id",
-            "verdict_passed",
-            "is_offline",
+def run_result_rows(run: EvaluationRun, *, held: HeldScenarios = None) -> list[dict]:
+    """Pass rate per metric × model × age context, with interval and n (one query).
+
+    Conversations of scenarios `held` back for blind review are left out of every count (the
+    public listing leaves them out too, so no count differenced against it reveals a held
+    verdict) and counted apart in ``held_for_review``."""
+    conversations = Conversation.objects.filter(run=run)
+    if held is not None:
+        in_held = When(scenario_id__in=held, then=Value(True))
+        conversations = conversations.annotate(
+            held=Case(in_held, default=Value(False), output_field=BooleanField())
         )
-        .order_by()
-    )
+    else:
+        conversations = conversations.annotate(held=Value(False))
+    rows = conversations.values_list(
+        "scenario__metric_version__metric__key",
+        "scenario__metric_version__number",
+        "scenario__metric_version__name",
+        "scenario__metric_version__polarity",
+        "target__name",
+        "scenario__age_context",
+        "scenario_id",
+        "verdict_passed",
+        "is_offline",
+        "held",
+    ).order_by()
     cells: dict[tuple, dict] = defaultdict(
-        lambda: {"passed": [], "clusters": [], "unjudged": 0, "offline": False}
+        lambda: {"passed": [], "clusters": [], "unjudged": 0, "held": 0, "offline": False}
     )
-    for key, number, name, polarity, model, age, scenario_id, passed, offline in rows:
+    for key, number, name, polarity, model, age, scenario_id, passed, offline, hold in rows:
         cell = cells[(key, number, name, polarity, model, age)]
         cell["offline"] = cell["offline"] or offline
+        if hold:
+            cell["held"] += 1
+            continue
         if passed is None:
             cell["unjudged"] += 1
             continue
@@ -219,6 +233,7 @@ def run_result_rows(run: EvaluationRun) -> list[dict]:
             "ci_low": None,
             "ci_high": None,
             "unjudged": cell["unjudged"],
+            "held_for_review": cell["held"],
             "offline_demo": cell["offline"],
         }
         if cell["passed"]:
@@ -237,9 +252,9 @@ def run_result_rows(run: EvaluationRun) -> list[dict]:
 
 
 def run_export_csv_lines(run: EvaluationRun, *, held: HeldScenarios = None) -> Iterator[str]:
-    """Figures count every conversation, held back for blind review or not (as the public
-    pages' do): a cell names no conversation, so `held` changes nothing here."""
-    yield from csv_dict_lines(CSV_COLUMNS, run_result_rows(run))
+    """The figures without the conversations `held` back for blind review, as the public
+    pages' (`run_result_rows`)."""
+    yield from csv_dict_lines(CSV_COLUMNS, run_result_rows(run, held=held))
 
 
 def run_export_filename(run: EvaluationRun, fmt: str) -> str:

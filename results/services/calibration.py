@@ -31,6 +31,7 @@ from django.db.models import Count, Max, Q
 
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.closing import verdict_passed
+from review.blindness import blind_held_scenarios, ratings_published
 from review.models import Rating, RatingQueue
 from review.selectors import calibration_items, calibration_queue_for
 from stats.estimates import Estimate
@@ -142,14 +143,16 @@ class Calibration:
             "reason": self.reason,
             "how_to_fill": calibration_how_to_fill() if self.rated == 0 else "",
             "excluded": "Conversations without a verdict (failed or panel ties) are outside "
-            "both rates; triage-queue ratings are never used.",
+            "both rates; triage-queue ratings are never used; conversations held for blind "
+            "expert review, and a blind queue's verdicts, count once the queue closes.",
             "rates": [r.as_api() for r in self.rates],
         }
 
 
 def _stamp(queue: RatingQueue) -> str:
-    """Changes whenever a rating of the queue is submitted or undone (one query)."""
-    agg = Rating.objects.filter(queue=queue).aggregate(
+    """Changes whenever a rating the figures count is submitted or undone, or the queue's
+    ratings start to count (one query)."""
+    agg = ratings_published(Rating.objects.filter(queue=queue), undone=True).aggregate(
         n=Count("pk"), undone=Count("pk", filter=Q(undone=True)), last=Max("pk")
     )
     return f"{agg['n']}.{agg['undone'] or 0}.{agg['last'] or 0}"
@@ -158,6 +161,8 @@ def _stamp(queue: RatingQueue) -> str:
 def _conversations(run: EvaluationRun) -> list[dict[str, Any]]:
     return list(
         Conversation.objects.filter(run=run)
+        # Held for blind review: neither listed nor counted until the hold ends.
+        .exclude(scenario_id__in=blind_held_scenarios())
         .values(
             "pk",
             "target_id",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connections
-from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, Value, When
+from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, QuerySet, Value, When
 from numpy.typing import NDArray
 
 from evaluations.models import (
@@ -23,6 +23,7 @@ from evaluations.models import (
     Scenario,
 )
 from metrics_registry.models import MetricVersion
+from review.blindness import blind_held_scenarios
 
 AGES = ("teen", "adult")
 
@@ -63,17 +64,25 @@ def bigint_array(queryset, *, width: int) -> NDArray[np.int64]:
 
 
 def judged_conversations(run: EvaluationRun):
+    """The run's conversations with a verdict the pass rates count: not those held for blind
+    review (the public listing leaves them out too, so no count can be differenced against
+    it to read a held verdict; `review.blindness`)."""
     return Conversation.objects.filter(
         run=run, status=ConversationStatus.COMPLETED, verdict_passed__isnull=False
-    )
+    ).exclude(scenario_id__in=blind_held_scenarios())
 
 
 def failed_conversations(run: EvaluationRun):
-    """Conversations of the run without a verdict, annotated with why (``failure``)."""
+    """Conversations of the run without a verdict the pass rates count, annotated with why
+    (``failure``): failures, ties, and conversations held for blind review."""
+    held = blind_held_scenarios()
+    counted = Q(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False) & ~Q(
+        scenario_id__in=held
+    )
     return (
         Conversation.objects.filter(run=run)
-        .exclude(status=ConversationStatus.COMPLETED, verdict_passed__isnull=False)
-        .annotate(failure=failure_reason())
+        .exclude(counted)
+        .annotate(failure=failure_reason(held=held))
     )
 
 
@@ -89,23 +98,30 @@ FAILURE_REASONS = {
     FailureKind.TIMEOUT: "timeout",
     FailureKind.OTHER: "error",
 }
+# Conversations of a scenario in blind expert review: left out of every count until the hold
+# ends (`review.blindness`), whatever their verdict.
+HELD_FOR_REVIEW = "held for blind review"
 # Failures of the platform's own models (the user simulator, the judge), not of the target:
 # reported apart, never charged to the model in the "failed counted as fail" sensitivity.
-PLATFORM_REASONS = frozenset({"simulator error", "not judged", JUDGES_TIED})
+# A hold is the platform's too.
+PLATFORM_REASONS = frozenset({"simulator error", "not judged", JUDGES_TIED, HELD_FOR_REVIEW})
 
 
-def failure_reason() -> Case:
+def failure_reason(held: QuerySet[Conversation] | None = None) -> Case:
     """Why a conversation has no verdict, from the failure kind recorded when it failed; null
     when it has one.
 
     Anything that is not completed with a verdict counts, so a model is never scored only on
     the conversations it survived without that being said: a completed conversation without a
     verdict was not judged, or its panel of judges tied; a failure without a recorded kind
-    (older rows) reads its error text; any other state gives its status.
+    (older rows) reads its error text; any other state gives its status. ``held``: scenario
+    ids held for blind review (a subquery), which come first.
     """
     completed, failed = ConversationStatus.COMPLETED, ConversationStatus.FAILED
     timeout = Q(error__icontains="timeout") | Q(error__icontains="timed out")
+    holds = [] if held is None else [When(scenario_id__in=held, then=Value(HELD_FOR_REVIEW))]
     return Case(
+        *holds,
         When(status=completed, verdict_passed__isnull=False, then=Value(None)),
         When(status=completed, panel_tie=True, then=Value(JUDGES_TIED)),
         When(status=completed, then=Value("not judged")),

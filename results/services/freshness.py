@@ -24,12 +24,15 @@ from core.queueing import task_send
 from evaluations.events import RunCompleted
 from evaluations.models import Conversation, EvaluationRun, RunStatus, SwapStudy
 from results.models import RefreshRequest
-from review.events import RatingsChanged
+from review.blindness import unreleased_blind_queues
+from review.events import BlindHoldChanged, RatingsChanged
+from review.models import QueueItem
 
 from .refresh_scope import RATING_FIGURES, figures_refresh
 from .stored_figures import run_figures_discard
 
 REFRESH_BOOKED = "results.tasks.analysis_refresh_booked"
+REFRESH_WHOLE = "results.tasks.results_refresh"
 
 
 def debounce_seconds() -> int:
@@ -37,7 +40,7 @@ def debounce_seconds() -> int:
 
 
 def on_run_completed(event: RunCompleted) -> None:
-    task_send("results.tasks.results_refresh", event.run_id)
+    task_send(REFRESH_WHOLE, event.run_id)
 
 
 def on_swap_run_completed(event: RunCompleted) -> None:
@@ -61,8 +64,13 @@ def on_ratings_changed(event: RatingsChanged) -> None:
     figure = RATING_FIGURES.get(event.kind)
     if figure is None:
         return
+    # A blind queue's ratings count once it is released (`on_blind_hold_changed`): until then
+    # no figure may move, so none is drawn again.
+    if unreleased_blind_queues().filter(pk=event.queue_id).exists():
+        return
     run_ids = (
         Conversation.objects.filter(pk__in=event.object_ids, run__status=RunStatus.COMPLETED)
+        .order_by()
         .values_list("run_id", flat=True)
         .distinct()
     )
@@ -72,6 +80,22 @@ def on_ratings_changed(event: RatingsChanged) -> None:
     run_figures_discard(run_ids)
     for run_id in run_ids:
         refresh_soon(run_id, [figure])
+
+
+def on_blind_hold_changed(event: BlindHoldChanged) -> None:
+    """A blind queue opened, closed or lost a claim: the runs of its items are refreshed whole
+    (pass rates leave held conversations out, and the queue's ratings may now count)."""
+    items = QueueItem.objects.filter(queue_id=event.queue_id)
+    rated = items.values("object_id").union(items.exclude(object_id_b=0).values("object_id_b"))
+    run_ids = list(
+        Conversation.objects.filter(pk__in=rated, run__status=RunStatus.COMPLETED)
+        .order_by()
+        .values_list("run_id", flat=True)
+        .distinct()
+    )
+    run_figures_discard(run_ids)
+    for run_id in run_ids:
+        task_send(REFRESH_WHOLE, run_id)
 
 
 def refresh_soon(run_id: int, figures: Iterable[str] | None = None) -> bool:

@@ -10,7 +10,7 @@ from django.db.models import Q, QuerySet
 
 from evaluations.models import Conversation
 
-from ..models import Assignment, AssignmentStatus, QueueItem, QueueStatus
+from ..models import Assignment, AssignmentStatus, QueueItem, QueueStatus, Rating, RatingQueue
 from .base import kinds_with
 
 
@@ -53,3 +53,27 @@ def blind_held_scenarios() -> QuerySet[Conversation]:
         .values("scenario_id")
         .distinct()
     )
+
+
+def unreleased_blind_queues() -> QuerySet[RatingQueue]:
+    """Queues of blind kinds whose ratings no public figure counts yet: open, or closed with a
+    claim still outstanding. A rater who watched a figure move after their one rating would
+    learn the model (and the judge's verdict) of the item they rated blind, so a blind queue's
+    ratings reach the figures together, once no rating of it can still arrive."""
+    claimed = Assignment.objects.filter(status=AssignmentStatus.CLAIMED).values("queue_id")
+    return RatingQueue.objects.filter(kind__in=kinds_with("blind")).filter(
+        Q(status=QueueStatus.OPEN) | Q(pk__in=claimed)
+    )
+
+
+def ratings_published(ratings: QuerySet[Rating], *, undone: bool = False) -> QuerySet[Rating]:
+    """The ratings figures may count: not undone (unless `undone`, for a stamp that must see
+    undoing), and not of a blind queue still taking ratings (`unreleased_blind_queues`)."""
+    if not undone:
+        ratings = ratings.filter(undone=False)
+    return ratings.exclude(queue_id__in=unreleased_blind_queues().values("pk"))
+
+
+def queue_released(queue: RatingQueue) -> bool:
+    """Whether the queue's ratings are counted by figures (always, for a kind rated openly)."""
+    return not unreleased_blind_queues().filter(pk=queue.pk).exists()

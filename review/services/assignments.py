@@ -9,6 +9,7 @@ guarantee with less concurrency.
 """
 
 from collections import Counter
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -23,8 +24,9 @@ from core.exceptions import ApplicationError
 from core.roles import Role, user_has_role
 from core.validators import control_character_message, text_length_problem, text_max_length
 
-from ..events import RatingsChanged
-from ..kinds import adapter_for
+from ..events import BlindHoldChanged, RatingsChanged
+from ..kinds import adapter_for, kinds_with
+from ..kinds.holds import queue_released
 from ..models import (
     Assignment,
     AssignmentStatus,
@@ -109,6 +111,10 @@ def assignment_expire_stale(*, queue: RatingQueue | None = None) -> int:
     )
     for item_id, count in sorted(Counter(item_id for _, item_id in rows).items()):
         QueueItem.objects.filter(pk=item_id).update(claims_open=F("claims_open") - count)
+    closed = RatingQueue.objects.filter(
+        items__pk__in=[item_id for _, item_id in rows], status=QueueStatus.CLOSED
+    )
+    blind_holds_changed(closed.values_list("pk", flat=True).distinct())
     return len(rows)
 
 
@@ -197,6 +203,7 @@ def assignment_skip(*, assignment: Assignment, rater: AbstractBaseUser) -> Assig
     assignment.status = AssignmentStatus.SKIPPED
     assignment.resolved_at = timezone.now()
     assignment.save(update_fields=["status", "resolved_at"])
+    _closed_queue_claim_resolved(assignment.queue_id)
     return assignment
 
 
@@ -259,6 +266,7 @@ def rating_submit(
         item.refresh_from_db()
         review_item_completed(queue=assignment.queue, item=item)
     _ratings_changed(item)
+    _closed_queue_claim_resolved(assignment.queue_id)
     return rating
 
 
@@ -266,6 +274,20 @@ def _ratings_changed(item: QueueItem) -> None:
     """Tell whoever derives figures from ratings (the results app) that this item's changed."""
     object_ids = (item.object_id, item.object_id_b) if item.object_id_b else (item.object_id,)
     events.publish(RatingsChanged(queue_id=item.queue_id, kind=item.kind, object_ids=object_ids))
+
+
+def blind_holds_changed(queue_ids: Iterable[int]) -> None:
+    """Tell the results app that these queues' holds may have changed (a blind queue opened,
+    closed, or saw a claim resolved after closing): no-op for queues of open kinds."""
+    blind = RatingQueue.objects.filter(pk__in=list(queue_ids), kind__in=kinds_with("blind"))
+    for queue_id in blind.values_list("pk", flat=True):
+        events.publish(BlindHoldChanged(queue_id=queue_id))
+
+
+def _closed_queue_claim_resolved(queue_id: int) -> None:
+    # A closed queue holds only its claimed items: one resolved may end the hold.
+    if RatingQueue.objects.filter(pk=queue_id, status=QueueStatus.CLOSED).exists():
+        blind_holds_changed([queue_id])
 
 
 @transaction.atomic
@@ -287,6 +309,13 @@ def rating_undo_last(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
     )
     if rating is None:
         raise ApplicationError("You have no rating in this queue to undo.")
+    if queue.kind in kinds_with("blind") and queue_released(queue):
+        # Its ratings count in the figures now: rating the item again, after watching a figure
+        # move, would be rating it knowing what the blind screen hid.
+        raise ApplicationError(
+            "This queue is closed and its ratings are published in the figures; a rating "
+            "can no longer be undone."
+        )
     now = timezone.now()
     if now - rating.submitted_at > undo_window():
         minutes = int(undo_window().total_seconds() // 60)

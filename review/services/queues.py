@@ -7,10 +7,12 @@ from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
 
 from core.exceptions import ApplicationError
+from evaluations.models import Conversation
 
-from ..kinds import Candidate, adapter_for
+from ..kinds import Candidate, adapter_for, kinds_with
 from ..models import ItemKind, QueueItem, QueuePurpose, QueueStatus, RatingQueue, StratumField
 from ..sampling import inclusion_probabilities, sample_size_for, stratified_sample
+from .assignments import blind_holds_changed
 
 BULK_BATCH = 5_000
 
@@ -114,7 +116,15 @@ def queue_create(
         ),
         batch_size=BULK_BATCH,
     )
+    blind_holds_changed([queue.pk])
     return queue
+
+
+def _holds_public_items(queue: RatingQueue) -> bool:
+    if queue.kind not in kinds_with("blind"):
+        return False
+    items = queue.items.values("object_id")
+    return Conversation.objects.filter(pk__in=items, run__is_official=True).exists()
 
 
 @transaction.atomic
@@ -123,6 +133,13 @@ def queue_set_status(*, queue: RatingQueue, status: str) -> RatingQueue:
     if status not in QueueStatus.values:
         raise ApplicationError(f"Unknown queue status: {status}.")
     queue = RatingQueue.objects.select_for_update().get(pk=queue.pk)
+    if status == QueueStatus.OPEN and queue.status != status and _holds_public_items(queue):
+        # Reopened, it would hold back again conversations visitors have read and counted.
+        raise ApplicationError(
+            "This blind queue rates conversations of a run that is public now; it cannot be "
+            "reopened. Draw a new queue from a run before it is made official."
+        )
     queue.status = status
     queue.save(update_fields=["status", "updated_at"])
+    blind_holds_changed([queue.pk])
     return queue

@@ -18,8 +18,8 @@ from results.services.calibration import run_calibration
 from results.services.figure_audit import site_audit
 from results.services.judge_trust import run_judge_trust
 from results.services.refresh import results_refresh
-from review.models import QueuePurpose, RatingQueue
-from review.services import assignment_claim, rating_submit
+from review.models import QueuePurpose, QueueStatus, RatingQueue
+from review.services import assignment_claim, queue_set_status, rating_submit
 from review.services.calibration import (
     calibration_queue_create,
     disagreement_scores,
@@ -62,7 +62,8 @@ def panel_run(offline_release):  # noqa: F811
 
 
 def _rate(queue, rater, expert_passes):
-    """Submit every item of ``queue`` with the verdict whose pass is ``expert_passes(c)``."""
+    """Submit every item of ``queue`` with the verdict whose pass is ``expert_passes(c)``, then
+    close it: a blind queue's verdicts count once it is released."""
     conversations = {
         c.pk: c for c in Conversation.objects.filter(run=queue.run).select_related("scenario")
     }
@@ -78,6 +79,7 @@ def _rate(queue, rater, expert_passes):
             answers={"examples_adequate": "yes", "verdict": "present" if present else "absent"},
         )
         rated += 1
+    queue_set_status(queue=queue, status=QueueStatus.CLOSED)
     return rated
 
 
@@ -132,13 +134,14 @@ def test_calibrated_rate_follows_the_experts_and_ignores_triage(
         run=panel_run, name="Calibration", created_by=researcher, fraction=1.0, seed=1
     )
     assert run_calibration(panel_run).rated == 0
-    careful = run_calibration(panel_run).for_target(_judged(panel_run, "Careful")[0].target_id)
-    assert not careful.calibrated.defined
-    assert careful.n_rated == 0
+    # The whole run is held for blind review while the sample takes ratings: no rate counts it.
+    assert run_calibration(panel_run).for_target(_judged(panel_run, "Careful")[0].target_id) is None
 
     # The experts pass exactly the conversations of even primary key.
     results_refresh(run=panel_run, n_resamples=200)
     _rate(queue, UserFactory(roles=[Role.EXPERT_REVIEWER]), lambda c: c.pk % 2 == 0)
+    # The whole run was held while the sample took ratings: the pass rates count it again.
+    results_refresh(run=panel_run, n_resamples=200)
     first = run_calibration(panel_run)
     for name in ("Careful", "Agreeable"):
         for polarity in ("positive", "negative"):

@@ -21,7 +21,7 @@ from results.services.expert_figures import (
 )
 from results.services.releases import RELEASE_FREEZES
 from review.kinds import Candidate
-from review.services import queue_create
+from review.services import queue_create, queue_set_status
 from review.services.panel import panel_ratings_record
 from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory
@@ -74,6 +74,8 @@ def _record(kind, objects, raters, answers):
             for k, rater in enumerate(raters)
         },
     )
+    # A blind kind's ratings count once its queue is released.
+    queue_set_status(queue=queue, status="closed")
 
 
 def _conversations(run, n, offset=0):

@@ -9,7 +9,7 @@ from core.roles import Role
 from evaluations.models import Conversation, EvaluationRun
 from results.services.fidelity_agreement import NO_RATINGS, fidelity_expert_agreement
 from review.kinds import Candidate
-from review.services import queue_create
+from review.services import queue_create, queue_set_status
 from review.services.panel import panel_ratings_record
 from stats import cohen_estimate
 from tests.evaluations.factories import fidelity_reading
@@ -59,6 +59,8 @@ def _record(conversations, answers):
             for k, rater in enumerate(raters)
         },
     )
+    # A blind kind's ratings count once its queue is released.
+    queue_set_status(queue=queue, status="closed")
 
 
 def test_no_ratings_says_so_with_the_count():

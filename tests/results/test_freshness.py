@@ -5,12 +5,17 @@ import pytest
 from core import events
 from evaluations.events import RunCompleted
 from evaluations.services.official import run_set_official
-from results.models import PassRateSummary, RefreshRequest, RunAnalysis
+from results.models import RefreshRequest, RunAnalysis
 from results.services import results_refresh
-from results.services.freshness import REFRESH_BOOKED, on_ratings_changed, on_run_completed
+from results.services.freshness import (
+    REFRESH_BOOKED,
+    REFRESH_WHOLE,
+    on_ratings_changed,
+    on_run_completed,
+)
 from results.services.refresh_scope import refresh_booked
 from review.events import RatingsChanged
-from review.services import assignment_claim, queue_create, rating_submit
+from review.services import assignment_claim, queue_create, queue_set_status, rating_submit
 from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import completed_run, metric_version, scenario
@@ -30,7 +35,7 @@ def test_the_apps_meet_only_through_core_events():
     assert "import results" not in inspect.getsource(runs)
 
 
-def test_ratings_arriving_refresh_the_run_once_per_window(
+def test_blind_ratings_refresh_the_run_once_when_their_queue_is_released(
     sent_tasks, django_capture_on_commit_callbacks
 ):
     x = OfflineConfigurationFactory(name="X")
@@ -43,17 +48,21 @@ def test_ratings_arriving_refresh_the_run_once_per_window(
     assert RunAnalysis.objects.get(run=run).reliability["experts"]["available"] is False
 
     panelists = [UserFactory() for _ in range(2)]
-    panel = queue_create(
-        name="Panel",
-        kind="external_panel",
-        created_by=None,
-        size=3,
-        seed=1,
-        required_ratings=2,
-        eligible_raters=panelists,
-        external_panel=True,
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        panel = queue_create(
+            name="Panel",
+            kind="external_panel",
+            created_by=None,
+            size=3,
+            seed=1,
+            required_ratings=2,
+            eligible_raters=panelists,
+            external_panel=True,
+        )
+    # Drawing the queue holds its conversations back: the run's figures are drawn again.
+    assert [a for name, a, _ in sent_tasks if name == REFRESH_WHOLE] == [(run.pk,)]
     run_set_official(run=run, official=True, changed_by=None)
+    sent_tasks.clear()
     with django_capture_on_commit_callbacks(execute=True):
         for rater in panelists:
             while (assignment := assignment_claim(queue=panel, rater=rater)) is not None:
@@ -62,19 +71,17 @@ def test_ratings_arriving_refresh_the_run_once_per_window(
                     rater=rater,
                     answers={"examples_adequate": "yes", "verdict": "present"},
                 )
-    # Six ratings, one booking: the debounce marker holds the rest back.
-    booked = [(args, later) for name, args, later in sent_tasks if name == REFRESH_BOOKED]
-    assert booked == [((run.pk,), 60)]
-    assert RefreshRequest.objects.filter(run=run).count() == 1
-    summary_ids = set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True))
-    assert summary_ids
-    refresh_booked(run.pk)  # what the booked task runs after its countdown
+    # Six ratings in an open blind queue: no figure may move, so nothing is booked or sent.
+    assert sent_tasks == []
     assert not RefreshRequest.objects.filter(run=run).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        queue_set_status(queue=panel, status="closed")
+    # Released: one refresh of the whole run takes all six verdicts at once.
+    assert [a for name, a, _ in sent_tasks if name == REFRESH_WHOLE] == [(run.pk,)]
+    results_refresh(run=run, n_resamples=100)  # what the sent task runs
     experts = RunAnalysis.objects.get(run=run).reliability["experts"]
     assert experts["available"] is True
     assert experts["n_ratings"] == 6
-    # Ratings move no pass rate: the summary rows are left as they were, not rewritten.
-    assert set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True)) == summary_ids
 
 
 def test_a_lost_booking_is_sent_again_after_twice_the_debounce(sent_tasks, settings):

@@ -29,7 +29,7 @@ from review.events import RatingsChanged
 from review.kinds import adapter_for
 from review.models import Rating
 from review.selectors import blind_verdict_ratings
-from review.services import assignment_claim, queue_create, rating_submit
+from review.services import assignment_claim, queue_create, queue_set_status, rating_submit
 from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import release_with
@@ -71,8 +71,10 @@ def run():
     return run
 
 
-def _rate(run, kind: str, verdicts: tuple[str, ...]) -> None:
-    """A queue of ``kind`` over the run's conversations, every item rated by two experts."""
+def _rate(run, kind: str, verdicts: tuple[str, ...], *, official: bool = True) -> None:
+    """A queue of ``kind`` over the run's conversations, every item rated by two experts, then
+    closed (a blind queue's ratings count once it is released). ``official``: the run is made
+    official once the queue is drawn; a run left unofficial can be drawn from again."""
     raters = [UserFactory() for _ in range(2)]
     queue = queue_create(
         name=f"{kind} queue",
@@ -85,7 +87,8 @@ def _rate(run, kind: str, verdicts: tuple[str, ...]) -> None:
         external_panel=kind == "external_panel",
     )
     # Blind items are drawn before the run is official (its conversations held back meanwhile).
-    run_set_official(run=run, official=True, changed_by=None)
+    if official:
+        run_set_official(run=run, official=True, changed_by=None)
     done = 0
     for rater in raters:
         while (assignment := assignment_claim(queue=queue, rater=rater)) is not None:
@@ -105,6 +108,7 @@ def _rate(run, kind: str, verdicts: tuple[str, ...]) -> None:
             rating_submit(assignment=assignment, rater=rater, answers=answers)
             done += 1
     assert done > 0
+    queue_set_status(queue=queue, status="closed")
 
 
 def _state(run) -> tuple:
@@ -153,7 +157,7 @@ def test_one_queues_ratings_refresh_only_its_figure_and_equal_a_full_refresh(run
     before = _state(run)
     assert before[1]["experts"]["available"] is False
     assert before[1]["endorsement"]["available"] is False
-    _rate(run, "external_panel", ("present", "absent"))
+    _rate(run, "external_panel", ("present", "absent"), official=False)
     _rate(run, "judge_verdict", ("present",))
     summary_ids = set(PassRateSummary.objects.filter(run=run).values_list("pk", flat=True))
     change = Change(rating_kinds=frozenset({"external_panel", "judge_verdict"}), swap_studies=True)
@@ -252,14 +256,15 @@ def test_a_refresh_draws_only_the_cells_whose_inputs_changed(run, scope, monkeyp
     """With blind verdicts on every rated conversation, a later change redraws the judge
     trust cells that read it and the run-wide ones, reuses every other, and the figures are
     those of a refresh from scratch."""
-    _rate(run, "external_panel", ("present", "absent"))
+    # Left unofficial: the "ratings" change draws a second blind queue from the same run.
+    _rate(run, "external_panel", ("present", "absent"), official=False)
     results_refresh(run=run, n_resamples=RESAMPLES)
     judged = Conversation.objects.filter(run=run, verdict_passed__isnull=False)
     rated = {c for c, _, _ in blind_verdict_ratings(run=run)}
     first = judged.filter(pk__in=rated).order_by("pk").first()
     metric = first.scenario.metric_version.metric.key
     if scope == "ratings":
-        _rate(run, "external_panel", ("absent",))
+        _rate(run, "external_panel", ("absent",), official=False)
     elif scope == "model":
         _flip(judged.filter(target_id=first.target_id))
     else:

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from evaluations.models import Conversation, EvaluationRun
 from results.services.judge_trust import run_agreement_gaps
-from review.services import assignment_claim, queue_create, rating_submit
+from review.services import assignment_claim, queue_create, queue_set_status, rating_submit
 from tests.factories import UserFactory
 from tests.results.public_data import published_run
 
@@ -42,6 +42,8 @@ def _rate_all_with_a_harsh_judge_on(run, harsh_name: str) -> None:
                 rater=rater,
                 answers={"examples_adequate": "yes", "verdict": "present" if verdict else "absent"},
             )
+        # A blind queue's ratings count once it is released.
+        queue_set_status(queue=panel, status="closed")
 
 
 @pytest.fixture

@@ -5,14 +5,14 @@ from django.test import TestCase
 from django.urls import reverse
 
 from evaluations.models import Conversation, EvaluationRun
-from review.services import assignment_claim, queue_create, rating_submit
+from review.services import assignment_claim, queue_create, queue_set_status, rating_submit
 from tests.factories import UserFactory
 from tests.results.public_data import published_run
 
 pytestmark = pytest.mark.django_db
 
 
-def _rate_all(run, *, agree: bool = True):
+def _rate_all(run, *, agree: bool = True, release: bool = True, size: int | None = None):
     rater = UserFactory()
     # Blind items are drawn from conversations not public yet: the queue is drawn while the
     # run is not official, as a researcher would before publishing it.
@@ -22,7 +22,7 @@ def _rate_all(run, *, agree: bool = True):
         name="Panel",
         kind="external_panel",
         created_by=None,
-        size=Conversation.objects.filter(run=run).count(),
+        size=size or Conversation.objects.filter(run=run).count(),
         seed=1,
         required_ratings=1,
         eligible_raters=[rater],
@@ -40,6 +40,10 @@ def _rate_all(run, *, agree: bool = True):
                 rater=rater,
                 answers={"examples_adequate": "yes", "verdict": "present" if verdict else "absent"},
             )
+        # A blind queue's ratings count once it is released.
+        if release:
+            queue_set_status(queue=panel, status="closed")
+    return panel
 
 
 def _key(run):

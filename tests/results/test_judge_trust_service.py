@@ -10,7 +10,7 @@ from results.services.judge_trust import (
     run_judge_trust,
     target_self_preference,
 )
-from review.services import assignment_claim, queue_create, rating_submit
+from review.services import assignment_claim, queue_create, queue_set_status, rating_submit
 from stats.judge_trust import NOT_CHECKED
 from tests.factories import UserFactory
 from tests.llm.factories import ModelConfigurationFactory, OfflineConfigurationFactory
@@ -64,6 +64,8 @@ def _rated_run(replicates: int = 7):
             rater=rater,
             answers={"examples_adequate": "yes", "verdict": "present" if expert else "absent"},
         )
+    # A blind queue's ratings count once it is released.
+    queue_set_status(queue=panel, status="closed")
     return run, version, a, b, by_conversation
 
 

@@ -17,9 +17,9 @@ from results.services import analysis_refresh
 from results.services import calibration as calibration_module
 from results.services import judge_trust as judge_trust_module
 from results.services.calibration import CALIBRATION, run_calibration
+from results.services.freshness import REFRESH_WHOLE
 from results.services.judge_trust import JUDGE_TRUST, metric_judge_trust, run_judge_trust
-from review.models import Rating
-from review.services import rating_undo_last
+from review.services import queue_set_status
 from tests.results.public_data import published_run
 from tests.results.test_judge_trust_pages import _key, _rate_all
 
@@ -103,9 +103,13 @@ def test_pages_read_from_stored_figures_equal_the_pages_computed_live(client, mo
 
 
 def test_stored_figures_are_not_read_once_their_inputs_changed(
-    client, django_capture_on_commit_callbacks
+    client, django_capture_on_commit_callbacks, sent_tasks
 ):
-    run = _rated_and_refreshed()
+    run = published_run(n_metrics=2)
+    # Half the run rated in a released blind queue, a quarter in one still open.
+    _rate_all(run, agree=False, size=12)
+    panel = _rate_all(run, release=False, size=6)
+    analysis_refresh(run=run)
     key = _key(run)
     row = RunFigures.objects.get(run=run, kind="judge_trust", part=f"metric:{key}")
     RunFigures.objects.filter(pk=row.pk).update(
@@ -116,16 +120,16 @@ def test_stored_figures_are_not_read_once_their_inputs_changed(
     url = reverse("results-api:metric-results", args=[key])
     assert client.get(url).json()["judge_trust"]["badge"] == "TAMPERED"
 
-    # A rating undone: its commit discards the stored figures, so pages compute them live
-    # from today's verdicts until the refresh it books stores them again.
-    rating = Rating.objects.filter(undone=False).order_by("pk").last()
+    # The blind queue released: its commit discards the stored figures, so pages compute them
+    # live, with its verdicts, until the refresh it sends stores them again.
     with django_capture_on_commit_callbacks(execute=False) as committed:
-        rating_undo_last(queue=rating.queue, rater=rating.rater)
-    assert committed, "the undo tells the results app"
-    committed[0]()  # the results app's handler, without the booked refresh behind it
+        queue_set_status(queue=panel, status="closed")
+    assert committed, "the release tells the results app"
+    sent_tasks.inline[REFRESH_WHOLE] = lambda run_id: None  # the refresh behind it, not run
+    for callback in committed:
+        callback()
     current = RunFigures.objects.filter(refreshed_at=F("run__analysis__computed_at"))
     assert not current.filter(run=run, kind="judge_trust").exists()
-    assert Rating.objects.filter(pk=rating.pk, undone=True).exists()
     overall, _ = metric_judge_trust(run, key)
     assert overall.badge != "TAMPERED"
     assert overall == run_judge_trust(run)["metric"][key]

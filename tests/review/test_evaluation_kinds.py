@@ -11,7 +11,7 @@ from review.agreement import queue_figures, simulator_ranking
 from review.kinds import adapter_for
 from review.models import CriterionConsensus, Rating
 from review.selectors import rubric_criterion_ids_dropped, scenarios_rated_poor
-from review.services import assignment_claim, queue_create, rating_submit
+from review.services import assignment_claim, queue_create, queue_set_status, rating_submit
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
 from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory
@@ -272,6 +272,9 @@ def test_expert_verdicts_reach_the_results_agreement_figures(researcher):
         return {"agreement": "agree" if agrees else "disagree", "verdict": "present"}
 
     rate_all(queue, raters, answer)
+    # A blind queue's ratings count once it is released.
+    assert expert_verdict_rows(run)["judge_visible"] == []
+    queue_set_status(queue=queue, status="closed")
     rows = expert_verdict_rows(run)
     # Judge-verdict queues show the judge's verdict: their ratings are endorsement, not blind.
     assert rows["blind"] == []
@@ -318,6 +321,8 @@ def test_the_published_validity_figure_uses_only_blind_ratings(researcher):
     )
     # Blind, the panel sees the behaviour present everywhere: it matches the judge on half.
     rate_all(panel, panelists, lambda a, r: {"examples_adequate": "yes", "verdict": "present"})
+    for queue in (judge_queue, panel):
+        queue_set_status(queue=queue, status="closed")
     analysis = results_refresh(run=run, n_resamples=200)
     blind = analysis.reliability["experts"]
     endorsement = analysis.reliability["endorsement"]
