@@ -59,7 +59,8 @@ logger = logging.getLogger(__name__)
 # The default cap on one entry, as a share of the whole cache: one entry never empties it.
 ENTRY_SHARE = 8
 # Bytes an entry costs in the index and the sizes hash besides its key's name (twice): sorted
-# set and hash nodes, measured on Redis 7 (tests/core/test_pagecache_redis_bounded.py).
+# set and hash nodes and their tables' share, a little over the ~330 bytes measured on Redis 7
+# for 5,000 entries (tests/core/test_pagecache_redis_bounded.py checks the sum stays under).
 BOOKKEEPING_BYTES = 240
 # Expired index entries forgotten per write, so one write never runs long.
 SWEEP_LIMIT = 1000
@@ -283,6 +284,8 @@ class BoundedRedisCache(GuardedRedisCache):
 
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         options = dict(params.get("OPTIONS", {}))
+        if "MAX_BYTES" not in options or "MAX_ENTRIES" not in options:
+            raise ImproperlyConfigured("A bounded Redis cache needs MAX_BYTES and MAX_ENTRIES.")
         self.max_bytes = int(options.pop("MAX_BYTES"))
         self.max_entries = int(options.pop("MAX_ENTRIES"))
         self.max_entry_bytes = int(
