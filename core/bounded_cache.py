@@ -59,8 +59,8 @@ logger = logging.getLogger(__name__)
 # The default cap on one entry, as a share of the whole cache: one entry never empties it.
 ENTRY_SHARE = 8
 # Bytes an entry costs in the index and the sizes hash besides its key's name (twice): sorted
-# set and hash nodes and their tables' share, a little over the ~330 bytes measured on Redis 7
-# for 5,000 entries (tests/core/test_pagecache_redis_bounded.py checks the sum stays under).
+# set and hash nodes and their tables' share (on Redis 7, 5,000 entries with 80-character keys
+# took about 330 bytes each in all; tests/core/test_pagecache_redis_bounded.py checks the sum).
 BOOKKEEPING_BYTES = 240
 # Expired index entries forgotten per write, so one write never runs long.
 SWEEP_LIMIT = 1000

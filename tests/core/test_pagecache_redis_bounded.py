@@ -187,6 +187,12 @@ def test_the_count_cap_and_the_entry_cap_hold_too(redis_pages, caplog, monkeypat
     assert cache.get("small-29") is None
     assert cache.get("small-30") == 30
     _accounting_exact(cache)
+    # A later expiry (touch) moves an entry to the back of the line.
+    assert cache.touch("small-30", 10_000)
+    cache.set("small-50", 50, 500)
+    assert cache.get("small-30") == 30
+    assert cache.get("small-31") is None
+    _accounting_exact(cache)
     monkeypatch.setattr(core.bounded_cache, "_too_large_logged", False)
     cache.set("too-large", "z" * (client.max_entry_bytes + 1), 60)
     cache.set("too-large-again", "z" * (client.max_entry_bytes + 1), 60)
