@@ -6,6 +6,7 @@ their settings in their own modules, gathered here: base holds everything.
 """
 
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from csp.constants import NONCE, NONE, SELF
 
@@ -153,16 +154,42 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = env.str("ACCOUNT_DEFAULT_HTTP_PROTOCOL", default
 # password-reset counters; account lockouts are in the database): shared by every web process
 # and never culled, so no amount of other traffic can clear a limit. Redis when the broker is
 # Redis, else a database table (made by core's migrations) whose entries are deleted only once
-# expired. "pages" holds
-# rebuildable pages and figures (core.pagecache), culled at PAGE_CACHE_MAX_ENTRIES. CACHE_URL and
-# PAGE_CACHE_URL override them.
+# expired. "pages" holds rebuildable pages and figures (core.pagecache). On Redis it is bounded
+# by its own eviction (core.bounded_cache: PAGE_CACHE_MAX_BYTES of what Redis reports its keys
+# use, PAGE_CACHE_MAX_ENTRIES entries, the oldest evicted first) because Redis itself runs
+# noeviction for the broker's queues, and by default it lives in the next database number of
+# the rate-limit store's server (the broker's /0 gives /1): no page-cache operation can reach a
+# queue or a counter. On the embedded default it is its own table, culled by Django at
+# PAGE_CACHE_MAX_ENTRIES rows. CACHE_URL and PAGE_CACHE_URL override the locations.
 def default_cache_url(broker_url: str) -> str:
     if broker_url.startswith(("redis://", "rediss://")):
         return broker_url
     return "dbcache://django_cache"
 
 
-def cache_config(url: str, *, key_prefix: str, max_entries: int, never_cull: bool) -> dict:
+# Redis's default number of databases: the one after the last is the first.
+REDIS_DATABASES = 16
+
+
+def default_page_cache_url(cache_url: str) -> str:
+    """Beside the rate-limit store: its own table, or the next database of the same Redis."""
+    if cache_url.startswith("dbcache://"):
+        return "dbcache://django_page_cache"
+    if not cache_url.startswith(("redis://", "rediss://")):
+        return cache_url
+    parts = urlsplit(cache_url)
+    database = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(database + 1) % REDIS_DATABASES}"))
+
+
+def cache_config(
+    url: str,
+    *,
+    key_prefix: str,
+    max_entries: int,
+    never_cull: bool,
+    max_bytes: int | None = None,
+) -> dict:
     config = {**env.cache_url_config(url), "KEY_PREFIX": key_prefix}
     if config["BACKEND"] == "django.core.cache.backends.db.DatabaseCache":
         if never_cull:
@@ -177,6 +204,12 @@ def cache_config(url: str, *, key_prefix: str, max_entries: int, never_cull: boo
             "socket_connect_timeout": 1,
             "socket_timeout": 1,
         }
+        if not never_cull:
+            # Redis ignores MAX_ENTRIES: a cache that may be culled keeps its own bounds.
+            config["BACKEND"] = "core.bounded_cache.BoundedRedisCache"
+            config["OPTIONS"].update(
+                MAX_ENTRIES=max_entries, MAX_BYTES=max_bytes or PAGE_CACHE_MAX_BYTES
+            )
     return config
 
 
@@ -184,16 +217,14 @@ CACHE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="impactbench")
 _RATE_LIMIT_CACHE_URL = env.str(
     "CACHE_URL", default=default_cache_url(env.str("CELERY_BROKER_URL", default=""))
 )
-_PAGE_CACHE_URL = env.str(
-    "PAGE_CACHE_URL",
-    default=(
-        "dbcache://django_page_cache"
-        if _RATE_LIMIT_CACHE_URL.startswith("dbcache://")
-        else _RATE_LIMIT_CACHE_URL
-    ),
-)
-# About 40 kB a page: 5,000 entries keep every page of a full release and its runs warm.
+_PAGE_CACHE_URL = env.str("PAGE_CACHE_URL", default=default_page_cache_url(_RATE_LIMIT_CACHE_URL))
+# About 40 kB a page: 5,000 entries keep every page of a full release and its runs warm (on
+# Redis the byte cap below usually binds first; a release's pages are also stored ahead in the
+# database, core.page_store, so a page pushed out costs one indexed read).
 PAGE_CACHE_MAX_ENTRIES = env.int("PAGE_CACHE_MAX_ENTRIES", default=5000)
+# What the page cache may take on Redis, as Redis counts its keys (values, keys, allocator
+# rounding and the cache's own index); one entry may take an eighth of it.
+PAGE_CACHE_MAX_BYTES = env.int("PAGE_CACHE_MAX_BYTES", default=32 * 1024 * 1024)
 CACHES = {
     # MAX_ENTRIES here only says when expired counters are swept (never a live one).
     "default": cache_config(
@@ -204,6 +235,7 @@ CACHES = {
         key_prefix=f"{CACHE_KEY_PREFIX}-pages",
         max_entries=PAGE_CACHE_MAX_ENTRIES,
         never_cull=False,
+        max_bytes=PAGE_CACHE_MAX_BYTES,
     ),
 }
 # Sign-in limits (the admin signs in through the same view, see impactbench_site/admin.py).

@@ -22,6 +22,7 @@ import secrets
 from collections import defaultdict
 
 from django.contrib.auth.models import AbstractBaseUser, Group
+from django.db import transaction
 
 from core.exceptions import ApplicationError
 from evaluations.models import EvaluationRun, Judgment
@@ -29,7 +30,7 @@ from evaluations.services.panel import run_panel, seat_of
 
 from ..kinds.evaluations import run_conversation_candidates
 from ..models import ItemKind, QueuePurpose, RatingQueue
-from .queues import queue_create
+from .queues import queue_create, run_not_official_check
 
 CALIBRATION_STRATA = ("model", "polarity")
 CALIBRATION_INSTRUCTIONS = (
@@ -44,6 +45,7 @@ TRIAGE_INSTRUCTIONS = (
 )
 
 
+@transaction.atomic
 def calibration_queue_create(
     *,
     run: EvaluationRun,
@@ -58,6 +60,7 @@ def calibration_queue_create(
 ) -> RatingQueue:
     """A blind, random calibration sample of ``run``'s judged conversations, stratified by
     target and polarity (proportional allocation), each item's inclusion probability stored."""
+    run_not_official_check(run)  # before the draw: its own message says why
     candidates = run_conversation_candidates(run, judged=True)
     if not candidates:
         raise ApplicationError(
@@ -114,6 +117,7 @@ def disagreement_scores(run: EvaluationRun) -> dict[int, float]:
     return scores
 
 
+@transaction.atomic
 def triage_queue_create(
     *,
     run: EvaluationRun,
@@ -129,6 +133,7 @@ def triage_queue_create(
     """A blind queue of ``run``'s conversations where judges or repetitions disagree, the
     most disputed first (ties in score in a seeded random order); unanimous conversations
     only when ``include_unanimous``. Items carry no inclusion probability."""
+    run_not_official_check(run)
     scores = disagreement_scores(run)
     seed = secrets.randbelow(2**31) if seed is None else seed
     candidates = [

@@ -5,9 +5,10 @@ from collections.abc import Iterable, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
-from evaluations.models import Conversation
+from evaluations.models import Conversation, EvaluationRun
 
 from ..kinds import Candidate, adapter_for, kinds_with
 from ..models import ItemKind, QueueItem, QueuePurpose, QueueStatus, RatingQueue, StratumField
@@ -70,6 +71,8 @@ def queue_create(
         raise ApplicationError(adapter.nothing_to_sample)
     if purpose not in QueuePurpose.values:
         raise ApplicationError(f"Unknown queue purpose: {purpose}.")
+    if run is not None and kind in kinds_with("blind"):
+        run_not_official_check(run)
     seed = secrets.randbelow(2**31) if seed is None else seed
     if ranked:
         chosen = population[: sample_size_for(len(population), size=size, fraction=fraction)]
@@ -125,6 +128,26 @@ def _holds_public_items(queue: RatingQueue) -> bool:
         return False
     items = queue.items.values("object_id")
     return Conversation.objects.filter(pk__in=items, run__is_official=True).exists()
+
+
+def run_not_official_check(run: EvaluationRun) -> None:
+    """Refuse a blind queue over an official run: its conversations may be public already (or
+    become so once its release is published), so a rater could look each one up. The run is
+    locked until the queue is made, so it cannot be made official meanwhile."""
+    official = (
+        EvaluationRun.objects.select_for_update()
+        .filter(pk=run.pk)
+        .values_list("is_official", flat=True)
+        .first()
+    )
+    if official:
+        raise ApplicationError(
+            _(
+                "Blind queues are drawn before the run is made official, and this run is "
+                "official already: its conversations may have been read. Draw the queue from "
+                "a run that is not official yet."
+            )
+        )
 
 
 @transaction.atomic

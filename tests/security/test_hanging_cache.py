@@ -35,7 +35,7 @@ PORT = free_port()
 def _caches(url: str, *, skip_seconds: float = 30.0) -> dict:
     config = {
         "default": cache_config(url, key_prefix="rl", max_entries=0, never_cull=True),
-        "pages": cache_config(url, key_prefix="pages", max_entries=0, never_cull=False),
+        "pages": cache_config(url, key_prefix="pages", max_entries=1000, never_cull=False),
     }
     for alias in config.values():
         assert alias["OPTIONS"]["socket_timeout"] == SOCKET_TIMEOUT
