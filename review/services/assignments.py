@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core import events
 from core.exceptions import ApplicationError
@@ -109,7 +110,7 @@ def assignment_expire_stale(*, queue: RatingQueue | None = None) -> int:
     Assignment.objects.filter(pk__in=[pk for pk, _ in rows]).update(
         status=AssignmentStatus.EXPIRED, resolved_at=timezone.now()
     )
-    for item_id, count in sorted(Counter(item_id for _, item_id in rows).items()):
+    for item_id, count in sorted(Counter(item_id for _pk, item_id in rows).items()):
         QueueItem.objects.filter(pk=item_id).update(claims_open=F("claims_open") - count)
     closed = RatingQueue.objects.filter(
         items__pk__in=[item_id for _, item_id in rows], status=QueueStatus.CLOSED
@@ -313,8 +314,10 @@ def rating_undo_last(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
         # Its ratings count in the figures now: rating the item again, after watching a figure
         # move, would be rating it knowing what the blind screen hid.
         raise ApplicationError(
-            "This queue is closed and its ratings are published in the figures; a rating "
-            "can no longer be undone."
+            _(
+                "This queue is closed and its ratings are published in the figures; a rating "
+                "can no longer be undone."
+            )
         )
     now = timezone.now()
     if now - rating.submitted_at > undo_window():

@@ -159,8 +159,10 @@ def queue_set_status(*, queue: RatingQueue, status: str) -> RatingQueue:
     if status == QueueStatus.OPEN and queue.status != status and _holds_public_items(queue):
         # Reopened, it would hold back again conversations visitors have read and counted.
         raise ApplicationError(
-            "This blind queue rates conversations of a run that is public now; it cannot be "
-            "reopened. Draw a new queue from a run before it is made official."
+            _(
+                "This blind queue rates conversations of a run that is public now; it cannot "
+                "be reopened. Draw a new queue from a run before it is made official."
+            )
         )
     queue.status = status
     queue.save(update_fields=["status", "updated_at"])
