@@ -278,3 +278,29 @@ def test_a_blocked_prompt_bills_its_prompt_once(fake_gemini):
     assert (call.prompt_tokens, call.completion_tokens) == (1000, 0)
     assert call.finish_reason == "prohibited_content"
     assert call.cost_estimate == Decimal("0.002")
+
+
+@pytest.mark.parametrize(
+    ("unknown", "json_mode", "mode"),
+    [({"responseJsonSchema"}, True, "json_object_schema"), (set(), False, "prompt")],
+)
+def test_configure_model_for_google_steps_down_on_googles_refusals(
+    fake_gemini, capsys, unknown, json_mode, mode
+):
+    from django.core.management import call_command
+
+    from llm.models import ModelConfiguration
+
+    fake_gemini.unknown_fields = set(unknown)
+    fake_gemini.json_mode = json_mode
+    fake_gemini.responder = lambda request: {"ok": True, "word": "harbour"}
+    call_command(
+        "configure_model", "--name", "Gem", "--provider", "google",
+        "--base-url", fake_gemini.base_url, "--model-id", "gemini-test",
+        "--api-key-env", "GEMINI_API_KEY", "--roles", "judge",
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert "cannot be used yet" not in out
+    assert "json_schema: refused (HTTP 400)" in out
+    assert f"{mode}: works" in out
+    assert ModelConfiguration.objects.get(name="Gem").structured_output == mode
