@@ -81,7 +81,7 @@ class _Sum:
 
 
 def _dollars(amount: Decimal) -> str:
-    return str(amount.quantize(_CENTS))
+    return format(amount.quantize(_CENTS), "f")
 
 
 def _conversation_id(work_item: str) -> int | None:
@@ -194,8 +194,8 @@ class RunCostView:
 
 def run_cost_view(stored: dict[str, Any] | None) -> RunCostView | None:
     """The stored figures for a page (no query), or None before the run's first refresh with
-    them."""
-    if not stored or "total" not in stored:
+    them, and for a run that made no model call (a synthetic dataset's)."""
+    if not stored or not stored.get("total", {}).get("calls"):
         return None
     return RunCostView(
         total=_figure(stored["total"]),
