@@ -165,7 +165,7 @@ def test_a_prompt_google_blocks_fails_its_conversation_without_a_second_request(
     runs.run_process_inline(run_id=run.pk)
     for row in rows:
         row.refresh_from_db()
-        assert row.status == ConversationStatus.FAILED
+        assert (row.status, row.failure_kind) == (ConversationStatus.FAILED, "target_error")
         assert "the prompt was blocked (PROHIBITED_CONTENT)" in row.error
         assert "not sent again" in row.error
     target_calls = LLMCall.objects.filter(run_id=run.pk, role="target")
@@ -175,3 +175,26 @@ def test_a_prompt_google_blocks_fails_its_conversation_without_a_second_request(
         assert (call.outcome, call.finish_reason) == (CallOutcome.FAILED, "prohibited_content")
         assert (call.prompt_tokens, call.completion_tokens) == (40, 0)
         assert call.cost_estimate == Decimal("0.00008")  # 40 tokens at $2 per million
+
+
+def test_a_judge_prompt_google_blocks_leaves_the_conversation_unjudged_after_one_request(
+    gemini_models,
+):
+    plain = gemini_models.respond
+
+    def blocking(request):
+        last = request.messages[-1]["content"]
+        verdict = "<user_turns>" not in last and "<fidelity_transcript>" not in last
+        if request.model == "judge" and verdict:
+            return Behaviour(body=blocked("SAFETY", prompt_tokens=50))
+        return plain(request)
+
+    gemini_models.server.responder = blocking
+    run, rows = _run(gemini_models, conversations=1, turns=1)
+    runs.run_process_inline(run_id=run.pk)
+    rows[0].refresh_from_db()
+    assert rows[0].status == ConversationStatus.FAILED
+    assert "the prompt was blocked (SAFETY)" in rows[0].error
+    blocked_calls = LLMCall.objects.filter(run_id=run.pk, finish_reason="safety")
+    assert blocked_calls.count() == 1
+    assert blocked_calls.get().prompt_tokens == 50
