@@ -145,3 +145,56 @@ def run_call_totals(*, run_id: int) -> RunCallTotals:
         ends = latest["latest_backoff_at"] + timedelta(milliseconds=latest["latest_backoff_ms"])
     cost = (Decimal(units) / COST_UNITS_PER_DOLLAR).quantize(Decimal("1e-8"))
     return RunCallTotals(**sums, cost=cost, latest_backoff_ends=ends)
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """The cost of a run's attempts with one configuration, in one role, for one work item
+    ("conversation:17"; "" for calls made for the run as a whole)."""
+
+    configuration_id: int
+    role: str
+    work_item: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: Decimal
+    # Billed attempts (tokens, not a cache hit, not offline) of a configuration without
+    # prices: their cost is not in `cost`, which is then a lower bound.
+    unpriced_calls: int
+
+
+def run_call_costs(*, run_id: int) -> list[CallCost]:
+    """The run's call log summed per configuration, role and work item: one GROUP BY."""
+    unpriced = (
+        Q(configuration__price_per_million_input_tokens=0)
+        & Q(configuration__price_per_million_output_tokens=0)
+        & Q(is_offline=False)
+        & ~Q(outcome=CallOutcome.CACHED)
+        & (Q(prompt_tokens__gt=0) | Q(completion_tokens__gt=0))
+    )
+    rows = (
+        LLMCall.objects.filter(run_id=run_id)
+        .values("configuration_id", "role", "work_item")
+        .annotate(
+            calls=Count("id"),
+            prompt=Coalesce(Sum("prompt_tokens"), 0),
+            completion=Coalesce(Sum("completion_tokens"), 0),
+            spent=Coalesce(Sum("cost_estimate"), Decimal(0)),
+            unpriced=Count("id", filter=unpriced),
+        )
+        .order_by("configuration_id", "role", "work_item")
+    )
+    return [
+        CallCost(
+            configuration_id=row["configuration_id"],
+            role=row["role"],
+            work_item=row["work_item"],
+            calls=row["calls"],
+            prompt_tokens=row["prompt"],
+            completion_tokens=row["completion"],
+            cost=Decimal(row["spent"]),
+            unpriced_calls=row["unpriced"],
+        )
+        for row in rows
+    ]

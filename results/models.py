@@ -154,6 +154,9 @@ class RunAnalysis(models.Model):
     seconds = models.FloatField(default=0.0, help_text="How long the refresh took.")
     reliability = models.JSONField(default=dict)
     robustness = models.JSONField(default=dict)
+    # What the run cost, from its call log (`services.run_cost`): totals, per model and role,
+    # per target with the simulator's and judge's calls for its conversations.
+    cost = models.JSONField(default=dict)
 
     def __str__(self) -> str:
         return f"Analysis of run {self.run_id}"

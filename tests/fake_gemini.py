@@ -9,10 +9,12 @@ shape (`{"error": {"code", "message", "status", "details"}}`); a 429 carries a R
 `usageMetadata` with prompt, candidates and (implicitly) cached token counts: a system
 instruction of at least `CACHE_MIN_TOKENS` seen before counts as cached.
 
-Google's refusals in its own words: `knows_json_schema = False` answers a `responseJsonSchema`
-as an API version without the field does (400 'Unknown name "responseJsonSchema" at
-'generation_config''), `json_mode = False` answers any JSON output as a model without it does
-(400 "JSON mode is not enabled for models/…"); `blocked(reason)` is a reply to a prompt the API
+Google's refusals in its own words: `unknown_fields` answers a generationConfig field
+(`responseJsonSchema`, `responseSchema`, `responseMimeType`) as an API version without it does
+(400 INVALID_ARGUMENT 'Unknown name "responseJsonSchema" at 'generation_config'', with a
+BadRequest field violation; `knows_json_schema = False` is the first alone),
+`json_mode = False` answers any JSON output as a model without it does (400 "JSON mode is not
+enabled for models/…", no details); `blocked(reason)` is a reply to a prompt the API
 blocked (no candidates, `promptFeedback.blockReason`), `withheld(reason)` one whose candidate
 was stopped (`finishReason` SAFETY, RECITATION…) before any text.
 """
@@ -60,20 +62,37 @@ def withheld(reason: str, prompt_tokens: int = 9) -> dict:
     }
 
 
-def error_body(code: int, message: str, retry_delay: str = "") -> dict:
-    details = []
+def error_body(code: int, message: str, retry_delay: str = "", details: list | None = None) -> dict:
+    """Google's error shape; `details` only when there are some, as the API leaves it out."""
+    details = list(details or [])
     if retry_delay:
         details.append(
             {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay}
         )
-    return {
-        "error": {
-            "code": code,
-            "message": message,
-            "status": STATUS_NAMES.get(code, "UNKNOWN"),
-            "details": details,
-        }
+    error: dict[str, Any] = {
+        "code": code,
+        "message": message,
+        "status": STATUS_NAMES.get(code, "UNKNOWN"),
     }
+    if details:
+        error["details"] = details
+    return {"error": error}
+
+
+def unknown_field_body(name: str, parent: str = "generation_config") -> dict:
+    """What an API version answers to a field it does not know: the message, and the field
+    violation in a BadRequest detail."""
+    message = (
+        f"Invalid JSON payload received. Unknown name \"{name}\" at '{parent}': Cannot find field."
+    )
+    violation = {"field": parent, "description": message}
+    return error_body(
+        400,
+        message,
+        details=[
+            {"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [violation]}
+        ],
+    )
 
 
 class GeminiRequest(RecordedRequest):
@@ -113,10 +132,20 @@ class FakeGeminiServer(FakeOpenAIServer):
     def __init__(self, api_key: str = "") -> None:
         super().__init__()
         self.api_key = api_key
-        self.knows_json_schema = True
+        # generationConfig fields this API version does not know ("responseJsonSchema",
+        # "responseSchema", "responseMimeType"): a request naming one is answered 400.
+        self.unknown_fields: set[str] = set()
         self.json_mode = True
         self._seen: set[str] = set()
         self._seen_lock = threading.Lock()
+
+    @property
+    def knows_json_schema(self) -> bool:
+        return "responseJsonSchema" not in self.unknown_fields
+
+    @knows_json_schema.setter
+    def knows_json_schema(self, value: bool) -> None:
+        (self.unknown_fields.discard if value else self.unknown_fields.add)("responseJsonSchema")
 
     def _serves(self, path: str) -> bool:
         return bool(_PATH.match(path))
@@ -139,12 +168,8 @@ class FakeGeminiServer(FakeOpenAIServer):
             if not parts or not all(isinstance(p.get("text"), str) for p in parts):
                 return 400, error_body(400, f"contents[{index}].parts: must contain text parts")
         config = request.generation_config
-        if "responseJsonSchema" in config and not self.knows_json_schema:
-            return 400, error_body(
-                400,
-                'Invalid JSON payload received. Unknown name "responseJsonSchema" at '
-                "'generation_config': Cannot find field.",
-            )
+        for name in sorted(self.unknown_fields & set(config)):
+            return 400, unknown_field_body(name)
         if config.get("responseMimeType") == "application/json" and not self.json_mode:
             return 400, error_body(400, f"JSON mode is not enabled for models/{request.model}")
         if ("responseJsonSchema" in config or "responseSchema" in config) and config.get(

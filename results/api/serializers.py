@@ -6,6 +6,8 @@ from rest_framework import serializers
 from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
 from metrics_registry.models import Area, Subarea
 
+from .cost_serializers import cost_field, run_cost_output
+
 
 class ExclusionOutput(serializers.Serializer):
     reason = serializers.CharField()
@@ -61,6 +63,9 @@ class RunOutput(serializers.ModelSerializer):
     fidelity = serializers.SerializerMethodField(
         help_text="The run's simulator fidelity figures (`runs/<id>/fidelity/`)."
     )
+    cost = serializers.SerializerMethodField(
+        help_text="What the run's model calls cost (null before its figures were refreshed)."
+    )
 
     class Meta:
         model = EvaluationRun
@@ -79,10 +84,16 @@ class RunOutput(serializers.ModelSerializer):
             "conversations_failed",
             "targets",
             "fidelity",
+            "cost",
         ]
 
     def get_fidelity(self, run: EvaluationRun) -> str:
         return reverse("results-api:run-fidelity", args=[run.pk])
+
+    @cost_field
+    def get_cost(self, run: EvaluationRun) -> dict | None:
+        # Stored with the analysis, which the run's query already joins.
+        return run_cost_output(run.analysis.cost)
 
 
 class ResultOutput(serializers.Serializer):

@@ -7,7 +7,7 @@ the new figures, never a mix:
   every results page reads;
 * the run analysis (`analysis_refresh`): reliability and robustness, the `RunAnalysis` snapshot,
   with the figures pages would otherwise draw per request (judge trust, calibrated rates:
-  `RunFigures`, marked with the snapshot's time).
+  `RunFigures`, marked with the snapshot's time) and what the run cost (`run_cost`).
 
 A finished run needs both (`results_refresh`, one transaction); ratings arriving change only
 the analysis. The slow parts run before a transaction opens, but for the summaries' bootstrap,
@@ -46,6 +46,7 @@ from .reliability import (
 )
 from .repeatability import judge_repeatability, judgment_counts
 from .robustness import robustness
+from .run_cost import run_cost_compute
 from .stored_figures import Computed, run_figures_compute, run_figures_write
 from .summaries import DEFAULT_RESAMPLES, failed_as_fail
 from .summary_writes import summaries_replace
@@ -77,6 +78,7 @@ def analysis_refresh(
     cells = _cells_loading_kernels(run)
     store = CellStore(run, ANALYSIS)
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed, store=store)
+    figures["cost"] = run_cost_compute(run)
     stored = stored_figures_compute(run)
     with transaction.atomic():
         analysis = _analysis_write(run, figures, n_resamples, time.perf_counter() - started)
@@ -97,6 +99,7 @@ def results_refresh(
     cells = _cells_loading_kernels(run)
     store = CellStore(run, ANALYSIS)
     figures = _analysis(run, cells, n_resamples=n_resamples, seed=seed, store=store)
+    figures["cost"] = run_cost_compute(run)
     stored = stored_figures_compute(run)
     summaries = CellStore(run, SUMMARIES)
     with transaction.atomic():

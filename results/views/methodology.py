@@ -24,6 +24,7 @@ from ..services.fidelity import fidelity_from_reliability, fidelity_labelled
 from ..services.frozen_figures import run_validity_frozen, run_validity_live_reason
 from ..services.judge_trust import HOW_TO_FILL, judge_family_effect, run_agreement_gaps
 from ..services.judge_trust import THRESHOLDS as TRUST_THRESHOLDS
+from ..services.run_cost import run_cost_view
 from .common import PublicRunMixin
 
 PER_METRIC_SHOWN = 15
@@ -95,6 +96,8 @@ class MethodologyView(PublicRunMixin, TemplateView):
             staff_reader=self.is_staff_reader(),
             # Swap studies' figures are stored with the analysis: no query of their own.
             swap_studies=analysis.robustness.get("swap", []),
+            # Stored with the analysis: no query of its own.
+            cost=run_cost_view(analysis.cost),
         )
         context.update(methodology_calibration(run))
         # The run's validity section: frozen with its release when it was (no query; read from

@@ -76,6 +76,12 @@ PROVIDER_SERVERS = {
 }
 
 
+@pytest.fixture
+def gemini_models(fake_gemini, db):
+    """FakeModels on the local Gemini API, through the official google-genai SDK."""
+    return FakeModels(fake_gemini, provider="google")
+
+
 @pytest.fixture(params=list(PROVIDER_SERVERS))
 def provider_models(request, db):
     """FakeModels on each provider's local server (tests/fake_openai.py, fake_anthropic.py,

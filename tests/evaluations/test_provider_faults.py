@@ -4,6 +4,7 @@ replies are cut off at max_tokens; every conversation still completes, every att
 the call log and the run's cost is the call log's sum."""
 
 import itertools
+from decimal import Decimal
 
 import pytest
 
@@ -12,6 +13,7 @@ from evaluations.services import runs
 from evaluations.services.health import run_cost
 from llm.models import CallOutcome, LLMCall
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+from tests.fake_gemini import blocked
 from tests.fake_openai import Behaviour
 
 pytestmark = pytest.mark.django_db
@@ -121,3 +123,78 @@ def test_a_run_against_a_server_refusing_json_schema_moves_down_once_and_complet
     last_refusal = max(r.pk for r in refusals)
     later = LLMCall.objects.filter(run_id=run.pk, pk__gt=last_refusal, role="judge")
     assert all(c.parameters.get("response_format", {}).get("type") != "json_schema" for c in later)
+
+
+@pytest.mark.slow(reason="simulates and judges six conversations through the google-genai SDK")
+def test_a_google_run_asking_for_json_schema_steps_down_and_completes(gemini_models):
+    """An API version without `responseJsonSchema` answers Google's 400; the engine moves each
+    configuration down to the schema type once and every conversation completes."""
+    gemini_models.server.knows_json_schema = False
+    run, rows = _run(gemini_models, conversations=6, turns=1)
+    runs.run_process_inline(run_id=run.pk)
+    for row in rows:
+        row.refresh_from_db()
+        assert row.status == ConversationStatus.COMPLETED, row.error
+    for configuration in (gemini_models.simulator, gemini_models.judge):
+        configuration.refresh_from_db()
+        assert configuration.structured_output == "json_object_schema"
+        assert "responseJsonSchema" in configuration.structured_output_note
+    refusals = LLMCall.objects.filter(run_id=run.pk, http_status=400)
+    assert refusals.count() >= 2
+    assert all("now asks for json_object_schema" in c.error_message for c in refusals)
+    last_refusal = max(r.pk for r in refusals)
+    later = LLMCall.objects.filter(run_id=run.pk, pk__gt=last_refusal).exclude(role="target")
+    assert later.exists()
+    assert all(c.parameters.get("response_format", {}).get("type") != "json_schema" for c in later)
+    sent_later = [r for r in gemini_models.server.requests if r.model != "target"][-later.count() :]
+    assert not any("responseJsonSchema" in r.generation_config for r in sent_later)
+
+
+def test_a_prompt_google_blocks_fails_its_conversation_without_a_second_request(gemini_models):
+    """A blocked prompt is refused: one request and one call-log row with its tokens and cost,
+    never sent again; the conversation fails saying why."""
+    plain = gemini_models.respond
+
+    def blocking(request):
+        if request.model == "target":
+            return Behaviour(body=blocked("PROHIBITED_CONTENT", prompt_tokens=40))
+        return plain(request)
+
+    gemini_models.server.responder = blocking
+    run, rows = _run(gemini_models, conversations=2, turns=1)
+    runs.run_process_inline(run_id=run.pk)
+    for row in rows:
+        row.refresh_from_db()
+        assert (row.status, row.failure_kind) == (ConversationStatus.FAILED, "target_error")
+        assert "the prompt was blocked (PROHIBITED_CONTENT)" in row.error
+        assert "not sent again" in row.error
+    target_calls = LLMCall.objects.filter(run_id=run.pk, role="target")
+    sent = [r for r in gemini_models.server.requests if r.model == "target"]
+    assert target_calls.count() == len(sent) == len(rows)
+    for call in target_calls:
+        assert (call.outcome, call.finish_reason) == (CallOutcome.FAILED, "prohibited_content")
+        assert (call.prompt_tokens, call.completion_tokens) == (40, 0)
+        assert call.cost_estimate == Decimal("0.00008")  # 40 tokens at $2 per million
+
+
+def test_a_judge_prompt_google_blocks_leaves_the_conversation_unjudged_after_one_request(
+    gemini_models,
+):
+    plain = gemini_models.respond
+
+    def blocking(request):
+        last = request.messages[-1]["content"]
+        verdict = "<user_turns>" not in last and "<fidelity_transcript>" not in last
+        if request.model == "judge" and verdict:
+            return Behaviour(body=blocked("SAFETY", prompt_tokens=50))
+        return plain(request)
+
+    gemini_models.server.responder = blocking
+    run, rows = _run(gemini_models, conversations=1, turns=1)
+    runs.run_process_inline(run_id=run.pk)
+    rows[0].refresh_from_db()
+    assert rows[0].status == ConversationStatus.FAILED
+    assert "the prompt was blocked (SAFETY)" in rows[0].error
+    blocked_calls = LLMCall.objects.filter(run_id=run.pk, finish_reason="safety")
+    assert blocked_calls.count() == 1
+    assert blocked_calls.get().prompt_tokens == 50

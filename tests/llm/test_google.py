@@ -2,6 +2,7 @@
 (fake_gemini): request shape, JSON schema through response_json_schema / response_schema,
 retries on 429 with RetryInfo, usage with implicitly cached tokens and its price."""
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -209,3 +210,97 @@ def test_a_rate_limit_in_googles_words_is_waited_out_whatever_the_status(fake_ge
     assert ask(gemini(fake_gemini)).output.present is True
     outcomes = list(LLMCall.objects.order_by("id").values_list("outcome", "http_status"))
     assert outcomes == [(CallOutcome.RATE_LIMITED, 403), (CallOutcome.SUCCESS, 200)]
+
+
+@pytest.mark.parametrize(
+    ("unknown", "mode"),
+    [
+        ({"responseJsonSchema"}, "json_object_schema"),
+        ({"responseJsonSchema", "responseSchema"}, "json_object"),
+        ({"responseJsonSchema", "responseSchema", "responseMimeType"}, "prompt"),
+    ],
+)
+def test_the_probe_steps_down_past_every_field_the_api_does_not_know(fake_gemini, unknown, mode):
+    fake_gemini.unknown_fields = set(unknown)
+    fake_gemini.responder = lambda request: {"ok": True, "word": "harbour"}
+    probe = structured_mode_probe(configuration=gemini(fake_gemini))
+    assert probe.mode == mode, probe.summary
+    refused = [f for f in probe.findings if not f.works]
+    assert [f.detail for f in refused] == ["refused (HTTP 400)"] * len(unknown)
+    for call in LLMCall.objects.filter(outcome=CallOutcome.HTTP_ERROR):
+        assert "Unknown name" in call.error_message
+        assert "INVALID_ARGUMENT" in call.error_message
+
+
+def test_the_probe_steps_down_to_the_prompt_for_a_model_without_json_mode(fake_gemini):
+    fake_gemini.json_mode = False
+    fake_gemini.responder = lambda request: {"ok": True, "word": "harbour"}
+    probe = structured_mode_probe(configuration=gemini(fake_gemini))
+    assert probe.mode == "prompt", probe.summary
+    assert fake_gemini.request_count == 4
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        'Invalid JSON payload received. Unknown name "responseJsonSchema" at '
+        "'generation_config': Cannot find field.",
+        "Invalid JSON payload received. Unknown name \"responseSchema\" at 'generation_config'",
+        "Invalid JSON payload received. Unknown name \"responseMimeType\" at 'generation_config'",
+        "JSON mode is not enabled for models/gemini-1.0-pro",
+        "generation_config.response_mime_type: unsupported for this model",
+    ],
+)
+def test_googles_format_wording_is_googles_own(message):
+    """Each provider declares the wording of its refusals: Google's steps its configuration
+    down; the same body from another provider's server is an ordinary refusal."""
+    from llm.providers import registry
+    from llm.providers.errors import status_failure
+
+    body = json.dumps(error_body(400, message))
+    google = status_failure(
+        facts=registry.facts("google"), status=400, body=body, where="x", retry_after=None
+    )
+    assert (google.kind, google.format_refused) == ("refused", True)
+    anthropic = status_failure(
+        facts=registry.facts("anthropic"), status=400, body=body, where="x", retry_after=None
+    )
+    assert anthropic.format_refused is False
+
+
+def test_a_blocked_prompt_bills_its_prompt_once(fake_gemini):
+    fake_gemini.enqueue(body=blocked("PROHIBITED_CONTENT", prompt_tokens=1000))
+    configuration = gemini(fake_gemini)  # $2 per million input tokens
+    with pytest.raises(LLMError):
+        ask(configuration)
+    call = LLMCall.objects.get()
+    assert fake_gemini.request_count == 1
+    assert (call.prompt_tokens, call.completion_tokens) == (1000, 0)
+    assert call.finish_reason == "prohibited_content"
+    assert call.cost_estimate == Decimal("0.002")
+
+
+@pytest.mark.parametrize(
+    ("unknown", "json_mode", "mode"),
+    [({"responseJsonSchema"}, True, "json_object_schema"), (set(), False, "prompt")],
+)
+def test_configure_model_for_google_steps_down_on_googles_refusals(
+    fake_gemini, capsys, unknown, json_mode, mode
+):
+    from django.core.management import call_command
+
+    from llm.models import ModelConfiguration
+
+    fake_gemini.unknown_fields = set(unknown)
+    fake_gemini.json_mode = json_mode
+    fake_gemini.responder = lambda request: {"ok": True, "word": "harbour"}
+    call_command(
+        "configure_model", "--name", "Gem", "--provider", "google",
+        "--base-url", fake_gemini.base_url, "--model-id", "gemini-test",
+        "--api-key-env", "GEMINI_API_KEY", "--roles", "judge",
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert "cannot be used yet" not in out
+    assert "json_schema: refused (HTTP 400)" in out
+    assert f"{mode}: works" in out
+    assert ModelConfiguration.objects.get(name="Gem").structured_output == mode

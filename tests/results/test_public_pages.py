@@ -304,3 +304,17 @@ def test_a_cell_whose_conversations_all_failed_says_what_was_left_out(client):
     assert [(e.reason, e.count) for e in row.teen.excluded] == [("target error", 3)]
     html = client.get(reverse("results:metric", args=[version.metric.key])).content.decode()
     assert "3 excluded (target error: 3)" in html
+
+
+def test_a_run_without_model_calls_shows_no_cost_section(client, api_client):
+    """A run whose rows were written without a model call (seeded, synthetic) has no cost to
+    state; the API still says it made no call."""
+    run = published_run()
+    html = client.get(reverse("results:methodology")).content.decode()
+    assert 'data-testid="run-cost"' not in html
+    cost = api_client.get(reverse("results-api:run-detail", args=[run.pk])).json()["cost"]
+    assert (cost["total"]["calls"], cost["total"]["cost"], cost["total"]["status"]) == (
+        0,
+        "0.00000000",
+        "known",
+    )

@@ -199,6 +199,8 @@ NOT_USER_WRITTEN = {
     "results.RunAnalysis.reliability": "computed figures; names in it are copies of covered "
     "fields and render on the pages visited",
     "results.RunAnalysis.robustness": "computed figures, as above",
+    "results.RunAnalysis.cost": "computed amounts and counts; model names in it are copies of "
+    "covered fields",
     "results.AnchorStudy.figures": "computed figures (rates, intervals, counts), as above",
     "results.ReleaseExpertFigures.figures": "computed figures; metric names in it are copies "
     "of covered fields",
