@@ -262,38 +262,46 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
 
 
 class SwapStudyForm(forms.Form):
-    """An alternative judge and/or simulator for a sample of a completed run's scenarios."""
+    """An alternative judge and/or simulator for a sample of a completed run's scenarios.
+
+    Only configurations assigned the role are offered: a drafter or a target judging its own
+    kind would make the study measure the wrong thing."""
 
     judge = ConfigurationChoiceField(
-        queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
+        queryset=ModelConfiguration.objects.none(),
         required=False,
-        label="Alternative judge",
-        help_text="Leave empty to keep the run's judge. A judge-only swap re-judges the run's "
-        "own conversations of the sample (nothing is simulated again).",
+        label=_("Alternative judge"),
+        help_text=_(
+            "Leave empty to keep the run's judge. A judge-only swap re-judges the run's "
+            "own conversations of the sample (nothing is simulated again)."
+        ),
     )
     simulator = ConfigurationChoiceField(
-        queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
+        queryset=ModelConfiguration.objects.none(),
         required=False,
-        label="Alternative user simulator",
-        help_text="Leave empty to keep the run's simulator; a new simulator means new "
-        "conversations of the sampled scenarios.",
+        label=_("Alternative user simulator"),
+        help_text=_(
+            "Leave empty to keep the run's simulator; a new simulator means new "
+            "conversations of the sampled scenarios."
+        ),
     )
     sample_size = forms.IntegerField(
         min_value=2,
         initial=50,
-        label="Scenarios to sample",
-        help_text="Drawn at random, without replacement, from the scenarios the run finished.",
+        label=_("Scenarios to sample"),
+        help_text=_("Drawn at random, without replacement, from the scenarios the run finished."),
     )
     seed = forms.IntegerField(
         required=False,
         min_value=0,
-        help_text="Recorded with the study; leave empty for a random one.",
+        help_text=_("Recorded with the study; leave empty for a random one."),
     )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        for field, role in (("judge", ModelRole.JUDGE), ("simulator", ModelRole.USER_SIMULATOR)):
-            self.fields[field].choices = _choices_role_first(self.fields[field], role)
+        # Per form, so a role assigned a moment ago is offered at once.
+        self.fields["judge"].queryset = configurations_for_role(ModelRole.JUDGE)
+        self.fields["simulator"].queryset = configurations_for_role(ModelRole.USER_SIMULATOR)
         self.helper = FormHelper()
         self.helper.form_tag = False
 
