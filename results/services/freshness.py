@@ -26,6 +26,7 @@ from evaluations.models import Conversation, EvaluationRun, RunStatus, SwapStudy
 from results.models import RefreshRequest
 from review.events import RatingsChanged
 
+from .refresh import results_refresh
 from .refresh_scope import RATING_FIGURES, figures_refresh
 from .stored_figures import run_figures_discard
 
@@ -37,7 +38,14 @@ def debounce_seconds() -> int:
 
 
 def on_run_completed(event: RunCompleted) -> None:
-    task_send("results.tasks.results_refresh", event.run_id)
+    if not event.no_worker:
+        task_send("results.tasks.results_refresh", event.run_id)
+        return
+    # Processed on the command line: nothing may take up a queued refresh, and the run's page
+    # would link to results that do not exist yet.
+    run = EvaluationRun.objects.filter(pk=event.run_id).first()
+    if run is not None:
+        results_refresh(run=run)
 
 
 def on_swap_run_completed(event: RunCompleted) -> None:
