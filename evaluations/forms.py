@@ -12,7 +12,7 @@ from core.forms import CheckedTextMixin
 from core.jsonsafe import json_loads_checked
 from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role, configurations_for_role
-from metrics_registry.models import MetricVersion, Release
+from metrics_registry.models import MetricVersion, Release, ReleaseItem
 from rubrics.models import RubricItem
 
 from .models import MAX_TURNS, RubricGrading, Scenario
@@ -237,12 +237,32 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
             ),
         )
 
+    def _chosen_release_id(self) -> int | None:
+        """The release of a submitted form (re-shown with its errors), if it names one."""
+        if not self.is_bound:
+            return None
+        raw = self.data.get("release") or ""
+        return int(raw) if raw.isdigit() else None
+
     def metric_version_groups(self) -> list[dict]:
-        """The metric checkboxes grouped under each version's first subarea, in taxonomy order."""
+        """The metric checkboxes grouped under each version's first subarea, in taxonomy order.
+
+        Each option says which releases hold its version: ticked with a release, a metric
+        outside it is refused, so the form marks it before the maintainer submits."""
         versions = {str(v.pk): v for v in self.fields["metric_versions"].queryset}
+        releases: dict[int, list[tuple[int, str]]] = {}
+        for version_id, release_id, number in ReleaseItem.objects.filter(
+            metric_version_id__in=[v.pk for v in versions.values()]
+        ).values_list("metric_version_id", "release_id", "release__version"):
+            releases.setdefault(version_id, []).append((release_id, number))
+        chosen = self._chosen_release_id()
         groups: dict[tuple, dict] = {}
         for widget in self["metric_versions"]:
             version = versions[str(widget.data["value"])]
+            held = releases.get(version.pk, [])
+            widget.releases = ", ".join(number for _pk, number in held)
+            widget.release_ids = " ".join(str(pk) for pk, _number in held)
+            widget.outside = chosen is not None and chosen not in {pk for pk, _n in held}
             subareas = sorted(version.subareas.all(), key=lambda s: (s.area.position, s.position))
             first = subareas[0] if subareas else None
             key = (first.area.position, first.position) if first else (99, 99)
