@@ -200,7 +200,7 @@ def test_a_run_without_further_judges_has_its_one_judge(client_for, maintainer, 
 
 def _option(page: str, version_pk: int) -> str:
     """The markup of one metric option of the run form."""
-    start = page.index(f'value="{version_pk}"')
+    start = page.index(f'name="metric_versions" value="{version_pk}"')
     return page[start : page.index("</div>", start)]
 
 
