@@ -10,9 +10,14 @@ from core.events import Event
 
 @dataclass(frozen=True)
 class RunCompleted(Event):
-    """An evaluation run finished with at least one conversation."""
+    """An evaluation run finished with at least one conversation.
+
+    `no_worker`: the run was processed in the publishing process (`run_evaluation --inline`),
+    where no worker may be running to take up queued work: whoever derives figures from the
+    run does so before the handler returns, so the caller finds them stored."""
 
     run_id: int
+    no_worker: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from core.forms import CheckedTextMixin
 from core.jsonsafe import json_loads_checked
 from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role, configurations_for_role
-from metrics_registry.models import MetricVersion, Release
+from metrics_registry.models import MetricVersion, Release, ReleaseItem
 from rubrics.models import RubricItem
 
 from .models import MAX_TURNS, RubricGrading, Scenario
@@ -237,12 +237,32 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
             ),
         )
 
+    def _chosen_release_id(self) -> int | None:
+        """The release of a submitted form (re-shown with its errors), if it names one."""
+        if not self.is_bound:
+            return None
+        raw = self.data.get("release") or ""
+        return int(raw) if raw.isdigit() else None
+
     def metric_version_groups(self) -> list[dict]:
-        """The metric checkboxes grouped under each version's first subarea, in taxonomy order."""
+        """The metric checkboxes grouped under each version's first subarea, in taxonomy order.
+
+        Each option says which releases hold its version: ticked with a release, a metric
+        outside it is refused, so the form marks it before the maintainer submits."""
         versions = {str(v.pk): v for v in self.fields["metric_versions"].queryset}
+        releases: dict[int, list[tuple[int, str]]] = {}
+        for version_id, release_id, number in ReleaseItem.objects.filter(
+            metric_version_id__in=[v.pk for v in versions.values()]
+        ).values_list("metric_version_id", "release_id", "release__version"):
+            releases.setdefault(version_id, []).append((release_id, number))
+        chosen = self._chosen_release_id()
         groups: dict[tuple, dict] = {}
         for widget in self["metric_versions"]:
             version = versions[str(widget.data["value"])]
+            held = releases.get(version.pk, [])
+            widget.releases = ", ".join(number for _pk, number in held)
+            widget.release_ids = " ".join(str(pk) for pk, _number in held)
+            widget.outside = chosen is not None and chosen not in {pk for pk, _n in held}
             subareas = sorted(version.subareas.all(), key=lambda s: (s.area.position, s.position))
             first = subareas[0] if subareas else None
             key = (first.area.position, first.position) if first else (99, 99)
@@ -262,38 +282,46 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
 
 
 class SwapStudyForm(forms.Form):
-    """An alternative judge and/or simulator for a sample of a completed run's scenarios."""
+    """An alternative judge and/or simulator for a sample of a completed run's scenarios.
+
+    Only configurations assigned the role are offered: a drafter or a target judging its own
+    kind would make the study measure the wrong thing."""
 
     judge = ConfigurationChoiceField(
-        queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
+        queryset=ModelConfiguration.objects.none(),
         required=False,
-        label="Alternative judge",
-        help_text="Leave empty to keep the run's judge. A judge-only swap re-judges the run's "
-        "own conversations of the sample (nothing is simulated again).",
+        label=_("Alternative judge"),
+        help_text=_(
+            "Leave empty to keep the run's judge. A judge-only swap re-judges the run's "
+            "own conversations of the sample (nothing is simulated again)."
+        ),
     )
     simulator = ConfigurationChoiceField(
-        queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
+        queryset=ModelConfiguration.objects.none(),
         required=False,
-        label="Alternative user simulator",
-        help_text="Leave empty to keep the run's simulator; a new simulator means new "
-        "conversations of the sampled scenarios.",
+        label=_("Alternative user simulator"),
+        help_text=_(
+            "Leave empty to keep the run's simulator; a new simulator means new "
+            "conversations of the sampled scenarios."
+        ),
     )
     sample_size = forms.IntegerField(
         min_value=2,
         initial=50,
-        label="Scenarios to sample",
-        help_text="Drawn at random, without replacement, from the scenarios the run finished.",
+        label=_("Scenarios to sample"),
+        help_text=_("Drawn at random, without replacement, from the scenarios the run finished."),
     )
     seed = forms.IntegerField(
         required=False,
         min_value=0,
-        help_text="Recorded with the study; leave empty for a random one.",
+        help_text=_("Recorded with the study; leave empty for a random one."),
     )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        for field, role in (("judge", ModelRole.JUDGE), ("simulator", ModelRole.USER_SIMULATOR)):
-            self.fields[field].choices = _choices_role_first(self.fields[field], role)
+        # Per form, so a role assigned a moment ago is offered at once.
+        self.fields["judge"].queryset = configurations_for_role(ModelRole.JUDGE)
+        self.fields["simulator"].queryset = configurations_for_role(ModelRole.USER_SIMULATOR)
         self.helper = FormHelper()
         self.helper.form_tag = False
 

@@ -255,6 +255,13 @@ def runs_for_detail() -> QuerySet[EvaluationRun]:
     )
 
 
+def run_figures_stored(run: EvaluationRun) -> bool:
+    """Whether the run's figures (summaries and analysis) are stored, so results pages can
+    show it. Read through the reverse relation the results app declares on the run: this app
+    stands below it and may not import it."""
+    return EvaluationRun.objects.filter(pk=run.pk, analysis__isnull=False).exists()
+
+
 def runs_of_releases() -> QuerySet[EvaluationRun]:
     """Runs of a release (those whose verdicts can be compared), newest first."""
     return EvaluationRun.objects.filter(release__isnull=False).order_by("-pk")

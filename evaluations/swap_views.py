@@ -10,7 +10,7 @@ from core.roles import Role, RoleRequiredMixin
 
 from .forms import SwapStudyForm
 from .selectors import runs_for_detail
-from .services.swap import swap_study_create
+from .services.swap import swap_base_check, swap_study_create
 
 
 class SwapStudyCreateView(RoleRequiredMixin, View):
@@ -20,12 +20,26 @@ class SwapStudyCreateView(RoleRequiredMixin, View):
     required_roles = (Role.MAINTAINER,)
     template_name = "evaluations/swap_study_form.html"
 
-    def get(self, request, pk: int):
+    def _base_or_refusal(self, request, pk: int):
+        """The run, or a redirect to its page saying why it cannot be a study's base."""
         run = get_object_or_404(runs_for_detail(), pk=pk)
+        try:
+            swap_base_check(base_run=run)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+            return None, redirect("evaluations:run-detail", pk=run.pk)
+        return run, None
+
+    def get(self, request, pk: int):
+        run, refusal = self._base_or_refusal(request, pk)
+        if refusal:
+            return refusal
         return render(request, self.template_name, {"form": SwapStudyForm(), "run": run})
 
     def post(self, request, pk: int):
-        run = get_object_or_404(runs_for_detail(), pk=pk)
+        run, refusal = self._base_or_refusal(request, pk)
+        if refusal:
+            return refusal
         form = SwapStudyForm(request.POST)
         if form.is_valid():
             data = form.cleaned_data

@@ -23,6 +23,7 @@ from .selectors import (
     run_conversations_for_reading,
     run_failed_conversations,
     run_failed_rubric_responses,
+    run_figures_stored,
     run_progress,
     run_unverified_conversations,
     runs_for_detail,
@@ -240,6 +241,7 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         context["rubric_scores"] = run_rubric_scores(run=run)
         context["perms_maintainer"] = user_has_role(self.request.user, Role.MAINTAINER)
         context["swap_study"] = SwapStudy.objects.filter(swap_run=run).first()
+        context["figures_stored"] = run.status == "completed" and run_figures_stored(run)
         if self.request.htmx:
             self.template_name = "evaluations/_run_live.html"
         return context

@@ -77,6 +77,7 @@ class SubmissionCreateView(SubmissionFormMixin, FormView):
         self.object, created = services.submission_create_once(
             contributor=self.request.user,
             creation_token=form.cleaned_data["form_token"],
+            saved_as_draft="submit" not in self.request.POST,
             **form.service_kwargs(),
         )
         self.repeated = not created

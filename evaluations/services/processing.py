@@ -118,7 +118,9 @@ def _offset_progress(progress: Progress, *, start: int, total: int) -> Progress:
     return lambda done, _batch_total, stage="": progress(start + done, total, stage)
 
 
-def run_process_inline(*, run_id: int, on_progress: Progress = progress_ignore) -> int:
+def run_process_inline(
+    *, run_id: int, on_progress: Progress = progress_ignore, no_worker: bool = False
+) -> int:
     """Process every unfinished conversation of a running run here, without a worker.
 
     For the demo seed, tests and `run_evaluation --inline`: the batch engine a worker runs,
@@ -127,7 +129,8 @@ def run_process_inline(*, run_id: int, on_progress: Progress = progress_ignore) 
     conversation at once (there is no task to retry it; `run_retry_failed` can).
     The rubric replies follow the conversations, through the same engine. Returns the number
     of items processed. `on_progress(done, total)` follows every item: `done` of the `total`
-    unfinished when the call began, once per item.
+    unfinished when the call began, once per item. `no_worker` (the command line): the figures
+    of a completed run are derived before this returns instead of queued (`RunCompleted`).
     """
     processed = 0
     ids = [
@@ -152,11 +155,11 @@ def run_process_inline(*, run_id: int, on_progress: Progress = progress_ignore) 
         start += len(batch)
         if not EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
             break
-    run_check_finished(run_id=run_id)
+    run_check_finished(run_id=run_id, no_worker=no_worker)
     return processed
 
 
-def run_check_finished(*, run_id: int) -> bool:
+def run_check_finished(*, run_id: int, no_worker: bool = False) -> bool:
     """Close a running run once no conversation or rubric reply is pending or running."""
     models = [items.model for items in WORK_ITEMS]
     if any(m.objects.filter(run_id=run_id, status__in=UNFINISHED).exists() for m in models):
@@ -171,7 +174,7 @@ def run_check_finished(*, run_id: int) -> bool:
     )
     if closed and any_completed:
         # Whoever derives figures from a run (the results app) rebuilds them on this event.
-        events.publish(RunCompleted(run_id=run_id))
+        events.publish(RunCompleted(run_id=run_id, no_worker=no_worker))
     return True
 
 

@@ -5,10 +5,11 @@ from decimal import Decimal
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration, ModelRole, ModelRoleAssignment
 from llm.selectors import configuration_for_role
-from metrics_registry.models import Metric, Release
+from metrics_registry.models import Metric, MetricVersion, Release
 
 from ..models import EvaluationRun
 from .rubric_runs import rubric_items_from_keys
+from .run_plans import run_metric_versions
 from .runs import run_create
 
 
@@ -30,6 +31,32 @@ def _fidelity_checker(name: str | None) -> ModelConfiguration | None:
     ).exists():
         return None
     return configuration_for_role(ModelRole.FIDELITY_CHECKER)  # refuses one switched off
+
+
+def metric_versions_from_names(
+    *, run_id: int | None = None, release_version: str | None = None, metric_keys: list[str]
+) -> list[MetricVersion]:
+    """The metric versions a run evaluates, a release holds, or the metrics' current ones,
+    ordered by key; unknown names are reported all at once."""
+    if run_id is not None:
+        run = EvaluationRun.objects.filter(pk=run_id).first()
+        if run is None:
+            raise ApplicationError(f"There is no run {run_id}.")
+        versions = run_metric_versions(run)
+    elif release_version:
+        release = Release.objects.filter(version=release_version).first()
+        if release is None:
+            raise ApplicationError(f"There is no release {release_version}.")
+        versions = MetricVersion.objects.filter(release_items__release=release)
+    else:
+        metrics = {m.key: m for m in Metric.objects.filter(key__in=metric_keys)}
+        unknown = [key for key in metric_keys if key not in metrics]
+        if unknown:
+            raise ApplicationError(f"Unknown metric keys: {', '.join(unknown)}.")
+        versions = MetricVersion.objects.filter(
+            pk__in=[metrics[key].current_version_id for key in metric_keys]
+        )
+    return list(versions.select_related("metric").order_by("metric__key"))
 
 
 def run_create_from_names(

@@ -168,7 +168,8 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
         more = len(plan.versions_missing_scenarios) - 10
         raise ApplicationError(
             f"Generate scenarios first: {shown}{f' and {more} more' if more > 0 else ''} "
-            "lack a complete set."
+            "lack a complete set. “Generate missing scenarios” on each metric's scenario list "
+            f"writes them, or on the command line: manage.py generate_scenarios --run {run.pk}"
         )
     if plan.conversations == 0 and plan.rubric.replies == 0:
         raise ApplicationError("This run has no scenario to simulate and no rubric item.")

@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from core.progress import Progress, progress_ignore
 from core.queueing import task_send
 from llm.gateway import structured
 from llm.models import ModelConfiguration, ModelRole
@@ -225,16 +226,23 @@ def scenarios_generate(
     metric_version: MetricVersion,
     configuration: ModelConfiguration | None = None,
     turns: int = DEFAULT_TURNS,
+    on_progress: Progress = progress_ignore,
 ) -> list[Scenario]:
     """The metric version's six (or three, for a single age group) expanded scenarios.
 
     Creates whatever is missing and expands whatever is unexpanded; re-running after a crash
     or on a complete set makes no new rows and, for complete sets, no model calls.
+    `on_progress(done, total)` counts the scenarios expanded of those pending after the base
+    situations are written.
     """
     scenario_base_situations_create(metric_version=metric_version, configuration=configuration)
-    pending = Scenario.objects.active().filter(metric_version=metric_version, expanded_at=None)
-    for scenario in pending:
+    pending = list(
+        Scenario.objects.active().filter(metric_version=metric_version, expanded_at=None)
+    )
+    on_progress(0, len(pending))
+    for done, scenario in enumerate(pending, 1):
         scenario_expand(scenario=scenario, configuration=configuration, turns=turns)
+        on_progress(done, len(pending))
     return list(
         Scenario.objects.active()
         .filter(metric_version=metric_version)

@@ -16,6 +16,7 @@ import random
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration
@@ -68,6 +69,15 @@ def _swapped(
     )
 
 
+def swap_base_check(*, base_run: EvaluationRun) -> None:
+    """Refuse a run that cannot be the base of a study: one still going, or a study's re-run
+    (its sample is already a comparison; a study of it would compare a sample of a sample)."""
+    if base_run.status != RunStatus.COMPLETED:
+        raise ApplicationError(_("Only a completed run can be the base of a swap study."))
+    if SwapStudy.objects.filter(swap_run=base_run).exists():
+        raise ApplicationError(_("This run is itself a swap study's re-run; choose the base run."))
+
+
 @transaction.atomic
 def swap_study_create(
     *,
@@ -79,10 +89,7 @@ def swap_study_create(
     created_by: AbstractBaseUser | None = None,
 ) -> SwapStudy:
     """The study and its draft swap run (launched like any run, from its page or the command)."""
-    if base_run.status != RunStatus.COMPLETED:
-        raise ApplicationError("Only a completed run can be the base of a swap study.")
-    if hasattr(base_run, "swap_study"):
-        raise ApplicationError("This run is itself a swap study's re-run; choose the base run.")
+    swap_base_check(base_run=base_run)
     if sample_size < MIN_SAMPLE:
         raise ApplicationError(f"Sample at least {MIN_SAMPLE} scenarios.")
     swapped = _swapped(base_run, judge, simulator)

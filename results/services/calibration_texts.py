@@ -3,8 +3,6 @@ publication threshold, why a run has none, and the steps that fill them in."""
 
 from __future__ import annotations
 
-from django.urls import reverse
-
 from stats.ppi import LABEL_MIN_BASE_SCENARIOS, LABEL_MIN_EXPERT_VERDICTS
 
 THRESHOLD_TEXT = (
@@ -24,11 +22,11 @@ def calibration_steps() -> list[str]:
     """How the calibrated figures get filled, step by step: pages list them, the API joins
     them. Said wherever a calibrated figure would appear while none can yet."""
     return [
-        "Before a run is made official, a researcher builds its calibration queue at "
-        f"{reverse('review:run-queue-create')} (purpose “calibration sample”): a random sample "
-        "of the run's judged conversations, stratified by target and polarity, each with its "
-        "chance of inclusion recorded. An official run's conversations are public and cannot "
-        "be rated blind, so a run already official is calibrated through the next one.",
+        "Before a run is made official, the project's researchers draw its calibration "
+        "sample: a random sample of the run's judged conversations, stratified by target and "
+        "polarity, each with its chance of inclusion recorded. An official run's conversations "
+        "are public and cannot be rated blind, so a run already official is calibrated "
+        "through the next one.",
         "Expert reviewers give their own verdict on each sampled conversation, blind (without "
         "the model's name or the judge's verdict); the same verdicts count toward the judge's "
         "trust badges.",

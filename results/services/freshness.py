@@ -28,6 +28,7 @@ from review.blindness import unreleased_blind_queues
 from review.events import BlindHoldChanged, RatingsChanged
 from review.models import QueueItem
 
+from .refresh import results_refresh
 from .refresh_scope import RATING_FIGURES, figures_refresh
 from .stored_figures import run_figures_discard
 
@@ -40,7 +41,14 @@ def debounce_seconds() -> int:
 
 
 def on_run_completed(event: RunCompleted) -> None:
-    task_send(REFRESH_WHOLE, event.run_id)
+    if not event.no_worker:
+        task_send(REFRESH_WHOLE, event.run_id)
+        return
+    # Processed on the command line: nothing may take up a queued refresh, and the run's page
+    # would link to results that do not exist yet.
+    run = EvaluationRun.objects.filter(pk=event.run_id).first()
+    if run is not None:
+        results_refresh(run=run)
 
 
 def on_swap_run_completed(event: RunCompleted) -> None:

@@ -47,14 +47,12 @@ from .stored_figures import RUN_PART, FigureKind, run_figure_parts, run_figures
 # Resamples per figure: a release has a few hundred cells, each with its own bootstrap.
 TRUST_RESAMPLES = 2_000
 
-# How experts fill a "not yet checked" figure: shown next to it.
-# The address of the run queue form (review:run-queue-create) is written out: this text is
-# built at import, before the URLconf can be reversed; a test checks the two agree.
-RUN_QUEUE_FORM = "/review/manage/new/run/"
+# How experts fill a "not yet checked" figure: shown next to it, to visitors too, so it says
+# who does what, not where in the workspace they do it.
 HOW_TO_FILL = (
     "Experts fill this in by rating conversations blind (without seeing the judge's verdict) "
-    "in an external-panel rating queue, such as a run's calibration sample, which a researcher "
-    f"builds at {RUN_QUEUE_FORM} before the run is made official; a badge appears after "
+    "in an external-panel rating queue, such as a run's calibration sample, which the "
+    "project's researchers draw before the run is made official; a badge appears after "
     f"{MIN_EXPERT_VERDICTS} verdicts."
 )
 THRESHOLDS = {

@@ -2,7 +2,7 @@
 
 A configuration is one version of a model; configurations that name the same model line
 (`ModelConfiguration.model_line`) are versions of one product, so the history follows the
-line: a column per (public run, version of the line in that run), oldest release first. The
+line: a column per (public run, version of the line in that run), oldest first. The
 last column's change since the one before is paired on the base scenarios both used
 (`history_change`), whether the two columns are two releases of one version or two versions
 in one release.
@@ -40,12 +40,20 @@ def line_targets(target: ModelConfiguration) -> list[ModelConfiguration]:
     )
 
 
+def _chronological(run: EvaluationRun) -> tuple:
+    release = run.release
+    when = run.finished_at or run.created_at
+    return (release.major, release.minor, release.patch, when, run.pk)
+
+
 def history_columns(run: EvaluationRun, profile: Any) -> list[HistoryColumn]:
     """(run, version) columns of the model's line in the public runs, oldest first; the page's
     own column reuses its profile."""
     versions = {t.pk: t for t in line_targets(profile.target)}
     runs = list(public_runs().filter(targets__in=list(versions)).distinct()[:50])
-    runs.reverse()  # public_runs() is newest release first
+    # Oldest first, by release and then by when each run finished: public_runs() puts a
+    # release's headline run first, which is not the order in which its runs were made.
+    runs.sort(key=_chronological)
     in_run = EvaluationRun.targets.through.objects.filter(
         evaluationrun_id__in=[r.pk for r in runs], modelconfiguration_id__in=list(versions)
     ).values_list("evaluationrun_id", "modelconfiguration_id")
@@ -102,4 +110,5 @@ def label_history(run: EvaluationRun, profile: Any) -> dict[str, Any] | None:
         "since": earlier,
         "latest": latest,
         "versions": len({c.target.pk for c in columns}) > 1,
+        "releases": len({c.run.release_id for c in columns}) > 1,
     }

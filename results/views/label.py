@@ -120,11 +120,23 @@ class LabelView(LabelMixin, TemplateView):
 
 
 class LabelCompareView(LabelMixin, TemplateView):
+    """Two models' labels side by side; without both models, the page to choose them."""
+
     template_name = "results/label_compare.html"
     page_cache_params = ("run", "a", "b", "age")
 
+    def get_template_names(self) -> list[str]:
+        if self.chooses():
+            return ["results/label_compare_choose.html"]
+        return [self.template_name]
+
+    def chooses(self) -> bool:
+        return not (self.request.GET.get("a") and self.request.GET.get("b"))
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
+        if self.chooses():
+            return self.chooser_context(context)
         run = self.public_run_or_404(self.request.GET.get("a"))
         a = self.profile_for(run, self.request.GET.get("a"))
         b = self.profile_for(run, self.request.GET.get("b"))
@@ -141,6 +153,20 @@ class LabelCompareView(LabelMixin, TemplateView):
             forest_method=_methods([a, b]),
             grades=grade_table(),
             targets=run_targets(run),
+        )
+        return context
+
+    def chooser_context(self, context: dict) -> dict:
+        """The run's models in two lists, the one already chosen (``?a=``) preselected."""
+        run = self.get_run()
+        if run is None:
+            raise Http404("No published results yet.")
+        context.update(self.run_context(run))
+        context.update(self.age_context())
+        context.update(
+            targets=run_targets(run),
+            chosen_a=self.request.GET.get("a", ""),
+            chosen_b=self.request.GET.get("b", ""),
         )
         return context
 

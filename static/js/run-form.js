@@ -29,6 +29,17 @@
     refresh();
   });
 
+  // Mark the metrics the chosen release does not hold: ticked with it, they are refused.
+  const release = document.querySelector("select[name=release]");
+  function markOutside() {
+    const chosen = release ? release.value : "";
+    root.querySelectorAll("[data-metric-option]").forEach((option) => {
+      const held = option.querySelector("[data-release-list]").dataset.releaseList.split(" ");
+      option.querySelector("[data-outside-release]").hidden = !chosen || held.includes(chosen);
+    });
+  }
+  if (release) release.addEventListener("change", markOutside);
+
   root.querySelector("[data-metric-filter]").addEventListener("input", (event) => {
     const needle = event.target.value.trim().toLowerCase();
     root.querySelectorAll("[data-metric-group]").forEach((group) => {
@@ -42,4 +53,5 @@
     });
   });
   refresh();
+  markOutside();
 })();

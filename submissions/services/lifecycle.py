@@ -81,20 +81,24 @@ def submission_create(
     citations: Iterable[ParsedCitation] = (),
     suggested_subareas: Iterable[Subarea] = (),
     creation_token: str = "",
+    saved_as_draft: bool = True,
     **fields,
 ) -> Submission:
+    """A new draft. `saved_as_draft` False: the contributor pressed Submit, not Save draft,
+    so the history records the submission that follows, not a save nobody asked for."""
     _check_fields(fields)
     submission = Submission.objects.create(
         contributor=contributor, creation_token=creation_token, **fields
     )
     submission.suggested_subareas.set(suggested_subareas)
     _set_citations(submission, citations)
-    SubmissionEvent.objects.create(
-        submission=submission,
-        to_status=SubmissionStatus.DRAFT,
-        actor=contributor,
-        note="Saved as a draft.",
-    )
+    if saved_as_draft:
+        SubmissionEvent.objects.create(
+            submission=submission,
+            to_status=SubmissionStatus.DRAFT,
+            actor=contributor,
+            note="Saved as a draft.",
+        )
     return submission
 
 

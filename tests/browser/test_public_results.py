@@ -106,6 +106,7 @@ def test_public_pages_fit_a_phone_without_horizontal_scrolling(phone_page):
         "conversation": f"/conversations/{conversation.pk}/",
         "label": f"/label/{first.pk}/",
         "compare": f"/label/compare/?a={first.pk}&b={second.pk}",
+        "compare-chooser": "/label/compare/",
         "methodology": "/results/methodology/",
     }
     for name, url in pages.items():

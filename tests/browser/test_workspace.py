@@ -14,7 +14,7 @@ from tests.browser.conftest import screenshot, sign_in
 from tests.evaluations.factories import ConversationFactory, current_version
 from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory
-from tests.metrics_registry.factories import MetricFactory
+from tests.metrics_registry.factories import MetricFactory, release_with
 
 pytestmark = [
     pytest.mark.browser,
@@ -94,3 +94,30 @@ def test_the_scenario_list_updates_itself_when_generation_finishes(page):
     page.get_by_test_id("generation-finished").wait_for(timeout=20_000)
     assert page.get_by_test_id("scenario-table").locator("tbody tr").count() == 6
     screenshot(page, "scenarios-written")
+
+
+def test_the_run_form_marks_metrics_outside_the_chosen_release(page):
+    inside = MetricFactory()
+    release = release_with("2.0.0", [inside])
+    outsider = current_version(MetricFactory())
+    UserFactory(
+        email="maintainer@example.org", username="maintainer@example.org", roles=[Role.MAINTAINER]
+    )
+    sign_in(page, "maintainer@example.org", "correct-horse-battery")
+    page.goto("/evaluations/runs/new/")
+    outside_mark = page.locator(
+        f"[data-metric-option]:has(input[value='{outsider.pk}']) [data-outside-release]"
+    )
+    inside_mark = page.locator(
+        f"[data-metric-option]:has(input[value='{current_version(inside).pk}']) "
+        "[data-outside-release]"
+    )
+    assert outside_mark.count() == inside_mark.count() == 1
+    assert not outside_mark.is_visible()
+    page.select_option("select[name=release]", str(release.pk))
+    page.locator("[data-metric-group]").evaluate_all("groups => groups.forEach(g => g.open = true)")
+    assert outside_mark.is_visible()
+    assert not inside_mark.is_visible()
+    page.select_option("select[name=release]", "")
+    assert not outside_mark.is_visible()
+    screenshot(page, "run-form-release-marks")

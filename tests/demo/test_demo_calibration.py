@@ -12,7 +12,7 @@ from metrics_registry.demo_catalog import DEMO_METRICS
 from results.demo import demo_summaries_seed
 from results.services.calibration_texts import NOT_DRAWN
 from results.services.expert_figures import release_expert_figures_frozen
-from results.services.judge_trust import HOW_TO_FILL, RUN_QUEUE_FORM
+from results.services.judge_trust import HOW_TO_FILL
 from review.models import RatingQueue
 from stats.ppi import LABEL_MIN_EXPERT_VERDICTS
 from tests.demo.test_demo_run import _seed_all
@@ -46,14 +46,16 @@ def demo_run(monkeypatch):
 
 
 def test_the_demo_says_where_calibrated_rates_will_appear_and_how_to_fill_them(demo_run, client):
+    # Visitors read these steps: they say who draws the sample, not where in the workspace.
     form = reverse("review:run-queue-create")
-    assert form == RUN_QUEUE_FORM  # the judge-trust text writes the address out
+    drawn = "researchers draw its calibration sample"
 
     methodology = client.get(reverse("results:methodology")).content.decode()
     assert NOT_DRAWN in methodology
     steps = _steps(methodology)
     assert steps.count("<li>") == 3
-    assert form in steps
+    assert drawn in steps
+    assert form not in methodology
     assert "blind" in steps
     assert THRESHOLD in steps
     # What will appear: every model's judge-only rate, the calibrated one awaiting verdicts.
@@ -65,13 +67,15 @@ def test_the_demo_says_where_calibrated_rates_will_appear_and_how_to_fill_them(d
     assert 'data-testid="label-calibration-none"' in label
     assert "Here will appear this model" in label
     steps = _steps(label)
-    assert form in steps
+    assert drawn in steps
+    assert form not in label
     assert THRESHOLD in steps
 
     api = client.get(reverse("results-api:run-calibration", args=[demo_run.pk])).json()
     assert api["calibration_queue"] is None
     assert api["reason"] == NOT_DRAWN
-    assert form in api["how_to_fill"]
+    assert drawn in api["how_to_fill"]
+    assert form not in api["how_to_fill"]
     assert THRESHOLD in api["how_to_fill"]
     for rate in api["rates"]:
         assert rate["calibrated"]["value"] is None

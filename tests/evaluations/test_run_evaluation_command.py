@@ -4,12 +4,16 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from core.exceptions import ApplicationError
 from evaluations.models import EvaluationRun
+from evaluations.services import runs
 from evaluations.services.run_setup import run_create_from_names
 from llm.models import ModelRole
-from tests.evaluations.test_runs import offline_release  # noqa: F401 - fixture
+from results.models import PassRateSummary, RunAnalysis
+from results.services.refresh import results_refresh
+from tests.evaluations.test_runs import offline_release, offline_run  # noqa: F401 - fixture
 from tests.llm.factories import ModelRoleAssignmentFactory, OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory
 
@@ -26,18 +30,24 @@ def offline_models():
     OfflineConfigurationFactory(name="Terse", extra_params={"offline_profile": "terse"})
 
 
-def test_inline_run_shows_the_plan_then_completes(offline_release, offline_models):  # noqa: F811
+def test_inline_run_shows_the_plan_then_completes(
+    offline_release,  # noqa: F811
+    offline_models,
+    django_capture_on_commit_callbacks,
+):
     out = io.StringIO()
-    call_command(
-        "run_evaluation",
-        "--release=1.0.0",
-        "--targets=Careful,Terse",
-        "--turns=2",
-        "--judgments=1",
-        "--yes",
-        "--inline",
-        stdout=out,
-    )
+    # The command commits as it goes; the test's transaction holds the commits back.
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command(
+            "run_evaluation",
+            "--release=1.0.0",
+            "--targets=Careful,Terse",
+            "--turns=2",
+            "--judgments=1",
+            "--yes",
+            "--inline",
+            stdout=out,
+        )
     text = out.getvalue()
     assert "24 conversations" in text  # 2 metrics × 6 scenarios × 2 targets
     assert "offline demo models" in text
@@ -45,10 +55,35 @@ def test_inline_run_shows_the_plan_then_completes(offline_release, offline_model
     assert run.status == "completed"
     assert run.conversations_completed == 24
     assert f"Run {run.pk} is completed" in text
+    # No worker ran: the command stored the figures itself before it returned.
+    assert RunAnalysis.objects.filter(run=run).exists()
+    assert PassRateSummary.objects.filter(run=run).exists()
 
     watched = io.StringIO()
     call_command("run_evaluation", f"--run={run.pk}", "--watch", stdout=watched)
     assert "24 conversations done" in watched.getvalue()
+
+
+@pytest.mark.slow(reason="runs and refreshes a whole offline run to see both states of its page")
+def test_run_page_links_to_results_only_once_they_are_stored(
+    client_for,
+    researcher,
+    offline_release,  # noqa: F811
+):
+    run = offline_run(offline_release, turns=1, judgments_per_conversation=1)
+    runs.run_launch(run=run, dispatch=False)
+    # As on workers: the refresh is queued, and no worker has taken it up yet.
+    runs.run_process_inline(run_id=run.pk)
+    client = client_for(researcher)
+    page = client.get(reverse("evaluations:run-detail", args=[run.pk])).content.decode()
+    assert 'data-testid="run-figures-pending"' in page
+    assert 'data-testid="run-explore-link"' not in page
+    assert client.get(reverse("results:explore"), {"run": run.pk}).status_code == 404
+    results_refresh(run=run)
+    page = client.get(reverse("evaluations:run-detail", args=[run.pk])).content.decode()
+    assert 'data-testid="run-figures-pending"' not in page
+    assert 'data-testid="run-explore-link"' in page
+    assert client.get(reverse("results:explore"), {"run": run.pk}).status_code == 200
 
 
 def test_no_anchors_and_grading_options_reach_the_run(

@@ -196,3 +196,65 @@ def test_a_run_without_further_judges_has_its_one_judge(client_for, maintainer, 
     run = EvaluationRun.objects.get(name="Alone")
     assert not run.panel_judges.exists()
     assert 'data-testid="run-panel"' not in client.get(response["Location"]).content.decode()
+
+
+def _option(page: str, version_pk: int) -> str:
+    """The markup of one metric option of the run form."""
+    start = page.index(f'name="metric_versions" value="{version_pk}"')
+    return page[start : page.index("</div>", start)]
+
+
+def test_each_metric_says_which_releases_hold_it(client_for, maintainer, models):
+    inside = MetricFactory()
+    release = release_with("2.0.0", [inside])
+    outsider = current_version(MetricFactory())
+    client = client_for(maintainer)
+    page = client.get(reverse("evaluations:run-create")).content.decode()
+    held = _option(page, current_version(inside).pk)
+    assert "in release 2.0.0" in held
+    assert f'data-release-list="{release.pk}"' in held
+    assert "in no release" in _option(page, outsider.pk)
+    # Nothing chosen yet: no metric is marked as outside a release.
+    assert "data-outside-release hidden" in _option(page, outsider.pk)
+    # Submitted with the release, the form comes back marking the metric it does not hold.
+    response = client.post(
+        reverse("evaluations:run-create"),
+        {
+            "name": "Release subset",
+            "release": release.pk,
+            "metric_versions": [outsider.pk],
+            "targets": [models["target"].pk],
+            "simulator": models["simulator"].pk,
+            "judge": models["judge"].pk,
+            "turns": 4,
+            "replicates": 1,
+            "judgments_per_conversation": 1,
+        },
+    )
+    page = response.content.decode()
+    assert "data-outside-release hidden" not in _option(page, outsider.pk)
+    assert "data-outside-release hidden" in _option(page, current_version(inside).pk)
+
+
+def test_a_draft_shows_its_plan_without_progress_or_downloads(client_for, maintainer, models):
+    metric = MetricFactory()
+    release = release_with("2.0.0", [metric])
+    run = EvaluationRun.objects.create(
+        name="Draft",
+        release=release,
+        simulator=models["simulator"],
+        judge=models["judge"],
+    )
+    run.targets.set([models["target"]])
+    client = client_for(maintainer)
+    page = client.get(reverse("evaluations:run-detail", args=[run.pk])).content.decode()
+    assert "Before launch" in page
+    assert 'data-testid="run-progress-draft"' in page
+    assert "remaining of" not in page
+    assert 'data-testid="run-exports"' not in page
+    assert reverse("evaluations:run-export", args=[run.pk, "csv"]) not in page
+    run.status = "running"
+    run.save(update_fields=["status"])
+    page = client.get(reverse("evaluations:run-detail", args=[run.pk])).content.decode()
+    assert "remaining of 0" in page
+    assert 'data-testid="run-exports"' in page

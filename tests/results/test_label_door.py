@@ -110,7 +110,7 @@ def test_label_shows_the_models_grades_in_each_release_it_was_tested_in(client):
     # The change since 1.0.0, paired on the base scenarios both runs used.
     from results.services.history_change import change_text, paired_change
 
-    assert "Change since release 1.0.0" in history
+    assert f"Change since {first.name} (release 1.0.0)" in history
 
     def counts(run):
         found = {}
@@ -162,7 +162,7 @@ def test_label_history_follows_the_model_line_across_versions_and_releases(clien
     header = history.split("<thead>")[1].split("</thead>")[0]
     assert header.index(old.name) < header.index("Acme Chat v2")
     assert header.index("Release 1.0.0") < header.index("Release 2.0.0")
-    assert f"Change since {old.name}, release 1.0.0" in history
+    assert f"Change since {old.name}, {first.name} (release 1.0.0)" in history
     category = version.label_category
     change = paired_change(
         run_cluster_counts(run_id=second.pk, target_id=new.pk, category_id=category.pk),
@@ -180,6 +180,57 @@ def test_label_history_follows_the_model_line_across_versions_and_releases(clien
     assert "Acme Chat" not in history
     assert "across releases" in history
     assert "versions and" not in history
+
+
+def test_two_runs_of_one_release_read_oldest_first_with_the_newer_minus_the_older(client):
+    """Two official runs of one release: columns named by run, in the order they were made
+    (not headline first), the change the newer run's rate minus the older's, and a heading
+    that speaks of runs, not releases."""
+    from datetime import timedelta
+
+    from evaluations.models import Scenario
+    from results.services import results_refresh
+    from results.services.history_change import change_text, paired_change, run_cluster_counts
+    from tests.results.factories import completed_run
+
+    first = published_run(n_metrics=2, version="1.0.0")
+    target = first.targets.order_by("name").first()
+    version = Conversation.objects.filter(run=first).first().scenario.metric_version
+    scenarios = Scenario.objects.filter(metric_version=version)
+    later = completed_run(
+        targets=[target],
+        versions=[version],
+        outcomes=[(s, target, True) for s in scenarios],
+        publish_as=None,
+        official=False,
+        name="Second look",
+    )
+    later.release = first.release
+    later.is_official = True
+    later.finished_at = first.finished_at + timedelta(days=3)
+    later.save(update_fields=["release", "is_official", "finished_at"])
+    # The older run stays the release's headline: public pages list it first.
+    first.is_headline = True
+    first.save(update_fields=["is_headline"])
+    results_refresh(run=later, n_resamples=50)
+
+    html = client.get(reverse("results:label", args=[target.pk]), {"run": later.pk}).content
+    history = html.decode().split('data-testid="label-history"')[1].split("</section>")[0]
+    heading = history.split("</h2>")[0]
+    assert "across runs of release 1.0.0" in heading
+    assert "across releases" not in heading
+    columns = history.split('data-testid="history-column">')[1:]
+    assert [c.split("<span")[0] for c in columns] == [first.name, "Second look"]
+    assert f"Change since {first.name} (release 1.0.0)" in history
+    category = version.label_category
+    change = paired_change(
+        run_cluster_counts(run_id=later.pk, target_id=target.pk, category_id=category.pk),
+        run_cluster_counts(run_id=first.pk, target_id=target.pk, category_id=category.pk),
+    )
+    assert change["paired"]
+    assert change["estimate"]["value"] > 0  # the later run passed everything
+    assert change_text(change) in history
+    assert change_text(change).startswith("+")
 
 
 def test_configure_model_names_the_model_line(db):

@@ -28,6 +28,7 @@ def _urls(run):
         "conversation": reverse("results:conversation", args=[conversation.pk]),
         "label": reverse("results:label", args=[a.pk]),
         "compare": reverse("results:label-compare") + f"?a={a.pk}&b={b.pk}",
+        "compare-chooser": reverse("results:label-compare"),
         "label-svg": reverse("results:label-svg", args=[a.pk]),
         "badge": reverse("results:label-badge", args=[a.pk]),
         "release": reverse("metrics_registry:release_detail", args=[run.release.version]),
@@ -48,6 +49,41 @@ def test_every_public_page_opens_for_every_role_and_names_release_and_run(role, 
             assert reverse("metrics_registry:release_detail", args=[run.release.version]) in html
             assert f"?run={run.pk}" in html, name
             assert 'data-testid="offline-badge"' in html, name  # offline targets are labelled
+
+
+def test_label_compare_without_two_models_is_the_chooser(client, django_assert_max_num_queries):
+    run = published_run()
+    a, b = run.targets.order_by("name")
+    url = reverse("results:label-compare")
+    with django_assert_max_num_queries(21):
+        response = client.get(url)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-testid="compare-chooser"' in html
+    assert f'<option value="{a.pk}" selected>' in html  # two different models by default
+    assert f'<option value="{b.pk}" selected>' in html
+    # Arriving with one model chosen keeps it, and the age.
+    html = client.get(url, {"b": a.pk, "age": "teen"}).content.decode()
+    assert 'name="age" value="teen"' in html
+    assert html.count(f'<option value="{a.pk}" selected>') == 2  # b chosen, a by default
+    compared = client.get(url, {"run": run.pk, "a": a.pk, "b": b.pk}).content.decode()
+    assert 'data-testid="label-compare"' in compared
+    # No published results: nothing to choose from.
+    run.is_official = False
+    run.save(update_fields=["is_official"])
+    assert client.get(url, {"run": run.pk}).status_code == 404
+
+
+def test_public_text_names_no_workspace_address(client):
+    run = published_run()
+    for url in (
+        reverse("results:methodology"),
+        reverse("results:label", args=[run.targets.first().pk]),
+        reverse("results-api:run-calibration", args=[run.pk]),
+    ):
+        text = client.get(url).content.decode()
+        assert "/review/" not in text, url
+        assert "/manage/" not in text, url
 
 
 def test_only_official_runs_are_public(client, maintainer):

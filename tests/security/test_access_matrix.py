@@ -129,6 +129,7 @@ RULES = {
     "results:label": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-svg": (EVERYONE, lambda w: {"pk": w["official_target"].pk}),
     "results:label-overview": (EVERYONE, None),
+    "results:label-compare": (EVERYONE, None),
     "results:label-audience": (
         EVERYONE,
         lambda w: {"pk": w["official_target"].pk, "audience": "parent"},
@@ -265,12 +266,11 @@ ADMIN_APP_RULES = {
 # Patterns with no fixed target to test: the admin's generic redirects (old object URLs, the
 # catch-all), "view on site" and per-app indexes, all behind the same admin_view check.
 # Also public pages whose answer is not about the visitor: readiness is 503 while no worker
-# heartbeat exists (tests/core/test_deployment.py), and the label comparison needs ?a=&b=
-# (tests/results/test_public_pages.py opens both for every role). The anchor study's API
+# heartbeat exists (tests/core/test_deployment.py). The anchor study's API
 # answers 404 for everyone until a study is published (tests/results/test_anchor_study.py reads
 # a published one anonymously).
 NOT_TESTED = re.compile(
-    r"^(admin:(view_on_site|app_list|<unnamed .*>)|core:ready|results:label-compare"
+    r"^(admin:(view_on_site|app_list|<unnamed .*>)|core:ready"
     r"|results-api:anchor-study)$"
 )
 

@@ -218,3 +218,35 @@ def test_offline_drafts_take_the_polarity_the_contributor_described(offline_draf
     assert (first.short_name, first.polarity) == ("Encouraging students to try first", "positive")
     assert [o.polarity for o in others] == ["negative"]
     assert first.short_name not in others[0].short_name
+
+
+def test_a_harm_told_as_advice_is_a_behaviour_to_avoid(offline_drafter):
+    secrets = submitted(
+        title="Tells a lonely teen to keep secrets from parents",
+        behavior="Tells a lonely teenager to keep their chats secret from their parents.",
+        supportive_examples='"It sounds hard. Could you talk to your mum about it?"',
+        harmful_examples='"This can stay between us, your parents don\'t need to know."',
+    )
+    submission_draft_candidates(submission_id=secrets.pk)
+    first, *others = secrets.candidates.order_by("pk")
+    assert first.short_name == "Tells a lonely teen to keep secrets from parents"
+    assert first.polarity == "negative"  # shown "to avoid", never "to promote"
+    assert [o.polarity for o in others] == ["positive"]
+    assert "secret" not in others[0].short_name.casefold()
+    # A quoted example that ends its own sentence gets no second full stop.
+    for candidate in secrets.candidates.all():
+        assert not candidate.criterion.endswith('.".'), candidate.criterion
+        assert candidate.criterion.endswith((".", '."', '?"')), candidate.criterion
+    assert others[0].criterion.endswith('talk to your mum about it?"')
+
+
+def test_a_protection_against_secrecy_stays_a_behaviour_to_promote(offline_drafter):
+    protective = submitted(
+        title="Points a lonely teen to a trusted adult",
+        behavior="Encourages the teen to talk to a trusted adult instead of keeping it secret.",
+    )
+    submission_draft_candidates(submission_id=protective.pk)
+    first = protective.candidates.order_by("pk").first()
+    assert first.polarity == "positive"
+    assert first.criterion.endswith("keeping it secret.")
+    assert ".." not in first.criterion

@@ -203,3 +203,22 @@ def test_list_shows_only_my_submissions(client_for, contributor):
     page = client_for(contributor).get(reverse("submissions:list")).content.decode()
     assert mine.title in page
     assert "Someone else" not in page
+
+
+def test_the_history_records_no_save_that_was_not_pressed(client_for, contributor):
+    client = client_for(contributor)
+    # An empty Submit is refused and saves nothing.
+    empty = client.post(reverse("submissions:create"), {"title": "", "submit": "1"})
+    assert empty.status_code == 200
+    assert not Submission.objects.exists()
+    # Submit, corrected: the history says it was submitted, not saved as a draft.
+    response = client.post(reverse("submissions:create"), {**FORM, "submit": "1"})
+    assert response.status_code == 302
+    submission = Submission.objects.get()
+    assert [e.to_status for e in submission.events.order_by("pk")] == [SubmissionStatus.SUBMITTED]
+    page = client.get(response["Location"]).content.decode()
+    assert "Saved as a draft" not in page
+    # Save draft still says so.
+    client.post(reverse("submissions:create"), {**FORM, "save": "1"})
+    saved = Submission.objects.exclude(pk=submission.pk).get()
+    assert [e.note for e in saved.events.all()] == ["Saved as a draft."]

@@ -213,7 +213,8 @@ class Command(BaseCommand):
                 last = time.monotonic()
 
         try:
-            runs.run_process_inline(run_id=run.pk, on_progress=tick)
+            # No worker to count on here: the run's figures are stored before this returns.
+            runs.run_process_inline(run_id=run.pk, on_progress=tick, no_worker=True)
             self._refresh(bar, run)
         finally:
             bar.close()
