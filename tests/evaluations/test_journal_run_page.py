@@ -28,6 +28,7 @@ def _refusing_folder(tmp_path, how: str):
     return folder
 
 
+@pytest.mark.slow(reason="a whole run through the engine and the fake endpoint, then its page")
 @pytest.mark.parametrize("how", ["file", "read-only"])
 def test_a_journal_that_refuses_writes_is_shown_on_the_run_page_and_loses_no_row(
     how, fake_models, settings, tmp_path, client_for, researcher
@@ -54,6 +55,7 @@ def test_a_journal_that_refuses_writes_is_shown_on_the_run_page_and_loses_no_row
     assert why in html
 
 
+@pytest.mark.slow(reason="a whole run through the engine and the fake endpoint")
 def test_a_run_whose_journal_works_shows_no_warning(fake_models, settings, tmp_path):
     settings.ENGINE_JOURNAL_DIR = str(tmp_path)
     run = _run(fake_models, conversations=2, turns=1, judgments=1)
