@@ -210,8 +210,12 @@ def _owner_gone(path: Path):
         except BlockingIOError:
             yield False  # its owner lives (or another process is replaying it)
             return
-        # Taken between our open and our lock by a replayer that has removed it since.
-        yield path.exists() and os.path.samestat(os.fstat(file.fileno()), path.stat())
+        # Taken between our open and our lock by a replayer that has removed it since?
+        try:
+            ours = os.path.samestat(os.fstat(file.fileno()), path.stat())
+        except FileNotFoundError:
+            ours = False
+        yield ours
 
 
 def _replay(path: Path) -> int:

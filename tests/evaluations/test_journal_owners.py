@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +27,7 @@ sys.stdin.read()
 """
 
 
-def _left_behind(name: str) -> journal.Path:
+def _left_behind(name: str) -> Path:
     """A journal with one answered and one unanswered attempt, closed (its lock released) and
     renamed as its owner would have named it."""
     file = journal.Journal()
