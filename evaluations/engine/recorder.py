@@ -29,6 +29,7 @@ from llm.cache import cache_lookup_bulk
 from llm.plan import CacheStore
 
 from ..services.claims import Claim, claims_renew
+from ..services.health import run_note_journal_failure
 from ..services.steps import Store
 from .bridge import Bridge
 from .journal import Journal
@@ -103,6 +104,7 @@ class BatchRecorder:
         self.flushes = 0
         self._failed_writes = 0
         self.journal = Journal()
+        self._journal_noted: set[int] = set()  # runs told that this batch's journal failed
         self.sink = _Sink(self)
         self._gave_up = False
 
@@ -177,8 +179,11 @@ class BatchRecorder:
             if batch.size == 0:
                 batch.done.set_result(None)
                 continue
+            unnoted = self._journal_unnoted(batch)
             try:
-                lost, found = await self.bridge.run(self._write, batch, self._failed_writes > 0)
+                lost, found = await self.bridge.run(
+                    self._write, batch, self._failed_writes > 0, self._journal_note(unnoted)
+                )
             except Exception as error:  # noqa: BLE001 - retried, then handed to every waiter
                 self._failed_writes += 1
                 logger.warning("Recording a batch failed (%s): %s", self._failed_writes, error)
@@ -201,6 +206,7 @@ class BatchRecorder:
                 batch.done.exception()  # a batch nobody waited for must not warn
                 continue
             self._failed_writes = 0
+            self._journal_noted.update(unnoted)
             self.flushes += 1
             self.lost.update(lost)
             for key, futures in batch.lookups.items():
@@ -208,9 +214,27 @@ class BatchRecorder:
                     future.done() or future.set_result(found.get(key))
             batch.done.set_result(None)
 
+    def _journal_unnoted(self, batch: _Batch) -> set[int]:
+        """Runs with calls in this batch not yet told that the journal stopped."""
+        if self.journal.failure is None:
+            return set()
+        return {call.run_id for call in batch.calls if call.run_id} - self._journal_noted
+
+    def _journal_note(self, run_ids: set[int]) -> dict | None:
+        if not run_ids or self.journal.failed_at is None:
+            return None
+        return {
+            "run_ids": run_ids,
+            "reason": self.journal.failure_reason,
+            "at": self.journal.failed_at,
+        }
+
     @staticmethod
-    def _write(batch: _Batch, again: bool = False) -> tuple[set[tuple[int, int]], dict]:
-        """One transaction on the database thread: everything the batch holds."""
+    def _write(
+        batch: _Batch, again: bool = False, journal_note: dict | None = None
+    ) -> tuple[set[tuple[int, int]], dict]:
+        """One transaction on the database thread: everything the batch holds, and
+        (`journal_note`) the runs of its calls told that they were recorded without the journal."""
         found = {}
         if again and batch.calls:
             # Said, because an operator reading "failed" should know whether it had applied.
@@ -226,6 +250,8 @@ class BatchRecorder:
             calls_record_bulk(calls=batch.calls, prompts=batch.prompts.values())
             cache_entries_store_bulk(entries=batch.cache.values())
             lost = _write_rows(batch.stores)
+            if journal_note is not None:
+                run_note_journal_failure(**journal_note)
         if batch.lookups:
             found = cache_lookup_bulk(keys=batch.lookups.keys())
         return lost, found

@@ -104,6 +104,10 @@ class EvaluationRun(TimeStampedModel):
     halt_reason = models.TextField(blank=True)
     # {configuration id: reason} for targets paused in this run after persistent failures.
     paused_configurations = models.JSONField(default=dict, blank=True)
+    # The last time a worker's call journal could not be written while doing this run's work,
+    # and why ("<host>: <the system's error>"): its calls were recorded without the journal.
+    journal_failed_at = models.DateTimeField(null=True, blank=True)
+    journal_failure = models.CharField(max_length=300, blank=True)
     # Public pages read only official runs: a maintainer designates them per published release,
     # so a later test run never silently replaces what visitors see.
     is_official = models.BooleanField(default=False, db_index=True)

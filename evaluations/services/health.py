@@ -3,6 +3,9 @@
 - Spending cap: before each conversation is claimed, the run's actual cost (the call log) is
   compared with `spending_cap`; once reached, the run is paused with the reason shown, so no
   new work starts and the conversations in progress finish their step.
+- Journal failures: when a worker's call journal cannot be written while it records a run's
+  calls, the run says when and why (`run_note_journal_failure`): its call log stays exact, but
+  until that is fixed a killed worker loses its last flush window.
 - Persistent failure: a configuration whose last RUN_PAUSE_AFTER_ERRORS calls in this run all
   failed, or that answered with an authentication error, is paused for the run instead of
   burning retries. A paused target's remaining conversations fail with the reason (the run can
@@ -10,6 +13,8 @@
   or judge pauses the whole run.
 """
 
+from collections.abc import Iterable
+from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
@@ -36,6 +41,13 @@ def run_pause_with_reason(*, run_id: int, reason: str) -> bool:
         EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
             status=RunStatus.PAUSED, halt_reason=reason[:2000]
         )
+    )
+
+
+def run_note_journal_failure(*, run_ids: Iterable[int], reason: str, at: datetime) -> int:
+    """Say on the runs that a worker recorded their calls without its journal (the last time)."""
+    return EvaluationRun.objects.filter(pk__in=list(run_ids)).update(
+        journal_failed_at=at, journal_failure=reason[:300]
     )
 
 

@@ -200,7 +200,8 @@ def test_a_journal_that_cannot_be_written_loses_no_row_and_stops_no_run(
     folder = journal.journal_dir()
     folder.mkdir(parents=True)
     for number in range(1, 51):
-        (folder / f"{socket.gethostname()}-{os.getpid()}-{number}.jsonl").symlink_to("/dev/full")
+        name = f"{socket.gethostname()}-{os.getpid()}-{journal._instance}-{number}.jsonl"
+        (folder / name).symlink_to("/dev/full")
     run = _run(fake_models, conversations=4, turns=2, judgments=1)
 
     with caplog.at_level(logging.WARNING, logger="evaluations.engine.journal"):

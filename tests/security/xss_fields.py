@@ -154,6 +154,8 @@ NOT_USER_WRITTEN = {
     "evaluations.Scenario.generated_call_ids": IDS,
     "evaluations.EvaluationRun.paused_configurations": IDS,
     "evaluations.Conversation.claimed_by": "the claiming worker's name, written by the worker",
+    "evaluations.EvaluationRun.journal_failure": "a worker's host name and the operating "
+    "system's error message, written by the worker",
     "evaluations.Turn.simulator_call_ids": IDS,
     "evaluations.Turn.target_call_ids": IDS,
     "evaluations.Judgment.call_ids": IDS,
