@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import time
 import uuid
 
 import pytest
@@ -209,7 +210,11 @@ def test_attempts_queued_behind_the_concurrency_limit_are_not_journaled_as_sent(
             )
             for n in range(5)
         ]
-        await asyncio.sleep(0.15)  # the first is at the endpoint, four wait for its slot
+        # Until the first is at the endpoint (a loaded machine may take longer than any fixed
+        # pause); the other four then wait for its slot for the reply's 0.3 s.
+        deadline = time.monotonic() + 10
+        while fake_openai.in_flight < 1 and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
         while_waiting = _journal_ops(file.path)
         in_flight = fake_openai.in_flight
         await asyncio.gather(*calls)
