@@ -2,16 +2,7 @@
 
 from django.utils.translation import gettext as _
 
-from .estimates import RunEstimate
-
-
-def duration(seconds: float) -> str:
-    """Seconds as a person reads them: 42 s, 3.5 min, 2.1 h."""
-    if seconds < 90:
-        return _("%(n)s s") % {"n": f"{seconds:.0f}" if seconds >= 10 else f"{seconds:.1f}"}
-    if seconds < 90 * 60:
-        return _("%(n)s min") % {"n": f"{seconds / 60:.1f}"}
-    return _("%(n)s h") % {"n": f"{seconds / 3600:.1f}"}
+from .estimates import RunEstimate, duration
 
 
 def _calls(expected: float, most: int) -> str:

@@ -57,6 +57,15 @@ PRIOR_LATENCY_MS = {True: 20.0, False: 3000.0}
 CHARS_PER_TOKEN = 4
 
 
+def duration(seconds: float) -> str:
+    """Seconds as a person reads them: 42 s, 3.5 min, 2.1 h."""
+    if seconds < 90:
+        return _("%(n)s s") % {"n": f"{seconds:.0f}" if seconds >= 10 else f"{seconds:.1f}"}
+    if seconds < 90 * 60:
+        return _("%(n)s min") % {"n": f"{seconds / 60:.1f}"}
+    return _("%(n)s h") % {"n": f"{seconds / 3600:.1f}"}
+
+
 @dataclass
 class RoleLine:
     """One role's calls on one configuration; `token_n` 0 means the prior was used."""
@@ -94,6 +103,10 @@ class ConfigurationEstimate:
         return self.prompt_tokens + self.completion_tokens
 
     @property
+    def wall_time(self) -> str:
+        return duration(self.wall_seconds)
+
+    @property
     def token_basis(self) -> str:
         if not self.token_n:
             return _("prior (prompt lengths)")
@@ -118,6 +131,10 @@ class RunEstimate:
     wall_seconds: float
     wall_basis: str
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def wall_time(self) -> str:
+        return duration(self.wall_seconds)
 
     @property
     def calls(self) -> int:

@@ -5,6 +5,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 from django.utils import timezone
 
 from evaluations.models import AnchorCoverage, Conversation, EvaluationRun, RunStatus
@@ -247,3 +248,43 @@ def test_a_configuration_without_prices_has_an_unknown_cost(offline_release):  #
     run.refresh_from_db()
     assert run.status == RunStatus.DRAFT
     assert not LLMCall.objects.filter(run_id=run.pk).exists()
+
+
+@pytest.mark.slow(reason="a release with generated scenarios and the whole run page rendered")
+def test_the_draft_run_page_shows_the_estimate_per_configuration(
+    offline_release,  # noqa: F811
+    client_for,
+    maintainer,
+    django_assert_max_num_queries,
+):
+    unpriced = ModelConfigurationFactory(
+        name="Unpriced",
+        price_per_million_input_tokens=Decimal(0),
+        price_per_million_output_tokens=Decimal(0),
+    )
+    free = OfflineConfigurationFactory()
+    run = runs.run_create(
+        name="Shown", release=offline_release, targets=[unpriced], simulator=free, judge=free
+    )
+    client = client_for(maintainer)
+    url = reverse("evaluations:run-detail", args=[run.pk])
+    with django_assert_max_num_queries(32):
+        page = client.get(url)
+    shown = page.content.decode().split('data-testid="run-estimate"')[1]
+    assert "Price unknown for Unpriced" in shown
+    assert "prior (prompt lengths)" in shown
+    assert f"Estimated {run_estimate(run).calls} model calls" in shown
+
+
+def test_the_estimate_reads_in_a_fixed_number_of_queries(
+    offline_release,  # noqa: F811
+    django_assert_num_queries,
+):
+    run = offline_run(offline_release, turns=2)
+    run = EvaluationRun.objects.select_related("simulator", "judge", "fidelity_checker").get(
+        pk=run.pk
+    )
+    # The run's metric versions, its swap sample, scenarios, stored conversations, targets
+    # (twice), the panel, the call log and the rubric items: however many there are of each.
+    with django_assert_num_queries(9):
+        run_estimate(run)
