@@ -11,6 +11,7 @@ import time
 from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext as _
 from tqdm import tqdm
 
 from core.exceptions import ApplicationError
@@ -98,7 +99,8 @@ class Command(BaseCommand):
             self._show_plan(run)
             if options["dry_run"]:
                 self.stdout.write(
-                    f"Dry run: nothing launched. Launch with --run {run.pk} (without --dry-run)."
+                    _("Dry run: nothing launched. Launch with --run %(run)s (without --dry-run).")
+                    % {"run": run.pk}
                 )
                 return
             if not options["yes"] and not self._confirm():
@@ -164,12 +166,24 @@ class Command(BaseCommand):
         )
         estimate = run_estimate(run)
         self.stdout.write(estimate_table(estimate))
-        cost = "price unknown" if estimate.cost is None else f"${estimate.cost:.2f}"
+        cost = _("price unknown") if estimate.cost is None else f"${estimate.cost:.2f}"
         if estimate.cost is not None and estimate.price_unknown:
-            cost += f" + price unknown for {', '.join(estimate.price_unknown)}"
+            cost += _(" + price unknown for %(names)s") % {
+                "names": ", ".join(estimate.price_unknown)
+            }
         self.stdout.write(
-            f"  estimate: {estimate.calls:,} calls, {estimate.tokens:,} tokens, {cost}{offline}, "
-            f"about {duration(estimate.wall_seconds)} ({estimate.wall_basis})"
+            _(
+                "  estimate: %(calls)s calls, %(tokens)s tokens, %(cost)s%(offline)s, "
+                "about %(wall)s (%(basis)s)"
+            )
+            % {
+                "calls": f"{estimate.calls:,}",
+                "tokens": f"{estimate.tokens:,}",
+                "cost": cost,
+                "offline": offline,
+                "wall": duration(estimate.wall_seconds),
+                "basis": estimate.wall_basis,
+            }
             + (f" (cap ${run.spending_cap:.2f})" if run.spending_cap is not None else "")
         )
         for note in estimate.notes:
