@@ -18,30 +18,21 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
 from django.utils.translation import gettext as _
 
 from llm.models import ModelConfiguration
 
-from ..models import (
-    AnchorCoverage,
-    Conversation,
-    ConversationStatus,
-    EvaluationRun,
-    FidelityReading,
-    Judgment,
-)
+from ..models import EvaluationRun
 from . import run_plans as plans
 from .anchors import RECHECK_MIN_REPLICATES
 from .estimate_history import SIMULATE, TARGET, History, history_read
+from .estimate_work import RUBRIC_GRADES, RUBRIC_REPLY, Work, prior_tokens, work_count
 from .panel import run_panel
 
 ANCHOR = "evaluations.anchor_check"
 RECHECK = "evaluations.anchor_recheck"
 FIDELITY = "evaluations.fidelity_check"
 JUDGE = "evaluations.judge_verdict"
-RUBRIC_REPLY = "evaluations.rubric_reply"
-RUBRIC_GRADES = "evaluations.rubric_grades"
 ROLE_LABELS = {
     SIMULATE: "simulator",
     TARGET: "target",
@@ -54,7 +45,10 @@ ROLE_LABELS = {
 }
 # Prior latencies (ms) of one call without history: the offline model answers in-process.
 PRIOR_LATENCY_MS = {True: 20.0, False: 3000.0}
-CHARS_PER_TOKEN = 4
+# Without finished runs to learn the pace from: the engine's own time per call (database
+# writes, scheduling), measured with the offline model (benchmarks/estimate_accuracy.py:
+# 264 calls in 1.0 s on SQLite).
+PRIOR_PACE_SECONDS = 0.004
 
 
 def duration(seconds: float) -> str:
@@ -175,91 +169,6 @@ def price_known(configuration: ModelConfiguration) -> bool:
     )
 
 
-@dataclass
-class _Work:
-    """What the run still has to do, counted from its design and its stored rows."""
-
-    to_simulate: dict[int, int]  # target id → conversations to simulate
-    anchor_checks: dict[int, int]  # target id → conversations needing an anchor check
-    fidelity_checks: dict[int, int]
-    judge_readings: dict[int, int]  # seat index → readings still to make
-    conversations: int
-    simulated: int
-
-
-def _work(run: EvaluationRun, targets: list[ModelConfiguration], seats: list) -> _Work:
-    scenarios = dict(plans.run_scenarios(run).values_list("pk", "anchors"))
-    with_anchors = {pk for pk, anchors in scenarios.items() if anchors}
-    stored = {
-        (c["scenario_id"], c["target_id"], c["replicate"]): c
-        for c in Conversation.objects.filter(run=run)
-        .annotate(
-            covered=Exists(AnchorCoverage.objects.filter(conversation=OuterRef("pk"))),
-            checked=Exists(FidelityReading.objects.filter(conversation=OuterRef("pk"))),
-            judged=Subquery(
-                Judgment.objects.filter(conversation=OuterRef("pk"))
-                .values("conversation")
-                .annotate(n=Count("pk"))
-                .values("n"),
-                output_field=IntegerField(),
-            ),
-        )
-        .values(
-            "scenario_id",
-            "target_id",
-            "replicate",
-            "status",
-            "simulated_at",
-            "covered",
-            "checked",
-            "judged",
-        )
-    }
-    work = _Work(defaultdict(int), defaultdict(int), defaultdict(int), defaultdict(int), 0, 0)
-    keys = [(s, t.pk, r) for s in scenarios for t in targets for r in range(run.replicates)]
-    # Conversations a swap study copied stand in for the sample's, whatever their keys.
-    planned = set(keys)
-    keys += [key for key in stored if key not in planned]
-    for scenario_id, target_id, replicate in keys:
-        row = stored.get((scenario_id, target_id, replicate))
-        if row is not None and row["status"] == ConversationStatus.COMPLETED:
-            continue
-        work.conversations += 1
-        simulated = row is not None and row["simulated_at"] is not None
-        work.simulated += simulated
-        if not simulated:
-            work.to_simulate[target_id] += 1
-        if scenario_id in with_anchors and not (row and row["covered"]):
-            work.anchor_checks[target_id] += 1
-        if not (row and row["checked"]):
-            work.fidelity_checks[target_id] += 1
-        judged = (row and row["judged"]) or 0
-        for seat in seats:
-            done = min(seat.repetitions, max(0, judged - seat.first))
-            work.judge_readings[seat.index] += seat.repetitions - done
-    return work
-
-
-def _prior(purpose: str, turn: int | None, run: EvaluationRun, target: ModelConfiguration | None):
-    """(prompt, completion) tokens of one call with no history, from the plan's rough sizes."""
-    reply = plans.ASSISTANT_REPLY_TOKENS
-    if target is not None and target.max_tokens:
-        reply = min(reply, target.max_tokens)
-    exchange = plans.USER_MESSAGE_TOKENS + reply
-    if purpose == SIMULATE:
-        return plans.SIMULATOR_BRIEF_TOKENS + (turn - 1) * exchange, plans.SIMULATOR_REPLY_TOKENS
-    if purpose == TARGET:
-        system = len(target.system_prompt) // CHARS_PER_TOKEN if target else 0
-        return system + (turn - 1) * exchange + plans.USER_MESSAGE_TOKENS, reply
-    if purpose == RUBRIC_REPLY:
-        return plans.RUBRIC_ITEM_TOKENS, reply
-    if purpose == RUBRIC_GRADES:
-        return plans.RUBRIC_ITEM_TOKENS + reply + plans.RUBRIC_CRITERIA_TOKENS, (
-            plans.RUBRIC_GRADES_TOKENS
-        )
-    return plans.JUDGE_INSTRUCTIONS_TOKENS + run.turns * exchange, plans.JUDGE_REPLY_TOKENS
-
-
 def _line(
     history: History,
     *,
@@ -279,7 +188,7 @@ def _line(
     if not per_turn:
         line.calls = float(count)
         found = history.tokens_for(configuration.pk, purpose, None)
-        prompt, completion = found.mean() if found else _prior(purpose, None, run, target)
+        prompt, completion = found.mean() if found else prior_tokens(purpose, None, run, target)
         line.prompt_tokens, line.completion_tokens = prompt * count, completion * count
         line.token_n = found.n if found else 0
         return line
@@ -297,7 +206,7 @@ def _line(
     n = 0
     for k, share in turn_calls.items():
         found = history.tokens_for(configuration.pk, purpose, k)
-        prompt, completion = found.mean() if found else _prior(purpose, k, run, target)
+        prompt, completion = found.mean() if found else prior_tokens(purpose, k, run, target)
         n = max(n, found.n if found else 0)
         line.calls += share * count
         line.prompt_tokens += prompt * share * count
@@ -306,10 +215,10 @@ def _line(
     return line
 
 
-def _lines(run: EvaluationRun, history: History) -> tuple[list[RoleLine], _Work]:
+def _lines(run: EvaluationRun, history: History) -> tuple[list[RoleLine], Work]:
     targets = list(run.targets.all())
     seats = run_panel(run)
-    work = _work(run, targets, seats)
+    work = work_count(run, targets, seats)
     checker = run.fidelity_checker or run.judge
     lines: list[RoleLine] = []
     for target in targets:
@@ -444,7 +353,7 @@ def run_estimate(run: EvaluationRun) -> RunEstimate:
 def _wall_time(
     estimates: list[ConfigurationEstimate],
     lines: list[RoleLine],
-    work: _Work,
+    work: Work,
     in_flight: int,
     history: History,
 ) -> tuple[float, str]:
@@ -460,12 +369,16 @@ def _wall_time(
     batches = math.ceil(work.conversations / in_flight) if work.conversations else 1
     wall = max(limits, batches * chain)
     basis = _("limits and latencies")
+    calls = sum(e.calls for e in estimates)
     if history.pace_seconds is not None:
-        paced = history.pace_seconds * sum(e.calls for e in estimates)
-        if paced > wall:
-            wall = paced
-            basis = _("pace of %(runs)s earlier runs (%(n)s calls)") % {
-                "runs": history.pace_runs,
-                "n": history.pace_calls,
-            }
+        paced = history.pace_seconds * calls
+        paced_basis = _("pace of %(runs)s earlier runs (%(n)s calls)") % {
+            "runs": history.pace_runs,
+            "n": history.pace_calls,
+        }
+    else:
+        paced = PRIOR_PACE_SECONDS * calls
+        paced_basis = _("prior pace %(ms)s ms a call") % {"ms": PRIOR_PACE_SECONDS * 1000}
+    if paced > wall:
+        wall, basis = paced, paced_basis
     return wall, basis
