@@ -303,7 +303,8 @@ def _configuration_estimate(
         cost=configuration.cost_estimate(prompt_tokens=prompt, completion_tokens=completion)
         if price_known(configuration)
         else None,
-        token_n=sum(line.token_n for line in lines),
+        # A purpose learned once counts once, however many targets' lines share it.
+        token_n=sum({line.purpose: line.token_n for line in lines}.values()),
         latency_ms=latency,
         latency_n=latency_n,
         wall_seconds=calls * attempts / gateway_calls / per_second,
