@@ -7,7 +7,8 @@ from .estimates import RunEstimate, duration
 
 def _calls(expected: float, most: int) -> str:
     shown = f"{round(expected):,}"
-    return shown if round(expected) == most else f"{shown} (≤ {most:,})"
+    # Below the full-length count: early stops; above it: cut-off replies asked again.
+    return f"{shown} (≤ {most:,})" if round(expected) < most else shown
 
 
 def estimate_table(estimate: RunEstimate) -> str:
