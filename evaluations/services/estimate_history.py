@@ -13,12 +13,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from statistics import median
 
+from django.db.models import Count
+
 from llm.models import CallOutcome, LLMCall
 
-from ..models import EvaluationRun, RunStatus
+from ..models import EvaluationRun, Judgment, RunStatus
 
 SIMULATE = "evaluations.simulate_user"
 TARGET = "evaluations.target_reply"
+JUDGE = "evaluations.judge_verdict"
 # The most recent call-log rows read: enough for several runs, bounded for the run page.
 HISTORY_ROWS = 50_000
 # Finished runs whose pace (seconds per gateway call) is averaged.
@@ -54,6 +57,9 @@ class History:
     latencies: dict[int, list[int]] = field(default_factory=dict)
     attempts: dict[int, tuple[int, int]] = field(default_factory=dict)  # (attempts, calls)
     # Seconds per gateway call over the last finished runs, and how many calls that rests on.
+    # judge configuration id → (gateway calls, readings stored): a reading asked again after
+    # unusable output is a further call.
+    judge_calls: dict[int, tuple[int, int]] = field(default_factory=dict)
     pace_seconds: float | None = None
     pace_calls: int = 0
     pace_runs: int = 0
@@ -143,6 +149,7 @@ def history_read(
         counted[1] += 1
         per_run[call["run_id"]] += 1
     history.attempts = {key: (a, c) for key, (a, c) in attempts.items()}
+    _learn_judge_retries(history, calls)
     _learn_pace(history, runs, per_run)
     return history
 
@@ -171,6 +178,24 @@ def _learn_turns(history: History, calls: list[dict], runs: dict[int, dict], tur
                     history.calls_at_turn[step] = history.calls_at_turn.get(step, 0) + 1
         for key in started:
             history.conversations[key] = history.conversations.get(key, 0) + 1
+
+
+def _learn_judge_retries(history: History, calls: list[dict]) -> None:
+    asked: dict[int, int] = defaultdict(int)
+    for call in calls:
+        if call["purpose"] == JUDGE:
+            asked[call["configuration_id"]] += 1
+    if not asked:
+        return
+    run_ids = {call["run_id"] for call in calls if call["purpose"] == JUDGE}
+    stored = dict(
+        Judgment.objects.filter(conversation__run_id__in=run_ids, judge_id__in=asked)
+        .values_list("judge_id")
+        .annotate(n=Count("pk"))
+    )
+    history.judge_calls = {
+        judge_id: (asked[judge_id], stored[judge_id]) for judge_id in asked if stored.get(judge_id)
+    }
 
 
 def _learn_pace(history: History, runs: dict[int, dict], per_run: dict[int, int]) -> None:

@@ -25,14 +25,13 @@ from llm.models import ModelConfiguration
 from ..models import EvaluationRun
 from . import run_plans as plans
 from .anchors import RECHECK_MIN_REPLICATES
-from .estimate_history import SIMULATE, TARGET, History, history_read
+from .estimate_history import JUDGE, SIMULATE, TARGET, History, history_read
 from .estimate_work import RUBRIC_GRADES, RUBRIC_REPLY, Work, prior_tokens, work_count
 from .panel import run_panel
 
 ANCHOR = "evaluations.anchor_check"
 RECHECK = "evaluations.anchor_recheck"
 FIDELITY = "evaluations.fidelity_check"
-JUDGE = "evaluations.judge_verdict"
 ROLE_LABELS = {
     SIMULATE: "simulator",
     TARGET: "target",
@@ -187,6 +186,11 @@ def _line(
         return line
     if not per_turn:
         line.calls = float(count)
+        asked, stored = history.judge_calls.get(configuration.pk, (0, 0))
+        if purpose == JUDGE and stored:
+            line.calls = count * asked / stored
+            line.calls_n = stored
+        count = line.calls
         found = history.tokens_for(configuration.pk, purpose, None)
         prompt, completion = found.mean() if found else prior_tokens(purpose, None, run, target)
         line.prompt_tokens, line.completion_tokens = prompt * count, completion * count
@@ -331,8 +335,9 @@ def run_estimate(run: EvaluationRun) -> RunEstimate:
     wall, basis = _wall_time(estimates, lines, work, in_flight, history)
     notes = [
         _(
-            "Retries after errors and re-asks of unusable output are not counted as calls; "
-            "their tokens are in the learned tokens per call."
+            "Retries after errors and re-asks of unusable output are not counted as calls "
+            "(their tokens are in the learned tokens per call); judge readings asked again "
+            "and cut-off replies asked again are, from history."
         )
     ]
     if work.simulated:
