@@ -37,6 +37,7 @@ from .selectors import (
 from .services import runs as run_services
 from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
+from .services.estimates import run_estimate
 from .services.official import run_set_headline, run_set_official
 from .services.panel import conversation_panel, run_panel
 from .services.rubric_scores import run_rubric_scores
@@ -230,7 +231,9 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         context = super().get_context_data(**kwargs)
         run = self.object
         context["progress"] = run_progress(run=run)
-        context["plan"] = run_services.run_plan(run) if run.status == "draft" else None
+        draft = run.status == "draft"
+        context["plan"] = run_services.run_plan(run) if draft else None
+        context["estimate"] = run_estimate(run) if draft else None
         seats = run_panel(run)
         context["panel_seats"] = seats if len(seats) > 1 else None
         context["failed"] = run_failed_conversations(run)[:20]

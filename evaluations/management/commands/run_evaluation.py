@@ -11,12 +11,15 @@ import time
 from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext as _
 from tqdm import tqdm
 
 from core.exceptions import ApplicationError
 from evaluations.models import EvaluationRun, RunStatus
 from evaluations.selectors import run_progress
 from evaluations.services import runs
+from evaluations.services.estimate_format import duration, estimate_table
+from evaluations.services.estimates import run_estimate
 from evaluations.services.run_setup import run_create_from_names
 
 POLL_SECONDS = 1.0
@@ -73,6 +76,12 @@ class Command(BaseCommand):
             "estimate exceeds it, paused when the call log's cost reaches it.",
         )
         parser.add_argument("--yes", action="store_true", help="Launch without asking.")
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="Print the plan and the estimate (calls, tokens, cost, wall time per "
+            "configuration) and launch nothing.",
+        )
         parser.add_argument("--watch", action="store_true", help="Only follow the run.")
         parser.add_argument(
             "--inline", action="store_true", help="Process here instead of on Celery workers."
@@ -88,6 +97,12 @@ class Command(BaseCommand):
                 self._follow(run)
                 return
             self._show_plan(run)
+            if options["dry_run"]:
+                self.stdout.write(
+                    _("Dry run: nothing launched. Launch with --run %(run)s (without --dry-run).")
+                    % {"run": run.pk}
+                )
+                return
             if not options["yes"] and not self._confirm():
                 self.stdout.write(f"Not launched. Resume later with --run {run.pk}.")
                 return
@@ -149,14 +164,30 @@ class Command(BaseCommand):
             f"targets × {run.replicates} replicates = {plan.conversations} conversations"
             + (f"; {plan.rubric.replies} rubric replies" if plan.rubric.replies else "")
         )
+        estimate = run_estimate(run)
+        self.stdout.write(estimate_table(estimate))
+        cost = _("price unknown") if estimate.cost is None else f"${estimate.cost:.2f}"
+        if estimate.cost is not None and estimate.price_unknown:
+            cost += _(" + price unknown for %(names)s") % {
+                "names": ", ".join(estimate.price_unknown)
+            }
         self.stdout.write(
-            f"  {plan.model_calls:,} model calls ({plan.simulator_calls:,} simulator, "
-            f"{plan.target_calls:,} target, {plan.judge_calls:,} judge)"
-        )
-        self.stdout.write(
-            f"  about {plan.estimated_tokens:,} tokens, about ${plan.estimated_cost:.2f}{offline}"
+            _(
+                "  estimate: %(calls)s calls, %(tokens)s tokens, %(cost)s%(offline)s, "
+                "about %(wall)s (%(basis)s)"
+            )
+            % {
+                "calls": f"{estimate.calls:,}",
+                "tokens": f"{estimate.tokens:,}",
+                "cost": cost,
+                "offline": offline,
+                "wall": duration(estimate.wall_seconds),
+                "basis": estimate.wall_basis,
+            }
             + (f" (cap ${run.spending_cap:.2f})" if run.spending_cap is not None else "")
         )
+        for note in estimate.notes:
+            self.stdout.write(f"  {note}")
         if plan.versions_missing_scenarios:
             self.stdout.write(
                 self.style.WARNING(
