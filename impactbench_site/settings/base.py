@@ -338,6 +338,7 @@ SPECTACULAR_SETTINGS = {
         "CandidateStatusEnum": "submissions.models.CandidateStatus",
         "ConversationStatusEnum": "evaluations.models.ConversationStatus",
         "FidelityCriterionEnum": "evaluations.models.FidelityCriterion",
+        "CostStatusEnum": "results.services.run_cost.COST_STATUSES",
     },
     # Null-valued enum fields get their own "null" option rather than a NullEnum component.
     "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,

@@ -4,7 +4,7 @@ analysis: amounts in dollars as decimal strings, null where the price is unknown
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..services.run_cost import KNOWN, LOWER_BOUND, UNKNOWN
+from ..services.run_cost import COST_STATUSES
 
 STATUS_HELP = (
     "known: every call was priced; lower_bound: some calls were made with a configuration "
@@ -20,7 +20,7 @@ class CostFigureOutput(serializers.Serializer):
     cost = serializers.DecimalField(
         max_digits=20, decimal_places=8, allow_null=True, help_text="Dollars."
     )
-    status = serializers.ChoiceField([KNOWN, LOWER_BOUND, UNKNOWN], help_text=STATUS_HELP)
+    status = serializers.ChoiceField(list(COST_STATUSES), help_text=STATUS_HELP)
     unpriced_calls = serializers.IntegerField(
         help_text="Calls with tokens made with a configuration that gives no prices."
     )

@@ -26,6 +26,8 @@ from llm.selectors import CallCost, run_call_costs
 KNOWN = "known"
 LOWER_BOUND = "lower_bound"
 UNKNOWN = "unknown"
+# Every status, in one place (the API schema names its enum from it).
+COST_STATUSES = (KNOWN, LOWER_BOUND, UNKNOWN)
 
 _CENTS = Decimal("1e-8")
 _CONVERSATION = "conversation:"
