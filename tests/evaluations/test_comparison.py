@@ -135,7 +135,7 @@ def test_maintainers_create_a_run_from_the_web_and_see_its_plan(
     assert response.status_code == 200
     assert b"12 conversations" in response.content
     assert b"Launch" in response.content
-    assert b"spending cap $12.50" in response.content
+    assert b"Spending cap $12.50" in response.content
 
 
 def test_comparison_leaves_out_metrics_outside_the_release(offline_release):  # noqa: F811
