@@ -147,6 +147,7 @@ def test_calibrated_rates_cover_the_true_rates_and_the_judge_is_biased_where_pla
     assert data["expert_rated"] == 450
 
 
+@pytest.mark.slow(reason="draws a synthetic release's judge-trust figures live: a bootstrap a cell")
 def test_judge_trust_counts_every_conversation_once_and_sees_the_planted_harshness(synthetic):
     run, truth = synthetic.run, synthetic.truth
     judge = dict(Conversation.objects.filter(run=run).values_list("pk", "verdict_present"))

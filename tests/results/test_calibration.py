@@ -206,6 +206,7 @@ def test_triage_puts_disagreements_first(panel_run, researcher):
     assert only.items.count() == sum(1 for s in scores.values() if s > 0)
 
 
+@pytest.mark.slow(reason="simulates and judges a run, then rates and releases its whole sample")
 def test_label_threshold_counts_what_is_missing(panel_run, researcher):
     queue = calibration_queue_create(
         run=panel_run, name="Calibration", created_by=researcher, fraction=1.0, seed=4
@@ -223,6 +224,7 @@ def _publish(run):
     results_refresh(run=run, n_resamples=200)
 
 
+@pytest.mark.slow(reason="simulates and judges a run, rates its sample, renders pages and API")
 def test_api_and_pages_show_both_rates_and_the_label_threshold(
     panel_run, researcher, client, monkeypatch
 ):

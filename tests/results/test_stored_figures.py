@@ -86,6 +86,7 @@ def test_the_refresh_stores_figures_equal_to_the_live_ones():
     }
 
 
+@pytest.mark.slow(reason="renders seven pages twice, from stored figures and computed live")
 def test_pages_read_from_stored_figures_equal_the_pages_computed_live(client, monkeypatch):
     run = _rated_and_refreshed()
     urls = _urls(run)

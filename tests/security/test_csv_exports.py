@@ -94,6 +94,7 @@ def test_the_ratings_csv_neutralises_formulas_and_uses_per_queue_pseudonyms(
     assert rater_pseudonym(queues[1], expert_reviewer.pk) not in raters
 
 
+@pytest.mark.slow(reason="reads every Python source file of the project")
 def test_no_module_writes_csv_except_through_core_csvsafe():
     writers = re.compile(r"csv\.(writer|DictWriter)\(")
     offenders = [
