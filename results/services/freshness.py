@@ -93,7 +93,8 @@ def on_ratings_changed(event: RatingsChanged) -> None:
 def on_blind_hold_changed(event: BlindHoldChanged) -> None:
     """A blind queue opened, closed or lost a claim: the runs of its items are refreshed whole
     (pass rates leave held conversations out, and the queue's ratings may now count)."""
-    items = QueueItem.objects.filter(queue_id=event.queue_id)
+    # No ORDER BY in either part: SQLite refuses one inside a compound statement.
+    items = QueueItem.objects.filter(queue_id=event.queue_id).order_by()
     rated = items.values("object_id").union(items.exclude(object_id_b=0).values("object_id_b"))
     run_ids = list(
         Conversation.objects.filter(pk__in=rated, run__status=RunStatus.COMPLETED)
