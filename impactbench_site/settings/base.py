@@ -6,10 +6,15 @@ their settings in their own modules, gathered here: base holds everything.
 """
 
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from csp.constants import NONCE, NONE, SELF
 
+from .cache_urls import (
+    DEFAULT_PAGE_CACHE_MAX_BYTES,
+    cache_config,
+    default_cache_url,
+    default_page_cache_url,
+)
 from .engine import *  # noqa: F403
 from .environment import BASE_DIR, VAR_DIR, env
 from .gateway import *  # noqa: F403
@@ -161,58 +166,6 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = env.str("ACCOUNT_DEFAULT_HTTP_PROTOCOL", default
 # the rate-limit store's server (the broker's /0 gives /1): no page-cache operation can reach a
 # queue or a counter. On the embedded default it is its own table, culled by Django at
 # PAGE_CACHE_MAX_ENTRIES rows. CACHE_URL and PAGE_CACHE_URL override the locations.
-def default_cache_url(broker_url: str) -> str:
-    if broker_url.startswith(("redis://", "rediss://")):
-        return broker_url
-    return "dbcache://django_cache"
-
-
-# Redis's default number of databases: the one after the last is the first.
-REDIS_DATABASES = 16
-
-
-def default_page_cache_url(cache_url: str) -> str:
-    """Beside the rate-limit store: its own table, or the next database of the same Redis."""
-    if cache_url.startswith("dbcache://"):
-        return "dbcache://django_page_cache"
-    if not cache_url.startswith(("redis://", "rediss://")):
-        return cache_url
-    parts = urlsplit(cache_url)
-    database = int(parts.path.strip("/") or 0)
-    return urlunsplit(parts._replace(path=f"/{(database + 1) % REDIS_DATABASES}"))
-
-
-def cache_config(
-    url: str,
-    *,
-    key_prefix: str,
-    max_entries: int,
-    never_cull: bool,
-    max_bytes: int | None = None,
-) -> dict:
-    config = {**env.cache_url_config(url), "KEY_PREFIX": key_prefix}
-    if config["BACKEND"] == "django.core.cache.backends.db.DatabaseCache":
-        if never_cull:
-            config["BACKEND"] = "core.caches.UnculledDatabaseCache"
-        config["OPTIONS"] = {**config.get("OPTIONS", {}), "MAX_ENTRIES": max_entries}
-    elif config["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
-        # A Redis that does not answer fails an operation within a second, and then is skipped
-        # for a while instead of costing that second on every operation (core.caches).
-        config["BACKEND"] = "core.caches.GuardedRedisCache"
-        config["OPTIONS"] = {
-            **config.get("OPTIONS", {}),
-            "socket_connect_timeout": 1,
-            "socket_timeout": 1,
-        }
-        if not never_cull:
-            # Redis ignores MAX_ENTRIES: a cache that may be culled keeps its own bounds.
-            config["BACKEND"] = "core.bounded_cache.BoundedRedisCache"
-            config["OPTIONS"].update(
-                MAX_ENTRIES=max_entries, MAX_BYTES=max_bytes or PAGE_CACHE_MAX_BYTES
-            )
-    return config
-
-
 CACHE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="impactbench")
 _RATE_LIMIT_CACHE_URL = env.str(
     "CACHE_URL", default=default_cache_url(env.str("CELERY_BROKER_URL", default=""))
@@ -224,7 +177,7 @@ _PAGE_CACHE_URL = env.str("PAGE_CACHE_URL", default=default_page_cache_url(_RATE
 PAGE_CACHE_MAX_ENTRIES = env.int("PAGE_CACHE_MAX_ENTRIES", default=5000)
 # What the page cache may take on Redis, as Redis counts its keys (values, keys, allocator
 # rounding and the cache's own index); one entry may take an eighth of it.
-PAGE_CACHE_MAX_BYTES = env.int("PAGE_CACHE_MAX_BYTES", default=32 * 1024 * 1024)
+PAGE_CACHE_MAX_BYTES = env.int("PAGE_CACHE_MAX_BYTES", default=DEFAULT_PAGE_CACHE_MAX_BYTES)
 CACHES = {
     # MAX_ENTRIES here only says when expired counters are swept (never a live one).
     "default": cache_config(
