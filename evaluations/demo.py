@@ -61,6 +61,13 @@ DEMO_ANCHOR_STUDY = (
 DEMO_ANCHOR_STUDY_METRICS = 3
 DEMO_ANCHOR_STUDY_TURNS = 5  # the offline anchors fall on turns 1, 3 and 5
 DEMO_ANCHOR_STUDY_REPLICATES = 2  # the fewest that show (dis)agreement
+# A second official run of the release, smaller and made before the main one, so a model's
+# label has a history to show (a column per public run and the change between them). Same
+# models and panel as the main run, so the change compares like with like; its own seed, so
+# the conversations differ as a rerun's would.
+DEMO_EARLIER_RUN_NAME = "Earlier demo run of eight metrics"
+DEMO_EARLIER_RUN_METRICS = 8
+DEMO_EARLIER_RUN_SEED = DEMO_RUN_SEED - 1
 
 
 def _configuration(name: str) -> ModelConfiguration | None:
@@ -199,6 +206,53 @@ def demo_anchor_study_seed(progress: Progress = progress_ignore) -> str:
     )
 
 
+def _panel() -> list[tuple[ModelConfiguration, int]]:
+    return [
+        (panelist, DEMO_PANEL_READINGS)
+        for panelist in (_configuration(name) for name in DEMO_PANEL_JUDGES)
+        if panelist is not None
+    ]
+
+
+def demo_earlier_run_seed(progress: Progress = progress_ignore) -> str:
+    """Run the earlier, smaller run of the demo release (kept when finished), before the main
+    run so that the main run stays the latest. Skipped once the main run finished, as the
+    anchor study is: a demo seeded before this run existed keeps its single public run."""
+    parts = _demo_run_parts()
+    if parts is None:
+        return "Demo earlier run: skipped (the demo release or an offline model is missing)."
+    main = EvaluationRun.objects.filter(name=DEMO_RUN_NAME).first()
+    if main is not None and main.is_finished:
+        return "Demo earlier run: kept (the demo run is finished)."
+    release, targets, simulator, judge = parts
+    run = EvaluationRun.objects.filter(name=DEMO_EARLIER_RUN_NAME).first()
+    if run is None:
+        versions = list(
+            MetricVersion.objects.filter(release_items__release=release).order_by("pk")[
+                :DEMO_EARLIER_RUN_METRICS
+            ]
+        )
+        run = run_create(
+            name=DEMO_EARLIER_RUN_NAME,
+            release=release,
+            metric_versions=versions,
+            targets=targets,
+            simulator=simulator,
+            judge=judge,
+            fidelity_checker=_configuration(DEMO_FIDELITY_CHECKER),
+            further_judges=_panel(),
+            seed=DEMO_EARLIER_RUN_SEED,
+        )
+    if run.status in (RunStatus.DRAFT, RunStatus.PAUSED):
+        run = run_launch(run=run, dispatch=False)
+    _process_inline([run], progress)
+    run.refresh_from_db()
+    return (
+        f"Demo earlier run: {run.metric_versions.count()} metrics, "
+        f"{run.conversations_completed} of {run.conversations_total} conversations complete."
+    )
+
+
 def demo_run_seed(progress: Progress = progress_ignore) -> str:
     """Evaluate the demo release with the three offline targets, in this process.
 
@@ -215,6 +269,7 @@ def demo_run_seed(progress: Progress = progress_ignore) -> str:
     if run is not None and run.is_finished:
         return f"Demo run: kept ({run.get_status_display().lower()})."
     study = demo_anchor_study_seed()
+    earlier = demo_earlier_run_seed()
     if run is None:
         run = run_create(
             name=DEMO_RUN_NAME,
@@ -228,11 +283,7 @@ def demo_run_seed(progress: Progress = progress_ignore) -> str:
             simulator=simulator,
             judge=judge,
             fidelity_checker=_configuration(DEMO_FIDELITY_CHECKER),
-            further_judges=[
-                (panelist, DEMO_PANEL_READINGS)
-                for panelist in (_configuration(name) for name in DEMO_PANEL_JUDGES)
-                if panelist is not None
-            ],
+            further_judges=_panel(),
             seed=DEMO_RUN_SEED,
         )
     if run.status in (RunStatus.DRAFT, RunStatus.PAUSED):
@@ -240,7 +291,7 @@ def demo_run_seed(progress: Progress = progress_ignore) -> str:
     processed = _process_inline([run], progress)
     run.refresh_from_db()
     return (
-        f"{study}\nDemo run: {processed} conversations simulated and judged offline; "
+        f"{study}\n{earlier}\nDemo run: {processed} conversations simulated and judged offline; "
         f"{run.conversations_completed} of {run.conversations_total} complete."
     )
 
@@ -254,6 +305,9 @@ def demo_seed_steps() -> list[SeedStep]:
             SeedStep("scenarios", "scenarios", demo_scenarios_seed, "metrics", 3, order=50),
             SeedStep(
                 "anchor_study", "anchor study", demo_anchor_study_seed, "conversations", 6, order=60
+            ),
+            SeedStep(
+                "earlier_run", "earlier run", demo_earlier_run_seed, "conversations", 10, order=65
             ),
             SeedStep("run", "run", demo_run_seed, "conversations", 80, order=70),
         ]

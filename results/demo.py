@@ -7,9 +7,9 @@ from django.conf import settings
 
 from core.progress import Progress, progress_ignore
 from core.seed_steps import SeedStep
-from evaluations.demo import DEMO_ANCHOR_STUDY, DEMO_RUN_NAME
+from evaluations.demo import DEMO_ANCHOR_STUDY, DEMO_EARLIER_RUN_NAME, DEMO_RUN_NAME
 from evaluations.models import EvaluationRun, RunStatus
-from evaluations.services.official import run_set_official
+from evaluations.services.official import run_set_headline, run_set_official
 
 from .models import AnchorStudy, ReleaseExpertFigures
 from .services import results_refresh
@@ -72,11 +72,22 @@ def demo_summaries_seed(progress: Progress = progress_ignore) -> str:
     run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME, status=RunStatus.COMPLETED).first()
     if run is None:
         return "Demo summaries: skipped (no completed demo run)."
-    if not run.is_official and run.release is not None and run.release.is_published:
-        # The demo's visitors see this run; a maintainer's later test runs stay private.
-        run_set_official(run=run, official=True, changed_by=None)
+    earlier = EvaluationRun.objects.filter(
+        name=DEMO_EARLIER_RUN_NAME, status=RunStatus.COMPLETED
+    ).first()
+    # The demo's visitors see these runs (the main one as the release's headline, the earlier
+    # one in each model's history); a maintainer's later test runs stay private.
+    for public in (earlier, run):
+        if public is None or public.is_official or public.release is None:
+            continue
+        if public.release.is_published:
+            run_set_official(run=public, official=True, changed_by=None)
+    run.refresh_from_db()
+    if run.is_official and not run.is_headline:
+        # As a maintainer would: the main run is the release's headline whatever the sizes.
+        run_set_headline(run=run, headline=True, changed_by=None)
     frozen = demo_expert_figures_refreeze(run) if run.release is not None else ""
-    names = [name for name, _ in DEMO_ANCHOR_STUDY] + [DEMO_RUN_NAME]
+    names = [name for name, _ in DEMO_ANCHOR_STUDY] + [DEMO_EARLIER_RUN_NAME, DEMO_RUN_NAME]
     pending = EvaluationRun.objects.filter(
         name__in=names, status=RunStatus.COMPLETED, analysis__isnull=True
     ).order_by("finished_at")

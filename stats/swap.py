@@ -259,7 +259,31 @@ def single_vs_majority(
         confidence=confidence,
         excluded=(Exclusion("single reading missing or majority tied", int((~keep).sum())),),
     )
-    return replace(_rank_bounded(figure, m, "spearman", confidence), n=int(rows.size))
+    bounded = _rank_bounded(figure, m, "spearman", confidence)
+    return replace(_with_reflection(bounded), n=int(rows.size))
+
+
+# Appended to the method of a figure whose interval is hulled with its reflection.
+REFLECTED = "hulled with its reflection about the value (basic bootstrap)"
+
+
+def _with_reflection(figure: Estimate) -> Estimate:
+    """The interval hulled with its reflection about the value, inside [-1, 1].
+
+    The rank correlation of sampled rates is biased below that of the rates themselves
+    (each metric's rate carries its own sampling noise, which reorders metrics the two
+    lists rank alike), and a percentile interval inherits that bias: in the coverage
+    simulation (``tests/stats/extremes_simulation.py``) it held a true rho of 1 in 0 % of
+    data sets of 20 and 64 metrics. The reflection (the basic bootstrap interval) corrects
+    for a bias the resamples share; the hull keeps the percentile side, so the interval
+    never loses width it had, and held the truth in every data set there.
+    """
+    if figure.value is None or figure.low is None or figure.high is None:
+        return figure
+    v = figure.value
+    low = max(-1.0, min(figure.low, 2 * v - figure.high))
+    high = min(1.0, max(figure.high, 2 * v - figure.low))
+    return replace(figure, low=low, high=high, method=f"{figure.method}, {REFLECTED}")
 
 
 def _spearman_rows(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -101,7 +101,37 @@ def test_demo_seed_runs_the_release_offline_completely_and_only_once(monkeypatch
     second = _seed_all()
     assert LLMCall.objects.count() == calls
     assert "Demo run: kept (completed)." in second
-    assert EvaluationRun.objects.count() == 3  # the main run and the anchor study pair
+    # The main run, the anchor study pair and the earlier run that gives labels a history.
+    assert EvaluationRun.objects.count() == 4
+
+
+def test_the_demo_publishes_an_earlier_run_so_each_label_has_a_history(monkeypatch, client):
+    from evaluations.demo import DEMO_EARLIER_RUN_NAME
+    from results.demo import demo_summaries_seed
+    from results.selectors import public_run_default, public_runs
+
+    small = [m for m in DEMO_METRICS if m[2] == "positive"][:2] + [
+        m for m in DEMO_METRICS if m[2] == "negative"
+    ][:1]
+    monkeypatch.setattr(registry_demo, "DEMO_METRICS", small)
+    _seed_all()
+    demo_summaries_seed()
+
+    earlier = EvaluationRun.objects.get(name=DEMO_EARLIER_RUN_NAME)
+    main = EvaluationRun.objects.get(name=DEMO_RUN_NAME)
+    assert earlier.finished_at < main.finished_at
+    assert set(public_runs()) == {earlier, main}
+    # The main run stays what visitors open on; the earlier one is a column of the history.
+    assert public_run_default() == main
+    target = main.targets.order_by("pk").first()
+    response = client.get(f"/label/{target.pk}/?run={main.pk}")
+    assert response.status_code == 200
+    history = response.context["history"]
+    assert [c.run for c in history["columns"]] == [earlier, main]
+    page = response.content.decode()
+    assert 'data-testid="label-history"' in page
+    assert page.count('data-testid="history-column"') == 2
+    assert "cannot be paired" not in page  # both runs used the same base scenarios
 
 
 def test_the_demo_anchor_study_gives_the_consistency_figure_data(monkeypatch):

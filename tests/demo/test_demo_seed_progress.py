@@ -188,6 +188,7 @@ def test_each_app_registers_its_steps_in_the_seed_order(settings):
         "release",
         "scenarios",
         "anchor_study",
+        "earlier_run",
         "run",
         "blind-queues",
         "realism-panel",

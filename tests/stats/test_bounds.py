@@ -238,11 +238,10 @@ def test_rank_agreement_is_open_when_the_order_never_changes():
 @pytest.mark.slow(reason="a small coverage simulation of every bounded constructor")
 def test_every_bounded_constructor_covers_at_its_extremes():
     """Few replications (the benchmark runs many): no zero-width interval anywhere, coverage
-    within three Monte Carlo errors of 95 % or above it, rank agreements aside (see below)."""
+    within three Monte Carlo errors of 95 % or above it -- single vs majority too, whose
+    percentile interval held a true rho of 1 in no data set of 20 metrics or more."""
     low_cases = []
     for case in extremes.cases(resamples=300):
-        if case.constructor == "single vs majority":
-            continue
         r = extremes.run(case, 60, seed=5)
         assert r["zero_width"] == 0.0, case
         if r["coverage"] < 0.95 - 3 * max(r["mc_error"], 0.028):
