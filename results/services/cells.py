@@ -151,6 +151,7 @@ class RunCells:
     source_weight: dict[int, float] = field(default_factory=dict)  # the source's own, if given
     subareas: dict[int, list[int]] = field(default_factory=dict)
     areas: dict[int, list[int]] = field(default_factory=dict)
+    subarea_names: dict[int, str] = field(default_factory=dict)
     # Conversations without a verdict: (target, version, base, age, reason, count) rows.
     failed: list[tuple[int, int, int, str, str, int]] = field(default_factory=list)
 
@@ -217,12 +218,13 @@ def run_cells(run: EvaluationRun) -> RunCells:
     through = MetricVersion.subareas.through.objects.filter(
         metricversion__gte=low, metricversion__lte=high
     )
-    for pk, subarea_id, area_id in through.values_list(
-        "metricversion_id", "subarea_id", "subarea__area_id"
+    for pk, subarea_id, area_id, subarea_name in through.values_list(
+        "metricversion_id", "subarea_id", "subarea__area_id", "subarea__name"
     ).order_by("metricversion_id", "subarea_id"):
         if pk not in version_ids:
             continue
         cells.subareas.setdefault(pk, []).append(subarea_id)
+        cells.subarea_names[subarea_id] = subarea_name
         if area_id not in cells.areas.setdefault(pk, []):
             cells.areas[pk].append(area_id)
     return cells

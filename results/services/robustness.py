@@ -31,18 +31,12 @@ from typing import Any
 import numpy as np
 
 import stats as statistics
-from stats import age_gap, percentile_interval
-from stats.estimates import Estimate
+from stats import percentile_interval
 
 from .cells import RunCells
+from .teen_adult import teen_adult_summary
 
 EXPERT_SOURCE = "expert submissions"
-# False discovery rate at which "metrics with a teen-adult difference" are counted.
-FDR = 0.05
-# The gap whose chance of being found is published beside that count, and the chance at which
-# the smallest findable gap is quoted.
-POWER_GAP = 0.15
-POWER_TARGET = 0.8
 
 
 def _num(value: float) -> float | None:
@@ -261,75 +255,6 @@ def model_differences(
     ]
 
 
-def teen_adult_test(cells: RunCells) -> tuple[np.ndarray, age_gap.AgeGapTest]:
-    """The run's metric versions (sorted) and their teen-minus-adult test
-    (:func:`stats.age_gap.age_gap_test`), paired per model on each base scenario's teen and
-    adult variants."""
-    versions = np.unique(cells.version)
-    targets, t_code = np.unique(cells.target, return_inverse=True)
-    bases = int(cells.base.max()) + 1 if cells.base.size else 0
-    shape = (versions.size, bases, 2, targets.size)
-    passed, n = np.zeros(shape), np.zeros(shape)
-    index = (np.searchsorted(versions, cells.version), cells.base, cells.age, t_code.ravel())
-    np.add.at(passed, index, cells.passed)
-    np.add.at(n, index, cells.n)
-    return versions, age_gap.age_gap_test(passed, n)
-
-
-def teen_adult_differences(
-    cells: RunCells, keys: dict[int, str], *, test: age_gap.AgeGapTest | None = None
-) -> list[dict[str, Any]]:
-    """Teen minus adult pass rate per metric (the mean over its base scenarios of each
-    model's teen-variant rate minus its adult-variant rate), largest differences first, each
-    with the p-value of its test for the false-discovery-rate count."""
-    versions, found = teen_adult_test(cells) if test is None else (np.unique(cells.version), test)
-    if versions.size == 0:
-        return []
-    v_code = np.searchsorted(versions, cells.version)
-    teen = cells.age == 0
-    totals = np.zeros((versions.size, 4))
-    for column, (mask, values) in enumerate(
-        ((teen, cells.passed), (teen, cells.n), (~teen, cells.passed), (~teen, cells.n))
-    ):
-        np.add.at(totals[:, column], v_code[mask], values[mask])
-    estimates = found.estimates()
-    out = []
-    for i, v in enumerate(versions.tolist()):
-        yt, nt, ya, na = totals[i]
-        if nt == 0 or na == 0:
-            continue
-        out.append(
-            {
-                "metric_version": v,
-                "metric": keys.get(v, str(v)),
-                "polarity": cells.polarity.get(v, ""),
-                "teen_rate": yt / nt,
-                "adult_rate": ya / na,
-                "difference": estimates[i].as_dict(),
-                "p_value": _num(found.p_value[i]),
-                "n_teen": int(nt),
-                "n_adult": int(na),
-            }
-        )
-    out.sort(key=lambda d: -abs(d["difference"]["value"] or 0.0))
-    return out
-
-
-def teen_adult_power(test: age_gap.AgeGapTest) -> dict[str, Any]:
-    """What the per-metric test can find at this run's design (its models, base scenarios and
-    conversations), from its fitted variances: the power for a true gap of ``POWER_GAP``
-    averaged over the metrics, and the smallest gap found with ``POWER_TARGET`` probability."""
-    testable = np.isfinite(test.p_value)
-    return {
-        "gap": POWER_GAP,
-        "target": POWER_TARGET,
-        "power": test.mean_power(POWER_GAP) if testable.any() else None,
-        "minimum_gap": test.minimum_detectable_gap(POWER_TARGET) if testable.any() else None,
-        "n_metrics": int(testable.sum()),
-        "n_bases": int(np.median(test.n_bases[testable])) if testable.any() else 0,
-    }
-
-
 def robustness(
     cells: RunCells,
     names: dict[int, str],
@@ -339,31 +264,10 @@ def robustness(
     seed: int = 0,
 ) -> dict[str, Any]:
     targets = sorted(set(cells.target.tolist()))
-    _, test = teen_adult_test(cells)
-    differences = teen_adult_differences(cells, keys, test=test)
-    excluding_zero = [d for d in differences if Estimate.from_dict(d["difference"]).excludes_zero]
-    reject, adjusted = statistics.benjamini_hochberg(
-        [np.nan if d["p_value"] is None else d["p_value"] for d in differences], FDR
-    )
-    for d, rejected, q in zip(differences, reject.tolist(), adjusted.tolist(), strict=True):
-        d["fdr_discovery"] = bool(rejected)
-        d["q_value"] = _num(q)
-    values = [d["difference"]["value"] for d in differences if d["difference"]["value"] is not None]
-    mean_difference = statistics.mean_estimate(
-        values, unit="difference", over="metrics", n_resamples=n_resamples, seed=seed
-    )
     return {
         "polarities": {
             polarity: _polarity_robustness(cells, polarity, targets, names, n_resamples, seed)
             for polarity in ("positive", "negative")
         },
-        "teen_adult": {
-            "n_metrics": len(differences),
-            "n_interval_excludes_zero": len(excluding_zero),
-            "n_fdr_discoveries": int(reject.sum()),
-            "fdr": FDR,
-            "mean_difference": mean_difference.as_dict(),
-            "power": teen_adult_power(test),
-            "largest": differences[:25],
-        },
+        "teen_adult": teen_adult_summary(cells, keys, n_resamples=n_resamples, seed=seed),
     }

@@ -29,12 +29,17 @@ import stats as statistics
 from metrics_registry.demo_catalog import DEMO_METRICS
 from metrics_registry.taxonomy import AREAS, LABEL_CATEGORIES
 from results.services.cells import RunCells
-from results.services.robustness import FDR, teen_adult_differences, teen_adult_test
 from results.services.summaries import (
     metric_design_effects,
     metric_rows,
     pooled_rows,
     summary_inputs,
+)
+from results.services.teen_adult import (
+    FDR,
+    teen_adult_differences,
+    teen_adult_subareas,
+    teen_adult_test,
 )
 
 BASES = 3
@@ -313,6 +318,7 @@ def _teen_adult_release(
     judge_noise: float,
     gap: float = 0.0,
     share: float = 0.0,
+    targets: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Outcomes ``y[metric, base, age, model]``, each metric's true teen-minus-adult gap and
     its between-base gap SD.
@@ -321,7 +327,8 @@ def _teen_adult_release(
     symmetric about 0) and each variant its own effect; a random ``share`` of the metrics has
     a true gap of ``gap`` (sign at random) on the rate scale -- averaged over the models and
     the population of base scenarios, after the judge's noise, as the published difference
-    estimates it -- set by a logit shift solved per metric.
+    estimates it -- set by a logit shift solved per metric. ``targets`` gives each metric's
+    signed true gap instead (0: none).
     """
     metrics, models = design.metrics, design.models
     mu = rng.normal(0.8, 1.2, metrics)
@@ -333,6 +340,9 @@ def _teen_adult_release(
     variant = rng.normal(0.0, 0.5, (metrics, BASES, 2))
     with_gap = rng.random(metrics) < share
     target = np.where(with_gap, gap * rng.choice([-1.0, 1.0], metrics), 0.0)
+    if targets is not None:
+        target = np.asarray(targets, dtype=np.float64)
+        with_gap = target != 0
     # The population of one age's variants: base, half the base's gap, the variant effect.
     spread = np.sqrt(base_sd**2 + gap_sd**2 / 4 + 0.25)
     linear = mu[:, None] + model[None, :]
@@ -454,6 +464,71 @@ def teen_adult_power(
     }
 
 
+def teen_adult_subarea_power(
+    design: Design,
+    *,
+    replications: int,
+    gap: float,
+    share: float,
+    gap_sd_max: float,
+    judge_noise: float,
+    seed: int,
+) -> dict[str, float]:
+    """The subarea test (``teen_adult_subareas``). ``gap`` 0: no metric differs; the share of
+    subareas rejected at 5 % and of releases with any Benjamini-Hochberg discovery. Otherwise a
+    random ``share`` of the subareas has a true gap of ``gap`` in every one of its metrics
+    (one sign per subarea; a metric in two such subareas takes the first's): the share of
+    them rejected and counted, the false discovery proportion, the interval's coverage of the
+    subarea's true gap (the mean of its metrics' ones) and the power the service publishes."""
+    rng = np.random.default_rng(seed)
+    groups = len(SUBAREAS)
+    rejected, found, false_share, covered, published, smallest = [], [], [], [], [], []
+    any_found = 0
+    for _ in range(replications):
+        chosen = rng.random(groups) < share if gap else np.zeros(groups, bool)
+        sign = rng.choice([-1.0, 1.0], groups)
+        targets = np.zeros(design.metrics)
+        for m, subs in enumerate(design.subareas):
+            hit = [s for s in subs if chosen[s]]
+            if hit:
+                targets[m] = gap * sign[hit[0]]
+        y, truth, _ = _teen_adult_release(
+            rng, design, gap_sd_max=gap_sd_max, judge_noise=judge_noise, targets=targets
+        )
+        summary = teen_adult_subareas(as_cells(y, design))
+        rows = [row for row in summary["rows"] if row["p_value"] is not None]
+        real = np.array([bool(chosen[row["subarea"]]) for row in rows])
+        p = np.array([row["p_value"] for row in rows])
+        reject = np.array([row["fdr_discovery"] for row in rows])
+        members = [
+            [m for m, subs in enumerate(design.subareas) if row["subarea"] in subs] for row in rows
+        ]
+        true_gap = np.array([truth[m].mean() for m in members])
+        low = np.array([row["difference"]["low"] for row in rows])
+        high = np.array([row["difference"]["high"] for row in rows])
+        any_found += bool(reject.any())
+        rejected.append(p[real] < 0.05 if gap else p < 0.05)
+        found.append(reject[real] if gap else reject)
+        false_share.append(float((reject & ~real).sum() / max(reject.sum(), 1)))
+        inside = (low <= true_gap) & (true_gap <= high)
+        covered.append(inside[real] if gap else inside)
+        if summary["power"] and summary["power"]["power"] is not None:
+            published.append(summary["power"]["power"])
+            smallest.append(summary["power"]["minimum_gap"] or np.nan)
+    rejected_all = np.concatenate(rejected)
+    return {
+        "rejection": float(rejected_all.mean()) if rejected_all.size else float("nan"),
+        "n": int(rejected_all.size),
+        "BH share found": float(np.concatenate(found).mean()),
+        "any discovery": any_found / replications,
+        "false discovery proportion": float(np.mean(false_share)),
+        "coverage": float(np.concatenate(covered).mean()),
+        "published power": float(np.mean(published)) if published else float("nan"),
+        "published minimum gap": float(np.nanmean(smallest)) if smallest else float("nan"),
+        "releases": replications,
+    }
+
+
 def teen_adult_report(
     *,
     demo_replications: int = 400,
@@ -516,6 +591,35 @@ def teen_adult_report(
             )
         lines.append(
             f"    published minimum gap found with 80 % power: "
+            f"{power['published minimum gap'] * 100:.1f} points"
+        )
+        lines += _subarea_lines(design, replications, gap_sd_max, judge_noise, share, seed, error)
+    return lines
+
+
+def _subarea_lines(design, replications, gap_sd_max, judge_noise, share, seed, error) -> list[str]:
+    """The subarea test's lines of ``teen_adult_report``: null and power, as per metric."""
+    options = {"gap_sd_max": gap_sd_max, "judge_noise": judge_noise, "share": share}
+    null = teen_adult_subarea_power(
+        design, replications=replications, gap=0.0, seed=seed, **options
+    )
+    lines = [
+        f"    per subarea (base scenarios of its metrics pooled), under the null: rejection "
+        f"{null['rejection'] * 100:.1f} % ± {error(null['rejection'], null['n']):.1f} "
+        f"({null['n']} subareas); any BH discovery {null['any discovery'] * 100:.1f} %; "
+        f"coverage {null['coverage'] * 100:.1f} %"
+    ]
+    for gap in (0.10, 0.15):
+        power = teen_adult_subarea_power(
+            design, replications=max(2, replications // 2), gap=gap, seed=seed + 1, **options
+        )
+        lines.append(
+            f"      gap {gap * 100:.0f} points in every metric of {share:.0%} of the subareas: "
+            f"power {power['rejection'] * 100:.1f} % ± {error(power['rejection'], power['n']):.1f}"
+            f" ({power['n']} subareas; published {power['published power'] * 100:.1f} %), BH "
+            f"finds {power['BH share found'] * 100:.1f} %, false discovery proportion "
+            f"{power['false discovery proportion'] * 100:.1f} %, coverage of the true gap "
+            f"{power['coverage'] * 100:.1f} %, published minimum gap "
             f"{power['published minimum gap'] * 100:.1f} points"
         )
     return lines

@@ -5,7 +5,8 @@ import pytest
 
 import stats as statistics
 from results.services.cells import RunCells
-from results.services.robustness import robustness, teen_adult_differences, teen_adult_test
+from results.services.robustness import robustness
+from results.services.teen_adult import teen_adult_differences, teen_adult_test
 from tests.results import coverage_design
 
 
@@ -232,3 +233,71 @@ def test_teen_adult_test_rejects_a_true_null_at_its_level():
         full, replications=2, gap_sd_max=2.0, judge_noise=0.05, seed=7
     )
     assert abs(null["null rejection"] - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / null["n metrics"])
+
+
+def _subarea_cells(gaps: dict[int, float], metrics_per_subarea: int, seed: int) -> RunCells:
+    """Subareas with their own metrics (3 base scenarios, 2 models, 10 conversations a cell);
+    a teen variant passes ``0.5 + gap / 2`` of the time, an adult one ``0.5 - gap / 2``."""
+    rng = np.random.default_rng(seed)
+    rows, meta = [], {}
+    version = 0
+    for subarea, gap in gaps.items():
+        for _ in range(metrics_per_subarea):
+            version += 1
+            meta[version] = ("positive", "expert submissions", [subarea])
+            for base in range(3):
+                for age, rate in ((0, 0.5 + gap / 2), (1, 0.5 - gap / 2)):
+                    for target in (1, 2):
+                        rows.append((target, version, base, age, 10, rng.binomial(10, rate)))
+    cells = make_cells(rows, meta)
+    cells.subarea_names.update({s: f"Subarea {s}" for s in gaps})
+    return cells
+
+
+@pytest.mark.slow(reason="every robustness figure of 60 metrics, with its bootstraps")
+def test_a_gap_shared_by_a_subareas_metrics_is_found_there_not_per_metric():
+    cells = _subarea_cells({1: 0.15, 2: 0.0, 3: 0.0}, metrics_per_subarea=20, seed=3)
+    result = robustness(cells, {1: "Model 1", 2: "Model 2"}, {}, n_resamples=200)["teen_adult"]
+    by_subarea = {row["subarea"]: row for row in result["subareas"]["rows"]}
+    assert by_subarea[1]["fdr_discovery"]
+    assert by_subarea[1]["name"] == "Subarea 1"
+    assert not by_subarea[2]["fdr_discovery"]
+    assert not by_subarea[3]["fdr_discovery"]
+    assert result["subareas"]["n_fdr_discoveries"] == 1
+    gap = by_subarea[1]["difference"]
+    assert gap["low"] < 0.15 < gap["high"]
+    assert gap["low"] > 0
+    assert gap["n_clusters"] == 20 * 3
+    assert by_subarea[1]["n_metrics"] == 20
+    # Per metric, three base scenarios cannot find most of these gaps.
+    assert result["n_fdr_discoveries"] < 20
+    assert result["subareas"]["power"]["power"] > result["power"]["power"]
+
+
+def test_the_subarea_test_pools_a_metric_in_two_subareas_into_both():
+    cells = _subarea_cells({1: 0.0, 2: 0.0}, metrics_per_subarea=3, seed=4)
+    cells.subareas[1] = [1, 2]
+    rows = {
+        row["subarea"]: row
+        for row in robustness(cells, {1: "A", 2: "B"}, {}, n_resamples=200)["teen_adult"][
+            "subareas"
+        ]["rows"]
+    }
+    assert rows[1]["n_metrics"] == 3
+    assert rows[2]["n_metrics"] == 4
+    assert rows[2]["difference"]["n_clusters"] == 4 * 3
+    for row in rows.values():
+        e = row["difference"]
+        assert -1 <= e["low"] <= e["value"] <= e["high"] <= 1
+        assert e["high"] > e["low"]
+
+
+@pytest.mark.slow(reason="simulates three full releases of 809 metrics")
+def test_the_subarea_test_keeps_its_level_when_no_subarea_differs():
+    """Simulated full releases with no teen-adult difference (gaps varying between base
+    scenarios): the subareas are rejected at about 5 %; three Monte Carlo errors."""
+    full = coverage_design.full_design(np.random.default_rng(809))
+    null = coverage_design.teen_adult_subarea_power(
+        full, replications=3, gap=0.0, share=0.0, gap_sd_max=2.0, judge_noise=0.05, seed=11
+    )
+    assert abs(null["rejection"] - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / null["n"])
