@@ -15,6 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from core.queueing import task_send
@@ -30,6 +31,7 @@ from ..models import (
     RubricGrading,
     RunStatus,
 )
+from .estimates import run_estimate
 from .failures import conversation_mark_failed  # noqa: F401 - the run services' public names
 from .panel import panel_configure
 from .processing import (  # noqa: F401 - the run services' public names
@@ -173,12 +175,8 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
         )
     if plan.conversations == 0 and plan.rubric.replies == 0:
         raise ApplicationError("This run has no scenario to simulate and no rubric item.")
-    capped = run.status == RunStatus.DRAFT and run.spending_cap is not None
-    if capped and plan.estimated_cost > run.spending_cap:
-        raise ApplicationError(
-            f"The estimated cost, ${plan.estimated_cost:.2f}, exceeds this run's spending cap "
-            f"of ${run.spending_cap:.2f}: raise the cap or choose fewer metrics or targets."
-        )
+    if run.status == RunStatus.DRAFT and run.spending_cap is not None:
+        _check_spending_cap(run)
     targets = list(run.targets.all())
     scenario_ids = list(run_scenarios(run).values_list("pk", flat=True))
     rows = (
@@ -236,6 +234,24 @@ def run_dispatch(*, run_id: int) -> int:
     if count == 0:
         run_check_finished(run_id=run_id)
     return count
+
+
+def _check_spending_cap(run: EvaluationRun) -> None:
+    """Refuse a launch whose estimate (`run_estimate`: learned from earlier runs' call log,
+    else the prior) already exceeds the run's cap; the known prices' total is a lower bound
+    when some configuration has no price, so it is enough to refuse, never to accept."""
+    estimate = run_estimate(run)
+    cost = estimate.cost
+    if cost is None or cost <= run.spending_cap:
+        return
+    at_least = _("at least ") if estimate.price_unknown else ""
+    raise ApplicationError(
+        _(
+            "The estimated cost, %(at_least)s$%(cost).2f, exceeds this run's spending cap of "
+            "$%(cap).2f: raise the cap or choose fewer metrics or targets."
+        )
+        % {"at_least": at_least, "cost": cost, "cap": run.spending_cap}
+    )
 
 
 def run_set_spending_cap(*, run: EvaluationRun, cap: Decimal | None) -> EvaluationRun:

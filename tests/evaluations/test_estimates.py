@@ -288,3 +288,42 @@ def test_the_estimate_reads_in_a_fixed_number_of_queries(
     # (twice), the panel, the call log and the rubric items: however many there are of each.
     with django_assert_num_queries(9):
         run_estimate(run)
+
+
+def test_the_spending_cap_is_checked_against_the_learned_estimate(offline_release):  # noqa: F811
+    """The prior assumes long prompts and replies; an earlier run's call log says they are
+    short. A cap between the two lets the run start, and one below the learned cost does not."""
+    from core.exceptions import ApplicationError
+
+    simulator = ModelConfigurationFactory(name="Sim")  # $2 / $8 per million
+    target = ModelConfigurationFactory(name="Target")
+    judge = ModelConfigurationFactory(name="Judge")
+
+    def make(cap=None):
+        return runs.run_create(
+            name="Capped",
+            release=offline_release,
+            targets=[target],
+            simulator=simulator,
+            judge=judge,
+            turns=2,
+            judgments_per_conversation=1,
+            spending_cap=cap,
+        )
+
+    prior = run_estimate(make()).cost
+    earlier = make()
+    _seed_history(earlier, simulator=simulator, target=target, judge=judge)
+    now = timezone.now()
+    EvaluationRun.objects.filter(pk=earlier.pk).update(
+        status=RunStatus.COMPLETED, started_at=now - timedelta(seconds=11), finished_at=now
+    )
+    learned = run_estimate(make()).cost
+    assert learned < prior
+    between = ((learned + prior) / 2).quantize(Decimal("0.000001"))
+    started = runs.run_launch(run=make(between), dispatch=False)
+    assert started.status == RunStatus.RUNNING
+    below = (learned * Decimal("0.9")).quantize(Decimal("0.000001"))
+    refused = f"exceeds this run's spending cap of \\${below:.2f}"
+    with pytest.raises(ApplicationError, match=refused):
+        runs.run_launch(run=make(below), dispatch=False)
