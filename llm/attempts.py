@@ -117,7 +117,7 @@ def reply_failure(reply: ProviderReply, *, where: str) -> Failure:
     if reply.refused:
         return Failure(
             FailureKind.REFUSED,
-            FailureOutcome.FAILED,
+            FailureOutcome.REFUSED,
             f"{where} answered HTTP {status} but {reply.problem}: the provider declines this "
             "request, so it is not sent again.",
             status=reply.http_status,

@@ -25,6 +25,7 @@ class CallOutcome(models.TextChoices):
     INVALID_OUTPUT = "invalid_output", "Invalid output"
     MALFORMED = FailureOutcome.MALFORMED.value, "Malformed response"
     FAILED = FailureOutcome.FAILED.value, "Failed"
+    REFUSED = FailureOutcome.REFUSED.value, "Refused by the provider"
     # Sent, but its worker died before the reply was recorded (restored from its journal).
     UNKNOWN = "unknown", "Outcome unknown"
 
@@ -38,6 +39,7 @@ ERROR_OUTCOMES = frozenset(
         CallOutcome.INVALID_OUTPUT,
         CallOutcome.MALFORMED,
         CallOutcome.FAILED,
+        CallOutcome.REFUSED,
     }
 )
 

@@ -46,6 +46,9 @@ class FailureOutcome(StrEnum):
     CONNECTION_ERROR = "connection_error"
     MALFORMED = "malformed"
     FAILED = "failed"
+    # The provider answered and declined the request as sent (a blocked prompt, a withheld
+    # reply): billed as the provider bills it, never asked again.
+    REFUSED = "refused"
 
 
 class FailureKind(StrEnum):

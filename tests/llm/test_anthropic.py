@@ -204,4 +204,4 @@ def test_a_declined_answer_is_recorded_as_refused_and_not_sent_again(fake_anthro
         chat(configuration=claude(fake_anthropic), messages=PROMPT, role="target", purpose="t")
     assert fake_anthropic.request_count == 1
     call = LLMCall.objects.get()
-    assert (call.outcome, call.finish_reason, call.prompt_tokens) == ("failed", "refusal", 11)
+    assert (call.outcome, call.finish_reason, call.prompt_tokens) == ("refused", "refusal", 11)

@@ -186,7 +186,7 @@ def test_a_blocked_prompt_is_recorded_as_refused_and_not_sent_again(fake_gemini,
         ask(gemini(fake_gemini))
     assert fake_gemini.request_count == 1
     call = LLMCall.objects.get()
-    assert (call.outcome, call.prompt_tokens) == (CallOutcome.FAILED, 9)
+    assert (call.outcome, call.prompt_tokens) == (CallOutcome.REFUSED, 9)
     assert "not sent again" in call.error_message
     assert raised.value.failure.kind == "refused"
 

@@ -98,4 +98,4 @@ def test_a_reply_withheld_by_the_content_filter_is_refused_not_retried(fake_open
     with pytest.raises(LLMError, match="withheld the reply \\(finish_reason content_filter\\)"):
         chat(configuration=configuration, messages=HELLO, role="target", purpose="t")
     assert fake_openai.request_count == 1
-    assert LLMCall.objects.get().outcome == CallOutcome.FAILED
+    assert LLMCall.objects.get().outcome == CallOutcome.REFUSED

@@ -154,7 +154,8 @@ def test_the_migration_fills_the_totals_from_the_attempts_already_stored():
         + make_calls(configuration, run_id=78, n=9),
         prompts=_prompt(),
     )
-    migration = importlib.import_module("llm.migrations.0012_run_usage_triggers")
+    # The latest definition of the totals (0012's, with "refused" among the failures).
+    migration = importlib.import_module("llm.migrations.0015_call_outcome_refused")
     RunUsageTotal.objects.all().delete()
     assert run_call_totals(run_id=77) == RunCallTotals()
     with connection.cursor() as cursor:
