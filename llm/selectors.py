@@ -162,6 +162,9 @@ class CallCost:
     # Billed attempts (tokens, not a cache hit, not offline) of a configuration without
     # prices: their cost is not in `cost`, which is then a lower bound.
     unpriced_calls: int
+    # Attempts sent whose worker stopped before their reply was read (outcome "unknown"): the
+    # provider may have billed them, and what it billed cannot be known here.
+    unknown_outcome_calls: int = 0
 
 
 def run_call_costs(*, run_id: int) -> list[CallCost]:
@@ -182,6 +185,7 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
             completion=Coalesce(Sum("completion_tokens"), 0),
             spent=Coalesce(Sum("cost_estimate"), Decimal(0)),
             unpriced=Count("id", filter=unpriced),
+            unknown=Count("id", filter=Q(outcome=CallOutcome.UNKNOWN, is_offline=False)),
         )
         .order_by("configuration_id", "role", "work_item")
     )
@@ -195,6 +199,7 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
             completion_tokens=row["completion"],
             cost=Decimal(row["spent"]),
             unpriced_calls=row["unpriced"],
+            unknown_outcome_calls=row["unknown"],
         )
         for row in rows
     ]

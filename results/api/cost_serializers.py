@@ -8,8 +8,8 @@ from ..services.run_cost import COST_STATUSES
 
 STATUS_HELP = (
     "known: every call was priced; lower_bound: some calls were made with a configuration "
-    "that gives no prices, so the cost is at least this; unknown: no call was priced (cost is "
-    "null, never $0)."
+    "that gives no prices, or some attempts' outcome is unknown, so the cost is at least this; "
+    "unknown: no call was priced (cost is null, never $0)."
 )
 
 
@@ -23,6 +23,11 @@ class CostFigureOutput(serializers.Serializer):
     status = serializers.ChoiceField(list(COST_STATUSES), help_text=STATUS_HELP)
     unpriced_calls = serializers.IntegerField(
         help_text="Calls with tokens made with a configuration that gives no prices."
+    )
+    unknown_outcome_calls = serializers.IntegerField(
+        default=0,
+        help_text="Attempts sent whose worker stopped before their reply was read: the provider "
+        "may have billed them; their cost is not in the total.",
     )
 
 

@@ -8,6 +8,9 @@ with the run and makes no query of its own.
 
 A configuration without prices records its calls at $0, which is not what they cost: such
 calls make a figure "unknown" when nothing else was priced, else a lower bound ("at least").
+An attempt whose outcome is unknown (its worker was stopped after sending it and before
+reading the reply, restored from the journal with no tokens) may have been billed: it makes the
+figure a lower bound too.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class _Sum:
     completion_tokens: int = 0
     cost: Decimal = Decimal(0)
     unpriced_calls: int = 0
+    unknown_outcome_calls: int = 0
 
     def add(self, row: CallCost) -> None:
         self.calls += row.calls
@@ -47,6 +51,7 @@ class _Sum:
         self.completion_tokens += row.completion_tokens
         self.cost += row.cost
         self.unpriced_calls += row.unpriced_calls
+        self.unknown_outcome_calls += row.unknown_outcome_calls
 
     def merged(self, other: _Sum) -> _Sum:
         total = _Sum(**vars(self))
@@ -55,13 +60,15 @@ class _Sum:
         total.completion_tokens += other.completion_tokens
         total.cost += other.cost
         total.unpriced_calls += other.unpriced_calls
+        total.unknown_outcome_calls += other.unknown_outcome_calls
         return total
 
     @property
     def status(self) -> str:
-        if not self.unpriced_calls:
+        if not self.unpriced_calls and not self.unknown_outcome_calls:
             return KNOWN
-        return LOWER_BOUND if self.cost > 0 else UNKNOWN
+        # Unknown outcomes alone leave a priced total that is at least right.
+        return LOWER_BOUND if self.cost > 0 or not self.unpriced_calls else UNKNOWN
 
     def figure(self, conversations: int | None = None) -> dict[str, Any]:
         """As stored: amounts as strings of dollars, None where the price is unknown."""
@@ -73,6 +80,7 @@ class _Sum:
             "cost": _dollars(self.cost) if known else None,
             "status": self.status,
             "unpriced_calls": self.unpriced_calls,
+            "unknown_outcome_calls": self.unknown_outcome_calls,
         }
         if conversations is not None:
             figure["conversations"] = conversations
@@ -159,6 +167,7 @@ class CostFigure:
     status: str
     calls: int = 0
     unpriced_calls: int = 0
+    unknown_outcome_calls: int = 0
     conversations: int | None = None
     per_conversation: Decimal | None = None
 
@@ -181,6 +190,7 @@ def _figure(stored: dict[str, Any]) -> CostFigure:
         status=stored.get("status", UNKNOWN),
         calls=stored.get("calls", 0),
         unpriced_calls=stored.get("unpriced_calls", 0),
+        unknown_outcome_calls=stored.get("unknown_outcome_calls", 0),
         conversations=stored.get("conversations"),
         per_conversation=amount("per_conversation"),
     )

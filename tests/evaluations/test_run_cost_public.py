@@ -141,6 +141,33 @@ def test_some_calls_without_a_price_make_the_total_a_lower_bound(fake_models, cl
     assert "at least $" in html
 
 
+def test_attempts_of_unknown_outcome_make_the_total_a_lower_bound(fake_models, client, api_client):
+    """An attempt restored from a killed worker's journal (outcome unknown, no tokens) may have
+    been billed: every price is known, yet the total is only "at least" and says why."""
+    from llm.models import CallOutcome
+
+    run = _official_run(fake_models)
+    calls = LLMCall.objects.filter(run_id=run.pk)
+    assert calls.exists()
+    sent = calls.filter(role="judge").first()
+    LLMCall.objects.filter(pk=sent.pk).update(
+        outcome=CallOutcome.UNKNOWN, prompt_tokens=0, completion_tokens=0, cost_estimate=0
+    )
+    results_refresh(run=run, n_resamples=RESAMPLES)
+    cost = api_client.get(reverse("results-api:run-detail", args=[run.pk])).json()["cost"]
+    assert cost["total"]["status"] == "lower_bound"
+    assert cost["total"]["unknown_outcome_calls"] == 1
+    assert cost["total"]["unpriced_calls"] == 0
+    assert Decimal(cost["total"]["cost"]) == _sum(calls) > 0
+    (target,) = cost["targets"]
+    assert target["own"]["status"] == "known"
+    assert target["overhead"]["status"] == "lower_bound"
+    html = client.get(reverse("results:methodology") + f"?run={run.pk}").content.decode()
+    assert 'data-testid="cost-unknown-outcome-note"' in html
+    assert 'data-testid="cost-lower-bound-note"' not in html
+    assert "at least $" in html
+
+
 def test_the_cost_stays_through_a_refresh_of_rating_figures(fake_models):
     """A refresh of some figures (after ratings) merges them and keeps the stored cost."""
     from results.services.refresh_scope import figures_refresh
