@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.utils.translation import gettext
+
 from stats.estimates import Estimate
 
 from .chart_text import shared_prefix
@@ -91,7 +93,9 @@ def model_difference_plots(polarities: Mapping[str, Any]) -> list[dict[str, Any]
         # once the label column is full: the rows name what differs, the title what is shared.
         prefix = shared_prefix([r[side] for r in rows for side in ("a", "b")])
         if prefix:
-            title += f"; every model's name begins “{prefix.strip()}”"
+            title += gettext("; every model's name begins “%(prefix)s”") % {
+                "prefix": prefix.strip()
+            }
         forest = [
             ForestRow(f"{r['a'][len(prefix) :]} − {r['b'][len(prefix) :]}", r["estimate"])
             for r in rows

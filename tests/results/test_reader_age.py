@@ -9,7 +9,10 @@ from django.urls import reverse
 
 from tests.results.public_data import published_run
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(reason="renders the five label pages and Explore over a published run"),
+]
 
 HREF = re.compile(r'href="([^"]+)"')
 # The age switch is where the reader changes the choice: its links name the other choices.
