@@ -8,6 +8,7 @@ from the site.
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from core.demo import DEMO_PASSWORD
@@ -16,10 +17,12 @@ from evaluations.services.swap import swap_study_create
 from llm.models import ModelConfiguration
 from metrics_registry.models import Metric
 from review.models import RatingQueue
+from submissions.models import Enquiry, EnquiryKind
 from tests.browser.conftest import sign_in
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import release_with
 from tests.results.public_data import published_run
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = [
     pytest.mark.browser,
@@ -106,10 +109,23 @@ def _workspace_paths() -> dict[str, list[str]]:
     metric = Metric.objects.order_by("pk").first()
     queues = [queue.pk for queue in RatingQueue.objects.order_by("pk")]
     configuration = ModelConfiguration.objects.order_by("pk").first()
+    submission = SubmissionFactory(
+        contributor=get_user_model().objects.get(email="maintainer@demo.impactbench.org")
+    )
+    enquiry = Enquiry.objects.create(
+        kind=EnquiryKind.BENCHMARK,
+        name="A researcher",
+        email="someone@example.org",
+        message="A benchmark of replies to people in crisis.",
+        benchmark_url="https://example.org/benchmark",
+        client_hash="0" * 64,
+    )
     maintainer = [
         "/dashboard/",
         "/submissions/",
         "/submissions/new/",
+        f"/submissions/{submission.pk}/",
+        f"/submissions/enquiries/{enquiry.pk}/",
         "/submissions/candidates/",
         "/submissions/enquiries/",
         "/registry/metrics/",
