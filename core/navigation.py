@@ -17,13 +17,16 @@ class NavItem:
     url_name: str
     roles: tuple[Role, ...] = ()
     icon: str = ""
+    # The page reads the reader's teen/adult choice: on the pages that carry one (`reader_age`)
+    # the bar's link keeps it.
+    keeps_age: bool = False
 
     def visible_to(self, user: AnyUser) -> bool:
         return not self.roles or user_has_role(user, *self.roles)
 
 
 PUBLIC_ITEMS: list[NavItem] = [
-    NavItem("Explore", "results:explore", icon="pie-chart"),
+    NavItem("Explore", "results:explore", icon="pie-chart", keeps_age=True),
     NavItem("Metrics", "results:metric-list", icon="list-check"),
     NavItem("Rubrics", "results:rubrics", icon="ui-checks"),
     NavItem("Releases", "metrics_registry:release_list", icon="tags"),
@@ -91,16 +94,22 @@ ROLE_ITEMS: list[NavItem] = [
 
 
 class Navigation(TypedDict):
-    """The bar's entries (label, url, icon) in its two groups, and the user's role names."""
+    """The bar's entries (label, url, icon, keeps_age) in its two groups, and the user's role
+    names."""
 
-    public: list[dict[str, str]]
-    workspace: list[dict[str, str]]
+    public: list[dict[str, str | bool]]
+    workspace: list[dict[str, str | bool]]
     roles: list[str]
 
 
-def _entries(items: list[NavItem], user: AnyUser) -> list[dict[str, str]]:
+def _entries(items: list[NavItem], user: AnyUser) -> list[dict[str, str | bool]]:
     return [
-        {"label": item.label, "url": reverse(item.url_name), "icon": item.icon}
+        {
+            "label": item.label,
+            "url": reverse(item.url_name),
+            "icon": item.icon,
+            "keeps_age": item.keeps_age,
+        }
         for item in items
         if item.visible_to(user)
     ]

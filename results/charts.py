@@ -13,6 +13,8 @@ from html import escape
 
 from stats.estimates import Estimate
 
+from .chart_text import label_lines, name_placement, polar_point
+
 # Diverging bands from low (red) through neutral to high (blue-green): ColorBrewer's RdBu red
 # half and BrBG teal half. A pure green end would collapse onto the red one for deuteranopes;
 # blue-green stays apart from red under red-green colour blindness, and lightness rises towards
@@ -102,13 +104,9 @@ class Segment:
     selected: bool = False
     # Subareas are numbered round the wheel (metrics "n.m"), the key beside it names them.
     number: str = ""
-    # An area's name, written on its segment.
+    # An area's name, written on its segment in a size that keeps it inside (`name_placement`).
     name: str = ""
-
-
-def _point(cx: float, cy: float, r: float, angle: float) -> tuple[float, float]:
-    # Angle 0 at twelve o'clock, clockwise.
-    return cx + r * math.sin(angle), cy - r * math.cos(angle)
+    name_size: int = 14
 
 
 def arc_path(cx: float, cy: float, r0: float, r1: float, a0: float, a1: float) -> str:
@@ -116,10 +114,10 @@ def arc_path(cx: float, cy: float, r0: float, r1: float, a0: float, a1: float) -
     if a1 - a0 >= 2 * math.pi - 1e-9:
         a1 = a0 + 2 * math.pi - 1e-4
     large = 1 if a1 - a0 > math.pi else 0
-    x0, y0 = _point(cx, cy, r1, a0)
-    x1, y1 = _point(cx, cy, r1, a1)
-    x2, y2 = _point(cx, cy, r0, a1)
-    x3, y3 = _point(cx, cy, r0, a0)
+    x0, y0 = polar_point(cx, cy, r1, a0)
+    x1, y1 = polar_point(cx, cy, r1, a1)
+    x2, y2 = polar_point(cx, cy, r0, a1)
+    x3, y3 = polar_point(cx, cy, r0, a0)
     inner = (
         f"L{x2:.2f},{y2:.2f} A{r0:.2f},{r0:.2f} 0 {large} 0 {x3:.2f},{y3:.2f}"
         if r0
@@ -164,14 +162,19 @@ def sunburst(
         node: Node, ring: int, rr: tuple[float, float], a0: float, a1: float, number: str = ""
     ) -> None:
         mid_r = (rr[0] + rr[1]) / 2
-        tx, ty = _point(cx, cy, mid_r, (a0 + a1) / 2)
+        tx, ty = polar_point(cx, cy, mid_r, (a0 + a1) / 2)
         # Labels only where they fit; the <title>, the key and the table carry every figure.
         fits = (a1 - a0) * mid_r > (44 if ring < 2 else 30)
         text = ""
         if fits:
             text = percent(node.estimate)
-        # Area names where about 9 px a character (14 px bold) fit along the arc.
-        name = node.label if ring == 0 and (a1 - a0) * mid_r > 9 * len(node.label) else ""
+        name, name_size = "", 14
+        if ring == 0:
+            placed = name_placement(
+                node.label, percent(node.estimate), centre=cx, rr=rr, a0=a0, a1=a1
+            )
+            if placed is not None:
+                name, (name_size, tx, ty) = node.label, placed
         segments.append(
             Segment(
                 key=node.key,
@@ -189,6 +192,7 @@ def sunburst(
                 selected=node.key == selected,
                 number=number if fits else "",
                 name=name,
+                name_size=name_size,
             )
         )
 
@@ -246,6 +250,9 @@ def forest_svg(
         lo, hi = (min(values + [0.0]), max(values + [1.0]))
     top, bottom = 26, 24
     plot_w = width - label_width - 70
+    labels = [label_lines(row.label) for row in rows]
+    if any(len(lines) > 1 for lines in labels):
+        row_height = max(row_height, 34)  # room for a label on two lines
     height = top + bottom + row_height * max(1, len(rows))
 
     def x(v: float) -> float:
@@ -274,8 +281,14 @@ def forest_svg(
     for i, row in enumerate(rows):
         y = top + row_height * i + row_height / 2
         e = row.estimate
-        label = escape(row.label if len(row.label) <= 30 else row.label[:29].rstrip() + "…")
-        text = f'<text x="4" y="{y + 4:.1f}" font-size="12" fill="#212529">{label}</text>'
+        label = escape(row.label)
+        lines = labels[i]
+        first = y + 4 - 7 * (len(lines) - 1)  # two lines sit either side of the row's middle
+        spans = "".join(
+            f'<tspan x="4" y="{first + 14 * j:.1f}">{escape(line)}</tspan>'
+            for j, line in enumerate(lines)
+        )
+        text = f'<text font-size="12" fill="#212529"><title>{label}</title>{spans}</text>'
         if row.href:
             text = f'<a href="{escape(row.href)}">{text}</a>'
         out.append(text)

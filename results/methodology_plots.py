@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.utils.translation import gettext
+
 from stats.estimates import Estimate
 
+from .chart_text import shared_prefix
 from .charts import ForestRow, forest_svg
 from .models import PassRateSummary
 
@@ -86,7 +89,17 @@ def model_difference_plots(polarities: Mapping[str, Any]) -> list[dict[str, Any]
             {"a": d["a"], "b": d["b"], "estimate": Estimate.from_dict(d["estimate"])} for d in pairs
         ]
         title = f"Difference of pass rates between models, {polarity} metrics (points)"
-        forest = [ForestRow(f"{r['a']} − {r['b']}", r["estimate"]) for r in rows]
+        # Names that all begin alike ("Offline target: …") would leave every pair the same
+        # once the label column is full: the rows name what differs, the title what is shared.
+        prefix = shared_prefix([r[side] for r in rows for side in ("a", "b")])
+        if prefix:
+            title += gettext("; every model's name begins “%(prefix)s”") % {
+                "prefix": prefix.strip()
+            }
+        forest = [
+            ForestRow(f"{r['a'][len(prefix) :]} − {r['b'][len(prefix) :]}", r["estimate"])
+            for r in rows
+        ]
         out.append(
             {
                 "id": f"plot-differences-{polarity}",

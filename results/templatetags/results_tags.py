@@ -7,6 +7,8 @@ what was excluded, or "not enough data" where the figure cannot be supported.
 from collections.abc import Mapping
 
 from django import template
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from stats.estimates import Estimate
 
@@ -148,3 +150,17 @@ def swap_held_rule() -> str:
     """The rule in force for calling a grade held, in the reader's language (a study's stored
     figures keep the text of the refresh that drew them)."""
     return str(HELD_RULE)
+
+
+@register.simple_tag(takes_context=True)
+def public_url(context, view_name: str, *args, fragment: str = "", **params) -> str:
+    """A public results page's address with its query (``run=``, ``model=``...), carrying the
+    reader's teen/adult choice (``reader_age`` in the context, set by the pages that read it):
+    a reader who chose teens keeps that choice from page to page until they change it."""
+    query = {key: value for key, value in params.items() if value not in (None, "")}
+    if context.get("reader_age"):
+        query["age"] = context["reader_age"]
+    url = reverse(view_name, args=args)
+    if query:
+        url = f"{url}?{urlencode(query)}"
+    return f"{url}#{fragment}" if fragment else url

@@ -64,6 +64,7 @@ class ExploreView(PublicRunMixin, TemplateView):
             targets=targets,
             chosen=chosen,
             age=age,
+            reader_age="" if age == "all" else age,  # carried by the page's links
             polarity=polarity,
             ages=AGES,
             polarities=POLARITIES,

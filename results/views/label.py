@@ -57,7 +57,8 @@ class LabelMixin(PublicRunMixin):
             if age == "all":
                 query.pop("age")
             links.append((age, AGE_WORDS[age], f"{self.request.path}?{query.urlencode()}"))
-        return {"age": self.age(), "age_links": links}
+        age = self.age()
+        return {"age": age, "age_links": links, "reader_age": "" if age == "all" else age}
 
     def public_run_or_404(self, target_pk=None):
         """The run asked for; without ``?run=``, the headline run in which the model appears

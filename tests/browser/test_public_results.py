@@ -117,3 +117,26 @@ def test_public_pages_fit_a_phone_without_horizontal_scrolling(phone_page):
         wide = phone_page.evaluate(WIDER_THAN_SCREEN)
         assert width[0] <= width[1], (name, width, wide)
         _shot(phone_page, f"phone-{name}")
+
+
+def test_a_reader_who_chose_teens_keeps_the_choice_from_label_to_explore(page):
+    run = published_run()
+    target = run.targets.order_by("name").first()
+    page.goto(f"/label/{target.pk}/?run={run.pk}&age=teen")
+    switch = page.get_by_test_id("age-switch")
+    assert switch.locator("a.active").get_attribute("data-age") == "teen"
+    page.get_by_test_id("audience-links").get_by_role("link", name="parent").click()
+    page.wait_for_url("**/for/parent/**")
+    assert switch.locator("a.active").get_attribute("data-age") == "teen"
+    page.get_by_test_id("crumb-overview").click()
+    page.wait_for_url("**/label/?**")
+    assert switch.locator("a.active").get_attribute("data-age") == "teen"
+    page.get_by_test_id("crumb-explore").click()
+    page.wait_for_url("**/explore/**")
+    assert page.locator("#f-age").input_value() == "teen"
+    # The bar's Explore link keeps it too, and so does the way back to a label.
+    nav_explore = page.get_by_label("Main navigation").get_by_role("link", name="Explore")
+    assert "age=teen" in nav_explore.get_attribute("href")
+    page.get_by_test_id("explore-label-link").first.click()
+    page.wait_for_url("**/label/**")
+    assert switch.locator("a.active").get_attribute("data-age") == "teen"

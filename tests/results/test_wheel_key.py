@@ -46,11 +46,16 @@ def test_explore_page_shows_the_key_with_names_and_counts(client):
 def test_wheel_writes_area_names_where_they_fit_and_numbers_subareas():
     est = Estimate(value=0.6, low=0.5, high=0.7, n=30)
     areas = [
-        Node("a", "Psychological", est, "", [Node(f"s{i}", f"Sub {i}", est) for i in range(8)]),
+        Node("a", "Psychological", est, "", [Node(f"s{i}", f"Sub {i}", est) for i in range(12)]),
         Node("b", "Physical", est, "", [Node("t", "Only one", est)]),
     ]
     segments = sunburst(areas)
     names = {s.key: s.name for s in segments if s.ring == 0}
     assert names["a"] == "Psychological"
-    assert names["b"] == ""  # one subarea's angle is too narrow for the name
-    assert [s.number for s in segments if s.ring == 1] == [str(i) for i in range(1, 10)]
+    assert names["b"] == ""  # one subarea's angle in 13 is too narrow even at 10 px
+    assert [s.number for s in segments if s.ring == 1] == [str(i) for i in range(1, 14)]
+    # With one in nine, the name fits in a smaller size.
+    areas[0].children = areas[0].children[:8]
+    narrow = next(s for s in sunburst(areas) if s.key == "b")
+    assert narrow.name == "Physical"
+    assert 10 <= narrow.name_size < 14
