@@ -44,6 +44,10 @@ FAIL_GRADE = "F"
 # Evidence is called thin below this many conversations or above this interval width.
 THIN_N = 30
 THIN_WIDTH = 0.25
+# A category the model does well in (a strength) from this pass rate, badly in (a weakness)
+# below that one; a thin category is neither, wherever the label is read (`standing`).
+DOES_WELL_FROM = 0.75
+DOES_BADLY_BELOW = 0.6
 LABEL_RESAMPLES = 2000
 # Which personas a label shows: ``?age=`` on the label, the comparison and the downloads.
 LABEL_AGES = ("all", "teen", "adult")
@@ -98,6 +102,20 @@ class CategoryLine:
             return None
         low, high = grade_for(e.low), grade_for(e.high)
         return (low, high) if low != high else None
+
+    @property
+    def standing(self) -> str:
+        """ "well", "badly" or "middle" by the pass rate; "thin" where the label marks the
+        evidence thin (so it is offered neither as a strength nor as a weakness, on the label
+        or in any reading of it); "" without a figure."""
+        e = self.estimate
+        if not e.defined:
+            return ""
+        if self.thin:
+            return "thin"
+        if e.value >= DOES_WELL_FROM:
+            return "well"
+        return "badly" if e.value < DOES_BADLY_BELOW else "middle"
 
     @property
     def grade_text(self) -> str:
@@ -201,7 +219,7 @@ def _correlation(rows: list[tuple]) -> float:
 
 def _sentences(lines: list[CategoryLine]) -> tuple[list[str], list[str]]:
     """Up to three strengths and three weaknesses, from grades with enough evidence."""
-    solid = [line for line in lines if line.estimate.defined and not line.thin]
+    solid = [line for line in lines if line.standing in ("well", "badly", "middle")]
     ranked = sorted(solid, key=lambda line: line.estimate.value, reverse=True)
 
     def say(line: CategoryLine) -> str:
@@ -213,8 +231,8 @@ def _sentences(lines: list[CategoryLine]) -> tuple[list[str], list[str]]:
             f"{e.n} conversations (grade {line.grade})."
         )
 
-    strengths = [say(line) for line in ranked if line.estimate.value >= 0.75][:3]
-    weaknesses = [say(line) for line in reversed(ranked) if line.estimate.value < 0.6][:3]
+    strengths = [say(line) for line in ranked if line.standing == "well"][:3]
+    weaknesses = [say(line) for line in reversed(ranked) if line.standing == "badly"][:3]
     return strengths, weaknesses
 
 
