@@ -21,26 +21,12 @@ from llm.models import ModelConfiguration
 from metrics_registry.models import LabelCategory, MetricVersion, ReleaseItem
 from stats.estimates import MIN_ITEMS, Estimate
 
+from . import grades
+from .grades import grade_for, grade_words, plausibly
 from .models import SummaryLevel
 from .selectors import summary_estimates
 from .services.cells import judged_conversations
 
-# (lower bound in percent, grade), highest first; below the last bound the grade is F.
-GRADE_BANDS: tuple[tuple[int, str], ...] = (
-    (95, "A+"),
-    (90, "A"),
-    (85, "A−"),
-    (80, "B+"),
-    (75, "B"),
-    (70, "B−"),
-    (65, "C+"),
-    (60, "C"),
-    (55, "C−"),
-    (50, "D+"),
-    (45, "D"),
-    (40, "D−"),
-)
-FAIL_GRADE = "F"
 # Evidence is called thin below this many conversations or above this interval width.
 THIN_N = 30
 THIN_WIDTH = 0.25
@@ -63,28 +49,6 @@ def label_age(value: str | None) -> str:
     return value if value in LABEL_AGES else "all"
 
 
-def grade_for(rate: float | None) -> str:
-    """Letter grade of a pass rate (0..1); "—" when there is no figure."""
-    if rate is None:
-        return "—"
-    points = rate * 100
-    for bound, grade in GRADE_BANDS:
-        if points >= bound - 1e-9:
-            return grade
-    return FAIL_GRADE
-
-
-def grade_table() -> list[tuple[str, str]]:
-    """(grade, range) lines for the page's legend."""
-    lines = []
-    upper = 100
-    for bound, grade in GRADE_BANDS:
-        lines.append((grade, f"{bound}–{upper} %" if upper == 100 else f"{bound}–<{upper} %"))
-        upper = bound
-    lines.append((FAIL_GRADE, f"below {upper} %"))
-    return lines
-
-
 @dataclass
 class CategoryLine:
     category: LabelCategory
@@ -97,11 +61,13 @@ class CategoryLine:
     def grade_range(self) -> tuple[str, str] | None:
         """The grades of the interval's ends when they differ from each other (the figure's
         uncertainty spans bands), else None."""
-        e = self.estimate
-        if not e.defined or not e.has_interval:
-            return None
-        low, high = grade_for(e.low), grade_for(e.high)
-        return (low, high) if low != high else None
+        ends = grades.grade_range(self.estimate)
+        return ends if ends and ends[0] != ends[1] else None
+
+    @property
+    def sureness(self) -> str:
+        """How sure the grade is, in words: "plausibly C to B" or "grade C either way"."""
+        return grade_words(self.estimate)
 
     @property
     def standing(self) -> str:
@@ -121,7 +87,7 @@ class CategoryLine:
     def grade_text(self) -> str:
         """ "B, plausibly B− to A−" when the interval spans bands, else the grade alone."""
         spread = self.grade_range
-        return f"{self.grade}, plausibly {spread[0]} to {spread[1]}" if spread else self.grade
+        return f"{self.grade}, {plausibly(*spread)}" if spread else self.grade
 
 
 @dataclass
