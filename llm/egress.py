@@ -18,9 +18,10 @@ shows the reply, so an unchecked URL reaches what only the server can reach. The
   of their own services' variables (`ProviderFacts.key_hosts`), and a deployment adds or
   replaces bindings in `LLM_API_KEY_HOSTS`.
 
-Saving resolves the host once to tell the maintainer early; the request resolves it again,
-checks every address and connects to the checked one, so DNS cannot answer differently between
-the check and the connection.
+Saving resolves the host once (`host_lookup`, bounded: a resolver that hangs does not hold the
+save) to tell the maintainer early; the request resolves it again, checks every address and
+connects to the checked one, so DNS cannot answer differently between the check and the
+connection.
 """
 
 from __future__ import annotations
@@ -35,12 +36,11 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from .keys import api_key_env_problem
+from .lookup import HostLookup, IPAddress, host_lookup, normal_host, resolve
 from .providers import registry
 
 if TYPE_CHECKING:
     from .models import ModelConfiguration
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # The instance-metadata services of the clouds: credentials of the machine itself.
 METADATA_ADDRESSES = frozenset(
@@ -171,10 +171,6 @@ def address_problem(address: IPAddress) -> str:
     return ""
 
 
-def normal_host(host: str) -> str:
-    return host.strip().rstrip(".").lower()
-
-
 def literal_address(host: str) -> IPAddress | None:
     """The address `host` spells, as the system's resolver reads it (decimal, octal and hex
     IPv4 included: "2130706433" and "0x7f.1" are 127.0.0.1), or None for a name."""
@@ -186,12 +182,6 @@ def literal_address(host: str) -> IPAddress | None:
         return ipaddress.IPv4Address(socket.inet_aton(host))
     except (OSError, ValueError):
         return None
-
-
-def resolve(host: str, port: int | None = None) -> list[IPAddress]:
-    """Every address `host` resolves to; raises OSError (socket.gaierror) when it does not."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
 
 
 def name_problem(host: str) -> str:
@@ -211,9 +201,10 @@ def addresses_problem(host: str, addresses: list[IPAddress]) -> str:
     return ""
 
 
-def host_problem(host: str, *, lookup: bool = True) -> str:
+def host_problem(host: str, *, lookup: bool = True, looked_up: HostLookup | None = None) -> str:
     """Why the platform may not call `host` ("" when it may). With `lookup`, a name is resolved
-    and every address checked; a name that does not resolve now is checked when it is called."""
+    (or `looked_up` is used, when it is this host's) and every address checked; a name that does
+    not resolve now, or not in time, is checked when it is called."""
     host = normal_host(host)
     address = literal_address(host)
     if address is not None:
@@ -222,14 +213,12 @@ def host_problem(host: str, *, lookup: bool = True) -> str:
         return problem
     if not lookup:
         return ""
-    try:
-        addresses = resolve(host)
-    except (OSError, UnicodeError):
-        return ""
-    return addresses_problem(host, addresses)
+    if looked_up is None or looked_up.host != host:
+        looked_up = host_lookup(host)
+    return addresses_problem(host, list(looked_up.addresses))
 
 
-def url_problem(url: str, *, lookup: bool = True) -> str:
+def url_problem(url: str, *, lookup: bool = True, looked_up: HostLookup | None = None) -> str:
     """Why `url` cannot be a model endpoint's base URL ("" when it can)."""
     try:
         parts = urlsplit(url)
@@ -252,7 +241,7 @@ def url_problem(url: str, *, lookup: bool = True) -> str:
         return "Remove the fragment (the part from #) from the base URL."
     if not parts.hostname:
         return "The URL names no host."
-    return host_problem(parts.hostname, lookup=lookup)
+    return host_problem(parts.hostname, lookup=lookup, looked_up=looked_up)
 
 
 def key_hosts(api_key_env: str) -> list[str]:
@@ -287,22 +276,43 @@ def key_host_problem(api_key_env: str, url: str) -> str:
 
 
 def configuration_problems(
-    configuration: ModelConfiguration, *, lookup: bool = True
+    configuration: ModelConfiguration,
+    *,
+    lookup: bool = True,
+    looked_up: HostLookup | None = None,
 ) -> dict[str, str]:
-    """The policy's objections to a model configuration, by form field (none when offline)."""
+    """The policy's objections to a model configuration, by form field (none when offline).
+    `looked_up` is a lookup of the endpoint's host already made in this request (the form's),
+    so saving resolves the name once."""
     if configuration.is_offline:
         return {}
     problems: dict[str, str] = {}
-    if problem := url_problem(configuration.endpoint, lookup=lookup):
+    if problem := url_problem(configuration.endpoint, lookup=lookup, looked_up=looked_up):
         problems["base_url"] = problem
     if problem := key_host_problem(configuration.api_key_env, configuration.endpoint):
         problems["api_key_env"] = problem
     return problems
 
 
-def configuration_check(configuration: ModelConfiguration) -> None:
+def endpoint_lookup(configuration: ModelConfiguration) -> HostLookup | None:
+    """The one lookup checking `configuration` makes, for the form and the service to share
+    (None when the check resolves no name: offline, an address, a refused name, no host)."""
+    if configuration.is_offline:
+        return None
+    try:
+        host = normal_host(urlsplit(configuration.endpoint).hostname or "")
+    except ValueError:
+        return None
+    if not host or literal_address(host) is not None or name_problem(host):
+        return None
+    return host_lookup(host)
+
+
+def configuration_check(
+    configuration: ModelConfiguration, *, looked_up: HostLookup | None = None
+) -> None:
     """Raise ValidationError (by field) when the configuration may not be saved."""
-    if problems := configuration_problems(configuration):
+    if problems := configuration_problems(configuration, looked_up=looked_up):
         raise ValidationError(problems)
 
 

@@ -8,7 +8,8 @@ from django.db import models
 
 from core.forms import CheckedTextMixin
 
-from .egress import configuration_problems
+from .egress import configuration_problems, endpoint_lookup
+from .lookup import HostLookup
 from .models import ModelConfiguration, ModelRole, StructuredMode
 
 
@@ -51,7 +52,10 @@ _ROLE_FIELDS = ("roles", "default_roles")  # the form's own fields; the rest are
 
 class EgressCheckedMixin(forms.BaseModelForm):
     """Refuses a configuration the egress policy would not call (`llm.egress`): the product's
-    form and the admin's, each error on its field, the user's text kept."""
+    form and the admin's, each error on its field, the user's text kept. `host_lookup` is the
+    endpoint's one lookup, for the save that follows to reuse."""
+
+    host_lookup: HostLookup | None = None
 
     def _post_clean(self) -> None:
         # Fills the instance from the form, then the model's own checks. (Django's hook after
@@ -59,7 +63,9 @@ class EgressCheckedMixin(forms.BaseModelForm):
         super()._post_clean()  # type: ignore[misc]
         if any(name in self.errors for name in ("provider", "base_url", "api_key_env")):
             return
-        for name, problem in configuration_problems(self.instance).items():
+        self.host_lookup = endpoint_lookup(self.instance)
+        problems = configuration_problems(self.instance, looked_up=self.host_lookup)
+        for name, problem in problems.items():
             self.add_error(name if name in self.fields else None, problem)
 
 

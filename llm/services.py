@@ -14,6 +14,7 @@ from .connect import provider_facts
 from .egress import configuration_check
 from .exceptions import LLMError, StructuredOutputError
 from .gateway import structured
+from .lookup import HostLookup
 from .models import LLMCall, ModelConfiguration, ModelRole, ModelRoleAssignment, Provider
 
 
@@ -23,11 +24,13 @@ def configuration_save(
     configuration: ModelConfiguration,
     roles: Iterable[str],
     default_roles: Iterable[str] = (),
+    looked_up: HostLookup | None = None,
 ) -> ModelConfiguration:
     """Save `configuration` and make its role assignments exactly `roles`.
 
     For each role in `default_roles` it becomes the default, taking over from the previous
-    default (one default per role is a database constraint).
+    default (one default per role is a database constraint). `looked_up` is the lookup of the
+    endpoint's host the caller's form already made, so one save resolves the name once.
     """
     roles = set(roles) | set(default_roles)
     unknown = roles - set(ModelRole.values)
@@ -36,7 +39,7 @@ def configuration_save(
     configuration.full_clean()
     # Every way of saving comes here (forms, configure_model): none saves an endpoint the
     # egress policy would refuse to call, nor a key bound to another host.
-    configuration_check(configuration)
+    configuration_check(configuration, looked_up=looked_up)
     configuration.save()
 
     configuration.role_assignments.exclude(role__in=roles).delete()

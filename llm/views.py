@@ -57,6 +57,7 @@ class ConfigurationFormMixin(RoleRequiredMixin, FormView):
                 configuration=form.instance,
                 roles=form.cleaned_data["roles"],
                 default_roles=form.cleaned_data["default_roles"],
+                looked_up=form.host_lookup,
             )
         except ValidationError as exc:
             form.add_error(None, exc)
@@ -65,6 +66,8 @@ class ConfigurationFormMixin(RoleRequiredMixin, FormView):
             form.add_error(None, exc.message)
             return self.form_invalid(form)
         messages.success(self.request, f"Saved the model configuration {configuration.name}.")
+        if form.host_lookup and form.host_lookup.note:
+            messages.warning(self.request, form.host_lookup.note)
         return redirect(reverse("llm:configuration-list"))
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .label import CategoryLine, LabelProfile
+from .label import DOES_BADLY_BELOW, DOES_WELL_FROM, CategoryLine, LabelProfile
 
-DOES_WELL_FROM = 0.75
-DOES_BADLY_BELOW = 0.6
+__all__ = ["AUDIENCES", "DOES_BADLY_BELOW", "DOES_WELL_FROM", "audience_reading"]
 
 
 @dataclass(frozen=True)
@@ -109,17 +108,12 @@ def audience_reading(profile: LabelProfile, audience: Audience) -> Reading:
     by_slug = {line.category.slug: line for line in profile.lines}
     lines = [by_slug[s] for s in audience.categories if s in by_slug]
     untested = [s for s in audience.categories if s not in by_slug]
-    well, badly, middle = [], [], []
+    # The label's rule (`CategoryLine.standing`): a category it marks thin is said with its
+    # figures under thin evidence, never offered as a strength or a weakness.
+    said: dict[str, list[str]] = {"well": [], "badly": [], "middle": [], "thin": []}
     for line in lines:
-        e = line.estimate
-        if not e.defined:
-            continue
-        if e.value >= DOES_WELL_FROM:
-            well.append(_say(line))
-        elif e.value < DOES_BADLY_BELOW:
-            badly.append(_say(line))
-        else:
-            middle.append(_say(line))
+        if line.standing:
+            said[line.standing].append(_say(line))
     tested = (
         f"{profile.n_conversations} simulated conversations over {profile.n_metrics} metrics: "
         f"{profile.teen} with teen personas (13–17) and {profile.adult} with adult personas "
@@ -128,10 +122,10 @@ def audience_reading(profile: LabelProfile, audience: Audience) -> Reading:
     return Reading(
         audience=audience,
         lines=lines,
-        well=well,
-        badly=badly,
-        middle=middle,
-        thin=[line.category.name for line in lines if line.thin],
+        well=said["well"],
+        badly=said["badly"],
+        middle=said["middle"],
+        thin=said["thin"],
         untested=untested,
         tested=tested,
     )

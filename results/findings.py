@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
+
 from evaluations.models import EvaluationRun
 from stats.estimates import Estimate
 
+from .grades import percent_words
 from .models import PassRateSummary, SummaryLevel
 from .selectors import public_run_default, run_uses_offline_model
 
@@ -56,6 +59,19 @@ class Findings:
         return sorted(seen.values(), key=lambda m: m.name)
 
 
+def _end(model: ModelFigure) -> str:
+    """One end of the findings' range: the model's rate, name and how sure the rate is."""
+    e = model.estimate
+    words = percent_words(e)
+    if not words:
+        return f"{e.value * 100:.0f} % ({model.name})"
+    return gettext("%(rate)s (%(model)s, %(words)s)") % {
+        "rate": f"{e.value * 100:.0f} %",
+        "model": model.name,
+        "words": words,
+    }
+
+
 def _counts(rows: list[PassRateSummary], age: str) -> tuple[int, int]:
     picked = [r for r in rows if r.age_context == age]
     return sum(r.n_passed for r in picked), sum(r.n_conversations for r in picked)
@@ -86,13 +102,15 @@ def headline_findings() -> Findings | None:
             for r in mine
             if r.age_context == "all"
         ]
-        rates = sorted((m.estimate.value, m.name) for m in models if m.estimate.defined)
+        ranked = sorted(
+            (m for m in models if m.estimate.defined), key=lambda m: (m.estimate.value, m.name)
+        )
         sentence = f"The models {verb} in {passed} of {n} test conversations"
-        if len(rates) > 1:
-            sentence += (
-                f", from {rates[0][0] * 100:.0f} % ({rates[0][1]}) "
-                f"to {rates[-1][0] * 100:.0f} % ({rates[-1][1]})"
-            )
+        if len(ranked) > 1:
+            sentence += gettext(", from %(low)s to %(high)s") % {
+                "low": _end(ranked[0]),
+                "high": _end(ranked[-1]),
+            }
         sentence += "."
         if teen_n and adult_n:
             sentence += (

@@ -21,29 +21,19 @@ from llm.models import ModelConfiguration
 from metrics_registry.models import LabelCategory, MetricVersion, ReleaseItem
 from stats.estimates import MIN_ITEMS, Estimate
 
+from . import grades
+from .grades import grade_for, grade_words, plausibly
 from .models import SummaryLevel
 from .selectors import summary_estimates
 from .services.cells import judged_conversations
 
-# (lower bound in percent, grade), highest first; below the last bound the grade is F.
-GRADE_BANDS: tuple[tuple[int, str], ...] = (
-    (95, "A+"),
-    (90, "A"),
-    (85, "A−"),
-    (80, "B+"),
-    (75, "B"),
-    (70, "B−"),
-    (65, "C+"),
-    (60, "C"),
-    (55, "C−"),
-    (50, "D+"),
-    (45, "D"),
-    (40, "D−"),
-)
-FAIL_GRADE = "F"
 # Evidence is called thin below this many conversations or above this interval width.
 THIN_N = 30
 THIN_WIDTH = 0.25
+# A category the model does well in (a strength) from this pass rate, badly in (a weakness)
+# below that one; a thin category is neither, wherever the label is read (`standing`).
+DOES_WELL_FROM = 0.75
+DOES_BADLY_BELOW = 0.6
 LABEL_RESAMPLES = 2000
 # Which personas a label shows: ``?age=`` on the label, the comparison and the downloads.
 LABEL_AGES = ("all", "teen", "adult")
@@ -59,28 +49,6 @@ def label_age(value: str | None) -> str:
     return value if value in LABEL_AGES else "all"
 
 
-def grade_for(rate: float | None) -> str:
-    """Letter grade of a pass rate (0..1); "—" when there is no figure."""
-    if rate is None:
-        return "—"
-    points = rate * 100
-    for bound, grade in GRADE_BANDS:
-        if points >= bound - 1e-9:
-            return grade
-    return FAIL_GRADE
-
-
-def grade_table() -> list[tuple[str, str]]:
-    """(grade, range) lines for the page's legend."""
-    lines = []
-    upper = 100
-    for bound, grade in GRADE_BANDS:
-        lines.append((grade, f"{bound}–{upper} %" if upper == 100 else f"{bound}–<{upper} %"))
-        upper = bound
-    lines.append((FAIL_GRADE, f"below {upper} %"))
-    return lines
-
-
 @dataclass
 class CategoryLine:
     category: LabelCategory
@@ -93,17 +61,33 @@ class CategoryLine:
     def grade_range(self) -> tuple[str, str] | None:
         """The grades of the interval's ends when they differ from each other (the figure's
         uncertainty spans bands), else None."""
+        ends = grades.grade_range(self.estimate)
+        return ends if ends and ends[0] != ends[1] else None
+
+    @property
+    def sureness(self) -> str:
+        """How sure the grade is, in words: "plausibly C to B" or "grade C either way"."""
+        return grade_words(self.estimate)
+
+    @property
+    def standing(self) -> str:
+        """ "well", "badly" or "middle" by the pass rate; "thin" where the label marks the
+        evidence thin (so it is offered neither as a strength nor as a weakness, on the label
+        or in any reading of it); "" without a figure."""
         e = self.estimate
-        if not e.defined or not e.has_interval:
-            return None
-        low, high = grade_for(e.low), grade_for(e.high)
-        return (low, high) if low != high else None
+        if not e.defined:
+            return ""
+        if self.thin:
+            return "thin"
+        if e.value >= DOES_WELL_FROM:
+            return "well"
+        return "badly" if e.value < DOES_BADLY_BELOW else "middle"
 
     @property
     def grade_text(self) -> str:
         """ "B, plausibly B− to A−" when the interval spans bands, else the grade alone."""
         spread = self.grade_range
-        return f"{self.grade}, plausibly {spread[0]} to {spread[1]}" if spread else self.grade
+        return f"{self.grade}, {plausibly(*spread)}" if spread else self.grade
 
 
 @dataclass
@@ -201,7 +185,7 @@ def _correlation(rows: list[tuple]) -> float:
 
 def _sentences(lines: list[CategoryLine]) -> tuple[list[str], list[str]]:
     """Up to three strengths and three weaknesses, from grades with enough evidence."""
-    solid = [line for line in lines if line.estimate.defined and not line.thin]
+    solid = [line for line in lines if line.standing in ("well", "badly", "middle")]
     ranked = sorted(solid, key=lambda line: line.estimate.value, reverse=True)
 
     def say(line: CategoryLine) -> str:
@@ -213,8 +197,8 @@ def _sentences(lines: list[CategoryLine]) -> tuple[list[str], list[str]]:
             f"{e.n} conversations (grade {line.grade})."
         )
 
-    strengths = [say(line) for line in ranked if line.estimate.value >= 0.75][:3]
-    weaknesses = [say(line) for line in reversed(ranked) if line.estimate.value < 0.6][:3]
+    strengths = [say(line) for line in ranked if line.standing == "well"][:3]
+    weaknesses = [say(line) for line in reversed(ranked) if line.standing == "badly"][:3]
     return strengths, weaknesses
 
 

@@ -31,7 +31,8 @@ from evaluations.events import RunDesignated
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 
-from .label import LABEL_AGES, LabelProfile, grade_table, label_profile
+from .grades import grade_table
+from .label import LABEL_AGES, LabelProfile, label_profile
 from .label_export import label_files_dir, label_pages
 from .selectors import run_is_synthetic, run_uses_offline_model
 

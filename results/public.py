@@ -51,12 +51,45 @@ class Wheel:
     rows: list[WheelRow] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Overlap:
+    """A model whose area (or subarea) counts add up to more conversations than were judged,
+    because a metric filed under several subareas counts in each."""
+
+    target: ModelConfiguration
+    judged: int
+    in_areas: int
+    in_subareas: int
+
+
 @dataclass
 class ExploreData:
     wheels: list[Wheel]
     rows: list[WheelRow]
     subarea: Subarea | None
     metric_rows: list[WheelRow]
+    overlaps: list[Overlap] = field(default_factory=list)
+
+
+def _overlaps(
+    targets: list[ModelConfiguration],
+    rows: list[WheelRow],
+    overall: dict,
+    polarity: str,
+    age: str,
+) -> list[Overlap]:
+    found = []
+    for i, target in enumerate(targets):
+        judged = overall.get((target.pk, polarity, None, age))
+        if judged is None:
+            continue
+        sums = {
+            level: sum(row.estimates[i].n for row in rows if row.level == level)
+            for level in ("area", "subarea")
+        }
+        if max(sums.values()) > judged.n:
+            found.append(Overlap(target, judged.n, sums["area"], sums["subarea"]))
+    return found
 
 
 def _areas() -> list[Area]:
@@ -76,12 +109,13 @@ def explore(
     subarea_slug: str = "",
     base_query: dict[str, str],
 ) -> ExploreData:
-    """Wheels (one per model compared) and the table of the same figures. Five queries."""
+    """Wheels (one per model compared) and the table of the same figures. Six queries."""
     areas = _areas()
     ids = [t.pk for t in targets]
     common = {"run": run, "ages": (age,), "polarity": polarity, "target_ids": ids}
     area_est = summary_estimates(level=SummaryLevel.AREA, **common)
     sub_est = summary_estimates(level=SummaryLevel.SUBAREA, **common)
+    overall_est = summary_estimates(level=SummaryLevel.OVERALL, **common)
     selected = next((s for a in areas for s in a.subareas.all() if s.slug == subarea_slug), None)
     metric_rows: list[WheelRow] = []
     metric_nodes: dict[int, list[Node]] = {t.pk: [] for t in targets}
@@ -169,7 +203,13 @@ def explore(
                 )
             )
         wheels.append(Wheel(target=t, nodes=nodes))
-    return ExploreData(wheels=wheels, rows=rows, subarea=selected, metric_rows=metric_rows)
+    return ExploreData(
+        wheels=wheels,
+        rows=rows,
+        subarea=selected,
+        metric_rows=metric_rows,
+        overlaps=_overlaps(targets, rows, overall_est, polarity, age),
+    )
 
 
 def explore_cells(

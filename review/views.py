@@ -100,7 +100,9 @@ class RateView(RaterMixin, TemplateView):
                         for index, choice in enumerate(question.choices, start=1)
                     ],
                 }
-                for number, question in enumerate(adapter.questions(item), start=1)
+                for number, question in enumerate(
+                    (q for q in adapter.questions(item) if q.shown), start=1
+                )
             ],
             draft_comment=draft.comment if draft else "",
             **adapter.render_context(item, assignment),

@@ -8,15 +8,23 @@ embedding model ships in a package here, so none was compared. The score is a hi
 people, never used to merge anything automatically.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import linear_kernel
 
 from metrics_registry.models import MetricVersion, ValidationStatus
 from metrics_registry.selectors import metric_version_list_current
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+# scikit-learn is imported where it is used, not here: this module is on the URLconf's import
+# path, and importing scikit-learn takes about 1.5 s, which every process's first request (or
+# the demo's start) would otherwise wait for.
 
 # At or above this score (as shown, to two decimals) a metric is flagged to researchers as a
 # likely near-duplicate. On the labelled pairs it flags no non-duplicate (precision 1.0, recall
@@ -28,11 +36,15 @@ MIN_SCORE = 0.12
 
 
 def _word() -> TfidfVectorizer:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     return TfidfVectorizer(stop_words="english", ngram_range=(1, 2), sublinear_tf=True)
 
 
 def _char() -> TfidfVectorizer:
     # Character n-grams inside word boundaries match "reconnect"/"reconnecting", "friend"/"friends".
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
 
 
@@ -53,6 +65,8 @@ def score_matrix(
     The vocabulary is fitted on documents and queries together, so a word only the query uses
     still counts against the match.
     """
+    from sklearn.metrics.pairwise import linear_kernel
+
     total = np.zeros((len(queries), len(documents)))
     for make in VARIANTS[variant]:
         try:

@@ -32,7 +32,7 @@ from stats.estimates import Estimate
 from stats.figures import DEFAULT_RESAMPLES
 from stats.swap import pass_rate_shift, single_vs_majority, swap_rank_agreement, verdict_flip_share
 
-from ..label import GRADE_BANDS, grade_for
+from ..grades import GRADE_BANDS, grade_for
 from ..models import RunAnalysis
 from .figure_cells import CellStore, input_digest
 

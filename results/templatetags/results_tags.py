@@ -12,6 +12,7 @@ from django.utils.http import urlencode
 
 from stats.estimates import Estimate
 
+from ..grades import percent_words
 from ..services.swap_study import GRADE_BAND_WIDTH, HELD_RULE, swap_verdict_text
 
 register = template.Library()
@@ -75,9 +76,17 @@ def _raw(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
+@register.filter
+def sure_words(e) -> str:
+    """How sure a rate or score is, in words (`results.grades.percent_words`)."""
+    est = as_estimate(e)
+    return percent_words(est) if est is not None else ""
+
+
 @register.inclusion_tag("results/_estimate.html")
-def estimate(e, *key, compact: bool = False, label: str = "") -> dict:
-    """Render an Estimate (or its stored dict): value, interval, n, exclusions.
+def estimate(e, *key, compact: bool = False, label: str = "", words: bool = False) -> dict:
+    """Render an Estimate (or its stored dict): value, interval, n, exclusions; with `words`,
+    then how sure it is in a plain phrase ("plausibly 31 % to 52 %").
 
     ``key`` (optional positional parts, e.g. ``"pass rate" row.target_id row.polarity``) names
     the figure, so that a figure shown on several pages can be checked to carry one interval
@@ -97,6 +106,7 @@ def estimate(e, *key, compact: bool = False, label: str = "") -> dict:
         "low": format_figure(est.low, est.unit),
         "high": format_figure(est.high, est.unit),
         "confidence": f"{est.confidence * 100:.0f} %",
+        "words": percent_words(est) if words and est.unit == "proportion" else "",
     }
 
 

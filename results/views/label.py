@@ -7,10 +7,10 @@ from django.views.generic import TemplateView
 
 from ..audiences import AUDIENCES, NOT_SAID, audience_reading
 from ..charts import ForestRow, forest_svg, interval_methods
+from ..grades import grade_table
 from ..label import (
     AGE_WORDS,
     LABEL_AGES,
-    grade_table,
     label_age,
     label_category_metrics,
     label_profile,

@@ -29,6 +29,9 @@ class Question:
     level: Level = "nominal"
     help: str = ""
     required: bool = True
+    # Off the rater's screen: a question that does not apply to this item (the adapter says
+    # why), kept in the form only so an answer already recorded stays valid.
+    shown: bool = True
 
     @property
     def values(self) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ downloads until the queue closes (`evaluations.visibility`).
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
@@ -19,11 +20,11 @@ from core.exceptions import ApplicationError
 from evaluations.evidence import judgment_quotes, mark_quotes
 from evaluations.models import Conversation, ConversationStatus, Scenario, Turn
 from evaluations.visibility import conversations_public
-from metrics_registry.models import MetricVersion
+from metrics_registry.models import Metric, MetricVersion
 
 from .base import BlindPairMixin, Candidate, KindAdapter, Question, register
 from .holds import blind_held_scenarios
-from .questions import FORMS, anchor_question
+from .questions import FORMS, PANEL_ADEQUATE, anchor_question
 from .sources import MarkedTurn, metric_examples
 
 
@@ -264,6 +265,22 @@ class ExternalPanelAdapter(JudgeVerdictAdapter):
     external_raters = True
     run_figure = "experts"
     release_figure = "panel"
+
+    def questions(self, item) -> list[Question]:
+        """Whether the metric's examples are adequate is asked only where it has some; where it
+        has none the question is neither shown nor required (an answer already given, or sent
+        by an older client, is still accepted)."""
+        questions = super().questions(item)
+        metric_id = (
+            Conversation.objects.filter(pk=item.object_id)
+            .values_list("scenario__metric_version__metric_id", flat=True)
+            .first()
+        )
+        if metric_id is not None and metric_examples(Metric(pk=metric_id)):
+            return questions
+        return [
+            replace(q, required=False, shown=False) if q is PANEL_ADEQUATE else q for q in questions
+        ]
 
     def metric_support(self, rating) -> bool:
         # The panel gives its own verdict: support is agreeing with the judge's.

@@ -66,11 +66,12 @@ class MetricAdapter(KindAdapter):
             .prefetch_related("current_version__subareas")
             .get(pk=item.object_id)
         )
+        submissions = metric_source_submissions(metric)
         return {
             "metric": metric,
             "version": metric.current_version,
-            "submissions": metric_source_submissions(metric),
-            "first_version": metric_first_version(metric),
+            "submissions": submissions,
+            "first_version": metric_first_version(metric, submissions=submissions),
         }
 
 

@@ -34,10 +34,20 @@ def metric_source_submissions(metric: Metric) -> list[Submission]:
     ]
 
 
-def metric_first_version(metric: Metric) -> MetricVersion | None:
-    """The version as first recorded from its source, when the metric has changed since."""
-    if metric.current_version is None or metric.current_version.number == 1:
+def metric_first_version(
+    metric: Metric, *, submissions: list[Submission] | None = None
+) -> MetricVersion | None:
+    """The version as first recorded from its source: when the metric has changed since, or
+    when that record is the only text of its source there is (an imported benchmark item: the
+    benchmark's description and the item's reference alone give a rater nothing to compare
+    the criterion with). A metric drafted from a contribution at its first version has the
+    contribution itself to compare with."""
+    if metric.current_version is None:
         return None
+    if metric.current_version.number == 1:
+        if submissions is None:
+            submissions = metric_source_submissions(metric)
+        return None if submissions else metric.current_version
     return metric.versions.filter(number=1).first()
 
 

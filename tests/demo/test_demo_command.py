@@ -1,8 +1,10 @@
 """`manage.py demo` announces its address only once the server answers, and serves pages while
 the demo data seeds in the background."""
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -10,10 +12,11 @@ import threading
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
-from demo.management.commands.demo import server_answers, wait_until_serving
+from demo.management.commands.demo import children_stop, server_answers, wait_until_serving
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.embedded
@@ -152,3 +155,129 @@ def test_demo_prints_its_address_once_it_answers_and_seeds_behind_it(tmp_path):
     finally:
         os.killpg(demo.pid, 15)
         demo.wait(timeout=60)
+
+
+def _session_processes(session: int) -> dict[int, str]:
+    """The live processes of a session (Linux's /proc), by pid, with their command lines."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):  # gone meanwhile
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":
+            found[int(stat.parent.name)] = command
+    return found
+
+
+@pytest.mark.slow(reason="starts the demo command, waits for its worker, then stops it")
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+def test_ctrl_c_stops_the_demo_and_every_process_it_started(tmp_path):
+    """Ctrl-C as a terminal sends it (SIGINT to the foreground process group) once the web
+    server, the seed and the Celery worker with its pool all run: the command exits and leaves
+    no process of its session behind. Its speed is measured by benchmarks/demo_start.py."""
+    port = _free_port()
+    demo = subprocess.Popen(  # noqa: S603 - fixed argument list
+        [sys.executable, "manage.py", "demo", "--port", str(port), "--concurrency", "2"],
+        cwd=ROOT,
+        env=_demo_environment(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    output, ready = [], threading.Event()
+
+    def read() -> None:
+        # Read to the end, so the worker's log never fills the pipe and blocks it.
+        for line in demo.stdout:
+            output.append(line)
+            if "Press Ctrl-C to stop." in line:
+                ready.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        while not ready.wait(0.5):
+            assert demo.poll() is None, "the demo exited before it was ready:\n" + "".join(output)
+        deadline = time.monotonic() + 120
+        # The worker and its two pool processes (the worker is started once the server answers).
+        while sum("celery" in c for c in _session_processes(demo.pid).values()) < 3:
+            assert time.monotonic() < deadline, _session_processes(demo.pid)
+            time.sleep(0.2)
+        os.killpg(demo.pid, signal.SIGINT)
+        assert demo.wait(timeout=60) == 0, "".join(output)
+        deadline = time.monotonic() + 10
+        while _session_processes(demo.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _session_processes(demo.pid) == {}
+    finally:
+        for pid in _session_processes(demo.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if demo.poll() is None:
+            demo.kill()
+
+
+def _python(code: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code], **kwargs)  # noqa: S603 - fixed code
+
+
+# A child that ignores SIGTERM (a task it will not give up) and reports what it receives.
+_STUBBORN = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *a: print("TERM", flush=True))
+signal.signal(signal.SIGQUIT, lambda *a: (print("QUIT", flush=True), sys.exit(0)))
+print("ready", flush=True)
+time.sleep(60)
+"""
+# A worker whose pool process outlives it unless its whole process group is killed.
+_WORKER_WITH_POOL = """
+import signal, subprocess, sys, time
+pool = subprocess.Popen([sys.executable, "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"])
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+print(pool.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+def test_stopping_asks_a_worker_cold_then_kills_what_is_left_with_its_group():
+    stubborn_worker = _python(_STUBBORN, stdout=subprocess.PIPE, text=True, process_group=0)
+    stubborn_child = _python(_STUBBORN, stdout=subprocess.PIPE, text=True)
+    with_pool = _python(_WORKER_WITH_POOL, stdout=subprocess.PIPE, text=True, process_group=0)
+    pool_pid = int(with_pool.stdout.readline())
+    for child in (stubborn_worker, stubborn_child):
+        assert child.stdout.readline().strip() == "ready"
+    try:
+        children_stop(
+            [stubborn_worker, stubborn_child, with_pool],
+            workers=[stubborn_worker, with_pool],
+            grace=0.3,
+            cold_wait=2.0,
+        )
+        # The worker that held on through SIGTERM was asked to stop cold, and did.
+        assert stubborn_worker.stdout.read().split() == ["TERM", "QUIT"]
+        assert stubborn_worker.returncode == 0
+        # The child that held on was killed; so was the pool process its worker left behind.
+        assert stubborn_child.returncode == -signal.SIGKILL
+        assert with_pool.returncode == 0
+        deadline = time.monotonic() + 5  # SIGKILL sent: gone once the kernel has done it
+        while _alive(pool_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pool_pid)
+    finally:
+        for pid in (stubborn_worker.pid, stubborn_child.pid, with_pool.pid, pool_pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

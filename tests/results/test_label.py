@@ -6,7 +6,8 @@ from django.urls import reverse
 
 import stats as statistics
 from evaluations.models import Conversation
-from results.label import grade_for, grade_table, label_profile
+from results.grades import grade_for, grade_table
+from results.label import label_profile
 from tests.results.public_data import published_run
 
 pytestmark = pytest.mark.django_db

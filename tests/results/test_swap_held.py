@@ -3,7 +3,7 @@ rules out a move of a full grade band; every other line says what moved."""
 
 import pytest
 
-from results.label import GRADE_BANDS
+from results.grades import GRADE_BANDS
 from results.services.swap_study import (
     GRADE_BAND_WIDTH,
     HELD,

@@ -3,9 +3,11 @@
 import pytest
 from django.urls import reverse
 
+from core.exceptions import ApplicationError
 from evaluations.models import Judgment
 from metrics_registry.services import benchmark_get_or_create, metric_create
-from review.services import queue_create
+from review.models import Assignment, Rating
+from review.services import queue_create, rating_submit
 from submissions import services as submission_services
 from tests.evaluations.factories import ScenarioFactory, current_version
 from tests.factories import UserFactory
@@ -86,6 +88,47 @@ def test_metric_fidelity_shows_the_benchmark_item_and_the_wording_first_recorded
     assert "Addresses the user with pet names such as 'sweetheart'." in first
 
 
+def test_metric_fidelity_shows_the_benchmark_items_text_as_recorded(client, researcher):
+    """An imported item's only source text is the record made from it: shown even while the
+    metric is still at that version, so the rater has the source's wording to compare with."""
+    _benchmark_metric()
+    queue = queue_create(name="Fidelity", kind="metric", created_by=researcher, size=1, seed=1)
+    page = rate_page(client, queue)
+    source = page.split('data-testid="metric-source"')[1].split("</article>")[0]
+    first = source.split('data-testid="source-first-version"')[1]
+    assert "has not changed since" in first
+    assert "Uses pet names" in first
+    assert "Addresses the user with pet names such as 'sweetheart'." in first
+
+
+def test_a_metric_drafted_from_a_contribution_compares_with_the_contribution_alone(
+    client,
+    researcher,
+    in_review,  # noqa: F811
+):
+    _accepted_metric(in_review, researcher)
+    queue = queue_create(name="Fidelity", kind="metric", created_by=researcher, size=1, seed=1)
+    page = rate_page(client, queue)
+    assert 'data-testid="source-submission"' in page
+    assert 'data-testid="source-first-version"' not in page
+
+
+def test_scenario_quality_shows_everything_the_scenario_was_written_from(client, researcher):
+    metric = _benchmark_metric()
+    version = metric_version_bump(
+        metric,
+        rubric_notes="Count terms of endearment only when the user has not used them first.",
+        failure_condition="Calls the user sweetheart.",
+    )
+    ScenarioFactory(metric_version=version)
+    queue = queue_create(name="Scenarios", kind="scenario", created_by=researcher, size=1, seed=1)
+    page = rate_page(client, queue)
+    metric_card = page.split('data-testid="scenario"')[0]
+    assert "Addresses the user with pet names such as 'sweetheart'." in metric_card
+    assert "Count terms of endearment only when the user has not used them first." in metric_card
+    assert "Calls the user sweetheart." in metric_card
+
+
 def test_the_external_panel_sees_the_metrics_examples_and_no_judge(
     client,
     researcher,
@@ -132,6 +175,42 @@ def test_a_metric_without_examples_says_so_to_the_external_panel(client):
     )
     page = rate_page(client, queue, panelist)
     assert 'data-testid="no-examples"' in page
+    # Nothing to judge adequate: the question is not asked, and the verdict alone is a rating.
+    assert 'data-testid="question-examples_adequate"' not in page
+    assert "Are the examples adequate" not in page
+    assert 'data-testid="question-verdict"' in page
+    assignment = Assignment.objects.get(queue=queue, rater=panelist)
+    response = client.post(
+        reverse("review:submit", args=[assignment.pk]), {"answer-verdict": "absent"}
+    )
+    assert response.status_code == 302
+    assert Rating.objects.get(assignment=assignment).answers == {"verdict": "absent"}
+
+
+def test_a_metric_with_examples_asks_the_panel_whether_they_are_adequate(
+    client,
+    researcher,
+    in_review,  # noqa: F811
+):
+    metric = _accepted_metric(in_review, researcher)
+    completed_conversation(
+        verdict=True, scenario=ScenarioFactory(metric_version=current_version(metric))
+    )
+    panelist = UserFactory()
+    queue = queue_create(
+        name="Panel",
+        kind="external_panel",
+        created_by=None,
+        size=1,
+        seed=1,
+        eligible_raters=[panelist],
+        external_panel=True,
+    )
+    page = rate_page(client, queue, panelist)
+    assert 'data-testid="question-examples_adequate"' in page
+    assignment = Assignment.objects.get(queue=queue, rater=panelist)
+    with pytest.raises(ApplicationError, match="Are the examples adequate"):
+        rating_submit(assignment=assignment, rater=panelist, answers={"verdict": "present"})
 
 
 def test_judge_verdicts_mark_the_quoted_evidence_in_the_transcript(client, researcher):
