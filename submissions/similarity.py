@@ -36,6 +36,7 @@ MIN_SCORE = 0.12
 
 
 def _word() -> TfidfVectorizer:
+    # Heavy (about 1.4 s): imported when similarity is computed, not on the URLconf's path.
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(stop_words="english", ngram_range=(1, 2), sublinear_tf=True)
@@ -43,6 +44,7 @@ def _word() -> TfidfVectorizer:
 
 def _char() -> TfidfVectorizer:
     # Character n-grams inside word boundaries match "reconnect"/"reconnecting", "friend"/"friends".
+    # Heavy: imported when similarity is computed, as in _word.
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
@@ -65,6 +67,7 @@ def score_matrix(
     The vocabulary is fitted on documents and queries together, so a word only the query uses
     still counts against the match.
     """
+    # Heavy: imported when similarity is computed, as in _word.
     from sklearn.metrics.pairwise import linear_kernel
 
     total = np.zeros((len(queries), len(documents)))
