@@ -47,6 +47,10 @@ local limit = tonumber(ARGV[3])
 local rpm = tonumber(ARGV[4])
 local ttl = tonumber(ARGV[5])
 local grant = want
+-- The provider asked for a pause (its rate-limit headers; `llm.limits`): nothing is granted.
+if redis.call('PTTL', KEYS[5]) > 0 then
+  return 0
+end
 if limit > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
   grant = math.min(grant, limit - redis.call('ZCARD', KEYS[1]))
@@ -132,7 +136,14 @@ class DatabaseBlocks:
     def _take(configuration: ModelConfiguration, want: int) -> list[str]:
         now = timezone.now()
         with transaction.atomic():
-            ModelConfiguration.objects.select_for_update().filter(pk=configuration.pk).exists()
+            paced_until = (
+                ModelConfiguration.objects.select_for_update()
+                .filter(pk=configuration.pk)
+                .values_list("paced_until", flat=True)
+                .first()
+            )
+            if paced_until is not None and paced_until > now:
+                return []  # the provider asked for a pause (`llm.limits`)
             leases = RequestLease.objects.filter(configuration_id=configuration.pk)
             grant = want
             if configuration.max_concurrency:
