@@ -1,8 +1,9 @@
 """The gateway's steps (`llm.plan`) driven on an event loop, for the batch engine.
 
 Each provider keeps its clients of this loop in a session (`ChatProvider.async_session`,
-sized to the engine's concurrency); limits come from `llm.permits` pools; the call log and the
-cache go through the caller's `CallSink`, which buffers rows and writes them in bulk.
+sized to the engine's concurrency); limits come from `llm.permits` pools, or, for
+configurations with token limits, a lease per call (`llm.limits.acquire_async`); the call log
+and the cache go through the caller's `CallSink`, which buffers rows and writes them in bulk.
 """
 
 import asyncio
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from . import limits
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait
 from .exceptions import LLMError
 from .limits import has_limits
@@ -79,15 +81,31 @@ class AsyncGateway:
         for pool in list(self._pools.values()):
             await pool.maintain(final=final)
 
+    async def off_loop(self, fn: Callable[..., R], *args: Any) -> R:
+        """Run a limits backend's method off the loop: the database backend on the batch's
+        database thread, Redis (a blocking client, one per process) on a worker thread."""
+        if isinstance(limits.backend(), limits.DatabaseLimits):
+            return await self.run_sync(fn, *args)
+        return await asyncio.to_thread(fn, *args)
+
     async def attempt(self, step: Attempt, sink: CallSink) -> AttemptOutcome:
         provider = step.provider
-        pool = self.pool(step.configuration, sink) if has_limits(step.configuration) else None
-        member, waited = None, 0.0
-        if pool is not None:
-            try:
+        configuration = step.configuration
+        limited = has_limits(configuration)
+        # Token limits are per request: such a configuration takes a lease per call, as the
+        # synchronous gateway does; the others share a pool of permits taken in blocks.
+        per_call = limited and limits.has_token_limits(configuration)
+        pool = self.pool(configuration, sink) if limited and not per_call else None
+        member, lease, waited = None, None, 0.0
+        try:
+            if per_call:
+                need = limits.tokens_needed(configuration, step.request)
+                lease = await limits.acquire_async(configuration, need, self.off_loop)
+                waited = lease.waited_seconds
+            elif pool is not None:
                 member, waited = await pool.acquire()
-            except LLMError as exc:
-                return AttemptOutcome(limit_error=exc)
+        except LLMError as exc:
+            return AttemptOutcome(limit_error=exc)
         try:
             step.sending()  # journaled as sent only now that it holds its slot
             started = time.monotonic()
@@ -99,9 +117,21 @@ class AsyncGateway:
                     latency_ms=(time.monotonic() - started) * 1000,
                     limit_wait_ms=int(waited * 1000),
                 )
+            if pool is not None and (pause := limits.pause_after(reply, limits.Tokens())) > 0:
+                pool.pause(pause)  # at once here; other processes read it from the store
+            if lease is not None or pool is not None and pool.paused_until > time.monotonic():
+                await self.off_loop(
+                    functools.partial(
+                        limits.settle, configuration=configuration, held=limits.backend()
+                    ),
+                    lease,
+                    reply,
+                )
         finally:
             if pool is not None and member is not None:
                 pool.release(member)
+            if lease is not None:
+                await self.off_loop(limits.release, lease)
         return AttemptOutcome(
             reply=reply,
             latency_ms=(time.monotonic() - started) * 1000,

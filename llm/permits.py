@@ -120,6 +120,11 @@ class RedisBlocks:
         if members:
             await self.client.zrem(limits.RedisLimits.keys(configuration_id)[0], *members)
 
+    async def paused_for(self, configuration_id: int) -> float:
+        """Seconds left of a pause the provider asked for (`llm.limits`); 0: none."""
+        left = await self.client.pttl(limits.RedisLimits.keys(configuration_id)[4])
+        return max(0, int(left)) / 1000
+
 
 class DatabaseBlocks:
     """Blocks of `RequestLease` rows (the embedded default), written through `run_sync`."""
@@ -182,6 +187,16 @@ class DatabaseBlocks:
                 )
             )
 
+    async def paused_for(self, configuration_id: int) -> float:
+        paced_until = await self.run_sync(
+            lambda: (
+                ModelConfiguration.objects.filter(pk=configuration_id)
+                .values_list("paced_until", flat=True)
+                .first()
+            )
+        )
+        return max(0.0, (paced_until - timezone.now()).total_seconds()) if paced_until else 0.0
+
 
 # Where a pool takes its permits from: the shared backend the per-call limits use.
 PermitBlocks = RedisBlocks | DatabaseBlocks
@@ -203,6 +218,11 @@ class PermitPool:
         self._unreachable_until = 0.0  # no fetch before this (monotonic) time
         self._unreachable_since: float | None = None
         self._renewed = time.monotonic()
+        # No request leaves before this (monotonic) time: a pause the provider asked for, seen
+        # here (`pause`) or by another process (read at every maintenance tick). Permits held
+        # here are reused without asking the store, so the store's pause alone would not stop
+        # them.
+        self.paused_until = 0.0
         # At most max_concurrency requests of this process wait for a permit at once; the rest
         # wait their turn here, asleep: every waiter polls the backend, and a thousand waiters
         # (the grading calls of many rubric replies on one judge) polling every few
@@ -249,7 +269,17 @@ class PermitPool:
             raise
         if admission is not None:
             self._admitted[member] = admission
+        pause = self.paused_until - time.monotonic()
+        if pause > 0:
+            if time.monotonic() + pause > deadline:
+                self.release(member)
+                raise self._limit_error(started)
+            await asyncio.sleep(pause)
         return member, time.monotonic() - started
+
+    def pause(self, seconds: float) -> None:
+        """Send nothing more from this process for `seconds` (a longer pause stays)."""
+        self.paused_until = max(self.paused_until, time.monotonic() + seconds)
 
     async def _permit(self, started: float, deadline: float) -> str:
         if self.idle and not self.waiters:
@@ -377,6 +407,11 @@ class PermitPool:
             self._store_down(error)
             return
         asked = bool(back)
+        try:
+            self.pause(await self.blocks.paused_for(self.configuration.pk))
+        except self.blocks.unreachable as error:
+            self._store_down(error)
+            return
         due = time.monotonic() - self._renewed > limits.lease_seconds() / 3
         if due or self._unreachable_since is not None:
             try:

@@ -31,13 +31,15 @@ each attempt records the time it waited in `LLMCall.limit_wait_ms`, and long wai
 Configurations without limits, and offline ones (no HTTP), skip all of this.
 """
 
+import asyncio
 import logging
 import random
 import threading
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 
@@ -65,6 +67,8 @@ __all__ = [
     "RedisLimits",
     "Tokens",
     "acquire",
+    "acquire_async",
+    "pause_after",
     "backend",
     "backend_set",
     "has_limits",
@@ -78,6 +82,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+# Runs a backend method off the event loop: ``await call(fn, *args)``.
+OffLoop = Callable[..., Awaitable[Any]]
 
 LOG_WAIT_SECONDS = 5.0
 UNREACHABLE_RETRY_SECONDS = 0.5  # how often a store that did not answer is asked again
@@ -177,6 +183,21 @@ def describe(configuration: ModelConfiguration) -> str:
     return ", ".join(parts)
 
 
+def _wait_error(
+    configuration: ModelConfiguration, waited: float, down: BaseException | None
+) -> LLMError:
+    return LLMError(
+        f"Waited {waited:.0f} s for a request slot on {configuration.name!r} "
+        + (
+            f"(the request limits store did not answer: {down})."
+            if down is not None
+            else f"(limits: {describe(configuration)}); the endpoint's limits are "
+            "too tight for the work queued on it, or its provider asked for a pause."
+        ),
+        retryable=True,
+    )
+
+
 def acquire(configuration: ModelConfiguration, need: Tokens = NO_TOKENS) -> Lease | None:
     """Wait for a concurrency slot, a rate slot and `need` in the token window (and for any
     pause the provider's headers asked for); None when the configuration has no limits.
@@ -206,16 +227,7 @@ def acquire(configuration: ModelConfiguration, need: Tokens = NO_TOKENS) -> Leas
         if wait <= 0:
             return Lease(configuration.pk, token, now - started, limits, need)
         if now + wait > deadline:
-            raise LLMError(
-                f"Waited {now - started:.0f} s for a request slot on {configuration.name!r} "
-                + (
-                    f"(the request limits store did not answer: {down})."
-                    if down is not None
-                    else f"(limits: {describe(configuration)}); the endpoint's limits are "
-                    "too tight for the work queued on it, or its provider asked for a pause."
-                ),
-                retryable=True,
-            )
+            raise _wait_error(configuration, now - started, down)
         if not logged and now - started > LOG_WAIT_SECONDS:
             logger.info("Waiting for a request slot on %s", configuration.name)
             logged = True
@@ -223,26 +235,62 @@ def acquire(configuration: ModelConfiguration, need: Tokens = NO_TOKENS) -> Leas
         time.sleep(wait * random.uniform(1.0, 1.5))  # noqa: S311
 
 
-def settle(lease: Lease | None, reply: ProviderReply, *, configuration: ModelConfiguration) -> None:
-    """After a reply: its actual tokens replace the reservation, and a reply saying less is
-    left than another such request needs pauses the configuration until the reset."""
-    if lease is None or lease.backend is None:
+async def acquire_async(configuration: ModelConfiguration, need: Tokens, call: "OffLoop") -> Lease:
+    """`acquire` on an event loop, one lease per call: the batch engine's way for
+    configurations with token limits (a block of permits cannot carry each request's tokens).
+    `call` runs a backend method off the loop (the database thread, or a worker thread)."""
+    limits = backend()
+    token = uuid.uuid4().hex
+    started = time.monotonic()
+    deadline = started + settings.LLM_LIMIT_MAX_WAIT_SECONDS
+    down: BaseException | None = None
+    while True:
+        try:
+            wait = await call(limits.try_acquire, configuration, token, need)
+        except limits.unreachable as error:
+            down, wait = error, UNREACHABLE_RETRY_SECONDS
+        else:
+            down = None
+        now = time.monotonic()
+        if wait <= 0:
+            return Lease(configuration.pk, token, now - started, limits, need)
+        if now + wait > deadline:
+            raise _wait_error(configuration, now - started, down)
+        await asyncio.sleep(wait * random.uniform(1.0, 1.5))  # noqa: S311
+
+
+def pause_after(reply: ProviderReply, need: Tokens) -> float:
+    """Seconds the reply's rate-limit headers say to send nothing more on its configuration,
+    judging by what a request like this one needs; 0: no pause."""
+    return reply.rate_limits.pause_seconds(
+        {
+            "tokens": need.input + need.output,
+            "input_tokens": need.input,
+            "output_tokens": need.output,
+        }
+    )
+
+
+def settle(
+    lease: Lease | None,
+    reply: ProviderReply,
+    *,
+    configuration: ModelConfiguration,
+    held: LimitBackend | None = None,
+) -> None:
+    """After a reply: its actual tokens replace the lease's reservation, and a reply saying
+    less is left than another such request needs pauses the configuration until the reset.
+    Without a lease (the engine's permits), only the pause; `held` is then the backend."""
+    held = lease.backend if lease is not None else held
+    if held is None:
         return
-    held = lease.backend
     try:
-        if has_token_limits(configuration):
+        if lease is not None and has_token_limits(configuration):
             held.settle(lease.configuration_id, lease.token, tokens_used(reply))
-        need = lease.reserved
-        pause = reply.rate_limits.pause_seconds(
-            {
-                "tokens": need.input + need.output,
-                "input_tokens": need.input,
-                "output_tokens": need.output,
-            }
-        )
+        pause = pause_after(reply, lease.reserved if lease is not None else NO_TOKENS)
         if pause > 0:
             logger.info("%s asked for a pause of %.1f s", configuration.name, pause)
-            held.pace(lease.configuration_id, pause)
+            held.pace(configuration.pk, pause)
     except held.unreachable as error:
         # Never raised over the reply: the window keeps the estimate, which lapses in a minute.
         logger.warning("Could not correct a token reservation (%s)", error)

@@ -2,6 +2,7 @@
 the token window of each backend (reserve, correct, expire, pause), and the gateway against
 fakes that enforce an input TPM and hold the client to the pauses their headers announce."""
 
+import asyncio
 import multiprocessing
 import time
 import uuid
@@ -12,9 +13,11 @@ from django.db import connections
 
 from core.exceptions import ApplicationError
 from llm import limits
+from llm.aio import AsyncGateway
 from llm.gateway import chat
 from llm.limits import Tokens, common
 from llm.models import LLMCall
+from llm.plan import chat_steps
 from llm.providers.base import ChatRequest
 from llm.providers.ratelimits import duration_seconds, rate_limits_of
 from tests.fake_openai import Behaviour
@@ -273,3 +276,94 @@ def test_two_worker_processes_keep_within_the_input_tpm_and_are_never_refused(
     calls = LLMCall.objects.filter(configuration=configuration, outcome="success")
     assert calls.count() == 24
     assert max(calls.values_list("limit_wait_ms", flat=True)) > 100
+
+
+# --- the batch engine's event loop ------------------------------------------------------------
+
+
+class _Calls:
+    """The engine's call sink, kept in memory (these calls have no cache step)."""
+
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    def __call__(self, call, prompt) -> None:
+        self.calls.append(call)
+
+    def sending(self, call, prompt) -> None:
+        pass
+
+
+def _engine_calls(configuration, texts: list[str]) -> list:
+    sink = _Calls()
+
+    async def scenario() -> None:
+        gateway = AsyncGateway(concurrency=8)
+        await asyncio.gather(
+            *(
+                gateway.drive(
+                    chat_steps(
+                        configuration=configuration,
+                        messages=[{"role": "user", "content": text}],
+                        role="target",
+                        purpose="tests.token_limits",
+                        use_cache=False,
+                        sink=sink,
+                    ),
+                    sink=None,  # no cache step; the Redis backend needs no database thread
+                )
+                for text in texts
+            )
+        )
+        await gateway.close()
+
+    asyncio.run(scenario())
+    return sink.calls
+
+
+@pytest.mark.slow(reason="twelve calls through a 1 s, 150-token input budget")
+@pytest.mark.django_db(transaction=True)
+def test_the_engine_keeps_within_the_input_tpm(fake_openai, settings, monkeypatch):
+    settings.LLM_MAX_RETRIES = 0
+    limits_backend = _redis_limits(settings)
+    settings.LLM_LIMITS_KEY_PREFIX = f"test-tokens:{uuid.uuid4().hex}"
+    monkeypatch.setattr(common, "TOKEN_WINDOW_SECONDS", WINDOW)
+    limits.backend_set(limits_backend)
+    fake_openai.input_tokens_per_minute = 150
+    fake_openai.window_seconds = WINDOW
+    configuration = ModelConfigurationFactory(
+        base_url=fake_openai.base_url, input_tokens_per_minute=150, max_concurrency=4
+    )
+    started = time.monotonic()
+    try:
+        calls = _engine_calls(
+            configuration, [f"engine asks question {n} " + "about limits " * 10 for n in range(12)]
+        )
+    finally:
+        limits.backend_set(None)
+    assert fake_openai.refused == []
+    assert [call.outcome for call in calls] == ["success"] * 12
+    assert fake_openai.peak_window_tokens <= 150
+    assert time.monotonic() - started > WINDOW  # 12 × 24 tokens: two windows at least
+    assert max(call.limit_wait_ms for call in calls) > 100
+
+
+@pytest.mark.slow(reason="the requests wait for a reset 1 s ahead")
+@pytest.mark.django_db(transaction=True)
+def test_the_engines_permits_wait_for_the_reset_the_headers_announce(fake_openai, settings):
+    limits_backend = _redis_limits(settings)
+    settings.LLM_LIMITS_KEY_PREFIX = f"test-tokens:{uuid.uuid4().hex}"
+    limits.backend_set(limits_backend)
+    configuration = ModelConfigurationFactory(base_url=fake_openai.base_url, max_concurrency=1)
+    fake_openai.enqueue(
+        headers={"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s"}
+    )
+    try:
+        calls = _engine_calls(configuration, ["first", "second", "third"])
+    finally:
+        limits.backend_set(None)
+    assert fake_openai.refused == []
+    assert [call.outcome for call in calls] == ["success"] * 3
+    starts = sorted(start for start, _ in fake_openai.spans)
+    ends = sorted(end for _, end in fake_openai.spans)
+    assert starts[1] - ends[0] >= 0.9
