@@ -10,8 +10,8 @@
                                                  # null_content, empty_content, not_json
     fake_openai.responder = lambda request: "reply"  # for every unscripted request
     fake_openai.latency = 0.05                    # added to every request
-    fake_openai.input_tokens_per_minute = 200     # enforce an input TPM (429 past it) and
-                                                 # announce what is left in rate-limit headers
+    fake_openai.input_tokens_per_minute = 200     # enforce an input TPM (429 past it); the
+                                                 # Anthropic fake also announces what is left
     fake_openai.window_seconds = 60.0             # of that limit (shorter in tests)
 
 A reply whose rate-limit headers (scripted or announced) say 0 remain is a promise the fake
@@ -33,9 +33,10 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fake_ratelimits import RateLimitedFake
 
 DEFAULT_CONTENT = "Hello from the local test model."
 MALFORMED_SHAPES = ("no_choices", "null_content", "empty_content", "not_json")
@@ -236,7 +237,7 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 1024
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(RateLimitedFake):
     # Subclasses speaking another API (tests/fake_anthropic.py) set these and `_document`.
     PATH = "/v1/chat/completions"
     API_PREFIX = "/v1"
@@ -350,78 +351,6 @@ class FakeOpenAIServer:
     def _invalid(self, request: RecordedRequest) -> tuple[int, Any] | None:
         """(status, body) when the request breaks the API's rules, else None."""
         return None
-
-    # --- rate limits ---------------------------------------------------------------------
-    def _input_tokens(self, document: Any) -> int:
-        """The input tokens a reply's usage says count towards the limit (not cache reads)."""
-        usage = document.get("usage") if isinstance(document, dict) else None
-        if not isinstance(usage, dict):
-            return 0
-        details = usage.get("prompt_tokens_details") or {}
-        return int(usage.get("prompt_tokens") or 0) - int(details.get("cached_tokens") or 0)
-
-    def _limit_error(self, message: str) -> Any:
-        return {"error": {"message": message, "type": "requests", "code": "rate_limit_exceeded"}}
-
-    def _limit_headers(self, remaining: int, reset_seconds: float) -> dict[str, str]:
-        reset = f"{round(reset_seconds * 1000)}ms" if reset_seconds < 1 else f"{reset_seconds:.3f}s"
-        return {
-            "x-ratelimit-limit-tokens": str(self.input_tokens_per_minute),
-            "x-ratelimit-remaining-tokens": str(remaining),
-            "x-ratelimit-reset-tokens": reset,
-        }
-
-    def _promised_pause(self, headers: dict[str, str], now: float) -> float:
-        """Seconds from `now` until the latest reset of a header saying 0 remain (OpenAI's
-        durations in s or ms, Anthropic's RFC 3339 times); 0 when none says so."""
-        lower = {k.lower(): v for k, v in headers.items()}
-        pause = 0.0
-        for name, value in lower.items():
-            if value.strip() != "0":
-                continue
-            if name.startswith("x-ratelimit-remaining-"):
-                reset = lower.get(name.replace("-remaining-", "-reset-"), "")
-                match = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s)", reset)
-                if match:
-                    unit = 0.001 if match.group(2) == "ms" else 1.0
-                    pause = max(pause, float(match.group(1)) * unit)
-            elif name.startswith("anthropic-ratelimit-") and name.endswith("-remaining"):
-                reset = lower.get(name.removesuffix("-remaining") + "-reset", "")
-                moment = datetime.fromisoformat(reset.replace("Z", "+00:00"))
-                pause = max(pause, moment.timestamp() - now)
-        return pause
-
-    def _admit(
-        self, request: RecordedRequest, document: Any, status: int
-    ) -> tuple[int, Any, dict[str, str]]:
-        """(status, body, headers) of the reply: a 429 when the request breaks a promised pause
-        or the input TPM, else the reply with what is left announced."""
-        now = time.monotonic()
-        with self._lock:
-            if now < self.paused_until:
-                why = f"arrived {self.paused_until - now:.3f} s before the announced reset"
-                self.refused.append((now, why))
-                return 429, self._limit_error(f"Rate limit reached: {why}"), {}
-            limit = self.input_tokens_per_minute
-            if limit is None or status != 200:
-                return status, document, {}
-            while self.token_window and self.token_window[0][0] <= now - self.window_seconds:
-                self.token_window.popleft()
-            used = sum(tokens for _, tokens in self.token_window)
-            tokens = self._input_tokens(document)
-            if used + tokens > limit:
-                why = f"input tokens per minute: {used} used, {tokens} asked, limit {limit}"
-                self.refused.append((now, why))
-                wait = self.token_window[0][0] + self.window_seconds - now
-                return (
-                    429,
-                    self._limit_error(f"Rate limit reached: {why}"),
-                    {"retry-after": f"{max(wait, 0.001):.3f}"},
-                )
-            self.token_window.append((now, tokens))
-            self.peak_window_tokens = max(self.peak_window_tokens, used + tokens)
-            reset = self.token_window[0][0] + self.window_seconds - now
-            return status, document, self._limit_headers(limit - used - tokens, reset)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
