@@ -79,6 +79,7 @@ __all__ = [
     "settle",
     "tokens_needed",
     "tokens_used",
+    "wait_error",
 ]
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,8 @@ class Lease:
     waited_seconds: float = 0.0
     backend: "LimitBackend | None" = None
     reserved: Tokens = NO_TOKENS
+    # Called once the lease is given back (the engine's admission of per-call waiters).
+    on_release: Callable[[], object] | None = None
 
 
 class LimitBackend(Protocol):
@@ -183,7 +186,7 @@ def describe(configuration: ModelConfiguration) -> str:
     return ", ".join(parts)
 
 
-def _wait_error(
+def wait_error(
     configuration: ModelConfiguration, waited: float, down: BaseException | None
 ) -> LLMError:
     return LLMError(
@@ -227,7 +230,7 @@ def acquire(configuration: ModelConfiguration, need: Tokens = NO_TOKENS) -> Leas
         if wait <= 0:
             return Lease(configuration.pk, token, now - started, limits, need)
         if now + wait > deadline:
-            raise _wait_error(configuration, now - started, down)
+            raise wait_error(configuration, now - started, down)
         if not logged and now - started > LOG_WAIT_SECONDS:
             logger.info("Waiting for a request slot on %s", configuration.name)
             logged = True
@@ -255,7 +258,7 @@ async def acquire_async(configuration: ModelConfiguration, need: Tokens, call: "
         if wait <= 0:
             return Lease(configuration.pk, token, now - started, limits, need)
         if now + wait > deadline:
-            raise _wait_error(configuration, now - started, down)
+            raise wait_error(configuration, now - started, down)
         await asyncio.sleep(wait * random.uniform(1.0, 1.5))  # noqa: S311
 
 

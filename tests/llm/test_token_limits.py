@@ -351,6 +351,7 @@ def test_the_engine_keeps_within_the_input_tpm(fake_openai, settings, monkeypatc
     assert fake_openai.refused == []
     assert [call.outcome for call in calls] == ["success"] * 12
     assert fake_openai.peak_window_tokens <= 150
+    assert fake_openai.max_in_flight <= 4  # the lease per call holds max_concurrency too
     assert time.monotonic() - started > WINDOW  # 12 × 24 tokens: two windows at least
     assert max(call.limit_wait_ms for call in calls) > 100
 
