@@ -130,9 +130,12 @@ def tokens_needed(configuration: ModelConfiguration, request: ChatRequest) -> To
     return Tokens(input=-(-characters // CHARS_PER_TOKEN), output=int(output))
 
 
-def tokens_used(reply: ProviderReply) -> Tokens:
-    """A reply's tokens as the limits count them: cache reads are not input."""
+def tokens_used(reply: ProviderReply) -> Tokens | None:
+    """A reply's tokens as the limits count them: cache reads are not input. None when the
+    reply reports no usage (some servers send none): the reservation then stands."""
     usage = reply.usage
+    if not (usage.prompt_tokens or usage.completion_tokens):
+        return None
     return Tokens(
         input=max(0, usage.prompt_tokens - usage.cached_prompt_tokens),
         output=usage.completion_tokens,
@@ -288,8 +291,9 @@ def settle(
     if held is None:
         return
     try:
-        if lease is not None and has_token_limits(configuration):
-            held.settle(lease.configuration_id, lease.token, tokens_used(reply))
+        used = tokens_used(reply)
+        if lease is not None and has_token_limits(configuration) and used is not None:
+            held.settle(lease.configuration_id, lease.token, used)
         pause = pause_after(reply, lease.reserved if lease is not None else NO_TOKENS)
         if pause > 0:
             logger.info("%s asked for a pause of %.1f s", configuration.name, pause)

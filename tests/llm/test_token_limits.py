@@ -18,7 +18,7 @@ from llm.gateway import chat
 from llm.limits import Tokens, common
 from llm.models import LLMCall
 from llm.plan import chat_steps
-from llm.providers.base import ChatRequest
+from llm.providers.base import ChatRequest, ProviderReply, Usage
 from llm.providers.ratelimits import duration_seconds, rate_limits_of
 from tests.fake_openai import Behaviour
 from tests.llm.factories import ModelConfigurationFactory
@@ -117,6 +117,20 @@ def test_an_attempt_reserves_its_characters_over_four_and_its_max_tokens():
     assert limits.tokens_needed(configuration, request) == Tokens(input=11, output=77)
     unlimited = ModelConfigurationFactory()
     assert limits.tokens_needed(unlimited, request) == Tokens()
+
+
+def test_the_tokens_used_leave_out_cache_reads_and_a_reply_without_usage_keeps_its_estimate():
+    cached = ProviderReply(
+        "hi",
+        usage=Usage(
+            prompt_tokens=1200,
+            completion_tokens=40,
+            cached_prompt_tokens=1000,
+            cache_write_tokens=100,
+        ),
+    )
+    assert limits.tokens_used(cached) == Tokens(input=200, output=40)  # writes count
+    assert limits.tokens_used(ProviderReply("hi")) is None
 
 
 def test_openai_and_anthropic_rate_limit_headers_are_read():
