@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('llm', '0014_modelconfiguration_published_in_run'),
+        ('llm', '0015_call_outcome_refused'),
     ]
 
     operations = [
