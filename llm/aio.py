@@ -1,8 +1,9 @@
 """The gateway's steps (`llm.plan`) driven on an event loop, for the batch engine.
 
 Each provider keeps its clients of this loop in a session (`ChatProvider.async_session`,
-sized to the engine's concurrency); limits come from `llm.permits` pools; the call log and the
-cache go through the caller's `CallSink`, which buffers rows and writes them in bulk.
+sized to the engine's concurrency); limits come from `llm.permits` pools, or, for
+configurations with token limits, a lease per call (`llm.limits.acquire_async`); the call log
+and the cache go through the caller's `CallSink`, which buffers rows and writes them in bulk.
 """
 
 import asyncio
@@ -11,6 +12,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from django.conf import settings
+
+from . import limits
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait
 from .exceptions import LLMError
 from .limits import has_limits
@@ -42,6 +46,8 @@ class AsyncGateway:
         self.concurrency = max(1, concurrency)
         self._sessions: dict[str, tuple[ChatProvider, Any]] = {}
         self._pools: dict[int, PermitPool] = {}
+        # Per configuration with token limits: (max_concurrency, its admission semaphore).
+        self._admissions: dict[int, tuple[int, asyncio.Semaphore | None]] = {}
         self._blocks: PermitBlocks | None = None
         # The database threads of the batches running on this loop (the database limits
         # backend writes through whichever is live; a finished batch's thread serves no more).
@@ -79,15 +85,63 @@ class AsyncGateway:
         for pool in list(self._pools.values()):
             await pool.maintain(final=final)
 
+    async def off_loop(self, fn: Callable[..., R], *args: Any) -> R:
+        """Run a limits backend's method off the loop: the database backend on the batch's
+        database thread, Redis (a blocking client, one per process) on a worker thread."""
+        if isinstance(limits.backend(), limits.DatabaseLimits):
+            return await self.run_sync(fn, *args)
+        return await asyncio.to_thread(fn, *args)
+
+    def admission(self, configuration: ModelConfiguration) -> asyncio.Semaphore | None:
+        """At most max_concurrency of this loop's per-call requests of a configuration wait
+        for a lease at once; the others wait here, asleep, instead of polling the store (as a
+        permit pool admits its waiters)."""
+        limit = configuration.max_concurrency or 0
+        entry = self._admissions.get(configuration.pk)
+        if entry is None or entry[0] != limit:  # limits edited since are honoured
+            entry = (limit, asyncio.Semaphore(limit) if limit else None)
+            self._admissions[configuration.pk] = entry
+        return entry[1]
+
+    async def lease(self, step: Attempt) -> limits.Lease:
+        """A per-call lease for a configuration with token limits (a block of permits cannot
+        carry each request's tokens), as the synchronous gateway takes it."""
+        configuration = step.configuration
+        need = limits.tokens_needed(configuration, step.request)
+        admission = self.admission(configuration)
+        if admission is None:
+            return await limits.acquire_async(configuration, need, self.off_loop)
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(admission.acquire(), settings.LLM_LIMIT_MAX_WAIT_SECONDS)
+        except TimeoutError:
+            raise limits.wait_error(configuration, time.monotonic() - started, None) from None
+        try:
+            lease = await limits.acquire_async(configuration, need, self.off_loop)
+        except BaseException:
+            admission.release()
+            raise
+        lease.waited_seconds = time.monotonic() - started
+        lease.on_release = admission.release
+        return lease
+
     async def attempt(self, step: Attempt, sink: CallSink) -> AttemptOutcome:
         provider = step.provider
-        pool = self.pool(step.configuration, sink) if has_limits(step.configuration) else None
-        member, waited = None, 0.0
-        if pool is not None:
-            try:
+        configuration = step.configuration
+        limited = has_limits(configuration)
+        # Token limits are per request: such a configuration takes a lease per call, as the
+        # synchronous gateway does; the others share a pool of permits taken in blocks.
+        per_call = limited and limits.has_token_limits(configuration)
+        pool = self.pool(configuration, sink) if limited and not per_call else None
+        member, lease, waited = None, None, 0.0
+        try:
+            if per_call:
+                lease = await self.lease(step)
+                waited = lease.waited_seconds
+            elif pool is not None:
                 member, waited = await pool.acquire()
-            except LLMError as exc:
-                return AttemptOutcome(limit_error=exc)
+        except LLMError as exc:
+            return AttemptOutcome(limit_error=exc)
         try:
             step.sending()  # journaled as sent only now that it holds its slot
             started = time.monotonic()
@@ -99,9 +153,26 @@ class AsyncGateway:
                     latency_ms=(time.monotonic() - started) * 1000,
                     limit_wait_ms=int(waited * 1000),
                 )
+            pause = limits.pause_after(reply, lease.reserved if lease else limits.Tokens())
+            if pool is not None and pause > 0:
+                pool.pause(pause)  # at once here; other processes read it from the store
+            if lease is not None or pause > 0:
+                await self.off_loop(
+                    functools.partial(
+                        limits.settle, configuration=configuration, held=limits.backend()
+                    ),
+                    lease,
+                    reply,
+                )
         finally:
             if pool is not None and member is not None:
                 pool.release(member)
+            if lease is not None:
+                try:
+                    await self.off_loop(limits.release, lease)
+                finally:
+                    if lease.on_release is not None:
+                        lease.on_release()
         return AttemptOutcome(
             reply=reply,
             latency_ms=(time.monotonic() - started) * 1000,

@@ -43,6 +43,8 @@ _FIELDSETS = (
             "price_per_million_cache_write_tokens",
             "max_concurrency",
             "requests_per_minute",
+            "input_tokens_per_minute",
+            "output_tokens_per_minute",
         ),
     ),
     ("Roles", ("roles", "default_roles", "is_active", "description")),

@@ -9,6 +9,7 @@ round trip every third of their lifetime (a killed process's permits lapse after
 `limits.lease_seconds()`), and idle ones are handed back at every maintenance tick so other
 processes can take them. With `requests_per_minute`, each permit is good for one request start
 (the rate window counts starts); without it, a held permit is reused by the next request.
+The blocks come from `llm.permit_blocks`.
 """
 
 import asyncio
@@ -16,164 +17,31 @@ import contextlib
 import logging
 import random
 import time
-import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
-from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
-from django.utils import timezone
 
 from . import limits
 from .exceptions import LLMError
-from .models import ModelConfiguration, RequestLease
+from .models import ModelConfiguration
+from .permit_blocks import DatabaseBlocks, PermitBlocks, RedisBlocks, RunSync, blocks_for
+
+__all__ = [
+    "DatabaseBlocks",
+    "PermitBlocks",
+    "PermitPool",
+    "RedisBlocks",
+    "RunSync",
+    "blocks_for",
+]
+
 
 logger = logging.getLogger(__name__)
-# Runs a function on the loop's database thread: ``await run_sync(fn, *args)``.
-RunSync = Callable[..., Awaitable[Any]]
 MAINTENANCE_SECONDS = 0.1
 POLL_SECONDS = 0.01
 # After the backend failed to answer, waiters ask again this often (not every poll): a store
 # that is down is tried a few times a second, and its return is noticed within this time.
 UNREACHABLE_RETRY_SECONDS = 0.5
-
-_BLOCK_SCRIPT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local want = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local rpm = tonumber(ARGV[4])
-local ttl = tonumber(ARGV[5])
-local grant = want
-if limit > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  grant = math.min(grant, limit - redis.call('ZCARD', KEYS[1]))
-end
-if rpm > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60)
-  grant = math.min(grant, rpm - redis.call('ZCARD', KEYS[2]))
-end
-if grant <= 0 then
-  return 0
-end
-for i = 1, grant do
-  local member = ARGV[1] .. ':' .. i
-  if limit > 0 then redis.call('ZADD', KEYS[1], now + ttl, member) end
-  if rpm > 0 then redis.call('ZADD', KEYS[2], now, member) end
-end
-if limit > 0 then redis.call('EXPIRE', KEYS[1], math.ceil(ttl) + 60) end
-if rpm > 0 then redis.call('EXPIRE', KEYS[2], 120) end
-return grant
-"""
-
-# Plain ZADD, not XX: a permit in use here counts even if the store lost it (restarted empty)
-# or dropped it as lapsed meanwhile.
-_RENEW_SCRIPT = """
-local t = redis.call('TIME')
-local expiry = tonumber(t[1]) + tonumber(t[2]) / 1000000 + tonumber(ARGV[1])
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], expiry, ARGV[i]) end
-return 1
-"""
-
-
-class RedisBlocks:
-    """Blocks of permits in Redis (redis.asyncio, on the engine's event loop)."""
-
-    def __init__(self, url: str) -> None:
-        import redis.asyncio  # only deployments with the Redis backend load its client
-
-        # Bounded, so a store that accepts connections but never answers is noticed as down.
-        self.client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
-        # What the client raises while the store is down or restarting.
-        self.unreachable: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
-        self._take = self.client.register_script(_BLOCK_SCRIPT)
-        self._renew = self.client.register_script(_RENEW_SCRIPT)
-
-    async def take(self, configuration: ModelConfiguration, want: int) -> list[str]:
-        token = uuid.uuid4().hex
-        granted = int(
-            await self._take(
-                keys=limits.RedisLimits.keys(configuration.pk),
-                args=[
-                    token,
-                    want,
-                    configuration.max_concurrency or 0,
-                    configuration.requests_per_minute or 0,
-                    limits.lease_seconds(),
-                ],
-            )
-        )
-        return [f"{token}:{i}" for i in range(1, granted + 1)]
-
-    async def renew(self, configuration_id: int, members: list[str]) -> None:
-        if members:
-            key = limits.RedisLimits.keys(configuration_id)[0]
-            await self._renew(keys=[key], args=[limits.lease_seconds(), *members])
-
-    async def give_back(self, configuration_id: int, members: list[str]) -> None:
-        if members:
-            await self.client.zrem(limits.RedisLimits.keys(configuration_id)[0], *members)
-
-
-class DatabaseBlocks:
-    """Blocks of `RequestLease` rows (the embedded default), written through `run_sync`."""
-
-    unreachable: tuple[type[BaseException], ...] = (DatabaseError,)
-
-    def __init__(self, run_sync: RunSync) -> None:
-        self.run_sync = run_sync
-
-    async def take(self, configuration: ModelConfiguration, want: int) -> list[str]:
-        return await self.run_sync(self._take, configuration, want)
-
-    @staticmethod
-    def _take(configuration: ModelConfiguration, want: int) -> list[str]:
-        now = timezone.now()
-        with transaction.atomic():
-            ModelConfiguration.objects.select_for_update().filter(pk=configuration.pk).exists()
-            leases = RequestLease.objects.filter(configuration_id=configuration.pk)
-            grant = want
-            if configuration.max_concurrency:
-                held = limits.leases_held(leases, now).count()
-                grant = min(grant, configuration.max_concurrency - held)
-            if configuration.requests_per_minute:
-                window = leases.filter(acquired_at__gt=now - timedelta(seconds=60)).count()
-                grant = min(grant, configuration.requests_per_minute - window)
-            if grant <= 0:
-                return []
-            expires = now + timedelta(seconds=limits.lease_seconds())
-            rows = [
-                RequestLease(
-                    configuration_id=configuration.pk,
-                    token=uuid.uuid4().hex,
-                    acquired_at=now,
-                    expires_at=expires,
-                )
-                for _ in range(grant)
-            ]
-            RequestLease.objects.bulk_create(rows)
-        return [row.token for row in rows]
-
-    async def renew(self, configuration_id: int, members: list[str]) -> None:
-        if members:
-            expires = timezone.now() + timedelta(seconds=limits.lease_seconds())
-            await self.run_sync(
-                lambda: RequestLease.objects.filter(token__in=members).update(expires_at=expires)
-            )
-
-    async def give_back(self, configuration_id: int, members: list[str]) -> None:
-        if members:
-            await self.run_sync(
-                lambda: RequestLease.objects.filter(token__in=members).update(
-                    released_at=timezone.now()
-                )
-            )
-
-
-# Where a pool takes its permits from: the shared backend the per-call limits use.
-PermitBlocks = RedisBlocks | DatabaseBlocks
 
 
 class PermitPool:
@@ -192,6 +60,11 @@ class PermitPool:
         self._unreachable_until = 0.0  # no fetch before this (monotonic) time
         self._unreachable_since: float | None = None
         self._renewed = time.monotonic()
+        # No request leaves before this (monotonic) time: a pause the provider asked for, seen
+        # here (`pause`) or by another process (read at every maintenance tick). Permits held
+        # here are reused without asking the store, so the store's pause alone would not stop
+        # them.
+        self.paused_until = 0.0
         # At most max_concurrency requests of this process wait for a permit at once; the rest
         # wait their turn here, asleep: every waiter polls the backend, and a thousand waiters
         # (the grading calls of many rubric replies on one judge) polling every few
@@ -238,7 +111,17 @@ class PermitPool:
             raise
         if admission is not None:
             self._admitted[member] = admission
+        pause = self.paused_until - time.monotonic()
+        if pause > 0:
+            if time.monotonic() + pause > deadline:
+                self.release(member)
+                raise self._limit_error(started)
+            await asyncio.sleep(pause)
         return member, time.monotonic() - started
+
+    def pause(self, seconds: float) -> None:
+        """Send nothing more from this process for `seconds` (a longer pause stays)."""
+        self.paused_until = max(self.paused_until, time.monotonic() + seconds)
 
     async def _permit(self, started: float, deadline: float) -> str:
         if self.idle and not self.waiters:
@@ -366,6 +249,11 @@ class PermitPool:
             self._store_down(error)
             return
         asked = bool(back)
+        try:
+            self.pause(await self.blocks.paused_for(self.configuration.pk))
+        except self.blocks.unreachable as error:
+            self._store_down(error)
+            return
         due = time.monotonic() - self._renewed > limits.lease_seconds() / 3
         if due or self._unreachable_since is not None:
             try:
@@ -383,11 +271,3 @@ class _suppress_timeout:  # noqa: N801 - used as a statement
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
         return kind is not None and issubclass(kind, asyncio.TimeoutError)
-
-
-def blocks_for(run_sync: RunSync) -> PermitBlocks:
-    """The backend the per-call limits use, in its block form."""
-    chosen = limits.backend()
-    if isinstance(chosen, limits.RedisLimits):
-        return RedisBlocks(chosen.url)
-    return DatabaseBlocks(run_sync)

@@ -34,7 +34,8 @@ def attempt_sync(step: Attempt) -> AttemptOutcome:
     lease = None
     if not provider.is_offline:
         try:
-            lease = limits.acquire(step.configuration)
+            need = limits.tokens_needed(step.configuration, step.request)
+            lease = limits.acquire(step.configuration, need)
         except LLMError as exc:
             return AttemptOutcome(limit_error=exc)
     waited_ms = int(lease.waited_seconds * 1000) if lease else 0
@@ -49,6 +50,7 @@ def attempt_sync(step: Attempt) -> AttemptOutcome:
                 latency_ms=(time.monotonic() - started) * 1000,
                 limit_wait_ms=waited_ms,
             )
+        limits.settle(lease, reply, configuration=step.configuration)
     finally:
         if lease is not None:
             limits.release(lease)

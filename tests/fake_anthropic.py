@@ -14,12 +14,18 @@ forces a tool; `stop_reason` end_turn, tool_use or max_tokens (a Behaviour's
 finish_reason="length"); usage with `input_tokens`, `output_tokens` and the prompt cache's
 `cache_creation_input_tokens` / `cache_read_input_tokens`: a `system` block marked
 `cache_control` of at least `CACHE_MIN_TOKENS` is written on first sight and read after.
+
+Rate limits as in tests/fake_openai.py, in Anthropic's terms: the input-token limit counts
+cache writes, not reads, and what is left is announced in `anthropic-ratelimit-input-tokens-*`
+headers with the reset as an RFC 3339 time.
 """
 
 import json
 import re
 import threading
+import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from tests.fake_openai import (
@@ -157,6 +163,26 @@ class FakeAnthropicServer(FakeOpenAIServer):
         elif request.system_text:
             usage["input_tokens"] += _count_tokens(request.system_text)
         return usage
+
+    def _input_tokens(self, document: Any) -> int:
+        # Anthropic's input-token limit counts cache writes but not cache reads.
+        usage = document.get("usage") if isinstance(document, dict) else None
+        if not isinstance(usage, dict):
+            return 0
+        return int(usage.get("input_tokens") or 0) + int(
+            usage.get("cache_creation_input_tokens") or 0
+        )
+
+    def _limit_error(self, message: str) -> Any:
+        return error_body(429, message)
+
+    def _limit_headers(self, remaining: int, reset_seconds: float) -> dict[str, str]:
+        reset = datetime.fromtimestamp(time.time() + reset_seconds, tz=UTC)
+        return {
+            "anthropic-ratelimit-input-tokens-limit": str(self.input_tokens_per_minute),
+            "anthropic-ratelimit-input-tokens-remaining": str(remaining),
+            "anthropic-ratelimit-input-tokens-reset": reset.isoformat().replace("+00:00", "Z"),
+        }
 
     def _document(self, request: AnthropicRequest, behaviour: Behaviour) -> Any:
         if behaviour.body is not None:

@@ -10,6 +10,12 @@
                                                  # null_content, empty_content, not_json
     fake_openai.responder = lambda request: "reply"  # for every unscripted request
     fake_openai.latency = 0.05                    # added to every request
+    fake_openai.input_tokens_per_minute = 200     # enforce an input TPM (429 past it); the
+                                                 # Anthropic fake also announces what is left
+    fake_openai.window_seconds = 60.0             # of that limit (shorter in tests)
+
+A reply whose rate-limit headers (scripted or announced) say 0 remain is a promise the fake
+holds the client to: a request arriving before that header's reset is refused with 429.
 
 Queued behaviours are consumed one per request in arrival order; with the queue empty the
 server answers with `responder` (or a fixed text). Every request is recorded in `requests`.
@@ -29,6 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fake_ratelimits import RateLimitedFake
 
 DEFAULT_CONTENT = "Hello from the local test model."
 MALFORMED_SHAPES = ("no_choices", "null_content", "empty_content", "not_json")
@@ -229,7 +237,7 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 1024
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(RateLimitedFake):
     # Subclasses speaking another API (tests/fake_anthropic.py) set these and `_document`.
     PATH = "/v1/chat/completions"
     API_PREFIX = "/v1"
@@ -251,6 +259,13 @@ class FakeOpenAIServer:
         # Tokens of every reply written out whole: what a provider would bill.
         self.billed_tokens = 0
         self.responder: Callable[[RecordedRequest], Any] | None = None
+        # Rate limits like a provider's (see the module docstring).
+        self.input_tokens_per_minute: int | None = None
+        self.window_seconds = 60.0
+        self.token_window: deque[tuple[float, int]] = deque()  # (arrival, input tokens)
+        self.peak_window_tokens = 0
+        self.refused: list[tuple[float, str]] = []  # (arrival, why) of every 429 of its own
+        self.paused_until = 0.0  # what the last reply's headers promised (monotonic)
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
         # A short poll interval keeps shutdown (one per test) from costing half a second.
         self._thread = threading.Thread(
@@ -286,8 +301,14 @@ class FakeOpenAIServer:
             self.max_in_flight = 0
             self.max_in_flight_by_model.clear()
             self.billed_tokens = 0
+            self.token_window.clear()
+            self.peak_window_tokens = 0
+            self.refused.clear()
+            self.paused_until = 0.0
         self.latency = 0.0
         self.responder = None
+        self.input_tokens_per_minute = None
+        self.window_seconds = 60.0
 
     @property
     def request_count(self) -> int:
@@ -374,12 +395,18 @@ class FakeOpenAIServer:
                             self.connection.shutdown(socket.SHUT_RDWR)
                         return
                     document = server._document(request, behaviour)
+                    status, document, headers = server._admit(request, document, behaviour.status)
+                    headers = {**headers, **behaviour.headers}
+                    pause = server._promised_pause(headers, time.time())
+                    if status == 200 and pause > 0:
+                        with server._lock:
+                            server.paused_until = max(server.paused_until, time.monotonic() + pause)
                     # Finished before the reply is written: once written, the client may free
                     # its slot and send the next request before this thread runs again, which
                     # would count two requests where the client only ever had one.
                     server._end(started, request.model)
                     ended = True
-                    self._send(behaviour.status, document, behaviour.headers)
+                    self._send(status, document, headers)
                 finally:
                     if not ended:
                         server._end(started, request.model)

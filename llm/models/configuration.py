@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from core.models import TimeStampedModel
 
@@ -171,6 +172,25 @@ class ModelConfiguration(TimeStampedModel):
         null=True, blank=True, help_text="Most requests in flight at once; blank: no limit."
     )
     requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    input_tokens_per_minute = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text=gettext_lazy(
+            "Most input tokens sent per minute; blank: no limit. Input tokens read from the "
+            "provider's prompt cache do not count (as Anthropic counts on most models)."
+        ),
+    )
+    output_tokens_per_minute = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text=gettext_lazy(
+            "Most output tokens per minute; each request reserves its max_tokens until the "
+            "reply says how many it used. Blank: no limit."
+        ),
+    )
+    # Until when the provider's rate-limit headers said to send nothing more (the database
+    # limits backend's copy of the pause; with Redis it is a key there). See llm.limits.
+    paced_until = models.DateTimeField(null=True, blank=True, editable=False)
     is_active = models.BooleanField(default=True)
     description = models.TextField(blank=True)
     # Set once, by the evaluations app through `configurations_publish`, when a run using this

@@ -9,7 +9,7 @@ class RequestLease(models.Model):
     """A request slot of a rate-limited configuration (the database limits backend).
 
     Counts towards max_concurrency until released or expired, and towards requests_per_minute
-    for a minute after `acquired_at`. See llm.limits.
+    and the token-per-minute limits for a minute after `acquired_at`. See llm.limits.
     """
 
     configuration = models.ForeignKey(
@@ -19,6 +19,10 @@ class RequestLease(models.Model):
     acquired_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     released_at = models.DateTimeField(null=True, blank=True)
+    # Reserved from the request's estimate, then corrected to the reply's usage: what counts
+    # towards the token-per-minute limits for a minute after `acquired_at`.
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
 
     class Meta:
         indexes = [

@@ -23,6 +23,8 @@ from typing import Any, ClassVar, Protocol
 import httpx2
 from pydantic import BaseModel
 
+from .ratelimits import RateLimits
+
 
 class OutputMode(StrEnum):
     """How a model is asked for JSON, strongest first (the values a configuration stores)."""
@@ -141,6 +143,8 @@ class ProviderReply:
     # The provider declined this request (`ProviderFacts.refusal_reasons`): asking again
     # gets the same answer, so it is not retried.
     refused: bool = False
+    # What the provider's rate-limit headers said was left (`llm.limits` paces by it).
+    rate_limits: RateLimits = field(default_factory=RateLimits)
 
 
 @dataclass

@@ -121,6 +121,32 @@ def test_configuration_form_creates_and_edits(client_for, maintainer):
     assert configuration.role_assignments.count() == 1
 
 
+def test_configuration_form_sets_the_token_limits(client_for, maintainer):
+    client = client_for(maintainer)
+    page = client.get(reverse("llm:configuration-create")).content.decode()
+    assert 'name="input_tokens_per_minute"' in page
+    assert "prompt cache do not count" in page
+    response = client.post(
+        reverse("llm:configuration-create"),
+        {
+            "name": "Limited",
+            "provider": "openai_compatible",
+            "base_url": "http://127.0.0.1:8001/v1",
+            "model_id": "llama-3-8b",
+            "price_per_million_input_tokens": "0",
+            "price_per_million_output_tokens": "0",
+            "input_tokens_per_minute": "30000",
+            "output_tokens_per_minute": "8000",
+            "is_active": "on",
+        },
+    )
+    assert response.status_code == 302
+    configuration = ModelConfiguration.objects.get(name="Limited")
+    assert configuration.input_tokens_per_minute == 30000
+    assert configuration.output_tokens_per_minute == 8000
+    assert configuration.paced_until is None  # set by replies' headers, never by the form
+
+
 def test_call_log_filters_and_shows_errors(client_for, maintainer):
     failing = ModelConfigurationFactory(name="Flaky endpoint")
     LLMCallFactory(

@@ -61,6 +61,8 @@ class Command(BaseCommand):
         )
         parser.add_argument("--max-concurrency", type=int)
         parser.add_argument("--requests-per-minute", type=int)
+        parser.add_argument("--input-tokens-per-minute", type=int)
+        parser.add_argument("--output-tokens-per-minute", type=int)
         parser.add_argument("--max-tokens", type=int)
         parser.add_argument("--temperature", type=float)
         parser.add_argument(
@@ -86,6 +88,8 @@ class Command(BaseCommand):
             "api_key_env": options["api_key_env"],
             "max_concurrency": options["max_concurrency"],
             "requests_per_minute": options["requests_per_minute"],
+            "input_tokens_per_minute": options["input_tokens_per_minute"],
+            "output_tokens_per_minute": options["output_tokens_per_minute"],
             "max_tokens": options["max_tokens"],
             "temperature": options["temperature"],
             "structured_output": options["structured"],

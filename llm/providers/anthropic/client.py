@@ -23,6 +23,7 @@ import anthropic
 from ...schema_prompt import cached_json_schema
 from ..base import ChatProvider, ChatRequest, Failure, ProviderReply, Usage
 from ..errors import ClientErrors, client_error_failure, excerpt, token_count
+from ..ratelimits import rate_limits_of
 from . import FACTS
 
 DEFAULT_MAX_TOKENS = 1024
@@ -66,10 +67,13 @@ class AnthropicProvider(ChatProvider):
             return client
 
     def send(self, request: ChatRequest) -> ProviderReply:
-        message = self._client().messages.create(
+        # The raw response, for its rate-limit headers; parsed as `create` would.
+        raw = self._client().messages.with_raw_response.create(
             **messages_request(self.model_name, request), timeout=self.config.timeout
         )
-        return reply_of(message)
+        reply = reply_of(raw.parse())
+        reply.rate_limits = rate_limits_of(raw.headers)
+        return reply
 
     def async_session(self, *, concurrency: int) -> dict:
         return {}
@@ -89,10 +93,12 @@ class AnthropicProvider(ChatProvider):
                 max_retries=0,
                 http_client=self.http.async_client(),
             )
-        message = await client.messages.create(
+        raw = await client.messages.with_raw_response.create(
             **messages_request(self.model_name, request), timeout=self.config.timeout
         )
-        return reply_of(message)
+        reply = reply_of(raw.parse())
+        reply.rate_limits = rate_limits_of(raw.headers)
+        return reply
 
     def classify(self, error: BaseException) -> Failure:
         return client_error_failure(

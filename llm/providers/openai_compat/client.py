@@ -25,6 +25,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from ..base import ChatProvider, ChatRequest, Failure, HttpClients, ProviderReply, Usage
 from ..errors import ClientErrors, client_error_failure, excerpt, token_count
+from ..ratelimits import rate_limits_of
 from . import FACTS
 
 # httpcore probes every idle connection of a pool (a socket system call each) whenever a
@@ -101,14 +102,17 @@ class OpenAICompatibleProvider(ChatProvider):
             return client
 
     def send(self, request: ChatRequest) -> ProviderReply:
-        completion = self.client().chat.completions.create(
+        # The raw response, for its rate-limit headers; parsed as `create` would.
+        raw = self.client().chat.completions.with_raw_response.create(
             model=self.model_name,
             # The platform's messages are OpenAI's chat messages, sent as they are.
             messages=cast(list[ChatCompletionMessageParam], request.messages),
             extra_body=request.parameters,
             timeout=self.config.timeout,
         )
-        return reply_of(completion)
+        reply = reply_of(raw.parse())
+        reply.rate_limits = rate_limits_of(raw.headers)
+        return reply
 
     def async_session(self, *, concurrency: int) -> AsyncClients:
         return AsyncClients(concurrency, self.http)
@@ -127,9 +131,11 @@ class OpenAICompatibleProvider(ChatProvider):
                 idempotency_key=f"impactbench-{random.getrandbits(128):032x}",
                 security={"bearer_auth": True},
             ),
-            cast_to=bytes,
+            cast_to=httpx2.Response,  # the body and, for pacing, the rate-limit headers
         )
-        return reply_of(_completion(raw))
+        reply = reply_of(_completion(raw.content))
+        reply.rate_limits = rate_limits_of(raw.headers)
+        return reply
 
     def classify(self, error: BaseException) -> Failure:
         return client_error_failure(
