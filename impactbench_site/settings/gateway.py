@@ -15,6 +15,11 @@ LLM_LIMITS_REDIS_URL = env.str(
 )
 LLM_LIMITS_KEY_PREFIX = env.str("LLM_LIMITS_KEY_PREFIX", default="impactbench:llm-limits")
 LLM_LIMIT_MAX_WAIT_SECONDS = env.float("LLM_LIMIT_MAX_WAIT_SECONDS", default=300.0)
+# A limits Redis that hangs costs a process one socket timeout per outage window, not one per
+# call: after a timeout it is skipped (calls wait as for any unreachable store) for this long,
+# then one call tries it again (llm/limits/redis_backend.py).
+LLM_LIMITS_SOCKET_TIMEOUT = env.float("LLM_LIMITS_SOCKET_TIMEOUT", default=5.0)
+LLM_LIMITS_OUTAGE_SKIP_SECONDS = env.float("LLM_LIMITS_OUTAGE_SKIP_SECONDS", default=2.0)
 LLM_DEFAULT_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)

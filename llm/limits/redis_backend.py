@@ -1,12 +1,16 @@
 """The Redis backend of the request limits: one Lua script per operation, on the server's
 clock, so workers on hosts with skewed clocks agree (see `llm.limits`)."""
 
+import logging
 import math
 import os
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
+
+from core.breaker import CircuitBreaker
 
 from ..models import ModelConfiguration
 from . import common
@@ -125,6 +129,10 @@ return 1
 """
 
 
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
 class RedisLimits:
     # A freed slot is noticed within this many seconds; Redis answers in well under 1 ms.
     poll_seconds = 0.005
@@ -133,10 +141,22 @@ class RedisLimits:
         import redis  # only deployments with the Redis backend load its client
 
         self.url = url
+        # CircuitOpen, the breaker's refusal, is an OSError: waited out like any outage.
         self.unreachable: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         # The client and the scripts registered on it, per process.
         self._clients: dict[int, tuple[Redis, dict[str, Script]]] = {}
         self._lock = threading.Lock()
+        # A store that hangs answers nothing until its socket timeout: after the first one,
+        # every thread of the process is refused at once for a window, then one call probes.
+        self._breaker = CircuitBreaker(
+            "The request limits store",
+            open_seconds=settings.LLM_LIMITS_OUTAGE_SKIP_SECONDS,
+            failures=(redis.ConnectionError, redis.TimeoutError, OSError),
+            logger=logger,
+        )
+
+    def _call(self, operation: Callable[[], T]) -> T:
+        return self._breaker.call(operation)
 
     def _client(self) -> "tuple[Redis, dict[str, Script]]":
         import redis  # only deployments with the Redis backend load its client
@@ -147,7 +167,11 @@ class RedisLimits:
             entry = self._clients.get(pid)
             if entry is None:
                 # Bounded, so a store that accepts connections but never answers is noticed.
-                client = redis.Redis.from_url(self.url, socket_connect_timeout=2, socket_timeout=5)
+                client = redis.Redis.from_url(
+                    self.url,
+                    socket_connect_timeout=min(2.0, settings.LLM_LIMITS_SOCKET_TIMEOUT),
+                    socket_timeout=settings.LLM_LIMITS_SOCKET_TIMEOUT,
+                )
                 scripts = {
                     "acquire": client.register_script(_ACQUIRE_SCRIPT),
                     "settle": client.register_script(_SETTLE_SCRIPT),
@@ -169,19 +193,21 @@ class RedisLimits:
     ) -> float:
         _, scripts = self._client()
         result = int(
-            scripts["acquire"](
-                keys=self.keys(configuration.pk),
-                args=[
-                    token,
-                    configuration.max_concurrency or 0,
-                    configuration.requests_per_minute or 0,
-                    lease_seconds(),
-                    configuration.input_tokens_per_minute or 0,
-                    configuration.output_tokens_per_minute or 0,
-                    need.input,
-                    need.output,
-                    common.TOKEN_WINDOW_SECONDS,
-                ],
+            self._call(
+                lambda: scripts["acquire"](
+                    keys=self.keys(configuration.pk),
+                    args=[
+                        token,
+                        configuration.max_concurrency or 0,
+                        configuration.requests_per_minute or 0,
+                        lease_seconds(),
+                        configuration.input_tokens_per_minute or 0,
+                        configuration.output_tokens_per_minute or 0,
+                        need.input,
+                        need.output,
+                        common.TOKEN_WINDOW_SECONDS,
+                    ],
+                )
             )
         )
         if result == 1:
@@ -190,16 +216,18 @@ class RedisLimits:
 
     def release(self, configuration_id: int, token: str) -> None:
         client, _ = self._client()
-        client.zrem(self.keys(configuration_id)[0], token)
+        self._call(lambda: client.zrem(self.keys(configuration_id)[0], token))
 
     def settle(self, configuration_id: int, token: str, used: Tokens) -> None:
         _, scripts = self._client()
         keys = self.keys(configuration_id)
-        scripts["settle"](
-            keys=keys[2:4], args=[token, used.input, used.output, common.TOKEN_WINDOW_SECONDS]
+        self._call(
+            lambda: scripts["settle"](
+                keys=keys[2:4], args=[token, used.input, used.output, common.TOKEN_WINDOW_SECONDS]
+            )
         )
 
     def pace(self, configuration_id: int, seconds: float) -> None:
         _, scripts = self._client()
         ms = max(1, math.ceil(min(seconds, MAX_PACE_SECONDS) * 1000))
-        scripts["pace"](keys=self.keys(configuration_id)[4:], args=[ms])
+        self._call(lambda: scripts["pace"](keys=self.keys(configuration_id)[4:], args=[ms]))
