@@ -242,7 +242,9 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
 
 def scenarios_with_people() -> QuerySet[Scenario]:
     """Scenarios with their metric and who edited or retired them, for the scenario pages."""
-    return Scenario.objects.select_related("metric_version__metric", "edited_by", "retired_by")
+    return Scenario.objects.select_related(
+        "metric_version__metric", "edited_by", "retired_by", "translation_reviewed_by"
+    )
 
 
 def runs_for_list() -> QuerySet[EvaluationRun]:

@@ -24,6 +24,7 @@ from .scenarios import (
     Scenario,
     ScenarioQuerySet,
     ScenarioStatus,
+    TranslationProvenance,
 )
 from .swap import Swapped, SwapStudy
 
@@ -54,5 +55,6 @@ __all__ = [
     "Swapped",
     "ScenarioQuerySet",
     "ScenarioStatus",
+    "TranslationProvenance",
     "Turn",
 ]
