@@ -18,6 +18,7 @@ from .models import (
     SCENARIO_BASE_COUNT,
     Conversation,
     ConversationStatus,
+    CrisisLine,
     EvaluationRun,
     FidelityCriterion,
     FidelityReading,
@@ -349,3 +350,9 @@ def conversation_fidelity(conversation: Conversation) -> dict[str, Any] | None:
             if isinstance(row, dict)
         ],
     }
+
+
+def crisis_lines(country: str) -> QuerySet[CrisisLine]:
+    """The crisis lines of a country (ISO 3166-1 alpha-2, any case), first-named first; none
+    for a blank or unknown code."""
+    return CrisisLine.objects.filter(country=(country or "").strip().upper())

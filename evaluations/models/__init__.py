@@ -12,6 +12,7 @@ from .conversations import (
     Judgment,
     Turn,
 )
+from .crisis import CrisisLine
 from .fidelity import CRITERION_FIELDS, FidelityCriterion, FidelityReading
 from .panel import RunJudge
 from .rubrics import RubricGrade, RubricResponse
@@ -29,6 +30,7 @@ from .scenarios import (
 from .swap import Swapped, SwapStudy
 
 __all__ = [
+    "CrisisLine",
     "ADULT_MIN_AGE",
     "CRITERION_FIELDS",
     "DEFAULT_TURNS",

@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from core.countries import COUNTRY_CODE_LENGTH, validate_country_code
 from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
 from core.models import TimeStampedModel
 
@@ -106,6 +107,16 @@ class Scenario(TimeStampedModel):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     translation_reviewed_at = models.DateTimeField(null=True, blank=True)
+    country = models.CharField(
+        max_length=COUNTRY_CODE_LENGTH,
+        blank=True,
+        validators=[validate_country_code],
+        help_text=_(
+            "ISO 3166-1 alpha-2 code of where the persona lives, e.g. ES; blank when the "
+            "situation is set nowhere in particular. The target is told it, as a deployed "
+            "service knows its user's region."
+        ),
+    )
 
     objects = ScenarioQuerySet.as_manager()
 
