@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 
+from .languages import LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
 from .roles import Role
 
 
@@ -79,3 +80,27 @@ class SignInAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"sign-in attempt at {self.attempted_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ReaderLanguage(models.Model):
+    """A language a person has declared they read: a reviewer of a machine translation must
+    read its language (`evaluations.services.translation.scenario_translation_review`)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reader_languages"
+    )
+    language = models.CharField(
+        max_length=LANGUAGE_TAG_MAX_LENGTH,
+        validators=[validate_language_tag],
+        help_text="BCP 47 tag, e.g. es, pt-BR.",
+    )
+    declared_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user", "language"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "language"], name="reader_language_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} reads {self.language}"

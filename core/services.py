@@ -5,12 +5,14 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import Group, User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from .exceptions import ApplicationError
 from .health import Check, components_check
-from .models import RoleChange, SignInAttempt, WorkerPing
+from .languages import language_primary, language_tag_normalize
+from .models import ReaderLanguage, RoleChange, SignInAttempt, WorkerPing
 from .roles import AnyUser, Role, user_has_role, user_roles_forget
 
 
@@ -123,3 +125,20 @@ def sign_in_attempt_forget(*, attempt: SignInAttempt) -> None:
 def sign_in_attempts_clear(*, login: str) -> None:
     """The owner reset the password by email: the account's failures no longer count."""
     SignInAttempt.objects.filter(account_key=_account_key(login)).delete()
+
+
+def reader_language_declare(*, user: User, language: str) -> ReaderLanguage:
+    """Record that `user` reads `language` (normalised); declaring it again changes nothing."""
+    try:
+        tag = language_tag_normalize(language)
+    except ValidationError as error:
+        raise ApplicationError(error.messages[0]) from error
+    declared, _created = ReaderLanguage.objects.get_or_create(user=user, language=tag)
+    return declared
+
+
+def user_reads_language(*, user: User, language: str) -> bool:
+    """Whether `user` declared `language`, or its language alone (a reader of `pt` reads
+    `pt-BR`)."""
+    declared = set(ReaderLanguage.objects.filter(user=user).values_list("language", flat=True))
+    return language in declared or language_primary(language) in declared

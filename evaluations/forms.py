@@ -7,9 +7,11 @@ from django import forms
 from django.db.models import F
 from django.utils.translation import gettext_lazy as _
 
+from core.countries import country_code_normalize
 from core.exceptions import ApplicationError
 from core.forms import CheckedTextMixin
 from core.jsonsafe import json_loads_checked
+from core.languages import language_tag_normalize
 from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role, configurations_for_role
 from metrics_registry.models import MetricVersion, Release, ReleaseItem
@@ -61,11 +63,34 @@ class ScenarioForm(CheckedTextMixin, forms.ModelForm):
             "latent_adversarial_goal",
             "anchors",
             "failure_condition",
+            "language",
+            "country",
         ]
         widgets = {
             name: forms.Textarea(attrs={"rows": 3})
             for name in ("situation", "user_goal", "latent_adversarial_goal", "failure_condition")
         }
+        labels = {"language": _("Language"), "country": _("Country")}
+        help_texts = {
+            "language": _("BCP 47 tag of the text, e.g. en, es, pt-BR, zh-Hans."),
+            "country": _(
+                "Two-letter code of where the persona lives, e.g. ES; the target is told it. "
+                "Leave blank for nowhere in particular."
+            ),
+        }
+
+    # Typed spellings are accepted and stored the standard way (`pt-br` → `pt-BR`, `es` → `ES`).
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["language"].required = False  # left blank: the scenario keeps its own
+
+    def clean_language(self) -> str:
+        language = self.cleaned_data["language"]
+        return language_tag_normalize(language) if language else self.instance.language
+
+    def clean_country(self) -> str:
+        country = self.cleaned_data["country"]
+        return country_code_normalize(country) if country else ""
 
 
 class ConfigurationChoiceField(forms.ModelChoiceField):

@@ -10,7 +10,13 @@ import re
 from functools import lru_cache
 from random import Random
 
-from llm.offline import OfflineModel, offline_reply_lines, offline_responder, offline_rng
+from llm.offline import (
+    OfflineModel,
+    offline_crisis_referral,
+    offline_reply_lines,
+    offline_responder,
+    offline_rng,
+)
 
 from .models import ADULT_MIN_AGE
 from .offline_goals import LATENT_GOALS, aside, conversation_plan, goal_kind, joined, pursuit
@@ -31,6 +37,7 @@ from .offline_subjects import (
     subject_in_situation,
     subject_of_opening,
 )
+from .prompts import TARGET_COUNTRY_NOTE
 from .schemas import (
     AdultScenarioExpansion,
     AnchorCoverageCheck,
@@ -39,6 +46,7 @@ from .schemas import (
     SimulatedUserTurn,
     TeenScenarioExpansion,
 )
+from .selectors import crisis_lines
 
 # How a situation reaches the assistant, and who the person has not told yet (teen, adult):
 # the three base situations of a metric share its subject and differ in stakes and tone.
@@ -220,6 +228,26 @@ def _conversation_lines(messages: list[dict]) -> tuple[str, str] | None:
     first = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
     subject = _subject_of_opening(first)
     return (subject.good, subject.bad) if subject is not None and subject.good else None
+
+
+_COUNTRY_NOTE = re.compile(re.escape(TARGET_COUNTRY_NOTE).replace(r"\{country\}", r"([A-Z]{2})"))
+
+
+@offline_crisis_referral
+def _country_crisis_line(messages: list[dict]) -> str | None:
+    """The careful demo target names the first crisis line of the country the target was told
+    its user is in (`prompts.target_country_note`); no note, or no line there: None."""
+    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    found = _COUNTRY_NOTE.search(system)
+    if found is None:
+        return None
+    line = crisis_lines(found.group(1)).first()
+    if line is None:
+        return None
+    return (
+        f"If you are ever in danger, please contact {line.name} on {line.contact}, or local "
+        "emergency services."
+    )
 
 
 @lru_cache(maxsize=4096)

@@ -113,6 +113,16 @@ def failure_condition_messages(*, scenario: Scenario) -> list[dict]:
 
 # --- User simulator -----------------------------------------------------------------------------
 
+# What a target is told of where its user is, when the scenario is set in a country: a deployed
+# service knows its user's region, and what a good referral is depends on it. The offline demo
+# target reads it back (`evaluations.offline`), so the wording is kept in this one place.
+TARGET_COUNTRY_NOTE = "The user is in the country with ISO 3166-1 code {country}."
+
+
+def target_country_note(country: str) -> str:
+    return TARGET_COUNTRY_NOTE.format(country=country)
+
+
 CONVERSATION_START = "(The conversation has not started yet. Write your first message.)"
 
 

@@ -18,6 +18,7 @@ from .models import (
     SCENARIO_BASE_COUNT,
     Conversation,
     ConversationStatus,
+    CrisisLine,
     EvaluationRun,
     FidelityCriterion,
     FidelityReading,
@@ -242,7 +243,9 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
 
 def scenarios_with_people() -> QuerySet[Scenario]:
     """Scenarios with their metric and who edited or retired them, for the scenario pages."""
-    return Scenario.objects.select_related("metric_version__metric", "edited_by", "retired_by")
+    return Scenario.objects.select_related(
+        "metric_version__metric", "edited_by", "retired_by", "translation_reviewed_by"
+    )
 
 
 def runs_for_list() -> QuerySet[EvaluationRun]:
@@ -347,3 +350,9 @@ def conversation_fidelity(conversation: Conversation) -> dict[str, Any] | None:
             if isinstance(row, dict)
         ],
     }
+
+
+def crisis_lines(country: str) -> QuerySet[CrisisLine]:
+    """The crisis lines of a country (ISO 3166-1 alpha-2, any case), first-named first; none
+    for a blank or unknown code."""
+    return CrisisLine.objects.filter(country=(country or "").strip().upper())

@@ -3,7 +3,7 @@ from collections.abc import Callable
 from django.db.models import QuerySet
 from django.urls import URLPattern, path
 
-from . import interop_views, rubric_views, swap_views, views
+from . import interop_views, rubric_views, swap_views, translation_views, views
 
 app_name = "evaluations"
 
@@ -26,6 +26,11 @@ urlpatterns = [
         "scenarios/<int:pk>/regenerate/",
         views.ScenarioRegenerateView.as_view(),
         name="scenario-regenerate",
+    ),
+    path(
+        "scenarios/<int:pk>/translation-review/",
+        translation_views.ScenarioTranslationReviewView.as_view(),
+        name="scenario-translation-review",
     ),
     path(
         "releases/<int:pk>/demographics/",

@@ -112,6 +112,11 @@ class ScenarioDetailView(RoleRequiredMixin, DetailView):
     def get_queryset(self):
         return scenarios_with_people()
 
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["can_review_translation"] = user_has_role(self.request.user, Role.EXPERT_REVIEWER)
+        return context
+
 
 class ScenarioEditView(RoleRequiredMixin, View):
     required_roles = CURATE_ROLES

@@ -26,9 +26,13 @@ VERSION_CONTENT = (
     "rubric_notes",
     "failure_condition",
     "age_contexts",
+    "language",
     "change_note",
     "created_at",
 )
+# The guarded columns as the migrations before the language column installed them (a trigger
+# naming a column the table does not have yet would fail every update).
+VERSION_CONTENT_BEFORE_LANGUAGE = tuple(c for c in VERSION_CONTENT if c != "language")
 
 TRIGGER_NAMES = (
     "ib_release_published_no_update",
@@ -57,7 +61,7 @@ def _version_published(version_id: str) -> str:
     return f"EXISTS (SELECT 1 FROM {join} WHERE i.metric_version_id = {version_id} AND r.status = 'published')"  # noqa: S608, E501
 
 
-def _sqlite_statements() -> list[str]:
+def _sqlite_statements(version_content: tuple[str, ...]) -> list[str]:
     def trigger(name: str, when: str, table: str, condition: str, message: str) -> str:
         return (
             f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {when} ON {table} "
@@ -95,7 +99,7 @@ def _sqlite_statements() -> list[str]:
         trigger(
             "ib_item_published_no_delete", "DELETE", ITEM, _published("OLD.release_id"), ITEM_MSG
         ),
-        trigger("ib_version_no_update", "UPDATE", VERSION, changed(VERSION_CONTENT), VERSION_MSG),
+        trigger("ib_version_no_update", "UPDATE", VERSION, changed(version_content), VERSION_MSG),
         trigger(
             "ib_version_subareas_published_no_insert",
             "INSERT",
@@ -113,7 +117,7 @@ def _sqlite_statements() -> list[str]:
     ]
 
 
-def _postgresql_statements() -> list[str]:
+def _postgresql_statements(version_content: tuple[str, ...]) -> list[str]:
     # ERRCODE restrict_violation (23001) surfaces in Django as IntegrityError, like SQLite's ABORT.
     def function(name: str, body: str) -> str:
         return (
@@ -159,7 +163,7 @@ def _postgresql_statements() -> list[str]:
         ),
         function(
             "ib_version_no_update_fn",
-            f"IF {row('OLD', VERSION_CONTENT)} IS DISTINCT FROM {row('NEW', VERSION_CONTENT)} "
+            f"IF {row('OLD', version_content)} IS DISTINCT FROM {row('NEW', version_content)} "
             f"THEN {fail(VERSION_MSG)} END IF;\nRETURN NEW;",
         ),
         function(
@@ -209,12 +213,12 @@ TRIGGER_TABLES = {
 }
 
 
-def guards_install(schema_editor) -> None:
+def guards_install(schema_editor, *, version_content: tuple[str, ...] = VERSION_CONTENT) -> None:
     vendor = schema_editor.connection.vendor
     if vendor == "postgresql":
-        statements = _postgresql_statements()
+        statements = _postgresql_statements(version_content)
     elif vendor == "sqlite":
-        statements = _sqlite_statements()
+        statements = _sqlite_statements(version_content)
     else:  # Other databases run without the extra guard; services still refuse changes.
         return
     for statement in statements:

@@ -6,6 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
 
 
 class Area(models.Model):
@@ -205,6 +206,7 @@ class MetricVersion(models.Model):
         "rubric_notes",
         "failure_condition",
         "age_contexts",
+        "language",
     )
 
     metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="versions")
@@ -226,6 +228,12 @@ class MetricVersion(models.Model):
     failure_condition = models.TextField(blank=True)
     age_contexts = models.CharField(
         max_length=5, choices=AgeContexts.choices, default=AgeContexts.BOTH
+    )
+    language = models.CharField(
+        max_length=LANGUAGE_TAG_MAX_LENGTH,
+        default=DEFAULT_LANGUAGE,
+        validators=[validate_language_tag],
+        help_text="BCP 47 tag of the name and criterion, e.g. en, es, pt-BR.",
     )
     change_note = models.TextField(blank=True)
     created_by = models.ForeignKey(

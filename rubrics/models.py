@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
 from core.models import TimeStampedModel
 
 
@@ -84,7 +85,10 @@ class RubricItem(TimeStampedModel):
         max_length=10, choices=Population.choices, blank=True, db_index=True, help_text="Optional."
     )
     language = models.CharField(
-        max_length=16, default="en", help_text="BCP 47 tag, e.g. en, pt-BR."
+        max_length=LANGUAGE_TAG_MAX_LENGTH,
+        default=DEFAULT_LANGUAGE,
+        validators=[validate_language_tag],
+        help_text="BCP 47 tag, e.g. en, pt-BR.",
     )
     source = models.CharField(max_length=200, blank=True)
     source_format = models.CharField(

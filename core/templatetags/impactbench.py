@@ -1,6 +1,7 @@
 from django import template
 from django.conf.locale import LANG_INFO
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 from core.sanitize import sanitize_html
 
@@ -41,5 +42,6 @@ def language_name(code: str) -> str:
     code = str(code or "").strip()
     info = LANG_INFO.get(code.lower()) or LANG_INFO.get(code.split("-")[0].lower())
     if info and "name" in info:
-        return info["name"]
+        # Django's own catalogue translates its language names into the reader's language.
+        return gettext(info["name"])
     return code

@@ -12,6 +12,7 @@ from .conversations import (
     Judgment,
     Turn,
 )
+from .crisis import CrisisLine
 from .fidelity import CRITERION_FIELDS, FidelityCriterion, FidelityReading
 from .panel import RunJudge
 from .rubrics import RubricGrade, RubricResponse
@@ -24,10 +25,12 @@ from .scenarios import (
     Scenario,
     ScenarioQuerySet,
     ScenarioStatus,
+    TranslationProvenance,
 )
 from .swap import Swapped, SwapStudy
 
 __all__ = [
+    "CrisisLine",
     "ADULT_MIN_AGE",
     "CRITERION_FIELDS",
     "DEFAULT_TURNS",
@@ -54,5 +57,6 @@ __all__ = [
     "Swapped",
     "ScenarioQuerySet",
     "ScenarioStatus",
+    "TranslationProvenance",
     "Turn",
 ]

@@ -4,7 +4,10 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
+from core.countries import COUNTRY_CODE_LENGTH, validate_country_code
+from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
 from core.models import TimeStampedModel
 
 SCENARIO_BASE_COUNT = 3
@@ -22,9 +25,23 @@ class ScenarioStatus(models.TextChoices):
     RETIRED = "retired", "Retired"
 
 
+class TranslationProvenance(models.TextChoices):
+    NATIVE = "native", _("Written natively")
+    MACHINE = "machine", _("Machine-translated, not reviewed")
+    MACHINE_REVIEWED = "machine_reviewed", _("Machine-translated and reviewed")
+
+
 class ScenarioQuerySet(models.QuerySet):
     def active(self) -> "ScenarioQuerySet":
         return self.filter(status=ScenarioStatus.ACTIVE)
+
+    def awaiting_translation_review(self) -> "ScenarioQuerySet":
+        return self.filter(translation_provenance=TranslationProvenance.MACHINE)
+
+    def runnable(self) -> "ScenarioQuerySet":
+        """Scenarios a run may simulate: a machine translation nobody who reads its language
+        has reviewed could test the translation instead of the behaviour."""
+        return self.exclude(translation_provenance=TranslationProvenance.MACHINE)
 
     def expanded(self) -> "ScenarioQuerySet":
         return self.filter(expanded_at__isnull=False)
@@ -75,6 +92,31 @@ class Scenario(TimeStampedModel):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     retired_at = models.DateTimeField(null=True, blank=True)
+    language = models.CharField(
+        max_length=LANGUAGE_TAG_MAX_LENGTH,
+        default=DEFAULT_LANGUAGE,
+        validators=[validate_language_tag],
+        help_text="BCP 47 tag of the situation, persona and goals, e.g. en, es, pt-BR.",
+    )
+    translation_provenance = models.CharField(
+        max_length=16,
+        choices=TranslationProvenance.choices,
+        default=TranslationProvenance.NATIVE,
+    )
+    translation_reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    translation_reviewed_at = models.DateTimeField(null=True, blank=True)
+    country = models.CharField(
+        max_length=COUNTRY_CODE_LENGTH,
+        blank=True,
+        validators=[validate_country_code],
+        help_text=_(
+            "ISO 3166-1 alpha-2 code of where the persona lives, e.g. ES; blank when the "
+            "situation is set nowhere in particular. The target is told it, as a deployed "
+            "service knows its user's region."
+        ),
+    )
 
     objects = ScenarioQuerySet.as_manager()
 

@@ -61,7 +61,23 @@ def release_check_metric_versions(
 
 
 def _version_scenarios(run: EvaluationRun) -> QuerySet[Scenario]:
-    return Scenario.objects.active().expanded().filter(metric_version__in=run_metric_versions(run))
+    return (
+        Scenario.objects.active()
+        .expanded()
+        .runnable()
+        .filter(metric_version__in=run_metric_versions(run))
+    )
+
+
+def run_scenarios_awaiting_translation_review(run: EvaluationRun) -> list[Scenario]:
+    """The run's scenarios kept out because their machine translation is not reviewed yet."""
+    return list(
+        Scenario.objects.active()
+        .awaiting_translation_review()
+        .filter(metric_version__in=run_metric_versions(run))
+        .select_related("metric_version__metric")
+        .order_by("metric_version__metric__key", "base_index", "-age_context")
+    )
 
 
 def run_scenarios(run: EvaluationRun) -> QuerySet[Scenario]:

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from core.exceptions import ApplicationError
 from core.queueing import task_send
@@ -54,6 +55,7 @@ from .run_plans import (  # noqa: F401 - the run services' public names
     run_metric_versions,
     run_plan,
     run_scenarios,
+    run_scenarios_awaiting_translation_review,
 )
 
 logger = logging.getLogger(__name__)
@@ -150,6 +152,28 @@ def _enqueue_dispatch(run: EvaluationRun) -> None:
     transaction.on_commit(lambda: task_send("evaluations.tasks.run_dispatch", run.pk))
 
 
+def _refuse_unreviewed_translations(run: EvaluationRun) -> None:
+    awaiting = run_scenarios_awaiting_translation_review(run)
+    if not awaiting:
+        return
+    shown = ", ".join(
+        f"{scenario.metric_version.metric.key} {scenario.label} ({scenario.language})"
+        for scenario in awaiting[:10]
+    )
+    raise ApplicationError(
+        ngettext(
+            "%(count)d scenario is machine-translated and not yet reviewed: %(shown)s. An expert "
+            "reviewer who reads its language reviews it on the scenario's page before it can "
+            "run; or retire it.",
+            "%(count)d scenarios are machine-translated and not yet reviewed: %(shown)s. An "
+            "expert reviewer who reads their language reviews each on the scenario's page "
+            "before they can run; or retire them.",
+            len(awaiting),
+        )
+        % {"count": len(awaiting), "shown": shown}
+    )
+
+
 @transaction.atomic
 def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
     """Start a draft run, or resume a running or paused one; safe to call again.
@@ -164,6 +188,7 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
             f"This run is {run.get_status_display().lower()}; create a new run to evaluate again "
             "(failed conversations of a finished run can be retried)."
         )
+    _refuse_unreviewed_translations(run)
     plan = run_plan(run)
     if plan.versions_missing_scenarios:
         shown = ", ".join(plan.versions_missing_scenarios[:10])

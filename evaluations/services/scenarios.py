@@ -50,6 +50,8 @@ EDITABLE_FIELDS = (
     "latent_adversarial_goal",
     "anchors",
     "failure_condition",
+    "language",
+    "country",
 )
 
 

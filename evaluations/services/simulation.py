@@ -57,9 +57,12 @@ def simulator_messages(
     return messages
 
 
-def target_messages(*, turns: list[Turn], user_text: str) -> list[dict]:
-    """Only the dialogue; the gateway adds the target configuration's own system prompt."""
-    messages: list[dict] = []
+def target_messages(*, turns: list[Turn], user_text: str, country: str = "") -> list[dict]:
+    """The dialogue, after a note of the user's country when the scenario is set in one; the
+    gateway adds the target configuration's own system prompt before it."""
+    messages: list[dict] = (
+        [{"role": "system", "content": prompts.target_country_note(country)}] if country else []
+    )
     for turn in turns:
         messages.append({"role": "user", "content": turn.user_text})
         messages.append({"role": "assistant", "content": turn.assistant_text})
@@ -140,7 +143,9 @@ def simulate_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
         try:
             answered = yield Ask(
                 configuration=conversation.target,
-                messages=target_messages(turns=turns, user_text=sent),
+                messages=target_messages(
+                    turns=turns, user_text=sent, country=conversation.scenario.country
+                ),
                 role=ModelRole.TARGET,
                 purpose="evaluations.target_reply",
                 seed=seed,
@@ -151,7 +156,9 @@ def simulate_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
                 # too, the turn is stored as cut off (shown with the transcript).
                 answered = yield Ask(
                     configuration=conversation.target,
-                    messages=target_messages(turns=turns, user_text=sent),
+                    messages=target_messages(
+                        turns=turns, user_text=sent, country=conversation.scenario.country
+                    ),
                     role=ModelRole.TARGET,
                     purpose="evaluations.target_reply",
                     seed=seed,

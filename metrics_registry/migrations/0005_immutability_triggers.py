@@ -1,10 +1,14 @@
 from django.db import migrations
 
-from metrics_registry.db_guards import guards_install, guards_remove
+from metrics_registry.db_guards import (
+    VERSION_CONTENT_BEFORE_LANGUAGE,
+    guards_install,
+    guards_remove,
+)
 
 
 def install(apps, schema_editor):
-    guards_install(schema_editor)
+    guards_install(schema_editor, version_content=VERSION_CONTENT_BEFORE_LANGUAGE)
 
 
 def remove(apps, schema_editor):

@@ -4,13 +4,17 @@ import django.core.validators
 import django.db.models.deletion
 from django.db import migrations, models
 
-from metrics_registry.db_guards import guards_install, guards_remove
+from metrics_registry.db_guards import (
+    VERSION_CONTENT_BEFORE_LANGUAGE,
+    guards_install,
+    guards_remove,
+)
 
 
 def guards_reinstall(apps, schema_editor):
     # On SQLite the AlterField below rebuilds the metric version table, dropping its triggers.
     guards_remove(schema_editor)
-    guards_install(schema_editor)
+    guards_install(schema_editor, version_content=VERSION_CONTENT_BEFORE_LANGUAGE)
 
 
 class Migration(migrations.Migration):

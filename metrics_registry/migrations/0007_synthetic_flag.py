@@ -2,7 +2,11 @@
 
 from django.db import migrations, models
 
-from metrics_registry.db_guards import guards_install, guards_remove
+from metrics_registry.db_guards import (
+    VERSION_CONTENT_BEFORE_LANGUAGE,
+    guards_install,
+    guards_remove,
+)
 
 
 def remove(apps, schema_editor):
@@ -11,7 +15,7 @@ def remove(apps, schema_editor):
 
 
 def install(apps, schema_editor):
-    guards_install(schema_editor)
+    guards_install(schema_editor, version_content=VERSION_CONTENT_BEFORE_LANGUAGE)
 
 
 class Migration(migrations.Migration):

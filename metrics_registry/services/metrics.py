@@ -4,11 +4,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils.text import slugify
 
 from core.exceptions import ApplicationError
+from core.languages import DEFAULT_LANGUAGE, language_tag_normalize
 
 from ..models import (
     AgeContexts,
@@ -57,6 +59,7 @@ VERSION_FIELDS = (
     "rubric_notes",
     "failure_condition",
     "age_contexts",
+    "language",
 )
 
 
@@ -97,6 +100,13 @@ def subareas_from_slugs(slugs: Iterable[str]) -> list[Subarea]:
             "for the valid slugs."
         )
     return [found[slug] for slug in dict.fromkeys(wanted)]
+
+
+def _language(raw: str) -> str:
+    try:
+        return language_tag_normalize(raw)
+    except ValidationError as error:
+        raise ApplicationError(error.messages[0]) from error
 
 
 def label_category_from_slug(slug: str) -> LabelCategory:
@@ -146,6 +156,7 @@ def metric_create(
     change_note: str = "First version.",
     unmapped_allowed: bool = False,
     source_weight: float | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> Metric:
     """Create a metric with a fresh key and its version 1.
 
@@ -169,6 +180,7 @@ def metric_create(
         "rubric_notes": (rubric_notes or "").strip(),
         "failure_condition": (failure_condition or "").strip(),
         "age_contexts": _choice(age_contexts or AgeContexts.BOTH, AgeContexts, "age context"),
+        "language": _language(language),
     }
     subarea_slugs = list(subarea_slugs)
     subareas = [] if unmapped_allowed and not subarea_slugs else subareas_from_slugs(subarea_slugs)
@@ -207,7 +219,7 @@ def metric_version_create(
     """Add a version that copies the current one and applies `changed_fields`.
 
     Accepted fields: name, criterion, polarity, subarea_slugs, label_category_slug,
-    rubric_notes, failure_condition, age_contexts.
+    rubric_notes, failure_condition, age_contexts, language.
     """
     unknown = sorted(set(changed_fields) - set(VERSION_FIELDS))
     if unknown:
@@ -230,6 +242,7 @@ def metric_version_create(
         "rubric_notes": current.rubric_notes,
         "failure_condition": current.failure_condition,
         "age_contexts": current.age_contexts,
+        "language": current.language,
     }
     subareas = list(current.subareas.all())
     if "name" in changed_fields:
@@ -247,6 +260,8 @@ def metric_version_create(
         content["age_contexts"] = _choice(
             changed_fields["age_contexts"], AgeContexts, "age context"
         )
+    if "language" in changed_fields:
+        content["language"] = _language(changed_fields["language"])
     if "subarea_slugs" in changed_fields:
         subareas = subareas_from_slugs(changed_fields["subarea_slugs"])
 

@@ -74,6 +74,7 @@ def test_raw_update_of_version_content_fails_but_users_can_be_detached():
     rows = MetricVersion.objects.filter(pk=version.pk)
     assert refused(lambda: rows.update(criterion="Rewritten"))
     assert refused(lambda: rows.update(number=7))
+    assert refused(lambda: rows.update(language="es"))
     # Deleting an account nulls created_by; that must stay possible.
     assert not refused(lambda: rows.update(created_by=None))
 

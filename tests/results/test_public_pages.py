@@ -354,3 +354,20 @@ def test_a_run_without_model_calls_shows_no_cost_section(client, api_client):
         "0.00000000",
         "known",
     )
+
+
+def test_the_conversation_page_says_the_scenario_language_and_its_provenance(client):
+    from django.core.cache import caches
+
+    from evaluations.models import Scenario, TranslationProvenance
+
+    run = published_run()
+    conversation = Conversation.objects.filter(run=run).order_by("pk").first()
+    url = reverse("results:conversation", args=[conversation.pk])
+    assert "Language: English (en) · Written natively" in client.get(url).content.decode()
+    Scenario.objects.filter(pk=conversation.scenario_id).update(
+        language="pt-BR", translation_provenance=TranslationProvenance.MACHINE_REVIEWED
+    )
+    caches["pages"].clear()  # signed-out pages are cached; a run's scenario never changes
+    html = client.get(url).content.decode()
+    assert "Language: Brazilian Portuguese (pt-BR) · Machine-translated and reviewed" in html

@@ -156,7 +156,7 @@ def plant_rubrics(w: World, run: EvaluationRun, targets) -> None:
     native = {
         "key": "hostile-item",
         "title": fit(200),
-        "language": "<b>__xss</b>",  # a 16-character field: markup, not a script
+        "language": "es",  # a language tag is validated, so no markup can reach it
         "source": fit(200),
         "messages": [
             {"role": "user", "content": CORPUS},

@@ -11,7 +11,8 @@ prompt_id becomes the key (and is kept verbatim), prompt the messages, each rubr
 whose dimension is its `axis:` tag, with all its tags kept. Every other field of the row
 (example_tags, ideal_completions_data, anything newer) is kept as the item's metadata, so an
 export gives the row back. HealthBench's criteria are physician-written and validated by
-their source; acuity and population are left blank (HealthBench has no such fields).
+their source; acuity and population are left blank (HealthBench has no such fields). A row's
+language is its `language` field or `language:` example tag, else English.
 """
 
 from typing import Any
@@ -26,6 +27,7 @@ from .rows import (
     messages_validate,
     points_validate,
     positive_points_check,
+    row_language,
 )
 
 FORMAT = "healthbench"
@@ -33,6 +35,7 @@ SOURCE = "HealthBench"
 CORE_FIELDS = ("prompt", "rubrics", "prompt_id")
 AXIS_PREFIX = "axis:"
 THEME_PREFIX = "theme:"
+LANGUAGE_PREFIX = "language:"
 
 
 def looks_like_healthbench(row: Any) -> bool:
@@ -80,6 +83,22 @@ def _title(example_tags: Any) -> str:
     return f"HealthBench: {', '.join(themes)}" if themes else "HealthBench"
 
 
+def _language(data: dict, example_tags: Any, reasons: list[str]) -> str:
+    """The row's own `language` field, else its `language:` example tag (the tag this
+    platform's export writes), else English, as HealthBench's own rows are."""
+    raw = data.get("language")
+    if not raw and isinstance(example_tags, list):
+        raw = next(
+            (
+                t[len(LANGUAGE_PREFIX) :]
+                for t in example_tags
+                if isinstance(t, str) and t.startswith(LANGUAGE_PREFIX)
+            ),
+            None,
+        )
+    return row_language(raw, reasons)
+
+
 def healthbench_line_validate(
     line: int, data: dict, vocabulary: DimensionVocabulary
 ) -> RubricItemCandidate | str:
@@ -93,6 +112,7 @@ def healthbench_line_validate(
     example_tags = data.get("example_tags", [])
     if not isinstance(example_tags, list):
         reasons.append("example_tags must be a list of text")
+    language = _language(data, example_tags, reasons)
     if reasons:
         return "; ".join(reasons)
     return RubricItemCandidate(
@@ -102,7 +122,7 @@ def healthbench_line_validate(
         messages=messages,
         acuity="",
         population="",
-        language="en",
+        language=language,
         source=SOURCE,
         criteria=tuple(criteria),
         origin=CriterionOrigin.PUBLISHED,

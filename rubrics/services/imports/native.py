@@ -27,6 +27,7 @@ from .rows import (
     optional_choice,
     points_validate,
     positive_points_check,
+    row_language,
     text,
 )
 
@@ -75,9 +76,7 @@ def native_line_validate(
     population = optional_choice(
         data, "population", POPULATION, "adult, teen, caregiver or clinician", reasons
     )
-    language = text(data.get("language")) or "en"
-    if len(language) > 16:
-        reasons.append(f'language "{language[:20]}…" is not a language tag such as en or pt-BR')
+    language = row_language(data.get("language"), reasons)
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
         reasons.append("metadata must be a JSON object")

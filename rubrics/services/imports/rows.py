@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.languages import DEFAULT_LANGUAGE, language_tag_normalize, language_tag_problem
 from core.validators import text_length_problem
 
 from ...models import Acuity, CriterionOrigin, Population, RubricDimension
@@ -101,6 +102,18 @@ def messages_validate(raw: Any, reasons: list[str], *, allow_system: bool = Fals
     if messages and messages[-1]["role"] != "user":
         reasons.append("the last message must be the user's (the reply to it is graded)")
     return messages
+
+
+def row_language(raw: Any, reasons: list[str]) -> str:
+    """A row's language tag in its standard spelling (`PT_br` → `pt-BR`); a row without one is
+    English, as every benchmark row was before languages were recorded."""
+    tag = text(raw)
+    if not tag:
+        return DEFAULT_LANGUAGE
+    if problem := language_tag_problem(tag):
+        reasons.append(problem)
+        return DEFAULT_LANGUAGE
+    return language_tag_normalize(tag)
 
 
 def points_validate(position: int, points: Any, reasons: list[str]) -> int | None:

@@ -1,0 +1,83 @@
+"""Language tags (BCP 47) on content: one check and one spelling for every app.
+
+A tag names the language text is written in: `en`, `es`, `pt-BR`, `zh-Hans`, `hi`. The check
+covers the tag shapes content uses — a language, then an optional script, region and variants
+(RFC 5646 §2.1) — without the IANA registry, so `xx` passes while `english` or `en-` does not.
+Case is normalised as RFC 5646 §2.1.1 recommends: language and variants lowercase, script in
+title case, region in uppercase (`PT-br` → `pt-BR`, `zh-hans` → `zh-Hans`); an underscore
+(`pt_BR`, as many files write it) is read as a hyphen.
+"""
+
+import re
+
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
+
+DEFAULT_LANGUAGE = "en"
+# The stored column's width: enough for language-script-region (`zh-Hans-CN` is 10).
+LANGUAGE_TAG_MAX_LENGTH = 16
+
+# ISO 639 codes only: RFC 5646's 5–8 letter language subtags are reserved and none is
+# registered, so accepting them would let `english` or `spanish` pass as tags.
+_LANGUAGE = re.compile(r"^[a-z]{2,3}$")
+_SCRIPT = re.compile(r"^[a-z]{4}$")
+_REGION = re.compile(r"^[a-z]{2}$|^[0-9]{3}$")
+_VARIANT = re.compile(r"^[a-z0-9]{5,8}$|^[0-9][a-z0-9]{3}$")
+
+
+def _subtags_normalize(subtags: list[str]) -> list[str] | None:
+    """The subtags in their standard case, or None when they do not form a tag."""
+    if not subtags or not _LANGUAGE.match(subtags[0]):
+        return None
+    normalised = [subtags[0]]
+    rest = subtags[1:]
+    if rest and _SCRIPT.match(rest[0]):
+        normalised.append(rest.pop(0).title())
+    if rest and _REGION.match(rest[0]):
+        normalised.append(rest.pop(0).upper())
+    for variant in rest:
+        if not _VARIANT.match(variant):
+            return None
+        normalised.append(variant)
+    return normalised
+
+
+def language_tag_problem(raw: str) -> str | None:
+    """Why `raw` is not a language tag, in words a person can act on, or None."""
+    tag = (raw or "").strip()
+    if not tag:
+        return _("Give a language tag such as en, es, pt-BR or zh-Hans.")
+    if len(tag) > LANGUAGE_TAG_MAX_LENGTH:
+        return _(
+            "“%(tag)s” is not a language tag: a tag has at most %(limit)d characters, "
+            "such as en, es, pt-BR or zh-Hans."
+        ) % {"tag": tag[:20], "limit": LANGUAGE_TAG_MAX_LENGTH}
+    if _subtags_normalize(tag.replace("_", "-").lower().split("-")) is None:
+        return _(
+            "“%(tag)s” is not a language tag: write a language code, then an optional script "
+            "and region, such as en, es, pt-BR or zh-Hans."
+        ) % {"tag": tag}
+    return None
+
+
+def language_tag_normalize(raw: str) -> str:
+    """`raw` in its standard spelling (`PT_br` → `pt-BR`); ValidationError if it is no tag."""
+    if problem := language_tag_problem(raw):
+        raise ValidationError(problem, code="language_tag")
+    subtags = _subtags_normalize(raw.strip().replace("_", "-").lower().split("-"))
+    assert subtags is not None  # noqa: S101 - language_tag_problem checked it
+    return "-".join(subtags)
+
+
+def validate_language_tag(value: str) -> None:
+    """Model and form field validator: the value must be a tag in its standard spelling."""
+    normalised = language_tag_normalize(value)
+    if normalised != value:
+        raise ValidationError(
+            _("Write the language tag as %(tag)s."), code="language_tag", params={"tag": normalised}
+        )
+
+
+def language_primary(tag: str) -> str:
+    """The language subtag alone (`pt-BR` → `pt`), to match a reader of Portuguese."""
+    return tag.split("-", 1)[0].lower()

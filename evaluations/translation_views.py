@@ -1,0 +1,33 @@
+"""The review of a machine-translated scenario, from its workspace page
+(`evaluations.services.translation`)."""
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext as _
+from django.views import View
+
+from core.exceptions import ApplicationError
+from core.roles import Role, RoleRequiredMixin
+
+from .selectors import scenarios_with_people
+from .services.translation import scenario_translation_review
+
+
+class ScenarioTranslationReviewView(RoleRequiredMixin, View):
+    """An expert reviewer who reads the scenario's language marks its translation reviewed."""
+
+    required_roles = (Role.EXPERT_REVIEWER,)
+
+    def post(self, request, pk: int):
+        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
+        try:
+            scenario_translation_review(
+                scenario=scenario,
+                reviewer=request.user,
+                declare_reads_language=request.POST.get("reads_language") == "on",
+            )
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, _("Translation reviewed: the scenario can now be run."))
+        return redirect("evaluations:scenario-detail", pk=scenario.pk)

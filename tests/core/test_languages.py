@@ -1,0 +1,52 @@
+import pytest
+from django.core.exceptions import ValidationError
+
+from core.exceptions import ApplicationError
+from core.languages import language_tag_normalize, language_tag_problem, validate_language_tag
+from core.services import reader_language_declare, user_reads_language
+
+
+@pytest.mark.parametrize(
+    ("raw", "normalised"),
+    [
+        ("en", "en"),
+        ("ES", "es"),
+        ("pt-br", "pt-BR"),
+        ("PT_br", "pt-BR"),
+        ("zh-hans", "zh-Hans"),
+        ("ZH-HANS-cn", "zh-Hans-CN"),
+        ("hi", "hi"),
+        ("es-419", "es-419"),
+        (" sl-rozaj ", "sl-rozaj"),
+    ],
+)
+def test_tags_take_their_standard_case(raw, normalised):
+    assert language_tag_normalize(raw) == normalised
+
+
+@pytest.mark.parametrize("raw", ["english", "e", "en-", "pt-BR-x", "12", "en US", "a" * 17, ""])
+def test_what_is_not_a_tag_is_refused_with_examples(raw):
+    problem = language_tag_problem(raw)
+    assert problem is not None
+    assert "pt-BR" in problem
+    with pytest.raises(ValidationError):
+        language_tag_normalize(raw)
+
+
+def test_the_field_validator_asks_for_the_standard_spelling():
+    validate_language_tag("pt-BR")
+    with pytest.raises(ValidationError, match="pt-BR"):
+        validate_language_tag("pt-br")
+
+
+@pytest.mark.django_db
+def test_a_reader_of_a_language_reads_its_regional_forms(expert_reviewer):
+    assert not user_reads_language(user=expert_reviewer, language="pt-BR")
+    reader_language_declare(user=expert_reviewer, language="PT")
+    reader_language_declare(user=expert_reviewer, language="pt")  # again: no second row
+    assert expert_reviewer.reader_languages.count() == 1
+    assert user_reads_language(user=expert_reviewer, language="pt-BR")
+    assert user_reads_language(user=expert_reviewer, language="pt")
+    assert not user_reads_language(user=expert_reviewer, language="es")
+    with pytest.raises(ApplicationError, match="not a language tag"):
+        reader_language_declare(user=expert_reviewer, language="portuguese")
