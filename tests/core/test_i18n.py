@@ -1,5 +1,14 @@
 """The interface in the reader's language: chosen with the footer's switcher (a cookie) or the
-browser's Accept-Language, on the same unprefixed URLs, and cached once per language."""
+browser's Accept-Language, on the same unprefixed URLs, and cached once per language; and the
+Spanish catalogue kept complete and compiled."""
+
+import gettext
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -8,13 +17,30 @@ from django.urls import reverse
 
 from tests.results.public_data import published_run
 
-pytestmark = pytest.mark.django_db
+CATALOGUE = Path(settings.BASE_DIR) / "locale" / "es" / "LC_MESSAGES" / "django.po"
+COMPILED = CATALOGUE.with_suffix(".mo")
+
+# The pages translated in full: the frame (layout, navigation, footer, language switcher), the
+# home page and the Nutrition Label with its parts. Any string of theirs must be translated.
+TRANSLATED_SOURCES = (
+    "core/navigation.py",
+    "templates/base.html",
+    "templates/core/home.html",
+    "templates/results/label.html",
+    "templates/results/_label_",  # every partial of the label
+    "templates/results/_plain_lead.html",
+    "templates/results/_run_banner.html",
+    "templates/results/_estimate.html",
+    "templates/results/_offline_notice.html",
+    "templates/llm/_offline_badge.html",
+)
 
 
 def _label_url(run) -> str:
     return reverse("results:label", args=[run.targets.order_by("name").first().pk])
 
 
+@pytest.mark.django_db
 def test_the_page_cache_serves_each_language_its_own_page(client):
     url = _label_url(published_run())
     spanish = client.get(url, HTTP_ACCEPT_LANGUAGE="es")
@@ -22,6 +48,7 @@ def test_the_page_cache_serves_each_language_its_own_page(client):
     assert '<html lang="es"' in spanish.content.decode()
     # Without the language in the key this would be the Spanish page, cached a moment ago.
     assert '<html lang="en"' in english.content.decode()
+    assert "Etiqueta nutricional de IA" not in english.content.decode()
     assert spanish["ETag"] != english["ETag"]
     assert "Accept-Language" in english["Vary"]
     assert "Cookie" in english["Vary"]
@@ -30,20 +57,154 @@ def test_the_page_cache_serves_each_language_its_own_page(client):
     assert client.get(url, HTTP_ACCEPT_LANGUAGE="en").content == english.content
 
 
-def test_the_switcher_sets_the_language_without_a_csrf_token_and_keeps_the_url():
+@pytest.mark.django_db
+def test_accept_language_spanish_renders_the_home_page_and_the_label_in_spanish(client):
+    run = published_run()
+    home = client.get(reverse("core:home"), HTTP_ACCEPT_LANGUAGE="es-ES,es;q=0.9").content.decode()
+    assert '<html lang="es"' in home
+    assert "¿Esta IA apoya a las personas que la usan?" in home
+    assert " Explorar</a>" in home  # the navigation
+    assert "Sin puntuación única ni «mejor modelo»." in home  # the footer
+    assert '<label for="language-select">Idioma</label>' in home
+    assert "Does this AI support the people who use it?" not in home
+    label = client.get(_label_url(run), HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert '<h1 class="h3">Etiqueta nutricional de IA</h1>' in label
+    assert "Comportamiento beneficioso promovido" in label
+    assert "Comportamiento dañino evitado" in label
+    assert "Cómo se asignan las calificaciones" in label
+    assert "Beneficial behaviour promoted" not in label
+
+
+@pytest.mark.django_db
+def test_the_switcher_sets_spanish_without_a_csrf_token_and_keeps_the_url():
+    run = published_run()
     client = Client(enforce_csrf_checks=True)  # as a browser: the footer's form has no token
     home = client.get(reverse("core:home")).content.decode()
     assert 'data-testid="language-switcher"' in home
-    assert '<label for="language-select">' in home
-    assert 'action="/i18n/setlang/"' in home
-    answer = client.post(reverse("set_language"), {"language": "es", "next": "/label/"})
+    assert '<label for="language-select">Language</label>' in home
+    assert f'action="{reverse("set_language")}"' in home
+    label_url = _label_url(run)
+    answer = client.post(reverse("set_language"), {"language": "es", "next": label_url})
     assert answer.status_code == 302
-    assert answer["Location"] == "/label/"  # the same permalink, no /es/ prefix
+    assert answer["Location"] == label_url  # the same permalink, no /es/ prefix
     assert client.cookies[settings.LANGUAGE_COOKIE_NAME].value == "es"
-    assert '<html lang="es"' in client.get(reverse("core:home")).content.decode()
+    label = client.get(label_url).content.decode()
+    assert '<html lang="es"' in label
+    assert "Comportamiento beneficioso promovido" in label
+    assert '<option value="es" lang="es" selected>Español</option>' in label
+    home = client.get(reverse("core:home")).content.decode()
+    assert "¿Esta IA apoya a las personas que la usan?" in home
+    # And back: the cookie, not the URL, holds the choice.
+    client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    assert "Does this AI support the people who use it?" in client.get("/").content.decode()
 
 
+@pytest.mark.django_db
 def test_english_is_the_default_and_an_unknown_language_falls_back_to_it(client):
-    assert '<html lang="en"' in client.get(reverse("core:home")).content.decode()
+    home = client.get(reverse("core:home")).content.decode()
+    assert '<html lang="en"' in home
+    assert "Does this AI support the people who use it?" in home
     page = client.get(reverse("core:home"), HTTP_ACCEPT_LANGUAGE="de").content.decode()
     assert '<html lang="en"' in page
+
+
+def _gettext_tools() -> None:
+    if shutil.which("xgettext") and shutil.which("msgcmp"):
+        return
+    if os.environ.get("REQUIRE_GETTEXT"):
+        pytest.fail(
+            "gettext's tools (xgettext, msgfmt, msgcmp) are needed: apt-get install gettext"
+        )
+    pytest.skip("gettext's tools are not installed")
+
+
+def _source_copy(target: Path) -> None:
+    """The project's sources, without the virtualenv, runtime data, caches or catalogue."""
+    skip = {".venv", "var", "node_modules", "static", "locale", "benchmarks"}
+    for path in Path(settings.BASE_DIR).rglob("*"):
+        relative = path.relative_to(settings.BASE_DIR)
+        if relative.parts[0] in skip or any(part.startswith(".") for part in relative.parts):
+            continue
+        if path.is_file():  # data files too: the apps read some at start-up
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target / relative)
+
+
+@pytest.mark.slow(reason="runs makemessages over a copy of the whole project")
+def test_every_translatable_string_is_in_the_committed_catalogue(tmp_path):
+    _gettext_tools()
+    _source_copy(tmp_path)
+    (tmp_path / "locale").mkdir()
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test"}
+    made = subprocess.run(  # noqa: S603 - a fixed command on a copy of our own sources
+        [sys.executable, "manage.py", "makemessages", "-l", "es", "--no-obsolete"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    fresh = tmp_path / "locale" / "es" / "LC_MESSAGES" / "django.po"
+    # Fails, naming each one, when a string of the templates or code is not in django.po.
+    compared = subprocess.run(  # noqa: S603
+        ["msgcmp", "--use-untranslated", str(CATALOGUE), str(fresh)],  # noqa: S607
+        capture_output=True,
+        text=True,
+    )
+    assert compared.returncode == 0, (
+        "Strings missing from locale/es/LC_MESSAGES/django.po; run makemessages and translate "
+        "them (docs/i18n.md):\n\n" + "\n\n".join(_entries_missing(fresh, compared.stderr))
+    )
+
+
+def _entries_missing(fresh: Path, report: str) -> list[str]:
+    """The entries msgcmp reports by line number (``fresh.po:LINE: this message is used but
+    not defined``), written out: the temporary file is gone when the failure is read."""
+    lines = fresh.read_text(encoding="utf-8").splitlines()
+    found = []
+    for match in re.finditer(rf"{re.escape(str(fresh))}:(\d+): this message is used", report):
+        start = end = int(match.group(1)) - 1
+        while start > 0 and lines[start - 1].strip():
+            start -= 1
+        while end < len(lines) and lines[end].strip():
+            end += 1
+        found.append("\n".join(lines[start:end]))
+    return found or [report]
+
+
+def test_the_translated_pages_have_every_string_translated():
+    _gettext_tools()
+    untranslated = subprocess.run(  # noqa: S603
+        ["msgattrib", "--untranslated", "--no-obsolete", str(CATALOGUE)],  # noqa: S607
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    entries = untranslated.split("\n\n")
+    missing = [
+        entry
+        for entry in entries
+        if any(
+            source in line
+            for line in entry.splitlines()
+            if line.startswith("#:")
+            for source in TRANSLATED_SOURCES
+        )
+    ]
+    assert missing == [], "Translate these entries of django.po:\n" + "\n\n".join(missing)
+
+
+def test_the_compiled_catalogue_holds_what_the_catalogue_says(tmp_path):
+    """django.mo is committed (a fresh clone needs no gettext to serve Spanish): it must be
+    compiled from the django.po beside it."""
+    _gettext_tools()
+    compiled = tmp_path / "django.mo"
+    subprocess.run(  # noqa: S603
+        ["msgfmt", "--check", "-o", str(compiled), str(CATALOGUE)],  # noqa: S607
+        check=True,
+        capture_output=True,
+    )
+    with compiled.open("rb") as fresh, COMPILED.open("rb") as committed:
+        assert gettext.GNUTranslations(committed)._catalog == (  # type: ignore[attr-defined]
+            gettext.GNUTranslations(fresh)._catalog  # type: ignore[attr-defined]
+        ), "Run manage.py compilemessages and commit locale/es/LC_MESSAGES/django.mo"
