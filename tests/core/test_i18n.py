@@ -208,3 +208,44 @@ def test_the_compiled_catalogue_holds_what_the_catalogue_says(tmp_path):
         assert gettext.GNUTranslations(committed)._catalog == (  # type: ignore[attr-defined]
             gettext.GNUTranslations(fresh)._catalog  # type: ignore[attr-defined]
         ), "Run manage.py compilemessages and commit locale/es/LC_MESSAGES/django.mo"
+
+
+@pytest.mark.django_db
+def test_html_dir_follows_the_language_and_is_rtl_for_a_right_to_left_one(client, settings):
+    assert 'dir="ltr"' in client.get("/", HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    # Arabic is not offered yet; once it is (LANGUAGES), its pages are written right to left.
+    settings.LANGUAGES = [*settings.LANGUAGES, ("ar", "العربية"), ("fa", "فارسی")]
+    for code in ("ar", "fa"):
+        page = client.get("/", HTTP_ACCEPT_LANGUAGE=code).content.decode()
+        assert f'<html lang="{code}" dir="rtl"' in page
+    assert '<html lang="en" dir="ltr"' in client.get("/").content.decode()
+
+
+CONTACT = {
+    "kind": "contact",
+    "email": "sara@example.org",
+    "affiliation": "",
+    "benchmark_url": "",
+    "website": "",
+}
+
+
+@pytest.mark.django_db
+def test_arabic_and_persian_text_passes_the_contact_form_that_refuses_control_characters(client):
+    from submissions.models import Enquiry
+
+    url = reverse("contact:form")
+    # The refusals stay: a C0 control character, and a bidi override in the one-line name.
+    control = client.post(url, {**CONTACT, "name": "Sara\x07", "message": "Hola"})
+    assert "Contains a control character (U+0007" in control.content.decode()
+    spoofed = client.post(url, {**CONTACT, "name": "Sara \u202egpj.exe", "message": "Hola"})
+    assert "invisible direction" in spoofed.content.decode()
+    assert not Enquiry.objects.exists()
+    # Right-to-left scripts need no control character: Arabic as typed, Persian with the
+    # zero-width non-joiner (U+200C) its spelling uses.
+    arabic = "سارة الأحمد"
+    persian = "می\u200cخواهم دربارهٔ این معیار بیشتر بدانم."
+    response = client.post(url, {**CONTACT, "name": arabic, "message": persian})
+    assert response.status_code == 200
+    enquiry = Enquiry.objects.get()
+    assert (enquiry.name, enquiry.message) == (arabic, persian)
