@@ -72,6 +72,7 @@ def test_accept_language_spanish_renders_the_home_page_and_the_label_in_spanish(
     assert "Comportamiento beneficioso promovido" in label
     assert "Comportamiento dañino evitado" in label
     assert "Cómo se asignan las calificaciones" in label
+    assert "Se muestra para perfiles de adolescentes y de adultos." in label
     assert "Beneficial behaviour promoted" not in label
 
 
