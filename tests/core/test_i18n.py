@@ -55,6 +55,8 @@ def test_the_page_cache_serves_each_language_its_own_page(client):
     # Each is then served from the cache, still in its own language.
     assert client.get(url, HTTP_ACCEPT_LANGUAGE="es").content == spanish.content
     assert client.get(url, HTTP_ACCEPT_LANGUAGE="en").content == english.content
+    # A language not offered is English, under English's key: no entry per header value.
+    assert client.get(url, HTTP_ACCEPT_LANGUAGE="de-AT,xx;q=0.5")["ETag"] == english["ETag"]
 
 
 @pytest.mark.django_db
