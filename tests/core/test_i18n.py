@@ -252,3 +252,22 @@ def test_arabic_and_persian_text_passes_the_contact_form_that_refuses_control_ch
     assert response.status_code == 200
     enquiry = Enquiry.objects.get()
     assert (enquiry.name, enquiry.message) == (arabic, persian)
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="renders every public page in Spanish")
+def test_every_public_page_renders_in_spanish_with_machine_numbers_unlocalised(client):
+    from tests.results.test_public_pages import _urls
+
+    run = published_run()
+    urls = {**_urls(run), "methodology": reverse("results:methodology"), "home": "/"}
+    for name, url in urls.items():
+        response = client.get(url, HTTP_ACCEPT_LANGUAGE="es")
+        assert response.status_code == 200, name
+        if response["Content-Type"].startswith("text/html"):
+            assert '<html lang="es"' in response.content.decode(), name
+    # Spanish writes 0,5; an SVG coordinate or a data value must stay 0.5.
+    explore = client.get(reverse("results:explore"), HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert 'data-testid="sunburst"' in explore
+    assert not re.search(r' (?:x|y|font-size|data-estimate-value)="-?\d+,\d', explore)
+    assert re.search(r' x="-?\d+\.\d+"', explore)  # the wheel's coordinates, with their point
