@@ -7,13 +7,15 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from django.urls import reverse
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 from .roles import AnyUser, Role, user_has_role, user_roles
 
 
 @dataclass(frozen=True)
 class NavItem:
-    label: str
+    label: str | Promise  # lazy: translated when a request's language is active
     url_name: str
     roles: tuple[Role, ...] = ()
     icon: str = ""
@@ -26,70 +28,77 @@ class NavItem:
 
 
 PUBLIC_ITEMS: list[NavItem] = [
-    NavItem("Explore", "results:explore", icon="pie-chart", keeps_age=True),
-    NavItem("Metrics", "results:metric-list", icon="list-check"),
-    NavItem("Rubrics", "results:rubrics", icon="ui-checks"),
-    NavItem("Releases", "metrics_registry:release_list", icon="tags"),
-    NavItem("Taxonomy", "metrics_registry:taxonomy", icon="diagram-3"),
-    NavItem("Methodology", "results:methodology", icon="clipboard-data"),
-    NavItem("API", "api-docs", icon="braces"),
+    NavItem(_("Explore"), "results:explore", icon="pie-chart", keeps_age=True),
+    NavItem(_("Metrics"), "results:metric-list", icon="list-check"),
+    NavItem(_("Rubrics"), "results:rubrics", icon="ui-checks"),
+    NavItem(_("Releases"), "metrics_registry:release_list", icon="tags"),
+    NavItem(_("Taxonomy"), "metrics_registry:taxonomy", icon="diagram-3"),
+    NavItem(_("Methodology"), "results:methodology", icon="clipboard-data"),
+    NavItem(_("API"), "api-docs", icon="braces"),
 ]
 
 ROLE_ITEMS: list[NavItem] = [
     NavItem(
-        "Metric registry",
+        _("Metric registry"),
         "metrics_registry:metric_list",
         (Role.RESEARCHER, Role.MAINTAINER),
         "list-check",
     ),
     NavItem(
-        "My submissions",
+        _("My submissions"),
         "submissions:list",
         (Role.CONTRIBUTOR, Role.RESEARCHER, Role.MAINTAINER),
         "lightbulb",
     ),
     NavItem(
-        "Metric candidates",
+        _("Metric candidates"),
         "submissions:candidate-list",
         (Role.RESEARCHER, Role.MAINTAINER),
         "clipboard-check",
     ),
     NavItem(
-        "Enquiries", "submissions:enquiry-list", (Role.RESEARCHER, Role.MAINTAINER), "envelope"
+        _("Enquiries"), "submissions:enquiry-list", (Role.RESEARCHER, Role.MAINTAINER), "envelope"
     ),
-    NavItem("Rating queue", "review:rater-queues", (Role.EXPERT_REVIEWER,), "ui-checks"),
+    NavItem(_("Rating queue"), "review:rater-queues", (Role.EXPERT_REVIEWER,), "ui-checks"),
     NavItem(
-        "Review queues", "review:queue-list", (Role.RESEARCHER, Role.MAINTAINER), "clipboard-data"
+        _("Review queues"),
+        "review:queue-list",
+        (Role.RESEARCHER, Role.MAINTAINER),
+        "clipboard-data",
     ),
     NavItem(
-        "Contested metrics",
+        _("Contested metrics"),
         "review:contested",
         (Role.RESEARCHER, Role.MAINTAINER),
         "exclamation-triangle",
     ),
     NavItem(
-        "Scenarios",
+        _("Scenarios"),
         "evaluations:scenario-index",
         (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER),
         "people",
     ),
-    NavItem("Evaluation runs", "evaluations:run-list", (Role.RESEARCHER, Role.MAINTAINER), "play"),
-    NavItem("Model configurations", "llm:configuration-list", (Role.MAINTAINER,), "cpu"),
-    NavItem("Model call log", "llm:call-list", (Role.MAINTAINER, Role.RESEARCHER), "journal-text"),
     NavItem(
-        "Import metrics",
+        _("Evaluation runs"), "evaluations:run-list", (Role.RESEARCHER, Role.MAINTAINER), "play"
+    ),
+    NavItem(_("Model configurations"), "llm:configuration-list", (Role.MAINTAINER,), "cpu"),
+    NavItem(
+        _("Model call log"), "llm:call-list", (Role.MAINTAINER, Role.RESEARCHER), "journal-text"
+    ),
+    NavItem(
+        _("Import metrics"),
         "metrics_registry:metric_import",
         (Role.RESEARCHER, Role.MAINTAINER),
         "upload",
     ),
     NavItem(
-        "Import rubric items",
+        _("Import rubric items"),
         "rubrics:rubric-import",
         (Role.RESEARCHER, Role.MAINTAINER),
         "upload",
     ),
-    NavItem("Roles", "core:roles", (Role.MAINTAINER,), "person-badge"),
-    NavItem("Administration", "admin:index", (Role.MAINTAINER,), "gear"),
+    NavItem(_("Roles"), "core:roles", (Role.MAINTAINER,), "person-badge"),
+    NavItem(_("Administration"), "admin:index", (Role.MAINTAINER,), "gear"),
 ]
 
 
@@ -105,7 +114,7 @@ class Navigation(TypedDict):
 def _entries(items: list[NavItem], user: AnyUser) -> list[dict[str, str | bool]]:
     return [
         {
-            "label": item.label,
+            "label": str(item.label),
             "url": reverse(item.url_name),
             "icon": item.icon,
             "keeps_age": item.keeps_age,

@@ -25,6 +25,9 @@ A page missing from the cache may have been rendered ahead, when a release's fig
 (`core.page_store`, `StoredPage`): read by its key, which holds the stamp like the cache's, so a
 stored page is served only while nothing it shows has changed.
 
+Every language has its own entry: the key holds the active language (the URL is the same in
+each), and the middleware adds `Vary: Accept-Language` for shared caches.
+
 Only complete, anonymous answers are stored: a response that used the CSRF token, a CSP nonce
 or a session with pending messages is rendered for its reader alone. JSON API answers do not
 depend on who asks (no authentication on the results API), so they are shared by everyone.
@@ -46,6 +49,7 @@ from django.http.response import HttpResponseBase
 from django.template.response import SimpleTemplateResponse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import parse_etags
+from django.utils.translation import get_language
 from django.views import View
 
 from .caches import page_cache_get, page_cache_set
@@ -188,12 +192,16 @@ def known_params_keep(request: HttpRequest, known: tuple[str, ...]) -> None:
 
 def page_key(request: HttpRequest, name: str, stamp: str) -> str:
     """Cache key of one page: the view, the data stamp, scheme and host (links are absolute
-    in places), the path and its sorted query (already cut down to the page's parameters)."""
+    in places), the path and its sorted query (already cut down to the page's parameters),
+    and the language the page is rendered in (the same URL serves every language)."""
     query = sorted((k, v) for k in request.GET for v in request.GET.getlist(k))
     accept = page_representation(request, name) or ""
     htmx = request.headers.get("HX-Request", "")
     origin = f"{request.scheme}://{request.get_host()}"
-    raw = f"{origin}|{request.path}?{query}|{accept}|{htmx}"
+    # Set by LocaleMiddleware from the language cookie or Accept-Language, one of LANGUAGES:
+    # a bounded value, so it adds at most one entry per language.
+    language = get_language()
+    raw = f"{origin}|{request.path}?{query}|{accept}|{htmx}|{language}"
     digest = hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
     return f"page:{name}:{stamp}:{digest}"
 

@@ -2,7 +2,9 @@ from django.conf import settings
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
+from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
+from django.views.i18n import set_language
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from core import urls as core_urls
@@ -76,6 +78,10 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    # Django's language switch (the footer's form). Without a CSRF token: a token in every
+    # page's footer would make each signed-out page its reader's own and uncacheable, and a
+    # forged request can change no more than the language a browser reads the site in.
+    path("i18n/setlang/", csrf_exempt(set_language), name="set_language"),
     # Resolved per request: the hashed static name exists only after collectstatic.
     path("favicon.ico", FaviconRedirectView.as_view(), name="favicon"),
 ]

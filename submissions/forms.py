@@ -230,8 +230,10 @@ class CandidateDecisionForm(CheckedTextMixin, forms.Form):
             del self.fields["validate"]
 
 
-class EnquiryForm(forms.ModelForm):
-    """The public contact form. `website` is a honeypot: hidden from people, filled by bots."""
+class EnquiryForm(CheckedTextMixin, forms.ModelForm):
+    """The public contact form. `website` is a honeypot: hidden from people, filled by bots.
+    Its text is checked like every other form's (control characters, one-line fields): what a
+    stranger writes here reaches a researcher's screen and an email's subject."""
 
     benchmark_url = forms.URLField(
         required=False,

@@ -61,6 +61,10 @@ MIDDLEWARE = [
     "core.middleware.RequestSizeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # After sessions (it may read them), before CommonMiddleware (which may redirect to a URL
+    # resolved in the active language). URLs carry no language prefix: the reader's choice
+    # travels in the language cookie (the footer's switcher) or Accept-Language.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -213,7 +217,13 @@ DEFAULT_FROM_EMAIL = env.str(
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- Internationalisation -------------------------------------------------------------------
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The interface's languages; a page's permalink is the same in each (no /es/ prefix), so the
+# page cache keys every page by its language (`core.pagecache.page_key`).
+LANGUAGES = [("en", "English"), ("es", "Español")]
+# A language Django lists in LANGUAGES_BIDI (ar, fa, he…) gets <html dir="rtl"> once added.
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

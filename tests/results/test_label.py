@@ -141,7 +141,7 @@ def test_label_page_states_bands_populations_and_shares(client):
     assert 'data-testid="thin-evidence"' in html
     assert 'data-testid="download-svg"' in html
     assert reverse("results:label-badge", args=[target.pk]) in html
-    assert "best model" not in html.replace('no "best model"', "")
+    assert "best model" not in html.replace("no “best model”", "")  # the footer's disclaimer
 
 
 def test_label_svg_is_a_downloadable_image_with_every_grade(client):

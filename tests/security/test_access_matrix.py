@@ -209,6 +209,7 @@ RULES = {
     "submissions:enquiry-list": (CURATORS, None),
     "submissions:enquiry-detail": (CURATORS, lambda w: {"pk": w["enquiry"].pk}),
     "favicon": (EVERYONE, None),
+    "set_language": (EVERYONE, None),
     # API (read-only; submissions need an account and show only what the caller may see)
     "registry-api:metric-list": (EVERYONE, None),
     "registry-api:metric-detail": (EVERYONE, lambda w: {"key": w["metric"].key}),

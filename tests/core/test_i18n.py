@@ -1,0 +1,273 @@
+"""The interface in the reader's language: chosen with the footer's switcher (a cookie) or the
+browser's Accept-Language, on the same unprefixed URLs, and cached once per language; and the
+Spanish catalogue kept complete and compiled."""
+
+import gettext
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.test import Client
+from django.urls import reverse
+
+from tests.results.public_data import published_run
+
+CATALOGUE = Path(settings.BASE_DIR) / "locale" / "es" / "LC_MESSAGES" / "django.po"
+COMPILED = CATALOGUE.with_suffix(".mo")
+
+# The pages translated in full: the frame (layout, navigation, footer, language switcher), the
+# home page and the Nutrition Label with its parts. Any string of theirs must be translated.
+TRANSLATED_SOURCES = (
+    "core/navigation.py",
+    "templates/base.html",
+    "templates/core/home.html",
+    "templates/results/label.html",
+    "templates/results/_label_",  # every partial of the label
+    "templates/results/_plain_lead.html",
+    "templates/results/_run_banner.html",
+    "templates/results/_estimate.html",
+    "templates/results/_offline_notice.html",
+    "templates/llm/_offline_badge.html",
+)
+
+
+def _label_url(run) -> str:
+    return reverse("results:label", args=[run.targets.order_by("name").first().pk])
+
+
+@pytest.mark.django_db
+def test_the_page_cache_serves_each_language_its_own_page(client):
+    url = _label_url(published_run())
+    spanish = client.get(url, HTTP_ACCEPT_LANGUAGE="es")
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en")
+    assert '<html lang="es"' in spanish.content.decode()
+    # Without the language in the key this would be the Spanish page, cached a moment ago.
+    assert '<html lang="en"' in english.content.decode()
+    assert "Etiqueta nutricional de IA" not in english.content.decode()
+    assert spanish["ETag"] != english["ETag"]
+    assert "Accept-Language" in english["Vary"]
+    assert "Cookie" in english["Vary"]
+    # Each is then served from the cache, still in its own language.
+    assert client.get(url, HTTP_ACCEPT_LANGUAGE="es").content == spanish.content
+    assert client.get(url, HTTP_ACCEPT_LANGUAGE="en").content == english.content
+    # A language not offered is English, under English's key: no entry per header value.
+    assert client.get(url, HTTP_ACCEPT_LANGUAGE="de-AT,xx;q=0.5")["ETag"] == english["ETag"]
+
+
+@pytest.mark.django_db
+def test_accept_language_spanish_renders_the_home_page_and_the_label_in_spanish(client):
+    run = published_run()
+    home = client.get(reverse("core:home"), HTTP_ACCEPT_LANGUAGE="es-ES,es;q=0.9").content.decode()
+    assert '<html lang="es"' in home
+    assert "¿Esta IA apoya a las personas que la usan?" in home
+    assert " Explorar</a>" in home  # the navigation
+    assert "Sin puntuación única ni «mejor modelo»." in home  # the footer
+    assert '<label for="language-select">Idioma</label>' in home
+    assert "Does this AI support the people who use it?" not in home
+    label = client.get(_label_url(run), HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert '<h1 class="h3">Etiqueta nutricional de IA</h1>' in label
+    assert "Comportamiento beneficioso promovido" in label
+    assert "Comportamiento dañino evitado" in label
+    assert "Cómo se asignan las calificaciones" in label
+    assert "Se muestra para perfiles de adolescentes y de adultos." in label
+    assert "Beneficial behaviour promoted" not in label
+
+
+@pytest.mark.django_db
+def test_the_switcher_sets_spanish_without_a_csrf_token_and_keeps_the_url():
+    run = published_run()
+    client = Client(enforce_csrf_checks=True)  # as a browser: the footer's form has no token
+    home = client.get(reverse("core:home")).content.decode()
+    assert 'data-testid="language-switcher"' in home
+    assert '<label for="language-select">Language</label>' in home
+    assert f'action="{reverse("set_language")}"' in home
+    label_url = _label_url(run)
+    answer = client.post(reverse("set_language"), {"language": "es", "next": label_url})
+    assert answer.status_code == 302
+    assert answer["Location"] == label_url  # the same permalink, no /es/ prefix
+    assert client.cookies[settings.LANGUAGE_COOKIE_NAME].value == "es"
+    label = client.get(label_url).content.decode()
+    assert '<html lang="es"' in label
+    assert "Comportamiento beneficioso promovido" in label
+    assert '<option value="es" lang="es" selected>Español</option>' in label
+    home = client.get(reverse("core:home")).content.decode()
+    assert "¿Esta IA apoya a las personas que la usan?" in home
+    # And back: the cookie, not the URL, holds the choice.
+    client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    assert "Does this AI support the people who use it?" in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_english_is_the_default_and_an_unknown_language_falls_back_to_it(client):
+    home = client.get(reverse("core:home")).content.decode()
+    assert '<html lang="en"' in home
+    assert "Does this AI support the people who use it?" in home
+    page = client.get(reverse("core:home"), HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert '<html lang="en"' in page
+
+
+def _gettext_tools() -> None:
+    if shutil.which("xgettext") and shutil.which("msgcmp"):
+        return
+    if os.environ.get("REQUIRE_GETTEXT"):
+        pytest.fail(
+            "gettext's tools (xgettext, msgfmt, msgcmp) are needed: apt-get install gettext"
+        )
+    pytest.skip("gettext's tools are not installed")
+
+
+def _source_copy(target: Path) -> None:
+    """The project's sources, without the virtualenv, runtime data, caches or catalogue."""
+    skip = {".venv", "var", "node_modules", "static", "locale", "benchmarks"}
+    for path in Path(settings.BASE_DIR).rglob("*"):
+        relative = path.relative_to(settings.BASE_DIR)
+        if relative.parts[0] in skip or any(part.startswith(".") for part in relative.parts):
+            continue
+        if path.is_file():  # data files too: the apps read some at start-up
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target / relative)
+
+
+@pytest.mark.slow(reason="runs makemessages over a copy of the whole project")
+def test_every_translatable_string_is_in_the_committed_catalogue(tmp_path):
+    _gettext_tools()
+    _source_copy(tmp_path)
+    (tmp_path / "locale").mkdir()
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test"}
+    made = subprocess.run(  # noqa: S603 - a fixed command on a copy of our own sources
+        [sys.executable, "manage.py", "makemessages", "-l", "es", "--no-obsolete"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    fresh = tmp_path / "locale" / "es" / "LC_MESSAGES" / "django.po"
+    # Fails, naming each one, when a string of the templates or code is not in django.po.
+    compared = subprocess.run(  # noqa: S603
+        ["msgcmp", "--use-untranslated", str(CATALOGUE), str(fresh)],  # noqa: S607
+        capture_output=True,
+        text=True,
+    )
+    assert compared.returncode == 0, (
+        "Strings missing from locale/es/LC_MESSAGES/django.po; run makemessages and translate "
+        "them (docs/i18n.md):\n\n" + "\n\n".join(_entries_missing(fresh, compared.stderr))
+    )
+
+
+def _entries_missing(fresh: Path, report: str) -> list[str]:
+    """The entries msgcmp reports by line number (``fresh.po:LINE: this message is used but
+    not defined``), written out: the temporary file is gone when the failure is read."""
+    lines = fresh.read_text(encoding="utf-8").splitlines()
+    found = []
+    for match in re.finditer(rf"{re.escape(str(fresh))}:(\d+): this message is used", report):
+        start = end = int(match.group(1)) - 1
+        while start > 0 and lines[start - 1].strip():
+            start -= 1
+        while end < len(lines) and lines[end].strip():
+            end += 1
+        found.append("\n".join(lines[start:end]))
+    return found or [report]
+
+
+def test_the_translated_pages_have_every_string_translated():
+    _gettext_tools()
+    untranslated = subprocess.run(  # noqa: S603
+        ["msgattrib", "--untranslated", "--no-obsolete", str(CATALOGUE)],  # noqa: S607
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    entries = untranslated.split("\n\n")
+    missing = [
+        entry
+        for entry in entries
+        if any(
+            source in line
+            for line in entry.splitlines()
+            if line.startswith("#:")
+            for source in TRANSLATED_SOURCES
+        )
+    ]
+    assert missing == [], "Translate these entries of django.po:\n" + "\n\n".join(missing)
+
+
+def test_the_compiled_catalogue_holds_what_the_catalogue_says(tmp_path):
+    """django.mo is committed (a fresh clone needs no gettext to serve Spanish): it must be
+    compiled from the django.po beside it."""
+    _gettext_tools()
+    compiled = tmp_path / "django.mo"
+    subprocess.run(  # noqa: S603
+        ["msgfmt", "--check", "-o", str(compiled), str(CATALOGUE)],  # noqa: S607
+        check=True,
+        capture_output=True,
+    )
+    with compiled.open("rb") as fresh, COMPILED.open("rb") as committed:
+        assert gettext.GNUTranslations(committed)._catalog == (  # type: ignore[attr-defined]
+            gettext.GNUTranslations(fresh)._catalog  # type: ignore[attr-defined]
+        ), "Run manage.py compilemessages and commit locale/es/LC_MESSAGES/django.mo"
+
+
+@pytest.mark.django_db
+def test_html_dir_follows_the_language_and_is_rtl_for_a_right_to_left_one(client, settings):
+    assert 'dir="ltr"' in client.get("/", HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    # Arabic is not offered yet; once it is (LANGUAGES), its pages are written right to left.
+    settings.LANGUAGES = [*settings.LANGUAGES, ("ar", "العربية"), ("fa", "فارسی")]
+    for code in ("ar", "fa"):
+        page = client.get("/", HTTP_ACCEPT_LANGUAGE=code).content.decode()
+        assert f'<html lang="{code}" dir="rtl"' in page
+    assert '<html lang="en" dir="ltr"' in client.get("/").content.decode()
+
+
+CONTACT = {
+    "kind": "contact",
+    "email": "sara@example.org",
+    "affiliation": "",
+    "benchmark_url": "",
+    "website": "",
+}
+
+
+@pytest.mark.django_db
+def test_arabic_and_persian_text_passes_the_contact_form_that_refuses_control_characters(client):
+    from submissions.models import Enquiry
+
+    url = reverse("contact:form")
+    # The refusals stay: a C0 control character, and a bidi override in the one-line name.
+    control = client.post(url, {**CONTACT, "name": "Sara\x07", "message": "Hola"})
+    assert "Contains a control character (U+0007" in control.content.decode()
+    spoofed = client.post(url, {**CONTACT, "name": "Sara \u202egpj.exe", "message": "Hola"})
+    assert "invisible direction" in spoofed.content.decode()
+    assert not Enquiry.objects.exists()
+    # Right-to-left scripts need no control character: Arabic as typed, Persian with the
+    # zero-width non-joiner (U+200C) its spelling uses.
+    arabic = "سارة الأحمد"
+    persian = "می\u200cخواهم دربارهٔ این معیار بیشتر بدانم."
+    response = client.post(url, {**CONTACT, "name": arabic, "message": persian})
+    assert response.status_code == 200
+    enquiry = Enquiry.objects.get()
+    assert (enquiry.name, enquiry.message) == (arabic, persian)
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="renders every public page in Spanish")
+def test_every_public_page_renders_in_spanish_with_machine_numbers_unlocalised(client):
+    from tests.results.test_public_pages import _urls
+
+    run = published_run()
+    urls = {**_urls(run), "methodology": reverse("results:methodology"), "home": "/"}
+    for name, url in urls.items():
+        response = client.get(url, HTTP_ACCEPT_LANGUAGE="es")
+        assert response.status_code == 200, name
+        if response["Content-Type"].startswith("text/html"):
+            assert '<html lang="es"' in response.content.decode(), name
+    # Spanish writes 0,5; an SVG coordinate or a data value must stay 0.5.
+    explore = client.get(reverse("results:explore"), HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert 'data-testid="sunburst"' in explore
+    assert not re.search(r' (?:x|y|font-size|data-estimate-value)="-?\d+,\d', explore)
+    assert re.search(r' x="-?\d+\.\d+"', explore)  # the wheel's coordinates, with their point
