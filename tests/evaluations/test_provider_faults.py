@@ -180,7 +180,7 @@ def test_a_prompt_google_blocks_fails_its_conversation_without_a_second_request(
     sent = [r for r in gemini_models.server.requests if r.model == "target"]
     assert target_calls.count() == len(sent) == len(rows)
     for call in target_calls:
-        assert (call.outcome, call.finish_reason) == (CallOutcome.FAILED, "prohibited_content")
+        assert (call.outcome, call.finish_reason) == (CallOutcome.REFUSED, "prohibited_content")
         assert (call.prompt_tokens, call.completion_tokens) == (40, 0)
         assert call.cost_estimate == Decimal("0.00008")  # 40 tokens at $2 per million
 

@@ -28,7 +28,7 @@ def test_the_run_plan_links_each_metric_that_lacks_scenarios(client_for, maintai
     page = client_for(maintainer).get(reverse("evaluations:run-detail", args=[run.pk]))
     notice = page.content.decode().split('data-testid="missing-scenarios"')[1].split("</div>")[0]
     link = reverse("evaluations:metric-scenarios", args=[current_version(metric).pk])
-    assert f'<a href="{link}">{metric.key}</a>' in notice
+    assert f'<a class="alert-link" href="{link}">{metric.key}</a>' in notice
 
 
 def test_generate_leads_to_a_page_that_polls_until_the_set_is_written(

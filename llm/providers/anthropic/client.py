@@ -96,7 +96,8 @@ class AnthropicProvider(ChatProvider):
         raw = await client.messages.with_raw_response.create(
             **messages_request(self.model_name, request), timeout=self.config.timeout
         )
-        reply = reply_of(raw.parse())
+        # The async client's raw response parses asynchronously.
+        reply = reply_of(await raw.parse())
         reply.rate_limits = rate_limits_of(raw.headers)
         return reply
 
