@@ -193,6 +193,7 @@ def synthetic_run():
     return EvaluationRun.objects.get(release__version="0.0.8", is_official=True)
 
 
+@pytest.mark.slow(reason="loads a synthetic release and refreshes it twice, batched and row by row")
 def test_synthetic_summaries_match_the_row_by_row_refresh(synthetic_run):
     run = synthetic_run
     conversations = list(run.conversations.order_by("pk").values_list("pk", flat=True))

@@ -160,8 +160,11 @@ def _leaks(client, blind, urls) -> list[str]:
         for text in (PERSONA, SITUATION, TRANSCRIPT):
             if text in body:
                 leaks.append(f"{url}: {text}")
+        # A page's own address echoed back (the language switcher's return path, on the 404
+        # a held conversation answers) tells the reader nothing they did not type.
+        elsewhere = body.replace(url, "")
         for pk in hidden:
-            if f"/conversations/{pk}/" in body:
+            if f"/conversations/{pk}/" in elsewhere:
                 leaks.append(f"{url}: link to {pk}")
         if shown := _conversation_ids(body) & hidden:
             leaks.append(f"{url}: records {sorted(shown)}")
