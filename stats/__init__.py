@@ -41,7 +41,6 @@ from .agreement import (
     fleiss_from_sums,
     fleiss_item_sums,
     fleiss_kappa,
-    krippendorff_alpha,
     majority_vote,
     pair_agreement,
     percent_agreement,
@@ -86,6 +85,7 @@ from .figures import (
 )
 from .judge_bias import AgreementGap, agreement_gaps
 from .judge_trust import JudgeTrust, judge_trust, judge_trust_by, trust_badge
+from .krippendorff import krippendorff_alpha
 from .krippendorff_figures import krippendorff_estimate
 from .mean_figures import mean_estimate, resampled_estimate
 from .panel import JudgeRate, PanelVerdicts, judge_pass_rates, panel_agreement, panel_verdicts

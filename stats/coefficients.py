@@ -12,10 +12,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from .agreement import (
+from .agreement import cohen_from_confusion, fleiss_from_sums
+from .krippendorff import (
     Level,
-    cohen_from_confusion,
-    fleiss_from_sums,
     krippendorff_distances,
     krippendorff_from_coincidence,
     krippendorff_parts,
@@ -77,7 +76,7 @@ def cohen_coefficient(
 def krippendorff_coefficient(
     coincidences: NDArray[np.float64], values: NDArray, level: Level
 ) -> Coefficient:
-    """Krippendorff's alpha of :func:`.agreement.krippendorff_unit_coincidences`: a unit
+    """Krippendorff's alpha of :func:`.krippendorff.krippendorff_unit_coincidences`: a unit
     disagrees by its mean pairable distance over the largest distance between the values."""
     v = len(values)
     units = coincidences.reshape(-1, v, v)

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .agreement import Level, krippendorff_unit_coincidences, krippendorff_unit_counts
 from .coefficients import krippendorff_coefficient
 from .estimates import Estimate, Exclusion
 from .figures import sums_estimate
+from .krippendorff import Level, krippendorff_unit_coincidences, krippendorff_unit_counts
 
 
 def krippendorff_estimate(

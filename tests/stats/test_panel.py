@@ -12,12 +12,12 @@ from stats import (
     panel_agreement,
     panel_verdicts,
 )
-from stats.agreement import (
+from stats.figures import sums_estimate
+from stats.krippendorff import (
     krippendorff_from_coincidence,
     krippendorff_unit_coincidences,
     krippendorff_unit_counts,
 )
-from stats.figures import sums_estimate
 from stats.resampling import cluster_hits
 from tests.stats.test_statistics import KRIPPENDORFF_2011, KRIPPENDORFF_2011_PUBLISHED
 
