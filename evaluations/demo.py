@@ -214,6 +214,30 @@ def _panel() -> list[tuple[ModelConfiguration, int]]:
     ]
 
 
+def _panel_run_create(name: str, parts, *, seed: int, **options) -> EvaluationRun:
+    """A draft run of the demo release by the offline targets, simulator, judge, panel and
+    fidelity checker (`parts` from `_demo_run_parts`)."""
+    release, targets, simulator, judge = parts
+    return run_create(
+        name=name,
+        release=release,
+        targets=targets,
+        simulator=simulator,
+        judge=judge,
+        fidelity_checker=_configuration(DEMO_FIDELITY_CHECKER),
+        further_judges=_panel(),
+        seed=seed,
+        **options,
+    )
+
+
+def _launched(run: EvaluationRun) -> EvaluationRun:
+    """The run launched for inline processing, unless it already runs or finished."""
+    if run.status in (RunStatus.DRAFT, RunStatus.PAUSED):
+        return run_launch(run=run, dispatch=False)
+    return run
+
+
 def demo_earlier_run_seed(progress: Progress = progress_ignore) -> str:
     """Run the earlier, smaller run of the demo release (kept when finished), before the main
     run so that the main run stays the latest. Skipped once the main run finished, as the
@@ -224,7 +248,7 @@ def demo_earlier_run_seed(progress: Progress = progress_ignore) -> str:
     main = EvaluationRun.objects.filter(name=DEMO_RUN_NAME).first()
     if main is not None and main.is_finished:
         return "Demo earlier run: kept (the demo run is finished)."
-    release, targets, simulator, judge = parts
+    release = parts[0]
     run = EvaluationRun.objects.filter(name=DEMO_EARLIER_RUN_NAME).first()
     if run is None:
         versions = list(
@@ -232,19 +256,10 @@ def demo_earlier_run_seed(progress: Progress = progress_ignore) -> str:
                 :DEMO_EARLIER_RUN_METRICS
             ]
         )
-        run = run_create(
-            name=DEMO_EARLIER_RUN_NAME,
-            release=release,
-            metric_versions=versions,
-            targets=targets,
-            simulator=simulator,
-            judge=judge,
-            fidelity_checker=_configuration(DEMO_FIDELITY_CHECKER),
-            further_judges=_panel(),
-            seed=DEMO_EARLIER_RUN_SEED,
+        run = _panel_run_create(
+            DEMO_EARLIER_RUN_NAME, parts, seed=DEMO_EARLIER_RUN_SEED, metric_versions=versions
         )
-    if run.status in (RunStatus.DRAFT, RunStatus.PAUSED):
-        run = run_launch(run=run, dispatch=False)
+    run = _launched(run)
     _process_inline([run], progress)
     run.refresh_from_db()
     return (
@@ -264,30 +279,23 @@ def demo_run_seed(progress: Progress = progress_ignore) -> str:
     parts = _demo_run_parts()
     if parts is None:
         return "Demo run: skipped (the demo release or an offline configuration is missing)."
-    release, targets, simulator, judge = parts
     run = EvaluationRun.objects.filter(name=DEMO_RUN_NAME).first()
     if run is not None and run.is_finished:
         return f"Demo run: kept ({run.get_status_display().lower()})."
     study = demo_anchor_study_seed()
     earlier = demo_earlier_run_seed()
     if run is None:
-        run = run_create(
-            name=DEMO_RUN_NAME,
-            release=release,
+        run = _panel_run_create(
+            DEMO_RUN_NAME,
+            parts,
+            seed=DEMO_RUN_SEED,
             # Graded all criteria in one call: the demo's seed is timed, and per-criterion calls
             # would multiply its grader calls by five for the same offline grades (the run
             # option real runs may choose too).
             rubric_items=demo_rubric_items(),
             rubric_grading=RubricGrading.ALL_IN_ONE,
-            targets=targets,
-            simulator=simulator,
-            judge=judge,
-            fidelity_checker=_configuration(DEMO_FIDELITY_CHECKER),
-            further_judges=_panel(),
-            seed=DEMO_RUN_SEED,
         )
-    if run.status in (RunStatus.DRAFT, RunStatus.PAUSED):
-        run = run_launch(run=run, dispatch=False)
+    run = _launched(run)
     processed = _process_inline([run], progress)
     run.refresh_from_db()
     return (
