@@ -118,8 +118,9 @@ def test_a_judge_swap_counts_only_the_calls_it_makes(offline_release):  # noqa: 
 
 
 def _seed_history(run: EvaluationRun, *, simulator, target, judge) -> None:
-    """Two finished conversations of an earlier two-turn run: one full, one stopped after the
-    simulator's second call; every figure chosen so the estimate can be worked out by hand."""
+    """Two finished conversations of an earlier two-turn run, then the run finished: one full,
+    one stopped after the simulator's second call; every figure chosen so the estimate can be
+    worked out by hand."""
     rows = [
         # (work item, purpose, configuration, prompt, completion)
         ("conversation:1", SIMULATE, simulator, 100, 10),
@@ -145,6 +146,11 @@ def _seed_history(run: EvaluationRun, *, simulator, target, judge) -> None:
             completion_tokens=completion,
             latency_ms=400,
         )
+    # Finished 11 s after it started: one second a call.
+    now = timezone.now()
+    EvaluationRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.COMPLETED, started_at=now - timedelta(seconds=11), finished_at=now
+    )
 
 
 def test_tokens_and_early_stops_are_learned_from_the_call_log(offline_release):  # noqa: F811
@@ -165,10 +171,6 @@ def test_tokens_and_early_stops_are_learned_from_the_call_log(offline_release): 
 
     earlier = make()
     _seed_history(earlier, simulator=simulator, target=target, judge=judge)
-    now = timezone.now()
-    EvaluationRun.objects.filter(pk=earlier.pk).update(
-        status=RunStatus.COMPLETED, started_at=now - timedelta(seconds=11), finished_at=now
-    )
     run = make()
     n = run_scenarios(run).count()
     estimate = run_estimate(run)
@@ -314,10 +316,6 @@ def test_the_spending_cap_is_checked_against_the_learned_estimate(offline_releas
     prior = run_estimate(make()).cost
     earlier = make()
     _seed_history(earlier, simulator=simulator, target=target, judge=judge)
-    now = timezone.now()
-    EvaluationRun.objects.filter(pk=earlier.pk).update(
-        status=RunStatus.COMPLETED, started_at=now - timedelta(seconds=11), finished_at=now
-    )
     learned = run_estimate(make()).cost
     assert learned < prior
     between = ((learned + prior) / 2).quantize(Decimal("0.000001"))
