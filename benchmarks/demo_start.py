@@ -165,6 +165,9 @@ def main() -> None:
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # Ctrl-C's default action, as a terminal's foreground job has, even when this
+            # script runs in the background (which starts its children with SIGINT ignored).
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         try:
             while time.perf_counter() - start < args.timeout and process.poll() is None:
