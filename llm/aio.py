@@ -190,6 +190,11 @@ class AsyncGateway:
             if isinstance(step, Attempt):
                 reply = await self.attempt(step, sink)
             elif isinstance(step, Wait):
+                if step.pace is not None:
+                    pool = self._pools.get(step.pace.pk)
+                    if pool is not None:
+                        pool.pause(step.seconds)  # at once here; other processes via the store
+                    await self.off_loop(limits.pace_refused, step.pace, step.seconds)
                 await asyncio.sleep(step.seconds)
                 reply = None
             elif isinstance(step, CacheLookup):

@@ -63,6 +63,10 @@ class Wait:
     attempt: int = 0  # the attempt that failed, of `attempts`
     attempts: int = 0
     reason: str = ""
+    # Set when the server refused for its rate limit and said when to come back (429 with
+    # Retry-After): the whole configuration holds that long, in every worker, not only this
+    # request (the others would meet the same refusal, each billed a request against the limit).
+    pace: ModelConfiguration | None = None
 
 
 @dataclass(frozen=True)
@@ -255,7 +259,10 @@ def send_steps(
             )
             error.failure = failure
             raise _with_calls(error, recorder)
-        yield Wait(delay, attempt_index + 1, max_attempts, failure.message)
+        told = failure.kind == FailureKind.RATE_LIMITED and bool(failure.retry_after)
+        yield Wait(
+            delay, attempt_index + 1, max_attempts, failure.message, configuration if told else None
+        )
         attempt_index += 1
 
 
