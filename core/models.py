@@ -104,3 +104,17 @@ class ReaderLanguage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} reads {self.language}"
+
+
+class InterfaceLanguage(models.Model):
+    """The language a signed-in person last chose for the site (the footer's switch): emails
+    to them are written in it, as they read the site."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="interface_language"
+    )
+    language = models.CharField(max_length=LANGUAGE_TAG_MAX_LENGTH)
+    chosen_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} reads the site in {self.language}"

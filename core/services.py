@@ -12,7 +12,7 @@ from django.utils import timezone
 from .exceptions import ApplicationError
 from .health import Check, components_check
 from .languages import language_primary, language_tag_normalize
-from .models import ReaderLanguage, RoleChange, SignInAttempt, WorkerPing
+from .models import InterfaceLanguage, ReaderLanguage, RoleChange, SignInAttempt, WorkerPing
 from .roles import AnyUser, Role, user_has_role, user_roles_forget
 
 
@@ -142,3 +142,23 @@ def user_reads_language(*, user: User, language: str) -> bool:
     `pt-BR`)."""
     declared = set(ReaderLanguage.objects.filter(user=user).values_list("language", flat=True))
     return language in declared or language_primary(language) in declared
+
+
+def interface_language_remember(*, user: User, language: str) -> bool:
+    """Keep the site language `user` chose (one of settings.LANGUAGES) for the emails they get;
+    False for a language the site does not speak (nothing stored)."""
+    if language not in dict(settings.LANGUAGES):
+        return False
+    InterfaceLanguage.objects.update_or_create(user=user, defaults={"language": language})
+    return True
+
+
+def recipient_language(user: User | None) -> str:
+    """The language to write to `user` in: the site language they last chose, else the
+    site's default."""
+    if user is not None and user.pk is not None:
+        chosen = InterfaceLanguage.objects.filter(user=user).values_list("language", flat=True)
+        for language in chosen:
+            if language in dict(settings.LANGUAGES):
+                return language
+    return settings.LANGUAGE_CODE

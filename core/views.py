@@ -9,7 +9,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import TemplateView
+from django.views.i18n import set_language
 
 from . import services
 from .exceptions import ApplicationError
@@ -123,3 +125,26 @@ class RoleAssignmentView(RoleRequiredMixin, TemplateView):
         else:
             messages.success(request, f"Roles of {user.email or user.get_username()} saved.")
         return redirect(f"{reverse('core:roles')}?{urlencode({'q': user.email})}")
+
+
+def _csrf_passes(request: HttpRequest) -> bool:
+    from django.middleware.csrf import CsrfViewMiddleware
+
+    return (
+        CsrfViewMiddleware(lambda _request: HttpResponse()).process_view(request, None, (), {})
+        is None
+    )
+
+
+@csrf_exempt
+def language_set(request: HttpRequest) -> HttpResponse:
+    """Django's language switch (the footer's form). Exempt from the CSRF check: a token in
+    every page's footer would make each signed-out page its reader's own and uncacheable, and
+    a forged request changes no more than the language a browser reads the site in. A signed-in
+    person's choice, sent with their page's token, is also kept for the emails they get."""
+    response = set_language(request)
+    if request.method == "POST" and request.user.is_authenticated and _csrf_passes(request):
+        services.interface_language_remember(
+            user=request.user, language=request.POST.get("language", "")
+        )
+    return response

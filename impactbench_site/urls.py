@@ -2,12 +2,11 @@ from django.conf import settings
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
-from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
-from django.views.i18n import set_language
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from core import urls as core_urls
+from core import views as core_views
 from evaluations.interop_views import ReleaseInspectExportView
 from evaluations.urls import evaluations_urls
 from metrics_registry.api.urls import registry_api_urls
@@ -78,10 +77,7 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
-    # Django's language switch (the footer's form). Without a CSRF token: a token in every
-    # page's footer would make each signed-out page its reader's own and uncacheable, and a
-    # forged request can change no more than the language a browser reads the site in.
-    path("i18n/setlang/", csrf_exempt(set_language), name="set_language"),
+    path("i18n/setlang/", core_views.language_set, name="set_language"),
     # Resolved per request: the hashed static name exists only after collectstatic.
     path("favicon.ico", FaviconRedirectView.as_view(), name="favicon"),
 ]

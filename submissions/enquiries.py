@@ -12,7 +12,8 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import QuerySet
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from core.exceptions import ApplicationError
 
@@ -69,12 +70,13 @@ def enquiry_answer(*, enquiry: Enquiry, actor, answer: str) -> Enquiry:
 
 def _send_answer(enquiry_id: int) -> None:
     enquiry = Enquiry.objects.get(pk=enquiry_id)
-    send_mail(
-        subject="[ImpactBench] Re: your message",
-        message=render_to_string("submissions/email/enquiry_answer.txt", {"enquiry": enquiry}),
-        from_email=None,
-        recipient_list=[enquiry.email],
-    )
+    with translation.override(enquiry.language or settings.LANGUAGE_CODE):
+        send_mail(
+            subject=gettext("[ImpactBench] Re: your message"),
+            message=render_to_string("submissions/email/enquiry_answer.txt", {"enquiry": enquiry}),
+            from_email=None,
+            recipient_list=[enquiry.email],
+        )
 
 
 @transaction.atomic

@@ -1,5 +1,6 @@
 """The public contact form and the researchers' triage of what arrives through it."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -31,7 +32,10 @@ class ContactView(View):
             return TemplateResponse(request, "submissions/contact_thanks.html", {})
         try:
             enquiries.enquiry_create(
-                client_address=request.META.get("REMOTE_ADDR", ""), **form.service_kwargs()
+                client_address=request.META.get("REMOTE_ADDR", ""),
+                # The answer is written in the language the message was written from.
+                language=getattr(request, "LANGUAGE_CODE", "") or settings.LANGUAGE_CODE,
+                **form.service_kwargs(),
             )
         except ApplicationError as error:
             form.add_error(None, error.message)

@@ -243,6 +243,8 @@ class Enquiry(TimeStampedModel):
     affiliation = models.CharField(max_length=200, blank=True)
     message = models.TextField(blank=True)
     benchmark_url = models.URLField(max_length=500, blank=True)
+    # The site language the message was written from: the answer is sent in it.
+    language = models.CharField(max_length=35, default="en")
     # A keyed hash of the sender's address, only for the rate limit; the address is not kept.
     client_hash = models.CharField(max_length=64, db_index=True)
     status = models.CharField(

@@ -3,9 +3,12 @@ about the changes they can act on or learn an outcome from."""
 
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext, gettext_lazy
 
 from core.links import site_reverse
 from core.mail import mail_send_safely
+from core.services import recipient_language
 
 from .. import selectors
 from ..models import Submission, SubmissionEvent, SubmissionStatus
@@ -42,11 +45,13 @@ def submission_status_set(
 
 # What each notified change means to the contributor, in the words of a person writing to them.
 EMAIL_SUBJECTS = {
-    SubmissionStatus.SUBMITTED: "We received your submission",
-    SubmissionStatus.DRAFTING_FAILED: "Drafting metrics from your submission did not succeed",
-    SubmissionStatus.CHANGES_REQUESTED: "Please revise your submission",
-    SubmissionStatus.ACCEPTED: "Your submission was accepted",
-    SubmissionStatus.DECLINED: "A decision on your submission",
+    SubmissionStatus.SUBMITTED: gettext_lazy("We received your submission"),
+    SubmissionStatus.DRAFTING_FAILED: gettext_lazy(
+        "Drafting metrics from your submission did not succeed"
+    ),
+    SubmissionStatus.CHANGES_REQUESTED: gettext_lazy("Please revise your submission"),
+    SubmissionStatus.ACCEPTED: gettext_lazy("Your submission was accepted"),
+    SubmissionStatus.DECLINED: gettext_lazy("A decision on your submission"),
 }
 
 
@@ -65,9 +70,11 @@ def submission_notify_status(*, event_id: int) -> None:
         if event.to_status in (SubmissionStatus.ACCEPTED, SubmissionStatus.DECLINED)
         else [],
     }
-    headline = EMAIL_SUBJECTS.get(event.to_status, "News of your submission")
-    mail_send_safely(
-        subject=f"[ImpactBench] {headline}: {submission.title[:60]}",
-        message=render_to_string("submissions/email/status_changed.txt", context),
-        recipient_list=[submission.contributor.email],
-    )
+    # Written in the language the contributor reads the site in.
+    with translation.override(recipient_language(submission.contributor)):
+        headline = EMAIL_SUBJECTS.get(event.to_status) or gettext("News of your submission")
+        mail_send_safely(
+            subject=f"[ImpactBench] {headline}: {submission.title[:60]}",
+            message=render_to_string("submissions/email/status_changed.txt", context),
+            recipient_list=[submission.contributor.email],
+        )

@@ -163,6 +163,9 @@ NOT_USER_WRITTEN = {
     "rubrics.RubricDimension.slug": VALIDATED + " (slug)",
     "rubrics.RubricItem.key": VALIDATED + " (slug)",
     "core.ReaderLanguage.language": VALIDATED + " (BCP 47 language tag)",
+    "core.InterfaceLanguage.language": VALIDATED + " (one of the site's LANGUAGES)",
+    "submissions.Enquiry.language": "the page language the middleware chose (one of the "
+    "site's LANGUAGES), never typed",
     "rubrics.RubricItem.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.country": VALIDATED + " (ISO 3166-1 alpha-2 code)",
