@@ -9,15 +9,53 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.generic import TemplateView
+from django.utils.translation import gettext as _
+from django.views.generic import FormView, TemplateView
 
 from . import services
 from .exceptions import ApplicationError
+from .forms import ReaderLanguageForm
 from .health import Check, components_check
 from .ids import identifier_parse
+from .languages import language_display_name
 from .models import RoleChange, WorkerPing
 from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
+from .selectors import DEFAULT_READER_LANGUAGE, reader_languages_declared
 from .services import readiness_checks
+
+
+class ReaderLanguagesView(LoginRequiredMixin, FormView):
+    """The languages a signed-in person reads: rating queues give them items in these only."""
+
+    template_name = "core/reader_languages.html"
+    form_class = ReaderLanguageForm
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["declared"] = reader_languages_declared(user=self.request.user)
+        context["default_language"] = language_display_name(DEFAULT_READER_LANGUAGE)
+        return context
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if "remove" in request.POST:
+            services.reader_language_remove(user=request.user, language=request.POST["remove"])
+            messages.success(request, _("Language removed."))
+            return redirect("core:languages")
+        return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form: ReaderLanguageForm) -> HttpResponse:
+        try:
+            declared = services.reader_language_declare(
+                user=self.request.user, language=form.cleaned_data["language"]
+            )
+        except ApplicationError as error:
+            form.add_error("language", error.message)
+            return self.form_invalid(form)
+        messages.success(
+            self.request,
+            _("You read %(language)s.") % {"language": language_display_name(declared.language)},
+        )
+        return redirect("core:languages")
 
 
 class DashboardView(LoginRequiredMixin, TemplateView):

@@ -163,6 +163,7 @@ NOT_USER_WRITTEN = {
     "rubrics.RubricDimension.slug": VALIDATED + " (slug)",
     "rubrics.RubricItem.key": VALIDATED + " (slug)",
     "core.ReaderLanguage.language": VALIDATED + " (BCP 47 language tag)",
+    "review.QueueItem.language": "copied from the rated object's validated language tag",
     "rubrics.RubricItem.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.country": VALIDATED + " (ISO 3166-1 alpha-2 code)",
