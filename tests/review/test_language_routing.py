@@ -12,6 +12,8 @@ from django.urls import reverse
 from core.models import ReaderLanguage
 from core.roles import Role
 from core.services import reader_language_declare, user_reads_language
+from review.agreement import queue_figures
+from review.kinds import adapter_for
 from review.models import QueueItem
 from review.selectors import rater_languages
 from review.services import assignment_claim, queue_create, rating_submit
@@ -157,8 +159,6 @@ def test_the_data_migration_fills_existing_items():
 
 
 def _answers(assignment):
-    from review.kinds import adapter_for
-
     questions = adapter_for(assignment.item.kind).questions(assignment.item)
     return {q.name: q.values[0] for q in questions if q.required}
 
@@ -168,3 +168,50 @@ def test_declared_languages_are_stored_in_their_standard_spelling():
     assert list(ReaderLanguage.objects.filter(user=rater).values_list("language", flat=True)) == [
         "pt-BR"
     ]
+
+
+def rate_everything(queue, raters):
+    for rater in raters:
+        while (assignment := assignment_claim(queue=queue, rater=rater)) is not None:
+            rating_submit(assignment=assignment, rater=rater, answers=_answers(assignment))
+
+
+def two_language_queue():
+    for language in ("en", "en", "es", "es"):
+        ScenarioFactory(language=language)
+    queue = queue_create(
+        name="Scenarios", kind="scenario", created_by=UserFactory(), size=4, required_ratings=2
+    )
+    rate_everything(queue, [expert("en", "es"), expert("es", "en")])
+    return queue
+
+
+def test_agreement_is_reported_per_language_with_its_n_when_items_span_two():
+    figures = queue_figures(two_language_queue())
+    assert [(row["language"], row["items"], row["ratings"]) for row in figures.languages] == [
+        ("en", 2, 4),
+        ("es", 2, 4),
+    ]
+    for row in figures.languages:
+        quality = next(f for f in row["questions"] if f.question.name == "quality")
+        assert quality.items_rated == 2
+        assert quality.percent_agreement.n == 2
+        assert quality.percent_agreement.value == 1.0
+    assert figures.pooled_note == "pooled across English and Spanish items"
+
+
+def test_one_language_is_not_split_nor_called_pooled():
+    queue = scenario_queue("es", "es")
+    rate_everything(queue, [expert("es")])
+    figures = queue_figures(queue)
+    assert figures.languages == []
+    assert figures.pooled_note == ""
+
+
+def test_the_queue_page_says_its_figures_pool_two_languages(client, researcher):
+    queue = two_language_queue()
+    client.force_login(researcher)
+    page = client.get(reverse("review:queue-detail", args=[queue.pk])).content.decode()
+    assert "pooled across English and Spanish items" in page
+    assert 'data-testid="language-figures-en"' in page
+    assert 'data-testid="language-figures-es"' in page
