@@ -9,9 +9,11 @@ title case, region in uppercase (`PT-br` → `pt-BR`, `zh-hans` → `zh-Hans`); 
 """
 
 import re
+from collections.abc import Iterable
 
 from django.conf.locale import LANG_INFO
 from django.core.exceptions import ValidationError
+from django.utils.text import get_text_list
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
@@ -93,3 +95,10 @@ def language_display_name(tag: str) -> str:
         # Django's own catalogue translates its language names into the reader's language.
         return gettext(info["name"])
     return tag
+
+
+def languages_pooled_note(tags: Iterable[str]) -> str:
+    """How a figure over items in several languages says so: "pooled across English and
+    Spanish items". Every pooled agreement or rate figure names its languages with this."""
+    names = get_text_list([language_display_name(tag) for tag in tags], gettext("and"))
+    return gettext("pooled across %(languages)s items") % {"languages": names}

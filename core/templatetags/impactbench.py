@@ -1,7 +1,7 @@
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from core.languages import language_display_name
+from core.languages import language_display_name, languages_pooled_note
 from core.sanitize import sanitize_html
 
 register = template.Library()
@@ -39,3 +39,10 @@ def persona_label(key: str) -> str:
 def language_name(code: str) -> str:
     """`en` → "English", `pt-br` → "Brazilian Portuguese"; an unknown code is shown as given."""
     return language_display_name(code)
+
+
+@register.filter
+def languages_pooled(rows) -> str:
+    """Per-language rows (dicts with a "language" tag) → "pooled across English and Spanish
+    items", the words a pooled figure carries."""
+    return languages_pooled_note(row["language"] for row in rows or ())

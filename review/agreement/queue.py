@@ -24,11 +24,9 @@ from statistics import median
 
 import numpy as np
 from django.conf import settings
-from django.utils.text import get_text_list
-from django.utils.translation import gettext as _
 
 import stats
-from core.languages import language_display_name
+from core.languages import language_display_name, languages_pooled_note
 from stats.estimates import Estimate
 
 from ..kinds import FORMS, Question, adapter_for
@@ -202,8 +200,7 @@ class QueueFigures:
         """The pooling said in words (pooled across English and Spanish items); "" for one."""
         if not self.languages:
             return ""
-        names = get_text_list([row["name"] for row in self.languages], _("and"))
-        return _("pooled across %(languages)s items") % {"languages": names}
+        return languages_pooled_note(row["language"] for row in self.languages)
 
 
 def _questions_for(queue: RatingQueue, ratings: Sequence[Rating]) -> list[Question]:
