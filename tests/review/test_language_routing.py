@@ -8,6 +8,7 @@ from django.apps import apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import translation
 
 from core.models import ReaderLanguage
 from core.roles import Role
@@ -99,9 +100,15 @@ def test_a_rater_who_declared_no_language_reads_english():
     languages = rater_languages(queue=queue, rater=rater)
     assert not languages.read.declared
     assert languages.waiting_elsewhere == 1
-    assert languages.nothing_readable == (
-        "No items left in the languages you read: English; 1 item waits in other languages."
-    )
+    with translation.override("en"):
+        assert languages.nothing_readable == (
+            "No items left in the languages you read: English; 1 item waits in other languages."
+        )
+    with translation.override("es"):
+        assert languages.nothing_readable == (
+            "No quedan elementos en los idiomas que lee: Inglés; 1 elemento espera en otros "
+            "idiomas."
+        )
 
 
 def test_declaring_any_language_replaces_the_english_default():
@@ -197,7 +204,8 @@ def test_agreement_is_reported_per_language_with_its_n_when_items_span_two():
         assert quality.items_rated == 2
         assert quality.percent_agreement.n == 2
         assert quality.percent_agreement.value == 1.0
-    assert figures.pooled_note == "pooled across English and Spanish items"
+    with translation.override("en"):
+        assert figures.pooled_note == "pooled across English and Spanish items"
 
 
 def test_one_language_is_not_split_nor_called_pooled():
