@@ -8,7 +8,7 @@ assumption, and how to change it.
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, Q
 
 from .languages import DEFAULT_LANGUAGE, language_display_name
@@ -34,12 +34,12 @@ class LanguagesRead:
         return ", ".join(self.names)
 
 
-def reader_languages_declared(*, user: AbstractBaseUser) -> list[ReaderLanguage]:
+def reader_languages_declared(*, user: User) -> list[ReaderLanguage]:
     """The languages `user` declared, in tag order."""
     return list(ReaderLanguage.objects.filter(user=user).order_by("language"))
 
 
-def languages_read(*, user: AbstractBaseUser) -> LanguagesRead:
+def languages_read(*, user: User) -> LanguagesRead:
     """What `user` reads for routing: their declarations, or English when they made none."""
     tags = tuple(ReaderLanguage.objects.filter(user=user).values_list("language", flat=True))
     if tags:
@@ -47,7 +47,7 @@ def languages_read(*, user: AbstractBaseUser) -> LanguagesRead:
     return LanguagesRead(tags=(DEFAULT_READER_LANGUAGE,), declared=False)
 
 
-def reads_language_condition(*, user: AbstractBaseUser, field: str = "language") -> Q:
+def reads_language_condition(*, user: User, field: str = "language") -> Q:
     """A filter on rows whose `field` holds a language tag: the rows `user` reads.
 
     Declared languages follow `ReaderLanguageQuerySet.reading` (a reader of `pt` reads

@@ -1,8 +1,9 @@
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
@@ -30,15 +31,20 @@ class ReaderLanguagesView(LoginRequiredMixin, FormView):
     template_name = "core/reader_languages.html"
     form_class = ReaderLanguageForm
 
+    @property
+    def reader(self) -> User:
+        # LoginRequiredMixin lets only signed-in users this far.
+        return cast(User, self.request.user)
+
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        context["declared"] = reader_languages_declared(user=self.request.user)
+        context["declared"] = reader_languages_declared(user=self.reader)
         context["default_language"] = language_display_name(DEFAULT_READER_LANGUAGE)
         return context
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if "remove" in request.POST:
-            services.reader_language_remove(user=request.user, language=request.POST["remove"])
+            services.reader_language_remove(user=self.reader, language=request.POST["remove"])
             messages.success(request, _("Language removed."))
             return redirect("core:languages")
         return super().post(request, *args, **kwargs)
@@ -46,7 +52,7 @@ class ReaderLanguagesView(LoginRequiredMixin, FormView):
     def form_valid(self, form: ReaderLanguageForm) -> HttpResponse:
         try:
             declared = services.reader_language_declare(
-                user=self.request.user, language=form.cleaned_data["language"]
+                user=self.reader, language=form.cleaned_data["language"]
             )
         except ApplicationError as error:
             form.add_error("language", error.message)

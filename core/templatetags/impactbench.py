@@ -1,3 +1,5 @@
+from collections.abc import Iterable, Mapping
+
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
@@ -42,7 +44,7 @@ def language_name(code: str) -> str:
 
 
 @register.filter
-def languages_pooled(rows) -> str:
+def languages_pooled(rows: Iterable[Mapping[str, str]] | None) -> str:
     """Per-language rows (dicts with a "language" tag) → "pooled across English and Spanish
     items", the words a pooled figure carries."""
     return languages_pooled_note(row["language"] for row in rows or ())
