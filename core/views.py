@@ -18,7 +18,7 @@ from .exceptions import ApplicationError
 from .forms import ReaderLanguageForm
 from .health import Check, components_check
 from .ids import identifier_parse
-from .languages import language_display_name
+from .languages import language_display_name, language_tag_problem
 from .models import RoleChange, WorkerPing
 from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
 from .selectors import DEFAULT_READER_LANGUAGE, reader_languages_declared
@@ -44,8 +44,14 @@ class ReaderLanguagesView(LoginRequiredMixin, FormView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if "remove" in request.POST:
-            services.reader_language_remove(user=self.reader, language=request.POST["remove"])
-            messages.success(request, _("Language removed."))
+            tag = request.POST["remove"]
+            # Checked before the database sees it: no declared tag fails the check, and a
+            # hostile value (a NUL) would make PostgreSQL refuse the query.
+            if problem := language_tag_problem(tag):
+                messages.error(request, problem)
+            else:
+                services.reader_language_remove(user=self.reader, language=tag)
+                messages.success(request, _("Language removed."))
             return redirect("core:languages")
         return super().post(request, *args, **kwargs)
 

@@ -64,3 +64,12 @@ def test_the_dashboard_links_to_the_page(client):
     client.force_login(UserFactory())
     page = client.get(reverse("core:dashboard")).content.decode()
     assert reverse(URL) in page
+
+
+def test_a_hostile_removal_is_refused_before_the_database(client):
+    user = UserFactory()
+    ReaderLanguage.objects.create(user=user, language="es")
+    client.force_login(user)
+    response = client.post(reverse(URL), {"remove": "es\x00"}, follow=True)
+    assert response.status_code == 200
+    assert declared(user) == ["es"]
