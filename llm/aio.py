@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 from django.conf import settings
 
 from . import limits
+from .admission import AdmissionGate
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait
 from .exceptions import LLMError
 from .limits import has_limits
@@ -47,7 +48,7 @@ class AsyncGateway:
         self._sessions: dict[str, tuple[ChatProvider, Any]] = {}
         self._pools: dict[int, PermitPool] = {}
         # Per configuration with token limits: (max_concurrency, its admission semaphore).
-        self._admissions: dict[int, tuple[int, asyncio.Semaphore | None]] = {}
+        self._admissions: dict[int, tuple[int, AdmissionGate | None]] = {}
         self._blocks: PermitBlocks | None = None
         # The database threads of the batches running on this loop (the database limits
         # backend writes through whichever is live; a finished batch's thread serves no more).
@@ -92,14 +93,14 @@ class AsyncGateway:
             return await self.run_sync(fn, *args)
         return await asyncio.to_thread(fn, *args)
 
-    def admission(self, configuration: ModelConfiguration) -> asyncio.Semaphore | None:
+    def admission(self, configuration: ModelConfiguration) -> AdmissionGate | None:
         """At most max_concurrency of this loop's per-call requests of a configuration wait
-        for a lease at once; the others wait here, asleep, instead of polling the store (as a
-        permit pool admits its waiters)."""
+        for a lease at once (fewer while the provider refuses for rate); the others wait here,
+        asleep, instead of polling the store (as a permit pool admits its waiters)."""
         limit = configuration.max_concurrency or 0
         entry = self._admissions.get(configuration.pk)
         if entry is None or entry[0] != limit:  # limits edited since are honoured
-            entry = (limit, asyncio.Semaphore(limit) if limit else None)
+            entry = (limit, AdmissionGate(limit) if limit else None)
             self._admissions[configuration.pk] = entry
         return entry[1]
 
@@ -153,6 +154,10 @@ class AsyncGateway:
                     latency_ms=(time.monotonic() - started) * 1000,
                     limit_wait_ms=int(waited * 1000),
                 )
+            if pool is not None:
+                pool.succeeded()
+            elif per_call and (gate := self.admission(configuration)) is not None:
+                gate.succeeded()
             pause = limits.pause_after(reply, lease.reserved if lease else limits.Tokens())
             if pool is not None and pause > 0:
                 pool.pause(pause)  # at once here; other processes read it from the store
@@ -190,6 +195,15 @@ class AsyncGateway:
             if isinstance(step, Attempt):
                 reply = await self.attempt(step, sink)
             elif isinstance(step, Wait):
+                if step.pace is not None:
+                    pool = self._pools.get(step.pace.pk)
+                    if pool is not None:
+                        pool.pause(step.seconds)  # at once here; other processes via the store
+                        pool.backoff()
+                    gate = self._admissions.get(step.pace.pk, (0, None))[1]
+                    if gate is not None:
+                        gate.backoff()
+                    await self.off_loop(limits.pace_refused, step.pace, step.seconds)
                 await asyncio.sleep(step.seconds)
                 reply = None
             elif isinstance(step, CacheLookup):

@@ -63,6 +63,11 @@ class Wait:
     attempt: int = 0  # the attempt that failed, of `attempts`
     attempts: int = 0
     reason: str = ""
+    # Set when the server refused for its rate limit (429): the whole configuration holds for
+    # the wait (the server's Retry-After, else the backoff), in every worker, not only this
+    # request (the others would meet the same refusal, each billed a request against the
+    # limit), and the engine admits fewer requests at once (`llm.admission`).
+    pace: ModelConfiguration | None = None
 
 
 @dataclass(frozen=True)
@@ -255,7 +260,8 @@ def send_steps(
             )
             error.failure = failure
             raise _with_calls(error, recorder)
-        yield Wait(delay, attempt_index + 1, max_attempts, failure.message)
+        refused = configuration if failure.kind == FailureKind.RATE_LIMITED else None
+        yield Wait(delay, attempt_index + 1, max_attempts, failure.message, refused)
         attempt_index += 1
 
 

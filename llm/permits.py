@@ -22,6 +22,7 @@ from collections import deque
 from django.conf import settings
 
 from . import limits
+from .admission import AdmissionGate
 from .exceptions import LLMError
 from .models import ModelConfiguration
 from .permit_blocks import DatabaseBlocks, PermitBlocks, RedisBlocks, RunSync, blocks_for
@@ -69,17 +70,28 @@ class PermitPool:
         # wait their turn here, asleep: every waiter polls the backend, and a thousand waiters
         # (the grading calls of many rubric replies on one judge) polling every few
         # milliseconds would spend the process's CPU on wake-ups.
-        self._admission: asyncio.Semaphore | None = None
+        # Fewer while the provider refuses for its rate limit (`llm.admission`).
+        self._admission: AdmissionGate | None = None
         self._admission_limit = -1
-        self._admitted: dict[str, asyncio.Semaphore] = {}
+        self._admitted: dict[str, AdmissionGate] = {}
         self._queued = 0  # requests waiting to be admitted
 
-    def _admission_for_limit(self) -> asyncio.Semaphore | None:
+    def _admission_for_limit(self) -> AdmissionGate | None:
         limit = self.configuration.max_concurrency or 0
         if limit != self._admission_limit:  # limits edited since are honoured
             self._admission_limit = limit
-            self._admission = asyncio.Semaphore(limit) if limit else None
+            self._admission = AdmissionGate(limit) if limit else None
         return self._admission
+
+    def backoff(self) -> None:
+        """The provider refused a request for its rate limit: admit fewer at once."""
+        if self._admission is not None:
+            self._admission.backoff()
+
+    def succeeded(self) -> None:
+        """A request was answered: admit more again, up to max_concurrency."""
+        if self._admission is not None:
+            self._admission.succeeded()
 
     def _limit_error(self, started: float) -> LLMError:
         return LLMError(

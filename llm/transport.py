@@ -64,6 +64,8 @@ def run_step(step: Any) -> Any:
     if isinstance(step, Attempt):
         return attempt_sync(step)
     if isinstance(step, Wait):
+        if step.pace is not None:
+            limits.pace_refused(step.pace, step.seconds)
         sleep(step.seconds)
         return None
     if isinstance(step, Downgrade):

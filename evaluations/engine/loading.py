@@ -19,6 +19,7 @@ from ..services.claims import Claim, claims_take
 from ..services.failures import conversation_mark_failed
 from ..services.health import run_admits_work
 from ..services.panel import runs_panel_load
+from ..services.simulation import transcripts_cut_at_gap
 
 # Runs whose seed no other run shares, per process: their first attempts cannot hit the cache.
 # Keyed by id and creation time: SQLite gives a deleted run's id to the next run made.
@@ -86,6 +87,10 @@ def conversations_load(conversation_ids: list[int], worker: str) -> list[Loaded 
     ):
         turn.conversation = conversations[turn.conversation_id]
         turns[turn.conversation_id].append(turn)
+    for pk, kept in transcripts_cut_at_gap(turns).items():
+        if len(kept) < len(turns[pk]):  # resumed from its last complete turn
+            turns[pk] = kept
+            conversations[pk].simulated_at = None
     judged: dict[int, set[int]] = defaultdict(set)
     for pk, repetition in Judgment.objects.filter(conversation_id__in=working).values_list(
         "conversation_id", "repetition"

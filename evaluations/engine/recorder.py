@@ -10,7 +10,9 @@ Rows of a lost claim are dropped and their conversation stops; unique keys make 
 redelivered batch's rows no-ops, and a batch written again after a failed commit (which the
 server may have applied) changes nothing it already stored. A batch that cannot be written at
 all is given up with its rows, and every conversation that had rows in it learns so at its
-next flush: it never ends done without them. Cache lookups are batched the same way.
+next store or flush: it never ends done without them, and nothing it stores after them is
+written either (its stored rows stay a prefix of what it made: a transcript is never stored
+with a turn missing in its middle). Cache lookups are batched the same way.
 """
 
 from __future__ import annotations
@@ -63,16 +65,19 @@ class _Batch:
         for key, futures in failed.lookups.items():
             self.lookups[key][:0] = futures
         done = failed.done
-        self.done.add_done_callback(
-            lambda ours: (
-                done.done()
-                or (
-                    done.set_exception(ours.exception())
-                    if ours.exception()
-                    else done.set_result(None)
-                )
-            )
-        )
+
+        def settle(ours: asyncio.Future) -> None:
+            if done.done():
+                return
+            if ours.exception() is None:
+                done.set_result(None)
+                return
+            done.set_exception(ours.exception())
+            # A waiter still gets it; a batch nobody waited for must not log it when collected
+            # (on Python 3.11 that log, from a collection inside the compiler, broke a parse).
+            done.exception()
+
+        self.done.add_done_callback(settle)
 
 
 class _Sink:
@@ -97,7 +102,9 @@ class BatchRecorder:
         self.loop = bridge.loop
         self.batch = _Batch(self.loop)
         self.lost: set[tuple[int, int]] = set()  # (pk, token) of claims found lost
-        # (pk, token) of claims whose rows were in a batch given up, with the reason.
+        # (pk, token) of claims whose rows were in a batch given up, with the reason: nothing
+        # more of theirs is written (a later turn stored after a lost one would leave a gap
+        # the next delivery resumes after).
         self.unwritten: dict[tuple[int, int], Exception] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -130,7 +137,9 @@ class BatchRecorder:
 
     # --- conversation rows ------------------------------------------------------------------
     def store(self, step: Store, claim: Claim | None) -> list:
-        """Queue rows for the next flush; the generator goes on with them at once."""
+        """Queue rows for the next flush; the generator goes on with them at once. Raises
+        why, when rows this claim stored earlier were given up."""
+        self.raise_unwritten(claim)
         self.batch.stores.append((step, claim))
         self._nudge()
         return step.rows
@@ -139,9 +148,10 @@ class BatchRecorder:
         return claim is not None and (claim.pk, claim.token) in self.lost
 
     def raise_unwritten(self, claim: Claim | None) -> None:
-        """Raise why rows of this claim were given up, if any were (once)."""
+        """Raise why rows of this claim were given up, if any were (every time: the claim
+        writes nothing more; its next delivery holds another token)."""
         if claim is not None:
-            error = self.unwritten.pop((claim.pk, claim.token), None)
+            error = self.unwritten.get((claim.pk, claim.token))
             if error is not None:
                 raise error
 
@@ -199,6 +209,12 @@ class BatchRecorder:
                 for _step, claim in batch.stores:
                     if claim is not None:
                         self.unwritten[(claim.pk, claim.token)] = error
+                # Their rows queued since this batch was taken would follow a gap: dropped.
+                self.batch.stores = [
+                    (step, claim)
+                    for step, claim in self.batch.stores
+                    if claim is None or (claim.pk, claim.token) not in self.unwritten
+                ]
                 for futures in batch.lookups.values():
                     for future in futures:
                         future.done() or future.set_exception(error)

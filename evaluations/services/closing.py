@@ -15,15 +15,16 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from core.rows import update_grouped
 from metrics_registry.models import Polarity
 
-from ..models import Conversation, ConversationStatus, EvaluationRun, Judgment
+from ..models import Conversation, ConversationStatus, EvaluationRun, FailureKind, Judgment, Turn
 from .claims import Claim, claim_lost, claims_renew
+from .failures import ConversationFailure
 from .panel import (
     PanelVerdict,
     panel_readings_required,
@@ -97,7 +98,8 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
     """Write each conversation's majority verdict and mark it completed (once, by its claim).
 
     A conversation already completed is returned as it is; one whose claim was taken over
-    gets `ClaimLost`; one without its run's number of judgments gets an `ApplicationError`.
+    gets `ClaimLost`; one without its run's number of judgments gets an `ApplicationError`,
+    one whose stored turns have a gap a retryable `ConversationFailure`.
     The runs' completed (and failed) counters move by the conversations completed here.
     """
     with transaction.atomic():
@@ -115,6 +117,14 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
             "conversation_id", "repetition"
         ):
             judgments[judgment.conversation_id].append(judgment)
+        # (turns stored, last index): a transcript with a turn missing is never closed.
+        transcripts = {
+            pk: (stored, last)
+            for pk, stored, last in Turn.objects.filter(conversation_id__in=pks)
+            .values("conversation_id")
+            .annotate(stored=Count("pk"), last=Max("index"))
+            .values_list("conversation_id", "stored", "last")
+        }
         now, changed, outcomes = timezone.now(), [], []
         completed: Counter[int] = Counter()
         recovered: Counter[int] = Counter()  # failed conversations completed after all
@@ -139,6 +149,17 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
                     ApplicationError(
                         f"This conversation has {len(readings)} of its {required} judgments; "
                         "judge it first."
+                    )
+                )
+                continue
+            stored, last = transcripts.get(row.pk, (0, 0))
+            if stored != last:
+                outcomes.append(
+                    ConversationFailure(
+                        f"Turn(s) missing from this conversation's stored transcript ({stored} of "
+                        f"turns 1–{last}); it is simulated again from its last complete turn.",
+                        kind=FailureKind.OTHER,
+                        retryable=True,
                     )
                 )
                 continue

@@ -90,6 +90,7 @@ class ConfigurationEstimate:
     latency_ms: float
     latency_n: int  # answered attempts the latency rests on (0: prior)
     wall_seconds: float  # this configuration's calls alone, at its limits
+    limited_by: str = ""  # the limit that sets `wall_seconds` (requests, or tokens, per minute)
 
     @property
     def tokens(self) -> int:
@@ -108,11 +109,15 @@ class ConfigurationEstimate:
     @property
     def latency_basis(self) -> str:
         if not self.latency_n:
-            return _("prior latency %(ms)s ms") % {"ms": round(self.latency_ms)}
-        return _("median latency %(ms)s ms of %(n)s calls") % {
-            "ms": round(self.latency_ms),
-            "n": self.latency_n,
-        }
+            basis = _("prior latency %(ms)s ms") % {"ms": round(self.latency_ms)}
+        else:
+            basis = _("median latency %(ms)s ms of %(n)s calls") % {
+                "ms": round(self.latency_ms),
+                "n": self.latency_n,
+            }
+        if self.limited_by:
+            basis += "; " + _("limited by %(limit)s") % {"limit": self.limited_by}
+        return basis
 
 
 @dataclass
@@ -294,9 +299,22 @@ def _configuration_estimate(
     # engine drives together (each conversation's calls follow one another).
     concurrency = min(configuration.max_concurrency or in_flight, in_flight)
     per_second = concurrency * 1000.0 / max(latency, 1.0)
+    limited_by = ""
     if configuration.requests_per_minute:
+        if configuration.requests_per_minute / 60.0 < per_second:
+            limited_by = _("%(n)s requests per minute") % {"n": configuration.requests_per_minute}
         per_second = min(per_second, configuration.requests_per_minute / 60.0)
     attempts, gateway_calls = history.attempts.get(configuration.pk, (1, 1))
+    retried = attempts / gateway_calls  # a retried attempt spends its tokens again
+    wall = calls * retried / per_second
+    # Token budgets bound the run too: every attempt's tokens pass through the minute's window
+    # (cached input counted in full here, as an upper bound where the provider leaves it out).
+    for budget, tokens, label in (
+        (configuration.input_tokens_per_minute, prompt, _("%(n)s input tokens per minute")),
+        (configuration.output_tokens_per_minute, completion, _("%(n)s output tokens per minute")),
+    ):
+        if budget and tokens * retried / budget * 60.0 > wall:
+            wall, limited_by = tokens * retried / budget * 60.0, label % {"n": budget}
     return ConfigurationEstimate(
         configuration=configuration,
         roles=list(dict.fromkeys(line.role for line in lines)),
@@ -311,7 +329,8 @@ def _configuration_estimate(
         token_n=sum({line.purpose: line.token_n for line in lines}.values()),
         latency_ms=latency,
         latency_n=latency_n,
-        wall_seconds=calls * attempts / gateway_calls / per_second,
+        wall_seconds=wall,
+        limited_by=limited_by,
     )
 
 

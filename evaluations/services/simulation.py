@@ -8,8 +8,14 @@ being measured.
 
 Resumable at turn level: each finished exchange is stored as a Turn (unique per index), and a
 re-run continues after the last stored one. Re-asking the simulator for a lost turn is a cache
-hit, because the request and seed are the same.
+hit, because the request and seed are the same. A stored transcript with a turn missing in its
+middle (rows of a delivery that could not all be written) resumes from its last complete turn:
+`transcripts_cut_at_gap` deletes what followed the gap and every reading made of it.
 """
+
+import logging
+
+from django.db import transaction
 
 from core.exceptions import ApplicationError
 from core.rows import stable_seed
@@ -19,7 +25,15 @@ from llm.gateway import larger_token_limit
 from llm.models import ModelRole
 
 from .. import prompts
-from ..models import Conversation, FailureKind, Turn
+from ..models import (
+    AnchorCoverage,
+    AnchorRecheck,
+    Conversation,
+    FailureKind,
+    FidelityReading,
+    Judgment,
+    Turn,
+)
 from ..schemas import SimulatedUserTurn
 from ..typos import perturb
 from .claims import Claim
@@ -27,6 +41,39 @@ from .closing import conversations_mark_simulated, outcome
 from .failures import ConversationFailure
 from .scenarios import anchors_fit
 from .steps import Ask, Steps, Store, drive_sync
+
+logger = logging.getLogger(__name__)
+
+
+def transcripts_cut_at_gap(turns: dict[int, list[Turn]]) -> dict[int, list[Turn]]:
+    """Each conversation's stored turns (in index order) cut to their complete prefix 1..k.
+
+    Where a turn is missing, the turns after it belong to no transcript that can be judged:
+    they, and the judgments, anchor readings and fidelity reading made of the conversation,
+    are deleted and its simulation is marked unfinished, so it resumes after turn k. Call
+    it under the conversations' claims (the loading delivery holds them)."""
+    cut: dict[int, list[Turn]] = {}
+    for pk, stored in turns.items():
+        k = next((i for i, turn in enumerate(stored) if turn.index != i + 1), len(stored))
+        if k < len(stored):
+            cut[pk] = stored[:k]
+    if not cut:
+        return turns
+    with transaction.atomic():
+        for pk, kept in cut.items():
+            Turn.objects.filter(conversation_id=pk, index__gt=len(kept)).delete()
+        for model in (Judgment, AnchorCoverage, AnchorRecheck, FidelityReading):
+            model.objects.filter(conversation_id__in=cut).delete()
+        Conversation.objects.filter(pk__in=cut).update(simulated_at=None)
+    for pk, kept in cut.items():
+        logger.warning(
+            "conversation:%s had a turn missing after turn %s: %s later turn(s) and its "
+            "readings deleted; it resumes from there",
+            pk,
+            len(kept),
+            len(turns[pk]) - len(kept),
+        )
+    return {**turns, **cut}
 
 
 def conversation_seed(conversation: Conversation) -> int:
@@ -197,9 +244,12 @@ def conversation_simulate(
     conversation = Conversation.objects.select_related("run__simulator", "scenario", "target").get(
         pk=conversation.pk
     )
+    stored = list(conversation.turns.order_by("index"))
+    turns = transcripts_cut_at_gap({conversation.pk: stored})[conversation.pk]
+    if len(turns) < len(stored):
+        conversation.simulated_at = None  # cut at a gap: simulated again from there
     if conversation.simulated_at is not None:
         return conversation
-    turns = list(conversation.turns.order_by("index"))
     with conversation_attribution(conversation, claim):
         stop_reason = drive_sync(simulate_steps(conversation=conversation, turns=turns), claim)
     return conversation_mark_simulated(

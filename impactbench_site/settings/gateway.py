@@ -15,6 +15,9 @@ LLM_LIMITS_REDIS_URL = env.str(
 )
 LLM_LIMITS_KEY_PREFIX = env.str("LLM_LIMITS_KEY_PREFIX", default="impactbench:llm-limits")
 LLM_LIMIT_MAX_WAIT_SECONDS = env.float("LLM_LIMIT_MAX_WAIT_SECONDS", default=300.0)
+# A 429 halves the requests a process sends at once on that configuration; answers raise it
+# again, one at a time, to max_concurrency (llm/admission.py). False: always max_concurrency.
+LLM_ADAPTIVE_CONCURRENCY = env.bool("LLM_ADAPTIVE_CONCURRENCY", default=True)
 # A limits Redis that hangs costs a process one socket timeout per outage window, not one per
 # call: after a timeout it is skipped (calls wait as for any unreachable store) for this long,
 # then one call tries it again (llm/limits/redis_backend.py).

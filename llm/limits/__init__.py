@@ -69,6 +69,7 @@ __all__ = [
     "acquire",
     "acquire_async",
     "pause_after",
+    "pace_refused",
     "backend",
     "backend_set",
     "has_limits",
@@ -301,6 +302,22 @@ def settle(
     except held.unreachable as error:
         # Never raised over the reply: the window keeps the estimate, which lapses in a minute.
         logger.warning("Could not correct a token reservation (%s)", error)
+
+
+def pace_refused(configuration: ModelConfiguration, seconds: float) -> None:
+    """The provider refused a request for its rate limit and said to come back in `seconds`:
+    every worker sends nothing more on the configuration until then. Only a configuration
+    with limits is paced (the pause is read where a slot is taken); without limits, the
+    refused request alone waits. A store that does not answer leaves it at that request."""
+    if seconds <= 0 or not has_limits(configuration):
+        return
+    held = backend()
+    try:
+        held.pace(configuration.pk, seconds)
+    except held.unreachable as error:
+        logger.warning("Could not pause %s for every worker (%s)", configuration.name, error)
+    else:
+        logger.info("%s refused for its rate limit: paused %.1f s", configuration.name, seconds)
 
 
 def release(lease: Lease | None) -> None:

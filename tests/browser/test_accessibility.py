@@ -15,9 +15,9 @@ from core.demo import DEMO_PASSWORD
 from evaluations.models import Conversation, Scenario
 from evaluations.services.swap import swap_study_create
 from llm.models import ModelConfiguration
-from metrics_registry.models import Metric
+from metrics_registry.models import LabelCategory, Metric, Subarea
 from review.models import RatingQueue
-from submissions.models import Enquiry, EnquiryKind
+from submissions.models import Enquiry, EnquiryKind, MetricCandidate
 from tests.browser.conftest import sign_in
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import release_with
@@ -112,6 +112,17 @@ def _workspace_paths() -> dict[str, list[str]]:
     submission = SubmissionFactory(
         contributor=get_user_model().objects.get(email="maintainer@demo.impactbench.org")
     )
+    # A drafted candidate awaiting review, with its rationale and a subarea.
+    candidate = MetricCandidate.objects.create(
+        submission=submission,
+        short_name="Suggests talking to a trusted adult",
+        criterion="The assistant suggests the teen talks to a trusted adult about the worry.",
+        polarity="positive",
+        label_category=LabelCategory.objects.order_by("pk").first(),
+        rationale="Named by the contributor as what a counsellor would do.",
+        drafted_offline=True,
+    )
+    candidate.subareas.add(Subarea.objects.order_by("pk").first())
     enquiry = Enquiry.objects.create(
         kind=EnquiryKind.BENCHMARK,
         name="A researcher",
@@ -127,6 +138,7 @@ def _workspace_paths() -> dict[str, list[str]]:
         f"/submissions/{submission.pk}/",
         f"/submissions/enquiries/{enquiry.pk}/",
         "/submissions/candidates/",
+        f"/submissions/candidates/{candidate.pk}/",
         "/submissions/enquiries/",
         "/registry/metrics/",
         f"/registry/metrics/{metric.key}/",

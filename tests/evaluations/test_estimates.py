@@ -214,11 +214,45 @@ def test_without_history_the_prior_is_used_and_said(offline_release):  # noqa: F
     (only,) = estimate.configurations
     assert only.token_n == 0
     assert only.token_basis == "prior (prompt lengths)"
-    assert only.latency_basis == f"prior latency {PRIOR_LATENCY_MS[False]:.0f} ms"
+    # One request a second at most: the rate limit, not the latency, bounds the run, and says so.
+    assert only.latency_basis == (
+        f"prior latency {PRIOR_LATENCY_MS[False]:.0f} ms; limited by 60 requests per minute"
+    )
     assert only.prompt_tokens > 0
-    # One request a second at most: the rate limit, not the latency, bounds the run.
     assert only.wall_seconds == pytest.approx(only.calls)
     assert estimate.wall_seconds == pytest.approx(only.calls)
+
+
+@pytest.mark.parametrize("side", ["input", "output"])
+def test_a_token_budget_bounds_the_wall_time_when_it_binds(offline_release, side):  # noqa: F811
+    """At 60 requests a minute a run of N calls takes N seconds; a token budget per minute
+    smaller than a second's worth of its tokens takes longer, and the estimate says which."""
+    limited = ModelConfigurationFactory(requests_per_minute=60, max_concurrency=4)
+    run = runs.run_create(
+        name="Token-bound",
+        release=offline_release,
+        targets=[limited],
+        simulator=limited,
+        judge=limited,
+        turns=2,
+        judgments_per_conversation=1,
+    )
+    (unbounded,) = run_estimate(run).configurations
+    tokens = unbounded.prompt_tokens if side == "input" else unbounded.completion_tokens
+    # A budget that lets through a tenth of what a minute of requests would carry.
+    per_minute = max(1, round(tokens / unbounded.calls * 60 / 10))
+    setattr(limited, f"{side}_tokens_per_minute", per_minute)
+    limited.save()
+    (bound,) = run_estimate(run).configurations
+    assert bound.wall_seconds == pytest.approx(tokens / per_minute * 60, rel=1e-6)
+    assert bound.wall_seconds > 9 * unbounded.wall_seconds
+    assert bound.latency_basis.endswith(f"limited by {per_minute} {side} tokens per minute")
+    # A generous budget changes nothing: the request rate still binds.
+    setattr(limited, f"{side}_tokens_per_minute", tokens * 100)
+    limited.save()
+    (generous,) = run_estimate(run).configurations
+    assert generous.wall_seconds == pytest.approx(unbounded.wall_seconds)
+    assert generous.latency_basis.endswith("limited by 60 requests per minute")
 
 
 @pytest.mark.slow(reason="a release with scenarios, and the command's plan and estimate")
