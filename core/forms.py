@@ -7,7 +7,9 @@ from typing import Any
 from django import forms
 from django.core.validators import MaxLengthValidator
 from django.forms.utils import ErrorDict
+from django.utils.translation import gettext_lazy as _
 
+from .languages import language_tag_normalize
 from .validators import control_character_message, single_line, text_max_length
 
 
@@ -58,3 +60,17 @@ class CheckedTextMixin(forms.BaseForm):
         for name, message in problems.items():
             self.add_error(name, message)
         return None
+
+
+class ReaderLanguageForm(CheckedTextMixin, forms.Form):
+    """One language a person reads, as a BCP 47 tag; kept as typed when it is not one."""
+
+    language = forms.CharField(
+        label=_("Language tag"),
+        # Longer than any tag, so a mistyped one reaches the tag check and its message.
+        max_length=64,
+        help_text=_("A language code, then an optional region or script: en, es, pt-BR, zh-Hans."),
+    )
+
+    def clean_language(self) -> str:
+        return language_tag_normalize(self.cleaned_data["language"])

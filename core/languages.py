@@ -9,8 +9,12 @@ title case, region in uppercase (`PT-br` → `pt-BR`, `zh-hans` → `zh-Hans`); 
 """
 
 import re
+from collections.abc import Iterable
 
+from django.conf.locale import LANG_INFO
 from django.core.exceptions import ValidationError
+from django.utils.text import get_text_list
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 DEFAULT_LANGUAGE = "en"
@@ -81,3 +85,20 @@ def validate_language_tag(value: str) -> None:
 def language_primary(tag: str) -> str:
     """The language subtag alone (`pt-BR` → `pt`), to match a reader of Portuguese."""
     return tag.split("-", 1)[0].lower()
+
+
+def language_display_name(tag: str) -> str:
+    """`en` → "English", `pt-BR` → "Brazilian Portuguese"; an unknown tag is shown as given."""
+    tag = str(tag or "").strip()
+    info = LANG_INFO.get(tag.lower()) or LANG_INFO.get(language_primary(tag))
+    if info and "name" in info:
+        # Django's own catalogue translates its language names into the reader's language.
+        return gettext(info["name"])
+    return tag
+
+
+def languages_pooled_note(tags: Iterable[str]) -> str:
+    """How a figure over items in several languages says so: "pooled across English and
+    Spanish items". Every pooled agreement or rate figure names its languages with this."""
+    names = get_text_list([language_display_name(tag) for tag in tags], gettext("and"))
+    return gettext("pooled across %(languages)s items") % {"languages": names}

@@ -1,5 +1,7 @@
 from django.conf import settings
 from django.db import models
+from django.db.models import Expression, ExpressionWrapper, F, Q, Value
+from django.db.models.functions import Concat
 
 from .languages import LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
 from .roles import Role
@@ -82,9 +84,27 @@ class SignInAttempt(models.Model):
         return f"sign-in attempt at {self.attempted_at:%Y-%m-%d %H:%M:%S}"
 
 
+class ReaderLanguageQuerySet(models.QuerySet):
+    def reading(self, language: "str | Expression | F") -> "ReaderLanguageQuerySet":
+        """Declarations under which text in `language` is read: the tag itself, or a shorter
+        tag it starts with (a reader of `pt` reads `pt-BR`, of `zh-Hans` reads `zh-Hans-CN`:
+        RFC 4647's basic filtering). `language` may be an expression such as an OuterRef to a
+        rated item's column, so a claim routes by language inside its one query."""
+        # Wrapped so lookups (startswith) know it is text even when it is an outer reference.
+        text_language = ExpressionWrapper(
+            Value(language) if isinstance(language, str) else language,
+            output_field=models.CharField(),
+        )
+        return self.alias(text_language=text_language).filter(
+            Q(language=F("text_language"))
+            | Q(text_language__startswith=Concat(F("language"), Value("-")))
+        )
+
+
 class ReaderLanguage(models.Model):
     """A language a person has declared they read: a reviewer of a machine translation must
-    read its language (`evaluations.services.translation.scenario_translation_review`)."""
+    read its language (`evaluations.services.translation.scenario_translation_review`), and a
+    rater is given only queue items in a language they read (`review`)."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reader_languages"
@@ -95,6 +115,8 @@ class ReaderLanguage(models.Model):
         help_text="BCP 47 tag, e.g. es, pt-BR.",
     )
     declared_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ReaderLanguageQuerySet.as_manager()
 
     class Meta:
         ordering = ["user", "language"]

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from .exceptions import ApplicationError
 from .health import Check, components_check
-from .languages import language_primary, language_tag_normalize
+from .languages import language_tag_normalize
 from .models import InterfaceLanguage, ReaderLanguage, RoleChange, SignInAttempt, WorkerPing
 from .roles import AnyUser, Role, user_has_role, user_roles_forget
 
@@ -137,11 +137,16 @@ def reader_language_declare(*, user: User, language: str) -> ReaderLanguage:
     return declared
 
 
+def reader_language_remove(*, user: User, language: str) -> None:
+    """`user` no longer reads `language`; removing one never declared changes nothing."""
+    ReaderLanguage.objects.filter(user=user, language=language).delete()
+
+
 def user_reads_language(*, user: User, language: str) -> bool:
-    """Whether `user` declared `language`, or its language alone (a reader of `pt` reads
-    `pt-BR`)."""
-    declared = set(ReaderLanguage.objects.filter(user=user).values_list("language", flat=True))
-    return language in declared or language_primary(language) in declared
+    """Whether `user` declared `language`, or a shorter tag it starts with (a reader of `pt`
+    reads `pt-BR`). No default here: a translation's reviewer must have declared the language
+    (rating queues, which do have one, use `core.selectors.reads_language_condition`)."""
+    return ReaderLanguage.objects.filter(user=user).reading(language).exists()
 
 
 def interface_language_remember(*, user: User, language: str) -> bool:

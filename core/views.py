@@ -1,25 +1,75 @@
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
-from django.views.generic import TemplateView
+from django.views.generic import FormView, TemplateView
 from django.views.i18n import set_language
 
 from . import services
 from .exceptions import ApplicationError
+from .forms import ReaderLanguageForm
 from .health import Check, components_check
 from .ids import identifier_parse
+from .languages import language_display_name, language_tag_problem
 from .models import RoleChange, WorkerPing
 from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
+from .selectors import DEFAULT_READER_LANGUAGE, reader_languages_declared
 from .services import readiness_checks
+
+
+class ReaderLanguagesView(LoginRequiredMixin, FormView):
+    """The languages a signed-in person reads: rating queues give them items in these only."""
+
+    template_name = "core/reader_languages.html"
+    form_class = ReaderLanguageForm
+
+    @property
+    def reader(self) -> User:
+        # LoginRequiredMixin lets only signed-in users this far.
+        return cast(User, self.request.user)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["declared"] = reader_languages_declared(user=self.reader)
+        context["default_language"] = language_display_name(DEFAULT_READER_LANGUAGE)
+        return context
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if "remove" in request.POST:
+            tag = request.POST["remove"]
+            # Checked before the database sees it: no declared tag fails the check, and a
+            # hostile value (a NUL) would make PostgreSQL refuse the query.
+            if problem := language_tag_problem(tag):
+                messages.error(request, problem)
+            else:
+                services.reader_language_remove(user=self.reader, language=tag)
+                messages.success(request, _("Language removed."))
+            return redirect("core:languages")
+        return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form: ReaderLanguageForm) -> HttpResponse:
+        try:
+            declared = services.reader_language_declare(
+                user=self.reader, language=form.cleaned_data["language"]
+            )
+        except ApplicationError as error:
+            form.add_error("language", error.message)
+            return self.form_invalid(form)
+        messages.success(
+            self.request,
+            _("You read %(language)s.") % {"language": language_display_name(declared.language)},
+        )
+        return redirect("core:languages")
 
 
 class DashboardView(LoginRequiredMixin, TemplateView):

@@ -12,11 +12,13 @@ and submit services change both counters under a row lock.
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
+from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH
 from core.models import TimeStampedModel
 from core.roles import Role, user_has_role
+from core.selectors import reads_language_condition
 
 
 class ItemKind(models.TextChoices):
@@ -131,6 +133,27 @@ class RatingQueue(TimeStampedModel):
         return [str(labels.get(key, key)).lower() for key in self.strata]
 
 
+class QueueItemQuerySet(models.QuerySet):
+    def open_to(self, rater) -> "QueueItemQuerySet":
+        """Items with a free slot that `rater` neither wrote nor has taken before (an expired
+        claim of theirs does not count: they may take the item up again)."""
+        taken = Assignment.objects.filter(item=OuterRef("pk"), rater=rater).exclude(
+            status=AssignmentStatus.EXPIRED
+        )
+        return (
+            self.filter(ratings_done__lt=F("required") - F("claims_open"))
+            .exclude(owner=rater)
+            .filter(~Exists(taken))
+        )
+
+    def readable_by(self, rater) -> "QueueItemQuerySet":
+        """Items in a language `rater` reads (`core.selectors.reads_language_condition`)."""
+        return self.filter(reads_language_condition(user=rater))
+
+    def unreadable_by(self, rater) -> "QueueItemQuerySet":
+        return self.exclude(reads_language_condition(user=rater))
+
+
 class QueueItem(models.Model):
     queue = models.ForeignKey(RatingQueue, on_delete=models.CASCADE, related_name="items")
     kind = models.CharField(max_length=20, choices=ItemKind.choices)
@@ -145,6 +168,9 @@ class QueueItem(models.Model):
     # a random sample's ratings can be weighted back to the population; empty when the items
     # were chosen, not drawn (triage).
     inclusion_probability = models.FloatField(null=True, blank=True)
+    # The language of what the rater reads (the scenario's, the metric version's, the rubric
+    # item's), copied here when the item is made so claims route by it without a join.
+    language = models.CharField(max_length=LANGUAGE_TAG_MAX_LENGTH, default=DEFAULT_LANGUAGE)
     metric = models.ForeignKey(
         "metrics_registry.Metric",
         null=True,
@@ -160,6 +186,8 @@ class QueueItem(models.Model):
     ratings_done = models.PositiveSmallIntegerField(default=0)
     claims_open = models.PositiveSmallIntegerField(default=0)
     completed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = QueueItemQuerySet.as_manager()
 
     class Meta:
         ordering = ["queue", "position"]

@@ -9,8 +9,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.utils import timezone
+from django.utils.translation import ngettext
 
 from core.demo import SEEDED_PANEL_DOMAIN
+from core.selectors import LanguagesRead, languages_read
 from evaluations.models import Conversation
 from metrics_registry.models import Metric, ValidationStatus
 
@@ -21,6 +23,7 @@ from .models import (
     AssignmentStatus,
     CriterionConsensus,
     ItemKind,
+    QueueItem,
     QueuePurpose,
     Rating,
     RatingQueue,
@@ -86,6 +89,32 @@ def rater_can_undo(*, queue: RatingQueue, rater: AbstractBaseUser) -> bool:
         .filter(queue=queue, rater=rater, submitted_at__gte=timezone.now() - undo_window())
         .exists()
     )
+
+
+@dataclass(frozen=True)
+class RaterLanguages:
+    """The languages a rater reads, and how many items they could take wait in others."""
+
+    read: LanguagesRead
+    waiting_elsewhere: int
+
+    @property
+    def nothing_readable(self) -> str:
+        """Why a rater with items still waiting gets none of them."""
+        return ngettext(
+            "No items left in the languages you read: %(languages)s; %(count)d item waits "
+            "in other languages.",
+            "No items left in the languages you read: %(languages)s; %(count)d items wait "
+            "in other languages.",
+            self.waiting_elsewhere,
+        ) % {"languages": self.read.listed, "count": self.waiting_elsewhere}
+
+
+def rater_languages(*, queue: RatingQueue, rater: AbstractBaseUser) -> RaterLanguages:
+    """What the rater reads and the open items of `queue` they were not given for the language
+    (the same rule `assignment_claim` routes by)."""
+    waiting = QueueItem.objects.filter(queue=queue).open_to(rater).unreadable_by(rater).count()
+    return RaterLanguages(read=languages_read(user=rater), waiting_elsewhere=waiting)
 
 
 def assignment_for_rater(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:

@@ -11,6 +11,7 @@ from django.views.generic import DetailView, FormView, ListView, TemplateView
 from core.csvsafe import csv_lines
 from core.exceptions import ApplicationError
 from core.roles import Role, RoleRequiredMixin, user_has_role
+from core.selectors import languages_read
 from core.validators import fields_control_character_message
 from metrics_registry.models import Metric
 
@@ -55,7 +56,11 @@ class RaterQueueListView(RaterMixin, TemplateView):
             }
             for queue in selectors.queue_list_rateable(user=user)
         ]
-        return {**super().get_context_data(**kwargs), "queues": queues}
+        return {
+            **super().get_context_data(**kwargs),
+            "queues": queues,
+            "languages_read": languages_read(user=user),
+        }
 
 
 class RateView(RaterMixin, TemplateView):
@@ -83,6 +88,7 @@ class RateView(RaterMixin, TemplateView):
             "can_undo": selectors.rater_can_undo(queue=queue, rater=user),
         }
         if assignment is None:
+            context["rater_languages"] = selectors.rater_languages(queue=queue, rater=user)
             return context
         item = assignment.item
         adapter = adapter_for(item.kind)

@@ -1,8 +1,9 @@
-from django import template
-from django.conf.locale import LANG_INFO
-from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext
+from collections.abc import Iterable, Mapping
 
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from core.languages import language_display_name, languages_pooled_note
 from core.sanitize import sanitize_html
 
 register = template.Library()
@@ -39,9 +40,11 @@ def persona_label(key: str) -> str:
 @register.filter
 def language_name(code: str) -> str:
     """`en` → "English", `pt-br` → "Brazilian Portuguese"; an unknown code is shown as given."""
-    code = str(code or "").strip()
-    info = LANG_INFO.get(code.lower()) or LANG_INFO.get(code.split("-")[0].lower())
-    if info and "name" in info:
-        # Django's own catalogue translates its language names into the reader's language.
-        return gettext(info["name"])
-    return code
+    return language_display_name(code)
+
+
+@register.filter
+def languages_pooled(rows: Iterable[Mapping[str, str]] | None) -> str:
+    """Per-language rows (dicts with a "language" tag) → "pooled across English and Spanish
+    items", the words a pooled figure carries."""
+    return languages_pooled_note(row["language"] for row in rows or ())

@@ -303,6 +303,11 @@ class CalibratedRateOutput(serializers.Serializer):
     on_label = serializers.BooleanField()
     ratings_needed_for_label = serializers.IntegerField()
     base_scenarios_needed_for_label = serializers.IntegerField()
+    language = serializers.CharField(
+        allow_blank=True,
+        help_text="Blank for a rate over every language; a BCP 47 tag for a rate over the "
+        "conversations in that language alone.",
+    )
 
 
 class LabelOutput(serializers.Serializer):
@@ -361,3 +366,14 @@ class RunCalibrationOutput(serializers.Serializer):
     )
     excluded = serializers.CharField()
     rates = CalibratedRateOutput(many=True)
+    pooled_languages = serializers.CharField(
+        allow_blank=True,
+        help_text="When the run's judged conversations span several languages, the words "
+        "saying that `rates` pool them (e.g. “pooled across English and Spanish items”); "
+        "blank for one language.",
+    )
+    rates_by_language = CalibratedRateOutput(
+        many=True,
+        help_text="Each target's rate (both polarities) over each language alone; empty when "
+        "the run's judged conversations are in one language.",
+    )

@@ -23,7 +23,7 @@ refresh.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -36,117 +36,16 @@ from review.models import Rating, RatingQueue
 from review.selectors import calibration_items, calibration_queue_for
 from stats.estimates import Estimate
 from stats.figures import proportion_estimate
-from stats.ppi import (
-    LABEL_MIN_BASE_SCENARIOS,
-    LABEL_MIN_EXPERT_VERDICTS,
-    calibrated_mean,
-    large_enough_for_label,
-)
+from stats.ppi import calibrated_mean
 
 from .calibration_published import published_calibrated, published_pass_rates
-from .calibration_texts import NOT_DRAWN, NOT_RATED, THRESHOLD_TEXT, calibration_how_to_fill
+from .calibration_rates import ALL, POLARITIES, CalibratedRate, Calibration
 from .figure_cells import CellStore, input_digest
 from .stored_figures import RUN_PART, FigureKind, run_figures
 
 JUDGE_RESAMPLES = 2_000
 # Names what a stored rate holds, so rates stored under an earlier rule are drawn again.
 CELL_VERSION = "bounded, published from the minimum, judge-only per polarity read"
-ALL = "all"
-POLARITIES = (ALL, "positive", "negative")
-
-
-@dataclass(frozen=True)
-class CalibratedRate:
-    """One target's (or one target-polarity's) judge-only and calibrated pass rates."""
-
-    target_id: int
-    target_name: str
-    polarity: str
-    judge_only: Estimate
-    calibrated: Estimate
-    n_judged: int  # conversations with a judge verdict
-    n_sample: int  # of them drawn into the calibration sample
-    n_rated: int  # of those with an expert verdict so far
-    base_scenarios_rated: int
-    excluded_no_verdict: int  # failed or panel-tied conversations, outside both figures
-
-    @property
-    def on_label(self) -> bool:
-        return self.polarity == ALL and large_enough_for_label(self.calibrated)
-
-    @property
-    def ratings_needed(self) -> int:
-        """More rated conversations this target needs before its label shows the figure."""
-        return max(0, LABEL_MIN_EXPERT_VERDICTS - self.n_rated)
-
-    @property
-    def base_scenarios_needed(self) -> int:
-        return max(0, LABEL_MIN_BASE_SCENARIOS - self.base_scenarios_rated)
-
-    def as_api(self) -> dict[str, Any]:
-        return {
-            "target": self.target_id,
-            "target_name": self.target_name,
-            "polarity": self.polarity,
-            "judge_only": self.judge_only.as_dict(),
-            "calibrated": self.calibrated.as_dict(),
-            "n_judged": self.n_judged,
-            "n_calibration_sample": self.n_sample,
-            "n_expert_rated": self.n_rated,
-            "base_scenarios_rated": self.base_scenarios_rated,
-            "excluded_without_verdict": self.excluded_no_verdict,
-            "on_label": self.on_label,
-            "ratings_needed_for_label": self.ratings_needed,
-            "base_scenarios_needed_for_label": self.base_scenarios_needed,
-        }
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """A run's calibrated rates, and the queue they come from (None: no sample drawn yet)."""
-
-    queue_id: int | None
-    queue_name: str
-    rates: list[CalibratedRate] = field(default_factory=list)
-    synthetic: bool = False
-
-    @property
-    def drawn(self) -> bool:
-        return self.queue_id is not None
-
-    @property
-    def rated(self) -> int:
-        return sum(r.n_rated for r in self.rates if r.polarity == ALL)
-
-    @property
-    def reason(self) -> str:
-        """Why no calibrated figure shows yet (blank once experts have rated)."""
-        if not self.drawn:
-            return NOT_DRAWN
-        return NOT_RATED if self.rated == 0 else ""
-
-    def for_target(self, target_id: int, polarity: str = ALL) -> CalibratedRate | None:
-        return next(
-            (r for r in self.rates if r.target_id == target_id and r.polarity == polarity), None
-        )
-
-    def as_api(self) -> dict[str, Any]:
-        return {
-            "calibration_queue": self.queue_id,
-            "expert_rated": self.rated,
-            "synthetic": self.synthetic,
-            "threshold": {
-                "min_expert_verdicts": LABEL_MIN_EXPERT_VERDICTS,
-                "min_base_scenarios": LABEL_MIN_BASE_SCENARIOS,
-                "text": THRESHOLD_TEXT,
-            },
-            "reason": self.reason,
-            "how_to_fill": calibration_how_to_fill() if self.rated == 0 else "",
-            "excluded": "Conversations without a verdict (failed or panel ties) are outside "
-            "both rates; triage-queue ratings are never used; conversations held for blind "
-            "expert review, and a blind queue's verdicts, count once the queue closes.",
-            "rates": [r.as_api() for r in self.rates],
-        }
 
 
 def _stamp(queue: RatingQueue) -> str:
@@ -171,6 +70,7 @@ def _conversations(run: EvaluationRun) -> list[dict[str, Any]]:
             "scenario__metric_version_id",
             "scenario__base_index",
             "scenario__metric_version__polarity",
+            "scenario__language",
         )
         .order_by("pk")
     )
@@ -182,6 +82,7 @@ def _cell(
     *,
     target: tuple[int, str],
     polarity: str,
+    language: str = "",
 ) -> CalibratedRate:
     judged = [r for r in rows if r["verdict_passed"] is not None]
     judge = np.array([float(r["verdict_passed"]) for r in judged])
@@ -225,12 +126,21 @@ def _cell(
         n_rated=int(rated.sum()),
         base_scenarios_rated=base_scenarios_rated,
         excluded_no_verdict=len(rows) - len(judged),
+        language=language,
     )
 
 
-def _compute(run: EvaluationRun, queue: RatingQueue | None) -> list[CalibratedRate]:
+def _compute(
+    run: EvaluationRun, queue: RatingQueue | None
+) -> tuple[list[CalibratedRate], list[CalibratedRate]]:
+    """The rates over every language, and each target's rate per language (when several)."""
     rows, sample = _inputs_read(run, queue)
-    return [_cell(cell, sample, target=t, polarity=p) for t, p, cell in _cell_rows(rows)]
+    rates = [_cell(cell, sample, target=t, polarity=p) for t, p, cell in _cell_rows(rows)]
+    by_language = [
+        _cell(cell, sample, target=t, polarity=ALL, language=language)
+        for t, language, cell in _language_cell_rows(rows)
+    ]
+    return rates, by_language
 
 
 def _inputs_read(run: EvaluationRun, queue: RatingQueue | None) -> tuple[list[dict], dict]:
@@ -269,32 +179,56 @@ def _cell_rows(rows: list[dict[str, Any]]) -> list[tuple[tuple[int, str], str, l
     return cells
 
 
+def _language_cell_rows(rows: list[dict[str, Any]]) -> list[tuple[tuple[int, str], str, list]]:
+    """(target, language, rows) of every per-language rate, over both polarities; none when
+    the judged conversations are all in one language."""
+    if len({r["scenario__language"] for r in rows if r["verdict_passed"] is not None}) < 2:
+        return []
+    by_cell: dict[tuple[int, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_cell[(r["target_id"], r["target__name"], r["scenario__language"])].append(r)
+    return [
+        ((target_id, name), language, by_cell[(target_id, name, language)])
+        for target_id, name, language in sorted(by_cell, key=lambda k: (k[1], k[2]))
+    ]
+
+
 def _refreshed(
     run: EvaluationRun, queue: RatingQueue | None, store: CellStore, previous: set[str]
 ) -> tuple[dict[str, Any], set[str]]:
     """The run's one document, its rates drawn again only where a rate's conversations,
     verdicts or sample changed (`figure_cells`)."""
     rows, sample = _inputs_read(run, queue)
-    cells = _cell_rows(rows)
-    digests = {f"{t[0]}:{p}": _digest(t, p, cell, sample) for t, p, cell in cells}
+    # (key, target, polarity, language, rows): the pooled rates, then the per-language ones.
+    cells = [(f"{t[0]}:{p}", t, p, "", cell) for t, p, cell in _cell_rows(rows)] + [
+        (f"{t[0]}:{ALL}:{language}", t, ALL, language, cell)
+        for t, language, cell in _language_cell_rows(rows)
+    ]
+    digests = {key: _digest(t, p, cell, sample, language) for key, t, p, language, cell in cells}
     stale = store.stale(digests)
     store.put(
         {
-            f"{t[0]}:{p}": _rate_encode(_cell(cell, sample, target=t, polarity=p))
-            for t, p, cell in cells
-            if f"{t[0]}:{p}" in stale
+            key: _rate_encode(_cell(cell, sample, target=t, polarity=p, language=language))
+            for key, t, p, language, cell in cells
+            if key in stale
         }
     )
     stored = store.stored(list(digests))
-    rates = [_rate_decode(stored[key]) for key in digests]
+    rates = [_rate_decode(stored[key]) for key, *_ in cells]
     synthetic = bool(getattr(run, "synthetic", False))
     calibration = Calibration(
-        queue.pk if queue else None, queue.name if queue else "", rates, synthetic
+        queue.pk if queue else None,
+        queue.name if queue else "",
+        [rate for rate in rates if not rate.language],
+        synthetic,
+        [rate for rate in rates if rate.language],
     )
     return {RUN_PART: _encode(calibration)}, set()
 
 
-def _digest(target: tuple[int, str], polarity: str, rows: list[dict], sample: dict) -> str:
+def _digest(
+    target: tuple[int, str], polarity: str, rows: list[dict], sample: dict, language: str = ""
+) -> str:
     """What one rate reads: its conversations' verdicts, clusters and strata, their sample
     entries, and the resamples of the judge-only interval."""
     read = [
@@ -308,7 +242,9 @@ def _digest(target: tuple[int, str], polarity: str, rows: list[dict], sample: di
         )
         for r in rows
     ]
-    return input_digest(target, polarity, read, JUDGE_RESAMPLES, CELL_VERSION)
+    # A per-language rate's language is part of its inputs; the pooled ones keep their digest.
+    parts = (language,) if language else ()
+    return input_digest(target, polarity, *parts, read, JUDGE_RESAMPLES, CELL_VERSION)
 
 
 def run_calibration(run: EvaluationRun) -> Calibration:
@@ -331,14 +267,17 @@ def _inputs(run: EvaluationRun) -> tuple[str, RatingQueue | None]:
     queue = calibration_queue_for(run)
     # Before a sample is drawn the rates are still computed, judge-only filled and calibrated
     # awaiting verdicts: the page shows what will appear once experts rate.
-    return (f"{queue.pk}:{_stamp(queue)}" if queue is not None else "none"), queue
+    # "languages": figures stored before the per-language rates existed are computed again
+    # rather than read, so no page shows rates pooled over languages without saying so.
+    source = f"languages:{queue.pk}:{_stamp(queue)}" if queue is not None else "languages:none"
+    return source, queue
 
 
 def _documents(run: EvaluationRun, queue: RatingQueue | None) -> dict[str, Any]:
     synthetic = bool(getattr(run, "synthetic", False))
-    rates = _compute(run, queue)
+    rates, by_language = _compute(run, queue)
     calibration = Calibration(
-        queue.pk if queue else None, queue.name if queue else "", rates, synthetic
+        queue.pk if queue else None, queue.name if queue else "", rates, synthetic, by_language
     )
     return {RUN_PART: _encode(calibration)}  # one small document: every page shows it whole
 
@@ -349,6 +288,7 @@ def _encode(calibration: Calibration) -> dict[str, Any]:
         "queue_name": calibration.queue_name,
         "synthetic": calibration.synthetic,
         "rates": [_rate_encode(rate) for rate in calibration.rates],
+        "by_language": [_rate_encode(rate) for rate in calibration.by_language],
     }
 
 
@@ -372,7 +312,8 @@ def _rate_decode(rate: dict[str, Any]) -> CalibratedRate:
 
 def _decode(data: dict[str, Any]) -> Calibration:
     rates = [_rate_decode(rate) for rate in data["rates"]]
-    return Calibration(data["queue_id"], data["queue_name"], rates, data["synthetic"])
+    by_language = [_rate_decode(rate) for rate in data.get("by_language", ())]
+    return Calibration(data["queue_id"], data["queue_name"], rates, data["synthetic"], by_language)
 
 
 CALIBRATION = FigureKind("calibration", _inputs, _documents, _refreshed)

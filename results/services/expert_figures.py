@@ -83,21 +83,36 @@ def _answered(rows: list[tuple], question: str, values) -> list[tuple]:
     return [row for row in rows if row[3].get(question) in values]
 
 
-def _scenario_figures(version_ids) -> dict[str, Any]:
-    suite = dict(
-        (pk, f"{version}:{base}")
-        for pk, version, base in Scenario.objects.active()
+def _scenario_suite(version_ids) -> dict[int, tuple[str, str]]:
+    """The release's scenarios: id → (base-scenario cluster, language)."""
+    return {
+        pk: (f"{version}:{base}", language)
+        for pk, version, base, language in Scenario.objects.active()
         .expanded()
         .filter(metric_version_id__in=version_ids)
-        .values_list("pk", "metric_version_id", "base_index")
-    )
-    rows = [
+        .values_list("pk", "metric_version_id", "base_index", "language")
+    }
+
+
+def _scenario_ratings(suite: dict[int, tuple[str, str]]) -> list[tuple]:
+    """Current quality ratings of the suite's scenarios."""
+    return [
         row
         for row in current_ratings_of(
             kinds=kinds_with("release_figure", "scenarios"), object_ids=list(suite)
         )
         if row[3].get("quality") in SCENARIO_QUALITY.values
     ]
+
+
+def _scenario_figures(
+    suite_of: dict[int, tuple[str, str]], ratings: list[tuple], language: str = ""
+) -> dict[str, Any]:
+    """Over the whole suite, or only its scenarios in `language`."""
+    suite = {
+        pk: cluster for pk, (cluster, tag) in suite_of.items() if not language or tag == language
+    }
+    rows = [row for row in ratings if row[1] in suite]
     clusters = [suite[row[1]] for row in rows]
     quality = [row[3]["quality"] for row in rows]
     rated = len({row[1] for row in rows})
@@ -127,10 +142,11 @@ def _conversation_info(release) -> dict[int, dict[str, Any]]:
         "scenario__metric_version_id",
         "scenario__base_index",
         "scenario__metric_version__metric__key",
+        "scenario__language",
     )
     return {
-        pk: {"judge": judge, "cluster": f"{version}:{base}", "metric": key}
-        for pk, judge, version, base, key in rows
+        pk: {"judge": judge, "cluster": f"{version}:{base}", "metric": key, "language": language}
+        for pk, judge, version, base, key, language in rows
     }
 
 
@@ -220,7 +236,7 @@ def _panel_cell(votes: dict[int, dict[int, bool]], info: dict, resamples: int) -
     }
 
 
-def _panel_figures(rows: list[tuple], info: dict) -> dict[str, Any]:
+def _panel_figures(rows: list[tuple], info: dict, *, per_metric: bool = True) -> dict[str, Any]:
     """The blind external panel: its verdicts against the judge's, overall and per metric."""
     votes: dict[int, dict[int, bool]] = defaultdict(dict)
     for _, conversation, rater, answers in rows:
@@ -241,20 +257,20 @@ def _panel_figures(rows: list[tuple], info: dict) -> dict[str, Any]:
             resamples,
         )
 
-    per_metric = [
+    metrics = [
         {
             "key": key,
             **_panel_cell(by_metric.get(key, {}), info, PER_METRIC_RESAMPLES),
             "examples_adequate": adequacy(adequate_by_metric.get(key, []), PER_METRIC_RESAMPLES),
         }
-        for key in sorted(set(by_metric) | set(adequate_by_metric))
+        for key in (sorted(set(by_metric) | set(adequate_by_metric)) if per_metric else ())
     ]
     return {
         "n_ratings": len(rows),
         "n_raters": len({r[2] for r in rows}),
         **_panel_cell(votes, info, RESAMPLES),
         "examples_adequate": adequacy(adequate),
-        "per_metric": per_metric,
+        "per_metric": metrics,
     }
 
 
@@ -269,6 +285,8 @@ CONVERSATION_PARTS = {
 def release_expert_figures_live(release) -> dict[str, Any]:
     """The release's expert figures from the ratings as they stand now (JSON-ready)."""
     version_ids = list(release.items.values_list("metric_version_id", flat=True))
+    suite = _scenario_suite(version_ids)
+    scenario_ratings = _scenario_ratings(suite)
     info = _conversation_info(release)
     # Each kind's adapter names the part its ratings make (`KindAdapter.release_figure`).
     part_of = {k: part for part in CONVERSATION_PARTS for k in kinds_with("release_figure", part)}
@@ -278,14 +296,41 @@ def release_expert_figures_live(release) -> dict[str, Any]:
     figures = {
         "layout": FIGURES_LAYOUT,
         "computed_at": timezone.now().isoformat(),
-        "scenarios": _scenario_figures(version_ids),
+        "scenarios": _scenario_figures(suite, scenario_ratings),
         **{part: compute(by_part[part], info) for part, compute in CONVERSATION_PARTS.items()},
     }
-    figures["n_ratings"] = sum(
-        figures[part]["n_ratings"]
-        for part in ("scenarios", "conversations", "endorsement", "panel")
-    )
+    figures["n_ratings"] = sum(figures[part]["n_ratings"] for part in FIGURE_PARTS)
+    figures["per_language"] = _per_language(suite, scenario_ratings, info, by_part)
     return figures
+
+
+FIGURE_PARTS = ("scenarios", "conversations", "endorsement", "panel")
+
+
+def _per_language(
+    suite: dict, scenario_ratings: list[tuple], info: dict, by_part: dict[str, list[tuple]]
+) -> list[dict[str, Any]]:
+    """Each language's own figures when the rated scenarios and conversations span more than
+    one (empty otherwise): experts who read Spanish agreeing says nothing of those who read
+    English, so the figures above, which pool them, name the languages they pool."""
+    rated = {suite[row[1]][1] for row in scenario_ratings}
+    rated |= {info[row[1]]["language"] for rows in by_part.values() for row in rows}
+    if len(rated) < 2:
+        return []
+    out = []
+    for language in sorted(rated):
+        cell: dict[str, Any] = {
+            "language": language,
+            "scenarios": _scenario_figures(suite, scenario_ratings, language),
+        }
+        for part, compute in CONVERSATION_PARTS.items():
+            rows = [r for r in by_part[part] if info[r[1]]["language"] == language]
+            # Per metric only once, pooled: per language it would repeat each metric's table.
+            extra = {"per_metric": False} if part == "panel" else {}
+            cell[part] = compute(rows, info, **extra)
+        cell["n_ratings"] = sum(cell[part]["n_ratings"] for part in FIGURE_PARTS)
+        out.append(cell)
+    return out
 
 
 def release_run_validity(release) -> dict[str, dict[str, Any]]:

@@ -26,6 +26,7 @@ import numpy as np
 from django.conf import settings
 
 import stats
+from core.languages import language_display_name, languages_pooled_note
 from stats.estimates import Estimate
 
 from ..kinds import FORMS, Question, adapter_for
@@ -190,6 +191,16 @@ class QueueFigures:
     questions: list[QuestionFigures] = field(default_factory=list)
     metrics: list[dict] = field(default_factory=list)
     raters: list[dict] = field(default_factory=list)
+    # Filled only when the rated items span more than one language: the figures above then
+    # pool them, and each language's own figures (with their n) are here.
+    languages: list[dict] = field(default_factory=list)
+
+    @property
+    def pooled_note(self) -> str:
+        """The pooling said in words (pooled across English and Spanish items); "" for one."""
+        if not self.languages:
+            return ""
+        return languages_pooled_note(row["language"] for row in self.languages)
 
 
 def _questions_for(queue: RatingQueue, ratings: Sequence[Rating]) -> list[Question]:
@@ -268,6 +279,8 @@ def queue_figures(queue: RatingQueue) -> QueueFigures:
             }
         )
 
+    figures.languages = _per_language(ratings, questions, required, references)
+
     primary = _table(ratings, questions[0], required)
     with_majority = rater_agreement_with_majority(primary) if primary else {}
     by_rater: dict[int, list[Rating]] = defaultdict(list)
@@ -284,6 +297,33 @@ def queue_figures(queue: RatingQueue) -> QueueFigures:
             }
         )
     return figures
+
+
+def _per_language(ratings, questions, required, references) -> list[dict]:
+    """Each language's own figures, when the rated items span more than one: raters of one
+    language agreeing says nothing about raters of another, so no figure may stand for both
+    unless it says it pools them."""
+    by_language: dict[str, list[Rating]] = defaultdict(list)
+    for rating in ratings:
+        by_language[rating.item.language].append(rating)
+    if len(by_language) < 2:
+        return []
+    rows = []
+    for tag in sorted(by_language):
+        subset = by_language[tag]
+        per_question = [
+            _figures_for(subset, q, required, references.get(q.name)) for q in questions
+        ]
+        rows.append(
+            {
+                "language": tag,
+                "name": language_display_name(tag),
+                "items": len({r.item_id for r in subset}),
+                "ratings": len(subset),
+                "questions": [f for f in per_question if f is not None],
+            }
+        )
+    return rows
 
 
 def _references(queue: RatingQueue, ratings: Sequence[Rating]) -> dict[str, dict[int, str]]:

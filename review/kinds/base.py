@@ -9,9 +9,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.db import models
+
 from core.exceptions import ApplicationError
 
 Level = Literal["nominal", "ordinal"]
+LANGUAGE_BATCH = 5_000
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,23 @@ class KindAdapter:
     # What the queue's page shows besides progress and agreement ("ranking" of simulators,
     # "poor_scenarios", rubric "consensus").
     queue_section: str = ""
+    # Where the language a rater reads lives: the rated object's model and the lookup from it
+    # to a language tag. A kind without one (or an object with none) is read in English.
+    language_source: tuple[type[models.Model], str] | None = None
+
+    def languages(self, object_ids: Sequence[int]) -> dict[int, str]:
+        """The language of each rated object, by id; ids with no language are left out."""
+        if self.language_source is None:
+            return {}
+        model, lookup = self.language_source
+        found: dict[int, str] = {}
+        # In slices, so a queue over a whole population never sends one huge IN list.
+        for start in range(0, len(object_ids), LANGUAGE_BATCH):
+            rows = model._default_manager.filter(
+                pk__in=object_ids[start : start + LANGUAGE_BATCH]
+            ).values_list("pk", lookup)
+            found.update((pk, language) for pk, language in rows if language)
+        return found
 
     def metric_support(self, rating) -> bool:
         """Whether `rating` supports its item's metric (kinds that `contests_metric`)."""

@@ -131,6 +131,7 @@ class ScenarioAdapter(KindAdapter):
     template_name = "review/items/_scenario.html"
     release_figure = "scenarios"
     queue_section = "poor_scenarios"
+    language_source = (Scenario, "language")
 
     def questions(self, item) -> list[Question]:
         return list(FORMS["scenario"])
@@ -168,6 +169,7 @@ class ConversationAdapter(NotYetPublicMixin, KindAdapter):
     release_figure = "conversations"
     # Its realism answers are the experts' side of the fidelity check's agreement.
     run_figure = "fidelity"
+    language_source = (Conversation, "scenario__language")
 
     def questions(self, item) -> list[Question]:
         anchors = (
@@ -207,6 +209,7 @@ class JudgeVerdictAdapter(NotYetPublicMixin, KindAdapter):
     support_phrase = "agreed with the judge"
     run_figure = "endorsement"
     release_figure = "endorsement"
+    language_source = (Conversation, "scenario__language")
 
     def questions(self, item) -> list[Question]:
         return list(FORMS[self.kind])
@@ -295,6 +298,8 @@ class SimulatorPairAdapter(NotYetPublicMixin, BlindPairMixin, KindAdapter):
     template_name = "review/items/_simulator_pair.html"
     blind = True
     queue_section = "ranking"
+    # Both conversations of a pair simulate the same scenario.
+    language_source = (Conversation, "scenario__language")
     PAIR_QUESTIONS = ("more_realistic", "presses_harder")
 
     def questions(self, item) -> list[Question]:

@@ -18,6 +18,7 @@ class MetricAdapter(KindAdapter):
     template_name = "review/items/_metric.html"
     contests_metric = True
     support_phrase = "rated it faithful"
+    language_source = (Metric, "current_version__language")
 
     def metric_support(self, rating) -> bool:
         return rating.answers.get("fidelity") == "faithful"

@@ -25,6 +25,7 @@ class RubricCriterionAdapter(KindAdapter):
     )
     decides_criterion_consensus = True
     queue_section = "consensus"
+    language_source = (RubricCriterion, "item__language")
 
     def questions(self, item) -> list[Question]:
         return list(FORMS["rubric_criterion"])
@@ -54,6 +55,7 @@ class UserPrioritiesAdapter(KindAdapter):
 
     kind = "user_priorities"
     template_name = "review/items/_rubric_response.html"
+    language_source = (RubricResponse, "item__language")
 
     def questions(self, item) -> list[Question]:
         return [priority_question(value, label) for value, label in dimension_choices()]

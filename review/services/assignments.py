@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -120,15 +120,10 @@ def assignment_expire_stale(*, queue: RatingQueue | None = None) -> int:
 
 
 def _open_items_for(queue: RatingQueue, rater: AbstractBaseUser):
-    """Items with a free slot that this rater neither wrote nor has taken before."""
-    taken = Assignment.objects.filter(item=OuterRef("pk"), rater=rater).exclude(
-        status=AssignmentStatus.EXPIRED
-    )
+    """Items with a free slot that this rater neither wrote nor has taken before, in a language
+    they read (`core.selectors.reads_language_condition`: a subquery, not a query of its own)."""
     return (
-        QueueItem.objects.filter(queue=queue, ratings_done__lt=F("required") - F("claims_open"))
-        .exclude(owner=rater)
-        .filter(~Exists(taken))
-        .order_by("position")
+        QueueItem.objects.filter(queue=queue).open_to(rater).readable_by(rater).order_by("position")
     )
 
 
@@ -138,6 +133,11 @@ def assignment_claim(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
 
     One item at a time: a rater who already holds a claim gets it back (with a fresh timeout),
     so reloading the page never takes a second slot.
+
+    Only items in a language the rater reads are claimed: one they declared, or a longer tag
+    of it (a reader of `pt` gets `pt-BR`); a rater who declared no language reads English.
+    When None comes back while items wait in other languages,
+    `review.selectors.rater_languages` says how many.
     """
     _require_rater(queue, rater)
     if connection.vendor == "postgresql":

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
+from core.languages import DEFAULT_LANGUAGE
 from evaluations.models import Conversation, EvaluationRun
 
 from ..kinds import Candidate, adapter_for, kinds_with
@@ -101,6 +102,7 @@ def queue_create(
     )
     if raters:
         queue.eligible_raters.set(raters)
+    languages = adapter.languages([candidate.object_id for candidate in chosen])
     QueueItem.objects.bulk_create(
         (
             QueueItem(
@@ -111,6 +113,7 @@ def queue_create(
                 position=position,
                 strata=dict(candidate.strata),
                 inclusion_probability=probability.get((candidate.object_id, candidate.object_id_b)),
+                language=languages.get(candidate.object_id, DEFAULT_LANGUAGE),
                 metric_id=candidate.metric_id,
                 owner_id=candidate.owner_id,
                 required=required_ratings,

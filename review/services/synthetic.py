@@ -17,7 +17,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from ..kinds import Candidate
+from core.languages import DEFAULT_LANGUAGE
+
+from ..kinds import Candidate, adapter_for
 from ..models import (
     Assignment,
     AssignmentStatus,
@@ -82,6 +84,7 @@ def ratings_bulk_create_synthetic(*, queue: RatingQueue, ratings: Sequence[Synth
     now = timezone.now()
     for start in range(0, len(ratings), BATCH):
         chunk = ratings[start : start + BATCH]
+        languages = adapter_for(queue.kind).languages([r.candidate.object_id for r in chunk])
         items = QueueItem.objects.bulk_create(
             [
                 QueueItem(
@@ -92,6 +95,7 @@ def ratings_bulk_create_synthetic(*, queue: RatingQueue, ratings: Sequence[Synth
                     position=start + i,
                     strata=dict(r.candidate.strata),
                     inclusion_probability=r.inclusion_probability,
+                    language=languages.get(r.candidate.object_id, DEFAULT_LANGUAGE),
                     metric_id=r.candidate.metric_id,
                     required=1,
                     ratings_done=1,

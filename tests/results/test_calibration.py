@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from core.caches import page_cache
 from core.roles import Role
-from evaluations.models import Conversation, EvaluationRun
+from core.services import reader_language_declare
+from evaluations.models import Conversation, EvaluationRun, Scenario
 from evaluations.services.closing import verdict_passed
 from results.management.commands.audit_figures import local_fetch
 from results.services.calibration import run_calibration
@@ -295,7 +296,7 @@ def test_api_and_pages_show_both_rates_and_the_label_threshold(
     assert pending["calibration_reason"].startswith(f"Not on the label yet: {len(judged)} ")
 
     # At the threshold (lowered to this small run's size) the label shows the figure.
-    import results.services.calibration as service
+    import results.services.calibration_rates as service
     import stats.ppi
 
     for module in (stats.ppi, service):
@@ -389,3 +390,43 @@ def test_calibrated_rates_pass_the_interval_audit_where_the_correction_overshoot
     found = [f"{f.problem}: {f.figure.describe()} {f.detail}" for f in report.findings]
     assert found == []
     assert report.figures > 0
+
+
+@pytest.mark.slow(reason="builds a run with expert ratings in two languages")
+def test_calibrated_rates_are_given_per_language_when_the_run_spans_two(
+    panel_run, researcher, small_minimum, client
+):
+    scenario_ids = sorted(
+        Conversation.objects.filter(run=panel_run).values_list("scenario_id", flat=True)
+    )
+    spanish = scenario_ids[: len(scenario_ids) // 2]
+    Scenario.objects.filter(pk__in=spanish).update(language="es")
+    queue = calibration_queue_create(
+        run=panel_run, name="Calibration", created_by=researcher, fraction=1.0, seed=1
+    )
+    assert set(queue.items.values_list("language", flat=True)) == {"en", "es"}
+    rater = UserFactory(roles=[Role.EXPERT_REVIEWER])
+    for language in ("en", "es"):
+        reader_language_declare(user=rater, language=language)
+    _rate(queue, rater, lambda c: c.pk % 2 == 0)
+    calibration = run_calibration(panel_run)
+    assert calibration.pooled_note == "pooled across English and Spanish items"
+    cells = {(r.target_name, r.language): r for r in calibration.by_language}
+    assert {language for _, language in cells} == {"en", "es"}
+    for (name, language), rate in cells.items():
+        judged = [
+            c for c in _judged(panel_run, name) if (c.scenario_id in spanish) == (language == "es")
+        ]
+        assert rate.polarity == "all"
+        assert rate.n_judged == len(judged)
+        assert rate.calibrated.n == len(judged)
+    # The pooled rates are still one per target and polarity, over both languages.
+    assert all(not rate.language for rate in calibration.rates)
+    _publish(panel_run)
+    api = client.get(reverse("results-api:run-calibration", args=[panel_run.pk])).json()
+    assert api["pooled_languages"] == "pooled across English and Spanish items"
+    assert {r["language"] for r in api["rates_by_language"]} == {"en", "es"}
+    url = reverse("results:methodology") + f"?run={panel_run.pk}"
+    page = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert 'data-testid="calibration-pooled"' in page
+    assert 'data-testid="calibration-language-es"' in page

@@ -334,3 +334,55 @@ def test_methodology_page_stays_within_the_public_query_ceiling(
     with django_assert_max_num_queries(21):
         html = client.get(reverse("results:methodology"), {"run": run.pk}).content.decode()
     assert 'data-testid="expert-figures-frozen"' in html
+
+
+def _two_language_release():
+    """The draft release with its second metric's scenarios in Spanish, rated in both."""
+    run, release = _draft_release_run()
+    spanish = release.items.order_by("pk").values("metric_version_id")[1:]
+    Scenario.objects.filter(metric_version_id__in=spanish).update(language="es")
+    suite = sorted(
+        Scenario.objects.filter(metric_version_id__in=release.items.values("metric_version_id")),
+        key=lambda s: (s.language, s.pk),
+    )
+    scenarios = suite[:2] + suite[-2:]
+    quality = [["good", "fair", "very_good", "poor"], ["good", "good", "very_good", "fair"]]
+    _record(
+        "scenario",
+        scenarios,
+        _raters(2),
+        [[{"quality": q, "realistic": "yes"} for q in r] for r in quality],
+    )
+    return run, release
+
+
+def test_figures_over_two_languages_are_given_per_language_with_their_n():
+    _run, release = _two_language_release()
+    figures = release_expert_figures_live(release)
+    cells = {cell["language"]: cell for cell in figures["per_language"]}
+    assert sorted(cells) == ["en", "es"]
+    for cell in cells.values():
+        assert cell["scenarios"]["n_ratings"] == 4
+        assert cell["scenarios"]["n_rated"] == 2
+        assert cell["scenarios"]["good_or_very_good"]["n"] == 4
+    # en: good, fair / good, good → 3 of 4; es: very good, poor / very good, fair → 2 of 4.
+    assert cells["en"]["scenarios"]["good_or_very_good"]["value"] == pytest.approx(0.75)
+    assert cells["es"]["scenarios"]["good_or_very_good"]["value"] == pytest.approx(0.5)
+    assert figures["scenarios"]["n_ratings"] == 8
+
+
+def test_figures_of_one_language_are_not_split():
+    run, release = _draft_release_run()
+    _rate(run, release)
+    assert release_expert_figures_live(release)["per_language"] == []
+
+
+def test_the_staff_page_says_its_figures_pool_two_languages(client, maintainer):
+    _run, release = _two_language_release()
+    client.force_login(maintainer)
+    url = reverse("results:release-expert-figures", args=[release.version])
+    response = client.get(url)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "pooled across English and Spanish items" in page
+    assert 'data-testid="expert-language-live-es"' in page

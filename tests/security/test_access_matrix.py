@@ -54,6 +54,7 @@ RULES = {
     # core
     "core:home": (EVERYONE, None),
     "core:dashboard": (SIGNED_IN, None),
+    "core:languages": (SIGNED_IN, None),
     "core:health": (EVERYONE, None),
     "core:roles": (MAINTAINERS, None),
     # demo

@@ -166,6 +166,7 @@ NOT_USER_WRITTEN = {
     "core.InterfaceLanguage.language": VALIDATED + " (one of the site's LANGUAGES)",
     "submissions.Enquiry.language": "the page language the middleware chose (one of the "
     "site's LANGUAGES), never typed",
+    "review.QueueItem.language": "copied from the rated object's validated language tag",
     "rubrics.RubricItem.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.country": VALIDATED + " (ISO 3166-1 alpha-2 code)",
