@@ -55,6 +55,18 @@ def _clear_cache():
 
 
 @pytest.fixture(autouse=True)
+def _site_language():
+    """Each test starts in the site's default language. A request through LocaleMiddleware
+    (the test client runs in this thread) or a test that activates a language leaves it active
+    for the thread, and the next test's messages would come out in Spanish."""
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
+
+@pytest.fixture(autouse=True)
 def _cache_breakers_forgotten():
     """A test's Redis (often on a port another test used) starts with its breaker closed."""
     from core.caches import cache_breakers_forget
