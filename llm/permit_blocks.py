@@ -81,7 +81,7 @@ class RedisBlocks:
                     want,
                     configuration.max_concurrency or 0,
                     configuration.requests_per_minute or 0,
-                    limits.lease_seconds(),
+                    limits.permit_lease_seconds(),
                 ],
             )
         )
@@ -90,7 +90,7 @@ class RedisBlocks:
     async def renew(self, configuration_id: int, members: list[str]) -> None:
         if members:
             key = limits.RedisLimits.keys(configuration_id)[0]
-            await self._renew(keys=[key], args=[limits.lease_seconds(), *members])
+            await self._renew(keys=[key], args=[limits.permit_lease_seconds(), *members])
 
     async def give_back(self, configuration_id: int, members: list[str]) -> None:
         if members:
@@ -135,7 +135,7 @@ class DatabaseBlocks:
                 grant = min(grant, configuration.requests_per_minute - window)
             if grant <= 0:
                 return []
-            expires = now + timedelta(seconds=limits.lease_seconds())
+            expires = now + timedelta(seconds=limits.permit_lease_seconds())
             rows = [
                 RequestLease(
                     configuration_id=configuration.pk,
@@ -150,7 +150,7 @@ class DatabaseBlocks:
 
     async def renew(self, configuration_id: int, members: list[str]) -> None:
         if members:
-            expires = timezone.now() + timedelta(seconds=limits.lease_seconds())
+            expires = timezone.now() + timedelta(seconds=limits.permit_lease_seconds())
             await self.run_sync(
                 lambda: RequestLease.objects.filter(token__in=members).update(expires_at=expires)
             )

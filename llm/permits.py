@@ -6,7 +6,7 @@ there are waiters, in one round trip; permits are members of the same Redis sort
 `RequestLease` rows) that `llm.limits` uses per call, so the sync gateway, the engine and every
 process on every host count against one `max_concurrency`. Held permits are renewed in one
 round trip every third of their lifetime (a killed process's permits lapse after
-`limits.lease_seconds()`), and idle ones are handed back at every maintenance tick so other
+`limits.permit_lease_seconds()`), and idle ones are handed back at every maintenance tick so other
 processes can take them. With `requests_per_minute`, each permit is good for one request start
 (the rate window counts starts); without it, a held permit is reused by the next request.
 The blocks come from `llm.permit_blocks`.
@@ -266,7 +266,7 @@ class PermitPool:
         except self.blocks.unreachable as error:
             self._store_down(error)
             return
-        due = time.monotonic() - self._renewed > limits.lease_seconds() / 3
+        due = time.monotonic() - self._renewed > limits.permit_lease_seconds() / 3
         if due or self._unreachable_since is not None:
             try:
                 asked = await self._recount() or asked

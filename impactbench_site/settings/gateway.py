@@ -18,6 +18,9 @@ LLM_LIMIT_MAX_WAIT_SECONDS = env.float("LLM_LIMIT_MAX_WAIT_SECONDS", default=300
 # A 429 halves the requests a process sends at once on that configuration; answers raise it
 # again, one at a time, to max_concurrency (llm/admission.py). False: always max_concurrency.
 LLM_ADAPTIVE_CONCURRENCY = env.bool("LLM_ADAPTIVE_CONCURRENCY", default=True)
+# The batch engine's permits live this long unless their process renews them (every third of
+# it): a killed worker's slots come back within it (llm/limits/common.py).
+LLM_PERMIT_LEASE_SECONDS = env.float("LLM_PERMIT_LEASE_SECONDS", default=15.0)
 # A limits Redis that hangs costs a process one socket timeout per outage window, not one per
 # call: after a timeout it is skipped (calls wait as for any unreachable store) for this long,
 # then one call tries it again (llm/limits/redis_backend.py).

@@ -54,6 +54,7 @@ from .common import (
     has_token_limits,
     lease_seconds,
     leases_held,
+    permit_lease_seconds,
 )
 from .database_backend import DatabaseLimits
 from .redis_backend import RedisLimits
@@ -76,6 +77,7 @@ __all__ = [
     "has_token_limits",
     "lease_seconds",
     "leases_held",
+    "permit_lease_seconds",
     "release",
     "settle",
     "tokens_needed",

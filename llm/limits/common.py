@@ -30,6 +30,15 @@ def lease_seconds() -> float:
     return settings.LLM_TIMEOUT_SECONDS + 30.0
 
 
+def permit_lease_seconds() -> float:
+    """How long an engine permit lives unless renewed. A permit pool renews the permits it
+    holds a third of this apart (its maintenance ticks every 0.1 s), so a live process keeps
+    them through any request, and a killed one's lapse within this time: with the per-call
+    lease (`lease_seconds`, longer than any request), every worker killed at once left its
+    slots held, and the run stalled, for 90 s."""
+    return min(settings.LLM_PERMIT_LEASE_SECONDS, lease_seconds())
+
+
 def has_token_limits(configuration: ModelConfiguration) -> bool:
     return bool(configuration.input_tokens_per_minute or configuration.output_tokens_per_minute)
 
