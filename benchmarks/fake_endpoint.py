@@ -6,8 +6,13 @@ after `--latency` seconds with a valid reply for the pipeline's prompts (simulat
 judge, anchor check: `tests.fake_openai.pipeline_reply`), built by the same code as the test
 server (`completion_document`). HTTP/1.1 with keep-alive.
 
-    GET  /stats        {"requests", "in_flight", "max_in_flight", "first_start", "last_end"}
+    GET  /stats        {"requests", "in_flight", "max_in_flight", "first_start", "last_end",
+                        "billed_tokens"}
     POST /stats/reset  zero the counters
+
+`billed_tokens` is what a provider would bill: the usage tokens (prompt + completion) of every
+reply once it has been written out whole (after `writer.drain()`), so a reply cut off by a
+client that died mid-write is not counted.
 
 Times are `time.monotonic()` (system-wide on Linux, so comparable across processes).
 
@@ -51,6 +56,7 @@ class Endpoint:
         self.max_in_flight = 0
         self.first_start: float | None = None
         self.last_end: float | None = None
+        self.billed_tokens = 0
 
     def stats(self) -> dict:
         return {
@@ -59,6 +65,7 @@ class Endpoint:
             "max_in_flight": self.max_in_flight,
             "first_start": self.first_start,
             "last_end": self.last_end,
+            "billed_tokens": self.billed_tokens,
         }
 
     async def complete(self, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
@@ -114,12 +121,22 @@ class Endpoint:
                     + payload
                 )
                 await writer.drain()
+                if path == COMPLETIONS and status == 200:
+                    # Billed once written whole, as a provider bills a reply it delivered.
+                    self.billed_tokens += _usage_tokens(document)
                 if headers.get("connection", "").lower() == "close":
                     return
         except (ConnectionError, asyncio.IncompleteReadError):
             return
         finally:
             writer.close()
+
+
+def _usage_tokens(document: Any) -> int:
+    usage = document.get("usage") if isinstance(document, dict) else None
+    if not isinstance(usage, dict):
+        return 0
+    return int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
 
 
 async def _main(latency: float, port: int) -> None:
