@@ -8,11 +8,14 @@ server (`completion_document`). HTTP/1.1 with keep-alive.
 
     GET  /stats        {"requests", "in_flight", "max_in_flight", "first_start", "last_end",
                         "billed_tokens"}
+    GET  /stats/bills  {"bills": [[time written, tokens, peer gone], ...]} one per billed reply
     POST /stats/reset  zero the counters
 
 `billed_tokens` is what a provider would bill: the usage tokens (prompt + completion) of every
 reply once it has been written out whole (after `writer.drain()`), so a reply cut off by a
-client that died mid-write is not counted.
+client that died mid-write is not counted. A reply whose client had already closed the
+connection (its process killed) can still be written whole into the socket's buffer: its bill
+says "peer gone" (the connection's end seen, or the transport closing, at that moment).
 
 Times are `time.monotonic()` (system-wide on Linux, so comparable across processes).
 
@@ -57,6 +60,7 @@ class Endpoint:
         self.first_start: float | None = None
         self.last_end: float | None = None
         self.billed_tokens = 0
+        self.bills: list[tuple[float, int, bool]] = []
 
     def stats(self) -> dict:
         return {
@@ -108,6 +112,8 @@ class Endpoint:
                     status, document = await self.complete(headers, raw)
                 elif method == "GET" and path == "/stats":
                     status, document = 200, self.stats()
+                elif method == "GET" and path == "/stats/bills":
+                    status, document = 200, {"bills": self.bills}
                 elif method == "POST" and path == "/stats/reset":
                     self.reset()
                     status, document = 200, self.stats()
@@ -123,7 +129,10 @@ class Endpoint:
                 await writer.drain()
                 if path == COMPLETIONS and status == 200:
                     # Billed once written whole, as a provider bills a reply it delivered.
-                    self.billed_tokens += _usage_tokens(document)
+                    tokens = _usage_tokens(document)
+                    gone = reader.at_eof() or writer.transport.is_closing()
+                    self.billed_tokens += tokens
+                    self.bills.append((time.monotonic(), tokens, gone))
                 if headers.get("connection", "").lower() == "close":
                     return
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -178,6 +187,9 @@ class EndpointProcess:
 
     def stats(self) -> dict:
         return self._call("GET", "/stats")
+
+    def bills(self) -> list[tuple[float, int, bool]]:
+        return [tuple(bill) for bill in self._call("GET", "/stats/bills")["bills"]]
 
     def reset(self) -> dict:
         return self._call("POST", "/stats/reset")
