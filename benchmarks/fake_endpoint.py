@@ -8,7 +8,8 @@ server (`completion_document`). HTTP/1.1 with keep-alive.
 
     GET  /stats        {"requests", "in_flight", "max_in_flight", "first_start", "last_end",
                         "billed_tokens"}
-    GET  /stats/bills  {"bills": [[time written, tokens, peer gone], ...]} one per billed reply
+    GET  /stats/bills  {"bills": [[time written, tokens, peer gone], ...] one per billed reply,
+                        "prompts": {sha256 of the messages: requests}}
     POST /stats/reset  zero the counters
 
 `billed_tokens` is what a provider would bill: the usage tokens (prompt + completion) of every
@@ -16,6 +17,8 @@ reply once it has been written out whole (after `writer.drain()`), so a reply cu
 client that died mid-write is not counted. A reply whose client had already closed the
 connection (its process killed) can still be written whole into the socket's buffer: its bill
 says "peer gone" (the connection's end seen, or the transport closing, at that moment).
+`prompts` counts the requests received per prompt, hashed as the call log's `prompt_id`
+(`llm.recording.prompt_text`), so a call log row can be matched with a request that arrived.
 
 Times are `time.monotonic()` (system-wide on Linux, so comparable across processes).
 
@@ -25,11 +28,13 @@ Times are `time.monotonic()` (system-wide on Linux, so comparable across process
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +66,7 @@ class Endpoint:
         self.last_end: float | None = None
         self.billed_tokens = 0
         self.bills: list[tuple[float, int, bool]] = []
+        self.prompts: Counter[str] = Counter()
 
     def stats(self) -> dict:
         return {
@@ -83,6 +89,7 @@ class Endpoint:
                 body = json.loads(raw or b"{}")
             except ValueError:
                 return 400, {"error": {"message": "body is not JSON", "type": "invalid_request"}}
+            self.prompts[prompt_hash(body.get("messages") or [])] += 1
             request = RecordedRequest(path=COMPLETIONS, headers=headers, body=body)
             behaviour = behaviour_resolve(request, Behaviour(responder=pipeline_reply))
             await asyncio.sleep(self.latency)
@@ -113,7 +120,7 @@ class Endpoint:
                 elif method == "GET" and path == "/stats":
                     status, document = 200, self.stats()
                 elif method == "GET" and path == "/stats/bills":
-                    status, document = 200, {"bills": self.bills}
+                    status, document = 200, {"bills": self.bills, "prompts": self.prompts}
                 elif method == "POST" and path == "/stats/reset":
                     self.reset()
                     status, document = 200, self.stats()
@@ -139,6 +146,12 @@ class Endpoint:
             return
         finally:
             writer.close()
+
+
+def prompt_hash(messages: list) -> str:
+    """As `llm.recording.prompt_text` hashes a call's messages (that module needs Django)."""
+    encoded = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
 
 def _usage_tokens(document: Any) -> int:
@@ -188,8 +201,10 @@ class EndpointProcess:
     def stats(self) -> dict:
         return self._call("GET", "/stats")
 
-    def bills(self) -> list[tuple[float, int, bool]]:
-        return [tuple(bill) for bill in self._call("GET", "/stats/bills")["bills"]]
+    def bills(self) -> tuple[list[tuple[float, int, bool]], dict[str, int]]:
+        """The billed replies, and the requests received per prompt hash."""
+        document = self._call("GET", "/stats/bills")
+        return [tuple(bill) for bill in document["bills"]], document["prompts"]
 
     def reset(self) -> dict:
         return self._call("POST", "/stats/reset")

@@ -19,7 +19,8 @@ time against the baseline's; "to dead": replies (and their tokens) the endpoint 
 after the kill into a connection whose worker it had seen go, billed but never received (the
 rest of the gap: replies written before the kill, or before the endpoint saw the connection
 close). Exits 1 when requests != HTTP rows, logged tokens > billed, a completed conversation
-misses a turn or a judgment, or a run does not complete.
+misses a turn or a judgment, or a run does not complete. "unsent": rows (all "unknown") whose
+request never reached the endpoint, matched by prompt hash: journaled as sent, then killed.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/ib_kill \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/7 \\
@@ -79,6 +80,7 @@ class Outcome:
     reaps: int = 0
     dead_replies: int = 0  # replies written whole after the kill to a connection already closed
     dead_tokens: int = 0
+    unsent: int = 0  # rows beyond the requests that arrived with their prompt: never received
 
     def broken(self) -> list[str]:
         return [
@@ -138,7 +140,8 @@ def main() -> None:
 
         connections.close_all()
         database_drop(base, scratch)
-    report_print(outcomes)
+        if outcomes:  # what ran, even when a later run raised
+            report_print(outcomes)
     sys.exit(1 if any(o.broken() for o in outcomes) else 0)
 
 
@@ -184,7 +187,9 @@ def kill(workers: Workers, which: list[int]) -> None:
         process.wait(timeout=10)
 
 
-def run_one(args, scratch: str, base: str, label: str, mode: str, kill_after) -> Outcome:
+def run_one(
+    args: argparse.Namespace, scratch: str, base: str, label: str, mode: str, kill_after: int | None
+) -> Outcome:
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connections
@@ -238,7 +243,7 @@ def run_one(args, scratch: str, base: str, label: str, mode: str, kill_after) ->
             time.sleep(0.1)
         wall = time.monotonic() - start
         stats = endpoint.stats()
-        bills = endpoint.bills()
+        bills, prompts = endpoint.bills()
     finally:
         for pool in pools:
             pool.stop()
@@ -257,11 +262,14 @@ def run_one(args, scratch: str, base: str, label: str, mode: str, kill_after) ->
     outcome.dead_replies, outcome.dead_tokens = len(dead), sum(dead)
     # Beat's "Sending due task" lines: the reaper was scheduled, at the fast interval.
     outcome.reaps = sum(REAPER_ENTRY in line and "due task" in line for line in log.splitlines())
-    accounting_read(args, outcome, run, model)
+    accounting_read(args, outcome, run, model, prompts)
     return outcome
 
 
-def accounting_read(args, outcome: Outcome, run, model) -> None:
+def accounting_read(
+    args: argparse.Namespace, outcome: Outcome, run, model, prompts: dict[str, int]
+) -> None:
+    """The call log, the conversations and their turns and judgments, into `outcome`."""
     from django.db.models import Count, Sum
 
     from evaluations.models import Conversation, Turn
@@ -272,6 +280,9 @@ def accounting_read(args, outcome: Outcome, run, model) -> None:
     outcome.unknown = calls.filter(outcome=CallOutcome.UNKNOWN).count()
     tokens = calls.aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
     outcome.logged = (tokens["p"] or 0) + (tokens["c"] or 0)
+    # Replicates send the same prompts: rows and requests are matched as counts per prompt.
+    per_prompt = calls.values_list("prompt_id").annotate(n=Count("id"))
+    outcome.unsent = sum(max(0, n - prompts.get(pid, 0)) for pid, n in per_prompt)
     conversations = Conversation.objects.filter(run=run)
     outcome.done = conversations.filter(status="completed").count()
     outcome.failed = conversations.filter(status="failed").count()
@@ -290,7 +301,7 @@ def accounting_read(args, outcome: Outcome, run, model) -> None:
 def report_print(outcomes: list[Outcome]) -> None:
     baseline = outcomes[0].wall or 1.0
     head = (
-        f"{'run':10} {'at kill':>7} {'requests':>8} {'HTTP rows':>9} {'unknown':>7} "
+        f"{'run':10} {'at kill':>7} {'requests':>8} {'HTTP rows':>9} {'unknown':>7} {'unsent':>6} "
         f"{'billed tok':>10} {'logged tok':>10} {'gap':>7} {'gap %':>6} {'to dead':>11} "
         f"{'done':>5} {'failed':>6} {'turn gaps':>9} {'judg gaps':>9} {'wall s':>7} {'× base':>6} "
         f"{'reaps':>5}"
@@ -299,7 +310,7 @@ def report_print(outcomes: list[Outcome]) -> None:
     for o in outcomes:
         gap = o.billed - o.logged
         print(
-            f"{o.label:10} {o.at_kill:7d} {o.requests:8d} {o.rows:9d} {o.unknown:7d} "
+            f"{o.label:10} {o.at_kill:7d} {o.requests:8d} {o.rows:9d} {o.unknown:7d} {o.unsent:6d} "
             f"{o.billed:10d} {o.logged:10d} {gap:7d} {gap / max(1, o.billed):6.2%} "
             f"{f'{o.dead_replies}/{o.dead_tokens}':>11} {o.done:5d} {o.failed:6d} "
             f"{o.turn_gaps:9d} {o.judgment_gaps:9d} "
@@ -319,7 +330,8 @@ def report_print(outcomes: list[Outcome]) -> None:
         broken = sorted({why for o in group for why in o.broken()})
         print(
             f"{mode:4} kill(s): {len(group)} run(s); requests = HTTP rows in {equal}/{len(group)}; "
-            f"{sum(o.unknown for o in group)} unknown rows; logged tokens "
+            f"{sum(o.unknown for o in group)} unknown rows, {sum(o.unsent for o in group)} "
+            "of them never received; logged tokens "
             f"{billed - gap} of {billed} billed (gap {gap}, {gap / max(1, billed):.2%}: "
             f"{dead} in {sum(o.dead_replies for o in group)} replies written after the kill to "
             f"a dead worker's connection, {gap - dead} before the kill or its sight); "
