@@ -179,6 +179,21 @@ def beat_start(scratch: str, log: Path) -> subprocess.Popen:
         )
 
 
+def leftovers_clear() -> None:
+    """What a killed worker leaves in Redis for the next run, whose configuration and
+    conversations get the same ids in the new scratch database: its concurrency permits (held
+    until they expire, LLM_TIMEOUT_SECONDS + 30 s after their last renewal) and its
+    unacknowledged messages (delivered again after the visibility timeout)."""
+    import redis
+    from django.conf import settings
+
+    limits = redis.Redis.from_url(settings.LLM_LIMITS_REDIS_URL)
+    stale = list(limits.scan_iter(f"{settings.LLM_LIMITS_KEY_PREFIX}:*"))
+    if stale:
+        limits.delete(*stale)
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete("unacked", "unacked_index")
+
+
 def kill(workers: Workers, which: list[int]) -> None:
     for index in which:
         process = workers.processes[index]
@@ -204,6 +219,7 @@ def run_one(
     call_command("migrate", verbosity=0)
     journals_clear()
     queues_purge(args.queues.split(","))
+    leftovers_clear()
     endpoint = EndpointProcess(args.latency).start()
     beat_log = Path(settings.VAR_DIR) / f"kill-beat-{os.getpid()}.log"
     beat_log.parent.mkdir(parents=True, exist_ok=True)
