@@ -6,8 +6,19 @@ after `--latency` seconds with a valid reply for the pipeline's prompts (simulat
 judge, anchor check: `tests.fake_openai.pipeline_reply`), built by the same code as the test
 server (`completion_document`). HTTP/1.1 with keep-alive.
 
-    GET  /stats        {"requests", "in_flight", "max_in_flight", "first_start", "last_end"}
+    GET  /stats        {"requests", "in_flight", "max_in_flight", "first_start", "last_end",
+                        "billed_tokens"}
+    GET  /stats/bills  {"bills": [[time written, tokens, peer gone], ...] one per billed reply,
+                        "prompts": {sha256 of the messages: requests}}
     POST /stats/reset  zero the counters
+
+`billed_tokens` is what a provider would bill: the usage tokens (prompt + completion) of every
+reply once it has been written out whole (after `writer.drain()`), so a reply cut off by a
+client that died mid-write is not counted. A reply whose client had already closed the
+connection (its process killed) can still be written whole into the socket's buffer: its bill
+says "peer gone" (the connection's end seen, or the transport closing, at that moment).
+`prompts` counts the requests received per prompt, hashed as the call log's `prompt_id`
+(`llm.recording.prompt_text`), so a call log row can be matched with a request that arrived.
 
 Times are `time.monotonic()` (system-wide on Linux, so comparable across processes).
 
@@ -17,11 +28,13 @@ Times are `time.monotonic()` (system-wide on Linux, so comparable across process
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +64,9 @@ class Endpoint:
         self.max_in_flight = 0
         self.first_start: float | None = None
         self.last_end: float | None = None
+        self.billed_tokens = 0
+        self.bills: list[tuple[float, int, bool]] = []
+        self.prompts: Counter[str] = Counter()
 
     def stats(self) -> dict:
         return {
@@ -59,6 +75,7 @@ class Endpoint:
             "max_in_flight": self.max_in_flight,
             "first_start": self.first_start,
             "last_end": self.last_end,
+            "billed_tokens": self.billed_tokens,
         }
 
     async def complete(self, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
@@ -72,6 +89,7 @@ class Endpoint:
                 body = json.loads(raw or b"{}")
             except ValueError:
                 return 400, {"error": {"message": "body is not JSON", "type": "invalid_request"}}
+            self.prompts[prompt_hash(body.get("messages") or [])] += 1
             request = RecordedRequest(path=COMPLETIONS, headers=headers, body=body)
             behaviour = behaviour_resolve(request, Behaviour(responder=pipeline_reply))
             await asyncio.sleep(self.latency)
@@ -101,6 +119,8 @@ class Endpoint:
                     status, document = await self.complete(headers, raw)
                 elif method == "GET" and path == "/stats":
                     status, document = 200, self.stats()
+                elif method == "GET" and path == "/stats/bills":
+                    status, document = 200, {"bills": self.bills, "prompts": self.prompts}
                 elif method == "POST" and path == "/stats/reset":
                     self.reset()
                     status, document = 200, self.stats()
@@ -114,12 +134,31 @@ class Endpoint:
                     + payload
                 )
                 await writer.drain()
+                if path == COMPLETIONS and status == 200:
+                    # Billed once written whole, as a provider bills a reply it delivered.
+                    tokens = _usage_tokens(document)
+                    gone = reader.at_eof() or writer.transport.is_closing()
+                    self.billed_tokens += tokens
+                    self.bills.append((time.monotonic(), tokens, gone))
                 if headers.get("connection", "").lower() == "close":
                     return
         except (ConnectionError, asyncio.IncompleteReadError):
             return
         finally:
             writer.close()
+
+
+def prompt_hash(messages: list) -> str:
+    """As `llm.recording.prompt_text` hashes a call's messages (that module needs Django)."""
+    encoded = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+def _usage_tokens(document: Any) -> int:
+    usage = document.get("usage") if isinstance(document, dict) else None
+    if not isinstance(usage, dict):
+        return 0
+    return int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
 
 
 async def _main(latency: float, port: int) -> None:
@@ -161,6 +200,11 @@ class EndpointProcess:
 
     def stats(self) -> dict:
         return self._call("GET", "/stats")
+
+    def bills(self) -> tuple[list[tuple[float, int, bool]], dict[str, int]]:
+        """The billed replies, and the requests received per prompt hash."""
+        document = self._call("GET", "/stats/bills")
+        return [tuple(bill) for bill in document["bills"]], document["prompts"]
 
     def reset(self) -> dict:
         return self._call("POST", "/stats/reset")
