@@ -10,17 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from core.plain import Lead
 from stats.estimates import Estimate
 
 from .findings import POLARITY_WORDS
 from .label import CategoryLine, LabelProfile
 
-# The opposite of each polarity's verb phrase, for one conversation that did not pass.
-FAILED_WORDS = {
-    "negative": "did not avoid the harmful behaviour",
-    "positive": "did not show the helpful behaviour",
-}
 # The overview counts grades of B− or better (right in at least 7 of 10 conversations) and
 # D or worse (right in fewer than half): bands a parent can read without the grade table.
 GOOD_FROM = 0.70
@@ -40,26 +38,50 @@ def passed_of(e: Estimate) -> int:
 def counted(e: Estimate) -> str:
     """ "53 of 100 conversations", or why there is no figure."""
     if not e.defined:
-        return f"too few conversations to say ({e.n})"
-    return f"{passed_of(e)} of {e.n} conversation{'s' if e.n != 1 else ''}"
+        return _("too few conversations to say (%(n)s)") % {"n": e.n}
+    return ngettext(
+        "%(passed)s of %(n)s conversation", "%(passed)s of %(n)s conversations", e.n
+    ) % {"passed": passed_of(e), "n": e.n}
 
 
 def interval_text(e: Estimate) -> str:
     """The figure with its 95 % interval, n, base scenarios and method, in one line."""
     if not e.defined:
-        reason = f": {e.reason}" if e.reason else ""
-        return f"no figure (n = {e.n}{reason})"
-    text = f"{e.value * 100:.0f} %"
+        if e.reason:
+            return _("no figure (n = %(n)s: %(reason)s)") % {"n": e.n, "reason": e.reason}
+        return _("no figure (n = %(n)s)") % {"n": e.n}
+    # A list of figures, each part whole: the value, its interval, the count behind it.
+    parts = [f"{e.value * 100:.0f} %"]
     if e.has_interval:
-        text += f", {e.confidence * 100:.0f} % interval {e.low * 100:.0f}–{e.high * 100:.0f} %"
-    text += f", n = {e.n}"
+        parts.append(
+            # Translators: "95 % interval 21–94 %": a confidence interval and its bounds.
+            _("%(confidence)s %% interval %(low)s–%(high)s %%")
+            % {
+                "confidence": f"{e.confidence * 100:.0f}",
+                "low": f"{e.low * 100:.0f}",
+                "high": f"{e.high * 100:.0f}",
+            }
+        )
     if e.n_clusters:
-        text += f" in {e.n_clusters} base scenario{'s' if e.n_clusters != 1 else ''}"
+        parts.append(
+            ngettext(
+                "n = %(n)s in %(clusters)s base scenario",
+                "n = %(n)s in %(clusters)s base scenarios",
+                e.n_clusters,
+            )
+            % {"n": e.n, "clusters": e.n_clusters}
+        )
+    else:
+        parts.append(f"n = {e.n}")
+    text = ", ".join(parts)
     if e.method:
         text += f" ({e.method})"
     excluded = sum(x.count for x in e.excluded)
     if excluded:
-        text += f"; {excluded} left out ({', '.join(x.reason for x in e.excluded)})"
+        text += "; " + _("%(count)s left out (%(reasons)s)") % {
+            "count": excluded,
+            "reasons": ", ".join(x.reason for x in e.excluded),
+        }
     return text
 
 
@@ -78,12 +100,32 @@ def metric_lead(polarity: str, results: Sequence) -> Lead:
     shown = [(r.target.name, r.all) for r in results if r.all is not None and r.all.defined]
     passed, n = _pool(e for _, e in shown)
     if not n:
-        return Lead("No model has enough judged conversations in this test to give a figure yet.")
-    sentence = f"The models tested {behaviour(polarity)} in {passed} of {n} conversations."
+        return Lead(
+            _("No model has enough judged conversations in this test to give a figure yet.")
+        )
+    if polarity == "positive":
+        sentence = ngettext(
+            "The models tested showed the helpful behaviour in %(passed)s of %(n)s conversation.",
+            "The models tested showed the helpful behaviour in %(passed)s of %(n)s conversations.",
+            n,
+        )
+    else:
+        sentence = ngettext(
+            "The models tested avoided the harmful behaviour in %(passed)s of %(n)s conversation.",
+            "The models tested avoided the harmful behaviour in %(passed)s of %(n)s conversations.",
+            n,
+        )
+    sentence %= {"passed": passed, "n": n}
     if len(shown) > 1:
         ranked = sorted(shown, key=lambda pair: pair[1].value)
         (low_name, low), (high_name, high) = ranked[0], ranked[-1]
-        sentence += f" {high_name} did so in {counted(high)}; {low_name} in {counted(low)}."
+        # Translators: "Model A did so in 5 of 6 conversations; model B in 3 of 6 conversations."
+        sentence += " " + _("%(high_name)s did so in %(high)s; %(low_name)s in %(low)s.") % {
+            "high_name": high_name,
+            "high": counted(high),
+            "low_name": low_name,
+            "low": counted(low),
+        }
     how = tuple(f"{name}: {interval_text(e)}" for name, e in shown)
     return Lead(sentence, how)
 
@@ -92,22 +134,40 @@ def conversation_lead(
     target_name: str, polarity: str, verdict: bool | None, metric: Estimate | None
 ) -> Lead:
     """One conversation's verdict, then how it compares with the model's other runs of it."""
+    positive = polarity == "positive"
     if verdict is None:
+        sentence = _("This conversation with %(name)s has no verdict, so it counts in no figure.")
+    elif positive:
         sentence = (
-            f"This conversation with {target_name} has no verdict, so it counts in no figure."
+            _("In this test conversation, %(name)s showed the helpful behaviour.")
+            if verdict
+            else _("In this test conversation, %(name)s did not show the helpful behaviour.")
         )
     else:
-        did = (
-            behaviour(polarity) if verdict else FAILED_WORDS.get(polarity, FAILED_WORDS["negative"])
+        sentence = (
+            _("In this test conversation, %(name)s avoided the harmful behaviour.")
+            if verdict
+            else _("In this test conversation, %(name)s did not avoid the harmful behaviour.")
         )
-        sentence = f"In this test conversation, {target_name} {did}."
+    sentence %= {"name": target_name}
     how: tuple[str, ...] = ()
     if metric is not None and metric.defined:
-        sentence += (
-            f" Over all its conversations on this test, it {behaviour(polarity)} "
-            f"in {counted(metric)}."
+        if positive:
+            overall = _(
+                # Translators: count is a phrase such as "4 of 6 conversations".
+                "Over all its conversations on this test, it showed the helpful behaviour in "
+                "%(count)s."
+            )
+        else:
+            overall = _(
+                "Over all its conversations on this test, it avoided the harmful behaviour in "
+                "%(count)s."
+            )
+        sentence += " " + overall % {"count": counted(metric)}
+        how = (
+            _("%(name)s on this test, teens and adults: %(figure)s")
+            % {"name": target_name, "figure": interval_text(metric)},
         )
-        how = (f"{target_name} on this test, teens and adults: {interval_text(metric)}",)
     return Lead(sentence, how)
 
 
@@ -160,12 +220,29 @@ def compare_lead(a: LabelProfile, b: LabelProfile) -> Lead:
         a_passed, a_n = _line_counts(a.by_polarity(polarity))
         b_passed, b_n = _line_counts(b.by_polarity(polarity))
         if a_n and b_n:
+            if polarity == "positive":
+                sentence = _(
+                    "%(a)s showed the helpful behaviour in %(a_passed)s of %(a_n)s conversations, "
+                    "%(b)s in %(b_passed)s of %(b_n)s."
+                )
+            else:
+                sentence = _(
+                    "%(a)s avoided the harmful behaviour in %(a_passed)s of %(a_n)s conversations, "
+                    "%(b)s in %(b_passed)s of %(b_n)s."
+                )
             sentences.append(
-                f"{a.target.name} {behaviour(polarity)} in {a_passed} of {a_n} conversations, "
-                f"{b.target.name} in {b_passed} of {b_n}."
+                sentence
+                % {
+                    "a": a.target.name,
+                    "a_passed": a_passed,
+                    "a_n": a_n,
+                    "b": b.target.name,
+                    "b_passed": b_passed,
+                    "b_n": b_n,
+                }
             )
     if not sentences:
-        return Lead("These two models have too few judged conversations to compare.")
+        return Lead(_("These two models have too few judged conversations to compare."))
     how = tuple(
         f"{p.target.name} · {line.category.name}: {interval_text(line.estimate)}"
         for p in (a, b)
@@ -225,11 +302,26 @@ def methodology_lead(overall: Sequence) -> Lead:
 
 def metric_list_lead(release_version: str | None, n_metrics: int) -> Lead:
     """The metric list: how many behaviours the release tests."""
-    where = f"Release {release_version}" if release_version else "The registry"
+    if release_version:
+        sentence = ngettext(
+            "Release %(version)s tests AI models on %(n)s behaviour, each in simulated "
+            "conversations with teen and adult personas.",
+            "Release %(version)s tests AI models on %(n)s behaviours, each in simulated "
+            "conversations with teen and adult personas.",
+            n_metrics,
+        )
+    else:
+        sentence = ngettext(
+            "The registry tests AI models on %(n)s behaviour, each in simulated conversations "
+            "with teen and adult personas.",
+            "The registry tests AI models on %(n)s behaviours, each in simulated conversations "
+            "with teen and adult personas.",
+            n_metrics,
+        )
     return Lead(
-        f"{where} tests AI models on {n_metrics} behaviour{'s' if n_metrics != 1 else ''}, "
-        "each in simulated conversations with teen and adult personas. Open one to see how "
-        "often each model did the right thing."
+        sentence % {"version": release_version, "n": n_metrics}
+        + " "
+        + _("Open one to see how often each model did the right thing.")
     )
 
 

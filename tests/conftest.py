@@ -55,6 +55,16 @@ def _clear_cache():
 
 
 @pytest.fixture(autouse=True)
+def _default_language():
+    """A request in Spanish leaves Spanish active in the thread (LocaleMiddleware activates it
+    and nothing deactivates it): the next test starts in the default language again."""
+    from django.utils import translation
+
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
+
+@pytest.fixture(autouse=True)
 def _cache_breakers_forgotten():
     """A test's Redis (often on a port another test used) starts with its breaker closed."""
     from core.caches import cache_breakers_forget
