@@ -49,10 +49,7 @@ TRANSLATED_SOURCES = (
     "templates/results/_explore_judge_trust.html",
     "templates/results/_sunburst.html",
     "templates/results/_reask_effects.html",
-    "templates/results/_methodology_calibration.html",
-    "templates/results/_methodology_expert_figures.html",
-    "templates/results/_methodology_plots.html",
-    "templates/results/_methodology_validity",  # and its figures
+    "templates/results/_methodology_",  # every section partial of the methodology page
     "templates/metrics_registry/_metric_browser.html",
     "templates/metrics_registry/_pagination.html",
     "templates/metrics_registry/_polarity.html",
