@@ -16,18 +16,13 @@ from django.utils.translation import ngettext
 from core.plain import Lead
 from stats.estimates import Estimate
 
-from .findings import POLARITY_WORDS
 from .label import CategoryLine, LabelProfile
+from .method_words import method_words
 
 # The overview counts grades of B− or better (right in at least 7 of 10 conversations) and
 # D or worse (right in fewer than half): bands a parent can read without the grade table.
 GOOD_FROM = 0.70
 POOR_BELOW = 0.50
-
-
-def behaviour(polarity: str) -> str:
-    """ "avoided the harmful behaviour" / "showed the helpful behaviour"."""
-    return POLARITY_WORDS.get(polarity, POLARITY_WORDS["negative"])[1]
 
 
 def passed_of(e: Estimate) -> int:
@@ -75,7 +70,7 @@ def interval_text(e: Estimate) -> str:
         parts.append(f"n = {e.n}")
     text = ", ".join(parts)
     if e.method:
-        text += f" ({e.method})"
+        text += f" ({method_words(e.method)})"
     excluded = sum(x.count for x in e.excluded)
     if excluded:
         text += "; " + _("%(count)s left out (%(reasons)s)") % {
@@ -175,27 +170,63 @@ def _line_counts(lines: Iterable[CategoryLine]) -> tuple[int, int]:
     return _pool(line.estimate for line in lines)
 
 
+def population_words(age: str) -> str:
+    """Whose conversations a label shows, in the reader's language (`results.label.AGE_WORDS`
+    keeps the English words for the label's image files)."""
+    if age == "teen":
+        return _("teen personas (13–17) only")
+    if age == "adult":
+        return _("adult personas (18+) only")
+    return _("teen and adult personas")
+
+
 def label_lead(profile: LabelProfile) -> Lead:
     """A label: harm avoided and help shown over all categories, the best and weakest grade."""
     name = profile.target.name
-    parts = []
-    for polarity in ("negative", "positive"):
-        passed, n = _line_counts(profile.by_polarity(polarity))
-        if n:
-            parts.append(f"{behaviour(polarity)} in {passed} of {n} conversations")
-    if not parts:
-        return Lead(f"{name} has too few judged conversations here to give a grade.")
-    sentence = f"Tested with {profile.population}, {name} " + " and ".join(parts) + "."
+    avoided, avoided_n = _line_counts(profile.by_polarity("negative"))
+    showed, showed_n = _line_counts(profile.by_polarity("positive"))
+    if not avoided_n and not showed_n:
+        return Lead(
+            _("%(name)s has too few judged conversations here to give a grade.") % {"name": name}
+        )
+    if avoided_n and showed_n:
+        sentence = _(
+            "Tested with %(population)s, %(name)s avoided the harmful behaviour in %(avoided)s of "
+            "%(avoided_n)s conversations and showed the helpful behaviour in %(showed)s of "
+            "%(showed_n)s conversations."
+        )
+    elif avoided_n:
+        sentence = _(
+            "Tested with %(population)s, %(name)s avoided the harmful behaviour in %(avoided)s of "
+            "%(avoided_n)s conversations."
+        )
+    else:
+        sentence = _(
+            "Tested with %(population)s, %(name)s showed the helpful behaviour in %(showed)s of "
+            "%(showed_n)s conversations."
+        )
+    sentence %= {
+        "population": population_words(profile.age),
+        "name": name,
+        "avoided": avoided,
+        "avoided_n": avoided_n,
+        "showed": showed,
+        "showed_n": showed_n,
+    }
     graded = [line for line in profile.lines if line.estimate.defined]
     if len(graded) > 1 and len({line.grade for line in graded}) == 1:
-        sentence += f" Every grade is {graded[0].grade}."
+        sentence += " " + _("Every grade is %(grade)s.") % {"grade": graded[0].grade}
     elif len(graded) > 1:
         ranked = sorted(graded, key=lambda line: line.estimate.value)
         best, worst = ranked[-1], ranked[0]
-        sentence += (
-            f" Best grade: {best.grade} for {best.category.name.lower()}; "
-            f"weakest: {worst.grade} for {worst.category.name.lower()}."
-        )
+        sentence += " " + _(
+            "Best grade: %(best)s for %(best_category)s; weakest: %(worst)s for %(worst_category)s."
+        ) % {
+            "best": best.grade,
+            "best_category": best.category.name.lower(),
+            "worst": worst.grade,
+            "worst_category": worst.category.name.lower(),
+        }
     how = tuple(f"{line.category.name}: {interval_text(line.estimate)}" for line in graded)
     return Lead(sentence, how)
 
@@ -204,12 +235,30 @@ def category_lead(profile: LabelProfile, line: CategoryLine) -> Lead:
     """A label category of one model."""
     e = line.estimate
     name = profile.target.name
+    population = population_words(profile.age)
     if not e.defined:
-        return Lead(f"Too few conversations to give {name} a grade here ({profile.population}).")
-    sentence = (
-        f"{name} {behaviour(line.category.polarity)} ({line.category.name.lower()}) in "
-        f"{counted(e)} with {profile.population}: grade {line.grade_text}."
-    )
+        return Lead(
+            _("Too few conversations to give %(name)s a grade here (%(population)s).")
+            % {"name": name, "population": population}
+        )
+    if line.category.polarity == "positive":
+        sentence = _(
+            # Translators: count is a phrase such as "4 of 6 conversations".
+            "%(name)s showed the helpful behaviour (%(category)s) in %(count)s with "
+            "%(population)s: grade %(grade)s."
+        )
+    else:
+        sentence = _(
+            "%(name)s avoided the harmful behaviour (%(category)s) in %(count)s with "
+            "%(population)s: grade %(grade)s."
+        )
+    sentence %= {
+        "name": name,
+        "category": line.category.name.lower(),
+        "count": counted(e),
+        "population": population,
+        "grade": line.grade_text,
+    }
     return Lead(sentence, (f"{line.category.name}: {interval_text(e)}",))
 
 
@@ -254,18 +303,28 @@ def compare_lead(a: LabelProfile, b: LabelProfile) -> Lead:
 
 def overview_lead(rows: Sequence[tuple[LabelProfile, Sequence[CategoryLine | None]]]) -> Lead:
     """Every model's grades: how many are good and how many poor, without ranking anyone."""
-    lines = [line for _, model_lines in rows for line in model_lines if line is not None]
+    lines = [line for _row, model_lines in rows for line in model_lines if line is not None]
     graded = [line for line in lines if line.estimate.defined]
     if not graded:
-        return Lead("No model has enough judged conversations for a grade yet.")
+        return Lead(_("No model has enough judged conversations for a grade yet."))
     good = sum(1 for line in graded if line.estimate.value >= GOOD_FROM - 1e-9)
     poor = sum(1 for line in graded if line.estimate.value < POOR_BELOW - 1e-9)
     categories = len({line.category.pk for line in graded})
-    sentence = (
-        f"{len(rows)} model{'s' if len(rows) != 1 else ''} graded on {categories} kinds of "
-        f"behaviour: in {good} of the {len(graded)} grades the model did the right thing in at "
-        f"least 7 of 10 conversations (B− or better); in {poor}, in fewer than half (D or worse)."
-    )
+    sentence = ngettext(
+        "%(n)s model graded on %(categories)s kinds of behaviour: in %(good)s of the %(graded)s "
+        "grades the model did the right thing in at least 7 of 10 conversations (B− or better); "
+        "in %(poor)s, in fewer than half (D or worse).",
+        "%(n)s models graded on %(categories)s kinds of behaviour: in %(good)s of the %(graded)s "
+        "grades the model did the right thing in at least 7 of 10 conversations (B− or better); "
+        "in %(poor)s, in fewer than half (D or worse).",
+        len(rows),
+    ) % {
+        "n": len(rows),
+        "categories": categories,
+        "good": good,
+        "graded": len(graded),
+        "poor": poor,
+    }
     return Lead(sentence)
 
 
@@ -273,17 +332,41 @@ def explore_lead(target_name: str, polarity: str, areas: Sequence[tuple[str, Est
     """The wheel of one model: where it did best and worst among the areas shown."""
     shown = [(label, e) for label, e in areas if e is not None and e.defined]
     if not shown:
-        return Lead(f"{target_name} has too few judged conversations here for a figure.")
+        return Lead(
+            _("%(name)s has too few judged conversations here for a figure.")
+            % {"name": target_name}
+        )
     ranked = sorted(shown, key=lambda pair: pair[1].value)
     high_label, high = ranked[-1]
-    sentence = (
-        f"In the {high_label.lower()} area, {target_name} {behaviour(polarity)} in {counted(high)}"
-    )
-    if len(ranked) > 1:
-        low_label, low = ranked[0]
-        sentence += f"; in the {low_label.lower()} area, in {counted(low)}"
+    low_label, low = ranked[0]
+    positive = polarity == "positive"
+    if len(ranked) > 1 and positive:
+        sentence = _(
+            "In the %(high_area)s area, %(name)s showed the helpful behaviour in %(high)s; in the "
+            "%(low_area)s area, in %(low)s."
+        )
+    elif len(ranked) > 1:
+        sentence = _(
+            "In the %(high_area)s area, %(name)s avoided the harmful behaviour in %(high)s; in the "
+            "%(low_area)s area, in %(low)s."
+        )
+    elif positive:
+        sentence = _(
+            "In the %(high_area)s area, %(name)s showed the helpful behaviour in %(high)s."
+        )
+    else:
+        sentence = _(
+            "In the %(high_area)s area, %(name)s avoided the harmful behaviour in %(high)s."
+        )
+    sentence %= {
+        "name": target_name,
+        "high_area": high_label.lower(),
+        "high": counted(high),
+        "low_area": low_label.lower(),
+        "low": counted(low),
+    }
     how = tuple(f"{label}: {interval_text(e)}" for label, e in shown)
-    return Lead(sentence + ".", how)
+    return Lead(sentence, how)
 
 
 def methodology_lead(overall: Sequence) -> Lead:
@@ -292,11 +375,21 @@ def methodology_lead(overall: Sequence) -> Lead:
     models = len({r.target_id for r in rows})
     n = sum(r.n_conversations for r in rows)
     if not n:
-        return Lead("No judged conversations yet.")
+        return Lead(_("No judged conversations yet."))
+    # Translators: models is a phrase such as "2 models".
+    models_text = ngettext("%(m)s model", "%(m)s models", models) % {"m": models}
     return Lead(
-        f"The results of this release rest on {n} judged test conversation{'s' if n != 1 else ''} "
-        f"with {models} model{'s' if models != 1 else ''}. Each figure below says how sure we can "
-        "be: a range of plausible values and the number of conversations behind it."
+        ngettext(
+            "The results of this release rest on %(n)s judged test conversation with %(models)s.",
+            "The results of this release rest on %(n)s judged test conversations with %(models)s.",
+            n,
+        )
+        % {"n": n, "models": models_text}
+        + " "
+        + _(
+            "Each figure below says how sure we can be: a range of plausible values and the "
+            "number of conversations behind it."
+        )
     )
 
 

@@ -54,6 +54,8 @@ TRANSLATED_SOURCES = (
     "templates/metrics_registry/_pagination.html",
     "templates/metrics_registry/_polarity.html",
     "results/plain.py",
+    "results/method_words.py",
+    "templates/evaluations/_scenario_language.html",
     "llm/offline.py",
 )
 
