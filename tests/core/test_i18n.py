@@ -42,6 +42,8 @@ TRANSLATED_SOURCES = (
     "templates/results/label_category.html",
     "templates/results/anchor_study.html",
     "templates/results/release_expert_",
+    "templates/results/_expert_figures_",  # the table and its per-metric part
+    "results/services/calibration_texts.py",
     "templates/results/run_conversations.html",
     "templates/results/_no_results.html",
     "templates/results/_metric_judge_trust.html",
