@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from core.forms import CheckedTextMixin
 from core.uploads import StagedUploadFormMixin
@@ -17,28 +18,32 @@ STAGED_SALT = "metrics_registry.import"
 class MetricFilterForm(CheckedTextMixin, forms.Form):
     """The filters of the public metric list (GET); every field is optional."""
 
-    q = forms.CharField(label="Search", required=False)
-    area = forms.ChoiceField(required=False)
-    subarea = forms.ChoiceField(required=False)
-    polarity = forms.ChoiceField(required=False, choices=[("", "Any polarity"), *Polarity.choices])
-    label_category = forms.ChoiceField(required=False, label="Label category")
-    status = forms.ChoiceField(
-        required=False, choices=[("", "Any status"), *ValidationStatus.choices]
+    q = forms.CharField(label=_("Search"), required=False)
+    area = forms.ChoiceField(required=False, label=_("Area"))
+    subarea = forms.ChoiceField(required=False, label=_("Subarea"))
+    polarity = forms.ChoiceField(
+        required=False, label=_("Polarity"), choices=[("", _("Any polarity")), *Polarity.choices]
     )
-    benchmark = forms.ChoiceField(required=False, label="Source benchmark")
+    label_category = forms.ChoiceField(required=False, label=_("Label category"))
+    status = forms.ChoiceField(
+        required=False,
+        label=_("Status"),
+        choices=[("", _("Any status")), *ValidationStatus.choices],
+    )
+    benchmark = forms.ChoiceField(required=False, label=_("Source benchmark"))
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["area"].choices = [("", "Any area")] + [
+        self.fields["area"].choices = [("", _("Any area"))] + [
             (area.slug, area.name) for area in area_list_with_subareas()
         ]
-        self.fields["subarea"].choices = [("", "Any subarea")] + [
+        self.fields["subarea"].choices = [("", _("Any subarea"))] + [
             (subarea.slug, f"{subarea.area.name} · {subarea.name}") for subarea in subarea_list()
         ]
-        self.fields["label_category"].choices = [("", "Any category")] + [
+        self.fields["label_category"].choices = [("", _("Any category"))] + [
             (category.slug, category.name) for category in label_category_list()
         ]
-        self.fields["benchmark"].choices = [("", "Any source")] + [
+        self.fields["benchmark"].choices = [("", _("Any source"))] + [
             (benchmark.slug, benchmark.name) for benchmark in benchmark_list()
         ]
         for field in self.fields.values():

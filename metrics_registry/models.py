@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from core.exceptions import ApplicationError
 from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
@@ -41,8 +42,8 @@ class Subarea(models.Model):
 
 
 class Polarity(models.TextChoices):
-    POSITIVE = "positive", "Positive (behaviour to promote)"
-    NEGATIVE = "negative", "Negative (behaviour to avoid)"
+    POSITIVE = "positive", _("Positive (behaviour to promote)")
+    NEGATIVE = "negative", _("Negative (behaviour to avoid)")
 
 
 class LabelCategory(models.Model):
@@ -94,11 +95,11 @@ class KeyCounter(models.Model):
 
 
 class ValidationStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    UNDER_REVIEW = "under_review", "Under review"
-    VALIDATED = "validated", "Validated"
-    CONTESTED = "contested", "Contested"
-    RETIRED = "retired", "Retired"
+    DRAFT = "draft", _("Draft")
+    UNDER_REVIEW = "under_review", _("Under review")
+    VALIDATED = "validated", _("Validated")
+    CONTESTED = "contested", _("Contested")
+    RETIRED = "retired", _("Retired")
 
 
 class SourceKind(models.TextChoices):
@@ -271,7 +272,7 @@ semver_validator = RegexValidator(
 
 
 class ReleaseStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
+    DRAFT = "draft", _("Draft")
     PUBLISHED = "published", "Published"
 
 

@@ -11,9 +11,12 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 
+from django.utils.translation import gettext
+
 from stats.estimates import Estimate
 
 from .chart_text import label_lines, name_placement, polar_point
+from .method_words import method_words
 
 # Diverging bands from low (red) through neutral to high (blue-green): ColorBrewer's RdBu red
 # half and BrBG teal half. A pure green end would collapse onto the red one for deuteranopes;
@@ -318,5 +321,7 @@ def forest_svg(
 def interval_methods(rows: list[ForestRow]) -> str:
     """The methods of the rows' intervals, each once, for a chart's caption: a caption names
     the method the figures carry, never one written into the template."""
-    methods = dict.fromkeys(row.estimate.method for row in rows if row.estimate.method)
-    return "; ".join(methods) or "no interval"
+    methods = dict.fromkeys(
+        method_words(row.estimate.method) for row in rows if row.estimate.method
+    )
+    return "; ".join(methods) or gettext("no interval")

@@ -6,6 +6,7 @@
 """
 
 from django import template
+from django.utils.translation import gettext
 
 from llm.offline import OFFLINE_LABEL
 
@@ -16,9 +17,9 @@ register = template.Library()
 def offline_badge(subject: object = True) -> dict:
     """`subject` may be anything with `is_offline` (configuration, result, call) or a bool."""
     show = getattr(subject, "is_offline", subject)
-    return {"show": bool(show), "label": OFFLINE_LABEL}
+    return {"show": bool(show), "label": gettext(OFFLINE_LABEL)}
 
 
 @register.simple_tag
 def offline_label() -> str:
-    return OFFLINE_LABEL
+    return gettext(OFFLINE_LABEL)

@@ -3,6 +3,8 @@ publication threshold, why a run has none, and the steps that fill them in."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+
 from stats.ppi import LABEL_MIN_BASE_SCENARIOS, LABEL_MIN_EXPERT_VERDICTS
 
 THRESHOLD_TEXT = (
@@ -20,20 +22,28 @@ NOT_RATED = "The calibration sample of this run is drawn; no expert has rated it
 
 def calibration_steps() -> list[str]:
     """How the calibrated figures get filled, step by step: pages list them, the API joins
-    them. Said wherever a calibrated figure would appear while none can yet."""
+    them. Said wherever a calibrated figure would appear while none can yet; in the reader's
+    language (the API's in the request's)."""
     return [
-        "Before a run is made official, the project's researchers draw its calibration "
-        "sample: a random sample of the run's judged conversations, stratified by target and "
-        "polarity, each with its chance of inclusion recorded. An official run's conversations "
-        "are public and cannot be rated blind, so a run already official is calibrated "
-        "through the next one.",
-        "Expert reviewers give their own verdict on each sampled conversation, blind (without "
-        "the model's name or the judge's verdict); the same verdicts count toward the judge's "
-        "trust badges.",
-        "The calibrated rates fill in as ratings arrive: a model's appears on the methodology "
-        f"page, its label and the API once at least {LABEL_MIN_EXPERT_VERDICTS} of its "
-        f"conversations, from at least {LABEL_MIN_BASE_SCENARIOS} base scenarios, carry a blind "
-        "expert verdict.",
+        _(
+            "Before a run is made official, the project's researchers draw its calibration "
+            "sample: a random sample of the run's judged conversations, stratified by target and "
+            "polarity, each with its chance of inclusion recorded. An official run's "
+            "conversations are public and cannot be rated blind, so a run already official is "
+            "calibrated through the next one."
+        ),
+        _(
+            "Expert reviewers give their own verdict on each sampled conversation, blind "
+            "(without the model's name or the judge's verdict); the same verdicts count toward "
+            "the judge's trust badges."
+        ),
+        _(
+            "The calibrated rates fill in as ratings arrive: a model's appears on the "
+            "methodology page, its label and the API once at least %(verdicts)s of its "
+            "conversations, from at least %(base_scenarios)s base scenarios, carry a blind "
+            "expert verdict."
+        )
+        % {"verdicts": LABEL_MIN_EXPERT_VERDICTS, "base_scenarios": LABEL_MIN_BASE_SCENARIOS},
     ]
 
 

@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy
+
 from evaluations.models import EvaluationRun
 from evaluations.services.panel import run_panel
 from llm.providers.families import judge_family_effect_estimable, self_preference
@@ -49,11 +52,15 @@ TRUST_RESAMPLES = 2_000
 
 # How experts fill a "not yet checked" figure: shown next to it, to visitors too, so it says
 # who does what, not where in the workspace they do it.
-HOW_TO_FILL = (
-    "Experts fill this in by rating conversations blind (without seeing the judge's verdict) "
-    "in an external-panel rating queue, such as a run's calibration sample, which the "
-    "project's researchers draw before the run is made official; a badge appears after "
-    f"{MIN_EXPERT_VERDICTS} verdicts."
+# Lazy: the page reads it in the reader's language (the API in the request's).
+HOW_TO_FILL = format_lazy(
+    gettext_lazy(
+        "Experts fill this in by rating conversations blind (without seeing the judge's verdict) "
+        "in an external-panel rating queue, such as a run's calibration sample, which the "
+        "project's researchers draw before the run is made official; a badge appears after "
+        "{min_verdicts} verdicts."
+    ),
+    min_verdicts=MIN_EXPERT_VERDICTS,
 )
 THRESHOLDS = {
     "min_verdicts": MIN_EXPERT_VERDICTS,

@@ -13,6 +13,7 @@ from django.utils.http import urlencode
 from stats.estimates import Estimate
 
 from ..grades import percent_words
+from ..method_words import method_words
 from ..services.swap_study import GRADE_BAND_WIDTH, HELD_RULE, swap_verdict_text
 
 register = template.Library()
@@ -106,6 +107,7 @@ def estimate(e, *key, compact: bool = False, label: str = "", words: bool = Fals
         "low": format_figure(est.low, est.unit),
         "high": format_figure(est.high, est.unit),
         "confidence": f"{est.confidence * 100:.0f} %",
+        "method": method_words(est.method),
         "words": percent_words(est) if words and est.unit == "proportion" else "",
     }
 

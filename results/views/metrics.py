@@ -1,4 +1,6 @@
 from django.http import Http404
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 from django.views.generic import ListView, TemplateView
 
 from metrics_registry.forms import MetricFilterForm
@@ -75,7 +77,10 @@ class MetricResultsView(PublicRunMixin, TemplateView):
         results = metric_results(run=run, version=version, targets=targets)
         rows = []
         for r in results:
-            for age, e in (("teen", r.teen), ("adult", r.adult)):
+            for age, e in (
+                (pgettext("persona age", "teen"), r.teen),
+                (pgettext("persona age", "adult"), r.adult),
+            ):
                 if e is not None:
                     rows.append(ForestRow(f"{r.target.name} · {age}", e))
         context.update(
@@ -85,7 +90,9 @@ class MetricResultsView(PublicRunMixin, TemplateView):
             results=results,
             lead=metric_lead(version.polarity, results),
             forest=forest_svg(
-                rows, title=f"Pass rate of {metric.key} per model, teen and adult apart"
+                rows,
+                title=_("Pass rate of %(key)s per model, teen and adult apart")
+                % {"key": metric.key},
             ),
             forest_method=interval_methods(rows),
             scenarios=metric_scenarios(run=run, version=version),

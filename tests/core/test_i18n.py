@@ -21,7 +21,8 @@ CATALOGUE = Path(settings.BASE_DIR) / "locale" / "es" / "LC_MESSAGES" / "django.
 COMPILED = CATALOGUE.with_suffix(".mo")
 
 # The pages translated in full: the frame (layout, navigation, footer, language switcher), the
-# home page and the Nutrition Label with its parts. Any string of theirs must be translated.
+# home page, the Nutrition Label with its parts, and the public results pages below. Any string
+# of theirs must be translated.
 TRANSLATED_SOURCES = (
     "core/navigation.py",
     "templates/base.html",
@@ -33,6 +34,31 @@ TRANSLATED_SOURCES = (
     "templates/results/_estimate.html",
     "templates/results/_offline_notice.html",
     "templates/llm/_offline_badge.html",
+    # The public results pages translated next (tests/results/test_spanish_pages.py).
+    "templates/results/conversation.html",
+    "templates/results/metric_detail.html",
+    "templates/results/metric_list.html",
+    "templates/results/label_compare.html",
+    "templates/results/label_category.html",
+    "templates/results/anchor_study.html",
+    "templates/results/release_expert_",
+    "templates/results/_expert_figures_",  # the table and its per-metric part
+    "results/services/calibration_texts.py",
+    "templates/results/run_conversations.html",
+    "templates/results/_no_results.html",
+    "templates/results/_metric_judge_trust.html",
+    "templates/results/_judge_trust.html",
+    "templates/results/_explore_judge_trust.html",
+    "templates/results/_sunburst.html",
+    "templates/results/_reask_effects.html",
+    "templates/results/_methodology_",  # every section partial of the methodology page
+    "templates/metrics_registry/_metric_browser.html",
+    "templates/metrics_registry/_pagination.html",
+    "templates/metrics_registry/_polarity.html",
+    "results/plain.py",
+    "results/method_words.py",
+    "templates/evaluations/_scenario_language.html",
+    "llm/offline.py",
 )
 
 

@@ -1,0 +1,143 @@
+"""The public pages read in Spanish: every sentence of a page's <main> that a reader sees in
+English is translated when the page is asked for in Spanish. A text node of three or more words
+that reads the same in both renderings is English left unmarked (or marked and not translated),
+unless it is user content (model, metric and scenario text, transcripts, judges' words), a
+number, or on the allow-list below."""
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup, Comment
+from django.urls import reverse
+
+from evaluations.models import Conversation, Judgment, Turn
+from metrics_registry.models import Area, Benchmark, LabelCategory, Subarea
+from results.method_words import METHOD_NAMES
+from tests.results.public_data import published_run
+
+# Text that is the same in English and Spanish on purpose; each entry says why.
+ALLOWED = {
+    # A statistic's name, kept in its own (English) form in Spanish texts too.
+    "Cohen's κ",
+}
+
+# Runs of three words that read the same in both languages.
+ALLOWED_RUNS: set[tuple[str, ...]] = set()
+
+# Words of three letters or more that count toward "three or more words".
+WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _user_content(run) -> list[str]:
+    """Strings of the run's data (not of the interface), longest first, so that a text node made
+    of them alone is not taken for untranslated interface text."""
+    texts: set[str] = set()
+    # The taxonomy is data too (its rows come from a data migration), shown in the filters.
+    texts |= {area.name for area in Area.objects.all()}
+    texts |= {f"{s.area.name} · {s.name}" for s in Subarea.objects.select_related("area")}
+    for category in LabelCategory.objects.all():
+        texts |= {category.name, category.description or ""}
+    texts |= {benchmark.name for benchmark in Benchmark.objects.all()}
+    for target in run.targets.all():
+        texts |= {target.name, target.model_id or "", target.system_prompt or ""}
+        texts.add(target.get_provider_display())
+    versions = {c.scenario.metric_version for c in Conversation.objects.filter(run=run)}
+    for version in versions:
+        texts |= {version.name, version.criterion, version.failure_condition or ""}
+        texts |= {version.metric.key, version.label_category.name}
+        for subarea in version.subareas.all():
+            texts |= {subarea.name, subarea.area.name}
+    for conversation in Conversation.objects.filter(run=run).select_related("scenario"):
+        s = conversation.scenario
+        texts |= {s.label, s.situation, s.user_goal or "", s.latent_adversarial_goal or ""}
+        texts.add(s.failure_condition or "")
+        texts |= {str(value) for value in (s.persona or {}).values()}
+        texts |= {str(a.get("text", "")) for a in (s.anchors or [])}
+    for turn in Turn.objects.filter(conversation__run=run):
+        texts |= {turn.user_text, turn.assistant_text}
+    for judgment in Judgment.objects.filter(conversation__run=run):
+        texts.add(judgment.justification)
+        texts |= {str(e.get("quote", "")) for e in judgment.evidence or []}
+    texts |= {run.name, run.simulator.name, run.judge.name}
+    return sorted((t for t in texts if t and t.strip()), key=len, reverse=True)
+
+
+def _sentences(html: str, user_content: list[str]) -> dict[str, str]:
+    """The visible text nodes of <main> with three or more words of interface text, each with
+    that interface text (the node without its user content)."""
+    soup = BeautifulSoup(html, "html.parser")
+    main = soup.find("main")
+    assert main is not None
+    page_language = soup.html.get("lang")
+    for element in main.find_all(["script", "style", "svg", "code"]):
+        element.decompose()
+    for element in main.find_all(lang=True):
+        if element["lang"] != page_language:  # user content in its own language
+            element.decompose()
+    found = {}
+    for node in main.find_all(string=True):
+        if isinstance(node, Comment):
+            continue
+        text = " ".join(node.split())
+        rest = text
+        for content in user_content:
+            rest = rest.replace(" ".join(content.split()), " ")
+        if len(WORD.findall(rest)) >= 3 and text not in ALLOWED:
+            found[text] = rest
+    return found
+
+
+def _word_runs(text: str) -> set[tuple[str, ...]]:
+    """Every run of three consecutive words."""
+    words = [w.casefold() for w in WORD.findall(text)]
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+
+
+def _pages(run) -> dict[str, str]:
+    target = run.targets.order_by("name").first()
+    other = run.targets.order_by("name").last()
+    conversation = Conversation.objects.filter(run=run).order_by("pk").first()
+    version = conversation.scenario.metric_version
+    return {
+        "conversation": reverse("results:conversation", args=[conversation.pk]),
+        "metric": reverse("results:metric", args=[version.metric.key]),
+        "metric-list": reverse("results:metric-list"),
+        "label-compare": reverse("results:label-compare") + f"?a={target.pk}&b={other.pk}",
+        "label-category": reverse(
+            "results:label-category", args=[target.pk, version.label_category.slug]
+        ),
+        "anchor-study": reverse("results:anchor-study"),  # none published yet
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="builds a published run and renders each page in two languages")
+def test_no_sentence_of_a_public_page_stays_in_english_in_spanish(client):
+    run = published_run()
+    user_content = _user_content(run)
+    untranslated = {}
+    for page, url in _pages(run).items():
+        english = client.get(url, HTTP_ACCEPT_LANGUAGE="en")
+        spanish = client.get(url, HTTP_ACCEPT_LANGUAGE="es")
+        assert english.status_code == spanish.status_code == 200, page
+        assert '<html lang="es"' in spanish.content.decode(), page
+        in_english = _sentences(english.content.decode(), user_content)
+        in_spanish = _sentences(spanish.content.decode(), user_content)
+        same = set(in_english) & set(in_spanish)
+        # A sentence translated only in part (an English phrase glued to a Spanish one) keeps
+        # three English words in a row of the English page.
+        english_runs = set().union(*(_word_runs(rest) for rest in in_english.values()))
+        for text, rest in in_spanish.items():
+            kept = _word_runs(rest) & english_runs
+            if text not in same and kept - ALLOWED_RUNS:
+                same.add(text)
+        if same:
+            untranslated[page] = sorted(same)
+    assert not untranslated, "Untranslated in Spanish:\n" + "\n".join(
+        f"{page}: {text}" for page, texts in untranslated.items() for text in texts
+    )
+
+
+def test_the_method_names_marked_for_translation_are_the_stats_modules_own():
+    # A name edited in `stats` and not here would silently stay in English.
+    assert all(name == words for name, words in METHOD_NAMES.items())
