@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -183,8 +184,6 @@ def _unused_view(_request: HttpRequest) -> HttpResponse:  # pragma: no cover - n
 
 def _csrf_passes(request: HttpRequest) -> bool:
     """Whether the request carries its page's CSRF token (checked as for any protected view)."""
-    from django.middleware.csrf import CsrfViewMiddleware
-
     check = CsrfViewMiddleware(_unused_view)
     return check.process_view(request, _unused_view, (), {}) is None
 

@@ -23,13 +23,19 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.utils.translation import gettext_noop
 from pydantic import BaseModel
 
 from .schema_example import schema_example
 
+
+def gettext_noop(text: str) -> str:
+    """Marks `text` for the message catalogue (makemessages finds this name) without importing
+    Django: provider modules stay free of it. Translated where it is shown (llm_tags)."""
+    return text
+
+
 # Translators: a badge on text written by a deterministic stand-in model, not a real one.
-OFFLINE_LABEL = gettext_noop("offline demo model")  # shown through gettext (llm_tags)
+OFFLINE_LABEL = gettext_noop("offline demo model")
 # The role whose turns the demo model writes as a user would (`ModelRole.USER_SIMULATOR`):
 # named by value, as the provider receives it, so the demo model needs no database model.
 USER_SIMULATOR_ROLE = "user_simulator"
