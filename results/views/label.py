@@ -17,7 +17,7 @@ from ..label import (
 )
 from ..label_export import ExportUnavailable, chromium_path
 from ..label_files import label_files_soon, label_image, stored_label
-from ..plain import category_lead, compare_lead, label_lead, overview_lead
+from ..plain_labels import category_lead, compare_lead, label_lead, overview_lead
 from ..selectors import (
     public_run_for_target,
     run_target,

@@ -10,7 +10,7 @@ from core.pagecache import PublishedPageCacheMixin
 from rubrics.dimensions import dimension_labels
 from rubrics.models import Acuity, Population
 
-from ..plain import priorities_lead, rubric_items_lead, rubric_lead, rubric_reply_lead
+from ..plain_rubrics import priorities_lead, rubric_items_lead, rubric_lead, rubric_reply_lead
 from ..rubric_priorities import rubric_priorities
 from ..rubrics import (
     SECTIONS,

@@ -56,6 +56,7 @@ TRANSLATED_SOURCES = (
     "templates/metrics_registry/_pagination.html",
     "templates/metrics_registry/_polarity.html",
     "results/plain.py",
+    "results/plain_labels.py",
     "results/method_words.py",
     "templates/evaluations/_scenario_language.html",
     "llm/offline.py",
