@@ -2,7 +2,8 @@
 
 from django.utils.translation import gettext as _
 
-from .estimates import RunEstimate, duration
+from .estimate_time import duration
+from .estimates import RunEstimate
 
 
 def _calls(expected: float, most: int) -> str:

@@ -12,7 +12,6 @@ after an error are not counted as calls (their tokens are in the learned tokens 
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -26,6 +25,7 @@ from ..models import EvaluationRun
 from . import run_plans as plans
 from .anchors import RECHECK_MIN_REPLICATES
 from .estimate_history import JUDGE, SIMULATE, TARGET, History, history_read
+from .estimate_time import configuration_wall_seconds, duration, run_wall_seconds
 from .estimate_work import RUBRIC_GRADES, RUBRIC_REPLY, Work, prior_tokens, work_count
 from .panel import run_panel
 
@@ -44,19 +44,6 @@ ROLE_LABELS = {
 }
 # Prior latencies (ms) of one call without history: the offline model answers in-process.
 PRIOR_LATENCY_MS = {True: 20.0, False: 3000.0}
-# Without finished runs to learn the pace from: the engine's own time per call (database
-# writes, scheduling), measured with the offline model (benchmarks/estimate_accuracy.py:
-# 264 calls in 1.0 s on SQLite).
-PRIOR_PACE_SECONDS = 0.004
-
-
-def duration(seconds: float) -> str:
-    """Seconds as a person reads them: 42 s, 3.5 min, 2.1 h."""
-    if seconds < 90:
-        return _("%(n)s s") % {"n": f"{seconds:.0f}" if seconds >= 10 else f"{seconds:.1f}"}
-    if seconds < 90 * 60:
-        return _("%(n)s min") % {"n": f"{seconds / 60:.1f}"}
-    return _("%(n)s h") % {"n": f"{seconds / 3600:.1f}"}
 
 
 @dataclass
@@ -295,26 +282,15 @@ def _configuration_estimate(
     latency, latency_n = history.median_latency_ms(configuration.pk)
     if latency is None:
         latency = PRIOR_LATENCY_MS[configuration.is_offline]
-    # Calls in flight at once: the configuration's limit, else as many conversations as the
-    # engine drives together (each conversation's calls follow one another).
-    concurrency = min(configuration.max_concurrency or in_flight, in_flight)
-    per_second = concurrency * 1000.0 / max(latency, 1.0)
-    limited_by = ""
-    if configuration.requests_per_minute:
-        if configuration.requests_per_minute / 60.0 < per_second:
-            limited_by = _("%(n)s requests per minute") % {"n": configuration.requests_per_minute}
-        per_second = min(per_second, configuration.requests_per_minute / 60.0)
     attempts, gateway_calls = history.attempts.get(configuration.pk, (1, 1))
-    retried = attempts / gateway_calls  # a retried attempt spends its tokens again
-    wall = calls * retried / per_second
-    # Token budgets bound the run too: every attempt's tokens pass through the minute's window
-    # (cached input counted in full here, as an upper bound where the provider leaves it out).
-    for budget, tokens, label in (
-        (configuration.input_tokens_per_minute, prompt, _("%(n)s input tokens per minute")),
-        (configuration.output_tokens_per_minute, completion, _("%(n)s output tokens per minute")),
-    ):
-        if budget and tokens * retried / budget * 60.0 > wall:
-            wall, limited_by = tokens * retried / budget * 60.0, label % {"n": budget}
+    wall, limited_by = configuration_wall_seconds(
+        configuration,
+        calls=calls * attempts / gateway_calls,  # a retried attempt spends its tokens again
+        prompt_tokens=prompt * attempts / gateway_calls,
+        completion_tokens=completion * attempts / gateway_calls,
+        latency_ms=latency,
+        in_flight=in_flight,
+    )
     return ConfigurationEstimate(
         configuration=configuration,
         roles=list(dict.fromkeys(line.role for line in lines)),
@@ -351,7 +327,7 @@ def run_estimate(run: EvaluationRun) -> RunEstimate:
         _configuration_estimate(group[0].configuration, group, history, in_flight)
         for group in grouped.values()
     ]
-    wall, basis = _wall_time(estimates, lines, work, in_flight, history)
+    wall, basis = run_wall_seconds(estimates, lines, work, in_flight, history)
     notes = [
         _(
             "Retries after errors and re-asks of unusable output are not counted as calls "
@@ -373,37 +349,3 @@ def run_estimate(run: EvaluationRun) -> RunEstimate:
         wall_basis=basis,
         notes=notes,
     )
-
-
-def _wall_time(
-    estimates: list[ConfigurationEstimate],
-    lines: list[RoleLine],
-    work: Work,
-    in_flight: int,
-    history: History,
-) -> tuple[float, str]:
-    """The slowest of: the busiest configuration at its limits, the conversations' own chains
-    of calls batch after batch, and the pace earlier runs kept (seconds per call)."""
-    if not estimates:
-        return 0.0, _("nothing to call")
-    latency = {e.configuration.pk: e.latency_ms / 1000.0 for e in estimates}
-    chain = sum(line.calls * latency[line.configuration.pk] for line in lines) / max(
-        1, work.conversations
-    )
-    limits = max(e.wall_seconds for e in estimates)
-    batches = math.ceil(work.conversations / in_flight) if work.conversations else 1
-    wall = max(limits, batches * chain)
-    basis = _("limits and latencies")
-    calls = sum(e.calls for e in estimates)
-    if history.pace_seconds is not None:
-        paced = history.pace_seconds * calls
-        paced_basis = _("pace of %(runs)s earlier runs (%(n)s calls)") % {
-            "runs": history.pace_runs,
-            "n": history.pace_calls,
-        }
-    else:
-        paced = PRIOR_PACE_SECONDS * calls
-        paced_basis = _("prior pace %(ms)s ms a call") % {"ms": PRIOR_PACE_SECONDS * 1000}
-    if paced > wall:
-        wall, basis = paced, paced_basis
-    return wall, basis

@@ -199,17 +199,24 @@ def test_tokens_and_early_stops_are_learned_from_the_call_log(offline_release): 
     assert "pace of 1 earlier runs" in estimate.wall_basis
 
 
-def test_without_history_the_prior_is_used_and_said(offline_release):  # noqa: F811
+def _rate_limited_run(release, name: str):
+    """A fresh run of `release` whose every role is one configuration of 60 requests a minute
+    and 4 at once; (the configuration, the run)."""
     limited = ModelConfigurationFactory(requests_per_minute=60, max_concurrency=4)
     run = runs.run_create(
-        name="Fresh",
-        release=offline_release,
+        name=name,
+        release=release,
         targets=[limited],
         simulator=limited,
         judge=limited,
         turns=2,
         judgments_per_conversation=1,
     )
+    return limited, run
+
+
+def test_without_history_the_prior_is_used_and_said(offline_release):  # noqa: F811
+    _limited, run = _rate_limited_run(offline_release, "Fresh")
     estimate = run_estimate(run)
     (only,) = estimate.configurations
     assert only.token_n == 0
@@ -227,16 +234,7 @@ def test_without_history_the_prior_is_used_and_said(offline_release):  # noqa: F
 def test_a_token_budget_bounds_the_wall_time_when_it_binds(offline_release, side):  # noqa: F811
     """At 60 requests a minute a run of N calls takes N seconds; a token budget per minute
     smaller than a second's worth of its tokens takes longer, and the estimate says which."""
-    limited = ModelConfigurationFactory(requests_per_minute=60, max_concurrency=4)
-    run = runs.run_create(
-        name="Token-bound",
-        release=offline_release,
-        targets=[limited],
-        simulator=limited,
-        judge=limited,
-        turns=2,
-        judgments_per_conversation=1,
-    )
+    limited, run = _rate_limited_run(offline_release, "Token-bound")
     (unbounded,) = run_estimate(run).configurations
     tokens = unbounded.prompt_tokens if side == "input" else unbounded.completion_tokens
     # A budget that lets through a tenth of what a minute of requests would carry.
