@@ -161,9 +161,7 @@ def interface_language_remember(*, user: User, language: str) -> bool:
 def recipient_language(user: User | None) -> str:
     """The language to write to `user` in: the site language they last chose, else the
     site's default."""
-    if user is not None and user.pk is not None:
-        chosen = InterfaceLanguage.objects.filter(user=user).values_list("language", flat=True)
-        for language in chosen:
-            if language in dict(settings.LANGUAGES):
-                return language
-    return settings.LANGUAGE_CODE
+    if user is None or user.pk is None:
+        return settings.LANGUAGE_CODE
+    chosen = InterfaceLanguage.objects.filter(user=user).values_list("language", flat=True).first()
+    return chosen if chosen in dict(settings.LANGUAGES) else settings.LANGUAGE_CODE

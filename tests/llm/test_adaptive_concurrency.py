@@ -10,34 +10,14 @@ import pytest
 from llm import limits
 from llm.admission import AdmissionGate
 from llm.aio import AsyncGateway
-from llm.plan import chat_steps
 from tests.fake_openai import Behaviour
 from tests.llm.factories import ModelConfigurationFactory
-from tests.llm.test_token_limits import _Calls, _redis_limits
+from tests.llm.test_token_limits import _Calls, _redis_limits, engine_calls_drive
 
 pytestmark = pytest.mark.embedded
 
 SERVER_LIMIT = 3
 CONFIGURED = 8
-
-
-async def _calls(gateway: AsyncGateway, configuration, texts: list[str], sink) -> None:
-    await asyncio.gather(
-        *(
-            gateway.drive(
-                chat_steps(
-                    configuration=configuration,
-                    messages=[{"role": "user", "content": text}],
-                    role="target",
-                    purpose="tests.adaptive",
-                    use_cache=False,
-                    sink=sink,
-                ),
-                sink=None,
-            )
-            for text in texts
-        )
-    )
 
 
 def _phases(fake_openai, settings, *, adaptive: bool) -> tuple[int, int, int]:
@@ -64,12 +44,14 @@ def _phases(fake_openai, settings, *, adaptive: bool) -> tuple[int, int, int]:
     async def scenario() -> tuple[int, int, int]:
         gateway = AsyncGateway(concurrency=64)
         try:
-            await _calls(gateway, configuration, [f"strict {i}" for i in range(60)], sink)
+            strict_texts = [f"strict {i}" for i in range(60)]
+            await engine_calls_drive(gateway, configuration, strict_texts, sink)
             refused = sum(1 for call in sink.calls if call.outcome == "rate_limited")
             peak_strict = fake_openai.max_in_flight
             strict["on"] = False
             fake_openai.max_in_flight = 0
-            await _calls(gateway, configuration, [f"free {i}" for i in range(200)], sink)
+            free_texts = [f"free {i}" for i in range(200)]
+            await engine_calls_drive(gateway, configuration, free_texts, sink)
             return refused, peak_strict, fake_openai.max_in_flight
         finally:
             await gateway.close()

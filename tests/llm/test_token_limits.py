@@ -315,27 +315,32 @@ class _Calls:
         pass
 
 
+async def engine_calls_drive(gateway, configuration, texts: list[str], sink) -> None:
+    """One engine call per text through `gateway`, all at once, into `sink` (no cache step)."""
+    await asyncio.gather(
+        *(
+            gateway.drive(
+                chat_steps(
+                    configuration=configuration,
+                    messages=[{"role": "user", "content": text}],
+                    role="target",
+                    purpose="tests.token_limits",
+                    use_cache=False,
+                    sink=sink,
+                ),
+                sink=None,  # no cache step; the Redis backend needs no database thread
+            )
+            for text in texts
+        )
+    )
+
+
 def _engine_calls(configuration, texts: list[str]) -> list:
     sink = _Calls()
 
     async def scenario() -> None:
         gateway = AsyncGateway(concurrency=8)
-        await asyncio.gather(
-            *(
-                gateway.drive(
-                    chat_steps(
-                        configuration=configuration,
-                        messages=[{"role": "user", "content": text}],
-                        role="target",
-                        purpose="tests.token_limits",
-                        use_cache=False,
-                        sink=sink,
-                    ),
-                    sink=None,  # no cache step; the Redis backend needs no database thread
-                )
-                for text in texts
-            )
-        )
+        await engine_calls_drive(gateway, configuration, texts, sink)
         await gateway.close()
 
     asyncio.run(scenario())
