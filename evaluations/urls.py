@@ -3,28 +3,43 @@ from collections.abc import Callable
 from django.db.models import QuerySet
 from django.urls import URLPattern, path
 
-from . import interop_views, rubric_views, swap_views, translation_views, views
+from . import (
+    interop_views,
+    rubric_views,
+    scenario_views,
+    swap_views,
+    translation_views,
+    views,
+)
 
 app_name = "evaluations"
 
 urlpatterns = [
-    path("scenarios/", views.ScenarioIndexView.as_view(), name="scenario-index"),
+    path("scenarios/", scenario_views.ScenarioIndexView.as_view(), name="scenario-index"),
     path(
         "metric-versions/<int:pk>/scenarios/",
-        views.MetricScenarioListView.as_view(),
+        scenario_views.MetricScenarioListView.as_view(),
         name="metric-scenarios",
     ),
     path(
         "metric-versions/<int:pk>/scenarios/generate/",
-        views.ScenarioGenerateView.as_view(),
+        scenario_views.ScenarioGenerateView.as_view(),
         name="scenario-generate",
     ),
-    path("scenarios/<int:pk>/", views.ScenarioDetailView.as_view(), name="scenario-detail"),
-    path("scenarios/<int:pk>/edit/", views.ScenarioEditView.as_view(), name="scenario-edit"),
-    path("scenarios/<int:pk>/retire/", views.ScenarioRetireView.as_view(), name="scenario-retire"),
+    path(
+        "scenarios/<int:pk>/", scenario_views.ScenarioDetailView.as_view(), name="scenario-detail"
+    ),
+    path(
+        "scenarios/<int:pk>/edit/", scenario_views.ScenarioEditView.as_view(), name="scenario-edit"
+    ),
+    path(
+        "scenarios/<int:pk>/retire/",
+        scenario_views.ScenarioRetireView.as_view(),
+        name="scenario-retire",
+    ),
     path(
         "scenarios/<int:pk>/regenerate/",
-        views.ScenarioRegenerateView.as_view(),
+        scenario_views.ScenarioRegenerateView.as_view(),
         name="scenario-regenerate",
     ),
     path(

@@ -1,6 +1,4 @@
-"""Scenario pages for researchers, run pages for maintainers: validate, call a service, render."""
-
-import time
+"""Run pages for maintainers (scenario pages: scenario_views): validate, call a service, render."""
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
@@ -11,14 +9,14 @@ from django.views.generic import DetailView, ListView, TemplateView
 from core.exceptions import ApplicationError
 from core.ids import identifier_parse
 from core.roles import Role, RoleRequiredMixin, user_has_role
-from metrics_registry.selectors import metric_versions_with_metric, release_list
+from metrics_registry.selectors import release_list
 
 from .evidence_support import evidence_problems
-from .forms import RunCreateForm, ScenarioForm
+from .forms import RunCreateForm
 from .models import RubricGrading, SwapStudy
+from .scenario_views import CURATE_ROLES, VIEW_ROLES
 from .selectors import (
     conversation_fidelity,
-    metric_versions_with_scenarios,
     release_demographics,
     run_conversations_for_reading,
     run_failed_conversations,
@@ -30,161 +28,13 @@ from .selectors import (
     runs_for_list,
     runs_of_releases,
     runs_use_offline_model,
-    scenario_list,
-    scenario_set_complete,
-    scenarios_with_people,
 )
 from .services import runs as run_services
-from .services import scenarios as scenario_services
 from .services.comparison import runs_compare
 from .services.estimates import run_estimate
 from .services.official import run_set_headline, run_set_official
 from .services.panel import conversation_panel, run_panel
 from .services.rubric_scores import run_rubric_scores
-
-VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
-CURATE_ROLES = (Role.RESEARCHER, Role.MAINTAINER)
-
-
-class ScenarioIndexView(RoleRequiredMixin, ListView):
-    required_roles = VIEW_ROLES
-    template_name = "evaluations/scenario_index.html"
-    context_object_name = "versions"
-    paginate_by = 50
-
-    def get_queryset(self):
-        return metric_versions_with_scenarios()
-
-
-# After "Generate", the scenario page polls until the set is written or this many seconds pass
-# (a writer that fails leaves the set incomplete; the page then says so instead of polling on).
-GENERATION_WATCH_SECONDS = 600
-
-
-class MetricScenarioListView(RoleRequiredMixin, TemplateView):
-    required_roles = VIEW_ROLES
-
-    def get_template_names(self):
-        if self.request.htmx:
-            return ["evaluations/_scenario_table.html"]
-        return ["evaluations/scenario_list.html"]
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        version = get_object_or_404(metric_versions_with_metric(), pk=kwargs["pk"])
-        show_retired = self.request.GET.get("retired") == "1"
-        try:
-            started = int(self.request.GET.get("generating", ""))
-        except ValueError:
-            started = 0
-        watching = 0 < time.time() - started < GENERATION_WATCH_SECONDS if started else False
-        complete = scenario_set_complete(metric_version=version)
-        context.update(
-            version=version,
-            scenarios=scenario_list(metric_version=version, include_retired=show_retired),
-            show_retired=show_retired,
-            generating=watching and not complete,
-            generation_finished=bool(started) and complete,
-            generation_stalled=bool(started) and not watching and not complete,
-        )
-        return context
-
-
-class ScenarioGenerateView(RoleRequiredMixin, View):
-    required_roles = CURATE_ROLES
-
-    def post(self, request, pk: int):
-        version = get_object_or_404(metric_versions_with_metric(), pk=pk)
-        scenario_services.scenarios_generate_enqueue(metric_version=version)
-        messages.info(
-            request,
-            "Scenario generation started in the background; this page updates as they arrive.",
-        )
-        url = reverse("evaluations:metric-scenarios", kwargs={"pk": version.pk})
-        return redirect(f"{url}?generating={int(time.time())}")
-
-
-class ScenarioDetailView(RoleRequiredMixin, DetailView):
-    required_roles = VIEW_ROLES
-    template_name = "evaluations/scenario_detail.html"
-    context_object_name = "scenario"
-
-    def get_queryset(self):
-        return scenarios_with_people()
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["can_review_translation"] = user_has_role(self.request.user, Role.EXPERT_REVIEWER)
-        return context
-
-
-class ScenarioEditView(RoleRequiredMixin, View):
-    required_roles = CURATE_ROLES
-    template_name = "evaluations/scenario_form.html"
-
-    def get(self, request, pk: int):
-        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
-        return render(
-            request,
-            self.template_name,
-            {"scenario": scenario, "form": ScenarioForm(instance=scenario)},
-        )
-
-    def post(self, request, pk: int):
-        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
-        # The form edits its own copy: `scenario` stays as stored, for the page and the service.
-        form = ScenarioForm(
-            request.POST, instance=get_object_or_404(scenarios_with_people(), pk=pk)
-        )
-        if form.is_valid():
-            try:
-                saved = scenario_services.scenario_update(
-                    scenario=scenario, actor=request.user, **form.cleaned_data
-                )
-            except ApplicationError as error:
-                form.add_error(None, error.message)
-            else:
-                if saved.pk != scenario.pk:
-                    messages.success(
-                        request,
-                        "Saved as a new scenario: the old one is kept, retired, because "
-                        "conversations already used it.",
-                    )
-                else:
-                    messages.success(request, "Scenario saved.")
-                return redirect("evaluations:scenario-detail", pk=saved.pk)
-        return render(request, self.template_name, {"scenario": scenario, "form": form})
-
-
-class ScenarioRetireView(RoleRequiredMixin, View):
-    required_roles = CURATE_ROLES
-
-    def post(self, request, pk: int):
-        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
-        try:
-            scenario_services.scenario_retire(scenario=scenario, actor=request.user)
-        except ApplicationError as error:
-            messages.error(request, error.message)
-        else:
-            messages.success(request, "Scenario retired; regenerate it to fill its place.")
-        return redirect("evaluations:scenario-detail", pk=scenario.pk)
-
-
-class ScenarioRegenerateView(RoleRequiredMixin, View):
-    required_roles = CURATE_ROLES
-
-    def post(self, request, pk: int):
-        scenario = get_object_or_404(scenarios_with_people(), pk=pk)
-        try:
-            successor = scenario_services.scenario_regenerate_start(
-                scenario=scenario, actor=request.user
-            )
-        except ApplicationError as error:
-            messages.error(request, error.message)
-            return redirect("evaluations:scenario-detail", pk=scenario.pk)
-        scenario_services.scenarios_generate_enqueue(metric_version=scenario.metric_version)
-        messages.info(request, "A new scenario is being written in the background.")
-        return redirect("evaluations:scenario-detail", pk=successor.pk)
 
 
 class ReleaseDemographicsView(RoleRequiredMixin, TemplateView):
