@@ -12,7 +12,6 @@ from metrics_registry.models import Subarea
 from .. import selectors
 from ..citations import ParsedCitation
 from ..completeness import submission_missing_for_submit
-from ..drafting import submission_drafting_enqueue
 from ..models import (
     EDITABLE_STATUSES,
     FINAL_STATUSES,
@@ -199,3 +198,11 @@ def submission_retry_drafting(*, submission: Submission, actor) -> Submission:
     )
     _enqueue_drafting(submission)
     return submission
+
+
+def submission_drafting_enqueue(*, submission_id: int) -> None:
+    """Hand a submission to a drafting worker (after the commit that made it submitted)."""
+    # The task module calls the drafting services: the one task ⇄ service pair of this app.
+    from ..tasks import llm_draft_metric_candidates
+
+    llm_draft_metric_candidates.delay(submission_id)
