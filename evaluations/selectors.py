@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
+from core.languages import DEFAULT_LANGUAGE
 from core.pagecache import latest
 from llm.models import ERROR_OUTCOMES, CallOutcome
 from llm.selectors import llm_calls_of_run, run_call_totals
@@ -40,10 +41,11 @@ def scenario_list(*, metric_version: MetricVersion, include_retired: bool = Fals
 
 
 def scenario_set_complete(*, metric_version: MetricVersion) -> bool:
-    """Every (base situation × age context) slot has an active, fully written scenario."""
+    """Every (base situation × age context) slot has an active, fully written scenario in the
+    default language (the set generation writes; other languages are variants of it)."""
     written = (
         Scenario.objects.active()
-        .filter(metric_version=metric_version, expanded_at__isnull=False)
+        .filter(metric_version=metric_version, expanded_at__isnull=False, language=DEFAULT_LANGUAGE)
         .values_list("base_index", "age_context")
         .distinct()
         .count()

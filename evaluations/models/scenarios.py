@@ -123,8 +123,10 @@ class Scenario(TimeStampedModel):
     class Meta:
         ordering = ["metric_version", "base_index", "-age_context", "-created_at"]
         constraints = [
+            # One active scenario per situation, age and language: the same base situation in
+            # another language is a variant of it, so results can pair the two.
             models.UniqueConstraint(
-                fields=["metric_version", "base_index", "age_context"],
+                fields=["metric_version", "base_index", "age_context", "language"],
                 condition=Q(status="active"),
                 name="scenario_one_active_per_variant",
             ),

@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from core.languages import DEFAULT_LANGUAGE
 from core.progress import Progress, progress_ignore
 from core.queueing import task_send
 from llm.gateway import structured
@@ -100,9 +101,10 @@ def _writer(configuration: ModelConfiguration | None) -> ModelConfiguration:
 
 
 def _missing_slots(version: MetricVersion) -> list[tuple[int, str]]:
+    # Generation writes the set in the default language; other languages are variants of it.
     present = set(
         Scenario.objects.active()
-        .filter(metric_version=version)
+        .filter(metric_version=version, language=DEFAULT_LANGUAGE)
         .values_list("base_index", "age_context")
     )
     return [
@@ -330,6 +332,7 @@ def scenario_regenerate_start(*, scenario: Scenario, actor: AbstractBaseUser) ->
         metric_version=scenario.metric_version,
         base_index=scenario.base_index,
         age_context=scenario.age_context,
+        language=scenario.language,
     )
     if scenario.is_active:
         _retire(scenario, actor=actor, when=timezone.now())
@@ -346,6 +349,8 @@ def scenario_regenerate_start(*, scenario: Scenario, actor: AbstractBaseUser) ->
         situation=scenario.situation,
         generation=latest_generation + 1,
         is_offline=scenario.is_offline,
+        language=scenario.language,
+        country=scenario.country,
     )
 
 

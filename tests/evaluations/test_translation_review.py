@@ -2,11 +2,13 @@
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from core.exceptions import ApplicationError
 from core.services import reader_language_declare
 from evaluations.models import TranslationProvenance
+from evaluations.selectors import scenario_set_complete
 from evaluations.services import runs
 from evaluations.services.scenarios import scenarios_generate
 from evaluations.services.translation import scenario_translation_review
@@ -103,3 +105,32 @@ def test_a_curator_sees_no_review_button_and_cannot_post(client_for, researcher)
     reader_language_declare(user=researcher, language="es")
     scenario.refresh_from_db()
     assert scenario.translation_provenance == TranslationProvenance.MACHINE
+
+
+def test_a_situation_has_one_active_scenario_per_age_and_language():
+    english = ScenarioFactory(base_index=1, age_context="adult")
+    spanish = ScenarioFactory(
+        metric_version=english.metric_version, base_index=1, age_context="adult", language="es"
+    )
+    assert spanish.is_active
+    assert english.is_active
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ScenarioFactory(
+            metric_version=english.metric_version, base_index=1, age_context="adult", language="es"
+        )
+
+
+def test_the_generated_set_is_complete_in_the_default_language_alone(researcher):
+    configuration = OfflineConfigurationFactory()
+    version = current_version(MetricFactory())
+    scenarios_generate(metric_version=version, configuration=configuration)
+    assert scenario_set_complete(metric_version=version)
+    spanish_only = current_version(MetricFactory())
+    for scenario in scenarios_generate(metric_version=version, configuration=configuration):
+        ScenarioFactory(
+            metric_version=spanish_only,
+            base_index=scenario.base_index,
+            age_context=scenario.age_context,
+            language="es",
+        )
+    assert not scenario_set_complete(metric_version=spanish_only)
