@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 
-from . import limits
+from . import egress_http, limits
 from .admission import AdmissionGate
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait
 from .exceptions import LLMError
@@ -144,10 +144,12 @@ class AsyncGateway:
         except LLMError as exc:
             return AttemptOutcome(limit_error=exc)
         try:
-            step.sending()  # journaled as sent only now that it holds its slot
             started = time.monotonic()
             try:
-                reply = await provider.send_async(step.request, session=self.session(provider))
+                # Journaled as sent when its first byte leaves: not while it waits for its
+                # slot or a connection, and never if it gets none.
+                with egress_http.on_first_write(step.sending):
+                    reply = await provider.send_async(step.request, session=self.session(provider))
             except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
                 return AttemptOutcome(
                     error=exc,

@@ -8,13 +8,20 @@ header is the URL's.
 Redirects are not followed: a model API answers where it is asked, and a redirect is where a
 request would leave the host its key is bound to. Proxies from the environment are not used:
 the connection goes to the checked address itself.
+
+Every connection's stream also tells the request it carries when its first byte is handed to
+the kernel (`on_first_write`): the engine journals an attempt as sent then, not before it has a
+connection, so a worker killed while a request waits for one (or fails to get one) leaves no
+attempt of unknown outcome that never reached the provider.
 """
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import os
 import ssl
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import anyio.to_thread
@@ -28,7 +35,95 @@ from .egress import EgressRefused, checked_addresses
 # The SDKs' own default: 100 connections, 20 kept alive.
 DEFAULT_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
 
-__all__ = ["EgressRefused", "async_client", "async_transport", "client", "transport"]
+__all__ = [
+    "EgressRefused",
+    "async_client",
+    "async_transport",
+    "client",
+    "on_first_write",
+    "transport",
+]
+
+# What to call when the current request's first byte is written. A request is sent by the task
+# (or thread) that asked for it, which writes its own bytes, so a context variable reaches the
+# stream with no change to the SDKs; the first write clears it (one call per request).
+_first_write: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "egress_first_write", default=None
+)
+
+
+@contextlib.contextmanager
+def on_first_write(callback: Callable[[], None]) -> Iterator[None]:
+    """Call `callback` once, just before the first byte of the request sent within this block
+    is written to its connection; never, if no byte is (no connection, a refused address)."""
+    token = _first_write.set(callback)
+    try:
+        yield
+    finally:
+        _first_write.reset(token)
+
+
+def _announce() -> None:
+    callback = _first_write.get()
+    if callback is not None:
+        _first_write.set(None)
+        callback()
+
+
+class _Stream(httpcore2.NetworkStream):
+    """A connection's stream that announces each request's first write."""
+
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, timeout)
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        _announce()
+        self._inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore2.NetworkStream:
+        return _Stream(self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> object:
+        return self._inner.get_extra_info(info)
+
+
+class _AsyncStream(httpcore2.AsyncNetworkStream):
+    """The same on an event loop."""
+
+    def __init__(self, inner: httpcore2.AsyncNetworkStream) -> None:
+        self._inner = inner
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self._inner.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        _announce()
+        await self._inner.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        return _AsyncStream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> object:
+        return self._inner.get_extra_info(info)
 
 
 def _addresses(host: str, port: int) -> list[str]:
@@ -57,8 +152,8 @@ class PinnedBackend(httpcore2.NetworkBackend):
         error: Exception | None = None
         for address in _addresses(host, port):
             try:
-                return self._inner.connect_tcp(
-                    address, port, timeout, local_address, socket_options
+                return _Stream(
+                    self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
                 )
             except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as failed:
                 error = failed
@@ -111,8 +206,10 @@ class AsyncPinnedBackend(httpcore2.AsyncNetworkBackend):
         error: Exception | None = None
         for address in await _addresses_async(host, port):
             try:
-                return await self._inner.connect_tcp(
-                    address, port, timeout, local_address, socket_options
+                return _AsyncStream(
+                    await self._inner.connect_tcp(
+                        address, port, timeout, local_address, socket_options
+                    )
                 )
             except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as failed:
                 error = failed

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import limits
+from . import egress_http, limits
 from .attempts import Attempt, AttemptOutcome, Downgrade, Wait, send_steps
 from .exceptions import LLMError
 from .models import ModelConfiguration
@@ -40,10 +40,11 @@ def attempt_sync(step: Attempt) -> AttemptOutcome:
             return AttemptOutcome(limit_error=exc)
     waited_ms = int(lease.waited_seconds * 1000) if lease else 0
     try:
-        step.sending()  # journaled as sent only now that it holds its slot
         started = time.monotonic()
         try:
-            reply = provider.send(step.request)
+            # Journaled as sent when its first byte leaves (`llm.egress_http`).
+            with egress_http.on_first_write(step.sending):
+                reply = provider.send(step.request)
         except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
             return AttemptOutcome(
                 error=exc,
