@@ -8,7 +8,7 @@ file of this batch (ENGINE_JOURNAL_DIR, default VAR_DIR/journal, then
 and pid only tell an operator where it came from).
 
 Durability (the fsync policy: none). Each line is handed to the operating system with one
-write(2) before the request leaves, and never fsync'ed: a killed or crashed worker (SIGKILL, the
+write(2) before the request's bytes, and never fsync'ed: a killed or crashed worker (SIGKILL, the
 OOM killer, a container stopped) loses nothing journaled, but a power cut or kernel crash loses
 what the kernel had not yet written back — on Linux's defaults at most the last ~30 s
 (vm.dirty_expire_centisecs) of lines, which is the window the call log's bulk writes had not
