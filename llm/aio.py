@@ -146,9 +146,9 @@ class AsyncGateway:
         try:
             started = time.monotonic()
             try:
-                # Journaled as sent when its first byte leaves: not while it waits for its
+                # Journaled as sent as its bytes leave: not while it waits for its
                 # slot or a connection, and never if it gets none.
-                with egress_http.on_first_write(step.sending):
+                with egress_http.on_sent(step.sending):
                     reply = await provider.send_async(step.request, session=self.session(provider))
             except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
                 return AttemptOutcome(

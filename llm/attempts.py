@@ -1,7 +1,7 @@
 """The retry policy of one request, written once for every provider and for both drivers.
 
 `send_steps` is a generator: it yields `Attempt` (send this request, hold a limit slot for it,
-and call its `sending` just before the request's first byte leaves),
+and call its `sending` just as the request's bytes leave),
 `Wait` (back off this long) and `Downgrade` (the server refused the structured-output format:
 store the next weaker mode on the configuration), receives an `AttemptOutcome` for each
 attempt and returns a `TransportReply` or raises LLMError. `llm.transport` drives it
@@ -44,8 +44,8 @@ def _nothing() -> None:
 class Attempt:
     """Send `request` through `provider`, holding a slot of the configuration's limits.
 
-    The driver has `sending` called just before the request's first byte is written to its
-    connection (`llm.egress_http.on_first_write`): an attempt still queued for a slot or a
+    The driver has `sending` called just as the request is written to its connection
+    (`llm.egress_http.on_sent`): an attempt still queued for a slot or a
     connection when its process dies was never sent, and must not be journaled as sent (it
     would be restored as an attempt of unknown outcome). One that never writes (an offline
     model, a connection refused) is never "sent"; its outcome is recorded as usual.

@@ -9,9 +9,8 @@ Redirects are not followed: a model API answers where it is asked, and a redirec
 request would leave the host its key is bound to. Proxies from the environment are not used:
 the connection goes to the checked address itself.
 
-Every connection's stream also tells the request it carries when its first byte is handed to
-the kernel (`on_first_write`): the engine journals an attempt as sent then, not before it has a
-connection, so a worker killed while a request waits for one (or fails to get one) leaves no
+Every connection's stream also tells the request it carries when it is handed to the kernel
+(`on_sent`): the engine journals an attempt as sent then, not before it has a connection, so a worker killed while a request waits for one (or fails to get one) leaves no
 attempt of unknown outcome that never reached the provider.
 """
 
@@ -20,6 +19,7 @@ import contextlib
 import contextvars
 import functools
 import os
+import re
 import ssl
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -40,50 +40,83 @@ __all__ = [
     "async_client",
     "async_transport",
     "client",
-    "on_first_write",
+    "on_sent",
     "transport",
 ]
 
-# What to call when the current request's first byte is written. A request is sent by the task
+# What to call when the current request is written. A request is sent by the task
 # (or thread) that asked for it, which writes its own bytes, so a context variable reaches the
-# stream with no change to the SDKs; the first write clears it (one call per request).
-_first_write: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
-    "egress_first_write", default=None
+# stream with no change to the SDKs; announcing clears it (one call per request).
+_pending: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "egress_pending", default=None
 )
 
 
 @contextlib.contextmanager
-def on_first_write(callback: Callable[[], None]) -> Iterator[None]:
-    """Call `callback` once, just before the first byte of the request sent within this block
-    is written to its connection; never, if no byte is (no connection, a refused address)."""
-    token = _first_write.set(callback)
+def on_sent(callback: Callable[[], None]) -> Iterator[None]:
+    """Call `callback` once, just before the request sent within this block is written to its
+    connection; never, if it is not (no connection, a refused address)."""
+    token = _pending.set(callback)
     try:
         yield
     finally:
-        _first_write.reset(token)
+        _pending.reset(token)
 
 
 def _announce() -> None:
-    callback = _first_write.get()
+    callback = _pending.get()
     if callback is not None:
-        _first_write.set(None)
+        _pending.set(None)
         callback()
 
 
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d+)", re.IGNORECASE)
+
+
+def _holds_for_body(buffer: bytes) -> bool:
+    """Whether `buffer` is an HTTP/1.1 request's head announcing a body, while a request waits
+    to be announced. httpcore writes a request's head and body apart, and yields to the event
+    loop between them (a busy engine's loop for tens of milliseconds): a worker killed there
+    leaves a request the server never completes. Held back, the head goes out with the body in
+    one write, announced just before it, so "sent" is true the moment it is journaled."""
+    if _pending.get() is None or not buffer.endswith(b"\r\n\r\n"):
+        return False
+    line_end = buffer.find(b"\r\n")
+    if not buffer[:line_end].endswith(b" HTTP/1.1"):
+        return False  # an HTTP/2 connection's frames: announced on their first write
+    length = _CONTENT_LENGTH.search(buffer, line_end)
+    return length is not None and int(length.group(1)) > 0
+
+
 class _Stream(httpcore2.NetworkStream):
-    """A connection's stream that announces each request's first write."""
+    """A connection's stream that announces each request as its bytes are written."""
 
     def __init__(self, inner: httpcore2.NetworkStream) -> None:
         self._inner = inner
+        self._head = b""  # a request's head, held for its body
+
+    def _flush(self) -> None:
+        head, self._head = self._head, b""
+        if head:
+            _announce()
+            self._inner.write(head)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        self._flush()  # a read before the body (never from httpcore) must not wait on it
         return self._inner.read(max_bytes, timeout)
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:  # h11's end of a sized body: nothing to send or announce
+            return
+        if not self._head and _holds_for_body(buffer):
+            self._head = bytes(buffer)
+            return
+        buffer, self._head = self._head + buffer, b""
         _announce()
         self._inner.write(buffer, timeout)
 
     def close(self) -> None:
+        self._head = b""  # never sent, never announced
         self._inner.close()
 
     def start_tls(
@@ -99,19 +132,35 @@ class _Stream(httpcore2.NetworkStream):
 
 
 class _AsyncStream(httpcore2.AsyncNetworkStream):
-    """The same on an event loop."""
+    """The same on an event loop. Between the announcement and the bytes reaching the kernel
+    nothing yields: anyio's send writes to the transport before its first await."""
 
     def __init__(self, inner: httpcore2.AsyncNetworkStream) -> None:
         self._inner = inner
+        self._head = b""
+
+    async def _flush(self) -> None:
+        head, self._head = self._head, b""
+        if head:
+            _announce()
+            await self._inner.write(head)
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        await self._flush()
         return await self._inner.read(max_bytes, timeout)
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        if not self._head and _holds_for_body(buffer):
+            self._head = bytes(buffer)
+            return
+        buffer, self._head = self._head + buffer, b""
         _announce()
         await self._inner.write(buffer, timeout)
 
     async def aclose(self) -> None:
+        self._head = b""
         await self._inner.aclose()
 
     async def start_tls(

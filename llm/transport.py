@@ -42,8 +42,8 @@ def attempt_sync(step: Attempt) -> AttemptOutcome:
     try:
         started = time.monotonic()
         try:
-            # Journaled as sent when its first byte leaves (`llm.egress_http`).
-            with egress_http.on_first_write(step.sending):
+            # Journaled as sent as its bytes leave (`llm.egress_http.on_sent`).
+            with egress_http.on_sent(step.sending):
                 reply = provider.send(step.request)
         except Exception as exc:  # noqa: BLE001 - the provider classifies what its client raised
             return AttemptOutcome(

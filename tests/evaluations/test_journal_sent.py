@@ -1,8 +1,8 @@
-"""An attempt is journaled as sent when its first byte leaves, by every provider and driver.
+"""An attempt is journaled as sent as its request leaves, by every provider and driver.
 
 A worker killed between the journal's "sent" line and the request leaving left an attempt of
-unknown outcome the provider never received; the line is now written by the connection's first
-write (`llm.egress_http.on_first_write`), so an attempt waiting for a slot or a connection, or
+unknown outcome the provider never received; the line is now written by the connection as the
+request's bytes are (`llm.egress_http.on_sent`), so an attempt waiting for a slot or a connection, or
 refused one, is never "sent".
 """
 
