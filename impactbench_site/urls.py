@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from core import urls as core_urls
 from core import views as core_views
+from core.locale_urls import locale_patterns
 from evaluations.interop_views import ReleaseInspectExportView
 from evaluations.urls import evaluations_urls
 from metrics_registry.api.urls import registry_api_urls
@@ -25,7 +26,9 @@ class FaviconRedirectView(RedirectView):
         return static("favicon.svg")
 
 
-urlpatterns = [
+# Pages people read: at their plain address in the reader's language, and under /es/ (each
+# other language's prefix) always in that language (core.locale_urls).
+pages = [
     # The home page draws on the apps, so the site serves it; it keeps its name, core:home.
     path(
         "",
@@ -64,6 +67,11 @@ urlpatterns = [
     path("evaluations/", include(evaluations_urls(held_scenarios=blind_held_scenarios))),
     path("evaluations/", include("rubrics.urls")),
     path("accounts/", include("allauth.urls")),
+]
+
+urlpatterns = [
+    *locale_patterns(*pages),
+    # Machines' and operators' addresses have one language-free form.
     path("admin/", admin.site.urls),
     path("api/", include("results.api.urls")),
     path("api/", include(registry_api_urls(release_downloads=release_downloads))),

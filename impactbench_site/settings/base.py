@@ -62,9 +62,10 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # After sessions (it may read them), before CommonMiddleware (which may redirect to a URL
-    # resolved in the active language). URLs carry no language prefix: the reader's choice
-    # travels in the language cookie (the footer's switcher) or Accept-Language.
-    "django.middleware.locale.LocaleMiddleware",
+    # resolved in the active language). A page's plain URL is in the reader's choice (the
+    # language cookie the footer's switcher sets) or their Accept-Language; its prefixed URL
+    # (/es/...) always in that language (core.locale_urls).
+    "core.locale_urls.PathFirstLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

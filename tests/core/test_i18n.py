@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
 from tests.results.public_data import published_run
 
@@ -106,7 +107,7 @@ def test_accept_language_spanish_renders_the_home_page_and_the_label_in_spanish(
 
 
 @pytest.mark.django_db
-def test_the_switcher_sets_spanish_without_a_csrf_token_and_keeps_the_url():
+def test_the_switcher_sets_spanish_without_a_csrf_token_and_goes_to_the_spanish_address():
     run = published_run()
     client = Client(enforce_csrf_checks=True)  # as a browser: the footer's form has no token
     home = client.get(reverse("core:home")).content.decode()
@@ -116,17 +117,59 @@ def test_the_switcher_sets_spanish_without_a_csrf_token_and_keeps_the_url():
     label_url = _label_url(run)
     answer = client.post(reverse("set_language"), {"language": "es", "next": label_url})
     assert answer.status_code == 302
-    assert answer["Location"] == label_url  # the same permalink, no /es/ prefix
+    assert answer["Location"] == "/es" + label_url  # the page's Spanish address
     assert client.cookies[settings.LANGUAGE_COOKIE_NAME].value == "es"
-    label = client.get(label_url).content.decode()
-    assert '<html lang="es"' in label
-    assert "Comportamiento beneficioso promovido" in label
-    assert '<option value="es" lang="es" selected>Español</option>' in label
+    for url in (answer["Location"], label_url):  # the plain address follows the choice
+        label = client.get(url).content.decode()
+        assert '<html lang="es"' in label
+        assert "Comportamiento beneficioso promovido" in label
+        assert '<option value="es" lang="es" selected>Español</option>' in label
     home = client.get(reverse("core:home")).content.decode()
     assert "¿Esta IA apoya a las personas que la usan?" in home
-    # And back: the cookie, not the URL, holds the choice.
-    client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    # And back: from the Spanish address to the plain one, now in English.
+    back = client.post(reverse("set_language"), {"language": "en", "next": "/es" + label_url})
+    assert back["Location"] == label_url
     assert "Does this AI support the people who use it?" in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_prefixed_address_is_in_its_language_whatever_the_reader_chose():
+    label_url = _label_url(published_run())  # reversed in English: the plain address
+    client = Client()
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    spanish = client.get("/es" + label_url, HTTP_ACCEPT_LANGUAGE="en")
+    page = spanish.content.decode()
+    assert spanish.status_code == 200
+    assert '<html lang="es"' in page
+    assert "Comportamiento beneficioso promovido" in page
+    # Its links stay in Spanish; the page does not vary with the reader's browser.
+    with translation.override("es"):
+        assert f'href="{reverse("results:explore")}' in page  # reversed as /es/...
+    assert 'href="/es/' in page
+    assert "Accept-Language" not in spanish.get("Vary", "")
+    plain = client.get(label_url, HTTP_ACCEPT_LANGUAGE="es")
+    assert '<html lang="en"' in plain.content.decode()  # the cookie's choice beats the browser
+    assert "Accept-Language" in plain["Vary"]
+
+
+@pytest.mark.django_db
+def test_every_page_links_its_addresses_in_each_language():
+    run = published_run()
+    url = _label_url(run) + "?age=teen"
+    for address in (url, "/es" + url):
+        page = Client().get(address).content.decode()
+        assert f'<link rel="alternate" hreflang="en" href="{settings.SITE_URL}{url}">' in page
+        assert f'<link rel="alternate" hreflang="es" href="{settings.SITE_URL}/es{url}">' in page
+        assert f'hreflang="x-default" href="{settings.SITE_URL}{url}"' in page
+
+
+@pytest.mark.django_db
+def test_machine_addresses_have_no_language_prefix():
+    client = Client()
+    assert client.get("/es/api/schema/").status_code == 404
+    assert client.get("/en" + reverse("results:explore")).status_code == 404
+    assert client.get("/es" + reverse("results:explore")).status_code == 200
+    assert client.get("/es/health/").status_code in (200, 503)  # a page like any other
 
 
 @pytest.mark.django_db
