@@ -2,6 +2,7 @@ import re
 
 import pytest
 from allauth.account.models import EmailAddress
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import mail
 from django.urls import reverse
@@ -67,4 +68,7 @@ def test_signup_with_mismatched_passwords_keeps_the_email_and_explains(client):
 def test_pages_render_with_local_bootstrap_and_no_cdn(client):
     page = client.get(reverse("account_login")).content.decode()
     assert "/static/vendor/bootstrap/bootstrap.min.css" in page
-    assert not re.search(r'(src|href)="https?://', page)
+    # Absolute addresses only for the page's own, in each language (hreflang wants them whole).
+    elsewhere = re.findall(r'(?:src|href)="(https?://[^"]*)"', page)
+    assert elsewhere
+    assert all(url.startswith(settings.SITE_URL + "/") for url in elsewhere), elsewhere
