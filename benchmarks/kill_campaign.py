@@ -299,6 +299,20 @@ def accounting_read(
     # Replicates send the same prompts: rows and requests are matched as counts per prompt.
     per_prompt = calls.values_list("prompt_id").annotate(n=Count("id"))
     outcome.unsent = sum(max(0, n - prompts.get(pid, 0)) for pid, n in per_prompt)
+    # Each prompt with rows beyond its requests, row by row: what an operator needs to see which
+    # attempt was journaled as sent and never arrived.
+    for pid, n in per_prompt:
+        if n > prompts.get(pid, 0):
+            received = prompts.get(pid, 0)
+            print(f"{outcome.label}: prompt {pid[:12]} has {n} rows, {received} requests")
+            for row in (
+                calls.filter(prompt_id=pid)
+                .order_by("created_at")
+                .values_list(
+                    "work_item", "claim", "purpose", "group_id", "attempt", "outcome", "created_at"
+                )
+            ):
+                print("    " + " ".join(str(value) for value in row))
     conversations = Conversation.objects.filter(run=run)
     outcome.done = conversations.filter(status="completed").count()
     outcome.failed = conversations.filter(status="failed").count()
