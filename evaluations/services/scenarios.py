@@ -33,6 +33,7 @@ from ..models import (
 )
 from ..schemas import (
     MAX_ANCHORS,
+    PERSONA_DIALECT_MAX_LENGTH,
     AdultScenarioExpansion,
     BaseSituationSet,
     FailureConditionDraft,
@@ -214,7 +215,7 @@ def scenario_expand(
         locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
         if locked.is_expanded:
             return locked
-        locked.persona = expansion.persona.model_dump()
+        locked.persona = _persona_stored(expansion.persona.model_dump())
         locked.user_goal = expansion.user_goal.strip()
         locked.latent_adversarial_goal = expansion.latent_adversarial_goal.strip()
         locked.anchors = anchors_fit([a.model_dump() for a in expansion.anchors], turns=turns)
@@ -223,6 +224,13 @@ def scenario_expand(
         locked.expanded_at = timezone.now()
         locked.save()
     return locked
+
+
+def _persona_stored(persona: dict) -> dict:
+    """The persona as stored: a blank dialect (the standard language) is left out."""
+    if not str(persona.get("dialect") or "").strip():
+        persona.pop("dialect", None)
+    return persona
 
 
 def scenarios_generate(
@@ -264,6 +272,12 @@ def _validate_edit(fields: dict[str, Any]) -> dict[str, Any]:
             raise ApplicationError("The persona needs at least an age and a gender.")
         if not isinstance(persona.get("age"), int):
             raise ApplicationError("The persona's age must be a whole number.")
+        dialect = persona.get("dialect", "")
+        if not isinstance(dialect, str) or len(dialect) > PERSONA_DIALECT_MAX_LENGTH:
+            raise ApplicationError(
+                "The persona's dialect is a short text (at most "
+                f"{PERSONA_DIALECT_MAX_LENGTH} characters), such as “Mexican Spanish, informal”."
+            )
     if "anchors" in fields:
         anchors = fields["anchors"]
         if not isinstance(anchors, list) or not anchors:
