@@ -101,11 +101,14 @@ def _writer(configuration: ModelConfiguration | None) -> ModelConfiguration:
     return configuration or configuration_for_role(ModelRole.SCENARIO_WRITER)
 
 
-def _missing_slots(version: MetricVersion) -> list[tuple[int, str]]:
-    # Generation writes the set in the default language; other languages are variants of it.
+def _missing_slots(
+    version: MetricVersion, language: str = DEFAULT_LANGUAGE
+) -> list[tuple[int, str]]:
+    # Generation writes the set in one language (the default unless asked); a set in another
+    # language shares the base indexes, so the same slot there is the same situation's variant.
     present = set(
         Scenario.objects.active()
-        .filter(metric_version=version, language=DEFAULT_LANGUAGE)
+        .filter(metric_version=version, language=language)
         .values_list("base_index", "age_context")
     )
     return [
@@ -117,21 +120,30 @@ def _missing_slots(version: MetricVersion) -> list[tuple[int, str]]:
 
 
 def scenario_base_situations_create(
-    *, metric_version: MetricVersion, configuration: ModelConfiguration | None = None
+    *,
+    metric_version: MetricVersion,
+    configuration: ModelConfiguration | None = None,
+    language: str = DEFAULT_LANGUAGE,
+    country: str = "",
 ) -> list[Scenario]:
-    """Ask for three base situations and create the missing unexpanded rows. Idempotent."""
-    if not _missing_slots(metric_version):
+    """Ask for three base situations and create the missing unexpanded rows. Idempotent.
+
+    In a `language` other than the default the writer writes them natively in it (provenance
+    native), set in `country` when given."""
+    if not _missing_slots(metric_version, language):
         return []
     writer = _writer(configuration)
     result = structured(
         configuration=writer,
-        messages=prompts.base_situations_messages(metric_version),
+        messages=prompts.base_situations_messages(
+            metric_version, language=language, country=country
+        ),
         schema=BaseSituationSet,
         role=ModelRole.SCENARIO_WRITER,
         purpose="evaluations.scenario_base_situations",
     )
     created = []
-    for base_index, age in _missing_slots(metric_version):
+    for base_index, age in _missing_slots(metric_version, language):
         draft = result.output.situations[base_index]
         adapted = draft.teen_version if age == AgeContext.TEEN else draft.adult_version
         try:
@@ -145,6 +157,8 @@ def scenario_base_situations_create(
                         situation=adapted.strip(),
                         generated_call_ids=list(result.call_ids),
                         is_offline=result.is_offline,
+                        language=language,
+                        country=country,
                     )
                 )
         except IntegrityError:
@@ -239,15 +253,22 @@ def scenarios_generate(
     configuration: ModelConfiguration | None = None,
     turns: int = DEFAULT_TURNS,
     on_progress: Progress = progress_ignore,
+    language: str = DEFAULT_LANGUAGE,
+    country: str = "",
 ) -> list[Scenario]:
     """The metric version's six (or three, for a single age group) expanded scenarios.
 
     Creates whatever is missing and expands whatever is unexpanded; re-running after a crash
     or on a complete set makes no new rows and, for complete sets, no model calls.
     `on_progress(done, total)` counts the scenarios expanded of those pending after the base
-    situations are written.
+    situations are written. `language` and `country` write a native set in that language.
     """
-    scenario_base_situations_create(metric_version=metric_version, configuration=configuration)
+    scenario_base_situations_create(
+        metric_version=metric_version,
+        configuration=configuration,
+        language=language,
+        country=country,
+    )
     pending = list(
         Scenario.objects.active().filter(metric_version=metric_version, expanded_at=None)
     )
