@@ -22,7 +22,7 @@ from metrics_registry.models import Polarity, Release
 from .. import prompts
 from ..models import DEFAULT_TURNS, Scenario, ScenarioStatus
 from ..schemas import JudgeVerdict, SimulatedUserTurn
-from ..selectors import crisis_lines
+from ..selectors import scenario_crisis_lines
 from ..visibility import HeldScenarios, scenarios_public
 from .scenarios import anchors_fit
 
@@ -64,7 +64,7 @@ def inspect_scenario_sample(scenario: Scenario, *, turns: int = DEFAULT_TURNS) -
         scenario=scenario,
         turns=[],
         transcript=TRANSCRIPT_PLACEHOLDER,
-        crisis_lines=list(crisis_lines(scenario.country)),
+        crisis_lines=scenario_crisis_lines(scenario),
     )
     judge[0]["content"] += "\n\n" + schema_instructions(JudgeVerdict)
     return {

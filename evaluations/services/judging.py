@@ -36,7 +36,7 @@ from ..models import (
     Turn,
 )
 from ..schemas import EvidenceQuote, JudgeVerdict
-from ..selectors import crisis_lines
+from ..selectors import scenario_crisis_lines
 from .claims import Claim
 from .closing import conversations_finalize, outcome
 from .failures import ConversationFailure  # noqa: F401 - importers of it from here keep working
@@ -128,7 +128,7 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
         version=conversation.scenario.metric_version,
         scenario=conversation.scenario,
         turns=turns,
-        crisis_lines=list(crisis_lines(conversation.scenario.country)),
+        crisis_lines=scenario_crisis_lines(conversation.scenario),
     )
     for judge, repetition in missing:
         seed = judgment_seed(conversation, repetition)
