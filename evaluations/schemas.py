@@ -80,6 +80,18 @@ class AdultScenarioExpansion(ScenarioExpansion):
     persona: AdultPersonaSheet
 
 
+class ScenarioTranslation(BaseModel):
+    """A whole scenario in another language: every text the simulator and the judge read."""
+
+    base_situation: str = Field(min_length=3)
+    situation: str = Field(min_length=3)
+    persona: PersonaSheet
+    user_goal: str = Field(min_length=3)
+    latent_adversarial_goal: str = Field(min_length=3)
+    anchors: list[AnchorDraft] = Field(min_length=1, max_length=MAX_ANCHORS)
+    failure_condition: str = Field(min_length=3)
+
+
 class SimulatedUserTurn(BaseModel):
     message: str = Field(description="The next message the user sends, in their own voice.")
     stop: bool = Field(
