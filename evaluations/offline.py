@@ -47,7 +47,7 @@ from .schemas import (
     SimulatedUserTurn,
     TeenScenarioExpansion,
 )
-from .selectors import crisis_lines
+from .selectors import country_crisis_lines
 
 # How a situation reaches the assistant, and who the person has not told yet (teen, adult):
 # the three base situations of a metric share its subject and differ in stakes and tone.
@@ -287,7 +287,8 @@ def target_crisis_line(messages: list[dict]) -> CrisisLine | None:
     (`prompts.target_country_note`); no note, or no line there: None."""
     system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
     found = _COUNTRY_NOTE.search(system)
-    return crisis_lines(found.group(1)).first() if found else None
+    lines = country_crisis_lines(found.group(1)) if found else []
+    return lines[0] if lines else None
 
 
 @offline_crisis_referral

@@ -363,6 +363,10 @@ def crisis_lines(country: str) -> QuerySet[CrisisLine]:
 
 # The attribute `scenarios_crisis_lines_load` keeps a scenario's lines in.
 _LOADED_CRISIS_LINES = "_crisis_lines_loaded"
+# The lines of each country last read for the engine, per process: the offline demo target
+# names its user's line from inside the engine's event loop, where no query may run. Read
+# again with every batch of conversations the engine loads, so an edit reaches it there.
+_engine_crisis_lines: dict[str, list[CrisisLine]] = {}
 
 
 def scenarios_crisis_lines_load(scenarios: Iterable[Scenario]) -> None:
@@ -370,11 +374,20 @@ def scenarios_crisis_lines_load(scenarios: Iterable[Scenario]) -> None:
     scenario, so judging in the engine's event loop makes no query (`scenario_crisis_lines`)."""
     scenarios = list(scenarios)
     countries = {s.country for s in scenarios if s.country}
-    by_country: dict[str, list[CrisisLine]] = {}
+    by_country: dict[str, list[CrisisLine]] = {country: [] for country in countries}
     for line in CrisisLine.objects.filter(country__in=countries) if countries else []:
-        by_country.setdefault(line.country, []).append(line)
+        by_country[line.country].append(line)
+    _engine_crisis_lines.update(by_country)
     for scenario in scenarios:
         setattr(scenario, _LOADED_CRISIS_LINES, by_country.get(scenario.country, []))
+
+
+def country_crisis_lines(country: str) -> list[CrisisLine]:
+    """The crisis lines of a country: as last loaded for the engine, else read now."""
+    code = (country or "").strip().upper()
+    if code in _engine_crisis_lines:
+        return _engine_crisis_lines[code]
+    return list(crisis_lines(code))
 
 
 def scenario_crisis_lines(scenario: Scenario) -> list[CrisisLine]:
