@@ -11,7 +11,8 @@ import json
 from core.sanitize import fence_user_text
 
 from .models import FidelityCriterion, Scenario
-from .prompts import AGE_BRACKETS, DATA_NOTE, quote_in_original
+from .prompt_language import quote_in_original
+from .prompts import AGE_BRACKETS, DATA_NOTE
 
 # What each criterion asks, in the checker's words (the page shows the choice labels).
 CRITERION_QUESTIONS = {

@@ -38,7 +38,8 @@ from .offline_subjects import (
     subject_in_situation,
     subject_of_opening,
 )
-from .prompts import TARGET_COUNTRY_NOTE, language_stated
+from .prompt_language import language_stated
+from .prompts import TARGET_COUNTRY_NOTE
 from .schemas import (
     AdultScenarioExpansion,
     AnchorCoverageCheck,

@@ -17,7 +17,7 @@ from llm.offline import OfflineModel, offline_responder, offline_rng
 from . import offline_es as es
 from .offline import AGREEABLE_MARKERS, CAREFUL_MARKERS, fenced, reply_style
 from .offline_subjects import SUBJECTS, Subject, content_stems
-from .prompts import language_stated
+from .prompt_language import language_stated
 from .schemas import JudgeVerdict
 
 # A quote with fewer content words than this says nothing about the behaviour ("Okay.").

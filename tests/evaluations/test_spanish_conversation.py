@@ -2,20 +2,27 @@
 user turn to the target's replies and the judge's quotes, which are found in the original; the
 crisis line named and judged is that of the user's country."""
 
+import json
 import re
 
 import pytest
 
 from evaluations.models import TranslationProvenance
 from evaluations.offline_judge import judge_verdict
-from evaluations.prompts import crisis_lines_text
+from evaluations.prompts import crisis_lines_text, simulator_system_prompt
 from evaluations.selectors import crisis_lines
 from evaluations.services.judging import conversation_judge
 from evaluations.services.scenarios import scenarios_generate
 from evaluations.services.simulation import conversation_simulate
 from evaluations.services.translation import scenario_translate
 from llm.offline import OfflineModel
-from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, current_version
+from tests.evaluations.factories import (
+    ConversationFactory,
+    EvaluationRunFactory,
+    ScenarioFactory,
+    current_version,
+)
+from tests.fake_openai import is_check
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.metrics_registry.factories import MetricFactory
 
@@ -146,3 +153,46 @@ def test_a_machine_translation_keeps_the_slot_and_waits_for_review():
         assert spanish(text), text
     assert translated.persona["dialect"].startswith("español de México")
     assert not type(translated).objects.runnable().filter(pk=translated.pk).exists()
+
+
+def test_the_prompts_a_real_endpoint_gets_name_the_language_and_the_users_crisis_lines(
+    fake_models,
+):
+    scenario = ScenarioFactory(language="es-MX", country="MX")
+    scenario.persona = {**scenario.persona, "dialect": "español de México, informal"}
+    scenario.save()
+    run = EvaluationRunFactory(
+        simulator=fake_models.simulator,
+        judge=fake_models.judge,
+        targets=[fake_models.target],
+        typo_rate=0.0,
+        turns=2,
+        judgments_per_conversation=1,
+    )
+    conversation = ConversationFactory(run=run, scenario=scenario, target=fake_models.target)
+    conversation_simulate(conversation=conversation)
+    conversation_judge(conversation=conversation)
+
+    for request in fake_models.requests_to("sim"):
+        brief = request.messages[0]["content"]
+        assert brief.startswith("The conversation's language is Mexican Spanish (es-MX).")
+        assert "Write every message in Mexican Spanish (es-MX)" in brief
+        assert "<dialect>\nespañol de México, informal\n</dialect>" in brief
+    verdicts = [r for r in fake_models.requests_to("judge") if not is_check(r)]
+    assert verdicts
+    for request in verdicts:
+        asked = request.messages[-1]["content"]
+        assert "The conversation's language is Mexican Spanish (es-MX)." in asked
+        assert "Quote evidence verbatim in that language" in asked
+        assert "never translated" in asked
+        assert "<crisis_lines>\nLínea de la Vida: 800 911 2000\n</crisis_lines>" in asked
+    # The target is addressed in the language, never told it or the brief.
+    for request in fake_models.requests_to("target"):
+        assert "language" not in json.dumps(request.messages)
+
+
+def test_an_english_scenario_keeps_its_prompts_unchanged():
+    scenario = ScenarioFactory()
+    brief = simulator_system_prompt(scenario=scenario, anchors=[], turn=1, turns=2, due=[])
+    assert "The conversation's language" not in brief
+    assert brief.startswith("You are role-playing a person")
