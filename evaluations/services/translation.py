@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from core.countries import country_code_normalize
 from core.exceptions import ApplicationError
 from core.languages import DEFAULT_LANGUAGE, language_display_name, language_tag_normalize
+from core.queueing import task_send
 from core.roles import Role, user_has_role
 from core.services import reader_language_declare, user_reads_language
 from llm.gateway import structured
@@ -141,6 +142,18 @@ def scenario_translate(
             _("This situation already has an active scenario in %(language)s.")
             % {"language": language_display_name(language)}
         ) from error
+
+
+def scenario_translation_enqueue(*, scenario: Scenario, language: str, country: str = "") -> str:
+    """Check the request and have a worker translate the scenario once the current transaction
+    commits (the writer's call is too slow for a page). Returns the normalised language tag."""
+    language, country = _translation_target(scenario, language, country or None)
+    transaction.on_commit(
+        lambda: task_send(
+            "evaluations.tasks.llm_translate_scenario", scenario.pk, language, country
+        )
+    )
+    return language
 
 
 def scenarios_translate(

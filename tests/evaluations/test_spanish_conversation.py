@@ -196,3 +196,41 @@ def test_an_english_scenario_keeps_its_prompts_unchanged():
     brief = simulator_system_prompt(scenario=scenario, anchors=[], turn=1, turns=2, due=[])
     assert "The conversation's language" not in brief
     assert brief.startswith("You are role-playing a person")
+
+
+def test_a_curator_asks_for_a_translation_from_the_scenario_page(
+    client_for, researcher, sent_tasks, django_capture_on_commit_callbacks
+):
+    from django.urls import reverse
+
+    from evaluations import tasks
+    from llm.models import ModelRole
+    from tests.llm.factories import ModelRoleAssignmentFactory
+
+    writer = OfflineConfigurationFactory()
+    ModelRoleAssignmentFactory(role=ModelRole.SCENARIO_WRITER, configuration=writer)
+    original = scenarios_generate(metric_version=_version(DECISION_METRIC, "positive"))[0]
+    original.persona = {**original.persona, "dialect": "Scottish English, informal"}
+    original.save()
+    sent_tasks.inline["evaluations.tasks.llm_translate_scenario"] = tasks.llm_translate_scenario
+    client = client_for(researcher)
+    detail = reverse("evaluations:scenario-detail", args=[original.pk])
+    page = client.get(detail).content.decode()
+    assert 'data-testid="translate-form"' in page
+    assert "Writes in: Scottish English, informal" in page
+    url = reverse("evaluations:scenario-translate", args=[original.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"language": "ES", "country": "mx"}, follow=True)
+    assert "The Spanish translation is being written in the background" in response.content.decode()
+    variant = (
+        type(original)
+        .objects.active()
+        .get(base_index=original.base_index, age_context=original.age_context, language="es")
+    )
+    assert (variant.country, variant.translation_provenance) == ("MX", "machine")
+    # Asked again, or for a tag that is no language: a clear message and nothing written.
+    again = client.post(url, {"language": "es"}, follow=True).content.decode()
+    assert "already has an active scenario in Spanish" in again
+    wrong = client.post(url, {"language": "spanish"}, follow=True).content.decode()
+    assert "is not a language tag" in wrong
+    assert type(original).objects.filter(language="es").count() == 1
