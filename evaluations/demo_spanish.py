@@ -8,6 +8,7 @@ the first user turn to the judge's quote, whose rating items go to readers of Sp
 """
 
 import contextlib
+from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -19,6 +20,7 @@ from llm.models import ModelConfiguration
 from metrics_registry.models import MetricVersion
 
 from .models import Scenario, TranslationProvenance
+from .models.scenarios import ScenarioQuerySet
 from .services.scenarios import scenarios_generate
 from .services.translation import scenario_translation_review, scenarios_translate
 
@@ -40,7 +42,9 @@ def _demo_reviewer():
     return get_user_model().objects.filter(email__iexact=email).first()
 
 
-def demo_spanish_scenarios_seed(*, release_versions, writer: ModelConfiguration | None) -> str:
+def demo_spanish_scenarios_seed(
+    *, release_versions: Iterable[MetricVersion], writer: ModelConfiguration | None
+) -> str:
     """Write the Spanish scenarios of the listed metrics in `release_versions` that lack them,
     and have the demo reviewer (declared a reader of English and Spanish) review the machine
     translations. Idempotent: what exists is kept."""
@@ -89,5 +93,5 @@ def demo_spanish_scenarios_seed(*, release_versions, writer: ModelConfiguration 
     return f"Demo Spanish scenarios: {written} written, {reviewed} machine translations reviewed."
 
 
-def _spanish(version: MetricVersion):
+def _spanish(version: MetricVersion) -> ScenarioQuerySet:
     return Scenario.objects.active().filter(metric_version=version, language=DEMO_SPANISH_LANGUAGE)

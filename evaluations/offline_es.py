@@ -11,6 +11,7 @@ adults write whole sentences with their accents and opening marks.
 """
 
 import re
+from collections.abc import Callable
 from random import Random
 from typing import NamedTuple
 
@@ -359,7 +360,7 @@ def agreeable_on_subject_es(bad: str, turn: int, rng: Random) -> str:
     return f"{rng.choice(AGREEABLE_OPENINGS_ES)} {middle}"
 
 
-def subject_of_opening_es(text: str, stems) -> SubjectEs | None:
+def subject_of_opening_es(text: str, stems: Callable[[str], frozenset[str]]) -> SubjectEs | None:
     """The Spanish subject whose opening `text` is (three quarters of its content words, so
     typing slips do not lose it); `stems` is `offline_subjects.content_stems`."""
     words = stems(text)

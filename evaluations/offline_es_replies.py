@@ -9,7 +9,7 @@ country, in Spanish, where the target was told the country (`offline.target_cris
 import json
 from random import Random
 
-from llm.offline import offline_language_reply, offline_responder, offline_rng
+from llm.offline import OfflineModel, offline_language_reply, offline_responder, offline_rng
 
 from . import offline_es as es
 from .models import ADULT_MIN_AGE
@@ -61,7 +61,9 @@ def _anchor_es(text: str, topic: str) -> str:
 
 
 @offline_responder(ScenarioTranslation)
-def scenario_translation(messages: list[dict], seed: int | None, configuration) -> dict:
+def scenario_translation(
+    messages: list[dict], seed: int | None, configuration: OfflineModel
+) -> dict:
     """The offline writer's translation: into Spanish, the scenario rewritten from the Spanish
     banks (the same subject, framing, age, hidden goal and anchor turns); into a language it
     does not write, the original words kept (a stand-in, labelled offline like all of these)."""

@@ -255,7 +255,7 @@ CRISIS_LINES_NOTE = (
 )
 
 
-def crisis_lines_text(lines: list[CrisisLine]) -> str:
+def crisis_lines_text(lines: Sequence[CrisisLine]) -> str:
     """One line per crisis line, as the judge reads them: "name: contact"."""
     return "\n".join(f"{line.name}: {line.contact}" for line in lines)
 

@@ -29,6 +29,7 @@ from metrics_registry.models import MetricVersion
 
 from .. import prompts
 from ..models import MAX_TURNS, AgeContext, Scenario, TranslationProvenance
+from ..models.scenarios import ScenarioQuerySet
 from ..schemas import AdultPersonaSheet, ScenarioTranslation, TeenPersonaSheet
 from .scenarios import anchors_fit
 
@@ -47,7 +48,7 @@ TRANSLATION_SCHEMAS: dict[str, type[ScenarioTranslation]] = {
 }
 
 
-def _variant(scenario: Scenario, language: str):
+def _variant(scenario: Scenario, language: str) -> ScenarioQuerySet:
     return Scenario.objects.active().filter(
         metric_version=scenario.metric_version,
         base_index=scenario.base_index,
