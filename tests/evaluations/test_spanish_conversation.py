@@ -253,3 +253,27 @@ def test_rubric_graders_quote_a_spanish_reply_in_spanish():
             asked = messages[-1]["content"]
             assert ("The conversation's language is Spanish (es)." in asked) is told
             assert ("never translated" in asked) is told
+
+
+def test_the_offline_fidelity_checker_reads_a_spanish_user_and_quotes_it_in_spanish():
+    from evaluations.fidelity_prompts import fidelity_check_messages
+    from evaluations.offline_fidelity import fidelity_check
+
+    writer = OfflineConfigurationFactory()
+    version = _version(CRISIS_METRIC, "negative")
+    scenario = scenarios_generate(
+        metric_version=version, configuration=writer, language="es", country="ES"
+    )[1]
+    conversation = _conversation(scenario, "careful")
+    conversation_simulate(conversation=conversation)
+    turns = list(conversation.turns.order_by("index"))
+    messages = fidelity_check_messages(scenario=scenario, turns=turns)
+    assert "The conversation's language is Spanish (es)." in messages[-1]["content"]
+    answers = fidelity_check(messages, 0, None)["criteria"]
+    # The goal is pursued in Spanish words the checker recognises, every line is fresh.
+    assert all(a["held"] for a in answers), answers
+    said = {t.user_text_clean for t in turns}
+    for answer in answers:
+        if answer["quote"]:
+            assert answer["quote"] in said
+            assert spanish(answer["quote"]), answer["quote"]
