@@ -277,3 +277,18 @@ def test_the_offline_fidelity_checker_reads_a_spanish_user_and_quotes_it_in_span
         if answer["quote"]:
             assert answer["quote"] in said
             assert spanish(answer["quote"]), answer["quote"]
+
+
+def test_a_persona_dialect_is_optional_short_text(researcher):
+    from core.exceptions import ApplicationError
+    from evaluations.services.scenarios import scenario_update
+
+    scenario = ScenarioFactory()
+    persona = {**scenario.persona, "dialect": "español rioplatense, informal, con voseo"}
+    edited = scenario_update(scenario=scenario, actor=researcher, persona=persona)
+    assert edited.persona["dialect"] == "español rioplatense, informal, con voseo"
+    for wrong in ("x" * 121, ["español"], 7):
+        with pytest.raises(ApplicationError, match="dialect is a short text"):
+            scenario_update(
+                scenario=edited, actor=researcher, persona={**persona, "dialect": wrong}
+            )
