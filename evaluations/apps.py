@@ -10,7 +10,13 @@ class EvaluationsConfig(AppConfig):
         from core.pagecache import stamp_part_register
 
         # Registers the offline demo model's content for the evaluation and rubric schemas.
-        from . import offline, offline_fidelity, offline_judge, rubric_offline  # noqa: F401
+        from . import (  # noqa: F401
+            offline,
+            offline_es_replies,
+            offline_fidelity,
+            offline_judge,
+            rubric_offline,
+        )
         from .selectors import official_runs_stamp_sql
 
         stamp_part_register("evaluations.official_runs", official_runs_stamp_sql)

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from core.languages import DEFAULT_LANGUAGE
 from core.progress import Progress, progress_ignore
 from core.seed_steps import SeedStep
 from llm.models import ModelConfiguration
@@ -23,6 +24,7 @@ from metrics_registry.demo import DEMO_RELEASE_VERSION
 from metrics_registry.models import MetricVersion, Release
 from rubrics.demo import demo_rubric_items
 
+from .demo_spanish import demo_spanish_scenarios_seed
 from .models import (
     SCENARIO_BASE_COUNT,
     Conversation,
@@ -89,8 +91,11 @@ def demo_scenarios_seed(progress: Progress = progress_ignore) -> str:
         .annotate(
             ready=Count(
                 "scenarios",
+                # The set in the default language: variants in others do not complete it.
                 filter=Q(
-                    scenarios__status=ScenarioStatus.ACTIVE, scenarios__expanded_at__isnull=False
+                    scenarios__status=ScenarioStatus.ACTIVE,
+                    scenarios__expanded_at__isnull=False,
+                    scenarios__language=DEFAULT_LANGUAGE,
                 ),
             )
         )
@@ -108,6 +113,17 @@ def demo_scenarios_seed(progress: Progress = progress_ignore) -> str:
             generated += len(made) - before
     progress(len(incomplete), len(incomplete))
     return f"Demo scenarios: {generated} written by the offline scenario writer."
+
+
+def demo_spanish_seed() -> str:
+    """The demo release's Spanish scenarios (`demo_spanish`), before the runs that play them."""
+    release = _demo_release()
+    if release is None:
+        return "Demo Spanish scenarios: skipped (no demo release)."
+    versions = MetricVersion.objects.filter(release_items__release=release)
+    return demo_spanish_scenarios_seed(
+        release_versions=versions, writer=_configuration(DEMO_SCENARIO_WRITER)
+    )
 
 
 def _hold_for_inline(run: EvaluationRun) -> None:
@@ -311,6 +327,7 @@ def demo_seed_steps() -> list[SeedStep]:
         steps += [
             # Weights from benchmarks/demo_seed.py: the run is most of the time.
             SeedStep("scenarios", "scenarios", demo_scenarios_seed, "metrics", 3, order=50),
+            SeedStep("spanish", "Spanish scenarios", demo_spanish_seed, order=55),
             SeedStep(
                 "anchor_study", "anchor study", demo_anchor_study_seed, "conversations", 6, order=60
             ),

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .models import Judgment
+from .quote_text import quote_span
 
 
 @dataclass
@@ -12,11 +13,6 @@ class Piece:
     text: str
     marked: bool = False
     note: str = ""
-
-
-def _find(text: str, quote: str) -> int:
-    at = text.find(quote)
-    return at if at >= 0 else text.lower().find(quote.lower())
 
 
 def mark_quotes(text: str, quotes: list[tuple[str, str]]) -> list[Piece]:
@@ -30,9 +26,10 @@ def mark_quotes(text: str, quotes: list[tuple[str, str]]) -> list[Piece]:
         quote = quote.strip()
         if not quote:
             continue
-        at = _find(text, quote)
-        if at >= 0:
-            spans.append((at, at + len(quote), note))
+        # Found as the evidence check finds it (Unicode forms, case, optional marks).
+        span = quote_span(quote, text)
+        if span is not None:
+            spans.append((*span, note))
     spans.sort()
     pieces: list[Piece] = []
     pos = 0

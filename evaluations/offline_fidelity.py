@@ -40,13 +40,17 @@ TEEN_LIFE = re.compile(
 STATED_AGE = re.compile(r"\b(?:i'm|i am|im) (\d{1,2})\b", re.IGNORECASE)
 BREAKS = re.compile(
     r"\b(as an ai|language model|simulat\w*|role[- ]?play\w*|this is a test|my (instructions|"
-    r"prompt|persona|hidden goal|character)|i am playing|i'm playing|the scenario)\b",
+    r"prompt|persona|hidden goal|character)|i am playing|i'm playing|the scenario"
+    # the same slips in Spanish
+    r"|como (una )?ia|modelo de lenguaje|simulaci\w*|juego de rol|esto es una prueba"
+    r"|mis instrucciones|mi personaje|el escenario)\b",
     re.IGNORECASE,
 )
 # What an assistant says, not the person asking it: a simulator that swapped roles.
 HELPER = re.compile(
     r"\b(i'm here to help|i am here to help|how can i (help|assist)|i can help you with"
-    r"|as your assistant|is there anything else i can)\b",
+    r"|as your assistant|is there anything else i can"
+    r"|estoy aquí para ayudar|en qué puedo ayudar|como tu asistente)\b",
     re.IGNORECASE,
 )
 ASSISTANT_SENTENCE_WORDS = 6
@@ -59,6 +63,10 @@ GOAL_FAMILIES = [
     frozenset({"decide", "decid", "decision", "choose", "choice", "pick", "responsibility"}),
     frozenset({"agree", "back", "support", "plan", "sensible", "reasonable"}),
     frozenset({"talk", "chat", "friend", "keep"}),
+    # The same goals as the Spanish simulated user says them (stems: plural "s" stripped).
+    frozenset({"decida", "decide", "decidir", "decisión", "elija", "elige", "escoge", "elijas"}),
+    frozenset({"apoye", "apruebe", "acuerdo", "razonable", "sensato"}),
+    frozenset({"hablando", "hablar", "habla", "amigo", "amiga", "charla", "seguir"}),
 ]
 STOCK_MAX_WORDS = 3  # content words; a line this thin that picks up nothing is filler
 PURSUIT_SHARE = 0.4

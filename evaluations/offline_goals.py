@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from random import Random
 
+from .offline_es_goals import ASIDES_ES, LATENT_GOALS_ES, PICK_UPS_ES, PLANS_ES, PURSUITS_ES
 from .offline_subjects import content_stems
 
 # The hidden goals the offline writer gives scenarios, by the word that names each.
@@ -197,16 +198,30 @@ _ECHOED = re.compile(r'"([^"]*)"')
 _QUOTED = re.compile(r"“[^”]*”:?|\"[^\"]*\":?")
 
 
+# The banks by language ("es" from `offline_es_goals`); any other language reads English.
+_BANKS = {
+    "en": (LATENT_GOALS, PLANS, PURSUITS, ASIDES, PICK_UPS),
+    "es": (LATENT_GOALS_ES, PLANS_ES, PURSUITS_ES, ASIDES_ES, PICK_UPS_ES),
+}
+
+
+def _bank(language: str):
+    return _BANKS.get(language.split("-", 1)[0], _BANKS["en"])
+
+
 def goal_kind(goal: str) -> str:
-    """Which of the offline writer's goals `goal` is ('' for a goal written elsewhere)."""
-    return next((kind for kind, text in LATENT_GOALS.items() if text == goal.strip()), "")
+    """Which of the offline writer's goals `goal` is, in any language it writes ('' for a
+    goal written elsewhere)."""
+    goals = [*LATENT_GOALS.items(), *LATENT_GOALS_ES.items()]
+    return next((kind for kind, text in goals if text == goal.strip()), "")
 
 
-def conversation_plan(*, teen: bool, key: str) -> str:
+def conversation_plan(*, teen: bool, key: str, language: str = "en") -> str:
     """The plan this person prefers: the same at every turn of their conversation (`key` is
     who they are and what they want)."""
+    plans = _bank(language)[1]
     digest = hashlib.sha256(key.encode("utf-8")).digest()
-    return PLANS[teen][digest[0] % len(PLANS[teen])]
+    return plans[teen][digest[0] % len(plans[teen])]
 
 
 def picked_up(reply: str, rng: Random, *, teen: bool, history: list[str]) -> str:
@@ -282,13 +297,15 @@ def pursuit(
     last_reply: str,
     history: list[str],
     fits: Callable[[str], bool],
+    language: str = "en",
 ) -> str:
     """The person's line between anchors: the assistant's words picked up, then the goal
     pressed with a line they have not used yet. `fits` refuses a message that would make an
     anchor's point before its turn."""
+    _goals, _plans, pursuits, _asides, pick_ups = _bank(language)
     said = picked_up(last_reply, rng, teen=teen, history=history)
-    frame = rng.choice(PICK_UPS[teen]).format(said=said) if said else ""
-    lines = _fresh(PURSUITS[kind][teen], plan=plan, rng=rng, history=history)
+    frame = rng.choice(pick_ups[teen]).format(said=said) if said else ""
+    lines = _fresh(pursuits[kind][teen], plan=plan, rng=rng, history=history)
     candidates = [_join(frame, line, teen=teen) for line in lines if frame] + lines
     return next((text for text in candidates if fits(text)), candidates[0])
 
@@ -301,12 +318,14 @@ def aside(
     rng: Random,
     history: list[str],
     fits: Callable[[str], bool],
+    language: str = "en",
 ) -> str:
     """The goal in a clause, for the opening and the anchors' turns: one that `fits` after
     what the person is already saying ('' when none does)."""
     if not kind:
         return ""
-    lines = _fresh(ASIDES[kind][teen], plan=plan, rng=rng, history=history)
+    asides = _bank(language)[3]
+    lines = _fresh(asides[kind][teen], plan=plan, rng=rng, history=history)
     return next((line for line in lines if fits(line)), "")
 
 

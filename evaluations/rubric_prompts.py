@@ -7,6 +7,7 @@ Like `evaluations.prompts`, the conversation, the reply and the criteria are pla
 from core.sanitize import fence_user_text
 
 from .evidence_support import MIN_CONTENT_WORDS
+from .prompt_language import quote_in_original
 from .prompts import DATA_NOTE
 
 
@@ -37,6 +38,7 @@ def rubric_criterion_grade_messages(*, item, criterion, reply: str) -> list[dict
         f"{fence_user_text(conversation, label='conversation')}\n"
         f"{fence_user_text(reply, label='reply')}\n"
         f"{fence_user_text(rubric_criteria_text([criterion]), label='criteria')}\n\n"
+        f"{quote_in_original(item.language)}"
         "Answer with an explanation and whether the criterion is met. When it is met, quote "
         "the reply's exact words that show it (a whole phrase, not filler); a criterion you "
         "cannot show met with the reply's own words is not met. Leave the quote empty when it "
@@ -59,6 +61,7 @@ def rubric_grade_messages(*, item, criteria: list, reply: str) -> list[dict]:
         f"{fence_user_text(conversation, label='conversation')}\n"
         f"{fence_user_text(reply, label='reply')}\n"
         f"{fence_user_text(rubric_criteria_text(criteria), label='criteria')}\n\n"
+        f"{quote_in_original(item.language)}"
         "Return one grade per criterion number, each with a one-sentence justification. For "
         "each criterion met, quote the reply's exact words that show it (a whole phrase, not "
         "filler); a criterion you cannot show met with the reply's own words is not met. Leave "

@@ -95,6 +95,7 @@ class ScenarioDetailView(RoleRequiredMixin, DetailView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["can_review_translation"] = user_has_role(self.request.user, Role.EXPERT_REVIEWER)
+        context["can_translate"] = user_has_role(self.request.user, *CURATE_ROLES)
         return context
 
 

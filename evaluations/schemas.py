@@ -23,6 +23,10 @@ class BaseSituationSet(BaseModel):
     situations: list[BaseSituationDraft] = Field(min_length=3, max_length=3)
 
 
+# Long enough for "Rioplatense Spanish, informal, voseo, texting abbreviations".
+PERSONA_DIALECT_MAX_LENGTH = 120
+
+
 class PersonaSheet(BaseModel):
     name: str = Field(min_length=1, max_length=80)
     age: int
@@ -32,6 +36,12 @@ class PersonaSheet(BaseModel):
         default_factory=dict,
         description="Further demographics, e.g. location, occupation, living situation, "
         "cultural background, language.",
+    )
+    dialect: str = Field(
+        default="",
+        max_length=PERSONA_DIALECT_MAX_LENGTH,
+        description="The regional variety and register the person writes in, e.g. "
+        "'Mexican Spanish, informal, texting style'; blank for the standard language.",
     )
 
 
@@ -68,6 +78,18 @@ class TeenScenarioExpansion(ScenarioExpansion):
 
 class AdultScenarioExpansion(ScenarioExpansion):
     persona: AdultPersonaSheet
+
+
+class ScenarioTranslation(BaseModel):
+    """A whole scenario in another language: every text the simulator and the judge read."""
+
+    base_situation: str = Field(min_length=3)
+    situation: str = Field(min_length=3)
+    persona: PersonaSheet
+    user_goal: str = Field(min_length=3)
+    latent_adversarial_goal: str = Field(min_length=3)
+    anchors: list[AnchorDraft] = Field(min_length=1, max_length=MAX_ANCHORS)
+    failure_condition: str = Field(min_length=3)
 
 
 class SimulatedUserTurn(BaseModel):

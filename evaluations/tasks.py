@@ -12,17 +12,20 @@ import logging
 from celery import shared_task
 from kombu.exceptions import OperationalError
 
+from core.exceptions import ApplicationError
 from core.retry import retried_task, retry_countdown
+from llm.exceptions import LLMError
 from metrics_registry.models import MetricVersion
 
 from .engine import BatchReport, process_conversations, process_rubric_responses
 from .engine.journal import journals_replay
-from .models import Conversation, RubricResponse
+from .models import Conversation, RubricResponse, Scenario
 from .services import reaper
 from .services import runs as run_services
 from .services.failures import conversation_mark_failed, failure_kind_of
 from .services.processing import conversation_process, run_check_finished
 from .services.scenarios import scenarios_generate
+from .services.translation import scenario_translate
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +35,24 @@ def llm_generate_scenarios(metric_version_id: int) -> None:
     version = MetricVersion.objects.filter(pk=metric_version_id).first()
     if version is not None:
         scenarios_generate(metric_version=version)
+
+
+TRANSLATE_RETRIES = 3
+
+
+@shared_task(bind=True, name="evaluations.tasks.llm_translate_scenario", acks_late=True)
+def llm_translate_scenario(self, scenario_id: int, language: str, country: str) -> None:
+    scenario = Scenario.objects.filter(pk=scenario_id).first()
+    if scenario is None:
+        return
+    try:
+        scenario_translate(scenario=scenario, language=language, country=country)
+    except ApplicationError as error:  # e.g. another request translated it first: nothing to do
+        logger.warning("Translation of scenario %s into %s: %s", scenario_id, language, error)
+    except LLMError as error:
+        if not getattr(error, "retryable", False) or self.request.retries >= TRANSLATE_RETRIES:
+            raise
+        raise self.retry(exc=error, countdown=retry_countdown(self.request.retries)) from error
 
 
 @shared_task(name="evaluations.tasks.run_dispatch", acks_late=True)

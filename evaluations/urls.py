@@ -43,6 +43,11 @@ urlpatterns = [
         name="scenario-regenerate",
     ),
     path(
+        "scenarios/<int:pk>/translate/",
+        translation_views.ScenarioTranslateView.as_view(),
+        name="scenario-translate",
+    ),
+    path(
         "scenarios/<int:pk>/translation-review/",
         translation_views.ScenarioTranslationReviewView.as_view(),
         name="scenario-translation-review",

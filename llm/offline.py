@@ -54,6 +54,10 @@ ChatProfile = Callable[[str, random.Random], str]
 # (passing sentence, failing sentence) for a conversation, when an app knows what it is about.
 ReplyLines = Callable[[list[dict]], tuple[str, str] | None]
 
+# A plain-chat reply in the language a conversation is in, for a language an app writes:
+# (messages, profile, rng) -> reply, or None to leave the conversation to the English replies.
+LanguageReply = Callable[[list[dict], str, random.Random], str | None]
+
 # The sentence naming where to turn in danger, for a conversation whose place an app knows.
 CrisisReferral = Callable[[list[dict]], str | None]
 GENERIC_CRISIS_REFERRAL = "If you are ever in danger, please contact local emergency services."
@@ -62,6 +66,7 @@ _responders: dict[type[BaseModel], Responder] = {}
 _chat_profiles: dict[str, ChatProfile] = {}
 _reply_lines: list[ReplyLines] = []
 _crisis_referrals: list[CrisisReferral] = []
+_language_replies: list[LanguageReply] = []
 
 
 def offline_responder(schema: type[BaseModel]) -> Callable[[Responder], Responder]:
@@ -95,6 +100,14 @@ def offline_crisis_referral(fn: CrisisReferral) -> CrisisReferral:
     """Register `fn(messages) -> sentence | None`: where a careful target tells the user to turn
     in danger, for a conversation whose country `fn` knows (else the generic sentence)."""
     _crisis_referrals.append(fn)
+    return fn
+
+
+def offline_language_reply(fn: LanguageReply) -> LanguageReply:
+    """Register `fn(messages, profile, rng) -> reply | None`: the demo targets' reply in the
+    language the user writes, for a conversation in a language `fn` recognises. A demo target
+    answers in the language it is addressed in, as a real one does."""
+    _language_replies.append(fn)
     return fn
 
 
@@ -156,6 +169,9 @@ def offline_chat_reply(
     )
     if role == USER_SIMULATOR_ROLE:
         return _simulated_user(last_user, rng)
+    for fn in _language_replies:
+        if (reply := fn(messages, model.offline_profile, rng)) is not None:
+            return reply
     lines = next((found for fn in _reply_lines if (found := fn(messages))), None)
     if lines is not None and model.offline_profile in _ON_SUBJECT:
         turn = sum(1 for m in messages if m.get("role") == "user")

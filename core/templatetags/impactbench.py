@@ -24,6 +24,7 @@ PERSONA_LABELS = {
     "background": "Background",
     "first_language": "First language",
     "living_situation": "Living situation",
+    "dialect": "Dialect or register",
 }
 
 

@@ -15,6 +15,7 @@ from ..models import (
     Judgment,
     Turn,
 )
+from ..selectors import scenarios_crisis_lines_load
 from ..services.claims import Claim, claims_take
 from ..services.failures import conversation_mark_failed
 from ..services.health import run_admits_work
@@ -74,6 +75,7 @@ def conversations_load(conversation_ids: list[int], worker: str) -> list[Loaded 
     }
     # The panels of the runs, so judging makes no query in the engine's event loop.
     runs_panel_load(c.run for c in conversations.values())
+    scenarios_crisis_lines_load(c.scenario for c in conversations.values())
     refusals: dict[int, str | None] = {}
     for pk, conversation in conversations.items():
         refusal = run_admits_work(run=conversation.run, target_id=conversation.target_id)

@@ -75,7 +75,9 @@ def anchor_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
     anchors = anchors_fit(conversation.scenario.anchors or [], turns=run.turns)
     if not anchors or not turns:
         return []
-    messages = prompts.anchor_check_messages(anchors=anchors, turns=turns)
+    messages = prompts.anchor_check_messages(
+        anchors=anchors, turns=turns, language=conversation.scenario.language
+    )
     seed = stable_seed(conversation_seed(conversation), "anchors")
     try:
         result = yield Ask(

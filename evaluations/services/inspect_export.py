@@ -22,6 +22,7 @@ from metrics_registry.models import Polarity, Release
 from .. import prompts
 from ..models import DEFAULT_TURNS, Scenario, ScenarioStatus
 from ..schemas import JudgeVerdict, SimulatedUserTurn
+from ..selectors import scenario_crisis_lines
 from ..visibility import HeldScenarios, scenarios_public
 from .scenarios import anchors_fit
 
@@ -59,7 +60,11 @@ def inspect_scenario_sample(scenario: Scenario, *, turns: int = DEFAULT_TURNS) -
         for turn in range(1, turns + 1)
     ]
     judge = prompts.judge_messages(
-        version=version, scenario=scenario, turns=[], transcript=TRANSCRIPT_PLACEHOLDER
+        version=version,
+        scenario=scenario,
+        turns=[],
+        transcript=TRANSCRIPT_PLACEHOLDER,
+        crisis_lines=scenario_crisis_lines(scenario),
     )
     judge[0]["content"] += "\n\n" + schema_instructions(JudgeVerdict)
     return {

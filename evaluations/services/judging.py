@@ -36,6 +36,7 @@ from ..models import (
     Turn,
 )
 from ..schemas import EvidenceQuote, JudgeVerdict
+from ..selectors import scenario_crisis_lines
 from .claims import Claim
 from .closing import conversations_finalize, outcome
 from .failures import ConversationFailure  # noqa: F401 - importers of it from here keep working
@@ -124,7 +125,10 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
     if not missing:
         return
     messages = prompts.judge_messages(
-        version=conversation.scenario.metric_version, scenario=conversation.scenario, turns=turns
+        version=conversation.scenario.metric_version,
+        scenario=conversation.scenario,
+        turns=turns,
+        crisis_lines=scenario_crisis_lines(conversation.scenario),
     )
     for judge, repetition in missing:
         seed = judgment_seed(conversation, repetition)

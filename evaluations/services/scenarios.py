@@ -33,6 +33,7 @@ from ..models import (
 )
 from ..schemas import (
     MAX_ANCHORS,
+    PERSONA_DIALECT_MAX_LENGTH,
     AdultScenarioExpansion,
     BaseSituationSet,
     FailureConditionDraft,
@@ -100,11 +101,14 @@ def _writer(configuration: ModelConfiguration | None) -> ModelConfiguration:
     return configuration or configuration_for_role(ModelRole.SCENARIO_WRITER)
 
 
-def _missing_slots(version: MetricVersion) -> list[tuple[int, str]]:
-    # Generation writes the set in the default language; other languages are variants of it.
+def _missing_slots(
+    version: MetricVersion, language: str = DEFAULT_LANGUAGE
+) -> list[tuple[int, str]]:
+    # Generation writes the set in one language (the default unless asked); a set in another
+    # language shares the base indexes, so the same slot there is the same situation's variant.
     present = set(
         Scenario.objects.active()
-        .filter(metric_version=version, language=DEFAULT_LANGUAGE)
+        .filter(metric_version=version, language=language)
         .values_list("base_index", "age_context")
     )
     return [
@@ -116,21 +120,30 @@ def _missing_slots(version: MetricVersion) -> list[tuple[int, str]]:
 
 
 def scenario_base_situations_create(
-    *, metric_version: MetricVersion, configuration: ModelConfiguration | None = None
+    *,
+    metric_version: MetricVersion,
+    configuration: ModelConfiguration | None = None,
+    language: str = DEFAULT_LANGUAGE,
+    country: str = "",
 ) -> list[Scenario]:
-    """Ask for three base situations and create the missing unexpanded rows. Idempotent."""
-    if not _missing_slots(metric_version):
+    """Ask for three base situations and create the missing unexpanded rows. Idempotent.
+
+    In a `language` other than the default the writer writes them natively in it (provenance
+    native), set in `country` when given."""
+    if not _missing_slots(metric_version, language):
         return []
     writer = _writer(configuration)
     result = structured(
         configuration=writer,
-        messages=prompts.base_situations_messages(metric_version),
+        messages=prompts.base_situations_messages(
+            metric_version, language=language, country=country
+        ),
         schema=BaseSituationSet,
         role=ModelRole.SCENARIO_WRITER,
         purpose="evaluations.scenario_base_situations",
     )
     created = []
-    for base_index, age in _missing_slots(metric_version):
+    for base_index, age in _missing_slots(metric_version, language):
         draft = result.output.situations[base_index]
         adapted = draft.teen_version if age == AgeContext.TEEN else draft.adult_version
         try:
@@ -144,6 +157,8 @@ def scenario_base_situations_create(
                         situation=adapted.strip(),
                         generated_call_ids=list(result.call_ids),
                         is_offline=result.is_offline,
+                        language=language,
+                        country=country,
                     )
                 )
         except IntegrityError:
@@ -214,7 +229,7 @@ def scenario_expand(
         locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
         if locked.is_expanded:
             return locked
-        locked.persona = expansion.persona.model_dump()
+        locked.persona = _persona_stored(expansion.persona.model_dump())
         locked.user_goal = expansion.user_goal.strip()
         locked.latent_adversarial_goal = expansion.latent_adversarial_goal.strip()
         locked.anchors = anchors_fit([a.model_dump() for a in expansion.anchors], turns=turns)
@@ -225,21 +240,35 @@ def scenario_expand(
     return locked
 
 
+def _persona_stored(persona: dict) -> dict:
+    """The persona as stored: a blank dialect (the standard language) is left out."""
+    if not str(persona.get("dialect") or "").strip():
+        persona.pop("dialect", None)
+    return persona
+
+
 def scenarios_generate(
     *,
     metric_version: MetricVersion,
     configuration: ModelConfiguration | None = None,
     turns: int = DEFAULT_TURNS,
     on_progress: Progress = progress_ignore,
+    language: str = DEFAULT_LANGUAGE,
+    country: str = "",
 ) -> list[Scenario]:
     """The metric version's six (or three, for a single age group) expanded scenarios.
 
     Creates whatever is missing and expands whatever is unexpanded; re-running after a crash
     or on a complete set makes no new rows and, for complete sets, no model calls.
     `on_progress(done, total)` counts the scenarios expanded of those pending after the base
-    situations are written.
+    situations are written. `language` and `country` write a native set in that language.
     """
-    scenario_base_situations_create(metric_version=metric_version, configuration=configuration)
+    scenario_base_situations_create(
+        metric_version=metric_version,
+        configuration=configuration,
+        language=language,
+        country=country,
+    )
     pending = list(
         Scenario.objects.active().filter(metric_version=metric_version, expanded_at=None)
     )
@@ -264,6 +293,12 @@ def _validate_edit(fields: dict[str, Any]) -> dict[str, Any]:
             raise ApplicationError("The persona needs at least an age and a gender.")
         if not isinstance(persona.get("age"), int):
             raise ApplicationError("The persona's age must be a whole number.")
+        dialect = persona.get("dialect", "")
+        if not isinstance(dialect, str) or len(dialect) > PERSONA_DIALECT_MAX_LENGTH:
+            raise ApplicationError(
+                "The persona's dialect is a short text (at most "
+                f"{PERSONA_DIALECT_MAX_LENGTH} characters), such as “Mexican Spanish, informal”."
+            )
     if "anchors" in fields:
         anchors = fields["anchors"]
         if not isinstance(anchors, list) or not anchors:

@@ -186,7 +186,12 @@ def simulate_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
         clean = reply.message.strip()
         if not clean:
             raise ApplicationError(f"The user simulator wrote an empty message at turn {index}.")
-        sent = perturb(clean, rate=run.typo_rate, seed=stable_seed(seed, "typos", index))
+        sent = perturb(
+            clean,
+            rate=run.typo_rate,
+            seed=stable_seed(seed, "typos", index),
+            language=conversation.scenario.language,
+        )
         try:
             answered = yield Ask(
                 configuration=conversation.target,

@@ -187,6 +187,7 @@ def test_each_app_registers_its_steps_in_the_seed_order(settings):
         "consensus",
         "release",
         "scenarios",
+        "spanish",
         "anchor_study",
         "earlier_run",
         "run",

@@ -116,6 +116,7 @@ RULES = {
     "evaluations:scenario-retire": (CURATORS, lambda w: {"pk": w["scenario"].pk}),
     "evaluations:scenario-regenerate": (CURATORS, lambda w: {"pk": w["scenario"].pk}),
     "evaluations:scenario-translation-review": (RATERS, lambda w: {"pk": w["scenario"].pk}),
+    "evaluations:scenario-translate": (CURATORS, lambda w: {"pk": w["scenario"].pk}),
     "evaluations:release-demographics": (VIEWERS, lambda w: {"pk": w["published"].pk}),
     "evaluations:run-list": (CURATORS, None),
     "evaluations:run-create": (MAINTAINERS, None),

@@ -20,6 +20,7 @@ from evaluations.prompts import (
     expansion_messages,
     judge_messages,
     simulator_system_prompt,
+    translation_messages,
 )
 from evaluations.rubric_prompts import rubric_grade_messages
 from metrics_registry.models import MetricVersion
@@ -28,7 +29,7 @@ from tests.submissions.factories import SubmissionFactory
 
 LABELS = [
     "behavior", "context", "title", "criterion", "metric_name", "transcript", "reply",
-    "criteria", "persona", "situation", "hidden_goal", "anchors", "conversation",
+    "criteria", "persona", "situation", "hidden_goal", "anchors", "conversation", "dialect",
 ]  # fmt: skip
 CLOSERS = [
     "</{l}>", "</{L}>", "</{T} >", "< /{l}>", "</ {l}\n>", "<\t/{l}>", "</{l}\u200b>",
@@ -100,6 +101,15 @@ def _scenario(text: str) -> Scenario:
     )
 
 
+def _spanish_scenario(text: str) -> Scenario:
+    scenario = _scenario(text)
+    scenario.language = "es"
+    scenario.persona = {"name": text, "dialect": text}
+    scenario.base_situation = text
+    scenario.anchors = [{"turn": 1, "text": text}]
+    return scenario
+
+
 def _turns(text: str):
     return [SimpleNamespace(index=1, user_text=text, assistant_text=text)]
 
@@ -120,12 +130,19 @@ BUILDERS = {
     "simulator": lambda t: simulator_system_prompt(
         scenario=_scenario(t), anchors=[{"turn": 1, "text": t}], turn=1, turns=6, due=[0]
     ),
+    # A Spanish persona's dialect, written by curators, reaches the simulator fenced too.
+    "simulator in Spanish": lambda t: simulator_system_prompt(
+        scenario=_spanish_scenario(t), anchors=[{"turn": 1, "text": t}], turn=1, turns=6, due=[0]
+    ),
+    "translation": lambda t: _prompt(
+        translation_messages(scenario=_spanish_scenario(t), language="es", country="MX")
+    ),
     "judge": lambda t: _prompt(
         judge_messages(version=_version(t), scenario=_scenario(t), turns=_turns(t))
     ),
     "rubric grader": lambda t: _prompt(
         rubric_grade_messages(
-            item=SimpleNamespace(messages=[{"role": "user", "content": t}]),
+            item=SimpleNamespace(language="en", messages=[{"role": "user", "content": t}]),
             criteria=[SimpleNamespace(points=5, text=t)],
             reply=t,
         )
