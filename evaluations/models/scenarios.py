@@ -23,6 +23,9 @@ class AgeContext(models.TextChoices):
 class ScenarioStatus(models.TextChoices):
     ACTIVE = "active", "Active"
     RETIRED = "retired", "Retired"
+    # The situation of imported transcripts that name no scenario: unknown, judged on the
+    # metric's rubric alone; never simulated, never curated.
+    IMPORTED = "imported", "Situation unknown (imported)"
 
 
 class TranslationProvenance(models.TextChoices):
@@ -149,5 +152,11 @@ class Scenario(TimeStampedModel):
         return self.status == ScenarioStatus.ACTIVE
 
     @property
+    def is_situation_unknown(self) -> bool:
+        return self.status == ScenarioStatus.IMPORTED
+
+    @property
     def label(self) -> str:
+        if self.is_situation_unknown:
+            return f"Situation unknown (imported), {self.get_age_context_display().lower()}"
         return f"Situation {self.base_index + 1}, {self.get_age_context_display().lower()}"
