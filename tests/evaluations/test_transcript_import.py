@@ -242,3 +242,64 @@ def test_a_line_without_metric_or_model_is_named(fake_models):
     assert raised.value.errors == [
         "line 1: it names no metric, and the import names none to judge it on."
     ]
+
+
+@pytest.mark.slow(reason="refreshes a run's figures and renders five public pages")
+def test_imported_transcripts_are_published_with_their_source_on_every_page(
+    fake_models, researcher, maintainer, client, django_capture_on_commit_callbacks
+):
+    from django.urls import reverse
+
+    from evaluations.services.official import run_set_official
+    from tests.metrics_registry.factories import release_with
+
+    metric = MetricFactory()
+    release = release_with("1.0.0", [metric], publish=True)
+    data = jsonl(*(chat_line(turns, model="support-bot-v3") for turns in CONVERSATIONS))
+    run = transcripts_import(
+        data=data,
+        file_name="support-logs.jsonl",
+        format="openai_jsonl",
+        run_name="Support logs, May",
+        judge=fake_models.judge,
+        metric_versions=[current_version(metric)],
+        release=release,
+        imported_by=researcher,
+        dispatch=False,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        # Closing the run refreshes its figures, as for a simulated run (`RunCompleted`).
+        runs.run_process_inline(run_id=run.pk, no_worker=True)
+    assert {r.model for r in fake_models.server.requests} == {"judge"}
+    run_set_official(run=run, official=True, changed_by=maintainer)
+    conversation = Conversation.objects.filter(run=run).order_by("source_line").first()
+
+    pages = [
+        reverse("results:methodology") + f"?run={run.pk}",
+        reverse("results:explore") + f"?run={run.pk}",
+        reverse("results:metric", args=[metric.key]) + f"?run={run.pk}",
+        reverse("results:conversation", args=[conversation.pk]),
+    ]
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        body = response.content.decode()
+        assert "Imported transcripts, not a simulated benchmark." in body, url
+        assert "support-logs.jsonl" in body, url
+    body = client.get(pages[-1]).content.decode()
+    assert "One imported conversation" in body
+    assert "One simulated test conversation" not in body
+    assert "Imported from support-logs.jsonl, line 1" in body
+
+    api = client.get(reverse("results-api:run-detail", args=[run.pk])).json()
+    assert api["transcript_source"]["kind"] == "imported"
+    assert api["transcript_source"]["file_name"] == "support-logs.jsonl"
+    assert api["transcript_source"]["format"] == "openai_jsonl"
+    assert api["transcript_source"]["imported_by"] == (
+        researcher.get_full_name() or researcher.get_username()
+    )
+    detail = client.get(reverse("results-api:conversation", args=[conversation.pk])).json()
+    assert detail["transcript_source"]["where"] == "line 1"
+    listing = client.get(reverse("results-api:run-conversations", args=[run.pk])).json()
+    rows = listing["results"] if isinstance(listing, dict) else listing
+    assert {row["transcript_source"]["kind"] for row in rows} == {"imported"}
