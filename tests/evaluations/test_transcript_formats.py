@@ -9,6 +9,7 @@ from evaluations.models import Conversation, RunStatus, ScenarioStatus
 from evaluations.services import runs
 from evaluations.services.run_exports import run_export_jsonl_lines
 from evaluations.services.scenarios import scenarios_generate
+from evaluations.services.transcript_import import TranscriptFileInvalid
 from evaluations.services.transcript_runs import transcripts_import
 from llm.models import ModelRole, Provider
 from tests.evaluations.factories import current_version
@@ -79,6 +80,7 @@ def test_a_run_export_imports_back_with_the_same_transcripts(finished_run):
 
 
 def _inspect_log(version, scenario):
+    # Imported here: loading inspect_ai costs seconds, paid by the slow tests that write logs.
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec
     from inspect_ai.model import (
         ChatMessageAssistant,
@@ -136,6 +138,7 @@ def _inspect_log(version, scenario):
 @pytest.mark.slow(reason="imports inspect_ai")
 @pytest.mark.parametrize("suffix", ["json", "eval"])
 def test_an_inspect_log_imports_its_samples(tmp_path, suffix):
+    # Imported here: loading inspect_ai costs seconds, paid only by this slow test.
     from inspect_ai.log import write_eval_log
 
     ModelRoleAssignmentFactory(
@@ -173,8 +176,6 @@ def test_an_inspect_log_imports_its_samples(tmp_path, suffix):
 
 
 def test_an_inspect_log_without_samples_is_refused():
-    from evaluations.services.transcript_import import TranscriptFileInvalid
-
     with pytest.raises(TranscriptFileInvalid, match='no "samples" list'):
         transcripts_import(
             data=json.dumps({"version": 2, "eval": {}}).encode(),

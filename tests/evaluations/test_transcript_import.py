@@ -4,6 +4,7 @@ simulated, no model that answered is called) and every bad line is named with no
 import json
 
 import pytest
+from django.urls import reverse
 
 from evaluations.models import (
     Conversation,
@@ -15,6 +16,7 @@ from evaluations.models import (
     Turn,
 )
 from evaluations.services import runs
+from evaluations.services.official import run_set_official
 from evaluations.services.transcript_import import (
     MAX_CONVERSATIONS,
     TranscriptFileInvalid,
@@ -24,7 +26,7 @@ from llm.exceptions import LLMError
 from llm.gateway import chat
 from llm.models import ModelConfiguration, ModelRole, Provider
 from tests.evaluations.factories import current_version
-from tests.metrics_registry.factories import MetricFactory
+from tests.metrics_registry.factories import MetricFactory, release_with
 
 pytestmark = pytest.mark.django_db
 
@@ -248,11 +250,6 @@ def test_a_line_without_metric_or_model_is_named(fake_models):
 def test_imported_transcripts_are_published_with_their_source_on_every_page(
     fake_models, researcher, maintainer, client, django_capture_on_commit_callbacks
 ):
-    from django.urls import reverse
-
-    from evaluations.services.official import run_set_official
-    from tests.metrics_registry.factories import release_with
-
     metric = MetricFactory()
     release = release_with("1.0.0", [metric], publish=True)
     data = jsonl(*(chat_line(turns, model="support-bot-v3") for turns in CONVERSATIONS))
