@@ -10,7 +10,7 @@ from core.forms import CheckedTextMixin
 
 from .egress import configuration_problems, endpoint_lookup
 from .lookup import HostLookup
-from .models import ModelConfiguration, ModelRole, Provider, StructuredMode
+from .models import ModelConfiguration, ModelRole, Provider, StructuredMode, provider_choices
 
 
 def _https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
@@ -116,7 +116,10 @@ class ModelConfigurationForm(EgressCheckedMixin, CheckedTextMixin, forms.ModelFo
         self.fields["structured_output"].required = False
         # Imported transcripts' configurations are made by the import, never by hand.
         provider = self.fields["provider"]
-        provider.choices = [c for c in provider.choices if c[0] != Provider.IMPORTED]
+        if isinstance(provider, forms.ChoiceField):
+            provider.choices = [
+                (value, label) for value, label in provider_choices() if value != Provider.IMPORTED
+            ]
         if self.instance.pk and not self.is_bound:
             assignments = list(self.instance.role_assignments.all())
             self.initial["roles"] = [a.role for a in assignments]
