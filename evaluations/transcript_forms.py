@@ -7,9 +7,15 @@ from django.utils.translation import gettext_lazy as _
 from core.forms import CheckedTextMixin
 from core.languages import DEFAULT_LANGUAGE, language_tag_normalize, language_tag_problem
 from llm.models import ModelConfiguration, ModelRole
+from llm.selectors import configurations_for_role
 from metrics_registry.models import MetricVersion, Release
 
-from .forms import ConfigurationChoiceField, MetricVersionChoiceField, _role_default
+from .forms import (
+    ConfigurationChoiceField,
+    ConfigurationMultipleChoiceField,
+    MetricVersionChoiceField,
+    _role_default,
+)
 from .models import AgeContext, TranscriptFormat
 from .services.transcript_import import MAX_FILE_BYTES
 
@@ -55,6 +61,16 @@ class TranscriptImportForm(CheckedTextMixin, forms.Form):
     judge = ConfigurationChoiceField(
         label=_("Judge"),
         queryset=ModelConfiguration.objects.filter(is_active=True).order_by("name"),
+    )
+    further_judges = ConfigurationMultipleChoiceField(
+        label=_("Further judges (a panel)"),
+        queryset=configurations_for_role(ModelRole.JUDGE),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_(
+            "Optional: other judges that read every conversation too, each as many times as "
+            "the judge; the verdict is the majority of the judges' own."
+        ),
     )
     judgments_per_conversation = forms.IntegerField(
         label=_("Judgments per conversation"), min_value=1, max_value=15, initial=3

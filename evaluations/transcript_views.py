@@ -46,6 +46,9 @@ class TranscriptImportView(RoleRequiredMixin, View):
                 judge=data["judge"],
                 metric_versions=list(data["metric_versions"]),
                 judgments_per_conversation=data["judgments_per_conversation"],
+                further_judges=[
+                    (seat, data["judgments_per_conversation"]) for seat in data["further_judges"]
+                ],
                 release=data["release"],
                 model_name=data["model_name"],
                 age_context=data["age_context"],

@@ -45,6 +45,12 @@ class Command(BaseCommand):
             "--model", default="", help="The model that answered, when lines do not name it."
         )
         parser.add_argument("--judge", help="Judge configuration name (default: role default).")
+        parser.add_argument(
+            "--judges",
+            default="",
+            help="A panel: comma-separated judge configuration names, each making --judgments "
+            "readings; the verdict is the majority of the judges' (instead of --judge).",
+        )
         parser.add_argument("--judgments", type=int, default=3)
         parser.add_argument("--release", help="Release version the run belongs to, if any.")
         parser.add_argument("--age-context", default=AgeContext.ADULT, choices=AgeContext.values)
@@ -74,15 +80,15 @@ class Command(BaseCommand):
             self._judge_inline(run)
 
     def _import(self, path: Path, options) -> EvaluationRun:
-        judge = (
-            ModelConfiguration.objects.filter(name=options["judge"]).first()
-            if options["judge"]
-            else configuration_for_role(ModelRole.JUDGE)
-        )
-        if judge is None:
-            raise CommandError(
-                _("No model configuration is named “%(name)s”.") % {"name": options["judge"]}
-            )
+        panel = [self._configuration(name) for name in _split(options["judges"])]
+        if panel and options["judge"]:
+            raise CommandError(_("Name one judge or a panel of judges, not both."))
+        if panel:
+            judge = panel[0]
+        elif options["judge"]:
+            judge = self._configuration(options["judge"])
+        else:
+            judge = configuration_for_role(ModelRole.JUDGE)
         release = None
         if options["release"]:
             release = Release.objects.filter(version=options["release"]).first()
@@ -106,6 +112,7 @@ class Command(BaseCommand):
                 judge=judge,
                 metric_versions=versions,
                 judgments_per_conversation=options["judgments"],
+                further_judges=[(seat, options["judgments"]) for seat in panel[1:]],
                 release=release,
                 model_name=options["model"],
                 age_context=options["age_context"],
@@ -115,6 +122,12 @@ class Command(BaseCommand):
             )
         finally:
             bar.close()
+
+    def _configuration(self, name: str) -> ModelConfiguration:
+        configuration = ModelConfiguration.objects.filter(name=name).first()
+        if configuration is None:
+            raise CommandError(_("No model configuration is named “%(name)s”.") % {"name": name})
+        return configuration
 
     def _judge_inline(self, run: EvaluationRun) -> None:
         bar = tqdm(
