@@ -5,7 +5,7 @@ figures or a transcript, so an imported figure is never taken for a simulated re
 from dataclasses import dataclass
 from datetime import datetime
 
-from .models import Conversation, TranscriptImport
+from .models import Conversation, EvaluationRun, TranscriptImport
 
 SIMULATED = "simulated"
 IMPORTED = "imported"
@@ -58,6 +58,16 @@ def _source(found: TranscriptImport | None) -> TranscriptSource:
 def run_transcript_source(run_id: int) -> TranscriptSource:
     """The run's source: one query."""
     found = TranscriptImport.objects.select_related("imported_by").filter(run_id=run_id).first()
+    return _source(found)
+
+
+def run_source(run: EvaluationRun) -> TranscriptSource:
+    """The run's source, without a query when the run was read with its `transcript_import`
+    (`results.selectors` reads public runs so)."""
+    try:
+        found = run.transcript_import
+    except TranscriptImport.DoesNotExist:
+        found = None
     return _source(found)
 
 

@@ -5,7 +5,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
-from evaluations.provenance import conversation_transcript_source, run_transcript_source
+from evaluations.provenance import (
+    conversation_transcript_source,
+    run_source,
+    run_transcript_source,
+)
 from metrics_registry.models import Area, Subarea
 
 from .cost_serializers import cost_field, run_cost_output
@@ -110,7 +114,7 @@ class RunOutput(serializers.ModelSerializer):
 
     @source_field
     def get_transcript_source(self, run: EvaluationRun) -> dict:
-        return run_transcript_source(run.pk).as_dict()
+        return run_source(run).as_dict()
 
     def get_fidelity(self, run: EvaluationRun) -> str:
         return reverse("results-api:run-fidelity", args=[run.pk])

@@ -13,7 +13,7 @@ from django.utils.http import urlencode
 from evaluations.provenance import (
     TranscriptSource,
     conversation_transcript_source,
-    run_transcript_source,
+    run_source,
 )
 from stats.estimates import Estimate
 
@@ -188,7 +188,7 @@ def transcript_source(run, conversation=None) -> TranscriptSource:
     """Where the transcripts behind a run's figures (or one conversation) came from."""
     if run is None:
         return TranscriptSource()
-    source = run_transcript_source(run.pk)
+    source = run_source(run)
     if conversation is None:
         return source
     return conversation_transcript_source(conversation, run_source=source)
