@@ -19,6 +19,8 @@ from evaluations.services import runs
 from evaluations.services.official import run_set_official
 from evaluations.services.transcript_import import (
     MAX_CONVERSATIONS,
+    MAX_FILE_BYTES,
+    MAX_MESSAGE_CHARACTERS,
     TranscriptFileInvalid,
 )
 from evaluations.services.transcript_runs import transcripts_import
@@ -161,6 +163,11 @@ BAD_LINES = [
     ),
     (chat_line(CONVERSATIONS[1], metric="IB-NOPE"), "line 1: the metric “IB-NOPE” does not exist."),
     (
+        chat_line([("Tell me everything.", "x" * (MAX_MESSAGE_CHARACTERS + 1))]),
+        f"line 1: message 3 has {MAX_MESSAGE_CHARACTERS + 1} characters; at most "
+        f"{MAX_MESSAGE_CHARACTERS} are accepted.",
+    ),
+    (
         json.dumps({"messages": [{"role": "user", "content": "Hello?"}]}),
         "line 1: the last user message has no assistant reply to judge.",
     ),
@@ -227,6 +234,21 @@ def test_too_many_conversations_are_refused_with_the_limit(fake_models, metric_v
             metric_versions=[metric_version],
             dispatch=False,
         )
+    assert not EvaluationRun.objects.exists()
+
+
+def test_a_file_over_the_size_limit_is_refused_with_the_limit(fake_models, metric_version):
+    with pytest.raises(TranscriptFileInvalid) as raised:
+        transcripts_import(
+            data=b" " * (MAX_FILE_BYTES + 1),
+            file_name="huge.jsonl",
+            format="openai_jsonl",
+            run_name="Huge",
+            judge=fake_models.judge,
+            metric_versions=[metric_version],
+            dispatch=False,
+        )
+    assert "at most 20 MB can be imported at once" in raised.value.message
     assert not EvaluationRun.objects.exists()
 
 
