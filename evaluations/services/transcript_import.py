@@ -34,6 +34,9 @@ MAX_MESSAGE_CHARACTERS = 50_000
 # The errors shown at once: enough to fix a file in one pass, not a page of thousands.
 MAX_ERRORS_SHOWN = 50
 ROLES = ("system", "user", "assistant")
+# The sample metadata worth keeping beside an imported conversation (the export's prompts are
+# the platform's own and would only repeat them).
+_INSPECT_METADATA_KEPT = ("metric_key", "metric_version", "age_context", "base_index", "language")
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,11 @@ def _age_context(value: Any) -> str:
 
 
 def _string(value: Any, limit: int = 200) -> str:
-    return str(value).strip()[:limit] if value not in (None, "") else ""
+    """A one-line name or id from the file: names and ids are shown on one line (titles, CSV
+    cells), so line breaks and runs of spaces become one space."""
+    if value in (None, ""):
+        return ""
+    return " ".join(str(value).split())[:limit]
 
 
 def _openai_record(record: dict, *, where: str, line: int) -> ImportedConversation:
@@ -346,11 +353,6 @@ def _inspect(data: bytes) -> tuple[list[ImportedConversation], list[str]]:
         except _LineProblem as problem:
             errors.append(f"{where}: {problem}")
     return conversations, errors
-
-
-# The sample metadata worth keeping beside an imported conversation (the export's prompts are
-# the platform's own and would only repeat them).
-_INSPECT_METADATA_KEPT = ("metric_key", "metric_version", "age_context", "base_index", "language")
 
 
 def transcripts_parse(*, data: bytes, format: str) -> list[ImportedConversation]:

@@ -28,6 +28,7 @@ from core.exceptions import ApplicationError
 from core.languages import DEFAULT_LANGUAGE, language_tag_normalize, language_tag_problem
 from core.progress import Progress, progress_ignore
 from core.queueing import task_send
+from core.validators import LINE_BREAKS, control_character_find
 from llm.models import ModelConfiguration
 from llm.services import configuration_imported_get_or_create
 from metrics_registry.models import Metric, MetricVersion, Release
@@ -194,6 +195,15 @@ def _place(
     return placed
 
 
+def _file_name_problem(file_name: str) -> str | None:
+    """The file's name is shown on public pages beside the figures: one line, no control."""
+    if control_character_find(file_name) or LINE_BREAKS.search(file_name):
+        return _("The file's name holds a control character or a line break; rename the file.")
+    if not file_name.strip():
+        return _("The file has no name.")
+    return None
+
+
 def _check_settings(
     *, run_name: str, judge: ModelConfiguration, judgments: int, age_context: str, language: str
 ) -> None:
@@ -236,6 +246,8 @@ def transcripts_import(
     setting. `dispatch` false: the caller judges the run itself (`run_process_inline`).
     `age_context` and `language` apply to conversations whose line names none.
     """
+    if problem := _file_name_problem(file_name):
+        raise ApplicationError(problem)
     if format not in TranscriptFormat.values:
         raise ApplicationError(_("Unknown format “%(format)s”.") % {"format": format})
     _check_settings(

@@ -6,6 +6,7 @@ import json
 import pytest
 from django.urls import reverse
 
+from core.exceptions import ApplicationError
 from evaluations.models import (
     Conversation,
     EvaluationRun,
@@ -322,3 +323,18 @@ def test_imported_transcripts_are_published_with_their_source_on_every_page(
     listing = client.get(reverse("results-api:run-conversations", args=[run.pk])).json()
     rows = listing["results"] if isinstance(listing, dict) else listing
     assert {row["transcript_source"]["kind"] for row in rows} == {"imported"}
+
+
+@pytest.mark.parametrize("name", ["logs\u0007.jsonl", "logs\n<b>.jsonl"])
+def test_a_file_name_with_a_control_character_is_refused(fake_models, metric_version, name):
+    with pytest.raises(ApplicationError, match="rename the file"):
+        transcripts_import(
+            data=jsonl(chat_line(CONVERSATIONS[1], model="bot")),
+            file_name=name,
+            format="openai_jsonl",
+            run_name="Named",
+            judge=fake_models.judge,
+            metric_versions=[metric_version],
+            dispatch=False,
+        )
+    assert not EvaluationRun.objects.exists()
