@@ -131,6 +131,12 @@ class Scenario(TimeStampedModel):
                 condition=Q(status="active"),
                 name="scenario_one_active_per_variant",
             ),
+            # One "situation unknown" per metric version, age and language, whoever imports.
+            models.UniqueConstraint(
+                fields=["metric_version", "age_context", "language"],
+                condition=Q(status="imported"),
+                name="scenario_one_unknown_situation_per_variant",
+            ),
             models.CheckConstraint(
                 condition=Q(base_index__lte=SCENARIO_BASE_COUNT - 1),
                 name="scenario_base_index_range",

@@ -96,6 +96,9 @@ class _Situations:
         self.age_context = age_context
         self.language = language
         self.unknown: dict[tuple[int, str, str], Scenario] = {}
+        # Read once per file, not once per line: a run export names a few scenarios many times.
+        self.by_id: dict[int, Scenario | None] = {}
+        self.by_slot: dict[tuple[int, int, str], Scenario | None] = {}
 
     def unknown_for(self, version: MetricVersion, age: str, language: str) -> Scenario:
         key = (version.pk, age, language)
@@ -121,7 +124,11 @@ class _Situations:
                 raise ApplicationError(problem)
             language = language_tag_normalize(parsed.language)
         if parsed.scenario_id is not None:
-            scenario = Scenario.objects.filter(pk=parsed.scenario_id).first()
+            if parsed.scenario_id not in self.by_id:
+                self.by_id[parsed.scenario_id] = Scenario.objects.filter(
+                    pk=parsed.scenario_id
+                ).first()
+            scenario = self.by_id[parsed.scenario_id]
             if scenario is not None and scenario.metric_version_id == version.pk:
                 return scenario
             if parsed.base_index is None:
@@ -133,13 +140,15 @@ class _Situations:
                     % {"id": parsed.scenario_id}
                 )
         if parsed.base_index is not None:
-            scenario = (
-                Scenario.objects.active()
-                .filter(metric_version=version, base_index=parsed.base_index, age_context=age)
-                .first()
-            )
-            if scenario is not None:
-                return scenario
+            slot = (version.pk, parsed.base_index, age)
+            if slot not in self.by_slot:
+                self.by_slot[slot] = (
+                    Scenario.objects.active()
+                    .filter(metric_version=version, base_index=parsed.base_index, age_context=age)
+                    .first()
+                )
+            if self.by_slot[slot] is not None:
+                return self.by_slot[slot]
         return self.unknown_for(version, age, language)
 
 
