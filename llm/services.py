@@ -86,6 +86,10 @@ def configuration_imported_get_or_create(*, model_name: str) -> ModelConfigurati
     """The configuration that names the model of imported transcripts: switched off, of the
     provider that is never called (`Provider.IMPORTED`), one per model name."""
     model_name = model_name.strip()[:100]
+    # A file exported from an imported run names the model as this configuration is named.
+    named = ModelConfiguration.objects.filter(name=model_name, provider=Provider.IMPORTED).first()
+    if named is not None:
+        return named
     configuration, _ = ModelConfiguration.objects.get_or_create(
         name=f"{model_name} (imported)",
         defaults={

@@ -186,3 +186,34 @@ def test_an_inspect_log_without_samples_is_refused():
             model_name="m",
             dispatch=False,
         )
+
+
+def test_an_imported_runs_export_imports_under_the_same_model():
+    line = json.dumps(
+        {
+            "messages": [
+                {"role": "user", "content": "Can you help me plan my week?"},
+                {"role": "assistant", "content": "Gladly. What are the fixed commitments?"},
+            ]
+        }
+    )
+    version = current_version(MetricFactory())
+    options = dict(
+        run_name="Imported",
+        judge=OfflineConfigurationFactory(),
+        metric_versions=[version],
+        judgments_per_conversation=1,
+        dispatch=False,
+    )
+    first = transcripts_import(
+        data=line.encode(), file_name="a.jsonl", format="openai_jsonl", model_name="acme", **options
+    )
+    runs.run_process_inline(run_id=first.pk)
+    again = transcripts_import(
+        data="".join(run_export_jsonl_lines(first)).encode(),
+        file_name="export.jsonl",
+        format="run_export",
+        **options,
+    )
+    assert list(again.targets.all()) == list(first.targets.all())
+    assert _transcripts(again) == _transcripts(first)

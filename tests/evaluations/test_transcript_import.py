@@ -367,7 +367,8 @@ def test_the_judges_quotes_are_checked_against_the_imported_text(fake_models, me
     conversation = Conversation.objects.get(run=run)
     assert conversation.unverified_evidence
     judgment = Judgment.objects.get(conversation=conversation)
-    assert judgment.reasked_for_evidence and judgment.has_unverified_quotes
+    assert judgment.reasked_for_evidence
+    assert judgment.has_unverified_quotes
     prompt = fake_models.server.requests[0].messages[-1]["content"]
     assert prompt.count("</transcript>") == 1  # the fence's own closing tag only
     assert prompt.rstrip().endswith("no quote showing it.")
