@@ -8,6 +8,7 @@ from . import (
     rubric_views,
     scenario_views,
     swap_views,
+    transcript_views,
     translation_views,
     views,
 )
@@ -59,6 +60,11 @@ urlpatterns = [
     ),
     path("runs/", views.RunListView.as_view(), name="run-list"),
     path("runs/new/", views.RunCreateView.as_view(), name="run-create"),
+    path(
+        "runs/import/",
+        transcript_views.TranscriptImportView.as_view(),
+        name="transcript-import",
+    ),
     path("runs/compare/", views.RunCompareView.as_view(), name="run-compare"),
     path("runs/<int:pk>/", views.RunDetailView.as_view(), name="run-detail"),
     path(

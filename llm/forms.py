@@ -10,7 +10,7 @@ from core.forms import CheckedTextMixin
 
 from .egress import configuration_problems, endpoint_lookup
 from .lookup import HostLookup
-from .models import ModelConfiguration, ModelRole, StructuredMode
+from .models import ModelConfiguration, ModelRole, Provider, StructuredMode, provider_choices
 
 
 def _https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
@@ -114,6 +114,12 @@ class ModelConfigurationForm(EgressCheckedMixin, CheckedTextMixin, forms.ModelFo
         super().__init__(*args, **kwargs)
         # Scripts and older clients posting without it get the default, not an error.
         self.fields["structured_output"].required = False
+        # Imported transcripts' configurations are made by the import, never by hand.
+        provider = self.fields["provider"]
+        if isinstance(provider, forms.ChoiceField):
+            provider.choices = [
+                (value, label) for value, label in provider_choices() if value != Provider.IMPORTED
+            ]
         if self.instance.pk and not self.is_bound:
             assignments = list(self.instance.role_assignments.all())
             self.initial["roles"] = [a.role for a in assignments]

@@ -41,6 +41,12 @@ def prepare_request(
 ) -> PreparedRequest:
     if role not in ModelRole.values:
         raise ValueError(f"Unknown model role {role!r}; use one of {', '.join(ModelRole.values)}.")
+    if configuration.is_imported:
+        # It only names the model whose transcripts were imported: there is nothing to call.
+        raise LLMError(
+            f"The model configuration {configuration.name!r} names imported transcripts; the "
+            "platform never calls it."
+        )
     if not configuration.is_active:
         raise LLMError(f"The model configuration {configuration.name!r} is switched off.")
     system_parts = [configuration.system_prompt.strip()] if configuration.system_prompt else []

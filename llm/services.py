@@ -1,5 +1,5 @@
 """Writes: saving configurations together with the roles they fill; testing an endpoint;
-the inactive configurations of synthetic load-test data."""
+the inactive configurations of synthetic load-test data and of imported transcripts."""
 
 import copy
 from collections.abc import Callable, Iterable
@@ -79,6 +79,36 @@ def configuration_synthetic_get_or_create(*, name: str, model_id: str) -> ModelC
             "synthetic": True,
         },
     )
+    return configuration
+
+
+def configuration_imported_get_or_create(*, model_name: str) -> ModelConfiguration:
+    """The configuration that names the model of imported transcripts: switched off, of the
+    provider that is never called (`Provider.IMPORTED`), one per model name."""
+    model_name = model_name.strip()[:100]
+    # A file exported from an imported run names the model as this configuration is named.
+    named = ModelConfiguration.objects.filter(name=model_name, provider=Provider.IMPORTED).first()
+    if named is not None:
+        return named
+    configuration, _ = ModelConfiguration.objects.get_or_create(
+        name=f"{model_name} (imported)",
+        defaults={
+            "provider": Provider.IMPORTED,
+            "model_id": model_name,
+            "is_active": False,
+            "api_key_env": "",
+            "temperature": None,
+            "max_tokens": None,
+            "structured_output": "prompt",
+            "description": "Names the model that answered imported transcripts; never called.",
+        },
+    )
+    if not configuration.is_imported:
+        # A configuration someone created under that name for real calls: never reuse it.
+        raise LLMError(
+            f"A model configuration named {configuration.name!r} already exists for real "
+            "calls; rename it or name the imported model differently."
+        )
     return configuration
 
 

@@ -23,7 +23,12 @@ PUBLIC_RUN_ORDER = ("-release__major", "-release__minor", "-release__patch", *RE
 
 def _summarised_runs(*, with_analysis: bool) -> QuerySet[EvaluationRun]:
     runs = EvaluationRun.objects.filter(analysis__isnull=False).select_related(
-        "release", "analysis", "judge", "simulator"
+        "release",
+        "analysis",
+        "judge",
+        "simulator",
+        # Every page and payload of the run says where its transcripts came from.
+        "transcript_import__imported_by",
     )
     if not with_analysis:
         runs = runs.defer("analysis__reliability", "analysis__robustness")

@@ -14,6 +14,7 @@ from .conversations import (
 )
 from .crisis import CrisisLine
 from .fidelity import CRITERION_FIELDS, FidelityCriterion, FidelityReading
+from .imports import TranscriptFormat, TranscriptImport
 from .panel import RunJudge
 from .rubrics import RubricGrade, RubricResponse
 from .runs import DEFAULT_TURNS, MAX_TURNS, EvaluationRun, RubricGrading, RunStatus
@@ -58,5 +59,7 @@ __all__ = [
     "ScenarioQuerySet",
     "ScenarioStatus",
     "TranslationProvenance",
+    "TranscriptFormat",
+    "TranscriptImport",
     "Turn",
 ]

@@ -74,6 +74,12 @@ class Conversation(TimeStampedModel):
     claimed_by = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     dispatched_at = models.DateTimeField(null=True, blank=True)
+    # Imported transcripts (the run's `transcript_import`): where in the file it was, its id
+    # there, and what else the file said of it (its system prompt, its metadata). Null: the
+    # platform simulated it.
+    source_line = models.PositiveIntegerField(null=True, blank=True)
+    source_id = models.CharField(max_length=200, blank=True)
+    source_metadata = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["run", "scenario", "target", "replicate"]
@@ -117,6 +123,11 @@ class Conversation(TimeStampedModel):
     @property
     def is_finished(self) -> bool:
         return self.status in (ConversationStatus.COMPLETED, ConversationStatus.FAILED)
+
+    @property
+    def is_imported(self) -> bool:
+        """Imported, not simulated: there is no simulated user to check."""
+        return self.source_line is not None
 
     @property
     def anchors_carried(self) -> list[int]:

@@ -23,6 +23,9 @@ class AgeContext(models.TextChoices):
 class ScenarioStatus(models.TextChoices):
     ACTIVE = "active", "Active"
     RETIRED = "retired", "Retired"
+    # The situation of imported transcripts that name no scenario: unknown, judged on the
+    # metric's rubric alone; never simulated, never curated.
+    IMPORTED = "imported", "Situation unknown (imported)"
 
 
 class TranslationProvenance(models.TextChoices):
@@ -130,6 +133,12 @@ class Scenario(TimeStampedModel):
                 condition=Q(status="active"),
                 name="scenario_one_active_per_variant",
             ),
+            # One "situation unknown" per metric version, age and language, whoever imports.
+            models.UniqueConstraint(
+                fields=["metric_version", "age_context", "language"],
+                condition=Q(status="imported"),
+                name="scenario_one_unknown_situation_per_variant",
+            ),
             models.CheckConstraint(
                 condition=Q(base_index__lte=SCENARIO_BASE_COUNT - 1),
                 name="scenario_base_index_range",
@@ -151,5 +160,11 @@ class Scenario(TimeStampedModel):
         return self.status == ScenarioStatus.ACTIVE
 
     @property
+    def is_situation_unknown(self) -> bool:
+        return self.status == ScenarioStatus.IMPORTED
+
+    @property
     def label(self) -> str:
+        if self.is_situation_unknown:
+            return f"Situation unknown (imported), {self.get_age_context_display().lower()}"
         return f"Situation {self.base_index + 1}, {self.get_age_context_display().lower()}"

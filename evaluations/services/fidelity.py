@@ -123,7 +123,8 @@ def fidelity_reading(
 
 def fidelity_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
     """Ask the checker and yield the reading (the caller checked none is stored)."""
-    if not turns:
+    if not turns or conversation.is_imported:
+        # An imported transcript has no simulated user whose fidelity could be read.
         return None
     checker = fidelity_checker(conversation.run)
     seed = stable_seed(conversation_seed(conversation), "fidelity")

@@ -31,6 +31,7 @@ from ..models import (
     EvaluationRun,
     RubricGrading,
     RunStatus,
+    TranscriptImport,
 )
 from .estimates import run_estimate
 from .failures import conversation_mark_failed  # noqa: F401 - the run services' public names
@@ -188,6 +189,9 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
             f"This run is {run.get_status_display().lower()}; create a new run to evaluate again "
             "(failed conversations of a finished run can be retried)."
         )
+    if TranscriptImport.objects.filter(run=run).exists():
+        # Its conversations are the file's, all made at import: resume them, never add any.
+        return _resume(run, dispatch=dispatch)
     _refuse_unreviewed_translations(run)
     plan = run_plan(run)
     if plan.versions_missing_scenarios:
@@ -231,6 +235,15 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
     run.finished_at = None
     run.halt_reason = ""  # resuming after a cap or a paused simulator/judge was fixed
     run.save()
+    if dispatch:
+        _enqueue_dispatch(run)
+    return run
+
+
+def _resume(run: EvaluationRun, *, dispatch: bool) -> EvaluationRun:
+    run.status = RunStatus.RUNNING
+    run.halt_reason = ""
+    run.save(update_fields=["status", "halt_reason", "updated_at"])
     if dispatch:
         _enqueue_dispatch(run)
     return run

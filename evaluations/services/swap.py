@@ -29,6 +29,7 @@ from ..models import (
     RunStatus,
     Swapped,
     SwapStudy,
+    TranscriptImport,
     Turn,
 )
 from .panel import run_panel
@@ -76,6 +77,11 @@ def swap_base_check(*, base_run: EvaluationRun) -> None:
         raise ApplicationError(_("Only a completed run can be the base of a swap study."))
     if SwapStudy.objects.filter(swap_run=base_run).exists():
         raise ApplicationError(_("This run is itself a swap study's re-run; choose the base run."))
+    if TranscriptImport.objects.filter(run=base_run).exists():
+        # Its models were never called and it had no simulator: nothing could be re-run.
+        raise ApplicationError(
+            _("This run's transcripts were imported: its conversations cannot be re-run.")
+        )
 
 
 @transaction.atomic

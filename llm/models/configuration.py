@@ -33,6 +33,7 @@ class Provider(models.TextChoices):
 
     OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint"
     OFFLINE = "offline", "Offline demo model"
+    IMPORTED = "imported", "Imported transcripts (never called)"
 
 
 def provider_choices() -> list[tuple[str, str]]:
@@ -216,7 +217,7 @@ class ModelConfiguration(TimeStampedModel):
     def clean(self) -> None:
         if self.provider not in dict(provider_choices()):
             raise ValidationError({"provider": f"Unknown provider {self.provider!r}."})
-        if not self.is_offline and not self.model_id:
+        if not (self.is_offline or self.is_imported) and not self.model_id:
             raise ValidationError({"model_id": "An endpoint needs the name of the model to call."})
         if not isinstance(self.extra_params, dict):
             raise ValidationError({"extra_params": 'Enter a JSON object, e.g. {"top_k": 40}.'})
@@ -272,9 +273,16 @@ class ModelConfiguration(TimeStampedModel):
         return self.provider == Provider.OFFLINE
 
     @property
+    def is_imported(self) -> bool:
+        """Names the model of imported transcripts; never called (`llm.request`)."""
+        return self.provider == Provider.IMPORTED
+
+    @property
     def endpoint(self) -> str:
         if self.is_offline:
             return "offline"
+        if self.is_imported:
+            return "imported"
         if self.base_url:
             return self.base_url.rstrip("/")
         if self.provider == Provider.OPENAI_COMPATIBLE:

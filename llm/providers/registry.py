@@ -23,6 +23,7 @@ _PACKAGES: dict[str, str] = {
     "anthropic": "anthropic",
     "google": "google",
     "offline": "offline",
+    "imported": "imported",
 }
 
 

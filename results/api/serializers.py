@@ -1,9 +1,15 @@
 """Output shapes of the public results API. Every figure is an Estimate object."""
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
+from evaluations.provenance import (
+    conversation_transcript_source,
+    run_source,
+    run_transcript_source,
+)
 from metrics_registry.models import Area, Subarea
 
 from .cost_serializers import cost_field, run_cost_output
@@ -46,6 +52,20 @@ class AreaOutput(serializers.ModelSerializer):
         fields = ["slug", "name", "description", "subareas"]
 
 
+class TranscriptSourceOutput(serializers.Serializer):
+    """Where transcripts came from; the file's fields only when imported."""
+
+    kind = serializers.ChoiceField(choices=["simulated", "imported"])
+    file_name = serializers.CharField(required=False)
+    format = serializers.CharField(required=False)
+    imported_by = serializers.CharField(required=False)
+    imported_at = serializers.DateTimeField(required=False, allow_null=True)
+    where = serializers.CharField(required=False)
+
+
+source_field = extend_schema_field(TranscriptSourceOutput())
+
+
 class TargetOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -66,12 +86,17 @@ class RunOutput(serializers.ModelSerializer):
     cost = serializers.SerializerMethodField(
         help_text="What the run's model calls cost (null before its figures were refreshed)."
     )
+    transcript_source = serializers.SerializerMethodField(
+        help_text='Where the transcripts came from: {"kind": "simulated"}, or "imported" with '
+        "the file's name and format, who imported it and when."
+    )
 
     class Meta:
         model = EvaluationRun
         fields = [
             "id",
             "name",
+            "transcript_source",
             "release",
             "release_title",
             "finished_at",
@@ -86,6 +111,10 @@ class RunOutput(serializers.ModelSerializer):
             "fidelity",
             "cost",
         ]
+
+    @source_field
+    def get_transcript_source(self, run: EvaluationRun) -> dict:
+        return run_source(run).as_dict()
 
     def get_fidelity(self, run: EvaluationRun) -> str:
         return reverse("results-api:run-fidelity", args=[run.pk])
@@ -166,12 +195,17 @@ class ConversationBriefOutput(serializers.ModelSerializer):
     age_context = serializers.CharField(source="scenario.age_context")
     base_index = serializers.IntegerField(source="scenario.base_index")
     target_name = serializers.CharField(source="target.name")
+    transcript_source = serializers.SerializerMethodField(
+        help_text='{"kind": "simulated"}, or "imported" with the file, its format, who '
+        'imported it, when, and where in the file the conversation was ("where").'
+    )
 
     class Meta:
         model = Conversation
         fields = [
             "id",
             "run",
+            "transcript_source",
             "scenario",
             "metric",
             "base_index",
@@ -185,6 +219,17 @@ class ConversationBriefOutput(serializers.ModelSerializer):
             "panel_tie",
             "is_offline",
         ]
+
+    @source_field
+    def get_transcript_source(self, conversation: Conversation) -> dict:
+        # One read per run of a page of conversations, not one per imported conversation.
+        sources = self.context.setdefault("transcript_sources", {})
+        if conversation.is_imported and conversation.run_id not in sources:
+            sources[conversation.run_id] = run_transcript_source(conversation.run_id)
+        source = conversation_transcript_source(
+            conversation, run_source=sources.get(conversation.run_id)
+        )
+        return source.as_dict()
 
 
 class ConversationOutput(ConversationBriefOutput):

@@ -10,6 +10,11 @@ from django import template
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from evaluations.provenance import (
+    TranscriptSource,
+    conversation_transcript_source,
+    run_source,
+)
 from stats.estimates import Estimate
 
 from ..grades import percent_words
@@ -176,3 +181,14 @@ def public_url(context, view_name: str, *args, fragment: str = "", **params) -> 
     if query:
         url = f"{url}?{urlencode(query)}"
     return f"{url}#{fragment}" if fragment else url
+
+
+@register.simple_tag
+def transcript_source(run, conversation=None) -> TranscriptSource:
+    """Where the transcripts behind a run's figures (or one conversation) came from."""
+    if run is None:
+        return TranscriptSource()
+    source = run_source(run)
+    if conversation is None:
+        return source
+    return conversation_transcript_source(conversation, run_source=source)

@@ -308,7 +308,9 @@ class SimulatorPairAdapter(NotYetPublicMixin, BlindPairMixin, KindAdapter):
     def candidates(self) -> Iterable[Candidate]:
         # One conversation per (scenario, target, simulator): the first one simulated.
         chosen: dict[tuple[int, int], dict[str, dict]] = defaultdict(dict)
-        for row in _conversation_rows(_conversations()):
+        # Imported transcripts had no simulator to compare.
+        simulated = _conversations().filter(source_line__isnull=True)
+        for row in _conversation_rows(simulated):
             slot = chosen[(row["scenario_id"], row["target_id"])]
             slot.setdefault(row["run__simulator__name"], row)
         for (_scenario, _target), by_simulator in sorted(chosen.items()):

@@ -146,6 +146,8 @@ def _expert_pages(w) -> list[str]:
 def _maintainer_pages(w) -> list[str]:
     run = w.objects["run"]
     conversation = run.conversations.order_by("pk").first()
+    imported = w.objects["imported_run"]
+    imported_conversation = imported.conversations.order_by("pk").first()
     scenario = Scenario.objects.filter(status="active").order_by("pk").first()
     pages = [
         reverse("core:dashboard"),
@@ -168,6 +170,10 @@ def _maintainer_pages(w) -> list[str]:
         reverse("evaluations:run-detail", args=[run.pk]),
         reverse("evaluations:conversation-detail", args=[run.pk, conversation.pk]),
         reverse("results:run-conversations", args=[run.pk]),
+        # A run of imported transcripts: the file's name, ids, system prompt and messages.
+        reverse("evaluations:run-detail", args=[imported.pk]),
+        reverse("evaluations:conversation-detail", args=[imported.pk, imported_conversation.pk]),
+        reverse("evaluations:transcript-import"),
         reverse("evaluations:release-demographics", args=[w.objects["release"].pk]),
         reverse("rubrics:rubric-import"),
         "/admin/",

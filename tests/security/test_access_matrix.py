@@ -120,6 +120,7 @@ RULES = {
     "evaluations:release-demographics": (VIEWERS, lambda w: {"pk": w["published"].pk}),
     "evaluations:run-list": (CURATORS, None),
     "evaluations:run-create": (MAINTAINERS, None),
+    "evaluations:transcript-import": (CURATORS, None),
     "evaluations:run-compare": (CURATORS, None),
     "evaluations:run-detail": (CURATORS, lambda w: {"pk": w["run"].pk}),
     "evaluations:run-action": (MAINTAINERS, lambda w: {"pk": w["run"].pk, "action": "cancel"}),

@@ -19,9 +19,10 @@ from django.test import RequestFactory
 
 from core.roles import Role
 from evaluations.models import EvaluationRun
+from evaluations.services.transcript_runs import transcripts_import
 from llm.models import ModelConfiguration, ModelRole
 from llm.services import configuration_save
-from metrics_registry.models import Area, LabelCategory, Release, Subarea
+from metrics_registry.models import Area, LabelCategory, MetricVersion, Release, Subarea
 from metrics_registry.services import (
     benchmark_get_or_create,
     metric_status_change,
@@ -304,6 +305,28 @@ def _review(w: World) -> None:
     w.objects["queues"] = queues
 
 
+def _imported(w: World, release: Release, judge: ModelConfiguration) -> None:
+    """A run of imported transcripts: the file's name, the conversation's id, its system prompt
+    and metadata, its messages and the model's name come from whoever made the file."""
+    line = {
+        "messages": [
+            {"role": "system", "content": CORPUS},
+            {"role": "user", "content": CORPUS},
+            {"role": "assistant", "content": CORPUS},
+        ],
+        "metadata": {"id": fit(200), "model": fit(90), "note": CORPUS},
+    }
+    w.objects["imported_run"] = transcripts_import(
+        data=json.dumps(line).encode(),
+        file_name=fit(250),
+        format="openai_jsonl",
+        run_name=fit(200),
+        judge=judge,
+        metric_versions=list(MetricVersion.objects.filter(release_items__release=release)[:1]),
+        dispatch=False,
+    )
+
+
 def build() -> World:
     w = World(users=_users())
     _taxonomy(w.users["maintainer"])
@@ -313,6 +336,7 @@ def build() -> World:
     run = plant_run(w, release, targets)
     plant_rubrics(w, run, targets)
     plant_calls(targets)
+    _imported(w, release, targets[0])
     _submissions(w)
     _enquiry(w)
     _review(w)
