@@ -10,8 +10,9 @@ request would leave the host its key is bound to. Proxies from the environment a
 the connection goes to the checked address itself.
 
 Every connection's stream also tells the request it carries when it is handed to the kernel
-(`on_sent`): the engine journals an attempt as sent then, not before it has a connection, so a worker killed while a request waits for one (or fails to get one) leaves no
-attempt of unknown outcome that never reached the provider.
+(`on_sent`): the engine journals an attempt as sent then, not before it has a connection, so a
+worker killed while a request waits for one (or fails to get one) leaves no attempt of unknown
+outcome that never reached the provider.
 """
 
 import asyncio

@@ -2,8 +2,8 @@
 writes the call log in bulk every ENGINE_FLUSH_SECONDS, so a killed worker would lose the
 attempts of its last window — and those it had sent but not yet heard back from. Each attempt is
 therefore journaled as its request is written to its connection ("sent": its row with outcome
-unknown; `llm.egress_http.on_sent`) and again when recorded ("done": its row with the reply), as lines of JSON in a
-file of this batch (ENGINE_JOURNAL_DIR, default VAR_DIR/journal, then
+unknown; `llm.egress_http.on_sent`) and again when recorded ("done": its row with the reply),
+as lines of JSON in a file of this batch (ENGINE_JOURNAL_DIR, default VAR_DIR/journal, then
 <database>/<host>-<pid>-<instance>-<n>.jsonl, the instance a random id drawn per process; host
 and pid only tell an operator where it came from).
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evaluations", "0028_load_crisis_lines"),
+        ("evaluations", "0029_scenario_variant_per_language"),
         ("metrics_registry", "0009_metric_version_language"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
