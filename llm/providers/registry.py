@@ -58,6 +58,12 @@ def provider_class(name: str) -> type[ChatProvider]:
     return import_module(f"{_package(name)}.client").PROVIDER_CLASS
 
 
+def batches_module(name: str):
+    """The provider's batch API (`batches` beside its client), for providers with
+    `has_batches`; loads its SDK on first use."""
+    return import_module(f"{_package(name)}.batches")
+
+
 def build(
     name: str,
     *,
