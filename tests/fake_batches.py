@@ -301,8 +301,10 @@ class AnthropicBatches(_Batches):
         if method == "GET" and path == "/v1/messages/batches":
             with self.lock:
                 data = [self._public(b) for b in reversed(self.batches.values())]
-            return 200, {"data": data, "has_more": False, "first_id": None, "last_id": None}, (
-                "application/json"
+            return (
+                200,
+                {"data": data, "has_more": False, "first_id": None, "last_id": None},
+                ("application/json"),
             )
         found = re.fullmatch(r"/v1/messages/batches/([\w-]+)(/results)?", path)
         if method == "GET" and found:
@@ -346,8 +348,13 @@ class AnthropicBatches(_Batches):
             "type": "message_batch",
             "processing_status": "in_progress",
             "status": "in_progress",
-            "request_counts": {"processing": len(requests), "succeeded": 0, "errored": 0,
-                               "canceled": 0, "expired": 0},  # fmt: skip
+            "request_counts": {
+                "processing": len(requests),
+                "succeeded": 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },  # fmt: skip
             "created_at": created.isoformat().replace("+00:00", "Z"),
             "expires_at": created.replace(day=created.day).isoformat().replace("+00:00", "Z"),
             "ended_at": None,

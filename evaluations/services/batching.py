@@ -17,7 +17,6 @@ from typing import Any
 
 from django.db.models import Model
 from django.utils import timezone
-from django.utils.translation import gettext as _
 
 from llm.batches import (
     batch_answers,
@@ -84,17 +83,3 @@ def batch_items_resume(kinds: Iterable[tuple[type[Model], Any]]) -> int:
         resumed += len(ids)
         send(ids)
     return resumed
-
-
-def run_batch_roles(run: EvaluationRun) -> list[str]:
-    """The roles of the run that go by batch ("judge", …), for its page; none off batch mode."""
-    if not run.use_batch:
-        return []
-    judges = [run.judge, *(seat.judge for seat in run.panel_judges.select_related("judge"))]
-    roles = []
-    if any(j is not None and batch_supported(j) for j in judges):
-        roles.append(_("judge (verdicts, anchor checks, rubric grading)"))
-    checker = run.fidelity_checker or run.judge
-    if checker is not None and batch_supported(checker):
-        roles.append(_("fidelity checker"))
-    return roles

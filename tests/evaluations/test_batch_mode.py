@@ -8,6 +8,7 @@ request, batched rows for the batch's lines, cost exactly the fake's bill at the
 from decimal import Decimal
 
 import pytest
+from django.urls import reverse
 from django.db.models import Sum
 
 from evaluations.engine import process_conversations
@@ -125,7 +126,9 @@ def _assert_accounted(fake, run) -> None:
     assert run_usage(run_id=run.pk).cost == cost
 
 
-def test_a_batch_mode_run_completes_with_exact_accounting(batch_models, sent):
+def test_a_batch_mode_run_completes_with_exact_accounting(
+    batch_models, sent, client_for, researcher
+):
     fake = batch_models
     run, ids = _batch_run(fake)
     _park_all(fake, ids)
@@ -142,6 +145,18 @@ def test_a_batch_mode_run_completes_with_exact_accounting(batch_models, sent):
     assert batch.request_count == CONVERSATIONS * BATCHED_PER_CONVERSATION
     assert reaper.runs_reap().batches_collected == 0  # still in progress at the provider
     assert sent == []
+    # The live progress view says what goes by batch and what the provider says of it.
+    page = client_for(researcher).get(
+        reverse("evaluations:run-detail", args=[run.pk]), headers={"HX-Request": "true"}
+    )
+    html = page.content.decode()
+    assert 'data-testid="run-batches"' in html
+    assert "judge (verdicts, anchor checks, rubric grading), fidelity checker" in html
+    status = "in_progress"
+    assert (
+        f"{fake.judge.name}: {batch.request_count} requests in a batch, provider status “{status}”"
+        in html
+    )
 
     fake.server.batches.end()
     report = reaper.runs_reap()
