@@ -8,14 +8,14 @@ request, batched rows for the batch's lines, cost exactly the fake's bill at the
 from decimal import Decimal
 
 import pytest
-from django.urls import reverse
 from django.db.models import Sum
+from django.urls import reverse
 
 from evaluations.engine import process_conversations
 from evaluations.models import Conversation, ConversationStatus, RunStatus
 from evaluations.selectors import run_usage
 from evaluations.services import reaper
-from evaluations.services.processing import WORK_ITEMS, WorkItems, run_check_finished
+from evaluations.services.processing import run_check_finished
 from llm.models import BatchRequest, BatchRequestStatus, BatchStatus, CallOutcome, LLMBatch, LLMCall
 from tests.evaluations.conftest import FakeModels
 from tests.evaluations.factories import EvaluationRunFactory, ScenarioFactory
@@ -25,39 +25,6 @@ pytestmark = pytest.mark.slow(reason="whole batch-mode runs: simulation, batches
 CONVERSATIONS, TURNS, JUDGMENTS = 3, 2, 3
 # Per conversation: the anchor check, the fidelity check and three judge readings.
 BATCHED_PER_CONVERSATION = 1 + 1 + JUDGMENTS
-PRICES = {
-    "price_per_million_input_tokens": Decimal("3"),
-    "price_per_million_output_tokens": Decimal("15"),
-    "price_per_million_cached_input_tokens": Decimal("0.3"),
-    "price_per_million_cache_write_tokens": Decimal("3.75"),
-}
-
-
-@pytest.fixture(params=["openai_compatible", "anthropic"])
-def batch_models(request, db, settings):
-    settings.LLM_BATCH_POLL_SECONDS = 0
-    server = request.getfixturevalue(
-        {"openai_compatible": "fake_openai", "anthropic": "fake_anthropic"}[request.param]
-    )
-    fake = FakeModels(server, provider=request.param)
-    for direct in (fake.simulator, fake.target):
-        direct.price_per_million_input_tokens = Decimal(0)
-        direct.price_per_million_output_tokens = Decimal(0)
-        direct.save()
-    for name, price in PRICES.items():
-        setattr(fake.judge, name, price)
-    fake.judge.save()
-    return fake
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """The ids the reaper sends back to the engine (no worker here: the test processes them)."""
-    ids: list[int] = []
-    kinds = [WorkItems(i.model, ids.extend, i.tasks, i.process) for i in WORK_ITEMS]
-    kinds[1] = WORK_ITEMS[1]  # rubric replies: none in these runs
-    monkeypatch.setattr(reaper, "WORK_ITEMS", tuple(kinds))
-    return ids
 
 
 def _batch_run(fake: FakeModels):
