@@ -165,11 +165,8 @@ def batches_submit() -> int:
         submitted += _recover(batch)
     pending = BatchRequest.objects.filter(status=BatchRequestStatus.PENDING)
     for configuration_id in set(pending.values_list("configuration_id", flat=True)):
-        while True:
-            batch = _batch_take(configuration_id)
-            if batch is None:
-                break
-            submitted += _submit(batch)
+        while (taken := _batch_take(configuration_id)) is not None:
+            submitted += _submit(taken)
     return submitted
 
 
@@ -186,7 +183,8 @@ def _batch_take(configuration_id: int) -> LLMBatch | None:
             .order_by("pk")
             .values_list("pk", "custom_id", "body")[:most]
         )
-        taken, size = [], 0
+        taken: list[int] = []
+        size = 0
         for pk, custom_id, body in rows:
             size += module.batch_line_size(custom_id, body)
             if taken and size > module.MAX_BYTES:

@@ -1,5 +1,6 @@
 """Reads: which configuration fills a role, usage figures, the call log."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -214,7 +215,7 @@ class RunBatches:
     """A run's requests in providers' batches that are not answered yet, for its live page."""
 
     unsent: int  # recorded, waiting for the reaper to put them in a batch
-    batches: list[LLMBatch]  # at the provider (or being sent): each with `run_requests`
+    batches: Sequence[LLMBatch]  # at the provider (or being sent): each with `run_requests`
 
     @property
     def pending(self) -> bool:

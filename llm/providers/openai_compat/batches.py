@@ -7,15 +7,15 @@ whose id was never stored is found again (`batch_find`) instead of being submitt
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from openai.types.chat import ChatCompletion
 
 from ..base import BatchResult, BatchState, ChatRequest
 from .client import OpenAICompatibleProvider, reply_of
 
-ENDPOINT = "/v1/chat/completions"
-WINDOW = "24h"
+ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
+WINDOW: Literal["24h"] = "24h"
 # OpenAI's limits per batch: 50,000 requests and an input file of 200 MB.
 MAX_REQUESTS = 50_000
 MAX_BYTES = 200 * 1024 * 1024
