@@ -15,6 +15,7 @@ from evaluations.engine import process_conversations
 from evaluations.models import Conversation, ConversationStatus, RunStatus
 from evaluations.selectors import run_usage
 from evaluations.services import reaper
+from evaluations.services.estimates import run_estimate
 from evaluations.services.processing import run_check_finished
 from llm.models import BatchRequest, BatchRequestStatus, BatchStatus, CallOutcome, LLMBatch, LLMCall
 from tests.evaluations.conftest import FakeModels
@@ -188,3 +189,22 @@ def test_an_expired_batchs_requests_are_sent_again(batch_models, sent, settings)
     assert expired.aggregate(total=Sum("cost_estimate"))["total"] == 0
     assert len([r for r in fake.requests_to("judge") if not r.batch]) == expired.count()
     assert fake.server.batches.bill == []
+
+
+def test_the_estimate_prices_judging_by_batch_at_the_batch_price(batch_models):
+    fake = batch_models
+    run, _ids = _batch_run(fake)
+    run.status = RunStatus.DRAFT
+    batched = next(c for c in run_estimate(run).configurations if c.configuration == fake.judge)
+    run.use_batch = False
+    direct = next(c for c in run_estimate(run).configurations if c.configuration == fake.judge)
+    assert (batched.prompt_tokens, batched.completion_tokens) == (
+        direct.prompt_tokens,
+        direct.completion_tokens,
+    )
+    assert direct.cost > 0
+    assert batched.cost == fake.judge.cost_estimate(
+        prompt_tokens=direct.prompt_tokens,
+        completion_tokens=direct.completion_tokens,
+        batched=True,
+    )
