@@ -8,11 +8,17 @@ request, batched rows for the batch's lines, cost exactly the fake's bill at the
 from decimal import Decimal
 
 import pytest
-from django.db.models import Sum
+from django.db.models import Count, Sum
 from django.urls import reverse
 
-from evaluations.engine import process_conversations
-from evaluations.models import Conversation, ConversationStatus, RunStatus
+from evaluations.engine import process_conversations, process_rubric_responses
+from evaluations.models import (
+    Conversation,
+    ConversationStatus,
+    RubricGrading,
+    RubricResponse,
+    RunStatus,
+)
 from evaluations.selectors import run_usage
 from evaluations.services import reaper
 from evaluations.services.estimates import run_estimate
@@ -20,6 +26,8 @@ from evaluations.services.processing import run_check_finished
 from llm.models import BatchRequest, BatchRequestStatus, BatchStatus, CallOutcome, LLMBatch, LLMCall
 from tests.evaluations.conftest import FakeModels
 from tests.evaluations.factories import EvaluationRunFactory, ScenarioFactory
+from tests.fake_openai import rubric_grader_reply
+from tests.rubrics.factories import RubricItemFactory
 
 pytestmark = pytest.mark.slow(reason="whole batch-mode runs: simulation, batches, judging")
 
@@ -208,3 +216,40 @@ def test_the_estimate_prices_judging_by_batch_at_the_batch_price(batch_models):
         completion_tokens=direct.completion_tokens,
         batched=True,
     )
+
+
+def test_rubric_grading_goes_by_batch_all_criteria_of_a_reply_in_one_round(batch_models, sent):
+    fake = batch_models
+    fake.judge_reply = lambda request: rubric_grader_reply(
+        request.messages[0]["content"], request.messages[-1]["content"]
+    )
+    items = RubricItemFactory.create_batch(2)
+    run = EvaluationRunFactory(
+        simulator=fake.simulator,
+        judge=fake.judge,
+        targets=[fake.target],
+        status=RunStatus.RUNNING,
+        rubric_grading=RubricGrading.PER_CRITERION,
+        use_batch=True,
+    )
+    run.rubric_items.set(items)
+    RubricResponse.objects.bulk_create(
+        RubricResponse(run=run, item=item, target=fake.target) for item in items
+    )
+    ids = list(RubricResponse.objects.filter(run=run).values_list("pk", flat=True))
+    assert process_rubric_responses(ids, worker="test").parked == 2
+    criteria = BatchRequest.objects.filter(run_id=run.pk).count()
+    assert criteria == sum(item.criteria.count() for item in items)
+    fake.server.batches.hold = True
+    reaper.runs_reap()
+    fake.server.batches.end()
+    reaper.runs_reap()
+    process_rubric_responses(sent, worker="test")
+    run_check_finished(run_id=run.pk)
+
+    assert run.__class__.objects.get(pk=run.pk).status == RunStatus.COMPLETED
+    graded = RubricResponse.objects.filter(run=run).annotate(n=Count("grades"))
+    assert {(r.status, r.n) for r in graded} == {(ConversationStatus.COMPLETED, 3)}
+    assert LLMBatch.objects.count() == 1  # every criterion of both replies in one round
+    assert LLMCall.objects.filter(run_id=run.pk, batched=True).count() == criteria
+    _assert_accounted(fake, run)
