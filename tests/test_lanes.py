@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-SAMPLE = """
+SAMPLE = '''
 import os, time
 import pytest
 
@@ -24,7 +24,7 @@ def test_serial(n):
 @pytest.mark.parametrize("n", range(6))
 def test_free(n):
     record(f"free-{{n}}")
-"""
+'''
 
 
 @pytest.mark.slow(reason="starts pytest with two pytest-xdist workers")

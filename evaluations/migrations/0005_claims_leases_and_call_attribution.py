@@ -4,70 +4,71 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("evaluations", "0004_measured_anchors_counted_criteria_failure_kinds"),
+        ('evaluations', '0004_measured_anchors_counted_criteria_failure_kinds'),
     ]
 
     operations = [
         migrations.RemoveField(
-            model_name="conversation",
-            name="calls",
+            model_name='conversation',
+            name='calls',
         ),
         migrations.RemoveField(
-            model_name="conversation",
-            name="completion_tokens",
+            model_name='conversation',
+            name='completion_tokens',
         ),
         migrations.RemoveField(
-            model_name="conversation",
-            name="cost",
+            model_name='conversation',
+            name='cost',
         ),
         migrations.RemoveField(
-            model_name="conversation",
-            name="prompt_tokens",
+            model_name='conversation',
+            name='prompt_tokens',
         ),
         migrations.AddField(
-            model_name="conversation",
-            name="claimed_by",
+            model_name='conversation',
+            name='claimed_by',
             field=models.CharField(blank=True, max_length=200),
         ),
         migrations.AddField(
-            model_name="conversation",
-            name="dispatched_at",
+            model_name='conversation',
+            name='dispatched_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="conversation",
-            name="lease_expires_at",
+            model_name='conversation',
+            name='lease_expires_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="evaluationrun",
-            name="halt_reason",
+            model_name='evaluationrun',
+            name='halt_reason',
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name="evaluationrun",
-            name="paused_configurations",
+            model_name='evaluationrun',
+            name='paused_configurations',
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name="evaluationrun",
-            name="spending_cap",
+            model_name='evaluationrun',
+            name='spending_cap',
             field=models.DecimalField(blank=True, decimal_places=4, max_digits=12, null=True),
         ),
         migrations.AddField(
-            model_name="rubricresponse",
-            name="claimed_by",
+            model_name='rubricresponse',
+            name='claimed_by',
             field=models.CharField(blank=True, max_length=200),
         ),
         migrations.AddField(
-            model_name="rubricresponse",
-            name="dispatched_at",
+            model_name='rubricresponse',
+            name='dispatched_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="rubricresponse",
-            name="lease_expires_at",
+            model_name='rubricresponse',
+            name='lease_expires_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

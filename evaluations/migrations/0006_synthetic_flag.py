@@ -4,17 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("evaluations", "0005_claims_leases_and_call_attribution"),
+        ('evaluations', '0005_claims_leases_and_call_attribution'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="evaluationrun",
-            name="synthetic",
-            field=models.BooleanField(
-                default=False,
-                help_text="Generated for load tests and benchmarks (generate_synthetic_dataset): not results of any real model.",
-            ),
+            model_name='evaluationrun',
+            name='synthetic',
+            field=models.BooleanField(default=False, help_text='Generated for load tests and benchmarks (generate_synthetic_dataset): not results of any real model.'),
         ),
     ]

@@ -4,20 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("evaluations", "0008_release_rubric_freeze"),
-        ("llm", "0006_prompt_text_stored_once"),
+        ('evaluations', '0008_release_rubric_freeze'),
+        ('llm', '0006_prompt_text_stored_once'),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name="conversation",
-            index=models.Index(
-                condition=models.Q(
-                    ("status", "completed"), ("verdict_passed__isnull", False), _negated=True
-                ),
-                fields=["run"],
-                name="conversation_run_unjudged",
-            ),
+            model_name='conversation',
+            index=models.Index(condition=models.Q(('status', 'completed'), ('verdict_passed__isnull', False), _negated=True), fields=['run'], name='conversation_run_unjudged'),
         ),
     ]

@@ -4,17 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("evaluations", "0011_rubric_models_to_rubrics_app"),
+        ('evaluations', '0011_rubric_models_to_rubrics_app'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="turn",
-            name="assistant_cut_off",
-            field=models.BooleanField(
-                default=False,
-                help_text="The target's reply stopped at max_tokens even when asked again with more room.",
-            ),
+            model_name='turn',
+            name='assistant_cut_off',
+            field=models.BooleanField(default=False, help_text="The target's reply stopped at max_tokens even when asked again with more room."),
         ),
     ]

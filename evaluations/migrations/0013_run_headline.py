@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("evaluations", "0012_turn_assistant_cut_off"),
+        ('evaluations', '0012_turn_assistant_cut_off'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="evaluationrun",
-            name="is_headline",
+            model_name='evaluationrun',
+            name='is_headline',
             field=models.BooleanField(default=False),
         ),
     ]

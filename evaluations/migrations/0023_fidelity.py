@@ -5,82 +5,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("evaluations", "0022_judgment_unverified_status"),
-        ("llm", "0013_fidelity"),
+        ('evaluations', '0022_judgment_unverified_status'),
+        ('llm', '0013_fidelity'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="evaluationrun",
-            name="fidelity_checker",
-            field=models.ForeignKey(
-                blank=True,
-                help_text="Reads every transcript for the simulated user's fidelity; empty: the judge.",
-                null=True,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="+",
-                to="llm.modelconfiguration",
-            ),
+            model_name='evaluationrun',
+            name='fidelity_checker',
+            field=models.ForeignKey(blank=True, help_text="Reads every transcript for the simulated user's fidelity; empty: the judge.", null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='llm.modelconfiguration'),
         ),
         migrations.CreateModel(
-            name="FidelityReading",
+            name='FidelityReading',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("seed", models.BigIntegerField(default=0)),
-                ("persona_held", models.BooleanField()),
-                ("goal_held", models.BooleanField()),
-                ("fresh_held", models.BooleanField()),
-                ("in_character_held", models.BooleanField()),
-                ("responsive_held", models.BooleanField()),
-                (
-                    "passed",
-                    models.BooleanField(
-                        help_text="Every criterion held: the conversation meets the fidelity bar."
-                    ),
-                ),
-                (
-                    "repeated_lines",
-                    models.PositiveSmallIntegerField(
-                        default=0,
-                        help_text="User turns that repeat an earlier one word for word (counted).",
-                    ),
-                ),
-                (
-                    "criteria",
-                    models.JSONField(
-                        blank=True,
-                        default=list,
-                        help_text='[{"criterion": key, "held": b, "turn": n, "quote": "...", "found": b, "reason": "..."}] in FidelityCriterion order.',
-                    ),
-                ),
-                ("call_ids", models.JSONField(blank=True, default=list)),
-                ("is_offline", models.BooleanField(default=False)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "checker",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="+",
-                        to="llm.modelconfiguration",
-                    ),
-                ),
-                (
-                    "conversation",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="fidelity",
-                        to="evaluations.conversation",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('seed', models.BigIntegerField(default=0)),
+                ('persona_held', models.BooleanField()),
+                ('goal_held', models.BooleanField()),
+                ('fresh_held', models.BooleanField()),
+                ('in_character_held', models.BooleanField()),
+                ('responsive_held', models.BooleanField()),
+                ('passed', models.BooleanField(help_text='Every criterion held: the conversation meets the fidelity bar.')),
+                ('repeated_lines', models.PositiveSmallIntegerField(default=0, help_text='User turns that repeat an earlier one word for word (counted).')),
+                ('criteria', models.JSONField(blank=True, default=list, help_text='[{"criterion": key, "held": b, "turn": n, "quote": "...", "found": b, "reason": "..."}] in FidelityCriterion order.')),
+                ('call_ids', models.JSONField(blank=True, default=list)),
+                ('is_offline', models.BooleanField(default=False)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('checker', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='llm.modelconfiguration')),
+                ('conversation', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='fidelity', to='evaluations.conversation')),
             ],
             options={
-                "ordering": ["conversation"],
+                'ordering': ['conversation'],
             },
         ),
     ]

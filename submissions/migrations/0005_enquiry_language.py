@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("submissions", "0004_submission_creation_token"),
+        ('submissions', '0004_submission_creation_token'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="enquiry",
-            name="language",
-            field=models.CharField(default="en", max_length=35),
+            model_name='enquiry',
+            name='language',
+            field=models.CharField(default='en', max_length=35),
         ),
     ]

@@ -119,6 +119,7 @@ def test_an_interrupted_conversation_resumes_from_its_last_turn(fake_models, fak
     assert fake_models.server.request_count == count
 
 
+
 def test_a_target_reply_cut_off_at_max_tokens_is_asked_again_with_more_room(
     fake_models, fake_conversation
 ):
