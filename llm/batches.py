@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from .attempts import Attempt, AttemptOutcome
 from .connect import provider_facts, provider_for
+from .exceptions import LLMError
 from .models import (
     BatchRequest,
     BatchRequestStatus,
@@ -41,7 +42,6 @@ from .models import (
     ModelConfiguration,
     PromptText,
 )
-from .models.batches import BATCH_REQUEST_ENDED
 from .providers import registry
 from .providers.base import BatchResult, ChatRequest, ProviderReply, Usage
 from .recording import prompt_text
@@ -205,7 +205,13 @@ def _submit(batch: LLMBatch) -> int:
     configuration = batch.configuration
     lines = list(batch.requests.order_by("pk").values_list("custom_id", "body"))
     module = registry.batches_module(configuration.provider)
-    provider = provider_for(configuration)
+    try:
+        provider = provider_for(configuration)
+    except LLMError as error:
+        # Its key is unset or may not go to the address: the requests go directly (and fail
+        # there with the same message, on their item).
+        _batch_fail(batch, error.message)
+        return 0
     try:
         state = module.batch_submit(provider, lines, batch.marker)
     except Exception as error:
@@ -234,8 +240,8 @@ def _recover(batch: LLMBatch) -> int:
     ).update(polled_at=now):
         return 0
     module = registry.batches_module(batch.configuration.provider)
-    provider = provider_for(batch.configuration)
     try:
+        provider = provider_for(batch.configuration)
         state = module.batch_find(
             provider, batch.marker, since=batch.created_at, count=batch.request_count
         )
@@ -273,8 +279,8 @@ def batches_collect() -> int:
         ).update(polled_at=now):
             continue  # another reaper polls it
         module = registry.batches_module(batch.configuration.provider)
-        provider = provider_for(batch.configuration)
         try:
+            provider = provider_for(batch.configuration)
             state = module.batch_retrieve(provider, batch.provider_batch_id)
             LLMBatch.objects.filter(pk=batch.pk).update(provider_status=state.status)
             if not state.ended:
@@ -394,6 +400,3 @@ def batch_requests_open(*, work_items: Iterable[str]) -> set[str]:
             status__in=[BatchRequestStatus.PENDING, BatchRequestStatus.SUBMITTED],
         ).values_list("work_item", flat=True)
     )
-
-
-__all__ = ["BATCH_REQUEST_ENDED", "batches_collect", "batches_submit"]

@@ -60,13 +60,6 @@ class BatchRequestStatus(models.TextChoices):
     EXPIRED = "expired", _("Expired")
 
 
-BATCH_REQUEST_ENDED = (
-    BatchRequestStatus.SUCCEEDED,
-    BatchRequestStatus.ERRORED,
-    BatchRequestStatus.EXPIRED,
-)
-
-
 class BatchRequest(models.Model):
     configuration = models.ForeignKey(
         ModelConfiguration, on_delete=models.PROTECT, related_name="batch_requests"
