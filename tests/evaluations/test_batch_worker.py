@@ -73,6 +73,7 @@ def test_a_worker_killed_while_batches_are_pending_loses_nothing(
     _assert_accounted(fake, run)
 
 
+@pytest.mark.slow(reason="simulates a batch-mode run's conversations before the batch")
 def test_a_batch_whose_id_was_never_stored_is_found_not_submitted_again(batch_models, sent):
     fake = batch_models
     fake.server.batches.hold = True
