@@ -76,6 +76,7 @@ def test_the_openai_fake_answers_each_line_once_with_its_usage(fake_openai, open
     assert len(fake_openai.batches.bill) == 2
 
 
+@pytest.mark.slow(reason="five batch requests through the Anthropic SDK on a loaded machine")
 def test_the_anthropic_fake_refuses_bad_custom_ids_and_errors_invalid_params(fake_anthropic):
     client = anthropic.Anthropic(
         api_key="sk-ant-test", base_url=fake_anthropic.base_url, max_retries=0
