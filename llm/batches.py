@@ -158,7 +158,9 @@ def batches_submit() -> int:
     """Send pending requests, per configuration, in batches within the provider's limits;
     recover batches left "submitting". Returns the number of batches submitted."""
     submitted = 0
-    stale = timezone.now() - timedelta(seconds=settings.LLM_TIMEOUT_SECONDS * 2)
+    # A submission makes at most two calls, each within LLM_TIMEOUT_SECONDS: one "submitting"
+    # for longer than three is no longer in anyone's hands.
+    stale = timezone.now() - timedelta(seconds=settings.LLM_TIMEOUT_SECONDS * 3)
     for batch in LLMBatch.objects.filter(
         status=BatchStatus.SUBMITTING, created_at__lt=stale
     ).select_related("configuration"):

@@ -34,7 +34,11 @@ def batch_submit(
 ) -> BatchState:
     # The bodies are `messages_request`'s, checked by the API; the SDK's TypedDicts describe them.
     requests: list[Any] = [{"custom_id": custom_id, "params": body} for custom_id, body in lines]
-    batch = provider._client().messages.batches.create(requests=requests)
+    # Within the platform's timeout, so a submission cannot outlive the grace after which
+    # another reaper looks its batch up (`llm.batches`).
+    batch = provider._client().messages.batches.create(
+        requests=requests, timeout=provider.config.timeout
+    )
     return _state(batch)
 
 

@@ -41,14 +41,19 @@ def batch_submit(
 ) -> BatchState:
     client = provider.client()
     payload = b"".join(_line(custom_id, body) for custom_id, body in lines)
+    # Each call within the platform's timeout, so a submission cannot outlive the grace after
+    # which another reaper looks its batch up (`llm.batches`).
     uploaded = client.files.create(
-        file=(f"{marker}.jsonl", payload, "application/jsonl"), purpose="batch"
+        file=(f"{marker}.jsonl", payload, "application/jsonl"),
+        purpose="batch",
+        timeout=provider.config.timeout,
     )
     batch = client.batches.create(
         input_file_id=uploaded.id,
         endpoint=ENDPOINT,
         completion_window=WINDOW,
         metadata={"impactbench": marker},
+        timeout=provider.config.timeout,
     )
     return _state(batch)
 
