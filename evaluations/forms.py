@@ -202,6 +202,16 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
     rubric_grading = forms.ChoiceField(
         choices=RubricGrading.choices, initial=RubricGrading.PER_CRITERION, required=False
     )
+    use_batch = forms.BooleanField(
+        required=False,
+        label=_("Judge by batch (half price, within 24 hours)"),
+        help_text=_(
+            "Judging, the anchor and fidelity checks and rubric grading go through the "
+            "providers' batch APIs (OpenAI, Anthropic) at half price; the run may take up to a "
+            "day longer. Simulation is always sent at once, as are roles whose provider has no "
+            "batch API."
+        ),
+    )
     spending_cap = forms.DecimalField(
         required=False,
         min_value=Decimal("0.01"),
@@ -258,6 +268,7 @@ class RunCreateForm(CheckedTextMixin, forms.Form):
                 Div("rubric_grading", css_class="col-sm-4"),
                 Div("spending_cap", css_class="col-sm-4"),
                 Div("no_anchors", css_class="col-sm-4 pt-sm-4"),
+                Div("use_batch", css_class="col-sm-4 pt-sm-4"),
                 css_class="row",
             ),
         )

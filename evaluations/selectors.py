@@ -9,11 +9,13 @@ from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.languages import DEFAULT_LANGUAGE
 from core.pagecache import latest
+from llm.batches import batch_supported
 from llm.models import ERROR_OUTCOMES, CallOutcome
-from llm.selectors import llm_calls_of_run, run_call_totals
+from llm.selectors import RunBatches, llm_calls_of_run, run_batches_pending, run_call_totals
 from metrics_registry.models import MetricVersion, Release
 
 from .models import (
@@ -394,3 +396,22 @@ def scenario_crisis_lines(scenario: Scenario) -> list[CrisisLine]:
     """The crisis lines of the scenario's country: those loaded with it, else read now."""
     loaded = getattr(scenario, _LOADED_CRISIS_LINES, None)
     return loaded if loaded is not None else list(crisis_lines(scenario.country))
+
+
+def run_batch_roles(run: EvaluationRun) -> list[str]:
+    """The roles of the run that go by batch ("judge", …), for its page; none off batch mode."""
+    if not run.use_batch:
+        return []
+    judges = [run.judge, *(seat.judge for seat in run.panel_judges.select_related("judge"))]
+    roles = []
+    if any(j is not None and batch_supported(j) for j in judges):
+        roles.append(_("judge (verdicts, anchor checks, rubric grading)"))
+    checker = run.fidelity_checker or run.judge
+    if checker is not None and batch_supported(checker):
+        roles.append(_("fidelity checker"))
+    return roles
+
+
+def run_batches(run: EvaluationRun) -> RunBatches | None:
+    """The run's requests not yet answered by a provider's batch (None off batch mode)."""
+    return run_batches_pending(run_id=run.pk) if run.use_batch else None

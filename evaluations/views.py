@@ -18,6 +18,8 @@ from .scenario_views import CURATE_ROLES, VIEW_ROLES
 from .selectors import (
     conversation_fidelity,
     release_demographics,
+    run_batch_roles,
+    run_batches,
     run_conversations_for_reading,
     run_failed_conversations,
     run_failed_rubric_responses,
@@ -86,6 +88,8 @@ class RunDetailView(RoleRequiredMixin, DetailView):
         context = super().get_context_data(**kwargs)
         run = self.object
         context["progress"] = run_progress(run=run)
+        context["batch_roles"] = run_batch_roles(run)
+        context["batches"] = run_batches(run)
         draft = run.status == "draft"
         context["plan"] = run_services.run_plan(run) if draft else None
         context["estimate"] = run_estimate(run) if draft else None
@@ -239,6 +243,7 @@ class RunCreateView(RoleRequiredMixin, View):
                     judgments_per_conversation=data["judgments_per_conversation"],
                     use_anchors=not data["no_anchors"],
                     rubric_grading=data["rubric_grading"] or RubricGrading.PER_CRITERION,
+                    use_batch=data["use_batch"],
                     spending_cap=data["spending_cap"],
                     further_judges=[
                         (judge, data["judgments_per_conversation"])

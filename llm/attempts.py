@@ -297,6 +297,7 @@ def _record_failure(
         latency_ms=outcome_of.latency_ms,
         limit_wait_ms=outcome_of.limit_wait_ms,
         backoff_ms=delay * 1000,
+        batched=outcome_of.reply is not None and outcome_of.reply.batched,
     )
 
 
@@ -357,6 +358,7 @@ def _accept(
         usage=reply.usage,
         latency_ms=latency_ms,
         limit_wait_ms=limit_wait_ms,
+        batched=reply.batched,
     )
     return result
 

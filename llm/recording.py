@@ -92,6 +92,7 @@ class CallRecorder:
         latency_ms: float = 0,
         limit_wait_ms: float = 0,
         backoff_ms: float = 0,
+        batched: bool = False,
     ) -> LLMCall:
         usage = usage or Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
         prompt_tokens, completion_tokens = usage.prompt_tokens, usage.completion_tokens
@@ -104,6 +105,7 @@ class CallRecorder:
                 completion_tokens=completion_tokens,
                 cached_prompt_tokens=usage.cached_prompt_tokens,
                 cache_write_tokens=usage.cache_write_tokens,
+                batched=batched,
             )
         )
         call, prompt = self._call(
@@ -123,6 +125,7 @@ class CallRecorder:
             cost=cost,
             usage=usage,
         )
+        call.batched = batched
         self.sink(call, prompt)
         self.calls.append(call)
         self.prompt_tokens += prompt_tokens

@@ -1,5 +1,6 @@
 """Reads: which configuration fills a role, usage figures, the call log."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -12,7 +13,11 @@ from core.exceptions import ApplicationError
 from .models import (
     COST_UNITS_PER_DOLLAR,
     ERROR_OUTCOMES,
+    BatchRequest,
+    BatchRequestStatus,
+    BatchStatus,
     CallOutcome,
+    LLMBatch,
     LLMCall,
     ModelConfiguration,
     ModelRole,
@@ -203,3 +208,29 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
         )
         for row in rows
     ]
+
+
+@dataclass(frozen=True)
+class RunBatches:
+    """A run's requests in providers' batches that are not answered yet, for its live page."""
+
+    unsent: int  # recorded, waiting for the reaper to put them in a batch
+    batches: Sequence[LLMBatch]  # at the provider (or being sent): each with `run_requests`
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.unsent or self.batches)
+
+
+def run_batches_pending(*, run_id: int) -> RunBatches:
+    requests = BatchRequest.objects.filter(run_id=run_id)
+    unsent = requests.filter(status=BatchRequestStatus.PENDING).count()
+    batches = list(
+        LLMBatch.objects.filter(
+            status__in=[BatchStatus.SUBMITTING, BatchStatus.SUBMITTED], requests__run_id=run_id
+        )
+        .select_related("configuration")
+        .annotate(run_requests=Count("requests"))
+        .order_by("created_at")
+    )
+    return RunBatches(unsent=unsent, batches=batches)

@@ -28,6 +28,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from tests.fake_batches import AnthropicBatches
 from tests.fake_openai import (
     DEFAULT_CONTENT,
     NOT_JSON_BODY,
@@ -88,6 +89,7 @@ class FakeAnthropicServer(FakeOpenAIServer):
     PATH = "/v1/messages"
     API_PREFIX = ""
     request_class = AnthropicRequest
+    batches_class = AnthropicBatches
 
     def __init__(self, api_key: str = "") -> None:
         super().__init__()
@@ -172,6 +174,11 @@ class FakeAnthropicServer(FakeOpenAIServer):
         return int(usage.get("input_tokens") or 0) + int(
             usage.get("cache_creation_input_tokens") or 0
         )
+
+    def bill_of(self, model: str, usage: dict) -> tuple[str, int, int, int, int]:
+        read, written = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+        total = usage["input_tokens"] + read + written
+        return (model, total, usage["output_tokens"], read, written)
 
     def _limit_error(self, message: str) -> Any:
         return error_body(429, message)

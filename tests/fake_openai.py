@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fake_batches import OpenAIBatches
 from tests.fake_ratelimits import RateLimitedFake
 
 DEFAULT_CONTENT = "Hello from the local test model."
@@ -64,6 +65,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict
+    batch: str = ""  # the custom_id of a request answered in a batch (tests/fake_batches.py)
 
     @property
     def messages(self) -> list[dict]:
@@ -242,9 +244,12 @@ class FakeOpenAIServer(RateLimitedFake):
     PATH = "/v1/chat/completions"
     API_PREFIX = "/v1"
     request_class = RecordedRequest
+    batches_class: Any = OpenAIBatches
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        # The provider's batch API (tests/fake_batches.py).
+        self.batches = self.batches_class(self)
         self._queue: deque[Behaviour] = deque()
         self.requests: list[RecordedRequest] = []
         # (start, end) of every answered request (time.monotonic), and the most requests
@@ -256,8 +261,10 @@ class FakeOpenAIServer(RateLimitedFake):
         self.in_flight_by_model: dict[str, int] = {}
         self.max_in_flight_by_model: dict[str, int] = {}
         self.latency = 0.0
-        # Tokens of every reply written out whole: what a provider would bill.
+        # Tokens of every reply written out whole: what a provider would bill; per request as
+        # (model, input tokens, output tokens, cache reads, cache writes) in `bill`.
         self.billed_tokens = 0
+        self.bill: list[tuple[str, int, int, int, int]] = []
         self.responder: Callable[[RecordedRequest], Any] | None = None
         # Rate limits like a provider's (see the module docstring).
         self.input_tokens_per_minute: int | None = None
@@ -301,10 +308,12 @@ class FakeOpenAIServer(RateLimitedFake):
             self.max_in_flight = 0
             self.max_in_flight_by_model.clear()
             self.billed_tokens = 0
+            self.bill.clear()
             self.token_window.clear()
             self.peak_window_tokens = 0
             self.refused.clear()
             self.paused_until = 0.0
+        self.batches.reset()
         self.latency = 0.0
         self.responder = None
         self.input_tokens_per_minute = None
@@ -345,6 +354,11 @@ class FakeOpenAIServer(RateLimitedFake):
     def _document(self, request: RecordedRequest, behaviour: Behaviour) -> Any:
         return completion_document(request, behaviour)
 
+    def bill_of(self, model: str, usage: dict) -> tuple[str, int, int, int, int]:
+        """A bill line of a reply's usage: (model, input, output, cache reads, cache writes)."""
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+        return (model, usage["prompt_tokens"], usage["completion_tokens"], cached, 0)
+
     def _serves(self, path: str) -> bool:
         return path == self.PATH
 
@@ -361,9 +375,25 @@ class FakeOpenAIServer(RateLimitedFake):
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def _batches(self, method: str, raw: bytes) -> bool:
+                """Serve a route of the batch API; False when the path is not one."""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                routed = server.batches.route(method, self.path, headers, raw)
+                if routed is None:
+                    return False
+                status, document, content_type = routed
+                self._send(status, document, {}, content_type=content_type)
+                return True
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+                if not self._batches("GET", b""):
+                    self._send(404, {"error": {"message": "not found"}}, {})
+
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b"{}"
+                if self._batches("POST", raw):
+                    return
                 try:
                     body = json.loads(raw or b"{}")
                 except ValueError:
@@ -411,12 +441,18 @@ class FakeOpenAIServer(RateLimitedFake):
                     if not ended:
                         server._end(started, request.model)
 
-            def _send(self, status: int, document: Any, headers: dict[str, str]) -> None:
+            def _send(
+                self,
+                status: int,
+                document: Any,
+                headers: dict[str, str],
+                content_type: str = "application/json",
+            ) -> None:
                 raw = document if isinstance(document, str) else json.dumps(document)
                 payload = raw.encode("utf-8")
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(payload)))
                     for name, value in headers.items():
                         self.send_header(name, value)
@@ -426,6 +462,7 @@ class FakeOpenAIServer(RateLimitedFake):
                     if status == 200 and isinstance(usage, dict):
                         with server._lock:
                             server.billed_tokens += int(usage.get("total_tokens") or 0)
+                            server.bill.append(server.bill_of(document.get("model", ""), usage))
                 except (BrokenPipeError, ConnectionResetError):
                     # The client gave up (a timeout test): nothing left to answer.
                     self.close_connection = True

@@ -17,6 +17,7 @@ from ..services.judging import judge_steps
 from ..services.simulation import conversation_attribution, simulate_steps
 from .bridge import Bridge
 from .coalesce import Coalescer
+from .kinds import Parked
 from .loading import Loaded, conversations_load
 
 
@@ -40,17 +41,32 @@ class ConversationWork:
             )
             await engine.flush_held(claim)
             await self.mark_simulated.submit((conversation, stop_reason, claim))
-        if not loaded.has_coverage:
-            await engine.drive(anchor_steps(conversation=conversation, turns=turns), claim, True)
-        if not loaded.has_fidelity:
-            await engine.drive(
-                fidelity_steps(conversation=conversation, turns=turns), claim, loaded.may_hit
-            )
-        await engine.drive(
-            judge_steps(conversation=conversation, turns=turns, done=loaded.judged),
-            claim,
-            loaded.may_hit,
-        )
+        # The checks and the judging do not wait on each other: in batch mode each goes as far
+        # as the batch lets it, so one round of batches carries all their first requests.
+        parked = False
+        stages = [
+            (not loaded.has_coverage, anchor_steps(conversation=conversation, turns=turns), True),
+            (
+                not loaded.has_fidelity,
+                fidelity_steps(conversation=conversation, turns=turns),
+                loaded.may_hit,
+            ),
+            (
+                True,
+                judge_steps(conversation=conversation, turns=turns, done=loaded.judged),
+                loaded.may_hit,
+            ),
+        ]
+        for wanted, steps, may_hit in stages:
+            if not wanted:
+                steps.close()
+                continue
+            try:
+                await engine.drive(steps, claim, may_hit)
+            except Parked:
+                parked = True
+        if parked:
+            raise Parked
         await engine.flush_held(claim)
         return await self.finalize.submit((conversation, claim))
 

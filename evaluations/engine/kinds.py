@@ -23,6 +23,10 @@ class Lost(Exception):
     """The item's claim was found lost at a flush: stop without writing."""
 
 
+class Parked(Exception):
+    """The item asked for something a provider's batch will answer: park it until then."""
+
+
 class Loaded(Protocol):
     claim: Claim | None
     finished: Model | None  # failed at once (its target is paused for the run)

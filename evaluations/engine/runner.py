@@ -10,6 +10,10 @@ backoff, until the task's retries are spent (`inline`: it fails at once, as
 `run_process_inline` always did). A lost claim (its lease lapsed and another delivery took it)
 stops the item without writing. Every recorded attempt is flushed before its item is marked
 done or failed.
+
+In a run that goes by batch (`services.batching`) an ask that may wait is answered from its
+collected batch result, or recorded as a batch request and the item parked once every such
+ask not waiting on another's answer is recorded (`Parked`).
 """
 
 import asyncio
@@ -20,17 +24,20 @@ from django.conf import settings
 
 from core.progress import Progress, progress_ignore
 from core.retry import retries_left
+from llm.batches import answered_from_batch, batch_reply
 from llm.exceptions import LLMError
 from llm.plan import chat_steps, structured_steps
 
 from ..models import ConversationStatus
+from ..services.batching import batch_item_park
 from ..services.claims import Claim, ClaimLost, claim_release, claims_renew, lease_renew_interval
 from ..services.failures import is_permanent
 from ..services.health import run_note_outcome
 from ..services.steps import Ask, Store, Together
+from .batched import BatchAsks
 from .bridge import Bridge, run_blocking
 from .conversations import ConversationWork
-from .kinds import Lost, WorkKind
+from .kinds import Lost, Parked, WorkKind
 from .recorder import BatchRecorder
 from .rubrics import RubricWork
 from .shared import gateway_for_loop
@@ -43,6 +50,7 @@ class BatchReport:
     completed: int = 0
     failed: int = 0
     skipped: int = 0  # finished, claimed live elsewhere, run not running, or claim lost
+    parked: int = 0  # waiting for a provider's batch
     retried: list[int] = field(default_factory=list)
     flushes: int = 0
 
@@ -71,6 +79,7 @@ class Engine:
         self.claims: dict[int, Claim] = {}
         self.report = BatchReport()
         self._loads: list[tuple[int, asyncio.Future]] = []
+        self.batch = BatchAsks()
 
     async def load(self, item_id: int):
         """Claim and read the item with every other one starting in this loop turn."""
@@ -82,8 +91,15 @@ class Engine:
 
     async def _load_waiting(self) -> None:
         waiting, self._loads = self._loads, []
+
+        def load():
+            found = self.kind.load([pk for pk, _f in waiting], self.worker)
+            claims = [one.claim for one in found if one is not None and one.claim is not None]
+            self.batch.load(claims)
+            return found
+
         try:
-            loaded = await self.bridge.run(self.kind.load, [pk for pk, _f in waiting], self.worker)
+            loaded = await self.bridge.run(load)
         except Exception as error:  # noqa: BLE001 - each item raises it
             for _pk, future in waiting:
                 future.done() or future.set_exception(error)
@@ -110,24 +126,32 @@ class Engine:
                 continue
             if not isinstance(step, Ask):  # pragma: no cover - a programming error
                 raise TypeError(f"Unknown step {step!r}")
-            options = dict(
-                configuration=step.configuration,
-                messages=step.messages,
-                role=step.role,
-                purpose=step.purpose,
-                seed=step.seed,
-                may_hit=may_hit,
-                sink=self.recorder.sink,
-            )
-            call = (
-                structured_steps(schema=step.schema, **options)
-                if step.schema is not None
-                else chat_steps(**options, params=step.params)
-            )
             try:
-                reply = await self.gateway.drive(call, self.recorder)
+                reply = await self._ask(step, claim, may_hit)
             except LLMError as exc:
                 error = exc
+
+    async def _ask(self, step: Ask, claim: Claim | None, may_hit: bool):
+        """A gateway call on the loop; in batch mode, from the batch or parked for one."""
+        answer = self.batch.answer(step, claim)
+        options = dict(
+            configuration=step.configuration,
+            messages=step.messages,
+            role=step.role,
+            purpose=step.purpose,
+            seed=step.seed,
+            # A batch's answer is paid for: it is taken, not a cached reply.
+            may_hit=may_hit and answer is None,
+            sink=self.recorder.sink,
+        )
+        call = (
+            structured_steps(schema=step.schema, **options)
+            if step.schema is not None
+            else chat_steps(**options, params=step.params)
+        )
+        if answer is not None:
+            call = answered_from_batch(call, batch_reply(answer))
+        return await self.gateway.drive(call, self.recorder)
 
     async def _together(self, step: Together, claim: Claim | None, may_hit: bool):
         """Drive the sequences at once; (their results, None), or (None, the first error)."""
@@ -138,6 +162,8 @@ class Engine:
         # A lost claim or a cancelled batch stops the whole item; any other error belongs to
         # its sequence, and the generator that yielded them decides what it means.
         stops = [e for e in errors if isinstance(e, Lost | ClaimLost | asyncio.CancelledError)]
+        # Parked only once every sequence has recorded what it asks of the batch.
+        stops += [e for e in errors if isinstance(e, Parked)]
         if stops:
             raise stops[0]
         return (None, errors[0]) if errors else (outcomes, None)
@@ -159,12 +185,26 @@ class Engine:
             logger.info("%s was taken over by another delivery", claim.work_item)
             self.report.skipped += 1
             return None
+        except Parked:
+            return await self._park(claim)
         except Exception as error:  # noqa: BLE001 - decided like the per-item task
             return await self._failed(loaded, error)
         finally:
             self.claims.pop(claim.pk, None)
         self.report.completed += 1
         return result
+
+    async def _park(self, claim: Claim) -> None:
+        """Write what the item stored so far and its batch requests; leave it waiting."""
+        asked = self.batch.asked.pop(claim.pk, [])
+        try:
+            await self.flush_held(claim)
+            await self.bridge.run(batch_item_park, claim, asked)
+        except (Lost, ClaimLost):
+            self.report.skipped += 1
+            return None
+        self.report.parked += 1
+        return None
 
     async def flush_held(self, claim: Claim) -> None:
         """Return once the item's rows so far are written; raise if its claim was lost."""

@@ -17,6 +17,9 @@ from .scenarios import Scenario
 class ConversationStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
+    # Parked until the provider's batch holding its requests has ended (`services.batching`):
+    # no claim, no worker, nothing lost if it takes a day.
+    WAITING = "waiting", "Waiting for a batch"
     COMPLETED = "completed", "Completed"
     FAILED = "failed", "Failed"
 

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from core.models import TimeStampedModel
 
@@ -79,6 +80,14 @@ class EvaluationRun(TimeStampedModel):
     )
     rubric_grading = models.CharField(
         max_length=16, choices=RubricGrading.choices, default=RubricGrading.PER_CRITERION
+    )
+    use_batch = models.BooleanField(
+        default=False,
+        help_text=_(
+            "Send judging, anchor and fidelity checks and rubric grading through the providers' "
+            "batch APIs (OpenAI, Anthropic): half the price, answers within 24 hours. "
+            "Simulation and target replies are always sent at once."
+        ),
     )
     synthetic = models.BooleanField(
         default=False,

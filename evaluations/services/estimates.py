@@ -19,6 +19,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from llm.batches import batch_supported
 from llm.models import ModelConfiguration
 
 from ..models import EvaluationRun
@@ -58,6 +59,7 @@ class RoleLine:
     completion_tokens: float = 0.0
     token_n: int = 0
     calls_n: int = 0  # conversations the expected count (early stops) rests on
+    batched: bool = False  # sent through the provider's batch API, at its batch price
 
     @property
     def role(self) -> str:
@@ -298,9 +300,7 @@ def _configuration_estimate(
         max_calls=sum(line.max_calls for line in lines),
         prompt_tokens=prompt,
         completion_tokens=completion,
-        cost=configuration.cost_estimate(prompt_tokens=prompt, completion_tokens=completion)
-        if price_known(configuration)
-        else None,
+        cost=_lines_cost(configuration, lines) if price_known(configuration) else None,
         # A purpose learned once counts once, however many targets' lines share it.
         token_n=sum({line.purpose: line.token_n for line in lines}.values()),
         latency_ms=latency,
@@ -308,6 +308,20 @@ def _configuration_estimate(
         wall_seconds=wall,
         limited_by=limited_by,
     )
+
+
+def _lines_cost(configuration: ModelConfiguration, lines: list[RoleLine]) -> Decimal:
+    """The lines' cost: those sent by batch at the configuration's batch price."""
+    cost = Decimal(0)
+    for batched in (False, True):
+        mine = [line for line in lines if line.batched is batched]
+        if mine:
+            cost += configuration.cost_estimate(
+                prompt_tokens=round(sum(line.prompt_tokens for line in mine)),
+                completion_tokens=round(sum(line.completion_tokens for line in mine)),
+                batched=batched,
+            )
+    return cost
 
 
 def run_estimate(run: EvaluationRun) -> RunEstimate:
@@ -319,6 +333,11 @@ def run_estimate(run: EvaluationRun) -> RunEstimate:
         configuration_ids=configuration_ids - {None}, turns=run.turns, exclude_run_id=run.pk
     )
     lines, work = _lines(run, history)
+    if run.use_batch:
+        for line in lines:
+            line.batched = line.purpose not in (SIMULATE, TARGET, RUBRIC_REPLY) and (
+                batch_supported(line.configuration)
+            )
     in_flight = max(1, min(settings.ENGINE_BATCH_SIZE, work.conversations or 1))
     grouped: dict[int, list[RoleLine]] = defaultdict(list)
     for line in lines:
@@ -335,6 +354,13 @@ def run_estimate(run: EvaluationRun) -> RunEstimate:
             "and cut-off replies asked again are, from history."
         )
     ]
+    if any(line.batched for line in lines):
+        notes.append(
+            _(
+                "Judging and checks go by batch: priced at the batch price, and the providers "
+                "may take up to 24 hours to answer them, which the wall time does not count."
+            )
+        )
     if work.simulated:
         notes.append(
             _("%(n)s conversations are already simulated: only their checks and judgments remain.")

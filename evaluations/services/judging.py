@@ -42,7 +42,7 @@ from .closing import conversations_finalize, outcome
 from .failures import ConversationFailure  # noqa: F401 - importers of it from here keep working
 from .panel import run_panel
 from .simulation import conversation_attribution, conversation_seed
-from .steps import Ask, Steps, Store, drive_sync
+from .steps import Ask, Steps, Store, Together, drive_sync
 
 # After the gateway's own re-asks, a repetition is asked this many more times (fresh seeds).
 JUDGE_RETRIES = 1
@@ -130,49 +130,67 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
         turns=turns,
         crisis_lines=scenario_crisis_lines(conversation.scenario),
     )
-    for judge, repetition in missing:
-        seed = judgment_seed(conversation, repetition)
-        result = yield from _judge_once(judge=judge, messages=messages, seed=seed)
-        evidence = evidence_check(result.output.evidence, turns, present=result.output.present)
-        status = reading_status(evidence)
-        reasked = status != EvidenceStatus.SUPPORTED
-        # Kept so the flip rate of re-asks can be published: re-asking only readings whose
-        # quotes fail may push verdicts one way.
-        before = result.output.present if reasked else None
-        calls = list(result.calls)
-        if reasked:
-            try:
-                again = yield from _judge_once(
-                    judge=judge,
-                    messages=prompts.evidence_reask_messages(messages, status, evidence),
-                    seed=stable_seed(seed, "evidence"),
-                )
-            except ConversationFailure:
-                again = None  # the first reading stands, stored with its status
-            if again is not None:
-                result, calls = again, [*calls, *again.calls]
-                evidence = evidence_check(
-                    result.output.evidence, turns, present=result.output.present
-                )
-                status = reading_status(evidence)
-        verdict: JudgeVerdict = result.output
-        judgment = Judgment(
-            conversation=conversation,
-            repetition=repetition,
-            judge=judge,
-            seed=seed,
-            present=verdict.present,
-            justification=verdict.justification.strip(),
-            evidence=evidence,
-            evidence_status=status,
-            has_unverified_quotes=any(not e["found_in_transcript"] for e in evidence),
-            reasked_for_evidence=reasked,
-            present_before_reask=before,
-            is_offline=result.is_offline,
-        )
-        yield Store(
-            rows=[judgment], unique=("conversation_id", "repetition"), calls={"call_ids": calls}
-        )
+    readings = [
+        _reading(conversation, turns, messages, judge=judge, repetition=repetition)
+        for judge, repetition in missing
+    ]
+    if run.use_batch:
+        # Every reading's first request goes in the same round of batches.
+        yield Together(readings)
+        return
+    for reading in readings:
+        yield from reading
+
+
+def _reading(
+    conversation: Conversation,
+    turns: list[Turn],
+    messages: list[dict],
+    *,
+    judge: ModelConfiguration,
+    repetition: int,
+) -> Steps:
+    """One repetition: the reading, its evidence re-ask if its quotes fail, stored."""
+    seed = judgment_seed(conversation, repetition)
+    result = yield from _judge_once(judge=judge, messages=messages, seed=seed)
+    evidence = evidence_check(result.output.evidence, turns, present=result.output.present)
+    status = reading_status(evidence)
+    reasked = status != EvidenceStatus.SUPPORTED
+    # Kept so the flip rate of re-asks can be published: re-asking only readings whose
+    # quotes fail may push verdicts one way.
+    before = result.output.present if reasked else None
+    calls = list(result.calls)
+    if reasked:
+        try:
+            again = yield from _judge_once(
+                judge=judge,
+                messages=prompts.evidence_reask_messages(messages, status, evidence),
+                seed=stable_seed(seed, "evidence"),
+            )
+        except ConversationFailure:
+            again = None  # the first reading stands, stored with its status
+        if again is not None:
+            result, calls = again, [*calls, *again.calls]
+            evidence = evidence_check(result.output.evidence, turns, present=result.output.present)
+            status = reading_status(evidence)
+    verdict: JudgeVerdict = result.output
+    judgment = Judgment(
+        conversation=conversation,
+        repetition=repetition,
+        judge=judge,
+        seed=seed,
+        present=verdict.present,
+        justification=verdict.justification.strip(),
+        evidence=evidence,
+        evidence_status=status,
+        has_unverified_quotes=any(not e["found_in_transcript"] for e in evidence),
+        reasked_for_evidence=reasked,
+        present_before_reask=before,
+        is_offline=result.is_offline,
+    )
+    yield Store(
+        rows=[judgment], unique=("conversation_id", "repetition"), calls={"call_ids": calls}
+    )
 
 
 def conversation_judge(*, conversation: Conversation, claim: Claim | None = None) -> list[Judgment]:

@@ -160,9 +160,11 @@ def run_process_inline(
 
 
 def run_check_finished(*, run_id: int, no_worker: bool = False) -> bool:
-    """Close a running run once no conversation or rubric reply is pending or running."""
+    """Close a running run once no conversation or rubric reply is pending, running or
+    waiting for a provider's batch."""
     models = [items.model for items in WORK_ITEMS]
-    if any(m.objects.filter(run_id=run_id, status__in=UNFINISHED).exists() for m in models):
+    open_statuses = (*UNFINISHED, ConversationStatus.WAITING)
+    if any(m.objects.filter(run_id=run_id, status__in=open_statuses).exists() for m in models):
         return False
     any_completed = any(
         m.objects.filter(run_id=run_id, status=ConversationStatus.COMPLETED).exists()

@@ -9,7 +9,10 @@ number of hosts at once (every step is a conditional UPDATE, so two reapers cann
    broker holds, queued or taken by a worker (`services.broker`); whatever the broker, one not
    sent for RUN_REDISPATCH_AFTER_SECONDS. A copy of a message still queued is refused by the
    claim, so a mistake costs a message, never a model call;
-3. a running run with nothing left to do is closed.
+3. batch mode (`services.batching`, `llm.batches`): pending batch requests are submitted,
+   submitted batches polled and the results of ended ones written, and items parked for a
+   batch whose requests are all answered are sent back to the engine;
+4. a running run with nothing left to do is closed.
 """
 
 from dataclasses import dataclass
@@ -19,7 +22,10 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from llm.batches import batches_collect, batches_submit
+
 from ..models import ConversationStatus, EvaluationRun, RunStatus
+from .batching import batch_items_resume
 from .broker import broker_held_ids
 from .claims import lease_lapsed
 from .processing import WORK_ITEMS, run_check_finished
@@ -33,6 +39,9 @@ class ReapReport:
     expired: int = 0
     redispatched: int = 0
     closed: int = 0
+    batches_submitted: int = 0
+    batches_collected: int = 0
+    resumed: int = 0
 
 
 def runs_reap() -> ReapReport:
@@ -70,11 +79,21 @@ def runs_reap() -> ReapReport:
             )
             redispatched += len(ids)
             send(ids)
+    submitted = batches_submit()
+    collected = batches_collect()
+    resumed = batch_items_resume((items.model, items.send) for items in WORK_ITEMS)
     for run_id in EvaluationRun.objects.filter(status=RunStatus.RUNNING).values_list(
         "pk", flat=True
     ):
         closed += run_check_finished(run_id=run_id)
-    return ReapReport(expired=expired, redispatched=redispatched, closed=closed)
+    return ReapReport(
+        expired=expired,
+        redispatched=redispatched,
+        closed=closed,
+        batches_submitted=submitted,
+        batches_collected=collected,
+        resumed=resumed,
+    )
 
 
 def _held_if_pending() -> dict[str, set[int]] | None:

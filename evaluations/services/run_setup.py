@@ -76,6 +76,7 @@ def run_create_from_names(
     seed: int | None = None,
     use_anchors: bool = True,
     rubric_grading: str | None = None,
+    use_batch: bool = False,
     spending_cap: Decimal | None = None,
 ) -> EvaluationRun:
     """A draft run; unknown names are reported all at once so one correction suffices.
@@ -125,6 +126,7 @@ def run_create_from_names(
         judgments_per_conversation=judgments_per_conversation,
         seed=seed,
         use_anchors=use_anchors,
+        use_batch=use_batch,
         **({"rubric_grading": rubric_grading} if rubric_grading else {}),
         spending_cap=spending_cap,
     )

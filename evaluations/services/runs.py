@@ -86,8 +86,12 @@ def run_create(
     further_judges: list[tuple[ModelConfiguration, int]] | None = None,
     rubric_items: list[RubricItem] | None = None,
     fidelity_checker: ModelConfiguration | None = None,
+    use_batch: bool = False,
 ) -> EvaluationRun:
     """A draft run; nothing is called until `run_launch`.
+
+    `use_batch`: judging and the checks go through the providers' batch APIs where the
+    configuration's provider has one (`services.batching`).
 
     `fidelity_checker` reads every transcript for the simulated user's fidelity (default: the
     judge).
@@ -134,6 +138,7 @@ def run_create(
         typo_rate=typo_rate,
         use_anchors=use_anchors,
         rubric_grading=rubric_grading,
+        use_batch=use_batch,
         # A fresh seed per run unless one is given, so a re-run is a new sample but reproducible.
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31 - 1),
         created_by=created_by,

@@ -4,43 +4,58 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0003_structured_mode_and_finish_reason'),
+        ("llm", "0003_structured_mode_and_finish_reason"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='llmcall',
-            name='backoff_ms',
-            field=models.PositiveIntegerField(default=0, help_text='Time waited after this failed attempt before the next (Retry-After or backoff).'),
+            model_name="llmcall",
+            name="backoff_ms",
+            field=models.PositiveIntegerField(
+                default=0,
+                help_text="Time waited after this failed attempt before the next (Retry-After or backoff).",
+            ),
         ),
         migrations.AddField(
-            model_name='llmcall',
-            name='claim',
+            model_name="llmcall",
+            name="claim",
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='llmcall',
-            name='run_id',
+            model_name="llmcall",
+            name="run_id",
             field=models.BigIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='llmcall',
-            name='work_item',
+            model_name="llmcall",
+            name="work_item",
             field=models.CharField(blank=True, max_length=40),
         ),
         migrations.AlterField(
-            model_name='llmcall',
-            name='outcome',
-            field=models.CharField(choices=[('success', 'Success'), ('cached', 'Cached'), ('http_error', 'HTTP error'), ('rate_limited', 'Rate limited'), ('timeout', 'Timeout'), ('connection_error', 'Connection error'), ('invalid_output', 'Invalid output'), ('malformed', 'Malformed response'), ('failed', 'Failed')], max_length=20),
+            model_name="llmcall",
+            name="outcome",
+            field=models.CharField(
+                choices=[
+                    ("success", "Success"),
+                    ("cached", "Cached"),
+                    ("http_error", "HTTP error"),
+                    ("rate_limited", "Rate limited"),
+                    ("timeout", "Timeout"),
+                    ("connection_error", "Connection error"),
+                    ("invalid_output", "Invalid output"),
+                    ("malformed", "Malformed response"),
+                    ("failed", "Failed"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.AddIndex(
-            model_name='llmcall',
-            index=models.Index(fields=['run_id', 'outcome'], name='llm_call_run_outcome'),
+            model_name="llmcall",
+            index=models.Index(fields=["run_id", "outcome"], name="llm_call_run_outcome"),
         ),
         migrations.AddIndex(
-            model_name='llmcall',
-            index=models.Index(fields=['work_item'], name='llm_call_work_item'),
+            model_name="llmcall",
+            index=models.Index(fields=["work_item"], name="llm_call_work_item"),
         ),
     ]

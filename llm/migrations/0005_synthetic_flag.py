@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0004_claims_leases_and_call_attribution'),
+        ("llm", "0004_claims_leases_and_call_attribution"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='modelconfiguration',
-            name='synthetic',
-            field=models.BooleanField(default=False, help_text='Generated for load tests and benchmarks (generate_synthetic_dataset): not results of any real model.'),
+            model_name="modelconfiguration",
+            name="synthetic",
+            field=models.BooleanField(
+                default=False,
+                help_text="Generated for load tests and benchmarks (generate_synthetic_dataset): not results of any real model.",
+            ),
         ),
     ]

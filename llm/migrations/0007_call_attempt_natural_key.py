@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0006_prompt_text_stored_once'),
+        ("llm", "0006_prompt_text_stored_once"),
     ]
 
     operations = [
         migrations.AddConstraint(
-            model_name='llmcall',
-            constraint=models.UniqueConstraint(fields=('group_id', 'attempt'), name='llm_call_unique_attempt'),
+            model_name="llmcall",
+            constraint=models.UniqueConstraint(
+                fields=("group_id", "attempt"), name="llm_call_unique_attempt"
+            ),
         ),
     ]

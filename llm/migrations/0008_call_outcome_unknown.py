@@ -4,15 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0007_call_attempt_natural_key'),
+        ("llm", "0007_call_attempt_natural_key"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='llmcall',
-            name='outcome',
-            field=models.CharField(choices=[('success', 'Success'), ('cached', 'Cached'), ('http_error', 'HTTP error'), ('rate_limited', 'Rate limited'), ('timeout', 'Timeout'), ('connection_error', 'Connection error'), ('invalid_output', 'Invalid output'), ('malformed', 'Malformed response'), ('failed', 'Failed'), ('unknown', 'Outcome unknown')], max_length=20),
+            model_name="llmcall",
+            name="outcome",
+            field=models.CharField(
+                choices=[
+                    ("success", "Success"),
+                    ("cached", "Cached"),
+                    ("http_error", "HTTP error"),
+                    ("rate_limited", "Rate limited"),
+                    ("timeout", "Timeout"),
+                    ("connection_error", "Connection error"),
+                    ("invalid_output", "Invalid output"),
+                    ("malformed", "Malformed response"),
+                    ("failed", "Failed"),
+                    ("unknown", "Outcome unknown"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

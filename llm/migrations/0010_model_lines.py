@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0009_structured_negotiation_and_cached_tokens'),
+        ("llm", "0009_structured_negotiation_and_cached_tokens"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='modelconfiguration',
-            name='model_line',
-            field=models.CharField(blank=True, help_text='The product these settings are one version of (e.g. "Acme Chat"): a model\'s label follows its line across versions and releases. Blank: this configuration alone.', max_length=120),
+            model_name="modelconfiguration",
+            name="model_line",
+            field=models.CharField(
+                blank=True,
+                help_text='The product these settings are one version of (e.g. "Acme Chat"): a model\'s label follows its line across versions and releases. Blank: this configuration alone.',
+                max_length=120,
+            ),
         ),
     ]

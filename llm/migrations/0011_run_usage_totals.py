@@ -4,34 +4,43 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0010_model_lines'),
+        ("llm", "0010_model_lines"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RunUsageTotal',
+            name="RunUsageTotal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('run_id', models.BigIntegerField()),
-                ('shard', models.SmallIntegerField(default=0)),
-                ('attempts', models.BigIntegerField(default=0)),
-                ('successes', models.BigIntegerField(default=0)),
-                ('failures', models.BigIntegerField(default=0)),
-                ('cache_hits', models.BigIntegerField(default=0)),
-                ('rate_limited', models.BigIntegerField(default=0)),
-                ('prompt_tokens', models.BigIntegerField(default=0)),
-                ('completion_tokens', models.BigIntegerField(default=0)),
-                ('cost_units', models.BigIntegerField(default=0, help_text='Cost in units of 1e-8 dollars.')),
-                ('limit_wait_ms', models.BigIntegerField(default=0)),
-                ('backoff_ms', models.BigIntegerField(default=0)),
-                ('latest_backoff_id', models.BigIntegerField(blank=True, null=True)),
-                ('latest_backoff_at', models.DateTimeField(blank=True, null=True)),
-                ('latest_backoff_ms', models.BigIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("run_id", models.BigIntegerField()),
+                ("shard", models.SmallIntegerField(default=0)),
+                ("attempts", models.BigIntegerField(default=0)),
+                ("successes", models.BigIntegerField(default=0)),
+                ("failures", models.BigIntegerField(default=0)),
+                ("cache_hits", models.BigIntegerField(default=0)),
+                ("rate_limited", models.BigIntegerField(default=0)),
+                ("prompt_tokens", models.BigIntegerField(default=0)),
+                ("completion_tokens", models.BigIntegerField(default=0)),
+                (
+                    "cost_units",
+                    models.BigIntegerField(default=0, help_text="Cost in units of 1e-8 dollars."),
+                ),
+                ("limit_wait_ms", models.BigIntegerField(default=0)),
+                ("backoff_ms", models.BigIntegerField(default=0)),
+                ("latest_backoff_id", models.BigIntegerField(blank=True, null=True)),
+                ("latest_backoff_at", models.DateTimeField(blank=True, null=True)),
+                ("latest_backoff_ms", models.BigIntegerField(default=0)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('run_id', 'shard'), name='llm_run_usage_shard')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run_id", "shard"), name="llm_run_usage_shard")
+                ],
             },
         ),
     ]

@@ -4,20 +4,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0012_run_usage_triggers'),
+        ("llm", "0012_run_usage_triggers"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='llmcall',
-            name='role',
-            field=models.CharField(choices=[('metric_drafter', 'Metric drafter'), ('scenario_writer', 'Scenario writer'), ('user_simulator', 'User simulator'), ('judge', 'Judge'), ('fidelity_checker', 'Simulator fidelity checker'), ('target', 'Target model')], max_length=32),
+            model_name="llmcall",
+            name="role",
+            field=models.CharField(
+                choices=[
+                    ("metric_drafter", "Metric drafter"),
+                    ("scenario_writer", "Scenario writer"),
+                    ("user_simulator", "User simulator"),
+                    ("judge", "Judge"),
+                    ("fidelity_checker", "Simulator fidelity checker"),
+                    ("target", "Target model"),
+                ],
+                max_length=32,
+            ),
         ),
         migrations.AlterField(
-            model_name='modelroleassignment',
-            name='role',
-            field=models.CharField(choices=[('metric_drafter', 'Metric drafter'), ('scenario_writer', 'Scenario writer'), ('user_simulator', 'User simulator'), ('judge', 'Judge'), ('fidelity_checker', 'Simulator fidelity checker'), ('target', 'Target model')], max_length=32),
+            model_name="modelroleassignment",
+            name="role",
+            field=models.CharField(
+                choices=[
+                    ("metric_drafter", "Metric drafter"),
+                    ("scenario_writer", "Scenario writer"),
+                    ("user_simulator", "User simulator"),
+                    ("judge", "Judge"),
+                    ("fidelity_checker", "Simulator fidelity checker"),
+                    ("target", "Target model"),
+                ],
+                max_length=32,
+            ),
         ),
     ]

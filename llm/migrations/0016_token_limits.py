@@ -4,35 +4,42 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm', '0015_call_outcome_refused'),
+        ("llm", "0015_call_outcome_refused"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='modelconfiguration',
-            name='input_tokens_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text="Most input tokens sent per minute; blank: no limit. Input tokens read from the provider's prompt cache do not count (as Anthropic counts on most models).", null=True),
+            model_name="modelconfiguration",
+            name="input_tokens_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Most input tokens sent per minute; blank: no limit. Input tokens read from the provider's prompt cache do not count (as Anthropic counts on most models).",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='modelconfiguration',
-            name='output_tokens_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Most output tokens per minute; each request reserves its max_tokens until the reply says how many it used. Blank: no limit.', null=True),
+            model_name="modelconfiguration",
+            name="output_tokens_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Most output tokens per minute; each request reserves its max_tokens until the reply says how many it used. Blank: no limit.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='modelconfiguration',
-            name='paced_until',
+            model_name="modelconfiguration",
+            name="paced_until",
             field=models.DateTimeField(blank=True, editable=False, null=True),
         ),
         migrations.AddField(
-            model_name='requestlease',
-            name='input_tokens',
+            model_name="requestlease",
+            name="input_tokens",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='requestlease',
-            name='output_tokens',
+            model_name="requestlease",
+            name="output_tokens",
             field=models.PositiveIntegerField(default=0),
         ),
     ]

@@ -1,11 +1,13 @@
 """Model configurations, the roles they fill, and the record of every model call.
 
 One module per concern: `configuration` (endpoints, models, parameters, prices and roles),
-`calls` (the call log, stored prompts and the response cache), `usage` (running totals of
+`calls` (the call log, stored prompts and the response cache), `batches` (requests sent
+through the providers' batch APIs), `usage` (running totals of
 each run's call log) and `leases` (request slots of the database limits backend). Everything
 is importable from `llm.models`.
 """
 
+from .batches import BatchRequest, BatchRequestStatus, BatchStatus, LLMBatch
 from .calls import ERROR_OUTCOMES, CallOutcome, LLMCall, LLMResponseCache, PromptText
 from .configuration import (
     ENV_VAR_NAME_VALIDATOR,
@@ -22,6 +24,10 @@ from .leases import RequestLease
 from .usage import COST_UNITS_PER_DOLLAR, USAGE_SHARDS, RunUsageTotal
 
 __all__ = [
+    "BatchRequest",
+    "BatchRequestStatus",
+    "BatchStatus",
+    "LLMBatch",
     "COST_UNITS_PER_DOLLAR",
     "ENV_VAR_NAME_VALIDATOR",
     "ERROR_OUTCOMES",

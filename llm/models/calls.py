@@ -107,6 +107,8 @@ class LLMCall(models.Model):
     )
     cost_estimate = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
     is_offline = models.BooleanField(default=False)
+    # Sent in a provider's batch (`llm.batches`), billed at the configuration's batch price.
+    batched = models.BooleanField(default=False)
     # What the call was made for (llm/attribution.py): a run's accounting is a sum over its
     # rows, and `claim` is the fencing token of the work item's claim that made the attempt.
     run_id = models.BigIntegerField(null=True, blank=True)

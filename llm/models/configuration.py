@@ -169,6 +169,17 @@ class ModelConfiguration(TimeStampedModel):
         help_text="Input tokens written to the provider's prompt cache (Anthropic charges "
         "1.25 × input for a 5-minute cache); blank: the input price.",
     )
+    batch_price_ratio = models.DecimalField(
+        max_digits=4,
+        decimal_places=3,
+        default=Decimal("0.5"),
+        validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text=gettext_lazy(
+            "What a request sent through the provider's batch API costs, as a share of the "
+            "prices above (OpenAI and Anthropic bill batches at half price, cache reads and "
+            "writes included)."
+        ),
+    )
     max_concurrency = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most requests in flight at once; blank: no limit."
     )
@@ -300,8 +311,10 @@ class ModelConfiguration(TimeStampedModel):
         completion_tokens: int,
         cached_prompt_tokens: int = 0,
         cache_write_tokens: int = 0,
+        batched: bool = False,
     ) -> Decimal:
-        """`prompt_tokens` counts every input token, the cached reads and writes among them."""
+        """`prompt_tokens` counts every input token, the cached reads and writes among them;
+        `batched`: answered through the provider's batch API, at `batch_price_ratio`."""
         if self.is_offline:
             return Decimal(0)
         input_price = self.price_per_million_input_tokens
@@ -315,6 +328,8 @@ class ModelConfiguration(TimeStampedModel):
             + Decimal(cache_write_tokens) * (input_price if write_price is None else write_price)
             + Decimal(completion_tokens) * self.price_per_million_output_tokens
         )
+        if batched:
+            total *= self.batch_price_ratio
         return (total / TOKENS_PER_PRICE_UNIT).quantize(Decimal("0.00000001"))
 
 

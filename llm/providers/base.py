@@ -95,6 +95,9 @@ class ProviderFacts:
     overloaded_statuses: tuple[int, ...] = ()
     # Answered in process, without a network (no key, no limits, no cost, never cached).
     is_offline: bool = False
+    # The provider has a batch API (half price, an answer within a day) that a run's judging
+    # may go through (`batches` module of its package, loaded when a batch is sent).
+    has_batches: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,8 @@ class ProviderReply:
     refused: bool = False
     # What the provider's rate-limit headers said was left (`llm.limits` paces by it).
     rate_limits: RateLimits = field(default_factory=RateLimits)
+    # Answered in a batch (`llm.batches`): billed at the configuration's batch price.
+    batched: bool = False
 
 
 @dataclass
@@ -170,6 +175,27 @@ class Failure:
     @property
     def retryable(self) -> bool:
         return self.kind in (FailureKind.RATE_LIMITED, FailureKind.TRANSIENT, FailureKind.MALFORMED)
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """Where a batch is at its provider."""
+
+    id: str
+    status: str  # the provider's own word ("in_progress", "ended", "completed"…)
+    ended: bool  # no request of it will be answered any more: its results can be read
+    failed: str = ""  # the provider refused the whole batch: why (its requests go back)
+
+
+@dataclass
+class BatchResult:
+    """One request's result in an ended batch."""
+
+    custom_id: str
+    status: str  # "succeeded", "errored" or "expired" (cancelled counts as expired)
+    reply: ProviderReply | None = None
+    error: str = ""
+    http_status: int | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ provider's facts. A client module is imported when a configuration first calls i
 
 import functools
 from importlib import import_module
+from types import ModuleType
 
 from .base import ChatProvider, HttpClients, ProviderConfig, ProviderFacts
 
@@ -57,6 +58,12 @@ def choices() -> list[tuple[str, str]]:
 def provider_class(name: str) -> type[ChatProvider]:
     """The provider's client class, loading its SDK on first use."""
     return import_module(f"{_package(name)}.client").PROVIDER_CLASS
+
+
+def batches_module(name: str) -> ModuleType:
+    """The provider's batch API (`batches` beside its client), for providers with
+    `has_batches`; loads its SDK on first use."""
+    return import_module(f"{_package(name)}.batches")
 
 
 def build(

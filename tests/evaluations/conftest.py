@@ -1,7 +1,10 @@
 import itertools
+from decimal import Decimal
 
 import pytest
 
+from evaluations.services import reaper
+from evaluations.services.processing import WORK_ITEMS, WorkItems
 from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
 from tests.fake_openai import fidelity_reply, judge_reply
 from tests.llm.factories import ModelConfigurationFactory
@@ -99,3 +102,40 @@ def fake_conversation(fake_models):
         typo_rate=0.0,
     )
     return ConversationFactory(run=run, scenario=ScenarioFactory(), target=fake_models.target)
+
+
+# Batch mode (tests/evaluations/test_batch_mode.py, test_batch_worker.py): the judge's prices.
+PRICES = {
+    "price_per_million_input_tokens": Decimal("3"),
+    "price_per_million_output_tokens": Decimal("15"),
+    "price_per_million_cached_input_tokens": Decimal("0.3"),
+    "price_per_million_cache_write_tokens": Decimal("3.75"),
+}
+
+
+@pytest.fixture(params=["openai_compatible", "anthropic"])
+def batch_models(request, db, settings):
+    """FakeModels on each provider with a batch API, the judge priced (cache reads and writes
+    too) and the simulator and target free, so a run's cost is its judging's."""
+    settings.LLM_BATCH_POLL_SECONDS = 0
+    server = request.getfixturevalue(
+        {"openai_compatible": "fake_openai", "anthropic": "fake_anthropic"}[request.param]
+    )
+    fake = FakeModels(server, provider=request.param)
+    for direct in (fake.simulator, fake.target):
+        direct.price_per_million_input_tokens = Decimal(0)
+        direct.price_per_million_output_tokens = Decimal(0)
+        direct.save()
+    for name, price in PRICES.items():
+        setattr(fake.judge, name, price)
+    fake.judge.save()
+    return fake
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The ids the reaper sends back to the engine (no worker here: the test processes them)."""
+    ids: list[int] = []
+    kinds = [WorkItems(i.model, ids.extend, i.tasks, i.process) for i in WORK_ITEMS]
+    monkeypatch.setattr(reaper, "WORK_ITEMS", tuple(kinds))
+    return ids

@@ -105,6 +105,23 @@ def test_no_anchors_and_grading_options_reach_the_run(
     assert run.rubric_grading == "all_in_one"
 
 
+def test_batch_mode_reaches_the_run_and_is_refused_inline(
+    offline_release,  # noqa: F811
+    offline_models,
+    monkeypatch,
+):
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    with pytest.raises(CommandError, match="--batch needs Celery workers and beat"):
+        call_command(
+            "run_evaluation", "--release=1.0.0", "--targets=Careful", "--batch", "--inline"
+        )
+    assert not EvaluationRun.objects.exists()
+    call_command(
+        "run_evaluation", "--release=1.0.0", "--targets=Careful", "--batch", stdout=io.StringIO()
+    )
+    assert EvaluationRun.objects.get().use_batch is True
+
+
 def test_declining_the_confirmation_leaves_a_draft(offline_release, offline_models, monkeypatch):  # noqa: F811
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
     out = io.StringIO()

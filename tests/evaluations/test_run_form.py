@@ -198,6 +198,27 @@ def test_a_run_without_further_judges_has_its_one_judge(client_for, maintainer, 
     assert 'data-testid="run-panel"' not in client.get(response["Location"]).content.decode()
 
 
+@pytest.mark.parametrize("ticked", [True, False])
+def test_judge_by_batch_reaches_the_run(client_for, maintainer, models, ticked):
+    chosen = current_version(MetricFactory())
+    data = {
+        "name": "Batched",
+        "metric_versions": [chosen.pk],
+        "targets": [models["target"].pk],
+        "simulator": models["simulator"].pk,
+        "judge": models["judge"].pk,
+        "turns": 4,
+        "replicates": 1,
+        "judgments_per_conversation": 3,
+    }
+    client = client_for(maintainer)
+    assert 'name="use_batch"' in client.get(reverse("evaluations:run-create")).content.decode()
+    client.post(
+        reverse("evaluations:run-create"), {**data, **({"use_batch": "on"} if ticked else {})}
+    )
+    assert EvaluationRun.objects.get(name="Batched").use_batch is ticked
+
+
 def _option(page: str, version_pk: int) -> str:
     """The markup of one metric option of the run form."""
     start = page.index(f'name="metric_versions" value="{version_pk}"')

@@ -127,6 +127,16 @@ COVERED = {
     "llm.ModelConfiguration.structured_output_note": PLATFORM_ERROR,
     "llm.LLMResponseCache.response_text": MODEL_OUTPUT,
     "llm.LLMResponseCache.parsed_json": MODEL_OUTPUT,
+    # batch mode: the requests as sent and the results as collected, and what the provider
+    # says of a batch (its status is shown on the run page)
+    "llm.BatchRequest.messages": MODEL_OUTPUT,
+    "llm.BatchRequest.body": MODEL_OUTPUT,
+    "llm.BatchRequest.response_text": MODEL_OUTPUT,
+    "llm.BatchRequest.problem": PLATFORM_ERROR,
+    "llm.BatchRequest.error": PLATFORM_ERROR,
+    "llm.LLMBatch.provider_batch_id": MODEL_OUTPUT,
+    "llm.LLMBatch.provider_status": MODEL_OUTPUT,
+    "llm.LLMBatch.error": PLATFORM_ERROR,
     # expert review
     "review.RatingQueue.name": FORM,
     "review.RatingQueue.instructions": FORM,
@@ -194,6 +204,13 @@ NOT_USER_WRITTEN = {
     "only in the admin's read-only list",
     "llm.LLMCall.work_item": "a code naming the claimed work item",
     "llm.LLMResponseCache.key": GENERATED,
+    "llm.BatchRequest.custom_id": GENERATED,
+    "llm.BatchRequest.fingerprint": GENERATED,
+    "llm.BatchRequest.purpose": "a code naming the caller in the platform's source",
+    "llm.BatchRequest.parameters": "sampling parameters copied from a covered configuration",
+    "llm.BatchRequest.work_item": "a code naming the claimed work item",
+    "llm.BatchRequest.finish_reason": "the provider's finish code, cut to 32 characters, shown "
+    "on no page (it is copied to the call log when the item takes the answer)",
     "core.SignInAttempt.account_key": GENERATED,
     "core.StoredPage.key": GENERATED,
     "core.StoredPage.stamp": GENERATED,

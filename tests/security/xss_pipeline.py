@@ -22,7 +22,16 @@ from evaluations.models import (
     Turn,
 )
 from evaluations.services.scenarios import scenario_update
-from llm.models import CallOutcome, LLMCall, LLMResponseCache, ModelRole, PromptText
+from llm.models import (
+    BatchRequest,
+    BatchStatus,
+    CallOutcome,
+    LLMBatch,
+    LLMCall,
+    LLMResponseCache,
+    ModelRole,
+    PromptText,
+)
 from metrics_registry.models import Release
 from results.services import results_refresh
 from rubrics.models import RubricItem
@@ -188,6 +197,27 @@ def plant_rubrics(w: World, run: EvaluationRun, targets) -> None:
 
 
 def plant_calls(targets) -> None:
+    # A batch the provider describes in its own words, and a request of it with its result.
+    batch = LLMBatch.objects.create(
+        configuration=targets[0],
+        status=BatchStatus.SUBMITTED,
+        provider_batch_id=fit(200),
+        provider_status=fit(40),
+        error=CORPUS,
+    )
+    BatchRequest.objects.create(
+        configuration=targets[0],
+        batch=batch,
+        custom_id="ib-xss",
+        fingerprint="4" * 64,
+        role=ModelRole.JUDGE,
+        purpose="evaluations.judge_verdict",
+        messages=[{"role": "user", "content": CORPUS}],
+        body={"messages": [{"role": "user", "content": CORPUS}]},
+        response_text=CORPUS,
+        problem=CORPUS,
+        error=CORPUS,
+    )
     LLMCall.objects.create(
         configuration=targets[0],
         role=ModelRole.TARGET,

@@ -70,6 +70,13 @@ class Command(BaseCommand):
             help="One grader call per criterion (default) or one for all criteria.",
         )
         parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="Judge by batch: judging, the anchor and fidelity checks and rubric grading go "
+            "through the providers' batch APIs (OpenAI, Anthropic) at half price, answered "
+            "within 24 hours. Needs Celery workers and beat (not --inline).",
+        )
+        parser.add_argument(
             "--max-cost",
             type=Decimal,
             help="Spending cap in the configurations' price units: refused at launch if the "
@@ -88,6 +95,14 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        if options["batch"] and options["inline"]:
+            # Parked items are sent back by the reaper once a provider's batch ends (hours).
+            raise CommandError(
+                _(
+                    "--batch needs Celery workers and beat: a provider may take up to a day to "
+                    "answer a batch. Launch without --inline."
+                )
+            )
         try:
             if options["retry_failed"]:
                 self._retry(options)
@@ -152,6 +167,7 @@ class Command(BaseCommand):
             seed=options["seed"],
             use_anchors=not options["no_anchors"],
             rubric_grading=options["rubric_grading"],
+            use_batch=options["batch"],
             spending_cap=options["max_cost"],
         )
 

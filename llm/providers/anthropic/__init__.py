@@ -22,4 +22,6 @@ FACTS = ProviderFacts(
     rate_limit_words=("rate_limit_error",),
     # 529: Anthropic's "overloaded_error", a passing condition.
     overloaded_statuses=(529,),
+    # Message Batches (`/v1/messages/batches`).
+    has_batches=True,
 )

@@ -56,4 +56,6 @@ FACTS = ProviderFacts(
     # finish_reason "content_filter" with no content: the provider withheld the reply.
     refusal_reasons=("content_filter",),
     rate_limit_words=("rate_limit_exceeded",),
+    # The Batch API (`/v1/batches`): OpenAI's own endpoint and servers that imitate it.
+    has_batches=True,
 )
