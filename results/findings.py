@@ -84,7 +84,7 @@ def headline_findings() -> Findings | None:
     if run is None:
         return None
     rows = list(
-        PassRateSummary.objects.filter(run=run, level=SummaryLevel.OVERALL)
+        PassRateSummary.objects.filter(run=run, level=SummaryLevel.OVERALL, language="")
         .select_related("target")
         .order_by("target__name")
     )
