@@ -18,6 +18,7 @@ from django.db import connections
 from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, QuerySet, Value, When
 from numpy.typing import NDArray
 
+from core.languages import DEFAULT_LANGUAGE
 from evaluations.models import (
     Conversation,
     ConversationStatus,
@@ -26,7 +27,6 @@ from evaluations.models import (
     Scenario,
 )
 from metrics_registry.models import MetricVersion
-from core.languages import DEFAULT_LANGUAGE
 from review.blindness import blind_held_scenarios
 
 AGES = ("teen", "adult")
