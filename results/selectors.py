@@ -231,6 +231,7 @@ def summary_languages(*, run: EvaluationRun) -> list[str]:
     return sorted(
         PassRateSummary.objects.filter(run=run, level=SummaryLevel.OVERALL)
         .exclude(language="")
+        .order_by()
         .values_list("language", flat=True)
         .distinct()
     )

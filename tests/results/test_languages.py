@@ -1,0 +1,206 @@
+"""Results per language: cells carry their scenario's language, teen and adult pair within a
+language, each language's pass rates are written beside the pooled ones, and the paired
+language comparison against scipy and in a simulation of the platform's design."""
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from results.models import PassRateSummary, SummaryLevel
+from results.selectors import summary_languages
+from results.services import summaries_refresh
+from results.services.cells import RunCells, run_cells
+from results.services.languages import (
+    cell_languages,
+    cells_in_language,
+    language_comparison,
+    pooled_languages_note,
+)
+from results.services.teen_adult import teen_adult_test
+from tests.llm.factories import OfflineConfigurationFactory
+from tests.results.factories import completed_run, metric_version
+from tests.results.language_runs import bilingual_run, language_scenario
+
+
+@pytest.mark.django_db
+def test_cells_carry_the_language_and_teen_pairs_with_adult_within_it():
+    """Base 0 has an English teen and a Spanish adult variant only: pooled over languages
+    they would make a pair; within a language neither has a counterpart."""
+    x = OfflineConfigurationFactory(name="X")
+    version = metric_version()
+    plan = [
+        (0, "teen", "en", True),
+        (0, "adult", "es", False),
+        (1, "teen", "en", True),
+        (1, "adult", "en", False),
+        (1, "teen", "es", False),
+        (1, "adult", "es", False),
+        (2, "teen", "en", True),
+        (2, "adult", "en", True),
+    ]
+    outcomes = [
+        (language_scenario(version, base, age, lang), x, passed)
+        for base, age, lang, passed in plan
+    ]
+    run = completed_run(targets=[x], versions=[version], outcomes=outcomes)
+    cells = run_cells(run)
+    assert cells.languages == ("en", "es")
+    assert cell_languages(cells) == ["en", "es"]
+    assert cells.size == len(plan)
+    _, test = teen_adult_test(cells)
+    # Pairs: base 1 in English (1 - 0), base 1 in Spanish (0 - 0), base 2 in English (1 - 1).
+    assert int(test.n_bases[0]) == 3
+    assert test.difference[0] == pytest.approx(1 / 3)
+    assert int(test.n[0]) == 6
+    spanish = cells_in_language(cells, "es")
+    assert spanish.size == 3
+    assert spanish.languages == ("es",)
+    assert spanish.passed.sum() == 0
+
+
+@pytest.mark.django_db
+def test_each_language_gets_its_own_pass_rates_beside_the_pooled_ones():
+    run = bilingual_run(metrics=2, models=2, spanish_drop=0.3)
+    summaries_refresh(run=run, n_resamples=20)
+    assert summary_languages(run=run) == ["en", "es"]
+    overall = {
+        (row.target_id, row.language): row
+        for row in PassRateSummary.objects.filter(
+            run=run, level=SummaryLevel.OVERALL, age_context="all"
+        )
+    }
+    for target in run.targets.all():
+        pooled, en, es = (overall[(target.pk, lang)] for lang in ("", "en", "es"))
+        judged = run.conversations.filter(target=target)
+        for row, lang in ((en, "en"), (es, "es")):
+            mine = judged.filter(scenario__language=lang)
+            assert row.n_conversations == mine.count() == 24
+            assert row.n_passed == mine.filter(verdict_passed=True).count()
+            assert row.ci_low < row.rate < row.ci_high
+        assert pooled.n_conversations == en.n_conversations + es.n_conversations
+        assert pooled.n_passed == en.n_passed + es.n_passed
+    # Every metric and age has its rows in each language too.
+    per_language = PassRateSummary.objects.filter(run=run, language="es")
+    assert set(per_language.values_list("level", flat=True)) == {
+        "overall",
+        "area",
+        "subarea",
+        "metric",
+    }
+    assert set(per_language.values_list("age_context", flat=True)) == {"all", "teen", "adult"}
+
+
+@pytest.mark.django_db
+def test_a_single_language_run_writes_no_per_language_rows():
+    x = OfflineConfigurationFactory(name="X")
+    version = metric_version()
+    outcomes = [
+        (language_scenario(version, b, age, "es"), x, b % 2 == 0)
+        for b in range(3)
+        for age in ("teen", "adult")
+    ]
+    run = completed_run(targets=[x], versions=[version], outcomes=outcomes)
+    summaries_refresh(run=run, n_resamples=20)
+    assert summary_languages(run=run) == []
+    assert not PassRateSummary.objects.filter(run=run).exclude(language="").exists()
+
+
+def test_the_pooled_note_names_the_languages():
+    assert pooled_languages_note(["es", "en"]) == "pooled across English and Spanish conversations"
+    assert pooled_languages_note(["en"]) == ""
+
+
+def _cells(y: np.ndarray, polarity: str = "positive") -> RunCells:
+    """``y[metric, base, age, language, model]`` outcomes (one conversation each) as cells;
+    NaN: not judged."""
+    m, b, a, lang, t = np.meshgrid(*(np.arange(k) for k in y.shape), indexing="ij")
+    keep = np.isfinite(y).ravel()
+    return RunCells(
+        target=t.ravel()[keep],
+        version=m.ravel()[keep],
+        base=b.ravel()[keep],
+        age=a.ravel()[keep],
+        n=np.ones(int(keep.sum())),
+        passed=np.nan_to_num(y).ravel()[keep],
+        polarity=dict.fromkeys(range(y.shape[0]), polarity),
+        languages=("en", "es"),
+        language=lang.ravel()[keep],
+    )
+
+
+def test_the_comparison_is_the_paired_difference_and_says_what_it_left_out():
+    """One model, one metric: the estimate is the mean of the situations' Spanish-minus-
+    English differences (scipy's paired t on the same pairs gives the same mean), and a
+    situation with no Spanish counterpart is left out and counted."""
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, (1, 3, 2, 2, 1)).astype(float)
+    y[0, 2, 1, 1, 0] = np.nan  # base 2, adult: judged in English only
+    found = language_comparison(_cells(y), {0: "X"}, {0: "m"}, language="es", reference="en")
+    metric = found["metrics"][0]["difference"]
+    pairs = [(b, a) for b in range(3) for a in range(2) if (b, a) != (2, 1)]
+    spanish = np.array([y[0, b, a, 1, 0] for b, a in pairs])
+    english = np.array([y[0, b, a, 0, 0] for b, a in pairs])
+    reference = scipy_stats.ttest_rel(spanish, english)
+    assert metric["value"] == pytest.approx(float((spanish - english).mean()))
+    assert metric["value"] == pytest.approx(reference.statistic * 0 + (spanish - english).mean())
+    assert metric["n_clusters"] == 5
+    assert metric["n"] == 10
+    assert {"reason": "situations without a es counterpart", "count": 1} in metric["excluded"]
+    model = found["metrics"][0]["models"][0]["difference"]
+    assert model["value"] == pytest.approx(metric["value"])
+
+
+def test_a_known_spanish_drop_is_found_and_the_interval_agrees_with_a_bootstrap():
+    """Sixty metrics, three models, a true Spanish-minus-English difference of -0.2 on
+    every situation: the overall interval holds it and excludes zero, and is about as wide
+    as scipy's bootstrap of the situations' paired differences."""
+    rng = np.random.default_rng(11)
+    metrics, models = 60, 3
+    rate = rng.uniform(0.45, 0.85, (metrics, 3, 2, 1, 1))
+    p = np.concatenate([rate, rate - 0.2], axis=3) * np.ones((1, 1, 1, 1, models))
+    y = (rng.random(p.shape) < p).astype(float)
+    found = language_comparison(
+        _cells(y), dict(enumerate("ABC")), {}, language="es", reference="en"
+    )
+    overall = found["overall"]["positive"]
+    assert overall["low"] < -0.2 < overall["high"]
+    assert overall["high"] < 0
+    d = (y[:, :, :, 1, :] - y[:, :, :, 0, :]).mean(axis=3).ravel()
+    boot = scipy_stats.bootstrap((d,), np.mean, n_resamples=2000, random_state=1)
+    assert overall["value"] == pytest.approx(float(d.mean()))
+    width = overall["high"] - overall["low"]
+    reference_width = boot.confidence_interval.high - boot.confidence_interval.low
+    assert 0.7 < width / reference_width < 1.5
+    models_found = [m for m in found["models"] if m["polarity"] == "positive"]
+    assert len(models_found) == 3
+    assert all(m["difference"]["high"] < 0.05 for m in models_found)
+
+
+@pytest.mark.slow(reason="200 simulated releases of 40 metrics through the published test")
+def test_metric_intervals_cover_the_true_language_gap_at_the_platforms_design():
+    """The platform's design: 3 base scenarios x teen and adult per metric, each situation in
+    English and Spanish, 3 models, one conversation per cell. A metric's true gap (0 or
+    +-0.1, averaged over the population of situations) varies between situations; the 95 %
+    intervals must hold it about 95 % of the time."""
+    rng = np.random.default_rng(2026)
+    hits, nulls = [], []
+    for _ in range(200):
+        metrics, models = 40, 3
+        gap = rng.choice([0.0, 0.1, -0.1], metrics)
+        base = rng.uniform(0.3, 0.7, (metrics, 1, 1, 1, 1))
+        situation = rng.uniform(-0.1, 0.1, (metrics, 3, 2, 1, 1))
+        spread = rng.uniform(-0.05, 0.05, (metrics, 3, 2, 1, 1))
+        model = rng.uniform(-0.05, 0.05, (1, 1, 1, 1, models))
+        english = base + situation + model
+        spanish = english + gap[:, None, None, None, None] + spread
+        p = np.concatenate([english, spanish], axis=3)
+        y = (rng.random(p.shape) < p).astype(float)
+        found = language_comparison(_cells(y), {}, {}, language="es", reference="en")
+        for row, truth in zip(found["metrics"], gap.tolist(), strict=True):
+            d = row["difference"]
+            hits.append(d["low"] <= truth <= d["high"])
+            if truth == 0:
+                nulls.append(row["p_value"] < 0.05)
+    coverage = float(np.mean(hits))
+    assert 0.92 <= coverage <= 0.985, coverage
+    assert float(np.mean(nulls)) <= 0.075
