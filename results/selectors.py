@@ -225,6 +225,15 @@ def summaries(
     )
 
 
+def run_language_analysis(*, run: EvaluationRun) -> dict:
+    """The run's comparison of languages from its analysis (`services.languages`), read
+    alone: the rest of the analysis JSON stays in the database."""
+    found = (
+        RunAnalysis.objects.filter(run=run).values_list("robustness__languages", flat=True).first()
+    )
+    return found if isinstance(found, dict) else {}
+
+
 def summary_languages(*, run: EvaluationRun) -> list[str]:
     """The languages the run's figures are given apart for (sorted tags): empty when its
     conversations are in one language, as only then are no per-language rows written."""

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0009_runanalysis_cost'),
+        ("results", "0009_runanalysis_cost"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='passratesummary',
-            name='language',
-            field=models.CharField(blank=True, default='', max_length=16),
+            model_name="passratesummary",
+            name="language",
+            field=models.CharField(blank=True, default="", max_length=16),
         ),
     ]

@@ -2,13 +2,16 @@
 language, each language's pass rates are written beside the pooled ones, and the paired
 language comparison against scipy and in a simulation of the platform's design."""
 
+import re
+
 import numpy as np
 import pytest
+from django.urls import reverse
 from scipy import stats as scipy_stats
 
 from results.models import PassRateSummary, SummaryLevel
 from results.selectors import summary_languages
-from results.services import summaries_refresh
+from results.services import results_refresh, summaries_refresh
 from results.services.cells import RunCells, run_cells
 from results.services.languages import (
     cell_languages,
@@ -39,8 +42,7 @@ def test_cells_carry_the_language_and_teen_pairs_with_adult_within_it():
         (2, "adult", "en", True),
     ]
     outcomes = [
-        (language_scenario(version, base, age, lang), x, passed)
-        for base, age, lang, passed in plan
+        (language_scenario(version, base, age, lang), x, passed) for base, age, lang, passed in plan
     ]
     run = completed_run(targets=[x], versions=[version], outcomes=outcomes)
     cells = run_cells(run)
@@ -204,3 +206,112 @@ def test_metric_intervals_cover_the_true_language_gap_at_the_platforms_design():
     coverage = float(np.mean(hits))
     assert 0.92 <= coverage <= 0.985, coverage
     assert float(np.mean(nulls)) <= 0.075
+
+
+@pytest.fixture
+def refreshed_bilingual_run():
+    run = bilingual_run(metrics=2, models=2, spanish_drop=0.35, seed=3)
+    results_refresh(run=run, n_resamples=50)
+    return run
+
+
+def _explore(client, run, query: str = "") -> str:
+    return client.get(f"{reverse('results:explore')}?run={run.pk}{query}").content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="refreshes a bilingual run and renders Explore in three languages")
+def test_explore_switches_language_and_says_all_pools_them(
+    client, refreshed_bilingual_run, django_assert_max_num_queries
+):
+    run = refreshed_bilingual_run
+    with django_assert_max_num_queries(24):
+        pooled = _explore(client, run)
+    assert 'data-testid="language-switch"' in pooled
+    assert "pooled across English and Spanish conversations" in pooled
+    spanish = _explore(client, run, "&lang=es")
+    assert "pooled across" not in spanish
+    assert 'data-testid="language-shown"' in spanish
+    # The links keep the language and the other choices.
+    assert "lang=es" in spanish and "polarity=positive" in spanish
+    target = run.targets.order_by("pk").first()
+    figures = {
+        lang: PassRateSummary.objects.get(
+            run=run,
+            level="overall",
+            age_context="all",
+            target=target,
+            polarity="positive",
+            language=lang,
+        )
+        for lang in ("", "es")
+    }
+    assert figures[""].rate != figures["es"].rate
+    # An unknown language falls back to every language, with no error.
+    unknown = client.get(f"{reverse('results:explore')}?run={run.pk}&lang=xx")
+    assert unknown.status_code == 200
+    assert "pooled across English and Spanish conversations" in unknown.content.decode()
+    # The paired comparison, with its interval, the situations paired and what it says.
+    assert 'data-testid="language-gap"' in pooled
+    assert "Spanish versus English on the same situations" in pooled
+    readings = re.findall(r'data-testid="language-gap-reading">([^<]+)<', pooled)
+    assert readings and all(
+        r
+        in (
+            "Lower in Spanish than in English.",
+            "Higher in Spanish than in English.",
+            "No difference shown: the interval includes zero.",
+            "Not enough paired situations to compare.",
+        )
+        for r in readings
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="refreshes a bilingual run and reads the API and the metric page")
+def test_metric_page_and_api_give_each_language_and_the_comparison(
+    client, api_client, refreshed_bilingual_run
+):
+    run = refreshed_bilingual_run
+    version = run.release.items.order_by("pk").first().metric_version
+    key = version.metric.key
+    page = client.get(f"{reverse('results:metric', args=[key])}?run={run.pk}&lang=es")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert 'data-testid="language-switch"' in html
+    assert 'data-testid="language-gap"' in html
+
+    url = reverse("results-api:metric-results", args=[key])
+    pooled = api_client.get(url, {"run": run.pk}).json()
+    spanish = api_client.get(url, {"run": run.pk, "lang": "es"}).json()
+    assert pooled["language"] == {
+        "language": "all",
+        "languages": ["en", "es"],
+        "pooled_languages": "pooled across English and Spanish conversations",
+    }
+    assert spanish["language"]["language"] == "es"
+    assert spanish["language"]["pooled_languages"] == ""
+    es_n = spanish["results"][0]["all"]["n"]
+    assert 0 < es_n < pooled["results"][0]["all"]["n"]
+    assert spanish["results"][0]["all"]["low"] is not None
+    (comparison,) = pooled["language_comparisons"]
+    assert (comparison["language"], comparison["reference"]) == ("es", "en")
+    difference = comparison["difference"]
+    # Built from the pipeline's own rows: a real interval around a value, 12 pairs per model.
+    assert difference["low"] < difference["value"] < difference["high"]
+    assert difference["n_clusters"] == 6
+    assert len(comparison["models"]) == 2
+
+    bad = api_client.get(url, {"run": run.pk, "lang": "xx"})
+    assert bad.status_code == 400
+    assert "lang" in bad.json()["detail"]
+
+    explore = api_client.get(reverse("results-api:explore"), {"run": run.pk, "lang": "en"})
+    body = explore.json()
+    assert body["language"]["language"] == "en"
+    overall = body["language_comparisons"][0]["overall"]["positive"]
+    assert overall["low"] < overall["value"] < overall["high"]
+    rows = api_client.get(
+        reverse("results-api:run-results", args=[run.pk]), {"lang": "es", "level": "overall"}
+    ).json()
+    assert rows["results"] and {r["language"] for r in rows["results"]} == {"es"}
