@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from django.utils.translation import gettext as _
 
-from core.languages import language_display_name
+from core.languages import language_display_name, languages_pooled_note
 from evaluations.models import EvaluationRun
 from stats.estimates import Estimate
 
@@ -30,6 +30,8 @@ class LanguageChoice:
 
     languages: list[str]
     current: str
+    # Rubric results pool items (one conversation each), not conversations of a run.
+    items: bool = False
 
     @property
     def summary_language(self) -> str:
@@ -49,7 +51,11 @@ class LanguageChoice:
     def pooled_note(self) -> str:
         """ "pooled across English and Spanish conversations" on "all" when the run has
         several languages; blank otherwise."""
-        return pooled_languages_note(self.languages) if self.current == ALL else ""
+        if self.current != ALL:
+            return ""
+        if self.items:
+            return languages_pooled_note(self.languages) if self.switchable else ""
+        return pooled_languages_note(self.languages)
 
     @property
     def name(self) -> str:
@@ -72,6 +78,12 @@ def language_choice(run: EvaluationRun, raw: str | None) -> LanguageChoice:
     languages = summary_languages(run=run)
     current = raw if raw in languages else ALL
     return LanguageChoice(languages, current)
+
+
+def rubric_language_choice(languages: list[str], raw: str | None) -> LanguageChoice:
+    """The same choice over a rubric run's item languages (none to choose from with one)."""
+    languages = languages if len(languages) > 1 else []
+    return LanguageChoice(languages, raw if raw in languages else ALL, items=True)
 
 
 @dataclass(frozen=True)

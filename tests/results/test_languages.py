@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 from scipy import stats as scipy_stats
 
+from evaluations.services.rubric_scores import run_rubric_scores
 from results.models import PassRateSummary, SummaryLevel
 from results.selectors import summary_languages
 from results.services import results_refresh, summaries_refresh
@@ -20,9 +21,11 @@ from results.services.languages import (
     pooled_languages_note,
 )
 from results.services.teen_adult import teen_adult_test
+from rubrics.models import RubricItem
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import completed_run, metric_version
 from tests.results.language_runs import bilingual_run, language_scenario
+from tests.results.public_data import add_rubric_responses, published_run
 
 
 @pytest.mark.django_db
@@ -344,3 +347,24 @@ def test_label_and_home_give_each_language_and_say_the_pooled_ones_pool(
     assert 'data-testid="home-languages-pooled"' in home
     assert "In English:" in home
     assert "In Spanish:" in home
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="grades a rubric run and renders its results in two languages")
+def test_rubric_results_switch_language_and_say_the_pooled_ones_pool(client):
+    run = published_run(version="3.0.0")
+    add_rubric_responses(run, n_items=6)
+    spanish_items = list(
+        RubricItem.objects.filter(responses__run=run).distinct().order_by("key")[:3]
+    )
+    RubricItem.objects.filter(pk__in=[i.pk for i in spanish_items]).update(language="es")
+    page = reverse("results:rubrics")
+    pooled = client.get(f"{page}?run={run.pk}").content.decode()
+    assert "pooled across English and Spanish items" in pooled
+    assert "n = 6" in pooled
+    spanish = client.get(f"{page}?run={run.pk}&lang=es").content.decode()
+    assert "n = 3" in spanish
+    assert "n = 6" not in spanish
+    target = run.targets.order_by("pk").first()
+    (scores,) = [s for s in run_rubric_scores(run=run, language="es") if s.target_id == target.pk]
+    assert scores.items == 3
