@@ -17,7 +17,6 @@ from ..label import (
 )
 from ..label_export import ExportUnavailable, chromium_path
 from ..label_files import label_files_soon, label_image, stored_label
-from ..language_pages import LanguageChoice, language_choice
 from ..plain_labels import category_lead, compare_lead, label_lead, overview_lead
 from ..selectors import (
     public_run_for_target,
@@ -33,20 +32,14 @@ from ..services.judge_trust import (
 )
 from ..services.label_history import label_history
 from ..services.swap_study import swap_lines_for_target
-from .common import PublicRunMixin
+from .common import LanguageSwitchMixin, PublicRunMixin
 
 
-class LabelMixin(PublicRunMixin):
+class LabelMixin(LanguageSwitchMixin, PublicRunMixin):
     page_cache_params: tuple[str, ...] = ("run", "age", "lang")
 
     def age(self) -> str:
         return label_age(self.request.GET.get("age"))
-
-    def lang(self, run) -> LanguageChoice:
-        """The language asked for among the run's (one query, once per request)."""
-        if getattr(self, "_lang", None) is None:
-            self._lang = language_choice(run, self.request.GET.get("lang"))
-        return self._lang
 
     def language(self, run) -> str:
         """The summary language to read: blank (every language) without asking the database
@@ -54,15 +47,6 @@ class LabelMixin(PublicRunMixin):
         if not self.request.GET.get("lang"):
             return ""
         return self.lang(run).summary_language
-
-    def language_context(self, run) -> dict:
-        """The language switch, as `age_context` is the population's."""
-        lang = self.lang(run)
-        return {
-            "lang_choice": lang,
-            "lang_links": lang.links(self.request.GET.dict()),
-            "reader_lang": lang.reader_lang,
-        }
 
     def profile_for(self, run, pk) -> object:
         target = run_target(run, pk)
