@@ -64,6 +64,7 @@ def test_cells_carry_the_language_and_teen_pairs_with_adult_within_it():
 
 
 @pytest.mark.django_db
+@pytest.mark.slow(reason="writes a bilingual run of 192 conversations and refreshes its summaries")
 def test_each_language_gets_its_own_pass_rates_beside_the_pooled_ones():
     run = bilingual_run(metrics=2, models=2, spanish_drop=0.3)
     summaries_refresh(run=run, n_resamples=20)
