@@ -136,11 +136,13 @@ def _row(label: str, polarity: str, data: dict[str, Any], comparison: dict) -> G
     )
 
 
-def language_gap_panels(run: EvaluationRun, *, metric_version: int | None = None) -> list[GapPanel]:
+def language_gap_panels(
+    run: EvaluationRun, *, metric_version: int | None = None, stored: dict | None = None
+) -> list[GapPanel]:
     """Per compared language, its difference from the reference: overall and per model
     (``metric_version`` None) or, for one metric, over its models and per model. One
-    query."""
-    analysis = run_language_analysis(run=run)
+    query, none when the caller has the analysis's ``languages`` (``stored``)."""
+    analysis = run_language_analysis(run=run) if stored is None else stored
     panels = []
     for comparison in analysis.get("comparisons", []):
         rows: list[GapRow] = []

@@ -369,3 +369,12 @@ def test_rubric_results_switch_language_and_say_the_pooled_ones_pool(client):
     target = run.targets.order_by("pk").first()
     (scores,) = [s for s in run_rubric_scores(run=run, language="es") if s.target_id == target.pk]
     assert scores.items == 3
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="refreshes a bilingual run and renders the methodology page")
+def test_methodology_page_shows_the_language_comparison(client, refreshed_bilingual_run):
+    run = refreshed_bilingual_run
+    html = client.get(f"{reverse('results:methodology')}?run={run.pk}").content.decode()
+    assert "Spanish versus English on the same situations" in html
+    assert 'data-testid="language-gap-reading"' in html
