@@ -141,8 +141,8 @@ def _estimates(
         out.append(
             estimate.with_exclusions(
                 [
-                    Exclusion(f"situations without a {reference} counterpart", only_compared),
-                    Exclusion(f"situations without a {language} counterpart", only_reference),
+                    Exclusion(f"situations judged only in {language}", only_compared),
+                    Exclusion(f"situations judged only in {reference}", only_reference),
                 ]
             )
         )

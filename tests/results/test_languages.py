@@ -151,7 +151,7 @@ def test_the_comparison_is_the_paired_difference_and_says_what_it_left_out():
     assert metric["value"] == pytest.approx(reference.statistic * 0 + (spanish - english).mean())
     assert metric["n_clusters"] == 5
     assert metric["n"] == 10
-    assert {"reason": "situations without a es counterpart", "count": 1} in metric["excluded"]
+    assert {"reason": "situations judged only in en", "count": 1} in metric["excluded"]
     model = found["metrics"][0]["models"][0]["difference"]
     assert model["value"] == pytest.approx(metric["value"])
 
