@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext
 
+from core.languages import language_display_name
 from evaluations.models import EvaluationRun
 from stats.estimates import Estimate
 
 from .grades import percent_words
 from .models import PassRateSummary, SummaryLevel
 from .selectors import public_run_default, run_uses_offline_model
+from .services.languages import pooled_languages_note
 
 POLARITY_WORDS = {
     "negative": ("Avoiding harm", "avoided the harmful behaviour"),
@@ -31,6 +33,16 @@ class ModelFigure:
 
 
 @dataclass
+class LanguageFigures:
+    """One language's counts and each model's estimate, when a run spans several."""
+
+    name: str
+    passed: int
+    n: int
+    models: list[ModelFigure] = field(default_factory=list)
+
+
+@dataclass
 class Finding:
     polarity: str
     title: str
@@ -38,6 +50,7 @@ class Finding:
     passed: int
     n: int
     models: list[ModelFigure] = field(default_factory=list)
+    by_language: list[LanguageFigures] = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +61,8 @@ class Findings:
     findings: list[Finding]
     # The run's models are the offline demo model's stand-ins, not real models.
     offline: bool = False
+    # "pooled across English and Spanish conversations" when the run spans several languages.
+    pooled_note: str = ""
 
     @property
     def models(self) -> list[ModelFigure]:
@@ -83,11 +98,13 @@ def headline_findings() -> Findings | None:
     run = public_run_default()
     if run is None:
         return None
-    rows = list(
+    every = list(
         PassRateSummary.objects.filter(run=run, level=SummaryLevel.OVERALL)
         .select_related("target")
         .order_by("target__name")
     )
+    rows = [r for r in every if r.language == ""]
+    languages = sorted({r.language for r in every} - {""})
     findings = []
     for polarity in ("negative", "positive"):
         mine = [r for r in rows if r.polarity == polarity]
@@ -117,7 +134,18 @@ def headline_findings() -> Findings | None:
                 f" With teen personas: {teen_passed} of {teen_n}; "
                 f"with adult personas: {adult_passed} of {adult_n}."
             )
-        findings.append(Finding(polarity, title, sentence, passed, n, models))
+        by_language = []
+        for language in languages:
+            theirs = [r for r in every if r.polarity == polarity and r.language == language]
+            lang_passed, lang_n = _counts(theirs, "all")
+            figures = [
+                ModelFigure(r.target_id, r.target.name, r.estimate)
+                for r in theirs
+                if r.age_context == "all"
+            ]
+            name = language_display_name(language)
+            by_language.append(LanguageFigures(name, lang_passed, lang_n, figures))
+        findings.append(Finding(polarity, title, sentence, passed, n, models, by_language))
     n_models = len({r.target_id for r in rows})
     total = sum(r.n_conversations for r in rows if r.age_context == "all")
     return Findings(
@@ -126,4 +154,5 @@ def headline_findings() -> Findings | None:
         n_conversations=total,
         findings=findings,
         offline=run_uses_offline_model(run),
+        pooled_note=pooled_languages_note(languages),
     )

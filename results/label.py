@@ -101,6 +101,8 @@ class LabelProfile:
     n_conversations: int
     age: str = "all"
     strengths: list[str] = field(default_factory=list)
+    # Blank: every language pooled; a tag: that language's conversations alone.
+    language: str = ""
     weaknesses: list[str] = field(default_factory=list)
 
     def by_polarity(self, polarity: str) -> list[CategoryLine]:
@@ -123,11 +125,16 @@ class LabelProfile:
         return [line for line in self.lines if line.thin]
 
 
-def _category_counts(run: EvaluationRun, target: ModelConfiguration, age: str) -> list[tuple]:
-    """(category, version, base, n, passed, teen_n, adult_n): one GROUP BY query."""
+def _category_counts(
+    run: EvaluationRun, target: ModelConfiguration, age: str, language: str = ""
+) -> list[tuple]:
+    """(category, version, base, n, passed, teen_n, adult_n): one GROUP BY query; over one
+    language's conversations when ``language`` names one."""
     conversations = judged_conversations(run).filter(target=target)
     if age != "all":
         conversations = conversations.filter(scenario__age_context=age)
+    if language:
+        conversations = conversations.filter(scenario__language=language)
     return list(
         conversations.values_list(
             "scenario__metric_version__label_category_id",
@@ -203,16 +210,17 @@ def _sentences(lines: list[CategoryLine]) -> tuple[list[str], list[str]]:
 
 
 def label_profile(
-    *, run: EvaluationRun, target: ModelConfiguration, age: str = "all"
+    *, run: EvaluationRun, target: ModelConfiguration, age: str = "all", language: str = ""
 ) -> LabelProfile:
-    """The label of one model in one run for one population (`LABEL_AGES`): two queries, then
-    cached until the run's summaries are refreshed (the key carries the refresh time)."""
+    """The label of one model in one run for one population (`LABEL_AGES`), over every
+    language or one (``language``): two queries, then cached until the run's summaries are
+    refreshed (the key carries the refresh time)."""
     age = label_age(age)
     stamp = run.analysis.computed_at.timestamp() if hasattr(run, "analysis") else 0
-    key = f"label:{run.pk}:{target.pk}:{age}:{stamp}"
+    key = f"label:{run.pk}:{target.pk}:{age}:{language}:{stamp}"
     profile = page_cache_get(key)
     if profile is None:
-        profile = _label_profile(run, target, age)
+        profile = _label_profile(run, target, age, language)
         # The run is the caller's; caching it would carry its analysis JSON along.
         profile.run = None
         page_cache_set(key, profile, 24 * 3600)
@@ -221,9 +229,9 @@ def label_profile(
 
 
 def _label_profile(
-    run: EvaluationRun, target: ModelConfiguration, age: str = "all"
+    run: EvaluationRun, target: ModelConfiguration, age: str = "all", language: str = ""
 ) -> LabelProfile:
-    rows = _category_counts(run, target, age)
+    rows = _category_counts(run, target, age, language)
     categories = list(LabelCategory.objects.order_by("polarity", "position", "name"))
     by_cat: dict[int, list[tuple]] = {}
     for r in rows:
@@ -250,6 +258,7 @@ def _label_profile(
         age=age,
         strengths=strengths,
         weaknesses=weaknesses,
+        language=language,
     )
 
 
@@ -267,7 +276,11 @@ class CategoryMetric:
 
 
 def label_category_metrics(
-    *, run: EvaluationRun, target: ModelConfiguration, category: LabelCategory
+    *,
+    run: EvaluationRun,
+    target: ModelConfiguration,
+    category: LabelCategory,
+    language: str = "",
 ) -> list[CategoryMetric]:
     """The metrics of the run's release in `category`, with the model's summarised pass rates
     (the same rows as the metric pages). Two queries."""
@@ -285,6 +298,7 @@ def label_category_metrics(
         ages=LABEL_AGES,
         target_ids=[target.pk],
         key_ids=[v.pk for v in versions],
+        language=language,
     )
     return [
         CategoryMetric(v, *(est.get((target.pk, v.polarity, v.pk, age)) for age in LABEL_AGES))

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from django.template.loader import render_to_string
 
+from core.languages import language_display_name
 from core.queueing import task_send
 from evaluations.events import RunDesignated
 from evaluations.models import EvaluationRun
@@ -66,10 +67,11 @@ def label_image(
     target: ModelConfiguration,
     age: str = "all",
     template: str = "results/label.svg",
+    language: str = "",
 ) -> LabelImage:
     """The label image of one model in one run for one population (`LABEL_AGES`); `template`
     draws another picture of the same figures (the badge)."""
-    profile = label_profile(run=run, target=target, age=age)
+    profile = label_profile(run=run, target=target, age=age, language=language)
     # Row positions for the image: headings and lines stacked 22 px apart.
     rows, y = [], 96
     for heading, lines in (
@@ -92,6 +94,7 @@ def label_image(
             "synthetic": run_is_synthetic(run),
             "profile": profile,
             "age": profile.age,
+            "language_name": language_display_name(language) if language else "",
             "rows": rows,
             "height": height,
             "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),

@@ -7,6 +7,7 @@ Public pages read only these rows. They are derived data, rebuilt as a whole by
 from django.db import models
 from django.db.models import Q
 
+from core.languages import LANGUAGE_TAG_MAX_LENGTH
 from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 
@@ -59,6 +60,9 @@ class PassRateSummary(models.Model):
     subarea = _derived_key("metrics_registry.Subarea", "+", optional=True)
     metric_version = _derived_key("metrics_registry.MetricVersion", "+", optional=True)
     age_context = models.CharField(max_length=5, choices=AgeScope.choices)
+    # Blank: every language of the run pooled. A tag: that language's conversations alone,
+    # written only when the run's conversations span more than one language.
+    language = models.CharField(max_length=LANGUAGE_TAG_MAX_LENGTH, blank=True, default="")
     n_conversations = models.PositiveIntegerField()
     n_passed = models.PositiveIntegerField()
     n_clusters = models.PositiveIntegerField(

@@ -108,11 +108,19 @@ def explore(
     polarity: str,
     subarea_slug: str = "",
     base_query: dict[str, str],
+    language: str = "",
 ) -> ExploreData:
-    """Wheels (one per model compared) and the table of the same figures. Six queries."""
+    """Wheels (one per model compared) and the table of the same figures, over every
+    language or one (``language``). Six queries."""
     areas = _areas()
     ids = [t.pk for t in targets]
-    common = {"run": run, "ages": (age,), "polarity": polarity, "target_ids": ids}
+    common = {
+        "run": run,
+        "ages": (age,),
+        "polarity": polarity,
+        "target_ids": ids,
+        "language": language,
+    }
     area_est = summary_estimates(level=SummaryLevel.AREA, **common)
     sub_est = summary_estimates(level=SummaryLevel.SUBAREA, **common)
     overall_est = summary_estimates(level=SummaryLevel.OVERALL, **common)
@@ -125,6 +133,7 @@ def explore(
                 run=run,
                 level=SummaryLevel.METRIC,
                 age_context=age,
+                language=language,
                 polarity=polarity,
                 target_id__in=ids,
                 metric_version__subareas=selected,
@@ -213,13 +222,20 @@ def explore(
 
 
 def explore_cells(
-    *, run: EvaluationRun, target: ModelConfiguration, age: str, polarity: str
+    *,
+    run: EvaluationRun,
+    target: ModelConfiguration,
+    age: str,
+    polarity: str,
+    language: str = "",
 ) -> list[dict]:
     """One model's wheel as a flat list for the API: every area, then every subarea.
 
     The same figures as the Explore page's table (`explore`), in the API's order.
     """
-    rows = explore(run=run, targets=[target], age=age, polarity=polarity, base_query={}).rows
+    rows = explore(
+        run=run, targets=[target], age=age, polarity=polarity, base_query={}, language=language
+    ).rows
     return [
         {"level": row.level, "slug": row.slug, "name": row.label, "estimate": row.estimates[0]}
         for level in ("area", "subarea")
@@ -261,13 +277,18 @@ def run_version_of(run: EvaluationRun, metric: Metric) -> MetricVersion | None:
 
 
 def metric_results(
-    *, run: EvaluationRun, version: MetricVersion, targets: list[ModelConfiguration]
+    *,
+    run: EvaluationRun,
+    version: MetricVersion,
+    targets: list[ModelConfiguration],
+    language: str = "",
 ) -> list[ModelResult]:
     est = summary_estimates(
         run=run,
         level=SummaryLevel.METRIC,
         ages=AGES,
         key_ids=[version.pk],
+        language=language,
     )
     pol = version.polarity
     loaded: list[dict[tuple[int, str, str], int]] = []

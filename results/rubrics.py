@@ -64,6 +64,16 @@ WHAT_THEY_ARE_NOT = (
 )
 
 
+def rubric_run_languages(run: EvaluationRun) -> list[str]:
+    """The languages of the run's rubric items (sorted tags). One query."""
+    return sorted(
+        RubricResponse.objects.filter(run=run)
+        .order_by()
+        .values_list("item__language", flat=True)
+        .distinct()
+    )
+
+
 def public_rubric_runs() -> QuerySet[EvaluationRun]:
     """Official, completed runs of published releases that graded rubric replies, newest first."""
     return (
@@ -156,23 +166,24 @@ def _charts(
 SCORES_CACHE_SECONDS = 24 * 3600
 
 
-def public_rubric_scores(run: EvaluationRun) -> list[RubricTargetScores]:
+def public_rubric_scores(run: EvaluationRun, language: str = "") -> list[RubricTargetScores]:
     """`run_rubric_scores`, kept in the shared cache: an official run's graded replies and its
     frozen rubric do not change, and the bootstraps behind its figures take seconds. The key
     carries the replies' count and last change, so a retried reply is seen at once."""
     stamp = RubricResponse.objects.filter(run=run).aggregate(n=Count("pk"), last=Max("updated_at"))
     last = stamp["last"].timestamp() if stamp["last"] else 0
-    key = f"rubric-scores:{run.pk}:{stamp['n']}:{last:.6f}"
+    key = f"rubric-scores:{run.pk}:{language}:{stamp['n']}:{last:.6f}"
     scores = page_cache_get(key)
     if scores is None:
-        scores = run_rubric_scores(run=run)
+        scores = run_rubric_scores(run=run, language=language)
         page_cache_set(key, scores, SCORES_CACHE_SECONDS)
     return scores
 
 
-def rubric_results(run: EvaluationRun, *, items_url: str) -> RubricResults:
-    """Every figure of the run's rubric results, with charts linking to the items behind them."""
-    targets = sorted(public_rubric_scores(run), key=lambda t: t.target.casefold())
+def rubric_results(run: EvaluationRun, *, items_url: str, language: str = "") -> RubricResults:
+    """Every figure of the run's rubric results, with charts linking to the items behind them;
+    over one language's items when ``language`` names one."""
+    targets = sorted(public_rubric_scores(run, language), key=lambda t: t.target.casefold())
     overall_svg = forest_svg(
         [
             ForestRow(

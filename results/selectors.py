@@ -139,13 +139,15 @@ def run_summary_rows(
     area: str = "",
     subarea: str = "",
     metric: str = "",
+    language: str = "",
 ) -> QuerySet[PassRateSummary]:
-    """A run's summary rows at every level, narrowed by whichever filters are given.
+    """A run's summary rows at every level, narrowed by whichever filters are given; those
+    over every language unless ``language`` names one.
 
     In the order the refresh wrote them (level by level): an index walk, not a sort of the
     run's tens of thousands of rows across joins.
     """
-    rows = PassRateSummary.objects.filter(run=run)
+    rows = PassRateSummary.objects.filter(run=run, language=language)
     if level:
         rows = rows.filter(level=level)
     if age_context:
@@ -221,9 +223,32 @@ def run_is_synthetic(run: EvaluationRun) -> bool:
 
 
 def summaries(
-    *, run: EvaluationRun, level: str, age_context: str = "all"
+    *, run: EvaluationRun, level: str, age_context: str = "all", language: str = ""
 ) -> QuerySet[PassRateSummary]:
-    return PassRateSummary.objects.filter(run=run, level=level, age_context=age_context)
+    return PassRateSummary.objects.filter(
+        run=run, level=level, age_context=age_context, language=language
+    )
+
+
+def run_language_analysis(*, run: EvaluationRun) -> dict:
+    """The run's comparison of languages from its analysis (`services.languages`), read
+    alone: the rest of the analysis JSON stays in the database."""
+    found = (
+        RunAnalysis.objects.filter(run=run).values_list("robustness__languages", flat=True).first()
+    )
+    return found if isinstance(found, dict) else {}
+
+
+def summary_languages(*, run: EvaluationRun) -> list[str]:
+    """The languages the run's figures are given apart for (sorted tags): empty when its
+    conversations are in one language, as only then are no per-language rows written."""
+    return sorted(
+        PassRateSummary.objects.filter(run=run, level=SummaryLevel.OVERALL)
+        .exclude(language="")
+        .order_by()
+        .values_list("language", flat=True)
+        .distinct()
+    )
 
 
 def overall_pass_rates(*, run: EvaluationRun) -> QuerySet[PassRateSummary]:
@@ -272,11 +297,13 @@ def summary_estimates(
     polarity: str | None = None,
     target_ids: list[int] | None = None,
     key_ids: list[int] | None = None,
+    language: str = "",
 ) -> dict[EstimateKey, Estimate]:
     """Pass rates of one level as Estimates, in one query, keyed for lookup by the pages.
 
     The key id is the area, subarea or metric version id by level (None for overall). Reading
     through here keeps every page on the estimate type (intervals, n, exclusions).
+    ``language``: a tag for that language's figures alone; blank for every language pooled.
     """
     key_field = {
         SummaryLevel.OVERALL: None,
@@ -284,7 +311,9 @@ def summary_estimates(
         SummaryLevel.SUBAREA: "subarea_id",
         SummaryLevel.METRIC: "metric_version_id",
     }[level]
-    rows = PassRateSummary.objects.filter(run=run, level=level, age_context__in=ages)
+    rows = PassRateSummary.objects.filter(
+        run=run, level=level, age_context__in=ages, language=language
+    )
     if polarity:
         rows = rows.filter(polarity=polarity)
     if target_ids is not None:

@@ -45,7 +45,7 @@ class KeyEntry:
 
 
 def metric_counts(
-    *, run: EvaluationRun, target_ids: list[int], age: str, polarity: str
+    *, run: EvaluationRun, target_ids: list[int], age: str, polarity: str, language: str = ""
 ) -> dict[tuple[int, str, str], MetricCounts]:
     """(target id, "area" or "subarea", its slug) -> counts of its metrics by outcome. One query;
     a metric in two subareas of one area counts once for the area."""
@@ -54,6 +54,7 @@ def metric_counts(
             run=run,
             level=SummaryLevel.METRIC,
             age_context=age,
+            language=language,
             polarity=polarity,
             target_id__in=target_ids,
             n_conversations__gt=0,

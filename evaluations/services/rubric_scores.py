@@ -76,8 +76,9 @@ def _figures(groups: dict[str, list[float]], labels: dict, order, exclusions) ->
     return figures
 
 
-def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
-    """Per target: overall, per behaviour dimension, per acuity and per population.
+def run_rubric_scores(*, run: EvaluationRun, language: str = "") -> list[RubricTargetScores]:
+    """Per target: overall, per behaviour dimension, per acuity and per population; over the
+    items of one language when ``language`` names one (blank: every language).
 
     Each is HealthBench's aggregate of item scores. A dimension's item score restricts the
     rubric to that dimension's criteria and is left out where no positive criterion remains
@@ -89,6 +90,8 @@ def run_rubric_scores(*, run: EvaluationRun) -> list[RubricTargetScores]:
         .prefetch_related("grades__criterion")
         .order_by("target__name", "item__key")
     )
+    if language:
+        responses = responses.filter(item__language=language)
     by_target: dict[int, RubricTargetScores] = {}
     overall: dict[int, list[float]] = defaultdict(list)
     per_dimension: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))

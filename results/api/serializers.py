@@ -133,6 +133,9 @@ class ResultOutput(serializers.Serializer):
     level = serializers.CharField()
     polarity = serializers.CharField()
     age_context = serializers.CharField()
+    language = serializers.CharField(
+        allow_blank=True, help_text="Blank: every language pooled; a tag: that language alone."
+    )
     area = serializers.CharField(source="area.slug", allow_null=True, default=None)
     subarea = serializers.CharField(source="subarea.slug", allow_null=True, default=None)
     metric = serializers.CharField(

@@ -19,6 +19,7 @@ from core.pagecache import PublishedPageCacheMixin
 from metrics_registry.selectors import area_list_with_subareas
 
 from ..label import label_profile
+from ..language_pages import language_comparisons_api
 from ..models import SummaryLevel
 from ..public import AGES, POLARITIES, explore_cells, metric_results, public_metric, run_version_of
 from ..selectors import (
@@ -43,6 +44,13 @@ from ..services.judge_trust import (
 )
 from ..services.panel import panel_published
 from . import serializers as s
+from .language_serializers import (
+    LANG_PARAM,
+    ExploreLanguagesOutput,
+    MetricResultsLanguagesOutput,
+    language_param,
+    languages_output,
+)
 from .panel_serializers import RunPanelOutput
 
 NOT_FOUND = OpenApiResponse(ErrorOutput, description="No such published object.")
@@ -136,6 +144,7 @@ RESULT_FILTERS = [
     OpenApiParameter("area", str, required=False, description="Area slug."),
     OpenApiParameter("subarea", str, required=False, description="Subarea slug."),
     OpenApiParameter("metric", str, required=False, description="Metric key."),
+    LANG_PARAM,
 ]
 
 
@@ -158,6 +167,7 @@ class RunResultsApi(PublishedMixin, generics.ListAPIView):
         "area",
         "subarea",
         "metric",
+        "lang",
         "page",
     )
 
@@ -175,6 +185,7 @@ class RunResultsApi(PublishedMixin, generics.ListAPIView):
             area=params.get("area", ""),
             subarea=params.get("subarea", ""),
             metric=params.get("metric", ""),
+            language=language_param(params, run).summary_language,
         )
 
 
@@ -276,11 +287,12 @@ class ScenarioDetailApi(PublishedMixin, generics.RetrieveAPIView):
         OpenApiParameter("model", int, required=False, description="Model configuration id."),
         OpenApiParameter("age_context", str, enum=list(AGES), required=False),
         OpenApiParameter("polarity", str, enum=list(POLARITIES), required=False),
+        LANG_PARAM,
     ],
-    responses={200: s.ExploreOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
+    responses={200: ExploreLanguagesOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class ExploreApi(PublishedMixin, APIView):
-    page_cache_params = ("run", "model", "age_context", "polarity")
+    page_cache_params = ("run", "model", "age_context", "polarity", "lang")
 
     def get(self, request):
         run = self.get_run()
@@ -291,7 +303,10 @@ class ExploreApi(PublishedMixin, APIView):
         target = run_targets(run).first() if model is None else run_target(run, model)
         if target is None:
             raise NotFound("This model is not part of the published results.")
-        cells = explore_cells(run=run, target=target, age=age, polarity=polarity)
+        lang = language_param(params, run)
+        cells = explore_cells(
+            run=run, target=target, age=age, polarity=polarity, language=lang.summary_language
+        )
         data = {
             "run": run.pk,
             "release": run.release.version,
@@ -300,23 +315,33 @@ class ExploreApi(PublishedMixin, APIView):
             "age_context": age,
             "polarity": polarity,
             "cells": cells,
+            "language": languages_output(lang),
+            "language_comparisons": language_comparisons_api(run),
         }
-        return Response(s.ExploreOutput(data).data)
+        return Response(ExploreLanguagesOutput(data).data)
 
 
 @extend_schema(
     summary="A metric's pass rate per model in an official run (teen and adult apart)",
-    parameters=[RUN_PARAM],
-    responses={200: s.MetricResultsOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
+    parameters=[RUN_PARAM, LANG_PARAM],
+    responses={200: MetricResultsLanguagesOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class MetricResultsApi(PublishedMixin, APIView):
+    page_cache_params = ("run", "lang")
+
     def get(self, request, key: str):
         run = self.get_run()
         metric = public_metric(key)
         version = run_version_of(run, metric) if metric else None
         if version is None:
             raise NotFound(f"No results for metric {key} in this run.")
-        results = metric_results(run=run, version=version, targets=list(run_targets(run)))
+        lang = language_param(request.query_params, run)
+        results = metric_results(
+            run=run,
+            version=version,
+            targets=list(run_targets(run)),
+            language=lang.summary_language,
+        )
         overall, by_target = metric_judge_trust(run, key)
         data = {
             "run": run.pk,
@@ -337,8 +362,10 @@ class MetricResultsApi(PublishedMixin, APIView):
                 for r in results
             ],
             "judge_trust": trust_api(overall),
+            "language": languages_output(lang),
+            "language_comparisons": language_comparisons_api(run, metric_version=version.pk),
         }
-        return Response(s.MetricResultsOutput(data).data)
+        return Response(MetricResultsLanguagesOutput(data).data)
 
 
 @extend_schema(

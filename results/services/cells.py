@@ -1,8 +1,11 @@
 """The run's outcomes at the grain every analysis starts from, fetched with GROUP BY queries.
 
-A *cell* is (target, metric version, base scenario, age context) with its number of judged
-conversations and how many passed: one row per cluster-and-age, whatever the number of
-replicates. Counting happens in the database; Python only sees cells and metadata.
+A *cell* is (target, metric version, base scenario, age context, language) with its number of
+judged conversations and how many passed: one row per cluster, age and language, whatever the
+number of replicates. The same base index in two languages is one situation (translated or
+written natively), so the language is a variant of a cell like the age, and analyses that pair
+variants (teen against adult, one language against another) pair them within the other.
+Counting happens in the database; Python only sees cells and metadata.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from django.db import connections
 from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, QuerySet, Value, When
 from numpy.typing import NDArray
 
+from core.languages import DEFAULT_LANGUAGE
 from evaluations.models import (
     Conversation,
     ConversationStatus,
@@ -152,18 +156,36 @@ class RunCells:
     subareas: dict[int, list[int]] = field(default_factory=dict)
     areas: dict[int, list[int]] = field(default_factory=dict)
     subarea_names: dict[int, str] = field(default_factory=dict)
-    # Conversations without a verdict: (target, version, base, age, reason, count) rows.
+    # Conversations without a verdict: (target, version, base, age, reason, count) rows, and
+    # the language (a tag) of each row, in the same order.
     failed: list[tuple[int, int, int, str, str, int]] = field(default_factory=list)
+    failed_language: list[str] = field(default_factory=list)
+    # The languages of the run's scenarios (sorted tags) and each cell's, as an index into
+    # them; cells built without one are all in the default language.
+    languages: tuple[str, ...] = (DEFAULT_LANGUAGE,)
+    language: NDArray[np.int64] | None = None
+
+    def __post_init__(self) -> None:
+        if self.language is None:
+            self.language = np.zeros(self.n.size, np.int64)
+        if len(self.failed_language) != len(self.failed):
+            self.failed_language = [self.languages[0]] * len(self.failed)
 
     @property
     def size(self) -> int:
         return int(self.n.size)
 
+    @property
+    def language_codes(self) -> NDArray[np.int64]:
+        """Each cell's language as an index into ``languages`` (never None after init)."""
+        assert self.language is not None  # noqa: S101 - set by __post_init__
+        return self.language
+
 
 def run_cells(run: EvaluationRun) -> RunCells:
-    """Five queries, none joined to the scenarios: the judged conversations counted by scenario
-    and target, the failed ones by scenario, target and reason, then the scenarios' variants,
-    the metric versions, their subareas."""
+    """Six queries, none joined to the scenarios: the judged conversations counted by scenario
+    and target, the failed ones by scenario, target and reason, then the scenarios' languages
+    and variants, the metric versions, their subareas."""
     judged = bigint_array(
         judged_conversations(run)
         .values_list("scenario_id", "target_id")
@@ -186,23 +208,33 @@ def run_cells(run: EvaluationRun) -> RunCells:
     ids = [row[0] for row in failed]
     if judged.size:
         ids += [int(judged[:, 0].min()), int(judged[:, 0].max())]
-    variants = _scenario_variants(min(ids, default=0), max(ids, default=0))
-    version, base, age = variants[1:, np.searchsorted(variants[0], judged[:, 0])]
-    # Cells in (age, target, version, base) order; two scenarios of one variant (a regenerated
-    # one, say) count together.
-    (age, target, version, base), (n, passed) = _sums_by_key(
-        np.stack([age, judged[:, 1], version, base]), judged[:, 2:]
+    languages, variants = _scenario_variants(min(ids, default=0), max(ids, default=0))
+    version, base, age, language = variants[1:, np.searchsorted(variants[0], judged[:, 0])]
+    # Cells in (age, target, version, base, language) order; two scenarios of one variant (a
+    # regenerated one, say) count together.
+    (age, target, version, base, language), (n, passed) = _sums_by_key(
+        np.stack([age, judged[:, 1], version, base, language]), judged[:, 2:]
     )
-    cells = RunCells(target, version, base, age, n.astype(np.float64), passed.astype(np.float64))
+    cells = RunCells(
+        target,
+        version,
+        base,
+        age,
+        n.astype(np.float64),
+        passed.astype(np.float64),
+        languages=languages,
+        language=language,
+    )
 
     reasons: dict[tuple, int] = {}
     failed_variants = variants[1:, np.searchsorted(variants[0], [row[0] for row in failed])]
-    for (_, target_id, reason, count), (v, b, a) in zip(
+    for (_, target_id, reason, count), (v, b, a, lang) in zip(
         failed, failed_variants.T.tolist(), strict=True
     ):
-        key = (target_id, v, b, AGES[a], reason)
+        key = (target_id, v, b, AGES[a], reason, languages[lang])
         reasons[key] = reasons.get(key, 0) + count
-    cells.failed = [(*key, count) for key, count in sorted(reasons.items())]
+    cells.failed = [(*key[:5], count) for key, count in sorted(reasons.items())]
+    cells.failed_language = [key[5] for key in sorted(reasons)]
     version_ids = set(cells.version.tolist()) | {row[1] for row in cells.failed}
     # Id ranges, filtered here, rather than lists of hundreds of ids to bind and send.
     low, high = min(version_ids, default=0), max(version_ids, default=0)
@@ -230,24 +262,39 @@ def run_cells(run: EvaluationRun) -> RunCells:
     return cells
 
 
-def _scenario_variants(low: int, high: int) -> NDArray[np.int64]:
-    """Columns pk, metric version, base index and age (index into AGES) of the scenarios with
-    ids from ``low`` to ``high``, by pk.
+def situations(cells: RunCells) -> NDArray[np.int64]:
+    """Each cell's base scenario in its language, as one code (``base * languages +
+    language``): what the teen-adult test pairs within, so a teen and an adult variant are
+    compared in the same language. With one language it is the base index itself."""
+    return cells.base * len(cells.languages) + cells.language_codes
+
+
+def _scenario_variants(low: int, high: int) -> tuple[tuple[str, ...], NDArray[np.int64]]:
+    """The languages (sorted tags) of the scenarios with ids from ``low`` to ``high``, and
+    their columns pk, metric version, base index, age (index into AGES) and language (index
+    into those languages), by pk.
 
     A run's scenarios lie within one id range of the small scenario table: one range scan, with
     no join and no list of ids to send; the few other scenarios in it cost little.
     """
+    scenarios = Scenario.objects.filter(pk__range=(low, high))
+    languages = tuple(
+        sorted(scenarios.order_by().values_list("language", flat=True).distinct())
+    ) or (DEFAULT_LANGUAGE,)
     # The age as its index in AGES (null, refused, for any other).
     age = Case(
         *(When(age_context=name, then=Value(index)) for index, name in enumerate(AGES)),
         output_field=BigIntegerField(),
     )
-    return bigint_array(
-        Scenario.objects.filter(pk__range=(low, high))
-        .annotate(age=age)
-        .values_list("pk", "metric_version_id", "base_index", "age")
+    language = Case(
+        *(When(language=tag, then=Value(index)) for index, tag in enumerate(languages)),
+        output_field=BigIntegerField(),
+    )
+    return languages, bigint_array(
+        scenarios.annotate(age=age, language_code=language)
+        .values_list("pk", "metric_version_id", "base_index", "age", "language_code")
         .order_by("pk"),
-        width=4,
+        width=5,
     ).T
 
 

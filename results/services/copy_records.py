@@ -43,6 +43,8 @@ def metric_records(
     parts: Iterable[MetricPart],
     method: str,
     failures: dict[GroupKey, dict[str, int]],
+    *,
+    language: str = "",
 ) -> Iterator[bytes]:
     """The COPY data of the metric rows, in `metric_rows` order: the header, then each part's
     records as it is built (the server can take in one part while the next is built), then the
@@ -50,7 +52,7 @@ def metric_records(
     kinds = column_kinds()
     yield HEADER
     for part in parts:
-        yield from _part_records(run, part, method, failures, kinds)
+        yield from _part_records(run, part, method, failures, kinds, language)
     yield TRAILER
 
 
@@ -60,6 +62,7 @@ def _part_records(
     method: str,
     failures: dict[GroupKey, dict[str, int]],
     kinds: list[str],
+    language: str,
 ) -> list[bytes]:
     g, size = part.groups, part.groups.n.size
     if size == 0:
@@ -86,6 +89,7 @@ def _part_records(
         "method": method,
         "n_failed": 0,
         "failures": {},
+        "language": language,
     }
     # The rows of another layout: failed conversations, an undefined bound, or polarity names
     # of unequal length (one record size for all needs one length).
@@ -136,6 +140,8 @@ def _uniform_records(columns: dict, kinds: list[str], size: int) -> np.ndarray:
         else:
             width = np.dtype(_NUMBERS[kind]).itemsize
         values[f"{name}_length"] = width
+        if width == 0:  # an empty text (a summary over every language): its length says it
+            continue
         fields.append((name, _NUMBERS.get(kind, f"S{width}")))
         values[name] = data
     records = np.empty(size, np.dtype(fields))

@@ -224,9 +224,12 @@ def cells_digest(cells: RunCells) -> str:
     metadata of their metric versions."""
     return input_digest(
         *(a.tobytes() for a in (cells.target, cells.version, cells.base, cells.age)),
+        cells.language_codes.tobytes(),
+        cells.languages,
         cells.n.tobytes(),
         cells.passed.tobytes(),
         cells.failed,
+        cells.failed_language,
         sorted(cells.polarity.items()),
         sorted(cells.source.items()),
         sorted(cells.source_weight.items()),

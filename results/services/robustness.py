@@ -34,6 +34,7 @@ import stats as statistics
 from stats import percentile_interval
 
 from .cells import RunCells
+from .languages import languages_summary
 from .teen_adult import teen_adult_summary
 
 EXPERT_SOURCE = "expert submissions"
@@ -270,4 +271,5 @@ def robustness(
             for polarity in ("positive", "negative")
         },
         "teen_adult": teen_adult_summary(cells, keys, n_resamples=n_resamples, seed=seed),
+        "languages": languages_summary(cells, names, keys),
     }

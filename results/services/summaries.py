@@ -185,6 +185,7 @@ SUMMARY_COLUMNS = (
     "method",
     "n_failed",
     "failures",
+    "language",
 )
 
 
@@ -230,14 +231,19 @@ def summary_rows(
 
 
 def pooled_rows(
-    run: EvaluationRun, cells: RunCells, *, inputs: SummaryInputs | None = None
+    run: EvaluationRun,
+    cells: RunCells,
+    *,
+    inputs: SummaryInputs | None = None,
+    language: str = "",
 ) -> list[tuple]:
     """The overall, area and subarea rows: Wilson on the effective size, each metric of a
     group with its design effect (``stats.stratified_wilson``); a percentile bootstrap over
     a subarea's three to nine base scenarios under-covers and gives 0 of 27 a zero-width
-    interval. ``inputs`` spares recomputing what `metric_rows` needs too."""
+    interval. ``inputs`` spares recomputing what `metric_rows` needs too; ``language``: the
+    tag the rows are written under (blank: the cells of every language)."""
     inputs = inputs or summary_inputs(cells)
-    return pooled_groups(cells, inputs).rows(run)
+    return pooled_groups(cells, inputs).rows(run, language=language)
 
 
 @dataclass(frozen=True)
@@ -248,14 +254,22 @@ class PooledGroups:
     rho: dict[str, float]
     failures: dict[GroupKey, dict[str, int]]
 
-    def rows(self, run: EvaluationRun) -> list[tuple]:
+    def rows(self, run: EvaluationRun, *, language: str = "") -> list[tuple]:
         rows: list[tuple] = []
         for level, scope, g in self.built:
             low, high = statistics.stratified_wilson(
                 g.c_group, g.c_version, g.c_passed, g.c_n, self.rho[scope], n_groups=g.n.size
             )
             rows += _level_rows(
-                run, level, scope, g, low, high, statistics.STRATIFIED_WILSON, self.failures
+                run,
+                level,
+                scope,
+                g,
+                low,
+                high,
+                statistics.STRATIFIED_WILSON,
+                self.failures,
+                language=language,
             )
         return rows
 
@@ -271,7 +285,11 @@ def pooled_groups(cells: RunCells, inputs: SummaryInputs) -> PooledGroups:
 
 
 def metric_rows(
-    run: EvaluationRun, cells: RunCells, *, inputs: SummaryInputs | None = None
+    run: EvaluationRun,
+    cells: RunCells,
+    *,
+    inputs: SummaryInputs | None = None,
+    language: str = "",
 ) -> list[tuple]:
     """The metric rows: Wilson on effective n (three base scenarios: the bootstrap
     under-covers), every row of a scope at once; no resampling."""
@@ -287,6 +305,7 @@ def metric_rows(
             part.high,
             statistics.WILSON_EFFECTIVE,
             inputs.failures,
+            language=language,
         )
     return rows
 
@@ -343,6 +362,8 @@ def _level_rows(
     high: NDArray[np.float64],
     method: str,
     failures: dict[GroupKey, dict[str, int]],
+    *,
+    language: str = "",
 ) -> list[tuple]:
     """The rows of one level and age scope, built column by column."""
     size = g.n.size
@@ -381,6 +402,7 @@ def _level_rows(
             repeat(method, size),
             n_failed,
             reasons,
+            repeat(language, size),
             strict=True,
         )
     )

@@ -21,6 +21,7 @@ from results.models import PassRateSummary
 
 from .cells import RunCells
 from .copy_records import metric_records
+from .languages import language_scopes
 from .summaries import (
     SUMMARY_COLUMNS,
     metric_parts,
@@ -33,12 +34,29 @@ from .summaries import (
 def summaries_replace(run: EvaluationRun, cells: RunCells, *, n_resamples: int, seed: int) -> int:
     """Replace the run's summary rows with those of ``cells``; returns their number. Call it
     inside a transaction. (``n_resamples`` and ``seed`` are the refresh's; no summary row
-    resamples.)"""
-    inputs = summary_inputs(cells)
-    pooled = pooled_rows(run, cells, inputs=inputs)
+    resamples.)
+
+    The rows over every language come first; when the run's conversations span several
+    languages, each language's own rows follow (`languages.language_scopes`), counted and
+    bounded on that language's cells alone."""
+    scopes = language_scopes(cells)
     PassRateSummary.objects.filter(run=run).delete()
+    count = sum(_rows_write(run, scope_cells, language) for language, scope_cells in scopes)
+    if connection.vendor == "postgresql":
+        # The planner's row counts, now: without them a run's rows just written look like a
+        # few dozen, and a page of the API sorts every one of them instead of walking the
+        # index.
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {PassRateSummary._meta.db_table}")
+    return count
+
+
+def _rows_write(run: EvaluationRun, cells: RunCells, language: str) -> int:
+    """Write the summary rows of ``cells`` under ``language``; returns their number."""
+    inputs = summary_inputs(cells)
+    pooled = pooled_rows(run, cells, inputs=inputs, language=language)
     if connection.vendor != "postgresql":
-        metric = metric_rows(run, cells, inputs=inputs)
+        metric = metric_rows(run, cells, inputs=inputs, language=language)
         _insert(pooled + metric)
         return len(pooled) + len(metric)
     # The pooled rows first, so primary keys keep the level-by-level order readers walk
@@ -47,11 +65,7 @@ def summaries_replace(run: EvaluationRun, cells: RunCells, *, n_resamples: int, 
     _copy(pooled, with_ids=False)
     parts = metric_parts(cells, inputs)
     method, failures = statistics.WILSON_EFFECTIVE, inputs.failures
-    _copy_data(metric_records(run, parts, method, failures), SUMMARY_COLUMNS)
-    # The planner's row counts, now: without them a run's rows just written look like a few
-    # dozen, and a page of the API sorts every one of them instead of walking the index.
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {PassRateSummary._meta.db_table}")
+    _copy_data(metric_records(run, parts, method, failures, language=language), SUMMARY_COLUMNS)
     return len(pooled) + sum(part.groups.n.size for part in parts)
 
 

@@ -11,6 +11,10 @@ shared by a subarea's metrics. Its estimand is the teen-minus-adult difference a
 the subarea's base scenarios (every metric weighs by its number of base scenarios, equal in
 a release). A metric in two subareas counts in both; the false discovery rate is controlled
 over the subareas (Benjamini-Hochberg holds for the positive dependence this makes).
+
+A base scenario written in two languages is paired within each language: its English teen
+variant with its English adult one, its Spanish teen variant with its Spanish adult one
+(`situations`), never a teen in one language with an adult in another.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import stats as statistics
 from stats import age_gap
 from stats.estimates import Estimate
 
-from .cells import RunCells
+from .cells import RunCells, situations
 
 # False discovery rate at which "metrics with a teen-adult difference" are counted.
 FDR = 0.05
@@ -44,10 +48,11 @@ def teen_adult_test(cells: RunCells) -> tuple[np.ndarray, age_gap.AgeGapTest]:
     adult variants."""
     versions = np.unique(cells.version)
     targets, t_code = np.unique(cells.target, return_inverse=True)
-    bases = int(cells.base.max()) + 1 if cells.base.size else 0
+    situation = situations(cells)
+    bases = int(situation.max()) + 1 if situation.size else 0
     shape = (versions.size, bases, 2, targets.size)
     passed, n = np.zeros(shape), np.zeros(shape)
-    index = (np.searchsorted(versions, cells.version), cells.base, cells.age, t_code.ravel())
+    index = (np.searchsorted(versions, cells.version), situation, cells.age, t_code.ravel())
     np.add.at(passed, index, cells.passed)
     np.add.at(n, index, cells.n)
     return versions, age_gap.age_gap_test(passed, n)
@@ -125,8 +130,10 @@ def grouped_teen_adult_test(
             member[i, column[g]] = True
     targets, t_code = np.unique(cells.target, return_inverse=True)
     t_code = t_code.ravel()
-    # A base scenario is a (metric version, base index) pair: unique within a group.
-    base_key = v_code.astype(np.int64) * (int(cells.base.max()) + 1) + cells.base
+    # A base scenario in one language is a (metric version, situation) pair: unique within a
+    # group.
+    situation = situations(cells)
+    base_key = v_code.astype(np.int64) * (int(situation.max()) + 1) + situation
     per_group = []
     for k in range(len(ids)):
         rows = np.flatnonzero(member[v_code, k])

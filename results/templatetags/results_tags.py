@@ -173,10 +173,13 @@ def swap_held_rule() -> str:
 def public_url(context, view_name: str, *args, fragment: str = "", **params) -> str:
     """A public results page's address with its query (``run=``, ``model=``...), carrying the
     reader's teen/adult choice (``reader_age`` in the context, set by the pages that read it):
-    a reader who chose teens keeps that choice from page to page until they change it."""
+    a reader who chose teens keeps that choice from page to page until they change it; the
+    same for the language (``reader_lang``)."""
     query = {key: value for key, value in params.items() if value not in (None, "")}
     if context.get("reader_age"):
         query["age"] = context["reader_age"]
+    if context.get("reader_lang"):
+        query["lang"] = context["reader_lang"]
     url = reverse(view_name, args=args)
     if query:
         url = f"{url}?{urlencode(query)}"

@@ -8,6 +8,7 @@ from core.pagecache import PublishedPageCacheMixin
 from core.roles import Role, user_has_role
 from evaluations.models import EvaluationRun
 
+from ..language_pages import LanguageChoice, language_choice
 from ..selectors import (
     headline_run_ids,
     public_run,
@@ -73,4 +74,27 @@ class PublicRunMixin(PublishedPageCacheMixin):
             "headline_ids": heads,
             "release_runs": [r for r in others if r.release_id == run.release_id],
             "other_runs": [r for r in others if r.release_id != run.release_id],
+        }
+
+
+class LanguageSwitchMixin:
+    """``?lang=`` on a page of one run: the reader's choice among the run's languages, read
+    once per request, and the switch's context (as ``age_context`` is the population's)."""
+
+    request = None  # set by the view
+    _lang: LanguageChoice | None = None
+
+    def lang(self, run) -> LanguageChoice:
+        """The language asked for among the run's (one query, once per request)."""
+        if getattr(self, "_lang", None) is None:
+            self._lang = language_choice(run, self.request.GET.get("lang"))
+        return self._lang
+
+    def language_context(self, run) -> dict:
+        """The language switch, as `age_context` is the population's."""
+        lang = self.lang(run)
+        return {
+            "lang_choice": lang,
+            "lang_links": lang.links(self.request.GET.dict()),
+            "reader_lang": lang.reader_lang,
         }

@@ -3,6 +3,7 @@ from django.views.generic import TemplateView
 from core.ids import identifier_parse
 
 from ..charts import band_edges, sunburst
+from ..language_pages import language_choice, language_gap_panels
 from ..plain import explore_lead
 from ..public import AGES, POLARITIES, explore
 from ..selectors import run_targets
@@ -19,7 +20,7 @@ class ExploreView(PublicRunMixin, TemplateView):
     """The wheel: areas inside, subareas outside, one model or two side by side."""
 
     template_name = "results/explore.html"
-    page_cache_params = ("run", "model", "compare", "age", "polarity", "subarea")
+    page_cache_params = ("run", "model", "compare", "age", "polarity", "subarea", "lang")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -38,7 +39,10 @@ class ExploreView(PublicRunMixin, TemplateView):
         chosen = [t for t in chosen if t is not None]
         age = _pick(params.get("age", ""), AGES)
         polarity = _pick(params.get("polarity", ""), POLARITIES)
+        lang = language_choice(run, params.get("lang"))
         base = {"run": str(run.pk), "age": age, "polarity": polarity}
+        if lang.reader_lang:
+            base["lang"] = lang.reader_lang
         if chosen:
             base["model"] = str(chosen[0].pk)
         if len(chosen) > 1:
@@ -50,10 +54,15 @@ class ExploreView(PublicRunMixin, TemplateView):
             polarity=polarity,
             subarea_slug=params.get("subarea", ""),
             base_query=base,
+            language=lang.summary_language,
         )
         selected = data.subarea.slug if data.subarea else ""
         counts = metric_counts(
-            run=run, target_ids=[t.pk for t in chosen], age=age, polarity=polarity
+            run=run,
+            target_ids=[t.pk for t in chosen],
+            age=age,
+            polarity=polarity,
+            language=lang.summary_language,
         )
         if data.wheels:
             first = data.wheels[0]
@@ -65,6 +74,10 @@ class ExploreView(PublicRunMixin, TemplateView):
             chosen=chosen,
             age=age,
             reader_age="" if age == "all" else age,  # carried by the page's links
+            reader_lang=lang.reader_lang,
+            lang_choice=lang,
+            lang_links=lang.links({**base, "subarea": params.get("subarea", "")}),
+            language_gaps=language_gap_panels(run) if lang.switchable else [],
             polarity=polarity,
             ages=AGES,
             polarities=POLARITIES,

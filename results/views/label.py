@@ -32,20 +32,27 @@ from ..services.judge_trust import (
 )
 from ..services.label_history import label_history
 from ..services.swap_study import swap_lines_for_target
-from .common import PublicRunMixin
+from .common import LanguageSwitchMixin, PublicRunMixin
 
 
-class LabelMixin(PublicRunMixin):
-    page_cache_params: tuple[str, ...] = ("run", "age")
+class LabelMixin(LanguageSwitchMixin, PublicRunMixin):
+    page_cache_params: tuple[str, ...] = ("run", "age", "lang")
 
     def age(self) -> str:
         return label_age(self.request.GET.get("age"))
+
+    def language(self, run) -> str:
+        """The summary language to read: blank (every language) without asking the database
+        when the reader chose none, so a stored label image still costs no query."""
+        if not self.request.GET.get("lang"):
+            return ""
+        return self.lang(run).summary_language
 
     def profile_for(self, run, pk) -> object:
         target = run_target(run, pk)
         if target is None:
             raise Http404("This model is not part of the published results.")
-        return label_profile(run=run, target=target, age=self.age())
+        return label_profile(run=run, target=target, age=self.age(), language=self.language(run))
 
     def age_context(self) -> dict:
         """The population switch: (value, words, link keeping the other parameters) of each
@@ -95,7 +102,7 @@ class LabelView(LabelMixin, TemplateView):
         run = self.public_run_or_404(kwargs["pk"])
         profile = self.profile_for(run, kwargs["pk"])
         context.update(self.run_context(run, target_id=profile.target.pk))
-        context.update(self.age_context())
+        context.update(self.age_context(), **self.language_context(run))
         context.update(history=self.history(run, profile))
         # Category trust and the agreement gap: one read of the stored judge-trust figures.
         trust, gap = target_trust_and_gap(run, profile.target)
@@ -124,7 +131,7 @@ class LabelCompareView(LabelMixin, TemplateView):
     """Two models' labels side by side; without both models, the page to choose them."""
 
     template_name = "results/label_compare.html"
-    page_cache_params = ("run", "a", "b", "age")
+    page_cache_params = ("run", "a", "b", "age", "lang")
 
     def get_template_names(self) -> list[str]:
         if self.chooses():
@@ -144,7 +151,7 @@ class LabelCompareView(LabelMixin, TemplateView):
         by_category = {line.category.pk: line for line in b.lines}
         pairs = [(line, by_category.get(line.category.pk)) for line in a.lines]
         context.update(self.run_context(run))
-        context.update(self.age_context())
+        context.update(self.age_context(), **self.language_context(run))
         context.update(
             a=a,
             b=b,
@@ -163,7 +170,7 @@ class LabelCompareView(LabelMixin, TemplateView):
         if run is None:
             raise Http404("No published results yet.")
         context.update(self.run_context(run))
-        context.update(self.age_context())
+        context.update(self.age_context(), **self.language_context(run))
         context.update(
             targets=run_targets(run),
             chosen_a=self.request.GET.get("a", ""),
@@ -185,7 +192,7 @@ class LabelAudienceView(LabelMixin, TemplateView):
         run = self.public_run_or_404(kwargs["pk"])
         profile = self.profile_for(run, kwargs["pk"])
         context.update(self.run_context(run, target_id=profile.target.pk))
-        context.update(self.age_context())
+        context.update(self.age_context(), **self.language_context(run))
         context.update(
             profile=profile,
             lead=label_lead(profile),
@@ -205,7 +212,11 @@ class LabelOverviewView(LabelMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         run = self.public_run_or_404()
-        profiles = [label_profile(run=run, target=t, age=self.age()) for t in run_targets(run)]
+        language = self.language(run)
+        profiles = [
+            label_profile(run=run, target=t, age=self.age(), language=language)
+            for t in run_targets(run)
+        ]
         categories = {}
         for profile in profiles:
             for line in profile.lines:
@@ -216,7 +227,7 @@ class LabelOverviewView(LabelMixin, TemplateView):
             by_cat = {line.category.pk: line for line in profile.lines}
             rows.append((profile, [by_cat.get(c.pk) for c in columns]))
         context.update(self.run_context(run))
-        context.update(self.age_context())
+        context.update(self.age_context(), **self.language_context(run))
         context.update(columns=columns, rows=rows, grades=grade_table(), lead=overview_lead(rows))
         return context
 
@@ -235,13 +246,18 @@ class LabelCategoryView(LabelMixin, TemplateView):
         if line is None:
             raise Http404("This model has no results in this category.")
         context.update(self.run_context(run, target_id=profile.target.pk))
-        context.update(self.age_context())
+        context.update(self.age_context(), **self.language_context(run))
         context.update(
             profile=profile,
             line=line,
             lead=category_lead(profile, line),
             category=line.category,
-            metrics=label_category_metrics(run=run, target=profile.target, category=line.category),
+            metrics=label_category_metrics(
+                run=run,
+                target=profile.target,
+                category=line.category,
+                language=self.language(run),
+            ),
             category_trust=category_trust(run, line.category.slug, profile.target),
             self_preference=target_self_preference(run, profile.target),
             trust_how_to_fill=HOW_TO_FILL,
@@ -263,14 +279,20 @@ class _SvgView(LabelMixin, View):
     template_name = ""
     # Images carry no navigation: the same file for every reader, cached for all.
     page_cache_anonymous_only = False
-    page_cache_params = ("run", "download", "age")
+    page_cache_params = ("run", "download", "age", "lang")
     content_type = "image/svg+xml; charset=utf-8"
     extension = "svg"
 
     def image(self, run, pk: int) -> tuple:
         """(model, content) of the image, drawn from the template."""
         target = self.target(run, pk)
-        image = label_image(run=run, target=target, age=self.age(), template=self.template_name)
+        image = label_image(
+            run=run,
+            target=target,
+            age=self.age(),
+            template=self.template_name,
+            language=self.language(run),
+        )
         return target, image.body
 
     def target(self, run, pk: int):
@@ -295,6 +317,8 @@ class _SvgView(LabelMixin, View):
         if request.GET.get("download") or self.extension != "svg":
             age = self.age()
             suffix = "" if age == "all" else f"-{age}"
+            if self.language(run):
+                suffix += f"-{self.language(run)}"
             name = f"impactbench-label-{run.release.version}-{target.pk}{suffix}.{self.extension}"
             disposition = "attachment" if request.GET.get("download") else "inline"
             response["Content-Disposition"] = f'{disposition}; filename="{name}"'
@@ -319,6 +343,9 @@ class LabelSvgView(_SvgView):
     template_name = "results/label.svg"
 
     def image(self, run, pk: int) -> tuple:
+        if self.language(run):
+            # Files are stored over every language; one language's label is drawn now.
+            return super().image(run, pk)
         # A stored file exists only for a model of the run: no query needed to check it.
         stored = stored_label(run_id=run.pk, target_id=pk, age=self.age(), fmt="svg")
         if stored is not None:
@@ -331,6 +358,10 @@ class LabelSvgView(_SvgView):
 class _StoredImageView(LabelSvgView):
     """A label drawn by headless Chromium: only ever the stored file (`results.label_files`);
     while it is missing, "being prepared" and one drawing queued."""
+
+    def language(self, run) -> str:
+        # The stored files are drawn over every language; one language's label is the SVG.
+        return ""
 
     def image(self, run, pk: int) -> tuple:
         stored = stored_label(run_id=run.pk, target_id=pk, age=self.age(), fmt=self.extension)

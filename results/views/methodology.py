@@ -8,6 +8,7 @@ from django.views.generic import TemplateView
 from evaluations.evidence_support import MIN_CONTENT_WORDS
 from evaluations.models import EvaluationRun
 
+from ..language_pages import language_gap_panels
 from ..methodology_plots import methodology_plots, model_difference_plots
 from ..plain import methodology_lead
 from ..selectors import (
@@ -73,6 +74,8 @@ class MethodologyView(PublicRunMixin, TemplateView):
                 if data
             ],
             teen_adult=teen_adult,
+            # Stored with the analysis: no query of its own.
+            language_gaps=language_gap_panels(run, stored=analysis.robustness.get("languages", {})),
             failed_as_fail=analysis.robustness.get("failed_as_fail", []),
             endorsement=analysis.reliability.get("endorsement", {}),
             has_lobo=any(

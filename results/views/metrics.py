@@ -7,6 +7,7 @@ from metrics_registry.forms import MetricFilterForm
 from metrics_registry.selectors import metric_list, metric_status_history, metric_versions
 
 from ..charts import ForestRow, forest_svg, interval_methods
+from ..language_pages import language_choice, language_gap_panels
 from ..plain import metric_lead, metric_list_lead
 from ..public import metric_results, metric_scenarios, public_metric, run_version_of
 from ..selectors import run_targets
@@ -57,6 +58,7 @@ class MetricResultsView(PublicRunMixin, TemplateView):
     """A metric's definition, history, per-model pass rates, scenarios and conversations."""
 
     template_name = "results/metric_detail.html"
+    page_cache_params = ("run", "lang")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -74,7 +76,10 @@ class MetricResultsView(PublicRunMixin, TemplateView):
             return context
         subareas = list(version.subareas.select_related("area").order_by("position"))
         targets = list(run_targets(run))
-        results = metric_results(run=run, version=version, targets=targets)
+        lang = language_choice(run, self.request.GET.get("lang"))
+        results = metric_results(
+            run=run, version=version, targets=targets, language=lang.summary_language
+        )
         rows = []
         for r in results:
             for age, e in (
@@ -97,5 +102,11 @@ class MetricResultsView(PublicRunMixin, TemplateView):
             forest_method=interval_methods(rows),
             scenarios=metric_scenarios(run=run, version=version),
             judge_trust=metric_trust_rows(run, metric.key, targets),
+            lang_choice=lang,
+            lang_links=lang.links({"run": str(run.pk)}),
+            reader_lang=lang.reader_lang,
+            language_gaps=(
+                language_gap_panels(run, metric_version=version.pk) if lang.switchable else []
+            ),
         )
         return context

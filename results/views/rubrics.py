@@ -10,6 +10,7 @@ from core.pagecache import PublishedPageCacheMixin
 from rubrics.dimensions import dimension_labels
 from rubrics.models import Acuity, Population
 
+from ..language_pages import rubric_language_choice
 from ..plain_rubrics import priorities_lead, rubric_items_lead, rubric_lead, rubric_reply_lead
 from ..rubric_priorities import rubric_priorities
 from ..rubrics import (
@@ -22,6 +23,7 @@ from ..rubrics import (
     public_rubric_runs,
     rubric_response_criteria,
     rubric_results,
+    rubric_run_languages,
 )
 from ..selectors import run_is_synthetic, run_uses_offline_model
 
@@ -56,13 +58,21 @@ class RubricResultsView(RubricRunMixin, TemplateView):
     """Per model: the overall score and, beneath it, every dimension, acuity and population."""
 
     template_name = "results/rubrics/results.html"
+    page_cache_params = ("run", "lang")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         run = self.get_run()
         context.update(self.run_context(run))
         if run is not None:
-            results = rubric_results(run, items_url=reverse("results:rubric-items"))
+            lang = rubric_language_choice(rubric_run_languages(run), self.request.GET.get("lang"))
+            results = rubric_results(
+                run, items_url=reverse("results:rubric-items"), language=lang.summary_language
+            )
+            context.update(
+                lang_choice=lang,
+                lang_links=lang.links({"run": str(run.pk)}),
+            )
             context.update(
                 results=results,
                 lead=rubric_lead(results.targets),

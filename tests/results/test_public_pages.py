@@ -228,8 +228,9 @@ def test_public_pages_run_a_bounded_number_of_queries(
     for name, url in _urls(run).items():
         # Bounded whatever the size: the offline and synthetic labels cost three EXISTS, the
         # page cache's data stamp one, judge trust two (the ratings' stamp, then the figures
-        # the refresh stored), the run's panel of judges (for self-preference) one.
-        with django_assert_max_num_queries(22):
+        # the refresh stored), the run's panel of judges (for self-preference) one, the run's
+        # languages (for the language switch) one.
+        with django_assert_max_num_queries(23):
             assert client.get(url).status_code == 200, name
 
 
