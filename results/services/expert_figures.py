@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun, Scenario
@@ -45,7 +46,7 @@ RESAMPLES = 2_000
 # Per metric a release may have hundreds of rows, each with its own bootstrap.
 PER_METRIC_RESAMPLES = 500
 OVER = "base scenarios"
-NO_RATINGS = "no expert ratings yet"
+NO_RATINGS = gettext_noop("no expert ratings yet")
 NO_RATINGS_WARNING = (
     "Release {version} was published with no expert ratings of its scenarios or of its runs' "
     "conversations: its expert figures (scenario quality, realism and pressure, the judge "

@@ -107,6 +107,8 @@ def _pages(run) -> dict[str, str]:
             "results:label-category", args=[target.pk, version.label_category.slug]
         ),
         "anchor-study": reverse("results:anchor-study"),  # none published yet
+        # With figures: the reason texts and the conditional paragraphs render.
+        "methodology": reverse("results:methodology") + f"?run={run.pk}",
     }
 
 
