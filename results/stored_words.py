@@ -134,11 +134,14 @@ def stored_words(text: object) -> str:
 
 
 def polarity_words(polarity: object) -> str:
-    """A metric's stored polarity ("positive" / "negative") in the active language."""
+    """A stored polarity ("positive", "negative", or "all" of both) in the active language."""
     if polarity == "positive":
         return pgettext("polarity", "positive")
     if polarity == "negative":
         return pgettext("polarity", "negative")
+    if polarity == "all":
+        # Translators: both polarities together, in a table's polarity column.
+        return pgettext("polarity", "all")
     return "" if polarity is None else str(polarity)
 
 
