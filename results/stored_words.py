@@ -107,6 +107,15 @@ _PATTERNS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
 STATS_REASONS = (
     gettext_noop("not enough data"),
     gettext_noop("expert verdicts from fewer than two base scenarios"),
+    gettext_noop("fewer than two ratings"),
+    gettext_noop("judge or expert verdict missing"),
+    gettext_noop("scenario run in one arm only"),
+    gettext_noop("single reading missing or majority tied"),
+    gettext_noop("the panel tied"),
+    gettext_noop("verdict missing in one arm"),
+    gettext_noop("fewer than two labelled items"),
+    gettext_noop("no base scenario judged in both variants"),
+    gettext_noop("undefined (no variation)"),
 )
 
 # The weightings' names as `results.services.robustness` stores them ("default" is

@@ -122,7 +122,7 @@ def _scenario_figures(
         n=len(suite),
         unit="proportion",
         method=CENSUS,
-        reason="" if suite else "the release has no scenarios",
+        reason="" if suite else gettext_noop("the release has no scenarios"),
     ).as_dict()
     return {
         "n_ratings": len(rows),
@@ -202,7 +202,10 @@ def _panel_cell(votes: dict[int, dict[int, bool]], info: dict, resamples: int) -
             ties += 1
         else:
             majority[conversation] = yes * 2 > len(by_rater)
-    excluded = [Exclusion("experts tied", ties), Exclusion("no judge verdict", unjudged)]
+    excluded = [
+        Exclusion(gettext_noop("experts tied"), ties),
+        Exclusion(gettext_noop("no judge verdict"), unjudged),
+    ]
     excluded = [e for e in excluded if e.count]
     ids = sorted(majority)
     if ids:

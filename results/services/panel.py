@@ -167,7 +167,11 @@ def panel_figures(
                     verdicts.verdict[decided],
                     clusters[decided],
                     over="base scenarios",
-                    excluded=(Exclusion("the judges tied", int((mine & verdicts.tie).sum())),),
+                    excluded=(
+                        Exclusion(
+                            gettext_noop("the judges tied"), int((mine & verdicts.tie).sum())
+                        ),
+                    ),
                     **options,
                 ).as_dict(),
             }

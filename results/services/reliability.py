@@ -126,8 +126,8 @@ def expert_agreement(
             majority[c] = yes * 2 > len(votes)
     rated = {c for c, _, _ in rows}
     excluded = [
-        Exclusion("experts tied", len(by_conversation) - len(majority)),
-        Exclusion("all experts unsure", len(rated) - len(by_conversation)),
+        Exclusion(gettext_noop("experts tied"), len(by_conversation) - len(majority)),
+        Exclusion(gettext_noop("all experts unsure"), len(rated) - len(by_conversation)),
     ]
     ids = sorted(majority)
     expert = np.array([majority[c] for c in ids], dtype=np.int64)

@@ -204,7 +204,7 @@ def _repeatability_estimates(
         kappa_estimate = Estimate(kappa_value, *bounds, unit="coefficient", **common)
     else:
         kappa_estimate = Estimate.insufficient(
-            unit="coefficient", reason="undefined (no variation)", **common
+            unit="coefficient", reason=gettext_noop("undefined (no variation)"), **common
         )
     unanimous = statistics.proportion_from_clusters(
         np.bincount(codes, weights=per_item[:, 0]),

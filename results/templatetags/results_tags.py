@@ -11,7 +11,7 @@ from django import template
 from django.urls import reverse
 from django.utils.formats import number_format
 from django.utils.http import urlencode
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from stats.estimates import Estimate
 
@@ -109,7 +109,7 @@ def estimate(e, *key, compact: bool = False, label: str = "", words: bool = Fals
     """
     est = as_estimate(e)
     if est is None:
-        est = Estimate.insufficient(reason="not computed")
+        est = Estimate.insufficient(reason=gettext_noop("not computed"))
     return {
         "e": est,
         "compact": compact,
@@ -152,26 +152,26 @@ def pp_interval(low, high) -> str:
 
 
 @register.filter
-def stored_text(text) -> str:
+def stored_text(text: object) -> str:
     """A sentence stored in English with the figures (a reason, an exclusion), in the
     reader's language (`results.stored_words`)."""
     return stored_words(text)
 
 
 @register.filter
-def polarity_name(polarity) -> str:
+def polarity_name(polarity: object) -> str:
     """ "positive" / "negative" in the reader's language."""
     return polarity_words(polarity)
 
 
 @register.filter
-def weighting_name(scheme) -> str:
+def weighting_name(scheme: object) -> str:
     """A robustness weighting's stored name in the reader's language."""
     return weighting_words(scheme)
 
 
 @register.filter
-def method_name(method) -> str:
+def method_name(method: str | None) -> str:
     """A stored interval method's name in the reader's language."""
     return method_words(method)
 
