@@ -154,6 +154,11 @@ def _report(untranslated: dict[str, list[str]]) -> str:
     )
 
 
+def test_the_method_names_marked_for_translation_are_the_stats_modules_own():
+    # A name edited in `stats` and not here would silently stay in English.
+    assert all(name == words for name, words in METHOD_NAMES.items())
+
+
 @pytest.mark.django_db
 @pytest.mark.slow(reason="builds a published run and renders each page in two languages")
 def test_no_sentence_of_a_public_page_stays_in_english_in_spanish(client):
@@ -271,8 +276,3 @@ def test_spanish_pages_write_a_decimal_comma_and_machines_keep_the_point(client)
     assert rows
     assert all("," not in r["estimate_value"] for r in rows)
     assert any("." in r["estimate_value"] for r in rows)
-
-
-def test_the_method_names_marked_for_translation_are_the_stats_modules_own():
-    # A name edited in `stats` and not here would silently stay in English.
-    assert all(name == words for name, words in METHOD_NAMES.items())
