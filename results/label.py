@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Count, Q
+from django.utils.translation import gettext_noop
 
 import stats as statistics
 from core.caches import page_cache_get, page_cache_set
@@ -158,7 +159,7 @@ def _estimate(rows: list[tuple], rho: float) -> Estimate:
     passed = sum(r[4] for r in rows)
     clusters = len(rows)
     if not n:
-        return Estimate.insufficient(n=0, reason="no conversations")
+        return Estimate.insufficient(n=0, reason=gettext_noop("no conversations"))
     if n < MIN_ITEMS:
         return Estimate.insufficient(
             n=n, n_clusters=clusters, reason=f"one conversation (the minimum is {MIN_ITEMS})"

@@ -9,6 +9,7 @@ from django.utils.translation import gettext, gettext_noop
 
 from stats.bounded_means import WILSON_ITEMS
 from stats.bounds import CLUSTER_WILSON, NEWCOMBE, WILSON
+from stats.differences import PAIRED_DIFFERENCE
 from stats.few_clusters import STRATIFIED_WILSON, WILSON_EFFECTIVE
 from stats.figures import BOOTSTRAP, CLUSTER_BOOTSTRAP
 from stats.judge_trust import AGREEMENT_METHOD, AGREEMENT_METHOD_CLUSTERED, KAPPA_METHOD
@@ -33,6 +34,10 @@ METHOD_NAMES = {
     ),
     NEWCOMBE: gettext_noop(
         "difference of paired rates, Newcombe's hybrid score interval on effective sizes"
+    ),
+    PAIRED_DIFFERENCE: gettext_noop(
+        "paired difference over shared base scenarios (stratified by metric), Newcombe's hybrid "
+        "score interval on effective sizes, simultaneous over all pairs (max-t)"
     ),
     AGREEMENT_METHOD: gettext_noop("Wilson score interval on the effective number of verdicts"),
     AGREEMENT_METHOD_CLUSTERED: gettext_noop(

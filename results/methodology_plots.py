@@ -36,7 +36,14 @@ def methodology_plots(
     for polarity in ("positive", "negative"):
         forest = [ForestRow(r.target.name, r.estimate) for r in rows if r.polarity == polarity]
         if forest:
-            title = f"Pass rate per model, {polarity} metrics, teens and adults together"
+            title = {
+                "positive": gettext(
+                    "Pass rate per model, positive metrics, teens and adults together"
+                ),
+                "negative": gettext(
+                    "Pass rate per model, negative metrics, teens and adults together"
+                ),
+            }[polarity]
             plots.append(
                 {
                     "id": f"plot-overall-{polarity}",
@@ -52,7 +59,7 @@ def methodology_plots(
         for d in (teen_adult.get("largest") or [])[:MAX_ROWS]
     ]
     if differences:
-        title = "Teen minus adult pass rate per metric (percentage points), largest first"
+        title = gettext("Teen minus adult pass rate per metric (percentage points), largest first")
         plots.append(
             {
                 "id": "plot-teen-adult",
@@ -70,11 +77,30 @@ def methodology_plots(
         for m in (judge.get("per_metric") or [])[:MAX_ROWS]
     ]
     if per_metric:
-        title = "Judge unanimity per metric (share of conversations where all readings agree)"
+        title = gettext(
+            "Judge unanimity per metric (share of conversations where all readings agree)"
+        )
         plots.append(
             {"id": "plot-judge", "title": title, "svg": forest_svg(per_metric, title=title)}
         )
     return plots
+
+
+def _difference_title(polarity: str, prefix: str) -> str:
+    """The title of a polarity's model-difference plot, naming the models' shared prefix."""
+    if polarity == "positive":
+        if prefix:
+            return gettext(
+                "Difference of pass rates between models, positive metrics (points); every "
+                "model's name begins “%(prefix)s”"
+            ) % {"prefix": prefix}
+        return gettext("Difference of pass rates between models, positive metrics (points)")
+    if prefix:
+        return gettext(
+            "Difference of pass rates between models, negative metrics (points); every model's "
+            "name begins “%(prefix)s”"
+        ) % {"prefix": prefix}
+    return gettext("Difference of pass rates between models, negative metrics (points)")
 
 
 def model_difference_plots(polarities: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -88,14 +114,10 @@ def model_difference_plots(polarities: Mapping[str, Any]) -> list[dict[str, Any]
         rows = [
             {"a": d["a"], "b": d["b"], "estimate": Estimate.from_dict(d["estimate"])} for d in pairs
         ]
-        title = f"Difference of pass rates between models, {polarity} metrics (points)"
         # Names that all begin alike ("Offline target: …") would leave every pair the same
         # once the label column is full: the rows name what differs, the title what is shared.
         prefix = shared_prefix([r[side] for r in rows for side in ("a", "b")])
-        if prefix:
-            title += gettext("; every model's name begins “%(prefix)s”") % {
-                "prefix": prefix.strip()
-            }
+        title = _difference_title(polarity, prefix.strip())
         forest = [
             ForestRow(f"{r['a'][len(prefix) :]} − {r['b'][len(prefix) :]}", r["estimate"])
             for r in rows

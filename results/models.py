@@ -6,6 +6,7 @@ Public pages read only these rows. They are derived data, rebuilt as a whole by
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_noop
 
 from core.languages import LANGUAGE_TAG_MAX_LENGTH
 from stats.estimates import MIN_ITEMS, Estimate, Exclusion
@@ -122,7 +123,9 @@ class PassRateSummary(models.Model):
             if count
         )
         if not self.n_conversations:
-            return Estimate.insufficient(n=0, reason="no conversations", excluded=excluded)
+            return Estimate.insufficient(
+                n=0, reason=gettext_noop("no conversations"), excluded=excluded
+            )
         if self.n_conversations < MIN_ITEMS:
             return Estimate.insufficient(
                 n=self.n_conversations,

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from django.db.models import Count, Prefetch, QuerySet
 from django.urls import reverse
+from django.utils.translation import gettext_noop
 
 from evaluations.evidence import Piece, judgment_quotes, mark_quotes
 from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
@@ -25,7 +26,7 @@ from .services.cells import failed_conversations
 
 AGES = ("all", "teen", "adult")
 # Shown where the run has no conversations for a group (e.g. a subarea without metrics).
-UNTESTED = Estimate.insufficient(n=0, reason="nothing tested here")
+UNTESTED = Estimate.insufficient(n=0, reason=gettext_noop("nothing tested here"))
 POLARITIES = ("positive", "negative")
 
 
@@ -308,7 +309,9 @@ def metric_results(
         if not reasons:
             return None
         excluded = [Exclusion(reason, count) for reason, count in sorted(reasons.items())]
-        return Estimate.insufficient(n=0, reason="no judged conversations", excluded=excluded)
+        return Estimate.insufficient(
+            n=0, reason=gettext_noop("no judged conversations"), excluded=excluded
+        )
 
     return [ModelResult(t, cell(t, "all"), cell(t, "teen"), cell(t, "adult")) for t in targets]
 

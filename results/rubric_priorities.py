@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from django.utils.translation import gettext_noop
+
 from evaluations.models import ConversationStatus, EvaluationRun
 from evaluations.services.rubric_scores import counted_grades
 from review.agreement import priorities_comparison
@@ -58,7 +60,7 @@ def reweighted_scores(
             values = per_model[model][scheme]
             if scheme == "users" and not user_share:
                 figures[scheme] = Estimate.insufficient(
-                    unit="score", reason="no user-panel ratings yet"
+                    unit="score", reason=gettext_noop("no user-panel ratings yet")
                 )
                 continue
             figures[scheme] = aggregate_estimate(values)[0]

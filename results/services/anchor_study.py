@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from evaluations.models import (
     AnchorCoverage,
@@ -80,9 +81,16 @@ def paired_difference(
         off[s][1] for s in set(off) - set(on)
     )
     excluded = [
-        Exclusion("conversations whose coverage was not checked", on_unchecked + off_unchecked),
-        Exclusion("conversations without a second checked replicate", on_single + off_single),
-        Exclusion("anchors of scenarios checked in only one of the two runs", unpaired),
+        Exclusion(
+            gettext_noop("conversations whose coverage was not checked"),
+            on_unchecked + off_unchecked,
+        ),
+        Exclusion(
+            gettext_noop("conversations without a second checked replicate"), on_single + off_single
+        ),
+        Exclusion(
+            gettext_noop("anchors of scenarios checked in only one of the two runs"), unpaired
+        ),
     ]
     excluded = [e for e in excluded if e.count]
     cells: dict[tuple[int, int], np.ndarray] = defaultdict(lambda: np.zeros(4))
@@ -98,7 +106,7 @@ def paired_difference(
                 unit="difference",
                 method=DIFFERENCE_METHOD,
                 n_clusters=len(cells),
-                reason="fewer than two base scenarios checked in both runs",
+                reason=gettext_noop("fewer than two base scenarios checked in both runs"),
                 excluded=excluded,
             ).as_dict()
         }
@@ -148,7 +156,9 @@ def checker_noise(runs: list[EvaluationRun]) -> dict[str, Any]:
             cluster = clusters[conversation]
             for anchor, raised in readings.items():
                 flags.append((cluster, raised != again.get(anchor, False)))
-    excluded = [Exclusion("checked conversations without a second check", not_rechecked)]
+    excluded = [
+        Exclusion(gettext_noop("checked conversations without a second check"), not_rechecked)
+    ]
     excluded = [e for e in excluded if e.count]
     return clustered_share(
         [float(differs) for _, differs in flags],

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 from evaluations.models import AnchorCoverage, Conversation, ConversationStatus, EvaluationRun
 from stats import proportion_from_clusters
@@ -76,12 +77,14 @@ def anchor_consistency(
     if run.replicates < 2:
         return {
             **base,
-            "reason": "This run simulated each scenario once; consistency needs replicates "
-            "(choose a run with replicates, such as an anchor study, above).",
+            "reason": gettext_noop(
+                "This run simulated each scenario once; consistency needs replicates "
+                "(choose a run with replicates, such as an anchor study, above)."
+            ),
         }
     completed = completed_conversations(run)
     if not completed:
-        return {**base, "reason": "No completed conversations."}
+        return {**base, "reason": gettext_noop("No completed conversations.")}
     coverage, unverified = verified_coverage(run)
     base["n_unverified"] = unverified
     groups, meta, unchecked = replicate_groups(completed, coverage)
@@ -98,14 +101,14 @@ def anchor_consistency(
     for scenario, _target in {(s, t) for s, t, _ in readings}:
         per_scenario[scenario][2] += 1
     exclusions = [
-        Exclusion("coverage not checked", unchecked),
-        Exclusion("fewer than two checked replicates", single),
+        Exclusion(gettext_noop("coverage not checked"), unchecked),
+        Exclusion(gettext_noop("fewer than two checked replicates"), single),
     ]
     if not flags:
         estimate = Estimate.insufficient(n=0, method=METHOD, excluded=exclusions)
         return {
             **base,
-            "reason": "No scenario has two checked replicates.",
+            "reason": gettext_noop("No scenario has two checked replicates."),
             "disagreement": estimate.as_dict(),
         }
     estimate = clustered_share(

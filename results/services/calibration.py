@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from django.db.models import Count, Max, Q
+from django.utils.translation import gettext_noop
 
 from evaluations.models import Conversation, EvaluationRun
 from evaluations.services.closing import verdict_passed
@@ -104,7 +105,7 @@ def _cell(
     judge_only = (
         proportion_estimate(judge, clusters, over="base scenarios", n_resamples=JUDGE_RESAMPLES)
         if polarity == ALL
-        else Estimate.insufficient(n=len(judged), reason="pass rate not computed yet")
+        else Estimate.insufficient(n=len(judged), reason=gettext_noop("pass rate not computed yet"))
     )
     calibrated = calibrated_mean(
         judge,

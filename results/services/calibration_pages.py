@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext, ngettext
+
 from evaluations.models import EvaluationRun
 from stats.ppi import LABEL_MIN_BASE_SCENARIOS, LABEL_MIN_EXPERT_VERDICTS
 
 from .calibration import CalibratedRate, Calibration, run_calibration
-from .calibration_texts import THRESHOLD_TEXT, calibration_steps
+from .calibration_texts import calibration_steps, threshold_text
 
 
 def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:
@@ -20,9 +22,8 @@ def label_calibration(run: EvaluationRun, target) -> dict[str, Any]:
         "calibration": calibration,
         "calibration_rate": calibration.for_target(target.pk),
         "calibration_steps": calibration_steps(),
-        "calibration_threshold": (
-            f"{LABEL_MIN_EXPERT_VERDICTS} (from {LABEL_MIN_BASE_SCENARIOS} base scenarios)"
-        ),
+        "calibration_threshold": gettext("%(verdicts)s (from %(base_scenarios)s base scenarios)")
+        % {"verdicts": LABEL_MIN_EXPERT_VERDICTS, "base_scenarios": LABEL_MIN_BASE_SCENARIOS},
     }
 
 
@@ -31,20 +32,27 @@ def label_calibration_reason(calibration: Calibration, rate: CalibratedRate | No
     if rate is not None and rate.on_label:
         return ""
     if calibration.reason:
-        return calibration.reason
+        return gettext(calibration.reason)
     if rate is None:
-        return "The calibration sample holds none of this model's conversations."
-    return (
-        f"Not on the label yet: {rate.n_rated} of this model's conversations rated by experts "
-        f"from {rate.base_scenarios_rated} base scenarios; the label needs "
-        f"{LABEL_MIN_EXPERT_VERDICTS} from {LABEL_MIN_BASE_SCENARIOS}."
-    )
+        return gettext("The calibration sample holds none of this model's conversations.")
+    return ngettext(
+        "Not on the label yet: %(rated)s of this model's conversations rated by experts from "
+        "%(bases)s base scenario; the label needs %(verdicts)s from %(base_scenarios)s.",
+        "Not on the label yet: %(rated)s of this model's conversations rated by experts from "
+        "%(bases)s base scenarios; the label needs %(verdicts)s from %(base_scenarios)s.",
+        rate.base_scenarios_rated,
+    ) % {
+        "rated": rate.n_rated,
+        "bases": rate.base_scenarios_rated,
+        "verdicts": LABEL_MIN_EXPERT_VERDICTS,
+        "base_scenarios": LABEL_MIN_BASE_SCENARIOS,
+    }
 
 
 def methodology_calibration(run: EvaluationRun) -> dict[str, Any]:
     """The methodology page's side-by-side table and the text saying how it fills."""
     return {
         "calibration": run_calibration(run),
-        "calibration_threshold_text": THRESHOLD_TEXT,
+        "calibration_threshold_text": threshold_text(),
         "calibration_steps": calibration_steps(),
     }

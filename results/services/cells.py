@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import connections
 from django.db.models import BigIntegerField, Case, CharField, Count, F, Q, QuerySet, Value, When
+from django.utils.translation import gettext_noop
 from numpy.typing import NDArray
 
 from core.languages import DEFAULT_LANGUAGE
@@ -93,18 +94,18 @@ def failed_conversations(run: EvaluationRun):
 # A panel of judges split evenly (`evaluations.services.panel`): completed, but no verdict. Left
 # out of the pass rates and counted beside them like a failure, and never charged to the model:
 # the split is the judges' and the tie is never broken toward pass or fail.
-JUDGES_TIED = "judges tied"
+JUDGES_TIED = gettext_noop("judges tied")
 # The reason published for each recorded failure kind.
 FAILURE_REASONS = {
-    FailureKind.TARGET_ERROR: "target error",
-    FailureKind.SIMULATOR_ERROR: "simulator error",
-    FailureKind.NOT_JUDGED: "not judged",
-    FailureKind.TIMEOUT: "timeout",
-    FailureKind.OTHER: "error",
+    FailureKind.TARGET_ERROR: gettext_noop("target error"),
+    FailureKind.SIMULATOR_ERROR: gettext_noop("simulator error"),
+    FailureKind.NOT_JUDGED: gettext_noop("not judged"),
+    FailureKind.TIMEOUT: gettext_noop("timeout"),
+    FailureKind.OTHER: gettext_noop("error"),
 }
 # Conversations of a scenario in blind expert review: left out of every count until the hold
 # ends (`review.blindness`), whatever their verdict.
-HELD_FOR_REVIEW = "held for blind review"
+HELD_FOR_REVIEW = gettext_noop("held for blind review")
 # Failures of the platform's own models (the user simulator, the judge), not of the target:
 # reported apart, never charged to the model in the "failed counted as fail" sensitivity.
 # A hold is the platform's too.

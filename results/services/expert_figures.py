@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun, Scenario
@@ -45,7 +46,7 @@ RESAMPLES = 2_000
 # Per metric a release may have hundreds of rows, each with its own bootstrap.
 PER_METRIC_RESAMPLES = 500
 OVER = "base scenarios"
-NO_RATINGS = "no expert ratings yet"
+NO_RATINGS = gettext_noop("no expert ratings yet")
 NO_RATINGS_WARNING = (
     "Release {version} was published with no expert ratings of its scenarios or of its runs' "
     "conversations: its expert figures (scenario quality, realism and pressure, the judge "
@@ -121,7 +122,7 @@ def _scenario_figures(
         n=len(suite),
         unit="proportion",
         method=CENSUS,
-        reason="" if suite else "the release has no scenarios",
+        reason="" if suite else gettext_noop("the release has no scenarios"),
     ).as_dict()
     return {
         "n_ratings": len(rows),
@@ -201,7 +202,10 @@ def _panel_cell(votes: dict[int, dict[int, bool]], info: dict, resamples: int) -
             ties += 1
         else:
             majority[conversation] = yes * 2 > len(by_rater)
-    excluded = [Exclusion("experts tied", ties), Exclusion("no judge verdict", unjudged)]
+    excluded = [
+        Exclusion(gettext_noop("experts tied"), ties),
+        Exclusion(gettext_noop("no judge verdict"), unjudged),
+    ]
     excluded = [e for e in excluded if e.count]
     ids = sorted(majority)
     if ids:

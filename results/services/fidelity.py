@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from django.utils.translation import gettext_noop
 
 from evaluations.models import Conversation, ConversationStatus, EvaluationRun
 from evaluations.models.fidelity import CRITERION_FIELDS, FidelityCriterion
@@ -45,7 +46,7 @@ NOT_CHECKED = "not checked"
 FAILED = "failed"
 NOT_FINISHED = "not finished"
 NO_VERDICT = "no verdict"
-BELOW_BAR = "below the fidelity bar"
+BELOW_BAR = gettext_noop("below the fidelity bar")
 
 # Per cluster (base scenario) and target: what the aggregate query counts.
 COUNTS = {

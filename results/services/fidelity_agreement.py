@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun
@@ -26,8 +27,8 @@ from review.selectors import current_ratings_of, seeded_panel_rater_ids
 from stats.estimates import Estimate, Exclusion
 
 OVER = "base scenarios"
-NO_RATINGS = "no expert realism ratings yet"
-NO_PAIRS = "no conversation with both an expert majority and a fidelity reading"
+NO_RATINGS = gettext_noop("no expert realism ratings yet")
+NO_PAIRS = gettext_noop("no conversation with both an expert majority and a fidelity reading")
 TIED = "experts tied"
 NOT_CHECKED = "not checked"
 

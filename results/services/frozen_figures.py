@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from metrics_registry.selectors import release_list
 
@@ -43,16 +44,28 @@ def run_validity_live_reason(release_figures: dict[str, Any] | None, run) -> str
     """Why a run's validity figures were not frozen (so the page shows them live)."""
     release = run.release
     if release is None:
-        return "This run belongs to no release."
+        return gettext("This run belongs to no release.")
+    version = {"version": release.version}
     if not release.is_published:
-        return f"Release {release.version} is a draft: they are frozen when it is published."
+        return (
+            gettext("Release %(version)s is a draft: they are frozen when it is published.")
+            % version
+        )
     if release_figures is None:
-        return f"Release {release.version} was published before expert figures were frozen."
+        return (
+            gettext("Release %(version)s was published before expert figures were frozen.")
+            % version
+        )
     if "runs" not in release_figures:
-        return f"Release {release.version} was published before a run's figures were frozen."
+        return (
+            gettext("Release %(version)s was published before a run's figures were frozen.")
+            % version
+        )
     return (
-        f"The run joined release {release.version} after it was published, so none were "
-        "frozen for it."
+        gettext(
+            "The run joined release %(version)s after it was published, so none were frozen for it."
+        )
+        % version
     )
 
 

@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 from evaluations.models import Conversation
 from stats import differences
@@ -28,7 +29,9 @@ def paired_change(
         return {
             "paired": False,
             "n_shared": len(shared),
-            "reason": "The two runs share too few scenarios for the change to be paired.",
+            "reason": gettext_noop(
+                "The two runs share too few scenarios for the change to be paired."
+            ),
         }
     passed = np.array([[later[c][0], earlier[c][0]] for c in shared], dtype=float)
     n = np.array([[later[c][1], earlier[c][1]] for c in shared], dtype=float)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.text import format_lazy
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from evaluations.models import EvaluationRun
 from evaluations.services.panel import run_panel
@@ -317,8 +317,10 @@ def judge_family_effect(run: EvaluationRun) -> dict[str, Any]:
         return {"estimable": True, "reason": ""}
     return {
         "estimable": False,
-        "reason": "Not estimable with one judge: the effect of grading a model of the judge's "
-        "own family needs at least two judges of different families in the same run.",
+        "reason": gettext(
+            "Not estimable with one judge: the effect of grading a model of the judge's "
+            "own family needs at least two judges of different families in the same run."
+        ),
     }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 from evaluations.models import ConversationStatus, EvaluationRun, Judgment
 from evaluations.services.panel import run_panel
@@ -112,7 +113,7 @@ def panel_figures(
     """
     seats = run_panel(run)
     if len(seats) < 2:
-        return {"available": False, "reason": "This run has one judge."}
+        return {"available": False, "reason": gettext_noop("This run has one judge.")}
     data = panel_readings(run)
     readings, clusters = data["readings"], data["cluster"]
     judges = [
@@ -125,7 +126,11 @@ def panel_figures(
         for seat in seats
     ]
     if readings.shape[0] == 0:
-        return {"available": False, "reason": "No conversation is judged yet.", "judges": judges}
+        return {
+            "available": False,
+            "reason": gettext_noop("No conversation is judged yet."),
+            "judges": judges,
+        }
     options = {"n_resamples": n_resamples, "seed": seed}
     verdicts = panel_verdicts(readings)
     names = dict(metric_keys or {})
@@ -162,7 +167,11 @@ def panel_figures(
                     verdicts.verdict[decided],
                     clusters[decided],
                     over="base scenarios",
-                    excluded=(Exclusion("the judges tied", int((mine & verdicts.tie).sum())),),
+                    excluded=(
+                        Exclusion(
+                            gettext_noop("the judges tied"), int((mine & verdicts.tie).sum())
+                        ),
+                    ),
                     **options,
                 ).as_dict(),
             }
@@ -202,5 +211,9 @@ def panel_published(run: EvaluationRun) -> dict[str, Any]:
     if stored is not None:
         return {**stored, **support}
     if len(run_panel(run)) < 2:
-        return {"available": False, "reason": "This run has one judge.", **support}
-    return {"available": False, "reason": "The panel's figures are not computed yet.", **support}
+        return {"available": False, "reason": gettext_noop("This run has one judge."), **support}
+    return {
+        "available": False,
+        "reason": gettext_noop("The panel's figures are not computed yet."),
+        **support,
+    }

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count, F, Q
+from django.utils.translation import gettext_noop
 
 from evaluations.models import ConversationStatus, EvaluationRun, Judgment
 from stats.estimates import Estimate
@@ -26,7 +27,9 @@ PRESENT_METHOD = "share of judge readings saying present; Wilson score interval"
 
 def _share(hits: int, n: int, method: str) -> dict[str, Any]:
     if n < 2:
-        return Estimate.insufficient(n=n, method=method, reason="fewer than two readings").as_dict()
+        return Estimate.insufficient(
+            n=n, method=method, reason=gettext_noop("fewer than two readings")
+        ).as_dict()
     low, high = wilson_interval(hits, n)
     return Estimate(
         value=hits / n, low=float(low), high=float(high), method=method, n=n, n_clusters=n

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun
@@ -88,14 +89,20 @@ def expert_agreement(
     one situation, are not independent. ``judged``: `rated_verdicts` of the rows, if read.
     """
     if not rows:
-        return {"available": False, "reason": "No expert ratings of judge verdicts yet."}
+        return {
+            "available": False,
+            "reason": gettext_noop("No expert ratings of judge verdicts yet."),
+        }
     if judged is None:
         judged = rated_verdicts(run, rows)
     verdicts = {pk: verdict for pk, (verdict, _) in judged.items()}
     situation = {pk: where for pk, (_, where) in judged.items()}
     rows = [r for r in rows if r[0] in verdicts]
     if not rows:
-        return {"available": False, "reason": "No expert ratings of judged conversations yet."}
+        return {
+            "available": False,
+            "reason": gettext_noop("No expert ratings of judged conversations yet."),
+        }
     options = {"n_resamples": n_resamples, "seed": seed}
     outcome = [
         "unsure" if v is None else ("agreed" if v == verdicts[c] else "disagreed")
@@ -119,8 +126,8 @@ def expert_agreement(
             majority[c] = yes * 2 > len(votes)
     rated = {c for c, _, _ in rows}
     excluded = [
-        Exclusion("experts tied", len(by_conversation) - len(majority)),
-        Exclusion("all experts unsure", len(rated) - len(by_conversation)),
+        Exclusion(gettext_noop("experts tied"), len(by_conversation) - len(majority)),
+        Exclusion(gettext_noop("all experts unsure"), len(rated) - len(by_conversation)),
     ]
     ids = sorted(majority)
     expert = np.array([majority[c] for c in ids], dtype=np.int64)

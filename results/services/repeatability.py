@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from django.db.models import Count, Q
+from django.utils.translation import gettext_noop
 
 import stats as statistics
 from evaluations.models import ConversationStatus, EvaluationRun, Judgment
@@ -203,7 +204,7 @@ def _repeatability_estimates(
         kappa_estimate = Estimate(kappa_value, *bounds, unit="coefficient", **common)
     else:
         kappa_estimate = Estimate.insufficient(
-            unit="coefficient", reason="undefined (no variation)", **common
+            unit="coefficient", reason=gettext_noop("undefined (no variation)"), **common
         )
     unanimous = statistics.proportion_from_clusters(
         np.bincount(codes, weights=per_item[:, 0]),
@@ -243,12 +244,18 @@ def judge_repeatability(
         counts = judgment_counts(run)
     raters = run.judgments_per_conversation
     if raters < 2 or counts.shape[0] == 0:
-        return {"available": False, "reason": "This run judged each conversation only once."}
+        return {
+            "available": False,
+            "reason": gettext_noop("This run judged each conversation only once."),
+        }
     arr = counts[:, [JUDGMENT_COLUMNS.index(c) for c in ("version", "base", "k", "present")]]
     full = arr[:, 2] == raters
     arr = arr[full]
     if arr.size == 0:
-        return {"available": False, "reason": "No conversation has all its judgments yet."}
+        return {
+            "available": False,
+            "reason": gettext_noop("No conversation has all its judgments yet."),
+        }
     version, base, present = arr[:, 0], arr[:, 1], arr[:, 3]
     overall = _repeatability_figures(
         present, raters, _cluster_codes(version, base), n_resamples, seed

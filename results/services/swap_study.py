@@ -24,7 +24,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from evaluations.models import Conversation, ConversationStatus, Judgment, SwapStudy
 from evaluations.services.panel import run_panel
@@ -228,7 +228,7 @@ def _single_vs_majority(rows: list[dict], readings, options) -> Estimate:
         return Estimate.insufficient(
             method="Spearman's rho",
             unit="coefficient",
-            reason="needs an odd number (3 or more) of judgments",
+            reason=gettext_noop("needs an odd number (3 or more) of judgments"),
         )
     matrix = np.full((len(rows), width), np.nan)
     for i, r in enumerate(rows):

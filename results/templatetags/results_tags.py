@@ -5,10 +5,13 @@ what was excluded, or "not enough data" where the figure cannot be supported.
 """
 
 from collections.abc import Mapping
+from decimal import Decimal
 
 from django import template
 from django.urls import reverse
+from django.utils.formats import number_format
 from django.utils.http import urlencode
+from django.utils.translation import gettext, gettext_noop
 
 from evaluations.provenance import (
     TranscriptSource,
@@ -20,33 +23,43 @@ from stats.estimates import Estimate
 from ..grades import percent_words
 from ..method_words import method_words
 from ..services.swap_study import GRADE_BAND_WIDTH, HELD_RULE, swap_verdict_text
+from ..stored_words import polarity_words, stored_words, weighting_words
 
 register = template.Library()
 
 
+def decimal(value: float, digits: int, *, sign: bool = False, grouping: bool = False) -> str:
+    """`value` rounded to `digits` places in the active language's notation ("66.7" in
+    English, "66,7" in Spanish). Rounded by Python first so that every language shows the
+    same digits; what machines read (data attributes, API, exports) never comes through here."""
+    rounded = f"{value:+.{digits}f}"
+    text = number_format(Decimal(rounded[1:]), digits, force_grouping=grouping)
+    return (rounded[0] if sign or rounded[0] == "-" else "") + text
+
+
 @register.filter
 def pct(value, digits: int = 1) -> str:
-    """0.6875 -> "68.8 %"; None (undefined) -> "—"."""
+    """0.6875 -> "68.8 %" ("68,8 %" in Spanish); None (undefined) -> "—"."""
     if value is None:
         return "—"
-    return f"{float(value) * 100:.{int(digits)}f} %"
+    return f"{decimal(float(value) * 100, int(digits))} %"
 
 
 @register.filter
 def num(value, digits: int = 3) -> str:
     if value is None:
         return "—"
-    return f"{float(value):.{int(digits)}f}"
+    return decimal(float(value), int(digits))
 
 
 @register.simple_tag
 def interval(low, high, percent: bool = True) -> str:
     """ "[64.1 %, 71.0 %]", or "no interval" when it could not be drawn."""
     if low is None or high is None:
-        return "no interval"
+        return gettext("no interval")
     if percent:
-        return f"[{float(low) * 100:.1f} %, {float(high) * 100:.1f} %]"
-    return f"[{float(low):.3f}, {float(high):.3f}]"
+        return f"[{pct(low)}, {pct(high)}]"
+    return f"[{num(low)}, {num(high)}]"
 
 
 def format_figure(value: float | None, unit: str) -> str:
@@ -54,12 +67,12 @@ def format_figure(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
     if unit == "proportion":
-        return f"{value * 100:.1f} %"
+        return pct(value)
     if unit == "difference":
-        return f"{value * 100:+.1f} pp"
+        return f"{decimal(value * 100, 1, sign=True)} pp"
     if unit == "count":
-        return f"{value:,.0f}"
-    return f"{value:.3f}"
+        return decimal(value, 0, grouping=True)
+    return decimal(value, 3)
 
 
 def as_estimate(value) -> Estimate | None:
@@ -101,7 +114,7 @@ def estimate(e, *key, compact: bool = False, label: str = "", words: bool = Fals
     """
     est = as_estimate(e)
     if est is None:
-        est = Estimate.insufficient(reason="not computed")
+        est = Estimate.insufficient(reason=gettext_noop("not computed"))
     return {
         "e": est,
         "compact": compact,
@@ -122,7 +135,7 @@ def pp(value, digits: int = 1) -> str:
     """A difference of two rates in percentage points: 0.052 -> "+5.2 pp"; None -> "—"."""
     if value is None:
         return "—"
-    return f"{float(value) * 100:+.{int(digits)}f} pp"
+    return f"{decimal(float(value) * 100, int(digits), sign=True)} pp"
 
 
 @register.filter
@@ -131,15 +144,41 @@ def points(value, digits: int = 0) -> str:
     None -> "—"."""
     if value is None:
         return "—"
-    return f"{abs(float(value)) * 100:.{int(digits)}f}"
+    return decimal(abs(float(value)) * 100, int(digits))
 
 
 @register.simple_tag
 def pp_interval(low, high) -> str:
     """ "[−3.1, +8.0] pp", or "no interval" when it could not be drawn."""
     if low is None or high is None:
-        return "no interval"
-    return f"[{float(low) * 100:+.1f}, {float(high) * 100:+.1f}] pp"
+        return gettext("no interval")
+    low_text = decimal(float(low) * 100, 1, sign=True)
+    return f"[{low_text}, {decimal(float(high) * 100, 1, sign=True)}] pp"
+
+
+@register.filter
+def stored_text(text: object) -> str:
+    """A sentence stored in English with the figures (a reason, an exclusion), in the
+    reader's language (`results.stored_words`)."""
+    return stored_words(text)
+
+
+@register.filter
+def polarity_name(polarity: object) -> str:
+    """ "positive" / "negative" in the reader's language."""
+    return polarity_words(polarity)
+
+
+@register.filter
+def weighting_name(scheme: object) -> str:
+    """A robustness weighting's stored name in the reader's language."""
+    return weighting_words(scheme)
+
+
+@register.filter
+def method_name(method: str | None) -> str:
+    """A stored interval method's name in the reader's language."""
+    return method_words(method)
 
 
 @register.inclusion_tag("results/_synthetic_badge.html")

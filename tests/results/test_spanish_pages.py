@@ -4,16 +4,28 @@ that reads the same in both renderings is English left unmarked (or marked and n
 unless it is user content (model, metric and scenario text, transcripts, judges' words), a
 number, or on the allow-list below."""
 
+import csv
+import io
 import re
 
 import pytest
 from bs4 import BeautifulSoup, Comment
+from django.test import TestCase
 from django.urls import reverse
+from django.utils import translation
 
-from evaluations.models import Conversation, Judgment, Turn
+from core.roles import Role
+from evaluations.models import Conversation, EvaluationRun, Judgment, Turn
 from metrics_registry.models import Area, Benchmark, LabelCategory, Subarea
 from results.method_words import METHOD_NAMES
+from results.models import RunAnalysis
+from results.services import results_refresh
+from results.stored_words import stored_words
+from review.services import assignment_claim, queue_set_status, rating_submit
+from review.services.calibration import calibration_queue_create
+from tests.factories import UserFactory
 from tests.results.public_data import published_run
+from tests.results.test_judge_trust_pages import _rate_all
 
 # Text that is the same in English and Spanish on purpose; each entry says why.
 ALLOWED = {
@@ -107,16 +119,16 @@ def _pages(run) -> dict[str, str]:
             "results:label-category", args=[target.pk, version.label_category.slug]
         ),
         "anchor-study": reverse("results:anchor-study"),  # none published yet
+        # With figures: the reason texts and the conditional paragraphs render.
+        "methodology": reverse("results:methodology") + f"?run={run.pk}",
     }
 
 
-@pytest.mark.django_db
-@pytest.mark.slow(reason="builds a published run and renders each page in two languages")
-def test_no_sentence_of_a_public_page_stays_in_english_in_spanish(client):
-    run = published_run()
+def _untranslated(client, run, pages: dict[str, str]) -> dict[str, list[str]]:
+    """Per page, the sentences of its Spanish rendering still in English."""
     user_content = _user_content(run)
     untranslated = {}
-    for page, url in _pages(run).items():
+    for page, url in pages.items():
         english = client.get(url, HTTP_ACCEPT_LANGUAGE="en")
         spanish = client.get(url, HTTP_ACCEPT_LANGUAGE="es")
         assert english.status_code == spanish.status_code == 200, page
@@ -133,7 +145,11 @@ def test_no_sentence_of_a_public_page_stays_in_english_in_spanish(client):
                 same.add(text)
         if same:
             untranslated[page] = sorted(same)
-    assert not untranslated, "Untranslated in Spanish:\n" + "\n".join(
+    return untranslated
+
+
+def _report(untranslated: dict[str, list[str]]) -> str:
+    return "Untranslated in Spanish:\n" + "\n".join(
         f"{page}: {text}" for page, texts in untranslated.items() for text in texts
     )
 
@@ -141,3 +157,122 @@ def test_no_sentence_of_a_public_page_stays_in_english_in_spanish(client):
 def test_the_method_names_marked_for_translation_are_the_stats_modules_own():
     # A name edited in `stats` and not here would silently stay in English.
     assert all(name == words for name, words in METHOD_NAMES.items())
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="builds a published run and renders each page in two languages")
+def test_no_sentence_of_a_public_page_stays_in_english_in_spanish(client):
+    run = published_run()
+    untranslated = _untranslated(client, run, _pages(run))
+    assert not untranslated, _report(untranslated)
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="builds a published run, has experts rate it, renders it twice")
+def test_judge_trust_and_calibration_read_in_spanish_once_experts_rated(client):
+    # Expert verdicts on every conversation (judge trust badges, the experts' agreement) and
+    # a calibration sample, partly rated: the notes, reasons and tables these fill in.
+    run = published_run()
+    _rate_all(run)
+    EvaluationRun.objects.filter(pk=run.pk).update(is_official=False)
+    queue = calibration_queue_create(
+        run=run, name="Calibration", created_by=None, fraction=0.5, seed=5
+    )
+    EvaluationRun.objects.filter(pk=run.pk).update(is_official=True)
+    rater = UserFactory(roles=[Role.EXPERT_REVIEWER])
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assignment = assignment_claim(queue=queue, rater=rater)
+        rating_submit(
+            assignment=assignment,
+            rater=rater,
+            answers={"examples_adequate": "yes", "verdict": "present"},
+        )
+        queue_set_status(queue=queue, status="closed")
+    results_refresh(run=run, n_resamples=200)
+    run.refresh_from_db()
+    target = run.targets.order_by("name").first()
+    key = Conversation.objects.filter(run=run).order_by("pk").first().scenario.metric_version
+    pages = {
+        "methodology": reverse("results:methodology") + f"?run={run.pk}",
+        "metric": reverse("results:metric", args=[key.metric.key]),
+        "label-category": reverse(
+            "results:label-category", args=[target.pk, key.label_category.slug]
+        ),
+    }
+    html = client.get(pages["methodology"], HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert 'data-testid="calibration-table"' in html
+    # The calibrated rates' reason, written by the statistics with a number inside.
+    assert "de muestreo" in html
+    assert "sampling strat" not in html
+    metric = client.get(pages["metric"], HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert 'data-testid="judge-trust"' in metric
+    # The judge-trust badge's reason, stored with the figures in English.
+    assert "veredictos expertos a ciegas hasta ahora" in metric
+    assert "blind expert verdicts so far" not in metric
+    untranslated = _untranslated(client, run, pages)
+    assert not untranslated, _report(untranslated)
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="builds a published run and renders its methodology page twice")
+def test_a_reason_stored_with_the_figures_reads_in_each_readers_language(client):
+    run = published_run()  # one simulation per scenario: no anchor consistency to measure
+    stored = RunAnalysis.objects.get(run=run).reliability["anchors"]["reason"]
+    english_reason = (
+        "This run simulated each scenario once; consistency needs replicates (choose a run "
+        "with replicates, such as an anchor study, above)."
+    )
+    # Stored once, in the catalogue's own words, for readers of every language.
+    assert stored == english_reason
+    url = reverse("results:methodology") + f"?run={run.pk}"
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    spanish = client.get(url, HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert english_reason in english
+    assert english_reason not in spanish
+    assert "Esta ejecución simuló cada escenario una sola vez" in spanish
+    # A reason written by the statistics (with a number inside) is rebuilt as a whole
+    # sentence of the reader's language.
+    with translation.override("es"):
+        assert stored_words("fewer than 2 expert verdicts in 1 sampling stratum") == (
+            "menos de 2 veredictos de expertos en 1 estrato de muestreo"
+        )
+        assert stored_words(
+            "experts agree with the judge on 83% (lower bound 64%), kappa 0.61"
+        ) == ("los expertos coinciden con el juez en el 83 % (límite inferior: 64 %), kappa 0,61")
+        assert stored_words("a name nobody translated") == "a name nobody translated"
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="builds a published run and renders pages, API and export")
+def test_spanish_pages_write_a_decimal_comma_and_machines_keep_the_point(client):
+    run = published_run()
+    url = reverse("results:methodology") + f"?run={run.pk}"
+    english = BeautifulSoup(client.get(url, HTTP_ACCEPT_LANGUAGE="en").content, "html.parser")
+    spanish = BeautifulSoup(client.get(url, HTTP_ACCEPT_LANGUAGE="es").content, "html.parser")
+
+    def figures(soup):
+        return [
+            (tag["data-estimate-value"], tag.find(class_="estimate-value").get_text())
+            for tag in soup.select(".estimate[data-estimate-value]")
+            if tag["data-estimate-unit"] == "proportion" and tag["data-estimate-value"]
+        ]
+
+    shown_en, shown_es = figures(english), figures(spanish)
+    assert shown_en
+    assert len(shown_en) == len(shown_es)
+    for (raw_en, text_en), (raw_es, text_es) in zip(shown_en, shown_es, strict=True):
+        # The machine-readable value is the same full-precision number in both languages.
+        assert raw_en == raw_es
+        float(raw_es)
+        expected = f"{float(raw_es) * 100:.1f}"
+        assert text_en == f"{expected} %"
+        assert text_es == f"{expected.replace('.', ',')} %"
+    # The API and the exports are for machines: a Spanish request gets the same numbers.
+    api = reverse("results-api:run-export", args=[run.pk, "csv"])
+    csv_en = b"".join(client.get(api, HTTP_ACCEPT_LANGUAGE="en").streaming_content)
+    csv_es = b"".join(client.get(api, HTTP_ACCEPT_LANGUAGE="es").streaming_content)
+    assert csv_en == csv_es
+    rows = list(csv.DictReader(io.StringIO(csv_es.decode())))
+    assert rows
+    assert all("," not in r["estimate_value"] for r in rows)
+    assert any("." in r["estimate_value"] for r in rows)
