@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evaluations", "0028_load_crisis_lines"),
+        ("evaluations", "0030_imported_transcripts_provenance"),
     ]
 
     operations = [
