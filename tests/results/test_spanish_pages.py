@@ -47,6 +47,7 @@ def _user_content(run) -> list[str]:
     # The taxonomy is data too (its rows come from a data migration), shown in the filters.
     texts |= {area.name for area in Area.objects.all()}
     texts |= {f"{s.area.name} · {s.name}" for s in Subarea.objects.select_related("area")}
+    texts |= {s.name for s in Subarea.objects.all()}  # alone on Explore's wheel key and table
     for category in LabelCategory.objects.all():
         texts |= {category.name, category.description or ""}
     texts |= {benchmark.name for benchmark in Benchmark.objects.all()}
@@ -119,6 +120,10 @@ def _pages(run) -> dict[str, str]:
             "results:label-category", args=[target.pk, version.label_category.slug]
         ),
         "anchor-study": reverse("results:anchor-study"),  # none published yet
+        "explore": reverse("results:explore") + f"?run={run.pk}&model={target.pk}",
+        "explore-subarea": reverse("results:explore")
+        + f"?run={run.pk}&model={target.pk}&compare={other.pk}&subarea="
+        + version.subareas.order_by("pk").first().slug,
         # With figures: the reason texts and the conditional paragraphs render.
         "methodology": reverse("results:methodology") + f"?run={run.pk}",
     }
