@@ -14,7 +14,7 @@ language, and the middleware takes the language from the path first, then the re
 from django.conf import settings
 from django.http import HttpRequest
 from django.middleware.locale import LocaleMiddleware
-from django.urls import URLResolver, translate_url
+from django.urls import URLPattern, URLResolver, translate_url
 from django.urls.resolvers import LocalePrefixPattern
 from django.utils import translation
 
@@ -22,7 +22,7 @@ from django.utils import translation
 class OptionalLocalePrefixPattern(LocalePrefixPattern):
     """The active language's prefix, or none: `/es/x/` and `/x/` both reach page x."""
 
-    def match(self, path: str):  # noqa: ANN201 - Django's signature
+    def match(self, path: str) -> tuple[str, tuple, dict] | None:
         prefix = self.language_prefix
         if prefix and path.startswith(prefix):
             return path.removeprefix(prefix), (), {}
@@ -31,7 +31,7 @@ class OptionalLocalePrefixPattern(LocalePrefixPattern):
         return None  # another language's prefix: resolved once that language is active
 
 
-def locale_patterns(*urls: object) -> list:
+def locale_patterns(*urls: URLPattern | URLResolver) -> list[URLPattern | URLResolver]:
     """`urls` reachable plainly and under every other language's prefix."""
     if not settings.USE_I18N:
         return list(urls)
