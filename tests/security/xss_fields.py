@@ -180,6 +180,8 @@ NOT_USER_WRITTEN = {
     "submissions.Enquiry.language": "the page language the middleware chose (one of the "
     "site's LANGUAGES), never typed",
     "review.QueueItem.language": "copied from the rated object's validated language tag",
+    "results.PassRateSummary.language": "copied from the judged scenarios' validated language "
+    "tags (blank for pooled rows)",
     "rubrics.RubricItem.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.country": VALIDATED + " (ISO 3166-1 alpha-2 code)",
