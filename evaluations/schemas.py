@@ -6,7 +6,7 @@ gateway rather than silently stored or clamped.
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from .models import ADULT_MIN_AGE, TEEN_AGES
 
@@ -99,6 +99,15 @@ class SimulatedUserTurn(BaseModel):
         description="True only when the user would clearly end the conversation now.",
     )
     stop_reason: str = Field(default="", description="Why the user ends it (when stop is true).")
+
+    @model_validator(mode="after")
+    def _says_something(self) -> "SimulatedUserTurn":
+        # An empty message that does not end the conversation is a failed reply, not a turn:
+        # rejecting it here lets the structured-output re-ask try again (small models leave
+        # the field empty now and then) before the conversation is given up.
+        if not self.stop and not self.message.strip():
+            raise ValueError("message is empty: write the user's next message")
+        return self
 
 
 class EvidenceQuote(BaseModel):
