@@ -310,6 +310,11 @@ def test_imported_transcripts_are_published_with_their_source_on_every_page(
     assert "One imported conversation" in body
     assert "One simulated test conversation" not in body
     assert "Imported from support-logs.jsonl, line 1" in body
+    # The file says nothing of the model's sampling: not shown as "None".
+    assert ">None</dd>" not in body
+    for testid in ("target-temperature", "target-max-tokens"):
+        shown = body.split(f'data-testid="{testid}">')[1].split("</dd>")[0]
+        assert shown == "not known (imported)"
 
     api = client.get(reverse("results-api:run-detail", args=[run.pk])).json()
     assert api["transcript_source"]["kind"] == "imported"
