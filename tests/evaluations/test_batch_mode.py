@@ -84,6 +84,21 @@ def _park_all(fake, ids):
     }
 
 
+def _answer_the_batch(fake) -> None:
+    """The reaper submits the parked requests, the provider answers them, the reaper collects."""
+    fake.server.batches.hold = True
+    reaper.runs_reap()
+    fake.server.batches.end()
+    assert reaper.runs_reap().batches_collected == 1
+
+
+def _finish(run, ids, process=process_conversations) -> None:
+    """The engine takes the answers of the items sent back; the run completes."""
+    process(ids, worker="test")
+    run_check_finished(run_id=run.pk)
+    assert run.__class__.objects.get(pk=run.pk).status == RunStatus.COMPLETED
+
+
 def _assert_accounted(fake, run) -> None:
     server = fake.server
     batched = [r for r in server.requests if r.batch]
@@ -208,10 +223,7 @@ def test_a_run_cancelled_before_its_items_take_the_answers_still_counts_the_bill
     fake = batch_models
     run, ids = _batch_run(fake)
     _park_all(fake, ids)
-    fake.server.batches.hold = True
-    reaper.runs_reap()
-    fake.server.batches.end()
-    assert reaper.runs_reap().batches_collected == 1
+    _answer_the_batch(fake)
     run_cancel(run=run)
 
     billed = bill_price(fake, fake.server.batches.bill, batched=True)
@@ -236,13 +248,8 @@ def test_a_rerun_whose_answers_are_cached_sends_no_batch(batch_models, sent):
     fake = batch_models
     first, ids = _batch_run(fake)
     _park_all(fake, ids)
-    fake.server.batches.hold = True
-    reaper.runs_reap()
-    fake.server.batches.end()
-    reaper.runs_reap()
-    process_conversations(sent, worker="test")
-    run_check_finished(run_id=first.pk)
-    assert first.__class__.objects.get(pk=first.pk).status == RunStatus.COMPLETED
+    _answer_the_batch(fake)
+    _finish(first, sent)
     batches = LLMBatch.objects.count()
 
     again, again_ids = _batch_run(fake, scenario=Conversation.objects.get(pk=ids[0]).scenario)
@@ -298,14 +305,8 @@ def test_rubric_grading_goes_by_batch_all_criteria_of_a_reply_in_one_round(batch
     assert process_rubric_responses(ids, worker="test").parked == 2
     criteria = BatchRequest.objects.filter(run_id=run.pk).count()
     assert criteria == sum(item.criteria.count() for item in items)
-    fake.server.batches.hold = True
-    reaper.runs_reap()
-    fake.server.batches.end()
-    reaper.runs_reap()
-    process_rubric_responses(sent, worker="test")
-    run_check_finished(run_id=run.pk)
-
-    assert run.__class__.objects.get(pk=run.pk).status == RunStatus.COMPLETED
+    _answer_the_batch(fake)
+    _finish(run, sent, process=process_rubric_responses)
     graded = RubricResponse.objects.filter(run=run).annotate(n=Count("grades"))
     assert {(r.status, r.n) for r in graded} == {(ConversationStatus.COMPLETED, 3)}
     assert LLMBatch.objects.count() == 1  # every criterion of both replies in one round

@@ -26,12 +26,12 @@ def models():
     return {"target": target, "simulator": simulator, "judge": judge}
 
 
-def run_data(models, name: str, metric_versions: list[int], **fields) -> dict:
-    """The form's post for a run of `metric_versions` on the fixture's models; `fields` add to
-    it or change it."""
+def run_data(models, name: str, metric_versions: list[int] | None = None, **fields) -> dict:
+    """The form's post for a run of `metric_versions` (none ticked: left out) on the fixture's
+    models; `fields` add to it or change it."""
     return {
         "name": name,
-        "metric_versions": metric_versions,
+        **({"metric_versions": metric_versions} if metric_versions is not None else {}),
         "targets": [models["target"].pk],
         "simulator": models["simulator"].pk,
         "judge": models["judge"].pk,
@@ -47,17 +47,7 @@ def test_targets_list_only_target_role_configurations_and_helpers_default(models
     assert list(form.fields["targets"].queryset) == [models["target"]]
     assert form.initial["simulator"] == models["simulator"].pk
     assert form.initial["judge"] == models["judge"].pk
-    bound = RunCreateForm(
-        {
-            "name": "x",
-            "targets": [models["simulator"].pk],
-            "simulator": models["simulator"].pk,
-            "judge": models["judge"].pk,
-            "turns": 4,
-            "replicates": 1,
-            "judgments_per_conversation": 1,
-        }
-    )
+    bound = RunCreateForm(run_data(models, "x", targets=[models["simulator"].pk]))
     assert "targets" in bound.errors  # a non-target configuration is refused
 
 
@@ -130,18 +120,7 @@ def test_simulator_and_judge_list_their_role_first_and_the_rest_apart(
     simulator_select = page.split('name="simulator"')[1].split("</select>")[0]
     assert "Sim (offline demo model)" in simulator_select.split("<optgroup")[1]
     # Any active configuration may still be chosen.
-    form = RunCreateForm(
-        {
-            "name": "x",
-            "release": "",
-            "targets": [models["target"].pk],
-            "simulator": drafter.pk,
-            "judge": drafter.pk,
-            "turns": 4,
-            "replicates": 1,
-            "judgments_per_conversation": 1,
-        }
-    )
+    form = RunCreateForm(run_data(models, "x", release="", simulator=drafter.pk, judge=drafter.pk))
     assert form.is_valid(), form.errors
     assert form.cleaned_data["judge"] == drafter
 
