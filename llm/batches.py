@@ -76,9 +76,19 @@ def batch_requests_add(requests: list[BatchRequest]) -> None:
 
 
 def batch_answers(*, work_items: Iterable[str]) -> dict[str, dict[str, BatchRequest]]:
-    """The batch requests of the work items, by work item and request fingerprint."""
+    """The batch requests of the work items, by work item and request fingerprint, each with
+    the id of its answer's call-log row (`logged_call_id`) once collected."""
+    items = list(work_items)
+    # One batched row per work item and request: the one written when it was collected.
+    logged = dict(
+        ((work_item, fingerprint), pk)
+        for work_item, fingerprint, pk in LLMCall.objects.filter(
+            work_item__in=items, batched=True
+        ).values_list("work_item", "fingerprint", "pk")
+    )
     found: dict[str, dict[str, BatchRequest]] = defaultdict(dict)
-    for row in BatchRequest.objects.filter(work_item__in=list(work_items)):
+    for row in BatchRequest.objects.filter(work_item__in=items):
+        row.logged_call_id = logged.get((row.work_item, row.fingerprint))
         found[row.work_item][row.fingerprint] = row
     return found
 
@@ -130,11 +140,13 @@ def answered_from_batch(steps: Any, reply: ProviderReply) -> Any:
 
 class collected_sink:  # noqa: N801 - used like the function-valued sinks it wraps
     """The sink of a call answered from a batch: the batched attempt's row is in the call log
-    since its collection, so it is not written again (however often the item takes it);
-    every later attempt, sent directly, goes through to `sink`."""
+    since its collection (`logged_call_id`), so it is not written again, however often the
+    item takes it; the attempt takes that row's id, which what it stores refers to. Every
+    later attempt, sent directly, goes through to `sink`."""
 
-    def __init__(self, sink: Sink) -> None:
+    def __init__(self, sink: Sink, logged_call_id: int | None) -> None:
         self.sink = sink
+        self.logged_call_id = logged_call_id
         # A journaling sink is told of each attempt before it leaves; the batched one never
         # leaves, so only direct attempts reach it.
         sending = getattr(sink, "sending", None)
@@ -142,5 +154,8 @@ class collected_sink:  # noqa: N801 - used like the function-valued sinks it wra
             self.sending = sending
 
     def __call__(self, call: LLMCall, prompt: PromptText) -> None:
-        if not call.batched:
-            self.sink(call, prompt)
+        # No row: collected before answers were logged at collection; logged now instead.
+        if call.batched and self.logged_call_id is not None:
+            call.pk = self.logged_call_id
+            return
+        self.sink(call, prompt)

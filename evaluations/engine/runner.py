@@ -136,7 +136,11 @@ class Engine:
         answer = await self.batch.answer(
             step, claim, may_hit=may_hit, cached=self.recorder.cache_lookup
         )
-        sink = self.recorder.sink if answer is None else collected_sink(self.recorder.sink)
+        sink = (
+            self.recorder.sink
+            if answer is None
+            else collected_sink(self.recorder.sink, answer.logged_call_id)
+        )
         options = dict(
             configuration=step.configuration,
             messages=step.messages,

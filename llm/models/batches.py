@@ -97,6 +97,10 @@ class BatchRequest(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     ended_at = models.DateTimeField(null=True, blank=True)
 
+    # Set by `llm.batches.batch_answers`: the id of its answer's call-log row, written when it
+    # was collected (`llm.batches_reaper`).
+    logged_call_id: int | None = None
+
     class Meta:
         ordering = ["pk"]
         indexes = [

@@ -15,6 +15,7 @@ from evaluations.engine import process_conversations, process_rubric_responses
 from evaluations.models import (
     Conversation,
     ConversationStatus,
+    Judgment,
     RubricGrading,
     RubricResponse,
     RunStatus,
@@ -240,6 +241,13 @@ def test_a_run_cancelled_before_its_items_take_the_answers_still_counts_the_bill
     process_conversations(sent, worker="test")
     assert batched.count() == CONVERSATIONS * BATCHED_PER_CONVERSATION
     assert run_usage(run_id=run.pk).cost == billed
+    # What the items stored refers to the rows written at collection.
+    judgments = Judgment.objects.filter(conversation__run=run)
+    assert judgments.count() == CONVERSATIONS * JUDGMENTS
+    referred = [pk for judgment in judgments for pk in judgment.call_ids]
+    assert set(referred) == set(
+        batched.filter(purpose="evaluations.judge_verdict").values_list("pk", flat=True)
+    )
 
 
 def test_a_rerun_whose_answers_are_cached_sends_no_batch(batch_models, sent):
