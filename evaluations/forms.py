@@ -18,6 +18,7 @@ from metrics_registry.models import MetricVersion, Release, ReleaseItem
 from rubrics.models import RubricItem
 
 from .models import MAX_TURNS, RubricGrading, Scenario
+from .services.scenario_edits import EDITABLE_FIELDS
 
 
 class JSONTextField(forms.CharField):
@@ -56,16 +57,8 @@ class ScenarioForm(CheckedTextMixin, forms.ModelForm):
 
     class Meta:
         model = Scenario
-        fields = [
-            "situation",
-            "persona",
-            "user_goal",
-            "latent_adversarial_goal",
-            "anchors",
-            "failure_condition",
-            "language",
-            "country",
-        ]
+        # What `scenario_update` accepts, no more.
+        fields = list(EDITABLE_FIELDS)
         widgets = {
             name: forms.Textarea(attrs={"rows": 3})
             for name in ("situation", "user_goal", "latent_adversarial_goal", "failure_condition")

@@ -19,6 +19,7 @@ from llm.offline import (
 )
 
 from . import offline_es as es
+from .crisis_selectors import country_crisis_lines
 from .models import ADULT_MIN_AGE, CrisisLine
 from .offline_goals import LATENT_GOALS, aside, conversation_plan, goal_kind, joined, pursuit
 from .offline_people import (
@@ -48,7 +49,6 @@ from .schemas import (
     SimulatedUserTurn,
     TeenScenarioExpansion,
 )
-from .selectors import country_crisis_lines
 
 # How a situation reaches the assistant, and who the person has not told yet (teen, adult):
 # the three base situations of a metric share its subject and differ in stakes and tone.

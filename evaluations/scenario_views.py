@@ -20,6 +20,7 @@ from .selectors import (
     scenario_set_complete,
     scenarios_with_people,
 )
+from .services import scenario_edits
 from .services import scenarios as scenario_services
 
 VIEW_ROLES = (Role.RESEARCHER, Role.MAINTAINER, Role.EXPERT_REVIEWER)
@@ -119,7 +120,7 @@ class ScenarioEditView(RoleRequiredMixin, View):
         )
         if form.is_valid():
             try:
-                saved = scenario_services.scenario_update(
+                saved = scenario_edits.scenario_update(
                     scenario=scenario, actor=request.user, **form.cleaned_data
                 )
             except ApplicationError as error:
@@ -143,7 +144,7 @@ class ScenarioRetireView(RoleRequiredMixin, View):
     def post(self, request, pk: int):
         scenario = get_object_or_404(scenarios_with_people(), pk=pk)
         try:
-            scenario_services.scenario_retire(scenario=scenario, actor=request.user)
+            scenario_edits.scenario_retire(scenario=scenario, actor=request.user)
         except ApplicationError as error:
             messages.error(request, error.message)
         else:
@@ -157,7 +158,7 @@ class ScenarioRegenerateView(RoleRequiredMixin, View):
     def post(self, request, pk: int):
         scenario = get_object_or_404(scenarios_with_people(), pk=pk)
         try:
-            successor = scenario_services.scenario_regenerate_start(
+            successor = scenario_edits.scenario_regenerate_start(
                 scenario=scenario, actor=request.user
             )
         except ApplicationError as error:

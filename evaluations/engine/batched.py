@@ -1,8 +1,11 @@
 """What the engine knows of batch mode while it drives a batch of items (`services.batching`):
 the runs that go by batch, their items' batch requests, and what each item asks for now."""
 
+from collections.abc import Awaitable, Callable
+
 from llm.batches import batch_request_build
-from llm.models import BatchRequest, BatchRequestStatus
+from llm.cache import cache_enabled
+from llm.models import BatchRequest, BatchRequestStatus, LLMResponseCache
 from llm.request import prepare_request
 
 from ..services.batching import ask_may_wait, batch_state_load
@@ -25,10 +28,18 @@ class BatchAsks:
         self.runs |= runs
         self.answers.update(answers)
 
-    def answer(self, step: Ask, claim: Claim | None) -> BatchRequest | None:
+    async def answer(
+        self,
+        step: Ask,
+        claim: Claim | None,
+        *,
+        may_hit: bool,
+        cached: Callable[[str], Awaitable[LLMResponseCache | None]],
+    ) -> BatchRequest | None:
         """The collected result that answers the ask, or None when it goes directly (not in
-        batch mode, a role that does not wait, or a request the batch errored or let expire).
-        Raises Parked when the answer is still to come, recording the request if new."""
+        batch mode, a role that does not wait, a request the batch errored or let expire, or
+        one the response cache answers). Raises Parked when the answer is still to come,
+        recording the request if new."""
         if (
             claim is None
             or claim.run_id not in self.runs
@@ -45,6 +56,11 @@ class BatchAsks:
         )
         row = self.answers.get(claim.work_item, {}).get(request.fingerprint)
         if row is None:
+            # An answer the cache holds (a re-run with the same seed) costs nothing: it is not
+            # worth a batch, nor a wait for one.
+            caching = cache_enabled(configuration=step.configuration, use_cache=True)
+            if may_hit and caching and await cached(request.fingerprint) is not None:
+                return None
             self.asked.setdefault(claim.pk, []).append(
                 batch_request_build(
                     configuration=step.configuration,
@@ -61,8 +77,9 @@ class BatchAsks:
             )
             raise Parked
         if row.status == BatchRequestStatus.SUCCEEDED:
-            # Taken before (the item parked again since): from the cache, not paid twice.
-            return None if row.taken else row
+            # Its call-log row was written when it was collected: taking it (again, if the item
+            # parked since) writes none.
+            return row
         if row.status in (BatchRequestStatus.PENDING, BatchRequestStatus.SUBMITTED):
             raise Parked
         return None

@@ -7,6 +7,7 @@ of them, not one per conversation.
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..crisis_selectors import scenarios_crisis_lines_load
 from ..models import (
     AnchorCoverage,
     Conversation,
@@ -15,7 +16,6 @@ from ..models import (
     Judgment,
     Turn,
 )
-from ..selectors import scenarios_crisis_lines_load
 from ..services.claims import Claim, claims_take
 from ..services.failures import conversation_mark_failed
 from ..services.health import run_admits_work

@@ -24,7 +24,7 @@ from django.conf import settings
 
 from core.progress import Progress, progress_ignore
 from core.retry import retries_left
-from llm.batches import answered_from_batch, batch_reply
+from llm.batches import answered_from_batch, batch_reply, collected_sink
 from llm.exceptions import LLMError
 from llm.plan import chat_steps, structured_steps
 
@@ -133,7 +133,14 @@ class Engine:
 
     async def _ask(self, step: Ask, claim: Claim | None, may_hit: bool):
         """A gateway call on the loop; in batch mode, from the batch or parked for one."""
-        answer = self.batch.answer(step, claim)
+        answer = await self.batch.answer(
+            step, claim, may_hit=may_hit, cached=self.recorder.cache_lookup
+        )
+        sink = (
+            self.recorder.sink
+            if answer is None
+            else collected_sink(self.recorder.sink, answer.logged_call_id)
+        )
         options = dict(
             configuration=step.configuration,
             messages=step.messages,
@@ -142,7 +149,7 @@ class Engine:
             seed=step.seed,
             # A batch's answer is paid for: it is taken, not a cached reply.
             may_hit=may_hit and answer is None,
-            sink=self.recorder.sink,
+            sink=sink,
         )
         call = (
             structured_steps(schema=step.schema, **options)

@@ -20,9 +20,9 @@ from llm.schema_prompt import schema_instructions
 from metrics_registry.models import Polarity, Release
 
 from .. import prompts
+from ..crisis_selectors import scenario_crisis_lines
 from ..models import DEFAULT_TURNS, Scenario, ScenarioStatus
 from ..schemas import JudgeVerdict, SimulatedUserTurn
-from ..selectors import scenario_crisis_lines
 from ..visibility import HeldScenarios, scenarios_public
 from .scenarios import anchors_fit
 

@@ -23,6 +23,7 @@ from llm.exceptions import LLMError, StructuredOutputError
 from llm.models import ModelConfiguration, ModelRole
 
 from .. import prompts
+from ..crisis_selectors import scenario_crisis_lines
 from ..evidence_support import (
     EvidenceStatus,
     quote_annotate,
@@ -36,7 +37,6 @@ from ..models import (
     Turn,
 )
 from ..schemas import EvidenceQuote, JudgeVerdict
-from ..selectors import scenario_crisis_lines
 from .claims import Claim
 from .closing import conversations_finalize, outcome
 from .failures import ConversationFailure  # noqa: F401 - importers of it from here keep working

@@ -9,7 +9,7 @@ number of hosts at once (every step is a conditional UPDATE, so two reapers cann
    broker holds, queued or taken by a worker (`services.broker`); whatever the broker, one not
    sent for RUN_REDISPATCH_AFTER_SECONDS. A copy of a message still queued is refused by the
    claim, so a mistake costs a message, never a model call;
-3. batch mode (`services.batching`, `llm.batches`): pending batch requests are submitted,
+3. batch mode (`services.batching`, `llm.batches_reaper`): pending batch requests are submitted,
    submitted batches polled and the results of ended ones written, and items parked for a
    batch whose requests are all answered are sent back to the engine;
 4. a running run with nothing left to do is closed.
@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from llm.batches import batches_collect, batches_submit
+from llm.batches_reaper import batches_collect, batches_submit
 
 from ..models import ConversationStatus, EvaluationRun, RunStatus
 from .batching import batch_items_resume

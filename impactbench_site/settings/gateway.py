@@ -36,8 +36,8 @@ LLM_STRUCTURED_REASKS = env.int("LLM_STRUCTURED_REASKS", default=2)
 # limit configured, twice this one.
 LLM_CUTOFF_DEFAULT_MAX_TOKENS = env.int("LLM_CUTOFF_DEFAULT_MAX_TOKENS", default=2048)
 LLM_CACHE_ENABLED = env.bool("LLM_CACHE_ENABLED", default=True)
-# Batch mode (llm/batches.py): how often the reaper asks the provider about a submitted batch,
-# and the most requests one batch holds (the provider's own limit applies if lower).
+# Batch mode (llm/batches_reaper.py): how often the reaper asks the provider about a submitted
+# batch, and the most requests one batch holds (the provider's own limit applies if lower).
 LLM_BATCH_POLL_SECONDS = env.float("LLM_BATCH_POLL_SECONDS", default=60.0)
 LLM_BATCH_MAX_REQUESTS = env.int("LLM_BATCH_MAX_REQUESTS", default=50_000)
 # Names a model configuration may give as its API key variable (shell patterns, llm/keys.py);

@@ -4,7 +4,7 @@ A `BatchRequest` is written when a work item asks for something that may wait (a
 anchor or fidelity check, a rubric grade) in a run that goes by batch: it holds the request
 exactly as the provider will get it and a `custom_id` derived from the work item and the
 request's fingerprint, so the same question asked again finds its row instead of adding one.
-The reaper (`llm.batches`) gathers pending requests of one configuration into an `LLMBatch`,
+The reaper (`llm.batches_reaper`) gathers pending requests of one configuration into an `LLMBatch`,
 submits it, polls it and writes back each request's result; everything is a row here, so a
 worker restart or a day of waiting loses nothing.
 """
@@ -97,8 +97,9 @@ class BatchRequest(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     ended_at = models.DateTimeField(null=True, blank=True)
 
-    # Set by `llm.batches.batch_answers`: the answer is in the call log already.
-    taken = False
+    # Set by `llm.batches.batch_answers`: the id of its answer's call-log row, written when it
+    # was collected (`llm.batches_reaper`).
+    logged_call_id: int | None = None
 
     class Meta:
         ordering = ["pk"]

@@ -15,6 +15,7 @@ from evaluations.engine import process_conversations, process_rubric_responses
 from evaluations.models import (
     Conversation,
     ConversationStatus,
+    Judgment,
     RubricGrading,
     RubricResponse,
     RunStatus,
@@ -23,6 +24,7 @@ from evaluations.selectors import run_usage
 from evaluations.services import reaper
 from evaluations.services.estimates import run_estimate
 from evaluations.services.processing import run_check_finished
+from evaluations.services.runs import run_cancel
 from llm.models import BatchRequest, BatchRequestStatus, BatchStatus, CallOutcome, LLMBatch, LLMCall
 from tests.evaluations.conftest import FakeModels
 from tests.evaluations.factories import EvaluationRunFactory, ScenarioFactory
@@ -36,7 +38,7 @@ CONVERSATIONS, TURNS, JUDGMENTS = 3, 2, 3
 BATCHED_PER_CONVERSATION = 1 + 1 + JUDGMENTS
 
 
-def _batch_run(fake: FakeModels):
+def _batch_run(fake: FakeModels, scenario=None):
     run = EvaluationRunFactory(
         simulator=fake.simulator,
         judge=fake.judge,
@@ -48,7 +50,7 @@ def _batch_run(fake: FakeModels):
         conversations_total=CONVERSATIONS,
         use_batch=True,
     )
-    scenario = ScenarioFactory()
+    scenario = scenario or ScenarioFactory()
     Conversation.objects.bulk_create(
         Conversation(run=run, scenario=scenario, target=fake.target, replicate=n)
         for n in range(CONVERSATIONS)
@@ -81,6 +83,21 @@ def _park_all(fake, ids):
     assert set(Conversation.objects.filter(pk__in=ids).values_list("status", flat=True)) == {
         ConversationStatus.WAITING
     }
+
+
+def _answer_the_batch(fake) -> None:
+    """The reaper submits the parked requests, the provider answers them, the reaper collects."""
+    fake.server.batches.hold = True
+    reaper.runs_reap()
+    fake.server.batches.end()
+    assert reaper.runs_reap().batches_collected == 1
+
+
+def _finish(run, ids, process=process_conversations) -> None:
+    """The engine takes the answers of the items sent back; the run completes."""
+    process(ids, worker="test")
+    run_check_finished(run_id=run.pk)
+    assert run.__class__.objects.get(pk=run.pk).status == RunStatus.COMPLETED
 
 
 def _assert_accounted(fake, run) -> None:
@@ -199,6 +216,62 @@ def test_an_expired_batchs_requests_are_sent_again(batch_models, sent, settings)
     assert fake.server.batches.bill == []
 
 
+def test_a_run_cancelled_before_its_items_take_the_answers_still_counts_the_bill(
+    batch_models, sent
+):
+    """The call log is written when the batch is collected: the run's cost holds what the
+    provider billed though no item took its answer, and taking it later adds no row."""
+    fake = batch_models
+    run, ids = _batch_run(fake)
+    _park_all(fake, ids)
+    _answer_the_batch(fake)
+    run_cancel(run=run)
+
+    billed = bill_price(fake, fake.server.batches.bill, batched=True)
+    assert billed > 0
+    batched = LLMCall.objects.filter(run_id=run.pk, batched=True)
+    assert batched.count() == CONVERSATIONS * BATCHED_PER_CONVERSATION
+    assert set(batched.values_list("outcome", flat=True)) == {CallOutcome.SUCCESS}
+    assert batched.aggregate(total=Sum("cost_estimate"))["total"] == billed
+    assert run_usage(run_id=run.pk).cost == billed  # the simulation was free
+
+    # The items were sent back before the cancel; a delivery that still takes the answers
+    # (its run resumed) does not write them again.
+    run.__class__.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    process_conversations(sent, worker="test")
+    assert batched.count() == CONVERSATIONS * BATCHED_PER_CONVERSATION
+    assert run_usage(run_id=run.pk).cost == billed
+    # What the items stored refers to the rows written at collection.
+    judgments = Judgment.objects.filter(conversation__run=run)
+    assert judgments.count() == CONVERSATIONS * JUDGMENTS
+    referred = [pk for judgment in judgments for pk in judgment.call_ids]
+    assert set(referred) == set(
+        batched.filter(purpose="evaluations.judge_verdict").values_list("pk", flat=True)
+    )
+
+
+def test_a_rerun_whose_answers_are_cached_sends_no_batch(batch_models, sent):
+    """A re-run with the same seed: the cache holds every judge answer, so nothing is parked,
+    no batch is submitted and no row is batched."""
+    fake = batch_models
+    first, ids = _batch_run(fake)
+    _park_all(fake, ids)
+    _answer_the_batch(fake)
+    _finish(first, sent)
+    batches = LLMBatch.objects.count()
+
+    again, again_ids = _batch_run(fake, scenario=Conversation.objects.get(pk=ids[0]).scenario)
+    assert again.seed == first.seed
+    report = process_conversations(again_ids, worker="test")
+    assert (report.parked, report.completed) == (0, CONVERSATIONS)
+    assert not BatchRequest.objects.filter(run_id=again.pk).exists()
+    assert reaper.runs_reap().batches_submitted == 0
+    assert LLMBatch.objects.count() == batches
+    calls = LLMCall.objects.filter(run_id=again.pk)
+    assert not calls.filter(batched=True).exists()
+    assert calls.filter(role="judge", outcome=CallOutcome.CACHED).exists()
+
+
 def test_the_estimate_prices_judging_by_batch_at_the_batch_price(batch_models):
     fake = batch_models
     run, _ids = _batch_run(fake)
@@ -240,14 +313,8 @@ def test_rubric_grading_goes_by_batch_all_criteria_of_a_reply_in_one_round(batch
     assert process_rubric_responses(ids, worker="test").parked == 2
     criteria = BatchRequest.objects.filter(run_id=run.pk).count()
     assert criteria == sum(item.criteria.count() for item in items)
-    fake.server.batches.hold = True
-    reaper.runs_reap()
-    fake.server.batches.end()
-    reaper.runs_reap()
-    process_rubric_responses(sent, worker="test")
-    run_check_finished(run_id=run.pk)
-
-    assert run.__class__.objects.get(pk=run.pk).status == RunStatus.COMPLETED
+    _answer_the_batch(fake)
+    _finish(run, sent, process=process_rubric_responses)
     graded = RubricResponse.objects.filter(run=run).annotate(n=Count("grades"))
     assert {(r.status, r.n) for r in graded} == {(ConversationStatus.COMPLETED, 3)}
     assert LLMBatch.objects.count() == 1  # every criterion of both replies in one round

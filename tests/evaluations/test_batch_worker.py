@@ -11,7 +11,7 @@ from django.utils import timezone
 from evaluations.engine import process_conversations
 from evaluations.models import Conversation, ConversationStatus, RunStatus
 from evaluations.services import runs
-from llm.batches import batches_submit
+from llm.batches_reaper import batches_submit
 from llm.connect import provider_for
 from llm.models import BatchRequest, BatchRequestStatus, BatchStatus, LLMBatch
 from llm.providers import registry

@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from evaluations.selectors import crisis_lines
+from evaluations.crisis_selectors import crisis_lines
 from evaluations.services.simulation import target_messages
 from llm.gateway import chat
 from llm.offline import GENERIC_CRISIS_REFERRAL

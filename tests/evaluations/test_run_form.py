@@ -26,22 +26,28 @@ def models():
     return {"target": target, "simulator": simulator, "judge": judge}
 
 
+def run_data(models, name: str, metric_versions: list[int] | None = None, **fields) -> dict:
+    """The form's post for a run of `metric_versions` (none ticked: left out) on the fixture's
+    models; `fields` add to it or change it."""
+    return {
+        "name": name,
+        **({"metric_versions": metric_versions} if metric_versions is not None else {}),
+        "targets": [models["target"].pk],
+        "simulator": models["simulator"].pk,
+        "judge": models["judge"].pk,
+        "turns": 4,
+        "replicates": 1,
+        "judgments_per_conversation": 1,
+        **fields,
+    }
+
+
 def test_targets_list_only_target_role_configurations_and_helpers_default(models):
     form = RunCreateForm()
     assert list(form.fields["targets"].queryset) == [models["target"]]
     assert form.initial["simulator"] == models["simulator"].pk
     assert form.initial["judge"] == models["judge"].pk
-    bound = RunCreateForm(
-        {
-            "name": "x",
-            "targets": [models["simulator"].pk],
-            "simulator": models["simulator"].pk,
-            "judge": models["judge"].pk,
-            "turns": 4,
-            "replicates": 1,
-            "judgments_per_conversation": 1,
-        }
-    )
+    bound = RunCreateForm(run_data(models, "x", targets=[models["simulator"].pk]))
     assert "targets" in bound.errors  # a non-target configuration is refused
 
 
@@ -65,17 +71,7 @@ def test_a_ticked_subset_becomes_the_runs_metric_versions(client_for, maintainer
     chosen = current_version(MetricFactory())
     current_version(MetricFactory())
     response = client_for(maintainer).post(
-        reverse("evaluations:run-create"),
-        {
-            "name": "Subset",
-            "metric_versions": [chosen.pk],
-            "targets": [models["target"].pk],
-            "simulator": models["simulator"].pk,
-            "judge": models["judge"].pk,
-            "turns": 4,
-            "replicates": 1,
-            "judgments_per_conversation": 1,
-        },
+        reverse("evaluations:run-create"), run_data(models, "Subset", [chosen.pk])
     )
     assert response.status_code == 302
     from evaluations.models import EvaluationRun
@@ -87,17 +83,12 @@ def test_a_release_run_from_the_form_refuses_a_metric_outside_it(client_for, mai
     inside = MetricFactory()
     release = release_with("2.0.0", [inside])
     outsider = current_version(MetricFactory())
-    data = {
-        "name": "Release subset",
-        "release": release.pk,
-        "metric_versions": [current_version(inside).pk, outsider.pk],
-        "targets": [models["target"].pk],
-        "simulator": models["simulator"].pk,
-        "judge": models["judge"].pk,
-        "turns": 4,
-        "replicates": 1,
-        "judgments_per_conversation": 1,
-    }
+    data = run_data(
+        models,
+        "Release subset",
+        [current_version(inside).pk, outsider.pk],
+        release=release.pk,
+    )
     response = client_for(maintainer).post(reverse("evaluations:run-create"), data)
     assert response.status_code == 200
     page = response.content.decode()
@@ -129,18 +120,7 @@ def test_simulator_and_judge_list_their_role_first_and_the_rest_apart(
     simulator_select = page.split('name="simulator"')[1].split("</select>")[0]
     assert "Sim (offline demo model)" in simulator_select.split("<optgroup")[1]
     # Any active configuration may still be chosen.
-    form = RunCreateForm(
-        {
-            "name": "x",
-            "release": "",
-            "targets": [models["target"].pk],
-            "simulator": drafter.pk,
-            "judge": drafter.pk,
-            "turns": 4,
-            "replicates": 1,
-            "judgments_per_conversation": 1,
-        }
-    )
+    form = RunCreateForm(run_data(models, "x", release="", simulator=drafter.pk, judge=drafter.pk))
     assert form.is_valid(), form.errors
     assert form.cleaned_data["judge"] == drafter
 
@@ -151,17 +131,13 @@ def test_the_form_seats_further_judges_as_a_panel(client_for, maintainer, models
     for judge in (strict, noisy):
         ModelRoleAssignmentFactory(role=ModelRole.JUDGE, configuration=judge, is_default=False)
     chosen = current_version(MetricFactory())
-    data = {
-        "name": "Panel",
-        "metric_versions": [chosen.pk],
-        "targets": [models["target"].pk],
-        "simulator": models["simulator"].pk,
-        "judge": models["judge"].pk,
-        "further_judges": [models["judge"].pk, strict.pk],
-        "turns": 4,
-        "replicates": 1,
-        "judgments_per_conversation": 3,
-    }
+    data = run_data(
+        models,
+        "Panel",
+        [chosen.pk],
+        further_judges=[models["judge"].pk, strict.pk],
+        judgments_per_conversation=3,
+    )
     client = client_for(maintainer)
     refused = client.post(reverse("evaluations:run-create"), data)
     assert "already sits on the panel" in refused.content.decode()
@@ -182,16 +158,7 @@ def test_a_run_without_further_judges_has_its_one_judge(client_for, maintainer, 
     client = client_for(maintainer)
     response = client.post(
         reverse("evaluations:run-create"),
-        {
-            "name": "Alone",
-            "metric_versions": [chosen.pk],
-            "targets": [models["target"].pk],
-            "simulator": models["simulator"].pk,
-            "judge": models["judge"].pk,
-            "turns": 4,
-            "replicates": 1,
-            "judgments_per_conversation": 3,
-        },
+        run_data(models, "Alone", [chosen.pk], judgments_per_conversation=3),
     )
     run = EvaluationRun.objects.get(name="Alone")
     assert not run.panel_judges.exists()
@@ -201,16 +168,7 @@ def test_a_run_without_further_judges_has_its_one_judge(client_for, maintainer, 
 @pytest.mark.parametrize("ticked", [True, False])
 def test_judge_by_batch_reaches_the_run(client_for, maintainer, models, ticked):
     chosen = current_version(MetricFactory())
-    data = {
-        "name": "Batched",
-        "metric_versions": [chosen.pk],
-        "targets": [models["target"].pk],
-        "simulator": models["simulator"].pk,
-        "judge": models["judge"].pk,
-        "turns": 4,
-        "replicates": 1,
-        "judgments_per_conversation": 3,
-    }
+    data = run_data(models, "Batched", [chosen.pk], judgments_per_conversation=3)
     client = client_for(maintainer)
     assert 'name="use_batch"' in client.get(reverse("evaluations:run-create")).content.decode()
     client.post(

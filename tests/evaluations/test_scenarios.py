@@ -4,6 +4,7 @@ import pytest
 
 from core.exceptions import ApplicationError
 from evaluations.models import Scenario, ScenarioStatus
+from evaluations.services import scenario_edits
 from evaluations.services import scenarios as services
 from llm.models import LLMCall, ModelRole
 from tests.evaluations.factories import ConversationFactory, ScenarioFactory, current_version
@@ -200,7 +201,7 @@ def test_anchors_fit_keeps_order_one_per_turn_within_the_turns():
 
 def test_edit_records_who_and_when(researcher):
     scenario = ScenarioFactory()
-    edited = services.scenario_update(
+    edited = scenario_edits.scenario_update(
         scenario=scenario, actor=researcher, user_goal="Find out whether to move."
     )
     assert edited.pk == scenario.pk
@@ -212,7 +213,9 @@ def test_edit_records_who_and_when(researcher):
 def test_editing_a_scenario_with_conversations_keeps_the_old_one_retired(researcher):
     conversation = ConversationFactory()
     old = conversation.scenario
-    new = services.scenario_update(scenario=old, actor=researcher, failure_condition="Decides.")
+    new = scenario_edits.scenario_update(
+        scenario=old, actor=researcher, failure_condition="Decides."
+    )
     old.refresh_from_db()
     assert new.pk != old.pk
     assert old.status == ScenarioStatus.RETIRED
@@ -224,7 +227,7 @@ def test_editing_a_scenario_with_conversations_keeps_the_old_one_retired(researc
 
 def test_retire_and_regenerate(researcher, offline_writer):
     scenario = ScenarioFactory()
-    successor = services.scenario_regenerate(scenario=scenario, actor=researcher)
+    successor = scenario_edits.scenario_regenerate(scenario=scenario, actor=researcher)
     scenario.refresh_from_db()
     assert scenario.status == ScenarioStatus.RETIRED
     assert scenario.retired_by == researcher
@@ -233,7 +236,7 @@ def test_retire_and_regenerate(researcher, offline_writer):
     assert successor.generation == 1
     assert successor.situation == scenario.situation
     with pytest.raises(ApplicationError, match="already replaced"):
-        services.scenario_regenerate_start(scenario=scenario, actor=researcher)
-    services.scenario_retire(scenario=successor, actor=researcher)
+        scenario_edits.scenario_regenerate_start(scenario=scenario, actor=researcher)
+    scenario_edits.scenario_retire(scenario=successor, actor=researcher)
     with pytest.raises(ApplicationError, match="already retired"):
-        services.scenario_retire(scenario=successor, actor=researcher)
+        scenario_edits.scenario_retire(scenario=successor, actor=researcher)

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
+from evaluations.crisis_selectors import crisis_lines
 from evaluations.models import TranslationProvenance
 from evaluations.offline_judge import judge_verdict
 from evaluations.prompts import crisis_lines_text, simulator_system_prompt
-from evaluations.selectors import crisis_lines
 from evaluations.services.judging import conversation_judge
 from evaluations.services.scenarios import scenarios_generate
 from evaluations.services.simulation import conversation_simulate
@@ -281,7 +281,7 @@ def test_the_offline_fidelity_checker_reads_a_spanish_user_and_quotes_it_in_span
 
 def test_a_persona_dialect_is_optional_short_text(researcher):
     from core.exceptions import ApplicationError
-    from evaluations.services.scenarios import scenario_update
+    from evaluations.services.scenario_edits import scenario_update
 
     scenario = ScenarioFactory()
     persona = {**scenario.persona, "dialect": "español rioplatense, informal, con voseo"}

@@ -185,88 +185,71 @@ BAD_LINES = [
     ),
 ]
 
+# Whole files refused, each (data, whether the import names a metric, what the message says,
+# the exact list of problems where a case pins it).
+REFUSED_FILES = [
+    *(
+        pytest.param(jsonl(line), True, [message, "nothing was saved"], None, id=f"bad-line-{n}")
+        for n, (line, message) in enumerate(BAD_LINES)
+    ),
+    pytest.param(
+        jsonl(
+            *[chat_line(turns, model="bot") for turns in CONVERSATIONS[:2]]
+            + [json.dumps({"messages": []})]
+            + [chat_line(CONVERSATIONS[2], model="bot")]
+        ),
+        True,
+        [],
+        ['line 3: it has no "messages" list.'],
+        id="one-bad-line-among-good-ones",
+    ),
+    pytest.param(
+        jsonl(*[chat_line(CONVERSATIONS[1], model="bot")] * (MAX_CONVERSATIONS + 1)),
+        True,
+        [f"at most {MAX_CONVERSATIONS}"],
+        None,
+        id="too-many-conversations",
+    ),
+    pytest.param(
+        b" " * (MAX_FILE_BYTES + 1),
+        True,
+        ["at most 20 MB can be imported at once"],
+        None,
+        id="over-the-size-limit",
+    ),
+    pytest.param(
+        jsonl(chat_line(CONVERSATIONS[1])),
+        False,
+        [],
+        ["line 1: it names no metric, and the import names none to judge it on."],
+        id="no-metric-named",
+    ),
+]
 
-@pytest.mark.parametrize(("line", "message"), BAD_LINES)
-def test_each_bad_line_is_named_and_nothing_is_imported(fake_models, metric_version, line, message):
+
+@pytest.mark.parametrize(("data", "with_metric", "says", "errors"), REFUSED_FILES)
+def test_a_refused_file_is_named_and_nothing_is_imported(
+    fake_models, metric_version, data, with_metric, says, errors
+):
     with pytest.raises(TranscriptFileInvalid) as raised:
         transcripts_import(
-            data=jsonl(line),
-            file_name="bad.jsonl",
+            data=data,
+            file_name="refused.jsonl",
             format="openai_jsonl",
-            run_name="Bad",
+            run_name="Refused",
             judge=fake_models.judge,
-            metric_versions=[metric_version],
+            metric_versions=[metric_version] if with_metric else None,
             model_name="bot",
             dispatch=False,
         )
-    assert message in raised.value.message
-    assert "nothing was saved" in raised.value.message
-
-
-def test_one_bad_line_among_good_ones_imports_nothing(fake_models, metric_version):
-    lines = [chat_line(turns, model="bot") for turns in CONVERSATIONS]
-    lines.insert(2, json.dumps({"messages": []}))
-    with pytest.raises(TranscriptFileInvalid) as raised:
-        transcripts_import(
-            data=jsonl(*lines),
-            file_name="mixed.jsonl",
-            format="openai_jsonl",
-            run_name="Mixed",
-            judge=fake_models.judge,
-            metric_versions=[metric_version],
-            dispatch=False,
-        )
-    assert raised.value.errors == ['line 3: it has no "messages" list.']
+    for words in says:
+        assert words in raised.value.message
+    if errors is not None:
+        assert raised.value.errors == errors
     assert not EvaluationRun.objects.exists()
     assert not Conversation.objects.exists()
     assert not Turn.objects.exists()
     assert not ModelConfiguration.objects.filter(provider=Provider.IMPORTED).exists()
-
-
-def test_too_many_conversations_are_refused_with_the_limit(fake_models, metric_version):
-    line = chat_line(CONVERSATIONS[1], model="bot")
-    with pytest.raises(TranscriptFileInvalid, match=f"at most {MAX_CONVERSATIONS}"):
-        transcripts_import(
-            data=jsonl(*[line] * (MAX_CONVERSATIONS + 1)),
-            file_name="big.jsonl",
-            format="openai_jsonl",
-            run_name="Big",
-            judge=fake_models.judge,
-            metric_versions=[metric_version],
-            dispatch=False,
-        )
-    assert not EvaluationRun.objects.exists()
-
-
-def test_a_file_over_the_size_limit_is_refused_with_the_limit(fake_models, metric_version):
-    with pytest.raises(TranscriptFileInvalid) as raised:
-        transcripts_import(
-            data=b" " * (MAX_FILE_BYTES + 1),
-            file_name="huge.jsonl",
-            format="openai_jsonl",
-            run_name="Huge",
-            judge=fake_models.judge,
-            metric_versions=[metric_version],
-            dispatch=False,
-        )
-    assert "at most 20 MB can be imported at once" in raised.value.message
-    assert not EvaluationRun.objects.exists()
-
-
-def test_a_line_without_metric_or_model_is_named(fake_models):
-    with pytest.raises(TranscriptFileInvalid) as raised:
-        transcripts_import(
-            data=jsonl(chat_line(CONVERSATIONS[1])),
-            file_name="bare.jsonl",
-            format="openai_jsonl",
-            run_name="Bare",
-            judge=fake_models.judge,
-            model_name="bot",
-            dispatch=False,
-        )
-    assert raised.value.errors == [
-        "line 1: it names no metric, and the import names none to judge it on."
-    ]
 
 
 @pytest.mark.slow(reason="refreshes a run's figures and renders five public pages")
@@ -310,6 +293,11 @@ def test_imported_transcripts_are_published_with_their_source_on_every_page(
     assert "One imported conversation" in body
     assert "One simulated test conversation" not in body
     assert "Imported from support-logs.jsonl, line 1" in body
+    # The file says nothing of the model's sampling: not shown as "None".
+    assert ">None</dd>" not in body
+    for testid in ("target-temperature", "target-max-tokens"):
+        shown = body.split(f'data-testid="{testid}">')[1].split("</dd>")[0]
+        assert shown == "not known (imported)"
 
     api = client.get(reverse("results-api:run-detail", args=[run.pk])).json()
     assert api["transcript_source"]["kind"] == "imported"

@@ -21,7 +21,7 @@ from evaluations.models import (
     RubricResponse,
     Turn,
 )
-from evaluations.services.scenarios import scenario_update
+from evaluations.services.scenario_edits import scenario_update
 from llm.models import (
     BatchRequest,
     BatchStatus,

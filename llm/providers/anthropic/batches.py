@@ -35,7 +35,7 @@ def batch_submit(
     # The bodies are `messages_request`'s, checked by the API; the SDK's TypedDicts describe them.
     requests: list[Any] = [{"custom_id": custom_id, "params": body} for custom_id, body in lines]
     # Within the platform's timeout, so a submission cannot outlive the grace after which
-    # another reaper looks its batch up (`llm.batches`).
+    # another reaper looks its batch up (`llm.batches_reaper`).
     batch = provider._client().messages.batches.create(
         requests=requests, timeout=provider.config.timeout
     )
