@@ -15,7 +15,14 @@ from core.languages import DEFAULT_LANGUAGE
 from core.pagecache import latest
 from llm.batches import batch_supported
 from llm.models import ERROR_OUTCOMES, CallOutcome
-from llm.selectors import RunBatches, llm_calls_of_run, run_batches_pending, run_call_totals
+from llm.selectors import (
+    RunBatches,
+    UnknownOutcomes,
+    llm_calls_of_run,
+    run_batches_pending,
+    run_call_totals,
+    run_unknown_outcomes,
+)
 from metrics_registry.models import MetricVersion, Release
 
 from .models import (
@@ -195,6 +202,8 @@ class RunProgress:
     eta_seconds: float | None
     # The rubric replies' counts.
     rubric: RubricCounts = field(default_factory=RubricCounts)
+    # Attempts whose worker died with the reply unread, and what the providers' records said.
+    unknown: UnknownOutcomes = field(default_factory=UnknownOutcomes)
 
     @property
     def percent(self) -> int:
@@ -243,6 +252,7 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
         per_minute=per_minute,
         eta_seconds=eta,
         rubric=rubric_counts(run_id=run.pk),
+        unknown=run_unknown_outcomes(run_id=run.pk),
     )
 
 
