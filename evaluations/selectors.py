@@ -242,18 +242,31 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
     per_minute = done / elapsed * 60 if elapsed > 0 and done else None
     remaining = run.conversations_remaining
     eta = remaining / per_minute * 60 if per_minute and not run.is_finished else None
+    usage = run_usage(run_id=run.pk)
     return RunProgress(
         total=run.conversations_total,
         completed=run.conversations_completed,
         failed=run.conversations_failed,
         remaining=remaining,
-        usage=run_usage(run_id=run.pk),
+        usage=usage,
         elapsed_seconds=elapsed,
         per_minute=per_minute,
         eta_seconds=eta,
         rubric=rubric_counts(run_id=run.pk),
-        unknown=run_unknown_outcomes(run_id=run.pk),
+        unknown=_unknown_outcomes(run, usage),
     )
+
+
+def _unknown_outcomes(run: EvaluationRun, usage: RunUsage) -> UnknownOutcomes:
+    """The running totals count the attempts of unknown outcome (neither successes, failures
+    nor cache hits); what the providers' records said of them is read from the call log once
+    the run has ended, so the live poll never reads the call log."""
+    unknown = usage.attempts - usage.successes - usage.failures - usage.cache_hits
+    if unknown <= 0:
+        return UnknownOutcomes()
+    if not run.is_finished:
+        return UnknownOutcomes(unknown=unknown, settled_read=False)
+    return run_unknown_outcomes(run_id=run.pk)
 
 
 def scenarios_with_people() -> QuerySet[Scenario]:

@@ -226,6 +226,7 @@ class UnknownOutcomes:
     unknown: int = 0  # all of them, settled or not
     reconciled: int = 0  # the provider billed them: its tokens and cost are on the rows
     not_billed: int = 0  # the provider never answered them
+    settled_read: bool = True  # False: only `unknown` was read (a live run's page)
 
     @property
     def unsettled(self) -> int:
