@@ -413,8 +413,7 @@ def report_print(outcomes: list[Outcome]) -> None:
             f"{o.turn_gaps:9d} {o.judgment_gaps:9d} "
             f"{o.wall:7.1f} {o.wall / baseline:6.2f} {o.reaps:5d} {o.reconciled:6d} "
             f"{o.not_billed:8d} {o.answered:9d} {o.logged_after:12d} "
-            f"{o.answered - o.logged_after:9d}"
-            + ("" if o.completed else "  NOT COMPLETED")
+            f"{o.answered - o.logged_after:9d}" + ("" if o.completed else "  NOT COMPLETED")
         )
     print()
     for mode in ("none", "one", "all"):
