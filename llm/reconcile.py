@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from .connect import provider_facts, provider_for
+from .connect import provider_for
 from .exceptions import LLMError
 from .models import (
     SETTLED_STATES,
@@ -36,6 +36,7 @@ from .models import (
     LLMCall,
     ReconcileState,
 )
+from .providers import registry
 from .providers.base import ChatProvider, StoredCompletion
 from .stored import STORE_KEY
 
@@ -59,9 +60,13 @@ def reconcilable_calls(now: datetime) -> "list[LLMCall]":
     due = Q(reconciliation__isnull=True) | Q(
         reconciliation__state=ReconcileState.PENDING, reconciliation__checked_at__lte=now - after
     )
+    # Only providers that keep completions: a row of a configuration since moved to another
+    # provider stays unknown, and never takes a place in the sweep's batch.
+    keeping = [name for name, facts in registry.all_facts().items() if facts.keeps_completions]
     return list(
         LLMCall.objects.filter(
             due,
+            configuration__provider__in=keeping,
             outcome=CallOutcome.UNKNOWN,
             is_offline=False,
             parameters__metadata__has_key=STORE_KEY,
@@ -80,8 +85,6 @@ def calls_reconcile(*, now: datetime | None = None) -> ReconcileReport:
     providers: dict[int, ChatProvider | LLMError] = {}
     for call in reconcilable_calls(now):
         configuration = call.configuration
-        if not provider_facts(configuration).keeps_completions:
-            continue  # the configuration moved to a provider without records: stays unknown
         if configuration.pk not in providers:
             try:
                 providers[configuration.pk] = provider_for(configuration)
