@@ -7,16 +7,22 @@ judge, anchor check: `tests.fake_openai.pipeline_reply`), built by the same code
 server (`completion_document`). HTTP/1.1 with keep-alive.
 
     GET  /stats        {"requests", "in_flight", "max_in_flight", "first_start", "last_end",
-                        "billed_tokens"}
+                        "billed_tokens", "answered_tokens"}
     GET  /stats/bills  {"bills": [[time written, tokens, peer gone], ...] one per billed reply,
                         "prompts": {sha256 of the messages: requests}}
     POST /stats/reset  zero the counters
+    GET  /v1/chat/completions?metadata[k]=v&model=…   the completions kept for requests sent
+                       with `store: true` (tests/stored_completions.py): kept as soon as they
+                       are answered, written to a dead connection or not, as the real service
+                       bills and keeps them
 
 `billed_tokens` is what a provider would bill: the usage tokens (prompt + completion) of every
 reply once it has been written out whole (after `writer.drain()`), so a reply cut off by a
 client that died mid-write is not counted. A reply whose client had already closed the
 connection (its process killed) can still be written whole into the socket's buffer: its bill
 says "peer gone" (the connection's end seen, or the transport closing, at that moment).
+`answered_tokens` counts every reply the endpoint produced, delivered or not: what the real
+service bills (it bills a completion its client never read, and keeps it when asked to).
 `prompts` counts the requests received per prompt, hashed as the call log's `prompt_id`
 (`llm.recording.prompt_text`), so a call log row can be matched with a request that arrived.
 
@@ -49,6 +55,7 @@ from tests.fake_openai import (  # noqa: E402 - after the path is set
     completion_document,
     pipeline_reply,
 )
+from tests.stored_completions import StoredCompletions, metadata_problem  # noqa: E402
 
 COMPLETIONS = "/v1/chat/completions"
 
@@ -56,6 +63,7 @@ COMPLETIONS = "/v1/chat/completions"
 class Endpoint:
     def __init__(self, latency: float) -> None:
         self.latency = latency
+        self.stored = StoredCompletions()
         self.reset()
 
     def reset(self) -> None:
@@ -65,8 +73,10 @@ class Endpoint:
         self.first_start: float | None = None
         self.last_end: float | None = None
         self.billed_tokens = 0
+        self.answered_tokens = 0
         self.bills: list[tuple[float, int, bool]] = []
         self.prompts: Counter[str] = Counter()
+        self.stored.reset()
 
     def stats(self) -> dict:
         return {
@@ -76,6 +86,7 @@ class Endpoint:
             "first_start": self.first_start,
             "last_end": self.last_end,
             "billed_tokens": self.billed_tokens,
+            "answered_tokens": self.answered_tokens,
         }
 
     async def complete(self, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
@@ -89,11 +100,18 @@ class Endpoint:
                 body = json.loads(raw or b"{}")
             except ValueError:
                 return 400, {"error": {"message": "body is not JSON", "type": "invalid_request"}}
+            if problem := metadata_problem(body):
+                return problem
             self.prompts[prompt_hash(body.get("messages") or [])] += 1
             request = RecordedRequest(path=COMPLETIONS, headers=headers, body=body)
             behaviour = behaviour_resolve(request, Behaviour(responder=pipeline_reply))
             await asyncio.sleep(self.latency)
-            return behaviour.status, completion_document(request, behaviour)
+            document = completion_document(request, behaviour)
+            if behaviour.status == 200:
+                # Kept once answered, before it is written: a reply to a dead client is kept too.
+                self.answered_tokens += _usage_tokens(document)
+                self.stored.keep(body, document)
+            return behaviour.status, document
         finally:
             self.in_flight -= 1
             self.last_end = time.monotonic()
@@ -114,9 +132,12 @@ class Endpoint:
                         headers[name.strip().lower()] = value.strip()
                 length = int(headers.get("content-length") or 0)
                 raw = await reader.readexactly(length) if length else b""
-                path = path.split("?", 1)[0].rstrip("/")
+                path, _, query = path.partition("?")
+                path = path.rstrip("/")
                 if method == "POST" and path == COMPLETIONS:
                     status, document = await self.complete(headers, raw)
+                elif method == "GET" and path == COMPLETIONS:
+                    status, document = 200, self.stored.listing(query)
                 elif method == "GET" and path == "/stats":
                     status, document = 200, self.stats()
                 elif method == "GET" and path == "/stats/bills":
@@ -134,7 +155,7 @@ class Endpoint:
                     + payload
                 )
                 await writer.drain()
-                if path == COMPLETIONS and status == 200:
+                if method == "POST" and path == COMPLETIONS and status == 200:
                     # Billed once written whole, as a provider bills a reply it delivered.
                     tokens = _usage_tokens(document)
                     gone = reader.at_eof() or writer.transport.is_closing()

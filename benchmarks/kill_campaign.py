@@ -22,6 +22,14 @@ close). Exits 1 when requests != HTTP rows, logged tokens > billed, a completed 
 misses a turn or a judgment, or a run does not complete. "unsent": rows (all "unknown") whose
 request never reached the endpoint, matched by prompt hash: journaled as sent, then killed.
 
+The model's configuration has the provider keep its completions (`store_completions`, off
+with --no-store): after each run, the rows of unknown outcome are looked up at the endpoint
+(`llm.reconcile.calls_reconcile`, the reaper's own step, driven here until every one is
+settled) and the table shows how many were reconciled and found "not billed", and the tokens
+the endpoint answered (every reply it produced, delivered or not: what the real service
+bills) against the tokens logged after reconciliation ("answered" and "gap after"). With
+--no-store, reconciliation finds nothing to look up and the gap stays.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/ib_kill \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/7 \\
         .venv/bin/python benchmarks/kill_campaign.py [--conversations 60] [--kills 3] \\
@@ -57,6 +65,10 @@ FAST_RECOVERY = {
     "RUN_REAPER_INTERVAL_SECONDS": "1",
     "RUN_REDISPATCH_AFTER_SECONDS": "4",
     "RUN_TASK_RETRY_BACKOFF_SECONDS": "0.5",
+    # Rows of unknown outcome looked up at the endpoint a second after they are restored; one
+    # it has no completion for 10 s later was never answered.
+    "LLM_RECONCILE_AFTER_SECONDS": "1",
+    "LLM_RECONCILE_GIVE_UP_SECONDS": "10",
 }
 REAPER_ENTRY = "evaluations-reap-runs"
 
@@ -81,6 +93,10 @@ class Outcome:
     dead_replies: int = 0  # replies written whole after the kill to a connection already closed
     dead_tokens: int = 0
     unsent: int = 0  # rows beyond the requests that arrived with their prompt: never received
+    answered: int = 0  # tokens of every reply the endpoint produced (what the service bills)
+    reconciled: int = 0  # unknown rows the endpoint's stored completions settled as billed
+    not_billed: int = 0  # unknown rows it had no completion for: never answered
+    logged_after: int = 0  # logged tokens once reconciled
 
     def broken(self) -> list[str]:
         return [
@@ -113,6 +129,11 @@ def main() -> None:
     parser.add_argument("--restart-after", type=float, default=1.0, help="seconds")
     parser.add_argument("--stall", type=float, default=180.0, help="seconds without progress")
     parser.add_argument("--queues", default="llm,default")
+    parser.add_argument(
+        "--no-store",
+        action="store_true",
+        help="leave the configuration's store_completions off (no reconciliation)",
+    )
     args = parser.parse_args()
     base = os.environ.get("DATABASE_URL", "")
     broker = os.environ.get("CELERY_BROKER_URL", "")
@@ -229,6 +250,8 @@ def run_one(
         beat = beat_start(scratch, beat_log)
         pools.append(workers_start(args, args.workers, args.worker_concurrency, scratch))
         model, run = run_prepare(args, endpoint.base_url, args.max_concurrency, label)
+        model.store_completions = not args.no_store
+        model.save(update_fields=["store_completions"])
         endpoint.reset()
         start = time.monotonic()
         runs.run_launch(run=run)
@@ -260,6 +283,7 @@ def run_one(
         wall = time.monotonic() - start
         stats = endpoint.stats()
         bills, prompts = endpoint.bills()
+        settled = reconcile_all(model)
     finally:
         for pool in pools:
             pool.stop()
@@ -279,7 +303,49 @@ def run_one(
     # Beat's "Sending due task" lines: the reaper was scheduled, at the fast interval.
     outcome.reaps = sum(REAPER_ENTRY in line and "due task" in line for line in log.splitlines())
     accounting_read(args, outcome, run, model, prompts)
+    # `logged` as without reconciliation (the reaper may have settled rows during the run
+    # already: their tokens are taken out), `logged_after` with it.
+    outcome.logged_after = outcome.logged
+    outcome.logged -= reconciled_tokens(model)
+    outcome.answered = stats["answered_tokens"]
+    outcome.reconciled, outcome.not_billed = settled
     return outcome
+
+
+def reconciled_tokens(model) -> int:
+    from django.db.models import Sum
+
+    from llm.models import LLMCall, ReconcileState
+
+    rows = LLMCall.objects.filter(
+        configuration=model, reconciliation__state=ReconcileState.RECONCILED
+    ).aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+    return (rows["p"] or 0) + (rows["c"] or 0)
+
+
+def reconcile_all(model) -> tuple[int, int]:
+    """Settle the run's rows of unknown outcome with the endpoint's stored completions, as the
+    reaper does (within the give-up age plus a few seconds); (reconciled, not billed)."""
+    from django.conf import settings
+
+    from llm.models import CallOutcome, LLMCall, ReconcileState
+    from llm.reconcile import calls_reconcile
+
+    unknown = LLMCall.objects.filter(configuration=model, outcome=CallOutcome.UNKNOWN)
+    if model.store_completions:
+        deadline = time.monotonic() + settings.LLM_RECONCILE_GIVE_UP_SECONDS + 15
+        while time.monotonic() < deadline:
+            calls_reconcile()
+            pending = unknown.exclude(
+                reconciliation__state__in=[ReconcileState.RECONCILED, ReconcileState.NOT_BILLED]
+            )
+            if not pending.exists():
+                break
+            time.sleep(0.5)
+    return (
+        unknown.filter(reconciliation__state=ReconcileState.RECONCILED).count(),
+        unknown.filter(reconciliation__state=ReconcileState.NOT_BILLED).count(),
+    )
 
 
 def accounting_read(
@@ -334,7 +400,8 @@ def report_print(outcomes: list[Outcome]) -> None:
         f"{'run':10} {'at kill':>7} {'requests':>8} {'HTTP rows':>9} {'unknown':>7} {'unsent':>6} "
         f"{'billed tok':>10} {'logged tok':>10} {'gap':>7} {'gap %':>6} {'to dead':>11} "
         f"{'done':>5} {'failed':>6} {'turn gaps':>9} {'judg gaps':>9} {'wall s':>7} {'× base':>6} "
-        f"{'reaps':>5}"
+        f"{'reaps':>5} {'reconc':>6} {'not bill':>8} {'answered':>9} {'logged after':>12} "
+        f"{'gap after':>9}"
     )
     print("\n" + head + "\n" + "-" * len(head))
     for o in outcomes:
@@ -344,8 +411,9 @@ def report_print(outcomes: list[Outcome]) -> None:
             f"{o.billed:10d} {o.logged:10d} {gap:7d} {gap / max(1, o.billed):6.2%} "
             f"{f'{o.dead_replies}/{o.dead_tokens}':>11} {o.done:5d} {o.failed:6d} "
             f"{o.turn_gaps:9d} {o.judgment_gaps:9d} "
-            f"{o.wall:7.1f} {o.wall / baseline:6.2f} {o.reaps:5d}"
-            + ("" if o.completed else "  NOT COMPLETED")
+            f"{o.wall:7.1f} {o.wall / baseline:6.2f} {o.reaps:5d} {o.reconciled:6d} "
+            f"{o.not_billed:8d} {o.answered:9d} {o.logged_after:12d} "
+            f"{o.answered - o.logged_after:9d}" + ("" if o.completed else "  NOT COMPLETED")
         )
     print()
     for mode in ("none", "one", "all"):
@@ -367,7 +435,11 @@ def report_print(outcomes: list[Outcome]) -> None:
             f"a dead worker's connection, {gap - dead} before the kill or its sight); "
             f"{sum(o.done for o in group)} done, {sum(o.failed for o in group)} failed, "
             f"{sum(o.turn_gaps + o.judgment_gaps for o in group)} incomplete; wall "
-            f"{min(walls):.2f}-{max(walls):.2f}× baseline; "
+            f"{min(walls):.2f}-{max(walls):.2f}× baseline; after reconciliation "
+            f"({sum(o.reconciled for o in group)} reconciled, "
+            f"{sum(o.not_billed for o in group)} not billed): logged "
+            f"{sum(o.logged_after for o in group)} of {sum(o.answered for o in group)} tokens "
+            f"answered (gap {sum(o.answered - o.logged_after for o in group)}); "
             + ("OK" if not broken else "BROKEN: " + ", ".join(broken))
         )
 

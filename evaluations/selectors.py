@@ -14,7 +14,14 @@ from core.languages import DEFAULT_LANGUAGE
 from core.pagecache import latest
 from llm.batches import batch_supported
 from llm.models import ERROR_OUTCOMES, CallOutcome
-from llm.selectors import RunBatches, llm_calls_of_run, run_batches_pending, run_call_totals
+from llm.selectors import (
+    RunBatches,
+    UnknownOutcomes,
+    llm_calls_of_run,
+    run_batches_pending,
+    run_call_totals,
+    run_unknown_outcomes,
+)
 from metrics_registry.models import MetricVersion, Release
 
 from .models import (
@@ -193,6 +200,8 @@ class RunProgress:
     eta_seconds: float | None
     # The rubric replies' counts.
     rubric: RubricCounts = field(default_factory=RubricCounts)
+    # Attempts whose worker died with the reply unread, and what the providers' records said.
+    unknown: UnknownOutcomes = field(default_factory=UnknownOutcomes)
 
     @property
     def percent(self) -> int:
@@ -231,17 +240,31 @@ def run_progress(*, run: EvaluationRun) -> RunProgress:
     per_minute = done / elapsed * 60 if elapsed > 0 and done else None
     remaining = run.conversations_remaining
     eta = remaining / per_minute * 60 if per_minute and not run.is_finished else None
+    usage = run_usage(run_id=run.pk)
     return RunProgress(
         total=run.conversations_total,
         completed=run.conversations_completed,
         failed=run.conversations_failed,
         remaining=remaining,
-        usage=run_usage(run_id=run.pk),
+        usage=usage,
         elapsed_seconds=elapsed,
         per_minute=per_minute,
         eta_seconds=eta,
         rubric=rubric_counts(run_id=run.pk),
+        unknown=_unknown_outcomes(run, usage),
     )
+
+
+def _unknown_outcomes(run: EvaluationRun, usage: RunUsage) -> UnknownOutcomes:
+    """The running totals count the attempts of unknown outcome (neither successes, failures
+    nor cache hits); what the providers' records said of them is read from the call log once
+    the run has ended, so the live poll never reads the call log."""
+    unknown = usage.attempts - usage.successes - usage.failures - usage.cache_hits
+    if unknown <= 0:
+        return UnknownOutcomes()
+    if not run.is_finished:
+        return UnknownOutcomes(unknown=unknown, settled_read=False)
+    return run_unknown_outcomes(run_id=run.pk)
 
 
 def scenarios_with_people() -> QuerySet[Scenario]:

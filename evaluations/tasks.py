@@ -64,7 +64,7 @@ def run_dispatch(run_id: int) -> int:
 def runs_reap() -> dict:
     journals_replay()  # a killed worker's last attempts are in the log before its run closes
     report = reaper.runs_reap()
-    if report.expired or report.redispatched or report.closed:
+    if report.expired or report.redispatched or report.closed or report.reconciled:
         logger.info("Reaper: %s", report)
     return report.__dict__
 

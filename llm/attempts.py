@@ -33,6 +33,7 @@ from .providers.base import (
 )
 from .recording import CallRecorder
 from .schema_prompt import response_format
+from .stored import attempt_key, stored_parameters
 from .transport_util import OutputRejected, TransportReply, backoff_delay
 
 
@@ -181,6 +182,10 @@ def send_steps(
     where = provider.where
     attempt_index = 0
     while True:
+        # What this attempt sends and records: the parameters, with `store` and the attempt's
+        # metadata where the configuration has the provider keep its completions.
+        key = attempt_key(recorder.group_id, recorder.attempts + 1)
+        sent = stored_parameters(configuration, parameters, key)
         # The drivers answer an Attempt with its outcome (only Wait and Downgrade get None).
         outcome_of = cast(
             AttemptOutcome,
@@ -188,8 +193,8 @@ def send_steps(
                 yield Attempt(
                     configuration,
                     provider,
-                    ChatRequest(messages, parameters, role, schema),
-                    functools.partial(recorder.sending, messages=messages, parameters=parameters),
+                    ChatRequest(messages, sent, role, schema),
+                    functools.partial(recorder.sending, messages=messages, parameters=sent),
                 )
             ),
         )
@@ -197,7 +202,7 @@ def send_steps(
         if outcome_of.limit_error is not None:
             recorder.record(
                 messages=messages,
-                parameters=parameters,
+                parameters=sent,
                 outcome=CallOutcome.RATE_LIMITED,
                 error_message=outcome_of.limit_error.message,
             )
@@ -215,7 +220,7 @@ def send_steps(
             return _accept(
                 reply=reply,
                 messages=messages,
-                parameters=parameters,
+                parameters=sent,
                 recorder=recorder,
                 validate=validate,
                 latency_ms=outcome_of.latency_ms,
@@ -236,7 +241,7 @@ def send_steps(
                 f" The server refused the {mode} response format: this configuration now asks "
                 f"for {weaker}."
             )
-        _record_failure(recorder, messages, parameters, failure, outcome_of, error_message, delay)
+        _record_failure(recorder, messages, sent, failure, outcome_of, error_message, delay)
         # (A weaker mode exists only for a structured request: the schema is there.)
         if weaker is not None and schema is not None:
             reason = f"The server refused {mode} ({failure.message[:300]}); moved to {weaker}."

@@ -45,6 +45,7 @@ _FIELDSETS = (
             "requests_per_minute",
             "input_tokens_per_minute",
             "output_tokens_per_minute",
+            "store_completions",
         ),
     ),
     ("Roles", ("roles", "default_roles", "is_active", "description")),

@@ -13,6 +13,7 @@ from core.exceptions import ApplicationError
 from .models import (
     COST_UNITS_PER_DOLLAR,
     ERROR_OUTCOMES,
+    SETTLED_STATES,
     BatchRequest,
     BatchRequestStatus,
     BatchStatus,
@@ -22,6 +23,7 @@ from .models import (
     ModelConfiguration,
     ModelRole,
     ModelRoleAssignment,
+    ReconcileState,
     RunUsageTotal,
 )
 
@@ -170,6 +172,9 @@ class CallCost:
     # Attempts sent whose worker stopped before their reply was read (outcome "unknown"): the
     # provider may have billed them, and what it billed cannot be known here.
     unknown_outcome_calls: int = 0
+    # Attempts of unknown outcome the provider's records settled (`llm.reconcile`): billed as
+    # it billed them, or not billed. No longer unknown, they leave the figure exact.
+    reconciled_calls: int = 0
 
 
 def run_call_costs(*, run_id: int) -> list[CallCost]:
@@ -181,6 +186,8 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
         & ~Q(outcome=CallOutcome.CACHED)
         & (Q(prompt_tokens__gt=0) | Q(completion_tokens__gt=0))
     )
+    unknown = Q(outcome=CallOutcome.UNKNOWN, is_offline=False)
+    settled = Q(reconciliation__state__in=SETTLED_STATES)
     rows = (
         LLMCall.objects.filter(run_id=run_id)
         .values("configuration_id", "role", "work_item")
@@ -190,7 +197,8 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
             completion=Coalesce(Sum("completion_tokens"), 0),
             spent=Coalesce(Sum("cost_estimate"), Decimal(0)),
             unpriced=Count("id", filter=unpriced),
-            unknown=Count("id", filter=Q(outcome=CallOutcome.UNKNOWN, is_offline=False)),
+            unknown=Count("id", filter=unknown & ~settled),
+            reconciled=Count("id", filter=unknown & settled),
         )
         .order_by("configuration_id", "role", "work_item")
     )
@@ -205,9 +213,34 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
             cost=Decimal(row["spent"]),
             unpriced_calls=row["unpriced"],
             unknown_outcome_calls=row["unknown"],
+            reconciled_calls=row["reconciled"],
         )
         for row in rows
     ]
+
+
+@dataclass(frozen=True)
+class UnknownOutcomes:
+    """A run's attempts of unknown outcome and what the providers' records said of them."""
+
+    unknown: int = 0  # all of them, settled or not
+    reconciled: int = 0  # the provider billed them: its tokens and cost are on the rows
+    not_billed: int = 0  # the provider never answered them
+    settled_read: bool = True  # False: only `unknown` was read (a live run's page)
+
+    @property
+    def unsettled(self) -> int:
+        return self.unknown - self.reconciled - self.not_billed
+
+
+def run_unknown_outcomes(*, run_id: int) -> UnknownOutcomes:
+    """One query on the run's index by outcome (rows of unknown outcome are few)."""
+    counts = LLMCall.objects.filter(run_id=run_id, outcome=CallOutcome.UNKNOWN).aggregate(
+        unknown=Count("id"),
+        reconciled=Count("id", filter=Q(reconciliation__state=ReconcileState.RECONCILED)),
+        not_billed=Count("id", filter=Q(reconciliation__state=ReconcileState.NOT_BILLED)),
+    )
+    return UnknownOutcomes(**counts)
 
 
 @dataclass(frozen=True)

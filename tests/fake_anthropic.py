@@ -86,6 +86,7 @@ class AnthropicRequest(RecordedRequest):
 
 
 class FakeAnthropicServer(FakeOpenAIServer):
+    KEEPS_COMPLETIONS = False  # no stored completions to list in this API
     PATH = "/v1/messages"
     API_PREFIX = ""
     request_class = AnthropicRequest

@@ -126,6 +126,7 @@ class GeminiRequest(RecordedRequest):
 
 
 class FakeGeminiServer(FakeOpenAIServer):
+    KEEPS_COMPLETIONS = False  # no stored completions to list in this API
     API_PREFIX = ""
     request_class = GeminiRequest
 

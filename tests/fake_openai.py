@@ -14,6 +14,10 @@
                                                  # Anthropic fake also announces what is left
     fake_openai.window_seconds = 60.0             # of that limit (shorter in tests)
 
+A request with `store: true` has its completion kept with its `metadata` (checked against the
+real service's limits), and `GET /v1/chat/completions?metadata[k]=v&model=…` lists those kept
+(tests/stored_completions.py); `fake_openai.list_down = True` answers those lookups 503.
+
 A reply whose rate-limit headers (scripted or announced) say 0 remain is a promise the fake
 holds the client to: a request arriving before that header's reset is refused with 429.
 
@@ -38,6 +42,7 @@ from typing import Any
 
 from tests.fake_batches import OpenAIBatches
 from tests.fake_ratelimits import RateLimitedFake
+from tests.stored_completions import StoredCompletions, metadata_problem
 
 DEFAULT_CONTENT = "Hello from the local test model."
 MALFORMED_SHAPES = ("no_choices", "null_content", "empty_content", "not_json")
@@ -66,6 +71,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict
     batch: str = ""  # the custom_id of a request answered in a batch (tests/fake_batches.py)
+    raw: bytes = b""  # the body as it arrived, byte for byte
 
     @property
     def messages(self) -> list[dict]:
@@ -245,9 +251,13 @@ class FakeOpenAIServer(RateLimitedFake):
     API_PREFIX = "/v1"
     request_class = RecordedRequest
     batches_class: Any = OpenAIBatches
+    # Chat completions sent with `store: true` are kept and listed (OpenAI's protocol only).
+    KEEPS_COMPLETIONS = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.stored = StoredCompletions()
+        self.list_down = False  # the stored-completions lookup answers 503
         # The provider's batch API (tests/fake_batches.py).
         self.batches = self.batches_class(self)
         self._queue: deque[Behaviour] = deque()
@@ -314,6 +324,8 @@ class FakeOpenAIServer(RateLimitedFake):
             self.refused.clear()
             self.paused_until = 0.0
         self.batches.reset()
+        self.stored.reset()
+        self.list_down = False
         self.latency = 0.0
         self.responder = None
         self.input_tokens_per_minute = None
@@ -364,7 +376,7 @@ class FakeOpenAIServer(RateLimitedFake):
 
     def _invalid(self, request: RecordedRequest) -> tuple[int, Any] | None:
         """(status, body) when the request breaks the API's rules, else None."""
-        return None
+        return metadata_problem(request.body)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -386,7 +398,14 @@ class FakeOpenAIServer(RateLimitedFake):
                 return True
 
             def do_GET(self) -> None:  # noqa: N802 - http.server naming
-                if not self._batches("GET", b""):
+                path, _, query = self.path.partition("?")
+                if server.KEEPS_COMPLETIONS and path.rstrip("/") == server.PATH:
+                    if server.list_down:
+                        down = {"error": {"message": "unavailable", "type": "server_error"}}
+                        self._send(503, down, {})
+                    else:
+                        self._send(200, server.stored.listing(query), {})
+                elif not self._batches("GET", b""):
                     self._send(404, {"error": {"message": "not found"}}, {})
 
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
@@ -402,6 +421,7 @@ class FakeOpenAIServer(RateLimitedFake):
                     path=self.path,
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
+                    raw=raw,
                 )
                 if not server._serves(self.path.split("?")[0].rstrip("/")):
                     self._send(404, {"error": {"message": "not found"}}, {})
@@ -436,6 +456,8 @@ class FakeOpenAIServer(RateLimitedFake):
                     # would count two requests where the client only ever had one.
                     server._end(started, request.model)
                     ended = True
+                    if status == 200 and server.KEEPS_COMPLETIONS:
+                        server.stored.keep(request.body, document)
                     self._send(status, document, headers)
                 finally:
                     if not ended:

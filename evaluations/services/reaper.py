@@ -12,7 +12,9 @@ number of hosts at once (every step is a conditional UPDATE, so two reapers cann
 3. batch mode (`services.batching`, `llm.batches_reaper`): pending batch requests are submitted,
    submitted batches polled and the results of ended ones written, and items parked for a
    batch whose requests are all answered are sent back to the engine;
-4. a running run with nothing left to do is closed.
+4. attempts of unknown outcome sent for the provider to keep are looked up there and settled
+   (`llm.reconcile`: reconciled with what it billed, or not billed);
+5. a running run with nothing left to do is closed.
 """
 
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from llm.batches_reaper import batches_collect, batches_submit
+from llm.reconcile import calls_reconcile
 
 from ..models import ConversationStatus, EvaluationRun, RunStatus
 from .batching import batch_items_resume
@@ -42,6 +45,8 @@ class ReapReport:
     batches_submitted: int = 0
     batches_collected: int = 0
     resumed: int = 0
+    reconciled: int = 0
+    not_billed: int = 0
 
 
 def runs_reap() -> ReapReport:
@@ -82,6 +87,7 @@ def runs_reap() -> ReapReport:
     submitted = batches_submit()
     collected = batches_collect()
     resumed = batch_items_resume((items.model, items.send) for items in WORK_ITEMS)
+    settled = calls_reconcile(now=now)
     for run_id in EvaluationRun.objects.filter(status=RunStatus.RUNNING).values_list(
         "pk", flat=True
     ):
@@ -93,6 +99,8 @@ def runs_reap() -> ReapReport:
         batches_submitted=submitted,
         batches_collected=collected,
         resumed=resumed,
+        reconciled=settled.reconciled,
+        not_billed=settled.not_billed,
     )
 
 

@@ -40,6 +40,12 @@ LLM_CACHE_ENABLED = env.bool("LLM_CACHE_ENABLED", default=True)
 # batch, and the most requests one batch holds (the provider's own limit applies if lower).
 LLM_BATCH_POLL_SECONDS = env.float("LLM_BATCH_POLL_SECONDS", default=60.0)
 LLM_BATCH_MAX_REQUESTS = env.int("LLM_BATCH_MAX_REQUESTS", default=50_000)
+# Attempts of unknown outcome of a configuration that has the provider keep its completions
+# (llm/reconcile.py): the reaper looks each up at the provider this long after it was restored
+# (and again at this interval while the provider has none or cannot be reached); one the
+# provider still has no record of this long after it was restored was never answered, not billed.
+LLM_RECONCILE_AFTER_SECONDS = env.float("LLM_RECONCILE_AFTER_SECONDS", default=60.0)
+LLM_RECONCILE_GIVE_UP_SECONDS = env.float("LLM_RECONCILE_GIVE_UP_SECONDS", default=3600.0)
 # Names a model configuration may give as its API key variable (shell patterns, llm/keys.py);
 # the platform's own settings variables are refused whatever these say.
 LLM_API_KEY_ENV_PATTERNS = env.list("LLM_API_KEY_ENV_PATTERNS", default=["*_API_KEY", "*_TOKEN"])

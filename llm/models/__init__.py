@@ -3,7 +3,8 @@
 One module per concern: `configuration` (endpoints, models, parameters, prices and roles),
 `calls` (the call log, stored prompts and the response cache), `batches` (requests sent
 through the providers' batch APIs), `usage` (running totals of
-each run's call log) and `leases` (request slots of the database limits backend). Everything
+each run's call log), `reconciliation` (what the provider billed for attempts of unknown
+outcome) and `leases` (request slots of the database limits backend). Everything
 is importable from `llm.models`.
 """
 
@@ -21,6 +22,7 @@ from .configuration import (
     provider_choices,
 )
 from .leases import RequestLease
+from .reconciliation import SETTLED_STATES, CallReconciliation, ReconcileState
 from .usage import COST_UNITS_PER_DOLLAR, USAGE_SHARDS, RunUsageTotal
 
 __all__ = [
@@ -31,10 +33,12 @@ __all__ = [
     "COST_UNITS_PER_DOLLAR",
     "ENV_VAR_NAME_VALIDATOR",
     "ERROR_OUTCOMES",
+    "SETTLED_STATES",
     "STRUCTURED_MODE_ORDER",
     "TOKENS_PER_PRICE_UNIT",
     "USAGE_SHARDS",
     "CallOutcome",
+    "CallReconciliation",
     "LLMCall",
     "LLMResponseCache",
     "ModelConfiguration",
@@ -42,6 +46,7 @@ __all__ = [
     "ModelRoleAssignment",
     "PromptText",
     "Provider",
+    "ReconcileState",
     "RequestLease",
     "RunUsageTotal",
     "StructuredMode",

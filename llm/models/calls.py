@@ -122,6 +122,13 @@ class LLMCall(models.Model):
             models.Index(fields=["configuration", "created_at"], name="llm_call_config_created"),
             models.Index(fields=["run_id", "outcome"], name="llm_call_run_outcome"),
             models.Index(fields=["work_item"], name="llm_call_work_item"),
+            # The reaper's lookup of attempts of unknown outcome (`llm.reconcile`) every sweep:
+            # a few rows among millions.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(outcome="unknown"),
+                name="llm_call_unknown_created",
+            ),
         ]
         constraints = [
             # The natural key of an attempt: a batch written again after a commit whose

@@ -180,6 +180,17 @@ class ModelConfiguration(TimeStampedModel):
             "writes included)."
         ),
     )
+    # Off by default: the provider then keeps every completion of this configuration (a
+    # data-retention choice), for an exact bill after a worker is killed (llm.reconcile).
+    store_completions = models.BooleanField(
+        default=False,
+        help_text=gettext_lazy(
+            "OpenAI-compatible endpoints only: send every request with store: true and metadata "
+            "naming its attempt, so that an attempt whose worker died before reading the reply "
+            "is looked up at the provider and billed exactly. The provider then keeps these "
+            "completions (prompts and replies) on its side: a data-retention choice."
+        ),
+    )
     max_concurrency = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most requests in flight at once; blank: no limit."
     )

@@ -98,6 +98,10 @@ class ProviderFacts:
     # The provider has a batch API (half price, an answer within a day) that a run's judging
     # may go through (`batches` module of its package, loaded when a batch is sent).
     has_batches: bool = False
+    # The provider keeps a completion sent with `store: true` and finds it again by the
+    # request's metadata (`ChatProvider.stored_usage`): what an attempt whose reply was never
+    # read was billed can be asked (`llm.reconcile`).
+    keeps_completions: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,14 @@ class BatchResult:
 
 
 @dataclass(frozen=True)
+class StoredCompletion:
+    """A completion the provider kept: its id and what it billed."""
+
+    id: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
 class ChatRequest:
     """One attempt to send: the platform's messages and parameters, as plain values."""
 
@@ -259,4 +271,9 @@ class ChatProvider:
 
     def classify(self, error: BaseException) -> Failure:
         """Sort an exception raised by `send` into the retry policy's outcomes."""
+        raise NotImplementedError
+
+    def stored_usage(self, metadata: dict[str, str]) -> "StoredCompletion | None":
+        """The completion the provider kept for a request sent with `store: true` and this
+        `metadata`, or None when it has none; raises whatever the client raises."""
         raise NotImplementedError

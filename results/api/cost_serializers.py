@@ -29,6 +29,11 @@ class CostFigureOutput(serializers.Serializer):
         help_text="Attempts sent whose worker stopped before their reply was read: the provider "
         "may have billed them; their cost is not in the total.",
     )
+    reconciled_calls = serializers.IntegerField(
+        default=0,
+        help_text="Attempts whose reply was never read that the provider's own records settled: "
+        "billed as the provider billed them (in the total), or never answered and not billed.",
+    )
 
 
 class CostPerConversationOutput(CostFigureOutput):

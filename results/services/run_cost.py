@@ -10,7 +10,9 @@ A configuration without prices records its calls at $0, which is not what they c
 calls make a figure "unknown" when nothing else was priced, else a lower bound ("at least").
 An attempt whose outcome is unknown (its worker was stopped after sending it and before
 reading the reply, restored from the journal with no tokens) may have been billed: it makes the
-figure a lower bound too.
+figure a lower bound too — unless the provider's own records settled it (`llm.reconcile`:
+reconciled with what it billed, or not billed): such rows count in `reconciled_calls`, and a
+figure whose unknown rows are all settled is exact.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class _Sum:
     cost: Decimal = Decimal(0)
     unpriced_calls: int = 0
     unknown_outcome_calls: int = 0
+    reconciled_calls: int = 0
 
     def add(self, row: CallCost) -> None:
         self.calls += row.calls
@@ -52,6 +55,7 @@ class _Sum:
         self.cost += row.cost
         self.unpriced_calls += row.unpriced_calls
         self.unknown_outcome_calls += row.unknown_outcome_calls
+        self.reconciled_calls += row.reconciled_calls
 
     def merged(self, other: _Sum) -> _Sum:
         total = _Sum(**vars(self))
@@ -61,6 +65,7 @@ class _Sum:
         total.cost += other.cost
         total.unpriced_calls += other.unpriced_calls
         total.unknown_outcome_calls += other.unknown_outcome_calls
+        total.reconciled_calls += other.reconciled_calls
         return total
 
     @property
@@ -81,6 +86,7 @@ class _Sum:
             "status": self.status,
             "unpriced_calls": self.unpriced_calls,
             "unknown_outcome_calls": self.unknown_outcome_calls,
+            "reconciled_calls": self.reconciled_calls,
         }
         if conversations is not None:
             figure["conversations"] = conversations
@@ -168,6 +174,7 @@ class CostFigure:
     calls: int = 0
     unpriced_calls: int = 0
     unknown_outcome_calls: int = 0
+    reconciled_calls: int = 0
     conversations: int | None = None
     per_conversation: Decimal | None = None
 
@@ -191,6 +198,7 @@ def _figure(stored: dict[str, Any]) -> CostFigure:
         calls=stored.get("calls", 0),
         unpriced_calls=stored.get("unpriced_calls", 0),
         unknown_outcome_calls=stored.get("unknown_outcome_calls", 0),
+        reconciled_calls=stored.get("reconciled_calls", 0),
         conversations=stored.get("conversations"),
         per_conversation=amount("per_conversation"),
     )

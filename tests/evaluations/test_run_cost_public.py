@@ -176,3 +176,43 @@ def test_the_cost_stays_through_a_refresh_of_rating_figures(fake_models):
     before = RunAnalysis.objects.get(run=run).cost
     figures_refresh(run=run, names=["experts"], n_resamples=RESAMPLES)
     assert RunAnalysis.objects.get(run=run).cost == before != {}
+
+
+def test_unknown_attempts_settled_by_the_providers_records_make_the_total_exact(
+    fake_models, client, api_client, client_for, researcher
+):
+    """Once every attempt of unknown outcome is reconciled (or found not billed) with the
+    provider's records (llm/reconcile.py), the total is exact again, on the public page, in
+    the API and on the run page."""
+    from llm.models import CallOutcome, CallReconciliation, ReconcileState
+
+    run = _official_run(fake_models)
+    calls = LLMCall.objects.filter(run_id=run.pk)
+    billed, unanswered = calls.filter(role="judge")[:1].get(), calls.filter(role="target").first()
+    LLMCall.objects.filter(pk=unanswered.pk).update(
+        outcome=CallOutcome.UNKNOWN, prompt_tokens=0, completion_tokens=0, cost_estimate=0
+    )
+    LLMCall.objects.filter(pk=billed.pk).update(outcome=CallOutcome.UNKNOWN)
+    researcher_page = client_for(researcher)
+    live = reverse("evaluations:run-detail", args=[run.pk])
+    html = researcher_page.get(live).content.decode()
+    assert 'data-testid="run-unknown-outcomes"' in html
+    assert 'data-testid="run-unknown-settled"' not in html
+
+    CallReconciliation.objects.create(call=billed, state=ReconcileState.RECONCILED)
+    CallReconciliation.objects.create(call=unanswered, state=ReconcileState.NOT_BILLED)
+    results_refresh(run=run, n_resamples=RESAMPLES)
+
+    cost = api_client.get(reverse("results-api:run-detail", args=[run.pk])).json()["cost"]
+    assert cost["total"]["status"] == "known"
+    assert cost["total"]["unknown_outcome_calls"] == 0
+    assert cost["total"]["reconciled_calls"] == 2
+    assert Decimal(cost["total"]["cost"]) == _sum(calls) > 0
+    html = client.get(reverse("results:methodology") + f"?run={run.pk}").content.decode()
+    assert 'data-testid="cost-reconciled-note"' in html
+    assert 'data-testid="cost-unknown-outcome-note"' not in html
+    assert "at least $" not in html
+    html = researcher_page.get(live).content.decode()
+    assert 'data-testid="run-unknown-settled"' in html
+    assert "1 reconciled" in html
+    assert "1 never answered" in html

@@ -68,3 +68,22 @@ def test_bad_roles_and_bad_fields_are_explained():
     with pytest.raises(CommandError, match="api_key_env"):
         configure("--name", "X", "--model-id", "m", "--api-key-env", "sk-123 secret")
     assert not ModelConfiguration.objects.exists()
+
+
+def test_the_provider_keeps_completions_only_when_asked(client_for, maintainer):
+    """Off by default (a data-retention choice), on with --store-completions, off again with
+    --no-store-completions; the configuration form offers it with its retention warning."""
+    from django.urls import reverse
+
+    base = ["--name", "Kept", "--base-url", "http://127.0.0.1:9/v1", "--model-id", "m"]
+    configure(*base, "--api-key-env", "", "--no-probe")
+    assert ModelConfiguration.objects.get().store_completions is False
+    configure(*base, "--store-completions", "--no-probe")
+    assert ModelConfiguration.objects.get().store_completions is True
+    configure(*base, "--no-probe")  # left out: unchanged
+    assert ModelConfiguration.objects.get().store_completions is True
+    configure(*base, "--no-store-completions", "--no-probe")
+    assert ModelConfiguration.objects.get().store_completions is False
+    page = client_for(maintainer).get(reverse("llm:configuration-create")).content.decode()
+    assert 'name="store_completions"' in page
+    assert "data-retention choice" in page

@@ -168,6 +168,10 @@ NOT_USER_WRITTEN = {
     "evaluations.Conversation.claimed_by": "the claiming worker's name, written by the worker",
     "evaluations.EvaluationRun.journal_failure": "a worker's host name and the operating "
     "system's error message, written by the worker",
+    "llm.CallReconciliation.completion_id": "the provider's id of a kept completion, read "
+    "by the reaper and shown on no page",
+    "llm.CallReconciliation.error": "why the provider could not be asked (the client's "
+    "message), kept for operators and shown on no page",
     "evaluations.Turn.simulator_call_ids": IDS,
     "evaluations.Turn.target_call_ids": IDS,
     "evaluations.Judgment.call_ids": IDS,

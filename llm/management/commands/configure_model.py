@@ -7,6 +7,7 @@ Without --structured the endpoint is probed and the strongest structured-output 
 works is stored (`llm.services.structured_mode_probe`).
 """
 
+import argparse
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -74,6 +75,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-probe", action="store_true", help="Do not call the endpoint (keep the mode)."
         )
+        parser.add_argument(
+            "--store-completions",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="OpenAI-compatible endpoints: have the provider keep every completion (store: "
+            "true, with metadata naming the attempt), so attempts whose worker died before "
+            "reading the reply are billed exactly. A data-retention choice; off by default.",
+        )
         parser.add_argument("--offline", action="store_true", help="Use the offline demo model.")
         parser.add_argument("--inactive", action="store_true", help="Switch it off.")
 
@@ -94,6 +103,7 @@ class Command(BaseCommand):
             "temperature": options["temperature"],
             "structured_output": options["structured"],
             "provider": options["provider"],
+            "store_completions": options["store_completions"],
         }
         for field, value in fields.items():
             if value is not None:

@@ -58,4 +58,5 @@ FACTS = ProviderFacts(
     rate_limit_words=("rate_limit_exceeded",),
     # The Batch API (`/v1/batches`): OpenAI's own endpoint and servers that imitate it.
     has_batches=True,
+    keeps_completions=True,
 )

@@ -23,7 +23,15 @@ from openai._base_client import make_request_options
 from openai._models import construct_type
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
-from ..base import ChatProvider, ChatRequest, Failure, HttpClients, ProviderReply, Usage
+from ..base import (
+    ChatProvider,
+    ChatRequest,
+    Failure,
+    HttpClients,
+    ProviderReply,
+    StoredCompletion,
+    Usage,
+)
 from ..errors import ClientErrors, client_error_failure, excerpt, token_count
 from ..ratelimits import rate_limits_of
 from . import FACTS
@@ -136,6 +144,15 @@ class OpenAICompatibleProvider(ChatProvider):
         reply = reply_of(_completion(raw.content))
         reply.rate_limits = rate_limits_of(raw.headers)
         return reply
+
+    def stored_usage(self, metadata: dict[str, str]) -> StoredCompletion | None:
+        # One attempt's key is unique: the first completion listed is the one.
+        page = self.client().chat.completions.list(
+            metadata=metadata, model=self.model_name, limit=1, timeout=self.config.timeout
+        )
+        for completion in page.data:
+            return StoredCompletion(id=completion.id, usage=_usage(completion.usage))
+        return None
 
     def classify(self, error: BaseException) -> Failure:
         return client_error_failure(
