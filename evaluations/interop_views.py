@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import QuerySet
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views import View
@@ -19,6 +19,7 @@ from .services.run_exports import (
     run_export_csv_lines,
     run_export_filename,
     run_export_jsonl_lines,
+    run_languages,
 )
 from .visibility import HeldScenarios, run_is_public, runs_public
 
@@ -61,7 +62,10 @@ class RunExportView(HeldBackMixin, View):
     Researchers and maintainers see every run, whole; anyone else only public runs (official,
     finished, of a published release: what the public pages report), without the transcripts
     held back for blind review (`evaluations.visibility`). The CSV's figures leave those out
-    too and count them apart, as the public pages' do."""
+    too and count them apart, as the public pages' do.
+
+    ``?lang=`` ("all", the default, or one of the run's languages) narrows both to one
+    language; any other value is a 400 whose JSON names the run's languages."""
 
     FORMATS = {"jsonl": ("application/jsonl; charset=utf-8", run_export_jsonl_lines)}
     FORMATS["csv"] = ("text/csv; charset=utf-8", run_export_csv_lines)
@@ -73,10 +77,18 @@ class RunExportView(HeldBackMixin, View):
         curator = user_has_role(request.user, *CURATE_ROLES)
         if not (curator or run_is_public(run)):
             raise Http404("No such run.")
+        languages = run_languages(run)
+        language = request.GET.get("lang", "") or "all"
+        if language != "all" and language not in languages:
+            choices = ", ".join(("all", *languages))
+            return JsonResponse(
+                {"detail": f"lang: choose one of {choices}.", "languages": languages}, status=400
+            )
+        language = "" if language == "all" else language
         content_type, lines = self.FORMATS[fmt]
-        body = lines(run, held=self.held(request))
+        body = lines(run, held=self.held(request), language=language)
         response = StreamingHttpResponse(body, content_type=content_type)
-        filename = run_export_filename(run, fmt)
+        filename = run_export_filename(run, fmt, language)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 

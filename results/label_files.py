@@ -6,7 +6,12 @@ the files are drawn ahead: a finished run's refresh and an official or headline 
 queue `results.tasks.label_files_render`, which draws every model's label for every population
 of the run (one browser for all of them) and stores each file under MEDIA_ROOT/labels as
 ``run<run>-target<target>-<population>.<format>``, with a ``.digest`` beside it naming what it
-shows: a file whose picture did not change is not drawn again.
+shows: a file whose picture did not change is not drawn again. A run whose conversations span
+several languages has each language's figures drawn too, beside the pooled ones
+(``run<run>-target<target>-<population>-<language>.<format>``).
+
+The stored files' words are the site's default language (the SVG is redrawn from its template
+for a reader of another language; the PNG and PDF are drawn for the default one only).
 
 The image views only read these files. A file not drawn yet (a run designated a moment ago, a
 wiped media folder) is answered "being prepared" (503 with Retry-After; the SVG is drawn in
@@ -24,7 +29,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.text import Truncator
+from django.utils.translation import gettext, pgettext
 
 from core.languages import language_display_name
 from core.queueing import task_send
@@ -35,7 +44,7 @@ from llm.models import ModelConfiguration
 from .grades import grade_table
 from .label import LABEL_AGES, LabelProfile, label_profile
 from .label_export import label_files_dir, label_pages
-from .selectors import run_is_synthetic, run_uses_offline_model
+from .selectors import run_is_synthetic, run_uses_offline_model, summary_languages
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +70,53 @@ class LabelImage:
         return "\n".join(parts.get(fmt, (self.body, self.title, self.description)))
 
 
+def label_words(profile: LabelProfile, language: str) -> dict[str, str]:
+    """The label image's words in the active language (kept here, not in the SVG template,
+    so that the message catalogue's extraction, which reads HTML and Python, finds them)."""
+    name, version = profile.target.name, profile.run.release.version
+    counts = {
+        "metrics": profile.n_metrics,
+        "conversations": profile.n_conversations,
+        "teen": profile.teen,
+        "adult": profile.adult,
+        "population": {
+            "all": gettext("teen and adult personas"),
+            "teen": gettext("teen personas (13–17) only"),
+            "adult": gettext("adult personas (18+) only"),
+        }.get(profile.age, profile.population),
+    }
+    return {
+        "aria": gettext("AI Nutrition Label of %(name)s") % {"name": name},
+        "title": gettext("AI Nutrition Label · %(name)s · ImpactBench release %(version)s")
+        % {"name": name, "version": version},
+        "heading": gettext("AI Nutrition Label · %(name)s") % {"name": Truncator(name).chars(40)},
+        "release": gettext("ImpactBench release %(version)s · run “%(name)s”")
+        % {"version": version, "name": Truncator(profile.run.name).chars(60)},
+        "offline": gettext("offline demo model"),
+        "synthetic": pgettext("label image", "SYNTHETIC DATA"),
+        "counts": gettext(
+            "%(metrics)s metrics · %(conversations)s conversations · %(teen)s teen, %(adult)s "
+            "adult personas · shown for %(population)s"
+        )
+        % counts,
+        "language": (
+            gettext("conversations in %(language)s only")
+            % {"language": language_display_name(language)}
+            if language
+            else ""
+        ),
+        "thin": gettext("thin evidence"),
+        "no_interval": gettext("no interval"),
+        "not_enough": gettext("not enough data"),
+        "grades": gettext("Grades:"),
+        "footer": gettext(
+            "Behaviour under controlled stress tests, not everyday use. No overall grade, no "
+            "“best model”. %(level)s cluster-bootstrap intervals."
+        )
+        % {"level": "95 %"},
+    }
+
+
 def label_image(
     *,
     run: EvaluationRun,
@@ -75,8 +131,8 @@ def label_image(
     # Row positions for the image: headings and lines stacked 22 px apart.
     rows, y = [], 96
     for heading, lines in (
-        ("Beneficial behaviour promoted", profile.promoted),
-        ("Harmful behaviour avoided", profile.avoided),
+        (gettext("Beneficial behaviour promoted"), profile.promoted),
+        (gettext("Harmful behaviour avoided"), profile.avoided),
     ):
         rows.append({"y": y, "heading": heading})
         y += 24
@@ -95,6 +151,7 @@ def label_image(
             "profile": profile,
             "age": profile.age,
             "language_name": language_display_name(language) if language else "",
+            "words": label_words(profile, language),
             "rows": rows,
             "height": height,
             "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),
@@ -104,20 +161,27 @@ def label_image(
         f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
         f" · {profile.population}"
     )
+    if language:
+        title += f" · conversations in {language_display_name(language)} only"
     description = f"Shown for {profile.population}. " + "; ".join(
         f"{line.category.name}: {line.grade_text}" for line in profile.lines
     )
     return LabelImage(profile, body, height, title, description)
 
 
-def stored_path(*, run_id: int, target_id: int, age: str, fmt: str) -> Path:
-    return label_files_dir() / f"run{run_id}-target{target_id}-{age}.{fmt}"
+def stored_path(*, run_id: int, target_id: int, age: str, fmt: str, language: str = "") -> Path:
+    """The file of one label: over every language, or with ``language`` that language's."""
+    scope = f"-{language}" if language else ""
+    return label_files_dir() / f"run{run_id}-target{target_id}-{age}{scope}.{fmt}"
 
 
-def stored_label(*, run_id: int, target_id: int, age: str, fmt: str) -> bytes | None:
+def stored_label(
+    *, run_id: int, target_id: int, age: str, fmt: str, language: str = ""
+) -> bytes | None:
     """The stored file of this label, or None when it has not been drawn yet."""
+    path = stored_path(run_id=run_id, target_id=target_id, age=age, fmt=fmt, language=language)
     try:
-        return stored_path(run_id=run_id, target_id=target_id, age=age, fmt=fmt).read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         return None
 
@@ -148,14 +212,20 @@ def label_files_render(*, run: EvaluationRun, formats: tuple[str, ...] = FORMATS
     folder = label_files_dir()
     folder.mkdir(parents=True, exist_ok=True)
     pending: list[tuple[Path, str, str, LabelImage]] = []
-    for target in run.targets.order_by("pk"):
-        for age in LABEL_AGES:
-            image = label_image(run=run, target=target, age=age)
-            for fmt in formats:
-                path = stored_path(run_id=run.pk, target_id=target.pk, age=age, fmt=fmt)
-                digest = _digest(image.content(fmt))
-                if _stored_digest(path) != digest:
-                    pending.append((path, fmt, digest, image))
+    # Every language pooled (blank), then each language's own figures when there are several.
+    languages = ["", *summary_languages(run=run)]
+    with translation.override(settings.LANGUAGE_CODE):
+        for target in run.targets.order_by("pk"):
+            for age in LABEL_AGES:
+                for language in languages:
+                    image = label_image(run=run, target=target, age=age, language=language)
+                    for fmt in formats:
+                        path = stored_path(
+                            run_id=run.pk, target_id=target.pk, age=age, fmt=fmt, language=language
+                        )
+                        digest = _digest(image.content(fmt))
+                        if _stored_digest(path) != digest:
+                            pending.append((path, fmt, digest, image))
     for path, _, digest, image in (p for p in pending if p[1] == "svg"):
         _store(path, image.body.encode(), digest)
     drawn = [p for p in pending if p[1] != "svg"]

@@ -110,9 +110,12 @@ class GapPanel:
         }
 
 
-def gap_reading(estimate: Estimate, language: str, reference: str) -> str:
+def gap_reading(
+    estimate: Estimate, language: str, reference: str, *, survives: bool = False
+) -> str:
     """What a difference supports, and no more: a direction only when its interval excludes
-    zero."""
+    zero and it ``survives`` the release's false-discovery-rate control (its family counts
+    the teen-adult tests and every language comparison)."""
     names = {
         "language": language_display_name(language),
         "reference": language_display_name(reference),
@@ -121,19 +124,27 @@ def gap_reading(estimate: Estimate, language: str, reference: str) -> str:
         return _("Not enough paired situations to compare.")
     if not estimate.has_interval or not estimate.excludes_zero:
         return _("No difference shown: the interval includes zero.")
+    if not survives:
+        return _(
+            "No difference claimed: the interval excludes zero, but the difference does not "
+            "survive the false-discovery-rate control over the release's comparisons."
+        )
     if (estimate.value or 0.0) < 0:
         return _("Lower in %(language)s than in %(reference)s.") % names
     return _("Higher in %(language)s than in %(reference)s.") % names
 
 
-def _row(label: str, polarity: str, data: dict[str, Any], comparison: dict) -> GapRow:
+def _row(label: str, polarity: str, data: dict[str, Any], comparison: dict, test: dict) -> GapRow:
+    """``test``: the dict holding the difference's false-discovery-rate outcome (an
+    analysis stored before the control has none, and claims no direction)."""
     estimate = Estimate.from_dict(data)
-    return GapRow(
-        label,
-        polarity,
+    reading = gap_reading(
         estimate,
-        gap_reading(estimate, comparison["language"], comparison["reference"]),
+        comparison["language"],
+        comparison["reference"],
+        survives=bool(test.get("fdr_discovery")),
     )
+    return GapRow(label, polarity, estimate, reading)
 
 
 def language_gap_panels(
@@ -147,11 +158,13 @@ def language_gap_panels(
     for comparison in analysis.get("comparisons", []):
         rows: list[GapRow] = []
         if metric_version is None:
+            tests = comparison.get("overall_tests", {})
             for polarity, data in comparison.get("overall", {}).items():
-                rows.append(_row(_("Every model"), polarity, data, comparison))
+                test = tests.get(polarity, {})
+                rows.append(_row(_("Every model"), polarity, data, comparison, test))
             for model in comparison.get("models", []):
                 rows.append(
-                    _row(model["target"], model["polarity"], model["difference"], comparison)
+                    _row(model["target"], model["polarity"], model["difference"], comparison, model)
                 )
         else:
             metric = next(
@@ -161,12 +174,11 @@ def language_gap_panels(
             if metric is None:
                 continue
             rows.append(
-                _row(_("Every model"), metric["polarity"], metric["difference"], comparison)
+                _row(_("Every model"), metric["polarity"], metric["difference"], comparison, metric)
             )
             for model in metric["models"]:
-                rows.append(
-                    _row(model["target"], metric["polarity"], model["difference"], comparison)
-                )
+                polarity = metric["polarity"]
+                rows.append(_row(model["target"], polarity, model["difference"], comparison, model))
         panels.append(GapPanel(comparison["language"], comparison["reference"], rows))
     return panels
 
@@ -181,7 +193,12 @@ def language_comparisons_api(
         head = {key: comparison[key] for key in ("language", "reference", "method")}
         if metric_version is None:
             out.append(
-                {**head, "overall": comparison.get("overall", {}), "models": comparison["models"]}
+                {
+                    **head,
+                    "overall": comparison.get("overall", {}),
+                    "overall_tests": comparison.get("overall_tests", {}),
+                    "models": comparison["models"],
+                }
             )
             continue
         for metric in comparison.get("metrics", []):
@@ -191,6 +208,8 @@ def language_comparisons_api(
                         **head,
                         "difference": metric["difference"],
                         "p_value": metric["p_value"],
+                        "q_value": metric.get("q_value"),
+                        "fdr_discovery": metric.get("fdr_discovery", False),
                         "models": metric["models"],
                     }
                 )

@@ -1,5 +1,5 @@
-"""Read side of the public pages: Explore's wheel, a metric's results, a conversation's
-transcript with its evidence marked. Each function runs a fixed number of queries whatever the
+"""Read side of the public pages: Explore's wheel and a metric's results (a conversation's
+transcript: `public_conversations`). Each function runs a fixed number of queries whatever the
 size of the release (tests assert it).
 """
 
@@ -8,12 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch
 from django.urls import reverse
 from django.utils.translation import gettext_noop
 
-from evaluations.evidence import Piece, judgment_quotes, mark_quotes
-from evaluations.models import Conversation, EvaluationRun, Judgment, Scenario, Turn
+from evaluations.models import Conversation, EvaluationRun, Scenario
 from llm.models import ModelConfiguration
 from metrics_registry.models import Area, Metric, MetricVersion, ReleaseItem, Subarea
 from metrics_registry.selectors import metric_list
@@ -342,67 +341,3 @@ def metric_scenarios(*, run: EvaluationRun, version: MetricVersion) -> list[Scen
     for c in conversations:
         blocks.setdefault(c.scenario_id, ScenarioBlock(c.scenario, [])).conversations.append(c)
     return list(blocks.values())
-
-
-# --- conversation page -----------------------------------------------------------------------
-
-
-@dataclass
-class TurnView:
-    turn: Turn
-    anchor: dict | None
-    user: list[Piece]
-    assistant: list[Piece]
-
-
-def conversation_for_reader(pk: int, *, include_private: bool = False) -> Conversation | None:
-    """A conversation of a public run; maintainers and researchers may read any run's."""
-    base = Conversation.objects.all() if include_private else public_conversations()
-    return (
-        base.select_related(
-            "scenario__metric_version__metric__benchmark",
-            "scenario__metric_version__label_category",
-            "target",
-            "run__release",
-            "run__judge",
-            "run__simulator",
-            "fidelity__checker",
-        )
-        .prefetch_related(
-            Prefetch("turns", queryset=Turn.objects.order_by("index")),
-            Prefetch("judgments", queryset=Judgment.objects.order_by("repetition")),
-            Prefetch(
-                "scenario__metric_version__subareas",
-                queryset=Subarea.objects.select_related("area"),
-            ),
-        )
-        .filter(pk=pk)
-        .first()
-    )
-
-
-def transcript(conversation: Conversation) -> list[TurnView]:
-    """Turns with anchors attached and every judge's evidence quotes marked where they occur."""
-    anchors = list(conversation.scenario.anchors or [])
-    quotes = judgment_quotes(conversation.judgments.all())
-    views = []
-    for turn in conversation.turns.all():
-        anchor = None
-        if turn.anchor_index is not None and turn.anchor_index < len(anchors):
-            anchor = anchors[turn.anchor_index]
-        q = quotes.get(turn.index, [])
-        views.append(
-            TurnView(
-                turn, anchor, mark_quotes(turn.user_text, q), mark_quotes(turn.assistant_text, q)
-            )
-        )
-    return views
-
-
-def run_conversation_list(run: EvaluationRun, *, status: str = "") -> QuerySet[Conversation]:
-    conversations = Conversation.objects.filter(run=run)
-    if status:
-        conversations = conversations.filter(status=status)
-    return conversations.select_related("scenario__metric_version__metric", "target").order_by(
-        "scenario__metric_version__metric__key", "scenario__base_index", "target__name"
-    )

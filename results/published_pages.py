@@ -37,6 +37,7 @@ from .selectors import (
     run_metric_keys,
     run_subarea_slugs,
     run_targets,
+    summary_languages,
 )
 
 logger = logging.getLogger(__name__)
@@ -61,12 +62,14 @@ def published_page_addresses(run: EvaluationRun, *, default: bool) -> list[str]:
     models = list(run_targets(run).order_by("pk").values_list("pk", flat=True))
     keys = run_metric_keys(run)
     subareas = run_subarea_slugs(run)
+    languages = summary_languages(run=run)
     forms: list[dict[str, object]] = [{"run": run.pk}]
     if default:
         forms.insert(0, {})
     addresses: list[str] = []
     for form in forms:
         addresses += _pages(form, run, models, keys, subareas)
+        addresses += _language_images(form, models, languages)
     for form in forms:
         addresses += _api(form, run, models, keys, subareas)
     return list(dict.fromkeys(addresses))
@@ -110,6 +113,18 @@ def _pages(form: dict, run: EvaluationRun, models: list, keys: list, subareas: l
     if _metric_form(run, form):
         pages += [_address(reverse("results:metric", args=[key]), **form) for key in keys]
     return pages
+
+
+def _language_images(form: dict, models: list, languages: list[str]) -> list[str]:
+    """The label's images of each language of a run whose conversations span several: the
+    files drawn per language (`label_files`), as the label page with ``?lang=`` links them."""
+    images = []
+    for model, language in product(models, languages):
+        for name in ("results:label-svg", "results:label-png", "results:label-pdf"):
+            image = reverse(name, args=[model])
+            images += [_address(image, **form, lang=language)]
+            images += [_address(image, **form, age=age, lang=language) for age in LABEL_AGES]
+    return images
 
 
 def _metric_form(run: EvaluationRun, form: dict) -> bool:

@@ -118,6 +118,11 @@ class RubricResults:
     frozen_criteria: int | None = None
     teen_adult: list[TeenAdultModel] = field(default_factory=list)
 
+    @property
+    def teen_adult_languages(self) -> list[str]:
+        """The languages the teen-adult differences are given apart for."""
+        return sorted({m.language for m in self.teen_adult})
+
 
 def items_query(run: EvaluationRun, **filters: str | int | None) -> str:
     """The query string of the items behind a figure."""
@@ -202,7 +207,7 @@ def rubric_results(run: EvaluationRun, *, items_url: str, language: str = "") ->
         overall_svg=overall_svg,
         sections={s: _charts(run, targets, s, items_url) for s, _ in SECTIONS},
         frozen_criteria=freeze.criteria.count() if freeze else None,
-        teen_adult=public_rubric_teen_adult(run),
+        teen_adult=public_rubric_teen_adult(run, language),
     )
 
 

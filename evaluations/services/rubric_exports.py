@@ -14,6 +14,7 @@ def rubric_response_record(response: RubricResponse) -> dict:
         "type": "rubric_response",
         "id": response.pk,
         "item": response.item.key,
+        "language": response.item.language,
         "model": response.target.name,
         "status": response.status,
         "reply": response.reply,
@@ -33,11 +34,20 @@ def rubric_response_record(response: RubricResponse) -> dict:
     }
 
 
-def run_rubric_records(run: EvaluationRun) -> Iterator[dict]:
-    """A run's rubric responses as records of the run's JSONL export."""
+def run_rubric_languages(run: EvaluationRun) -> set[str]:
+    """The languages of the items the run's rubric responses answer."""
+    responses = RubricResponse.objects.filter(run=run).order_by()
+    return set(responses.values_list("item__language", flat=True).distinct())
+
+
+def run_rubric_records(run: EvaluationRun, *, language: str = "") -> Iterator[dict]:
+    """A run's rubric responses as records of the run's JSONL export; with a ``language``,
+    those to items in it alone."""
+    responses = RubricResponse.objects.filter(run=run)
+    if language:
+        responses = responses.filter(item__language=language)
     responses = (
-        RubricResponse.objects.filter(run=run)
-        .select_related("item", "target")
+        responses.select_related("item", "target")
         .prefetch_related(
             Prefetch(
                 "grades",

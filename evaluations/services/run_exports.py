@@ -4,23 +4,27 @@ JSONL (`run_export_jsonl_lines`), one JSON object per line, each with a "type":
 
 * "run" (first line): the run's settings and every model configuration it used (endpoint,
   model, sampling parameters, structured-output mode; never a key);
-* "conversation": scenario and metric, target, the full transcript (what the target received
-  and what the simulator meant to write), every judgment with its justification and evidence,
-  the majority verdict and pass/fail by polarity;
+* "conversation": scenario and metric, its language, target, the full transcript (what the
+  target received and what the simulator meant to write), every judgment with its
+  justification and evidence, the majority verdict and pass/fail by polarity;
 * "rubric_response" (`rubric_exports`): the reply to a rubric item, each criterion's grade and
-  the item score.
+  the item score, and the item's language.
 
 CSV (`run_export_csv_lines`): pass rate per metric × model × age context, with its 95%
 bootstrap interval (resampling scenarios; blank with fewer than two scenarios) and n;
 conversations not yet judged are left out and counted in the `unjudged` column, those held back
 for blind review in `held_for_review`.
+
+Both take a ``language``: blank for every language (the CSV's figures then pool the
+languages, and each row lists those it pooled in ``languages``), or a tag for that
+language's conversations and rubric responses alone (`run_languages` lists the tags).
 """
 
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from django.db.models import BooleanField, Case, Prefetch, Value, When
+from django.db.models import BooleanField, Case, Prefetch, QuerySet, Value, When
 
 import stats as statistics
 from core.csvsafe import csv_dict_lines
@@ -29,7 +33,7 @@ from llm.models import ModelConfiguration
 from ..models import Conversation, EvaluationRun, Judgment, Turn
 from ..visibility import HeldScenarios, conversations_visible
 from .panel import run_panel
-from .rubric_exports import run_rubric_records
+from .rubric_exports import run_rubric_languages, run_rubric_records
 
 CSV_COLUMNS = (
     "metric_key",
@@ -38,6 +42,8 @@ CSV_COLUMNS = (
     "polarity",
     "model",
     "age_context",
+    "language",
+    "languages",
     "n",
     "passed",
     "pass_rate",
@@ -100,8 +106,25 @@ def run_record(run: EvaluationRun) -> dict:
     return record
 
 
-def _conversations(run: EvaluationRun, *, held: HeldScenarios):
-    conversations = conversations_visible(Conversation.objects.filter(run=run), held=held)
+def run_languages(run: EvaluationRun) -> list[str]:
+    """The languages (sorted BCP 47 tags) of the run's conversations and rubric items: the
+    values an export's ``language`` can take."""
+    tags = (
+        Conversation.objects.filter(run=run)
+        .order_by()
+        .values_list("scenario__language", flat=True)
+        .distinct()
+    )
+    return sorted(set(tags) | run_rubric_languages(run))
+
+
+def _run_conversations(run: EvaluationRun, language: str) -> QuerySet[Conversation]:
+    conversations = Conversation.objects.filter(run=run)
+    return conversations.filter(scenario__language=language) if language else conversations
+
+
+def _conversations(run: EvaluationRun, *, held: HeldScenarios, language: str):
+    conversations = conversations_visible(_run_conversations(run, language), held=held)
     return (
         conversations.select_related("scenario__metric_version__metric", "target")
         .prefetch_related(
@@ -128,6 +151,7 @@ def conversation_record(conversation: Conversation) -> dict:
         "scenario_id": scenario.pk,
         "base_index": scenario.base_index,
         "age_context": scenario.age_context,
+        "language": scenario.language,
         "model": conversation.target.name,
         "replicate": conversation.replicate,
         "status": conversation.status,
@@ -169,22 +193,29 @@ def _lines(records: Iterable[dict]) -> Iterator[str]:
         yield json.dumps(record, ensure_ascii=False, default=str) + "\n"
 
 
-def run_export_jsonl_lines(run: EvaluationRun, *, held: HeldScenarios = None) -> Iterator[str]:
+def run_export_jsonl_lines(
+    run: EvaluationRun, *, held: HeldScenarios = None, language: str = ""
+) -> Iterator[str]:
     """The run's records, without the transcripts of scenarios `held` back for blind review
-    (every visitor but curators; `evaluations.visibility`)."""
-    yield from _lines([run_record(run)])
-    conversations = _conversations(run, held=held)
+    (every visitor but curators; `evaluations.visibility`); with a ``language``, only the
+    conversations and rubric responses in it."""
+    yield from _lines([{**run_record(run), "language": language or "all"}])
+    conversations = _conversations(run, held=held, language=language)
     yield from _lines(conversation_record(c) for c in conversations.iterator(CHUNK))
-    yield from _lines(run_rubric_records(run))
+    yield from _lines(run_rubric_records(run, language=language))
 
 
-def run_result_rows(run: EvaluationRun, *, held: HeldScenarios = None) -> list[dict]:
-    """Pass rate per metric × model × age context, with interval and n (one query).
+def run_result_rows(
+    run: EvaluationRun, *, held: HeldScenarios = None, language: str = ""
+) -> list[dict]:
+    """Pass rate per metric × model × age context, with interval and n (one query); over
+    the conversations in ``language`` alone when one is given, else over every language, each
+    row listing the languages it pooled.
 
     Conversations of scenarios `held` back for blind review are left out of every count (the
     public listing leaves them out too, so no count differenced against it reveals a held
     verdict) and counted apart in ``held_for_review``."""
-    conversations = Conversation.objects.filter(run=run)
+    conversations = _run_conversations(run, language)
     if held is not None:
         in_held = When(scenario_id__in=held, then=Value(True))
         conversations = conversations.annotate(
@@ -199,17 +230,26 @@ def run_result_rows(run: EvaluationRun, *, held: HeldScenarios = None) -> list[d
         "scenario__metric_version__polarity",
         "target__name",
         "scenario__age_context",
+        "scenario__language",
         "scenario_id",
         "verdict_passed",
         "is_offline",
         "held",
     ).order_by()
     cells: dict[tuple, dict] = defaultdict(
-        lambda: {"passed": [], "clusters": [], "unjudged": 0, "held": 0, "offline": False}
+        lambda: {
+            "passed": [],
+            "clusters": [],
+            "unjudged": 0,
+            "held": 0,
+            "offline": False,
+            "languages": set(),
+        }
     )
-    for key, number, name, polarity, model, age, scenario_id, passed, offline, hold in rows:
+    for key, number, name, polarity, model, age, tag, scenario_id, passed, offline, hold in rows:
         cell = cells[(key, number, name, polarity, model, age)]
         cell["offline"] = cell["offline"] or offline
+        cell["languages"].add(tag)
         if hold:
             cell["held"] += 1
             continue
@@ -227,6 +267,9 @@ def run_result_rows(run: EvaluationRun, *, held: HeldScenarios = None) -> list[d
             "polarity": polarity,
             "model": model,
             "age_context": age,
+            # Blank: the row pools every language of its conversations, listed beside it.
+            "language": language,
+            "languages": " ".join(sorted(cell["languages"])),
             "n": len(cell["passed"]),
             "passed": int(sum(cell["passed"])),
             "pass_rate": None,
@@ -251,11 +294,14 @@ def run_result_rows(run: EvaluationRun, *, held: HeldScenarios = None) -> list[d
     return result
 
 
-def run_export_csv_lines(run: EvaluationRun, *, held: HeldScenarios = None) -> Iterator[str]:
+def run_export_csv_lines(
+    run: EvaluationRun, *, held: HeldScenarios = None, language: str = ""
+) -> Iterator[str]:
     """The figures without the conversations `held` back for blind review, as the public
     pages' (`run_result_rows`)."""
-    yield from csv_dict_lines(CSV_COLUMNS, run_result_rows(run, held=held))
+    yield from csv_dict_lines(CSV_COLUMNS, run_result_rows(run, held=held, language=language))
 
 
-def run_export_filename(run: EvaluationRun, fmt: str) -> str:
-    return f"impactbench-run-{run.pk}.{fmt}"
+def run_export_filename(run: EvaluationRun, fmt: str, language: str = "") -> str:
+    suffix = f"-{language}" if language else ""
+    return f"impactbench-run-{run.pk}{suffix}.{fmt}"

@@ -59,11 +59,29 @@ class LanguageModelGapOutput(serializers.Serializer):
         help_text="The language's pass rate minus the reference's, paired by situation; "
         "`excluded` counts situations without a counterpart."
     )
+    p_value = serializers.FloatField(allow_null=True, required=False)
+    q_value = serializers.FloatField(
+        allow_null=True,
+        required=False,
+        help_text="Benjamini-Hochberg adjusted p-value over the release's one family of tests "
+        "(teen-adult metric differences and every language comparison).",
+    )
+    fdr_discovery = serializers.BooleanField(
+        required=False, help_text="Survives the false-discovery-rate control: a direction holds."
+    )
+
+
+class LanguageTestOutput(serializers.Serializer):
+    p_value = serializers.FloatField(allow_null=True)
+    q_value = serializers.FloatField(allow_null=True, required=False)
+    fdr_discovery = serializers.BooleanField(required=False)
 
 
 class LanguageGapOutput(serializers.Serializer):
     """A language compared with the reference on the same situations (base scenario and age),
-    model by model; a direction holds only where the interval excludes zero."""
+    model by model; a direction holds only where the interval excludes zero and the difference
+    survives the false-discovery-rate control over the release's comparisons
+    (``fdr_discovery``)."""
 
     language = serializers.CharField()
     reference = serializers.CharField()
@@ -71,8 +89,15 @@ class LanguageGapOutput(serializers.Serializer):
     overall = serializers.DictField(
         child=EstimateOutput(), required=False, help_text="Per polarity, every model pooled."
     )
+    overall_tests = serializers.DictField(
+        child=LanguageTestOutput(),
+        required=False,
+        help_text="Per polarity, the test of the overall difference and its control.",
+    )
     difference = EstimateOutput(required=False, help_text="For one metric: its models pooled.")
     p_value = serializers.FloatField(allow_null=True, required=False)
+    q_value = serializers.FloatField(allow_null=True, required=False)
+    fdr_discovery = serializers.BooleanField(required=False)
     models = LanguageModelGapOutput(many=True)
 
 

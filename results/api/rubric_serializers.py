@@ -42,6 +42,10 @@ class TeenAdultRowOutput(serializers.Serializer):
 class TeenAdultModelOutput(serializers.Serializer):
     model = serializers.CharField()
     model_id = serializers.IntegerField()
+    language = serializers.CharField(
+        help_text="The language of the items compared: teen items against adult items in the "
+        "same language only, one entry per model and language."
+    )
     rows = TeenAdultRowOutput(many=True)
 
 

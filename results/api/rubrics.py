@@ -15,6 +15,7 @@ from evaluations.models import RubricResponse
 from rubrics.dimensions import dimension_labels
 from rubrics.models import Acuity, Population
 
+from ..language_pages import ALL, rubric_language_choice
 from ..rubric_priorities import rubric_priorities
 from ..rubrics import (
     SECTIONS,
@@ -26,6 +27,7 @@ from ..rubrics import (
     public_rubric_runs,
     rubric_response_criteria,
     rubric_results,
+    rubric_run_languages,
 )
 from .rubric_serializers import (
     RubricPrioritiesOutput,
@@ -63,16 +65,37 @@ class RubricRunListApi(PublishedMixin, APIView):
         return Response(RubricRunBriefOutput(public_rubric_runs()[:200], many=True).data)
 
 
+RUBRIC_LANG = OpenApiParameter(
+    "lang",
+    str,
+    required=False,
+    description="“all” (default: every language's items) or one of the run's item languages.",
+)
+
+
+def _rubric_language(params, run) -> str:
+    """The item language asked for ("" for all); any other value than the run's is a bad
+    request naming them."""
+    raw = params.get("lang")
+    choice = rubric_language_choice(rubric_run_languages(run), raw)
+    if (raw or ALL) != choice.current:
+        raise ParseError(f"lang: choose one of {', '.join((ALL, *choice.languages))}.")
+    return choice.summary_language
+
+
 @extend_schema(
-    parameters=[ID_PATH],
+    parameters=[ID_PATH, RUBRIC_LANG],
     summary="Every rubric figure of a run: per model overall, per dimension, acuity, population",
     responses={200: RubricRunOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class RubricRunApi(PublishedMixin, APIView):
+    page_cache_params = ("lang",)
+
     def get(self, request, pk: int):
         run = _run(pk)
         base = reverse("results-api:rubric-responses", args=[run.pk])
-        results = rubric_results(run, items_url=base)
+        language = _rubric_language(request.query_params, run)
+        results = rubric_results(run, items_url=base, language=language)
         models = []
         for t in results.targets:
             models.append(
@@ -104,6 +127,7 @@ class RubricRunApi(PublishedMixin, APIView):
                 {
                     "model": m.target,
                     "model_id": m.target_id,
+                    "language": m.language,
                     "rows": [
                         {
                             "key": r.key,

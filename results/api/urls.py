@@ -1,6 +1,16 @@
 from django.urls import path
 
-from . import anchor_study, expert_figures, exports, fidelity, rubric_exports, rubrics, swap, views
+from . import (
+    anchor_study,
+    expert_figures,
+    exports,
+    fidelity,
+    label_views,
+    rubric_exports,
+    rubrics,
+    swap,
+    views,
+)
 
 app_name = "results-api"
 
@@ -11,7 +21,11 @@ urlpatterns = [
     path("runs/<int:pk>/results/", views.RunResultsApi.as_view(), name="run-results"),
     path("runs/<int:pk>/results.<str:fmt>", exports.RunExportApi.as_view(), name="run-export"),
     path("runs/<int:pk>/judges/", views.RunPanelApi.as_view(), name="run-judges"),
-    path("runs/<int:pk>/calibration/", views.RunCalibrationApi.as_view(), name="run-calibration"),
+    path(
+        "runs/<int:pk>/calibration/",
+        label_views.RunCalibrationApi.as_view(),
+        name="run-calibration",
+    ),
     path("runs/<int:pk>/fidelity/", fidelity.RunFidelityApi.as_view(), name="run-fidelity"),
     path("runs/<int:pk>/swap-studies/", swap.RunSwapStudiesApi.as_view(), name="run-swap-studies"),
     path(
@@ -31,7 +45,7 @@ urlpatterns = [
     path("scenarios/<int:pk>/", views.ScenarioDetailApi.as_view(), name="scenario"),
     path("explore/", views.ExploreApi.as_view(), name="explore"),
     path("metrics/<str:key>/results/", views.MetricResultsApi.as_view(), name="metric-results"),
-    path("labels/<int:pk>/", views.LabelApi.as_view(), name="label"),
+    path("labels/<int:pk>/", label_views.LabelApi.as_view(), name="label"),
     path("rubrics/runs/", rubrics.RubricRunListApi.as_view(), name="rubric-runs"),
     path("rubrics/runs/<int:pk>/", rubrics.RubricRunApi.as_view(), name="rubric-run"),
     path(

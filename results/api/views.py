@@ -18,7 +18,6 @@ from core.ids import identifier_parse
 from core.pagecache import PublishedPageCacheMixin
 from metrics_registry.selectors import area_list_with_subareas
 
-from ..label import label_profile
 from ..language_pages import language_comparisons_api
 from ..models import SummaryLevel
 from ..public import AGES, POLARITIES, explore_cells, metric_results, public_metric, run_version_of
@@ -33,13 +32,9 @@ from ..selectors import (
     run_target,
     run_targets,
 )
-from ..services.calibration import run_calibration
-from ..services.calibration_pages import label_calibration_reason
 from ..services.judge_trust import (
-    gap_api,
     metric_judge_trust,
     target_self_preference,
-    target_trust_and_gap,
     trust_api,
 )
 from ..services.panel import panel_published
@@ -205,22 +200,6 @@ class RunPanelApi(PublishedMixin, APIView):
 
 
 @extend_schema(
-    parameters=[ID_PATH],
-    summary="Judge-only and expert-calibrated pass rates of an official run, per target",
-    responses={200: s.RunCalibrationOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
-)
-class RunCalibrationApi(PublishedMixin, APIView):
-    page_cache_params = ()
-
-    def get(self, request, pk: int):
-        run = public_run(pk)
-        if run is None:
-            raise NotFound("No published results for this run.")
-        data = {"run": run.pk, **run_calibration(run).as_api()}
-        return Response(s.RunCalibrationOutput(data).data)
-
-
-@extend_schema(
     summary="Conversations of an official run (filter by metric key, target, status)",
     parameters=[
         ID_PATH,
@@ -366,50 +345,3 @@ class MetricResultsApi(PublishedMixin, APIView):
             "language_comparisons": language_comparisons_api(run, metric_version=version.pk),
         }
         return Response(MetricResultsLanguagesOutput(data).data)
-
-
-@extend_schema(
-    summary="The AI Nutrition Label of a model: grade and estimate per label category",
-    parameters=[ID_PATH, RUN_PARAM],
-    responses={200: s.LabelOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
-)
-class LabelApi(PublishedMixin, APIView):
-    def get(self, request, pk: int):
-        run = self.get_run()
-        target = run_target(run, pk)
-        if target is None:
-            raise NotFound("This model is not part of the published results.")
-        p = label_profile(run=run, target=target)
-        trust, gap = target_trust_and_gap(run, target)
-        calibration = run_calibration(run)
-        rate = calibration.for_target(target.pk)
-        data = {
-            "run": run.pk,
-            "release": run.release.version,
-            "target": target.pk,
-            "target_name": target.name,
-            "n_metrics": p.n_metrics,
-            "n_conversations": p.n_conversations,
-            "teen_conversations": p.teen,
-            "adult_conversations": p.adult,
-            "judge_self_preference": target_self_preference(run, target),
-            "judge_agreement_gap": gap_api(gap),
-            "strengths": p.strengths,
-            "weaknesses": p.weaknesses,
-            "calibration": rate.as_api() if rate is not None else None,
-            "calibration_reason": label_calibration_reason(calibration, rate),
-            "lines": [
-                {
-                    "category": line.category.slug,
-                    "category_name": line.category.name,
-                    "polarity": line.category.polarity,
-                    "grade": line.grade,
-                    "thin_evidence": line.thin,
-                    "n_metrics": line.n_metrics,
-                    "estimate": line.estimate,
-                    "judge_trust": trust_api(trust.get(line.category.slug)),
-                }
-                for line in p.lines
-            ],
-        }
-        return Response(s.LabelOutput(data).data)

@@ -8,6 +8,12 @@ rate minus the English variant's, on each situation judged in both, with the pai
 interval of the teen-adult gap (:func:`stats.age_gap.age_gap_test`, its two conditions here
 the two languages). Situations judged in only one of the two languages have no counterpart:
 they are left out of the difference and counted beside it.
+
+Every difference the pages read as a direction (per polarity, per model, per metric, per
+model on a metric) keeps its p-value (`language_tests` lists them) and is counted in the
+release's one family of tests under false-discovery-rate control, with the teen-adult
+differences (`teen_adult.teen_adult_summary`): a direction is claimed only for a difference
+that survives it.
 """
 
 from __future__ import annotations
@@ -179,12 +185,14 @@ def language_comparison(
 
     def run(group, n_groups, model):
         test, only = _paired_test(cells, rows, group, n_groups, condition, model)
-        return _estimates(test, only, language, reference), test
+        return _estimates(test, only, language, reference), [_finite(p) for p in test.p_value]
 
-    overall, _ = run(polarity, 2, t_code)
-    per_model, _ = run(t_code * 2 + polarity, targets.size * 2, zero)
-    per_metric, metric_test = run(v_code, versions.size, t_code)
-    per_model_metric, _ = run(v_code * targets.size + t_code, versions.size * targets.size, zero)
+    overall, overall_p = run(polarity, 2, t_code)
+    per_model, model_p = run(t_code * 2 + polarity, targets.size * 2, zero)
+    per_metric, metric_p = run(v_code, versions.size, t_code)
+    per_model_metric, model_metric_p = run(
+        v_code * targets.size + t_code, versions.size * targets.size, zero
+    )
     present = {(int(v), int(t)) for v, t in zip(v_code.tolist(), t_code.tolist(), strict=True)}
     polarity_of = {i: cells.polarity.get(int(v), "") for i, v in enumerate(versions.tolist())}
     return {
@@ -196,12 +204,19 @@ def language_comparison(
             for i, p in enumerate(POLARITIES)
             if overall[i].n or overall[i].n_excluded
         },
+        # Beside "overall" (whose values are estimates): each polarity's test.
+        "overall_tests": {
+            p: {"p_value": overall_p[i]}
+            for i, p in enumerate(POLARITIES)
+            if overall[i].n or overall[i].n_excluded
+        },
         "models": [
             {
                 "target": names.get(int(t), str(t)),
                 "target_id": int(t),
                 "polarity": p,
                 "difference": per_model[i * 2 + k].as_dict(),
+                "p_value": model_p[i * 2 + k],
             }
             for i, t in enumerate(targets.tolist())
             for k, p in enumerate(POLARITIES)
@@ -213,12 +228,13 @@ def language_comparison(
                 "metric": keys.get(int(v), str(v)),
                 "polarity": polarity_of[i],
                 "difference": per_metric[i].as_dict(),
-                "p_value": _finite(metric_test.p_value[i]),
+                "p_value": metric_p[i],
                 "models": [
                     {
                         "target": names.get(int(t), str(t)),
                         "target_id": int(t),
                         "difference": per_model_metric[i * targets.size + j].as_dict(),
+                        "p_value": model_metric_p[i * targets.size + j],
                     }
                     for j, t in enumerate(targets.tolist())
                     if (i, j) in present
@@ -231,6 +247,19 @@ def language_comparison(
 
 def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
+
+
+def language_tests(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tests of a `languages_summary`, each the dict holding its ``p_value`` (where the
+    false-discovery-rate control writes ``q_value`` and ``fdr_discovery``): per polarity,
+    per model, per metric and per model on each metric, for every compared language."""
+    tests: list[dict[str, Any]] = []
+    for comparison in summary.get("comparisons", []):
+        tests += comparison.get("overall_tests", {}).values()
+        tests += comparison.get("models", [])
+        for metric in comparison.get("metrics", []):
+            tests += [metric, *metric.get("models", [])]
+    return tests
 
 
 def languages_summary(

@@ -34,6 +34,7 @@ from results.models import PassRateSummary, RunAnalysis
 from .calibration import CALIBRATION
 from .cells import RunCells, run_cells
 from .evidence import evidence_verification
+from .failed_as_fail import failed_as_fail
 from .fidelity import fidelity_figures
 from .figure_cells import CellStore, input_digest
 from .judge_trust import JUDGE_TRUST
@@ -48,7 +49,7 @@ from .repeatability import judge_repeatability, judgment_counts
 from .robustness import robustness
 from .run_cost import run_cost_compute
 from .stored_figures import Computed, run_figures_compute, run_figures_write
-from .summaries import DEFAULT_RESAMPLES, failed_as_fail
+from .summaries import DEFAULT_RESAMPLES
 from .summary_writes import summaries_replace
 from .swap_study import swap_studies_for
 

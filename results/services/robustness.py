@@ -34,7 +34,7 @@ import stats as statistics
 from stats import percentile_interval
 
 from .cells import RunCells
-from .languages import languages_summary
+from .languages import language_tests, languages_summary
 from .teen_adult import teen_adult_summary
 
 EXPERT_SOURCE = "expert submissions"
@@ -265,11 +265,16 @@ def robustness(
     seed: int = 0,
 ) -> dict[str, Any]:
     targets = sorted(set(cells.target.tolist()))
+    languages = languages_summary(cells, names, keys)
+    # One family of tests: the teen-adult control also marks the language differences.
+    teen_adult = teen_adult_summary(
+        cells, keys, n_resamples=n_resamples, seed=seed, language_tests=language_tests(languages)
+    )
     return {
         "polarities": {
             polarity: _polarity_robustness(cells, polarity, targets, names, n_resamples, seed)
             for polarity in ("positive", "negative")
         },
-        "teen_adult": teen_adult_summary(cells, keys, n_resamples=n_resamples, seed=seed),
-        "languages": languages_summary(cells, names, keys),
+        "teen_adult": teen_adult,
+        "languages": languages,
     }

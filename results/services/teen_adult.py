@@ -15,11 +15,18 @@ over the subareas (Benjamini-Hochberg holds for the positive dependence this mak
 A base scenario written in two languages is paired within each language: its English teen
 variant with its English adult one, its Spanish teen variant with its Spanish adult one
 (`situations`), never a teen in one language with an adult in another.
+
+The per-metric differences are one family of tests per release with the language
+comparisons (`languages.language_tests`): the false discovery rate is controlled over all of
+them at once, so a release that adds languages adds tests to the count, and each count says
+how many tests it was made over (``fdr_family``). The subareas are their own family: each
+pools metrics already tested one by one.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -183,19 +190,33 @@ def teen_adult_subareas(cells: RunCells) -> dict[str, Any]:
     }
 
 
+def fdr_control(tests: Sequence[dict[str, Any]]) -> int:
+    """Benjamini-Hochberg at ``FDR`` over ``tests`` (dicts holding a ``p_value``, None when
+    untestable), writing each one's ``q_value`` and ``fdr_discovery``; the number counted."""
+    p_values = [np.nan if t["p_value"] is None else t["p_value"] for t in tests]
+    reject, adjusted = statistics.benjamini_hochberg(p_values, FDR)
+    for t, rejected, q in zip(tests, reject.tolist(), adjusted.tolist(), strict=True):
+        t["fdr_discovery"] = bool(rejected)
+        t["q_value"] = _num(q)
+    return int(np.isfinite(np.asarray(p_values, dtype=np.float64)).sum())
+
+
 def teen_adult_summary(
-    cells: RunCells, keys: dict[int, str], *, n_resamples: int, seed: int
+    cells: RunCells,
+    keys: dict[int, str],
+    *,
+    n_resamples: int,
+    seed: int,
+    language_tests: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """What the methodology page and the API publish of teen versus adult."""
+    """What the methodology page and the API publish of teen versus adult; the false
+    discovery rate controlled over its per-metric tests and the ``language_tests`` (which get
+    their ``q_value`` and ``fdr_discovery`` too) as one family."""
     _, test = teen_adult_test(cells)
     differences = teen_adult_differences(cells, keys, test=test)
     excluding_zero = [d for d in differences if Estimate.from_dict(d["difference"]).excludes_zero]
-    reject, adjusted = statistics.benjamini_hochberg(
-        [np.nan if d["p_value"] is None else d["p_value"] for d in differences], FDR
-    )
-    for d, rejected, q in zip(differences, reject.tolist(), adjusted.tolist(), strict=True):
-        d["fdr_discovery"] = bool(rejected)
-        d["q_value"] = _num(q)
+    counted = fdr_control([*differences, *language_tests])
+    teen_counted = sum(d["p_value"] is not None for d in differences)
     values = [d["difference"]["value"] for d in differences if d["difference"]["value"] is not None]
     mean_difference = statistics.mean_estimate(
         values, unit="difference", over="metrics", n_resamples=n_resamples, seed=seed
@@ -203,8 +224,14 @@ def teen_adult_summary(
     return {
         "n_metrics": len(differences),
         "n_interval_excludes_zero": len(excluding_zero),
-        "n_fdr_discoveries": int(reject.sum()),
+        "n_fdr_discoveries": sum(d["fdr_discovery"] for d in differences),
         "fdr": FDR,
+        "fdr_family": {
+            "n_tests": counted,
+            "n_teen_adult": teen_counted,
+            "n_language": counted - teen_counted,
+            "n_language_discoveries": sum(t["fdr_discovery"] for t in language_tests),
+        },
         "mean_difference": mean_difference.as_dict(),
         "power": teen_adult_power(test),
         "largest": differences[:25],

@@ -10,7 +10,7 @@ from evaluations.services.panel import conversation_panel
 
 from ..models import SummaryLevel
 from ..plain import conversation_lead
-from ..public import conversation_for_reader, run_conversation_list, transcript
+from ..public_conversations import conversation_for_reader, run_conversation_list, transcript
 from ..selectors import summary_estimates
 from .common import PublicRunMixin
 

@@ -1,7 +1,9 @@
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.urls import reverse
+from django.utils import translation
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -326,6 +328,8 @@ class _SvgView(LabelMixin, View):
 
     def being_prepared(self, run, pk: int) -> HttpResponse:
         svg = f"{reverse('results:label-svg', args=[pk])}?run={run.pk}"
+        if self.language(run):
+            svg += f"&lang={self.language(run)}"
         response = HttpResponse(
             f"The {self.extension.upper()} of this label is being prepared; try again in a "
             f"minute. The label is available as SVG now: {svg}",
@@ -338,16 +342,19 @@ class _SvgView(LabelMixin, View):
 
 class LabelSvgView(_SvgView):
     """The label image as SVG: the stored file, else drawn from the template (a cheap
-    fallback) while the run's files are queued for drawing."""
+    fallback) while the run's files are queued for drawing. The stored files' words are the
+    site's default language: a reader of another (an /es/ address, the language switch) gets
+    the SVG drawn from the template in theirs."""
 
     template_name = "results/label.svg"
 
     def image(self, run, pk: int) -> tuple:
-        if self.language(run):
-            # Files are stored over every language; one language's label is drawn now.
+        if translation.get_language() != settings.LANGUAGE_CODE:
             return super().image(run, pk)
         # A stored file exists only for a model of the run: no query needed to check it.
-        stored = stored_label(run_id=run.pk, target_id=pk, age=self.age(), fmt="svg")
+        stored = stored_label(
+            run_id=run.pk, target_id=pk, age=self.age(), fmt="svg", language=self.language(run)
+        )
         if stored is not None:
             return _Model(pk), stored
         target, body = super().image(run, pk)
@@ -356,15 +363,15 @@ class LabelSvgView(_SvgView):
 
 
 class _StoredImageView(LabelSvgView):
-    """A label drawn by headless Chromium: only ever the stored file (`results.label_files`);
-    while it is missing, "being prepared" and one drawing queued."""
-
-    def language(self, run) -> str:
-        # The stored files are drawn over every language; one language's label is the SVG.
-        return ""
+    """A label drawn by headless Chromium: only ever the stored file (`results.label_files`),
+    over every language or one language's (``?lang=``); while it is missing, "being
+    prepared" and one drawing queued."""
 
     def image(self, run, pk: int) -> tuple:
-        stored = stored_label(run_id=run.pk, target_id=pk, age=self.age(), fmt=self.extension)
+        language = self.language(run)
+        stored = stored_label(
+            run_id=run.pk, target_id=pk, age=self.age(), fmt=self.extension, language=language
+        )
         if stored is not None:
             return _Model(pk), stored
         target = self.target(run, pk)  # 404 for a model not in the run

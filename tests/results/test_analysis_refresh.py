@@ -19,6 +19,7 @@ from evaluations.models import Conversation, ConversationStatus, EvaluationRun, 
 from results.services import refresh
 from results.services.cells import run_cells
 from results.services.evidence import evidence_verification
+from results.services.failed_as_fail import failed_as_fail
 from results.services.figure_cells import CellStore
 from results.services.repeatability import (
     _cluster_codes,
@@ -30,7 +31,6 @@ from results.services.repeatability import (
     judgment_counts,
 )
 from results.services.robustness import robustness
-from results.services.summaries import failed_as_fail
 from stats.percentiles import _quantile_pair
 from tests.conftest import ROOT
 from tests.stats.references import effective_wilson_reference

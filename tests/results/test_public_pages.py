@@ -235,7 +235,7 @@ def test_public_pages_run_a_bounded_number_of_queries(
 
 
 def test_mark_quotes_marks_each_quote_once_and_merges_overlaps():
-    from results.public import mark_quotes
+    from results.public_conversations import mark_quotes
 
     pieces = mark_quotes("Alpha beta gamma delta", [("beta gamma", "r1"), ("GAMMA delta", "r2")])
     assert [(p.text, p.marked) for p in pieces] == [("Alpha ", False), ("beta gamma delta", True)]
