@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from django.conf.locale import LANG_INFO
 from django.core.exceptions import ValidationError
 from django.utils.text import get_text_list
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext as _
 
 DEFAULT_LANGUAGE = "en"
@@ -87,13 +87,24 @@ def language_primary(tag: str) -> str:
     return tag.split("-", 1)[0].lower()
 
 
+# Reader languages that write the names of languages in lower case (CLDR's usage).
+LOWER_CASE_LANGUAGE_NAMES = frozenset(
+    {"ca", "cs", "da", "es", "fi", "fr", "it", "nb", "nn", "no", "pl", "pt", "ro", "ru", "sv", "uk"}
+)
+
+
 def language_display_name(tag: str) -> str:
     """`en` → "English", `pt-BR` → "Brazilian Portuguese"; an unknown tag is shown as given."""
     tag = str(tag or "").strip()
     info = LANG_INFO.get(tag.lower()) or LANG_INFO.get(language_primary(tag))
     if info and "name" in info:
-        # Django's own catalogue translates its language names into the reader's language.
-        return gettext(info["name"])
+        # Django's own catalogue translates its language names into the reader's language,
+        # capitalised as a label; these languages write them in lower case within a sentence
+        # ("conversaciones en español"), where most of our uses put them.
+        name = gettext(info["name"])
+        if language_primary(get_language() or "") in LOWER_CASE_LANGUAGE_NAMES:
+            return name[:1].lower() + name[1:]
+        return name
     return tag
 
 

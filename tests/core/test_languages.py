@@ -1,8 +1,15 @@
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import translation
 
 from core.exceptions import ApplicationError
-from core.languages import language_tag_normalize, language_tag_problem, validate_language_tag
+from core.languages import (
+    language_display_name,
+    language_tag_normalize,
+    language_tag_problem,
+    languages_pooled_note,
+    validate_language_tag,
+)
 from core.services import reader_language_declare, user_reads_language
 
 
@@ -50,3 +57,18 @@ def test_a_reader_of_a_language_reads_its_regional_forms(expert_reviewer):
     assert not user_reads_language(user=expert_reviewer, language="es")
     with pytest.raises(ApplicationError, match="not a language tag"):
         reader_language_declare(user=expert_reviewer, language="portuguese")
+
+
+@pytest.mark.parametrize(
+    ("reader", "names", "pooled"),
+    [
+        ("en", ("English", "Spanish"), "pooled across English and Spanish items"),
+        # Spanish writes language names in lower case, also inside a sentence.
+        ("es", ("inglés", "español"), "agregadas sobre los elementos en inglés y español"),
+    ],
+)
+def test_language_names_follow_the_readers_writing_of_them(reader, names, pooled):
+    with translation.override(reader):
+        assert (language_display_name("en"), language_display_name("es")) == names
+        assert language_display_name("xx-unknown") == "xx-unknown"
+        assert languages_pooled_note(["en", "es"]) == pooled

@@ -102,7 +102,7 @@ def test_a_spanish_reader_gets_the_svg_in_spanish(run, client, drawn):  # noqa: 
         assert "Comportamiento beneficioso promovido" in body
         assert "Beneficial behaviour promoted" not in body
         assert "Etiqueta nutricional de IA" in body
-        assert "conversaciones en Español solamente" in body
+        assert "conversaciones en español solamente" in body
         assert "mostrado para perfiles de adolescentes y de adultos" in body
         pooled = client.get(address, {"run": run.pk}).content.decode()
         assert "Comportamiento dañino evitado" in pooled

@@ -84,4 +84,4 @@ def test_the_page_and_the_api_give_one_teen_adult_table_per_model_and_language(
         spanish_page = reverse("results:rubrics")
     spanish_reader = client.get(spanish_page, {"run": run.pk}).content.decode()
     assert "Ítems adolescentes frente a ítems adultos" in spanish_reader
-    assert ": adolescentes menos adultos, ítems en Español" in spanish_reader
+    assert ": adolescentes menos adultos, ítems en español" in spanish_reader

@@ -106,7 +106,7 @@ def test_a_rater_who_declared_no_language_reads_english():
         )
     with translation.override("es"):
         assert languages.nothing_readable == (
-            "No quedan elementos en los idiomas que lee: Inglés; 1 elemento espera en otros "
+            "No quedan elementos en los idiomas que lee: inglés; 1 elemento espera en otros "
             "idiomas."
         )
 
