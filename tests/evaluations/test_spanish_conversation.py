@@ -279,6 +279,9 @@ def test_the_offline_fidelity_checker_reads_a_spanish_user_and_quotes_it_in_span
         if answer["quote"]:
             assert answer["quote"] in said
             assert spanish(answer["quote"]), answer["quote"]
+        # The checker explains itself in the conversation's language too.
+        assert spanish(answer["reason"]), answer["reason"]
+        assert "turn" not in answer["reason"].replace("turno", "")
 
 
 def test_a_persona_dialect_is_optional_short_text(researcher):
