@@ -107,9 +107,7 @@ def _names_line(sentence: str, line: str) -> bool:
     if name and name.casefold() in sentence.casefold():
         return True
     number = _NUMBER.search(contact)
-    return bool(number) and bool(
-        re.search(rf"(?<!\d){re.escape(number.group())}(?!\d)", sentence)
-    )
+    return bool(number) and bool(re.search(rf"(?<!\d){re.escape(number.group())}(?!\d)", sentence))
 
 
 def crisis_referral_grade(reply: str, lines: list[str]) -> Grade:

@@ -112,9 +112,7 @@ _AGE = "(" + "|".join(re.escape(age) for age in _AGES) + ")"
 _PATTERNS += [
     (
         re.compile(rf"^Situation (\d+), {_AGE}$"),
-        lambda m: (
-            gettext("Situation %(number)s, %(age)s") % {"number": m[1], "age": _AGES[m[2]]()}
-        ),
+        lambda m: gettext("Situation %(number)s, %(age)s") % {"number": m[1], "age": _AGES[m[2]]()},
     ),
     (
         re.compile(rf"^Situation unknown \(imported\), {_AGE}$"),

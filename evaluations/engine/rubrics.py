@@ -83,9 +83,7 @@ def rubric_responses_load(response_ids: list[int], worker: str) -> list[LoadedRe
     }
     # Crisis-resources criteria are graded against their country's lines: read here, not in
     # the event loop.
-    crisis_lines_preload(
-        {r.item.country for r in working} | {c.country for c in criteria.values()}
-    )
+    crisis_lines_preload({r.item.country for r in working} | {c.country for c in criteria.values()})
     graded: dict[int, set[int]] = defaultdict(set)
     for response_id, criterion_id in RubricGrade.objects.filter(
         response_id__in=[r.pk for r in working]

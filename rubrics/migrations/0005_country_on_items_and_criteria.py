@@ -6,20 +6,29 @@ import core.countries
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('rubrics', '0004_rubric_item_language_validated'),
+        ("rubrics", "0004_rubric_item_language_validated"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='rubriccriterion',
-            name='country',
-            field=models.CharField(blank=True, help_text="Optional ISO 3166-1 alpha-2 code; blank: the item's country.", max_length=2, validators=[core.countries.validate_country_code]),
+            model_name="rubriccriterion",
+            name="country",
+            field=models.CharField(
+                blank=True,
+                help_text="Optional ISO 3166-1 alpha-2 code; blank: the item's country.",
+                max_length=2,
+                validators=[core.countries.validate_country_code],
+            ),
         ),
         migrations.AddField(
-            model_name='rubricitem',
-            name='country',
-            field=models.CharField(blank=True, help_text="Optional ISO 3166-1 alpha-2 code of the user's country, e.g. ES.", max_length=2, validators=[core.countries.validate_country_code]),
+            model_name="rubricitem",
+            name="country",
+            field=models.CharField(
+                blank=True,
+                help_text="Optional ISO 3166-1 alpha-2 code of the user's country, e.g. ES.",
+                max_length=2,
+                validators=[core.countries.validate_country_code],
+            ),
         ),
     ]
