@@ -43,3 +43,26 @@ def test_the_priorities_page_switches_language_and_says_the_pooled_one_pools(cli
     assert "n = 2" in html
     assert "n = 6" not in html
     assert "n = 4" in client.get(page, {"run": run.pk, "lang": "en"}).content.decode()
+
+
+def test_the_priorities_api_takes_a_language_and_refuses_an_unknown_one(client):
+    run = published_run(version="3.0.0")
+    add_rubric_responses(run, n_items=6)
+    spanish = RubricItem.objects.filter(responses__run=run).distinct().order_by("key")[:2]
+    RubricItem.objects.filter(pk__in=[i.pk for i in spanish]).update(language="es")
+    url = reverse("results-api:rubric-priorities", args=[run.pk])
+
+    pooled = client.get(url).json()
+    assert pooled["language"] == {
+        "language": "all",
+        "languages": ["en", "es"],
+        "pooled_languages": "pooled across English and Spanish items",
+    }
+    assert {row["benchmark"]["n"] for row in pooled["reweighted"]} == {6}
+    es = client.get(url, {"lang": "es"}).json()
+    assert es["language"]["language"] == "es"
+    assert es["language"]["pooled_languages"] == ""
+    assert {row["benchmark"]["n"] for row in es["reweighted"]} == {2}
+    refused = client.get(url, {"lang": "fr"})
+    assert refused.status_code == 400
+    assert "lang: choose one of all, en, es" in refused.content.decode()
