@@ -23,6 +23,7 @@ def _table(html):
     return html[html.index('data-testid="expert-figures-per-metric-table"') :]
 
 
+@pytest.mark.slow(reason="rates a release's conversations in two languages and publishes it")
 def test_the_per_metric_page_has_a_table_per_language(client, maintainer):
     run, release = _draft_release_run()
     # The second metric's situations are in Spanish: its conversations are Spanish ones.
@@ -61,6 +62,7 @@ def test_the_per_metric_page_has_a_table_per_language(client, maintainer):
     assert "pooled across English and Spanish items" in _page(client, release, lang="xx")
 
 
+@pytest.mark.slow(reason="rates a release's conversations in two languages and publishes it")
 def test_a_release_frozen_without_per_language_tables_says_so(client, maintainer):
     run, release = _draft_release_run()
     spanish = release.items.order_by("pk").values("metric_version_id")[1:]

@@ -185,6 +185,7 @@ def test_blind_pairs_are_stored_in_canonical_order_and_rank_the_candidates(pair_
     assert top.low <= top.value <= top.high
 
 
+@pytest.mark.slow(reason="rates eight blind pairs and ranks them three ways")
 @pytest.mark.django_db
 def test_the_ranking_is_per_language_and_the_pooled_one_says_so(pair_adapter, client):
     """Raters prefer sim-a on the English items and sim-b on the Spanish ones: pooled, the two
