@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from evaluations.models import ConversationStatus, EvaluationRun
 from evaluations.services.rubric_scores import counted_grades
@@ -20,9 +20,9 @@ from stats.estimates import Estimate
 from .rubrics import public_rubric_responses
 
 SCHEMES = (
-    ("benchmark", "Benchmark score (expert consensus weights, as published)"),
-    ("clinicians", "Re-weighted by clinicians' priorities"),
-    ("users", "Re-weighted by users' priorities"),
+    ("benchmark", gettext_lazy("Benchmark score (expert consensus weights, as published)")),
+    ("clinicians", gettext_lazy("Re-weighted by clinicians' priorities")),
+    ("users", gettext_lazy("Re-weighted by users' priorities")),
 )
 
 

@@ -66,3 +66,16 @@ def test_the_priorities_api_takes_a_language_and_refuses_an_unknown_one(client):
     refused = client.get(url, {"lang": "fr"})
     assert refused.status_code == 400
     assert "lang: choose one of all, en, es" in refused.content.decode()
+
+
+def test_the_priorities_page_reads_in_spanish(client):
+    run = published_run(version="3.0.0")
+    add_rubric_responses(run, n_items=4)
+    page = reverse("results:rubric-priorities")
+    html = client.get(page, {"run": run.pk}, HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert "Usuarios y profesionales clínicos: qué premia cada uno" in html
+    assert "Resultados de rúbrica de la edición" in html
+    assert "Reponderada según las prioridades de los usuarios" in html
+    assert "0 usuarios dijeron qué les importa en una respuesta." in html
+    for english in ("what each rewards", "Re-weighted by", "Model scores under", "Rank<"):
+        assert english not in html
