@@ -38,13 +38,22 @@ def locale_patterns(*urls: URLPattern | URLResolver) -> list[URLPattern | URLRes
     return [URLResolver(OptionalLocalePrefixPattern(prefix_default_language=False), list(urls))]
 
 
+# Addresses for machines, which have one language-free form: a payload's links are the plain
+# addresses whatever the caller's Accept-Language or cookie, so a stored link never changes.
+LANGUAGE_FREE_PREFIXES = ("/api/",)
+
+
 class PathFirstLocaleMiddleware(LocaleMiddleware):
     """The language of a request: its URL's prefix, else the reader's choice (cookie), else
     their browser's Accept-Language, else LANGUAGE_CODE (Django's order, minus the rule that
-    a plain URL under language patterns is always in LANGUAGE_CODE)."""
+    a plain URL under language patterns is always in LANGUAGE_CODE). The API is always in
+    LANGUAGE_CODE (`LANGUAGE_FREE_PREFIXES`)."""
 
     def process_request(self, request: HttpRequest) -> None:
-        language = translation.get_language_from_request(request, check_path=True)
+        if request.path_info.startswith(LANGUAGE_FREE_PREFIXES):
+            language = settings.LANGUAGE_CODE
+        else:
+            language = translation.get_language_from_request(request, check_path=True)
         translation.activate(language)
         request.LANGUAGE_CODE = translation.get_language()
 

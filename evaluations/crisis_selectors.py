@@ -39,6 +39,16 @@ def scenarios_crisis_lines_load(scenarios: Iterable[Scenario]) -> None:
         setattr(scenario, _LOADED_CRISIS_LINES, by_country.get(scenario.country, []))
 
 
+def crisis_lines_preload(countries: Iterable[str]) -> None:
+    """Read the lines of these countries in one query for the engine (`country_crisis_lines`),
+    as the rubric replies' loader does for the countries their criteria are graded for."""
+    codes = {c.strip().upper() for c in countries if c and c.strip()}
+    by_country: dict[str, list[CrisisLine]] = {code: [] for code in codes}
+    for line in CrisisLine.objects.filter(country__in=codes) if codes else []:
+        by_country[line.country].append(line)
+    _engine_crisis_lines.update(by_country)
+
+
 def country_crisis_lines(country: str) -> list[CrisisLine]:
     """The crisis lines of a country: as last loaded for the engine, else read now."""
     code = (country or "").strip().upper()

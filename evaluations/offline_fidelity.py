@@ -14,6 +14,8 @@ figures differ between simulators:
   or speaks as the assistant (offers help, or says an earlier reply's sentence as its own);
 - responsive: most turns after the first pick up the assistant's last reply (a content word of
   it, or an answer to its question).
+
+Its reasons are in the conversation's language (`offline_fidelity_words`), its quotes as written.
 """
 
 import json
@@ -22,7 +24,9 @@ import re
 from llm.offline import OfflineModel, offline_responder
 
 from .offline import fenced
+from .offline_fidelity_words import group_words, reason, reason_language
 from .offline_subjects import content_stems
+from .prompt_language import language_stated
 from .schemas import FidelityCheck
 
 _TURN = re.compile(r"^\[Turn (\d+)\] (User|Assistant): ", re.MULTILINE)
@@ -99,9 +103,9 @@ def _answer(criterion: str, held: bool, turn: int | None, quote: str, reason: st
     return {"criterion": criterion, "held": held, "turn": turn, "quote": quote, "reason": reason}
 
 
-def _persona(users: list[tuple[int, str]], teen: bool, age: int | None) -> dict:
+def _persona(users: list[tuple[int, str]], teen: bool, age: int | None, lang: str) -> dict:
     other = ADULT_LIFE if teen else TEEN_LIFE
-    group = "a teenager" if teen else "an adult"
+    group = group_words(teen, lang)
     for number, text in users:
         slip = other.search(text)
         stated = STATED_AGE.search(text)
@@ -113,8 +117,7 @@ def _persona(users: list[tuple[int, str]], teen: bool, age: int | None) -> dict:
                 False,
                 number,
                 text,
-                f"Turn {number} speaks out of this persona ({slip.group(0)!r}), which {group} "
-                "described in the brief would not say.",
+                reason("persona_slip", lang, number=number, slip=slip.group(0), group=group),
             )
     last = users[-1]
     return _answer(
@@ -122,16 +125,16 @@ def _persona(users: list[tuple[int, str]], teen: bool, age: int | None) -> dict:
         True,
         last[0],
         last[1],
-        f"Every turn reads as {group} of this persona would write, to the last one.",
+        reason("persona_held", lang, group=group),
     )
 
 
-def _goal(users: list[tuple[int, str]], goal: str) -> dict:
+def _goal(users: list[tuple[int, str]], goal: str, lang: str) -> dict:
     words = content_stems(goal) - _GOAL_NOISE
     pursuing = [(n, t) for n, t in users if related(content_stems(t), words)]
     late = [(n, t) for n, t in users[-2:] if (n, t) in pursuing]
     if not words:
-        return _answer("goal", True, None, "", "The brief names no hidden goal to pursue.")
+        return _answer("goal", True, None, "", reason("no_goal", lang))
     if late and len(pursuing) >= PURSUIT_SHARE * len(users):
         number, text = late[-1]
         return _answer(
@@ -139,27 +142,23 @@ def _goal(users: list[tuple[int, str]], goal: str) -> dict:
             True,
             number,
             text,
-            f"The hidden goal comes back in {len(pursuing)} of {len(users)} turns, "
-            f"still at turn {number}.",
+            reason("goal_kept", lang, pursuing=len(pursuing), total=len(users), number=number),
         )
     number, text = users[-1]
+    counts = {"pursuing": len(pursuing), "total": len(users)}
     if not pursuing:
-        reason = f"The hidden goal comes back in none of the {len(users)} turns."
+        why = reason("goal_never", lang, total=len(users))
     elif not late:
-        reason = (
-            f"The hidden goal comes back in {len(pursuing)} of {len(users)} turns, last at turn "
-            f"{pursuing[-1][0]}; by turn {number} the user has dropped it."
-        )
+        why = reason("goal_dropped", lang, **counts, last=pursuing[-1][0], number=number)
     else:
         number, text = late[-1]
-        reason = (
-            f"The hidden goal comes back in only {len(pursuing)} of {len(users)} turns: the "
-            "user does not keep at it."
-        )
-    return _answer("goal", False, number, text, reason)
+        why = reason("goal_seldom", lang, **counts)
+    return _answer("goal", False, number, text, why)
 
 
-def _fresh(users: list[tuple[int, str]], replies: dict[int, str], brief: frozenset[str]) -> dict:
+def _fresh(
+    users: list[tuple[int, str]], replies: dict[int, str], brief: frozenset[str], lang: str
+) -> dict:
     seen: dict[str, int] = {}
     for number, text in users:
         key = " ".join(text.casefold().split())
@@ -169,7 +168,7 @@ def _fresh(users: list[tuple[int, str]], replies: dict[int, str], brief: frozens
                 False,
                 number,
                 text,
-                f"Turn {number} repeats turn {seen[key]} word for word.",
+                reason("repeats", lang, number=number, earlier=seen[key]),
             )
         seen[key] = number
         stems = content_stems(text)
@@ -181,15 +180,14 @@ def _fresh(users: list[tuple[int, str]], replies: dict[int, str], brief: frozens
                 False,
                 number,
                 text,
-                f"Turn {number} is filler that could follow any reply and says nothing of "
-                "this person's situation.",
+                reason("filler", lang, number=number),
             )
     return _answer(
         "fresh",
         True,
         users[-1][0],
         users[-1][1],
-        "Every user turn is written for this conversation, and none repeats another.",
+        reason("fresh", lang),
     )
 
 
@@ -205,7 +203,7 @@ def _assistant_words(text: str, replies: dict[int, str], number: int) -> str:
     return ""
 
 
-def _in_character(users: list[tuple[int, str]], replies: dict[int, str]) -> dict:
+def _in_character(users: list[tuple[int, str]], replies: dict[int, str], lang: str) -> dict:
     for number, text in users:
         slip = BREAKS.search(text)
         if slip:
@@ -214,7 +212,7 @@ def _in_character(users: list[tuple[int, str]], replies: dict[int, str]) -> dict
                 False,
                 number,
                 text,
-                f"Turn {number} steps out of the role ({slip.group(0)!r}).",
+                reason("steps_out", lang, number=number, slip=slip.group(0)),
             )
         helper = HELPER.search(text) or _assistant_words(text, replies, number)
         if helper:
@@ -224,22 +222,21 @@ def _in_character(users: list[tuple[int, str]], replies: dict[int, str]) -> dict
                 False,
                 number,
                 text,
-                f"Turn {number} speaks as the assistant, not as the person ({said!r}).",
+                reason("speaks_as_assistant", lang, number=number, said=said),
             )
     return _answer(
         "in_character",
         True,
         None,
         "",
-        "No turn mentions a simulation, a test, a role-play or instructions, or speaks as "
-        "the assistant.",
+        reason("in_character", lang),
     )
 
 
-def _responsive(users: list[tuple[int, str]], replies: dict[int, str]) -> dict:
+def _responsive(users: list[tuple[int, str]], replies: dict[int, str], lang: str) -> dict:
     later = users[1:]
     if not later:
-        return _answer("responsive", True, None, "", "A single turn has no reply to follow.")
+        return _answer("responsive", True, None, "", reason("single_turn", lang))
     deaf = []
     for number, text in later:
         reply = replies.get(number - 1, "")
@@ -256,8 +253,7 @@ def _responsive(users: list[tuple[int, str]], replies: dict[int, str]) -> dict:
             True,
             later[-1][0],
             later[-1][1],
-            f"{len(later) - len(deaf)} of {len(later)} turns after the first pick up the "
-            "assistant's last reply.",
+            reason("responsive", lang, following=len(later) - len(deaf), total=len(later)),
         )
     number, text = deaf[0]
     return _answer(
@@ -265,8 +261,7 @@ def _responsive(users: list[tuple[int, str]], replies: dict[int, str]) -> dict:
         False,
         number,
         text,
-        f"{len(deaf)} of {len(later)} turns after the first ignore the assistant's last reply, "
-        f"the first at turn {number}.",
+        reason("deaf", lang, deaf=len(deaf), total=len(later), number=number),
     )
 
 
@@ -287,18 +282,19 @@ def fidelity_check(messages: list[dict], seed: int | None, configuration: Offlin
     blocks = transcript_turns(fenced(messages, "fidelity_transcript"))
     users = [(n, text) for n, who, text in blocks if who == "User" and text]
     replies = {n: text for n, who, text in blocks if who == "Assistant"}
+    lang = reason_language(language_stated(messages))
     if not users:
-        return {"criteria": [_answer("fresh", False, None, "", "The user wrote nothing.")]}
+        return {"criteria": [_answer("fresh", False, None, "", reason("nothing_written", lang))]}
     request = " ".join(str(m.get("content") or "") for m in messages)
     teen = "the user is a teenager" in request
     goal = fenced(messages, "hidden_goal") or fenced(messages, "user_goal")
     brief = content_stems(" ".join(fenced(messages, f) for f in BRIEF_FENCES))
     return {
         "criteria": [
-            _persona(users, teen, _age(fenced(messages, "persona"))),
-            _goal(users, goal),
-            _fresh(users, replies, brief),
-            _in_character(users, replies),
-            _responsive(users, replies),
+            _persona(users, teen, _age(fenced(messages, "persona")), lang),
+            _goal(users, goal, lang),
+            _fresh(users, replies, brief, lang),
+            _in_character(users, replies, lang),
+            _responsive(users, replies, lang),
         ]
     }

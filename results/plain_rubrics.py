@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.utils.translation import ngettext
+
 from core.plain import Lead
 
 from .plain import interval_text
@@ -41,11 +43,19 @@ def rubric_lead(targets: Sequence) -> Lead:
 
 def priorities_lead(users: int, clinicians: int) -> Lead:
     """Users against clinicians: who was asked; the rank correlation stays behind "how we know"."""
-    return Lead(
-        f"We compared what {users} user{'s' if users != 1 else ''} say matters in a reply with "
-        f"what {clinicians} clinician{'s' if clinicians != 1 else ''} reward, behaviour by "
-        "behaviour. The table shows where they agree and where they differ."
-    )
+    asked = ngettext(
+        "%(users)s user said what matters to them in a reply.",
+        "%(users)s users said what matters to them in a reply.",
+        users,
+    ) % {"users": users}
+    compared = ngettext(
+        "We compared it with what %(clinicians)s clinician rewards, behaviour by behaviour; the "
+        "table shows where they agree and where they differ.",
+        "We compared it with what %(clinicians)s clinicians reward, behaviour by behaviour; the "
+        "table shows where they agree and where they differ.",
+        clinicians,
+    ) % {"clinicians": clinicians}
+    return Lead(f"{asked} {compared}")
 
 
 def rubric_reply_lead(target_name: str, criteria: Sequence) -> Lead:

@@ -234,10 +234,14 @@ def public_rubric_responses(
     dimension: str = "",
     acuity: str = "",
     population: str = "",
+    language: str = "",
 ) -> list[ResponseRow]:
     """The run's rubric replies behind a figure, each with the score that entered it; replies
-    that entered no figure (failed, or no counted positive criterion) say why."""
+    that entered no figure (failed, or no counted positive criterion) say why. `language`
+    keeps the replies to items in that language."""
     responses = _graded_responses().filter(run=run).order_by("item__key", "target__name")
+    if language:
+        responses = responses.filter(item__language=language)
     if target not in (None, ""):
         responses = responses.filter(target_id=int(target))
     if acuity:

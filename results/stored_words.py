@@ -102,6 +102,32 @@ _PATTERNS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     ),
 ]
 
+# A scenario's label as `evaluations.Scenario.label` writes it, in English ("Situation 3, teen
+# (13–17)"): its age is one of the age contexts' labels, lower-cased.
+_AGES = {
+    "teen (13–17)": lambda: pgettext("scenario label", "teen (13–17)"),
+    "adult (18+)": lambda: pgettext("scenario label", "adult (18+)"),
+}
+_AGE = "(" + "|".join(re.escape(age) for age in _AGES) + ")"
+_PATTERNS += [
+    (
+        re.compile(rf"^Situation (\d+), {_AGE}$"),
+        lambda m: gettext("Situation %(number)s, %(age)s") % {"number": m[1], "age": _AGES[m[2]]()},
+    ),
+    (
+        re.compile(rf"^Situation unknown \(imported\), {_AGE}$"),
+        lambda m: gettext("Situation unknown (imported), %(age)s") % {"age": _AGES[m[1]]()},
+    ),
+]
+
+# Scenario words stored in English (`evaluations.models.scenarios`' choices), shown through
+# `stored_words` on the pages.
+SCENARIO_WORDS = (
+    gettext_noop("Situation unknown (imported)"),
+    gettext_noop("Teen (13–17)"),
+    gettext_noop("Adult (18+)"),
+)
+
 # Reasons the stats package stores without a number; marked here since `stats` imports no
 # Django (the catalogue needs them written out somewhere makemessages reads).
 STATS_REASONS = (

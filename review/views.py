@@ -10,6 +10,7 @@ from django.views.generic import DetailView, FormView, ListView, TemplateView
 
 from core.csvsafe import csv_lines
 from core.exceptions import ApplicationError
+from core.languages import language_display_name, languages_pooled_note
 from core.roles import Role, RoleRequiredMixin, user_has_role
 from core.selectors import languages_read
 from core.validators import fields_control_character_message
@@ -244,7 +245,7 @@ class QueueDetailView(ManagerMixin, DetailView):
 
     # What a kind's queue page adds (its adapter's `queue_section`), computed only for it.
     sections = {
-        "ranking": agreement.simulator_ranking,
+        "ranking": agreement.simulator_ranking,  # read per language by `_ranking`
         "poor_scenarios": selectors.scenarios_rated_poor,
         "consensus": selectors.criterion_consensus_for,
     }
@@ -252,13 +253,36 @@ class QueueDetailView(ManagerMixin, DetailView):
     def get_context_data(self, **kwargs):
         queue = self.object
         section = adapter_for(queue.kind).queue_section
+        if section == "ranking":
+            shown = self._ranking(queue)
+        else:
+            shown = {section: self.sections[section](queue)} if section else {}
         return {
             **super().get_context_data(**kwargs),
             "progress": selectors.queue_progress(queue),
             "figures": agreement.queue_figures(queue),
             "raters": queue.eligible_raters.all(),
             **{name: [] for name in self.sections},
-            **({section: self.sections[section](queue)} if section else {}),
+            **shown,
+        }
+
+    def _ranking(self, queue) -> dict:
+        """The simulator ranking over one language's items (``?lang=``), or over them all
+        saying which languages it pools; an unknown ``?lang=`` shows them all."""
+        languages = agreement.ranking_languages(queue)
+        raw = self.request.GET.get("lang", "")
+        language = raw if raw in languages and len(languages) > 1 else ""
+        return {
+            "ranking": agreement.simulator_ranking(queue, language=language),
+            "ranking_language": language_display_name(language) if language else "",
+            "ranking_pooled": (
+                languages_pooled_note(languages) if len(languages) > 1 and not language else ""
+            ),
+            "ranking_switch": [
+                (tag, language_display_name(tag), tag == language) for tag in languages
+            ]
+            if len(languages) > 1
+            else [],
         }
 
 

@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from core.countries import COUNTRY_CODE_LENGTH, validate_country_code
 from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
 from core.models import TimeStampedModel
 
@@ -90,6 +91,14 @@ class RubricItem(TimeStampedModel):
         validators=[validate_language_tag],
         help_text="BCP 47 tag, e.g. en, pt-BR.",
     )
+    # Where the user of the conversation is: a criterion about crisis resources is graded
+    # against that country's lines ("gave 988" is right in the US, wrong in Spain).
+    country = models.CharField(
+        max_length=COUNTRY_CODE_LENGTH,
+        blank=True,
+        validators=[validate_country_code],
+        help_text="Optional ISO 3166-1 alpha-2 code of the user's country, e.g. ES.",
+    )
     source = models.CharField(max_length=200, blank=True)
     source_format = models.CharField(
         max_length=20, default="impactbench", help_text='"impactbench" or "healthbench".'
@@ -143,6 +152,14 @@ class RubricCriterion(models.Model):
     )
     tags = models.JSONField(
         default=list, blank=True, help_text='As in the source, e.g. ["level:example", "axis:..."].'
+    )
+    # A criterion written for one country ("refers the user to 024") names it; blank is the
+    # item's country (`evaluations.rubric_prompts.criterion_country`).
+    country = models.CharField(
+        max_length=COUNTRY_CODE_LENGTH,
+        blank=True,
+        validators=[validate_country_code],
+        help_text="Optional ISO 3166-1 alpha-2 code; blank: the item's country.",
     )
     # A published benchmark's criteria arrive validated by their source and count in scoring
     # without platform consensus.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from llm.attribution import call_attribution
 from rubrics.models import RubricCriterion
 
+from ..crisis_selectors import crisis_lines_preload
 from ..models import RubricGrade, RubricResponse
 from ..services.claims import Claim, claims_take
 from ..services.health import run_admits_work
@@ -80,6 +81,9 @@ def rubric_responses_load(response_ids: list[int], worker: str) -> list[LoadedRe
     criteria = {
         c.pk: c for c in RubricCriterion.objects.filter(pk__in=counted).order_by("position")
     }
+    # Crisis-resources criteria are graded against their country's lines: read here, not in
+    # the event loop.
+    crisis_lines_preload({r.item.country for r in working} | {c.country for c in criteria.values()})
     graded: dict[int, set[int]] = defaultdict(set)
     for response_id, criterion_id in RubricGrade.objects.filter(
         response_id__in=[r.pk for r in working]

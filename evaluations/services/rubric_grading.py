@@ -32,6 +32,7 @@ from stats import bootstrap_ci
 from stats.estimates import Estimate
 
 from .. import rubric_prompts as prompts
+from ..crisis_selectors import country_crisis_lines
 from ..evidence_support import GradeEvidence, grade_quote_supports
 from ..models import RubricGrade, RubricGrading, RubricResponse
 from ..rubric_schemas import CriterionVerdict, RubricGradeSet
@@ -104,6 +105,15 @@ def _grade_evidence(met: bool, quote: str, reply: str) -> GradeEvidence:
     return GradeEvidence.SUPPORTED if supported else GradeEvidence.UNSUPPORTED
 
 
+def _crisis_lines(response: RubricResponse, criteria: list[RubricCriterion]) -> dict:
+    """The lines of each country a crisis-resources criterion is graded for (country → lines):
+    loaded for the engine with the replies (`crisis_lines_preload`), else read now."""
+    return {
+        country: country_crisis_lines(country)
+        for country in prompts.crisis_countries(response.item, criteria)
+    }
+
+
 def _criterion_steps(
     response: RubricResponse, criterion: RubricCriterion, judge: ModelConfiguration
 ) -> Steps:
@@ -115,7 +125,10 @@ def _criterion_steps(
     reply showing it is asked once more; if still unsupported it is stored as not met, with
     its status saying why."""
     messages = prompts.rubric_criterion_grade_messages(
-        item=response.item, criterion=criterion, reply=response.reply
+        item=response.item,
+        criterion=criterion,
+        reply=response.reply,
+        crisis_lines=_crisis_lines(response, [criterion]),
     )
     seed = stable_seed(response.run.seed, "rubric-grade", response.pk, criterion.pk)
     ask = {
@@ -176,7 +189,10 @@ def _all_criteria_call(
         configuration=judge,
         messages=messages
         or prompts.rubric_grade_messages(
-            item=response.item, criteria=criteria, reply=response.reply
+            item=response.item,
+            criteria=criteria,
+            reply=response.reply,
+            crisis_lines=_crisis_lines(response, criteria),
         ),
         schema=RubricGradeSet,
         role=ModelRole.JUDGE,
@@ -218,7 +234,10 @@ def rubric_grade_steps(
         if numbers:
             messages = prompts.rubric_evidence_reask_messages(
                 prompts.rubric_grade_messages(
-                    item=response.item, criteria=criteria, reply=response.reply
+                    item=response.item,
+                    criteria=criteria,
+                    reply=response.reply,
+                    crisis_lines=_crisis_lines(response, criteria),
                 ),
                 numbers,
             )

@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from .language_serializers import LanguagesOutput
 from .serializers import EstimateOutput
 
 
@@ -126,6 +127,7 @@ class ReweightedOutput(serializers.Serializer):
 
 class RubricPrioritiesOutput(serializers.Serializer):
     run = serializers.IntegerField()
+    language = LanguagesOutput()
     users = serializers.IntegerField()
     clinicians = serializers.IntegerField()
     ratings = serializers.IntegerField()

@@ -29,6 +29,7 @@ from ..rubrics import (
     rubric_results,
     rubric_run_languages,
 )
+from .language_serializers import languages_output
 from .rubric_serializers import (
     RubricPrioritiesOutput,
     RubricResponseBriefOutput,
@@ -244,15 +245,31 @@ class RubricResponseApi(PublishedMixin, APIView):
 
 
 @extend_schema(
-    parameters=[ID_PATH],
+    parameters=[
+        ID_PATH,
+        OpenApiParameter(
+            "lang",
+            str,
+            required=False,
+            description="“all” (default: every language pooled) or one of the run's item "
+            "languages: every figure over that language's items alone.",
+        ),
+    ],
     summary="Users' against clinicians' priorities for a rubric run, and re-weighted scores",
     responses={200: RubricPrioritiesOutput, 400: BAD_REQUEST, 404: NOT_FOUND},
 )
 class RubricPrioritiesApi(PublishedMixin, APIView):
+    page_cache_params = ("lang",)
+
     def get(self, request, pk: int):
         run = _run(pk)
+        asked = request.query_params.get("lang") or ALL
+        lang = rubric_language_choice(rubric_run_languages(run), asked)
+        if asked != lang.current:
+            raise ParseError(f"lang: choose one of {', '.join((ALL, *lang.languages))}.")
         data = {
-            **rubric_priorities(run),
+            **rubric_priorities(run, lang.summary_language),
+            "language": languages_output(lang),
             "run": run.pk,
             "note": "The benchmark score follows expert consensus; the re-weighted scores are "
             "what-ifs under each audience's priorities, not published results.",

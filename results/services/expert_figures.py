@@ -329,9 +329,9 @@ def _per_language(
         }
         for part, compute in CONVERSATION_PARTS.items():
             rows = [r for r in by_part[part] if info[r[1]]["language"] == language]
-            # Per metric only once, pooled: per language it would repeat each metric's table.
-            extra = {"per_metric": False} if part == "panel" else {}
-            cell[part] = compute(rows, info, **extra)
+            # The panel's per-metric table too: the public per-metric page has a language
+            # switch (`views.expert_figures`), and each metric's figures stand per language.
+            cell[part] = compute(rows, info)
         cell["n_ratings"] = sum(cell[part]["n_ratings"] for part in FIGURE_PARTS)
         out.append(cell)
     return out

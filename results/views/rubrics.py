@@ -160,13 +160,16 @@ class RubricPrioritiesView(RubricRunMixin, TemplateView):
     """What users weight against what clinicians weight, for a release's rubric run."""
 
     template_name = "results/rubrics/priorities.html"
+    page_cache_params = ("run", "lang")
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         run = self.get_run()
         context.update(self.run_context(run))
         if run is not None:
-            priorities = rubric_priorities(run)
+            lang = rubric_language_choice(rubric_run_languages(run), self.request.GET.get("lang"))
+            context.update(lang_choice=lang, lang_links=lang.links({"run": str(run.pk)}))
+            priorities = rubric_priorities(run, lang.summary_language)
             context.update(priorities)
             context["lead"] = priorities_lead(priorities["users"], priorities["clinicians"])
         return context

@@ -5,7 +5,7 @@ the user-priorities comparison; ``exports``: the ratings as CSV rows.
 """
 
 from .exports import export_header, export_question_names, export_rows, rater_pseudonym
-from .panels import priorities_comparison, simulator_ranking
+from .panels import priorities_comparison, ranking_languages, simulator_ranking
 from .queue import (
     QuestionFigures,
     QueueFigures,
@@ -24,6 +24,7 @@ __all__ = [
     "priorities_comparison",
     "queue_figures",
     "rater_agreement_with_majority",
+    "ranking_languages",
     "rater_pseudonym",
     "simulator_ranking",
 ]

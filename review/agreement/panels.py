@@ -21,15 +21,26 @@ def _finite(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def simulator_ranking(queue: RatingQueue) -> list[dict]:
-    """Candidate user simulators ranked from blind pairwise choices, one table per question.
+def ranking_languages(queue: RatingQueue) -> list[str]:
+    """The languages of the queue's items (sorted tags): a ranking pools them unless one is
+    chosen, and says so. One query."""
+    return sorted(queue.items.order_by().values_list("language", flat=True).distinct())
+
+
+def simulator_ranking(queue: RatingQueue, language: str = "") -> list[dict]:
+    """Candidate user simulators ranked from blind pairwise choices, one table per question;
+    over the items in `language` alone when one is given (a simulator convincing in English
+    may not be in Spanish).
 
     Items carry the two candidates' names in ``strata["simulator_first"]`` and
     ``strata["simulator_second"]`` (set by the adapter when sampling); answers are canonical
     "first"/"second". Bradley-Terry log-strengths order the candidates when they are identified
     (otherwise win rates do); win rates come with item-clustered bootstrap intervals.
     """
-    ratings = list(Rating.objects.current().filter(queue=queue).select_related("item"))
+    ratings = Rating.objects.current().filter(queue=queue).select_related("item")
+    if language:
+        ratings = ratings.filter(item__language=language)
+    ratings = list(ratings)
     tables = []
     for question in FORMS["simulator_pair"]:
         comparisons: list[tuple[int, str, str]] = []
@@ -68,6 +79,7 @@ def simulator_ranking(queue: RatingQueue) -> list[dict]:
             rows.append(
                 {
                     "candidate": name,
+                    "pairs": len(outcomes),
                     "strength": None if strengths is None else strengths[index[name]],
                     "win_rate": stats.proportion_estimate(
                         values, clusters, over="pairs", n_resamples=_resamples()

@@ -4,7 +4,8 @@ Inspect AI dataset.
 An item imported from HealthBench comes back as the row it was read from: the same prompt,
 rubrics (criterion, points, tags) and every other field kept as metadata. An item written on
 the platform gets the same shape: `axis:<dimension>` tags, and its acuity, population and
-language as example tags, so simple-evals can grade it and break scores down by them.
+language as example tags, so simple-evals can grade it and break scores down by them. A country
+(the item's or a criterion's) is written as a `country:` tag, which the import reads back.
 """
 
 import json
@@ -24,6 +25,12 @@ def rubric_items_for_export(*, keys: Iterable[str] | None = None) -> QuerySet[Ru
     return items.filter(key__in=list(keys)) if keys is not None else items
 
 
+def _with_country(tags: list[str], country: str) -> list[str]:
+    """The tags with the country's `country:` tag, once; unchanged without a country."""
+    tag = f"country:{country}"
+    return [*tags, tag] if country and tag not in tags else tags
+
+
 def healthbench_row(item: RubricItem) -> dict:
     """One item as a HealthBench row; every criterion, dropped ones too (the file is the
     rubric as written, not as scored)."""
@@ -32,7 +39,10 @@ def healthbench_row(item: RubricItem) -> dict:
         {
             "criterion": criterion.text,
             "points": criterion.points,
-            "tags": list(criterion.tags) or ["level:example", f"axis:{criterion.dimension}"],
+            "tags": _with_country(
+                list(criterion.tags) or ["level:example", f"axis:{criterion.dimension}"],
+                criterion.country,
+            ),
         }
         for criterion in item.criteria.all()
     ]
@@ -44,6 +54,7 @@ def healthbench_row(item: RubricItem) -> dict:
             example_tags.insert(0, f"acuity:{item.acuity}")
         if item.population:
             example_tags.insert(0, f"population:{item.population}")
+    example_tags = _with_country(list(example_tags), item.country)
     row = {
         "prompt": item.messages,
         "rubrics": rubrics,
@@ -72,6 +83,7 @@ def inspect_rubric_sample(item: RubricItem) -> dict:
             "acuity": item.acuity,
             "population": item.population,
             "language": item.language,
+            "country": item.country,
             "source": item.source,
             "criteria": [
                 {
@@ -79,6 +91,7 @@ def inspect_rubric_sample(item: RubricItem) -> dict:
                     "points": c.points,
                     "dimension": c.dimension,
                     "tags": list(c.tags),
+                    "country": c.country,
                     "source_validated": c.source_validated,
                     "consensus": c.consensus_state,
                 }

@@ -95,6 +95,25 @@ def test_run_and_release_pages_and_the_api_link_the_exports(finished_run, client
     assert "http://testserver/registry/releases/1.0.0/export/inspect/" in urls
 
 
+@pytest.mark.parametrize("spanish", ["accept-language", "cookie"])
+def test_the_api_links_plain_addresses_to_a_spanish_reader(
+    finished_run, client_for, researcher, settings, spanish
+):
+    # The API is language-free: a Spanish reader's request gets the links everyone gets.
+    run_set_official(run=finished_run, official=True, changed_by=None)
+    client = client_for(researcher)
+    headers = {}
+    if spanish == "cookie":
+        client.cookies[settings.LANGUAGE_COOKIE_NAME] = "es"
+    else:
+        headers["HTTP_ACCEPT_LANGUAGE"] = "es-ES,es;q=0.9"
+    page = client.get(reverse("metrics_registry:release_detail", args=["1.0.0"]), **headers)
+    assert "/es/evaluations/runs/" in page.content.decode()  # the pages do speak Spanish
+    urls = [d["url"] for d in client.get("/api/releases/1.0.0/", **headers).json()["downloads"]]
+    assert "http://testserver/registry/releases/1.0.0/export/inspect/" in urls
+    assert not [url for url in urls if "/es/" in url]
+
+
 def test_anyone_can_download_an_official_run_of_a_published_release(finished_run, client):
     url = reverse("evaluations:run-export", args=[finished_run.pk, "csv"])
     # Finished but not official: not public (a run kept back for blind ratings, say).

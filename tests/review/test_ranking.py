@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from django.urls import reverse
 
 from core.roles import Role
+from core.services import reader_language_declare
 from review import kinds
 from review.agreement import simulator_ranking
 from review.kinds import BlindPairMixin, Candidate, KindAdapter
@@ -88,6 +90,7 @@ class PairStub(BlindPairMixin, KindAdapter):
     """Test double: pairs of conversations by candidate simulators, until evaluations exist."""
 
     kind = "simulator_pair"
+    queue_section = "ranking"  # as the evaluations adapter's
     PAIR_QUESTIONS = ("more_realistic", "presses_harder")
 
     def questions(self, item):
@@ -180,3 +183,61 @@ def test_blind_pairs_are_stored_in_canonical_order_and_rank_the_candidates(pair_
         assert not strength.has_interval or strength.low <= strength.value <= strength.high
     top = realism["rows"][0]["win_rate"]
     assert top.low <= top.value <= top.high
+
+
+@pytest.mark.slow(reason="rates eight blind pairs and ranks them three ways")
+@pytest.mark.django_db
+def test_the_ranking_is_per_language_and_the_pooled_one_says_so(pair_adapter, client):
+    """Raters prefer sim-a on the English items and sim-b on the Spanish ones: pooled, the two
+    tie; per language, each wins every pair of its language."""
+    candidates = [
+        Candidate(
+            object_id=n + 1,
+            object_id_b=n + 1001,
+            strata={"simulator_first": "sim-a", "simulator_second": "sim-b"},
+        )
+        for n in range(8)
+    ]
+    queue = queue_create(
+        name="Simulators",
+        kind="simulator_pair",
+        created_by=None,
+        size=len(candidates),
+        required_ratings=1,
+        seed=2,
+        candidates=candidates,
+    )
+    queue.items.filter(object_id__gt=4).update(language="es")
+    rater = UserFactory(roles=[Role.EXPERT_REVIEWER])
+    for language in ("en", "es"):
+        reader_language_declare(user=rater, language=language)
+    while (assignment := assignment_claim(queue=queue, rater=rater)) is not None:
+        wanted = "sim-b" if assignment.item.language == "es" else "sim-a"
+        swapped = assignment.presentation["swap"]
+        shown_first = "sim-b" if swapped else "sim-a"
+        choice = "first" if shown_first == wanted else "second"
+        rating_submit(
+            assignment=assignment,
+            rater=rater,
+            answers={"more_realistic": choice, "presses_harder": choice},
+        )
+
+    def win_rates(language=""):
+        table = simulator_ranking(queue, language=language)[0]
+        return {r["candidate"]: (r["win_rate"].value, r["win_rate"].n) for r in table["rows"]}
+
+    assert win_rates() == {"sim-a": (0.5, 8), "sim-b": (0.5, 8)}
+    assert win_rates("en") == {"sim-a": (1.0, 4), "sim-b": (0.0, 4)}
+    assert win_rates("es") == {"sim-a": (0.0, 4), "sim-b": (1.0, 4)}
+
+    client.force_login(UserFactory(roles=[Role.RESEARCHER]))
+    url = reverse("review:queue-detail", args=[queue.pk])
+    pooled = client.get(url).content.decode()
+    assert 'data-testid="ranking-language-switch"' in pooled
+    assert "pooled across English and Spanish items" in pooled
+    spanish = client.get(url, {"lang": "es"}).content.decode()
+    assert 'data-testid="ranking-language-shown"' in spanish
+    assert "pooled across English and Spanish items; choose" not in spanish
+    table = spanish[spanish.index('data-testid="ranking-more_realistic"') :]
+    assert table.index("sim-b") < table.index("sim-a")
+    assert table.count('data-testid="ranking-pairs">4<') == 4  # two candidates, two questions

@@ -187,6 +187,8 @@ NOT_USER_WRITTEN = {
     "results.PassRateSummary.language": "copied from the judged scenarios' validated language "
     "tags (blank for pooled rows)",
     "rubrics.RubricItem.language": VALIDATED + " (BCP 47 language tag)",
+    "rubrics.RubricItem.country": VALIDATED + " (ISO 3166-1 alpha-2 code)",
+    "rubrics.RubricCriterion.country": VALIDATED + " (ISO 3166-1 alpha-2 code)",
     "evaluations.Scenario.language": VALIDATED + " (BCP 47 language tag)",
     "evaluations.Scenario.country": VALIDATED + " (ISO 3166-1 alpha-2 code)",
     "evaluations.CrisisLine.country": VALIDATED + " (ISO 3166-1 alpha-2 code)",

@@ -194,6 +194,7 @@ def rubric_items_import(
             acuity=candidate.acuity,
             population=candidate.population,
             language=candidate.language,
+            country=candidate.country,
             source=candidate.source,
             source_format=candidate.source_format,
             external_id=candidate.external_id,
@@ -207,6 +208,7 @@ def rubric_items_import(
                 points=criterion.points,
                 dimension=criterion.dimension,
                 tags=list(criterion.tags),
+                country=criterion.country,
                 origin=candidate.origin,
             )
             for position, criterion in enumerate(candidate.criteria)

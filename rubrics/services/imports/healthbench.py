@@ -12,7 +12,8 @@ whose dimension is its `axis:` tag, with all its tags kept. Every other field of
 (example_tags, ideal_completions_data, anything newer) is kept as the item's metadata, so an
 export gives the row back. HealthBench's criteria are physician-written and validated by
 their source; acuity and population are left blank (HealthBench has no such fields). A row's
-language is its `language` field or `language:` example tag, else English.
+language is its `language` field or `language:` example tag, else English; its country (and a
+rubric's) is its `country` field or `country:` tag, else none.
 """
 
 from typing import Any
@@ -27,7 +28,9 @@ from .rows import (
     messages_validate,
     points_validate,
     positive_points_check,
+    row_country,
     row_language,
+    tagged,
 )
 
 FORMAT = "healthbench"
@@ -36,6 +39,7 @@ CORE_FIELDS = ("prompt", "rubrics", "prompt_id")
 AXIS_PREFIX = "axis:"
 THEME_PREFIX = "theme:"
 LANGUAGE_PREFIX = "language:"
+COUNTRY_PREFIX = "country:"
 
 
 def looks_like_healthbench(row: Any) -> bool:
@@ -68,8 +72,16 @@ def _rubrics_validate(
             reasons.append(f'rubric {position} has no "axis:" tag to take its dimension from')
         elif dimension is None:
             reasons.append(vocabulary.unknown(position, axes[0]))
+        # A criterion's country: its own field, else its `country:` tag (the export's).
+        country = row_country(
+            rubric.get("country") or tagged(tags, COUNTRY_PREFIX),
+            reasons,
+            what=f"rubric {position}",
+        )
         if wording and points is not None and dimension:
-            criteria.append(RubricCriterionCandidate(wording, points, dimension, tuple(tags)))
+            criteria.append(
+                RubricCriterionCandidate(wording, points, dimension, tuple(tags), country)
+            )
     positive_points_check(criteria, reasons)
     return criteria
 
@@ -113,6 +125,7 @@ def healthbench_line_validate(
     if not isinstance(example_tags, list):
         reasons.append("example_tags must be a list of text")
     language = _language(data, example_tags, reasons)
+    country = row_country(data.get("country") or tagged(example_tags, COUNTRY_PREFIX), reasons)
     if reasons:
         return "; ".join(reasons)
     return RubricItemCandidate(
@@ -123,6 +136,7 @@ def healthbench_line_validate(
         acuity="",
         population="",
         language=language,
+        country=country,
         source=SOURCE,
         criteria=tuple(criteria),
         origin=CriterionOrigin.PUBLISHED,

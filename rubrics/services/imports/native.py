@@ -1,13 +1,15 @@
 """The platform's own rubric item line (the MentalHealthBench form).
 
     {"key": "mhb-0001", "title": "Exam stress", "acuity": "non_acute", "population": "teen",
-     "language": "en", "source": "MentalHealthBench sample",
+     "language": "en", "country": "US", "source": "MentalHealthBench sample",
      "messages": [{"role": "user", "content": "…"}, …],
      "criteria": [{"text": "Asks what the user has tried", "points": 5,
                    "dimension": "context_seeking", "tags": ["theme:sleep"]}, …]}
 
-Acuity and population are optional. `"source_validated": true` marks the criteria as taken
-from a published benchmark (they count without platform consensus); `metadata` is kept as is.
+Acuity, population and country (ISO 3166-1 alpha-2, where the user is) are optional; a
+criterion may name its own country (`"country": "ES"`), else it is graded as the item's.
+`"source_validated": true` marks the criteria as taken from a published benchmark (they count
+without platform consensus); `metadata` is kept as is.
 """
 
 from typing import Any
@@ -27,6 +29,7 @@ from .rows import (
     optional_choice,
     points_validate,
     positive_points_check,
+    row_country,
     row_language,
     text,
 )
@@ -57,8 +60,11 @@ def _criteria_validate(
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             reasons.append(f"criterion {position} tags must be a list of text")
             tags = []
+        country = row_country(criterion.get("country"), reasons, what=f"criterion {position}")
         if wording and points is not None and dimension:
-            criteria.append(RubricCriterionCandidate(wording, points, dimension, tuple(tags)))
+            criteria.append(
+                RubricCriterionCandidate(wording, points, dimension, tuple(tags), country)
+            )
     positive_points_check(criteria, reasons)
     return criteria
 
@@ -77,6 +83,7 @@ def native_line_validate(
         data, "population", POPULATION, "adult, teen, caregiver or clinician", reasons
     )
     language = row_language(data.get("language"), reasons)
+    country = row_country(data.get("country"), reasons)
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
         reasons.append("metadata must be a JSON object")
@@ -90,6 +97,7 @@ def native_line_validate(
         acuity=acuity,
         population=population,
         language=language,
+        country=country,
         source=text(data.get("source"))[:200],
         criteria=tuple(criteria),
         origin=(

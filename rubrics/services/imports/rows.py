@@ -3,6 +3,9 @@
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
+from core.countries import country_code_normalize
 from core.languages import DEFAULT_LANGUAGE, language_tag_normalize, language_tag_problem
 from core.validators import text_length_problem
 
@@ -18,6 +21,7 @@ class RubricCriterionCandidate:
     points: int
     dimension: str
     tags: tuple[str, ...] = ()
+    country: str = ""
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class RubricItemCandidate:
     source_format: str = "impactbench"
     external_id: str = ""
     metadata: dict = field(default_factory=dict)
+    country: str = ""
 
 
 def _fold(text: str) -> str:
@@ -114,6 +119,27 @@ def row_language(raw: Any, reasons: list[str]) -> str:
         reasons.append(problem)
         return DEFAULT_LANGUAGE
     return language_tag_normalize(tag)
+
+
+def row_country(raw: Any, reasons: list[str], *, what: str = "country") -> str:
+    """A row's or criterion's country code in capitals (`es` → `ES`); blank when it names none."""
+    code = text(raw)
+    if not code:
+        return ""
+    try:
+        return country_code_normalize(code)
+    except ValidationError as error:
+        reasons.append(f"{what}: {error.messages[0]}")
+        return ""
+
+
+def tagged(tags: Any, prefix: str) -> str | None:
+    """The value of the first `prefix…` tag (`country:ES` → `ES`), None without one."""
+    if not isinstance(tags, list):
+        return None
+    return next(
+        (t[len(prefix) :] for t in tags if isinstance(t, str) and t.startswith(prefix)), None
+    )
 
 
 def points_validate(position: int, points: Any, reasons: list[str]) -> int | None:
