@@ -7,7 +7,7 @@ judge, anchor check: `tests.fake_openai.pipeline_reply`), built by the same code
 server (`completion_document`). HTTP/1.1 with keep-alive.
 
     GET  /stats        {"requests", "in_flight", "max_in_flight", "first_start", "last_end",
-                        "billed_tokens", "answered_tokens"}
+                        "billed_tokens", "answered_tokens", "resets"}
     GET  /stats/bills  {"bills": [[time written, tokens, peer gone], ...] one per billed reply,
                         "prompts": {sha256 of the messages: requests}}
     POST /stats/reset  zero the counters
@@ -74,6 +74,9 @@ class Endpoint:
         self.last_end: float | None = None
         self.billed_tokens = 0
         self.answered_tokens = 0
+        # Connections the client's side reset (RST) rather than closed: a reset discards what
+        # the kernel had received and the endpoint not yet read, a request's bytes included.
+        self.resets = 0
         self.bills: list[tuple[float, int, bool]] = []
         self.prompts: Counter[str] = Counter()
         self.stored.reset()
@@ -87,6 +90,7 @@ class Endpoint:
             "last_end": self.last_end,
             "billed_tokens": self.billed_tokens,
             "answered_tokens": self.answered_tokens,
+            "resets": self.resets,
         }
 
     async def complete(self, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
@@ -121,6 +125,9 @@ class Endpoint:
             while True:
                 try:
                     head = await reader.readuntil(b"\r\n\r\n")
+                except ConnectionResetError:
+                    self.resets += 1
+                    return
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 lines = head.decode("latin-1").split("\r\n")
@@ -163,6 +170,8 @@ class Endpoint:
                     self.bills.append((time.monotonic(), tokens, gone))
                 if headers.get("connection", "").lower() == "close":
                     return
+        except ConnectionResetError:
+            self.resets += 1
         except (ConnectionError, asyncio.IncompleteReadError):
             return
         finally:

@@ -42,12 +42,12 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.kill_report import Outcome, report_print  # noqa: E402
 from benchmarks.workers import (  # noqa: E402
     SETTINGS_MODULE,
     Workers,
@@ -71,45 +71,6 @@ FAST_RECOVERY = {
     "LLM_RECONCILE_GIVE_UP_SECONDS": "10",
 }
 REAPER_ENTRY = "evaluations-reap-runs"
-
-
-@dataclass
-class Outcome:
-    label: str
-    mode: str
-    wall: float
-    completed: bool
-    requests: int = 0
-    at_kill: int = 0
-    rows: int = 0
-    unknown: int = 0
-    billed: int = 0
-    logged: int = 0
-    done: int = 0
-    failed: int = 0
-    turn_gaps: int = 0
-    judgment_gaps: int = 0
-    reaps: int = 0
-    dead_replies: int = 0  # replies written whole after the kill to a connection already closed
-    dead_tokens: int = 0
-    unsent: int = 0  # rows beyond the requests that arrived with their prompt: never received
-    answered: int = 0  # tokens of every reply the endpoint produced (what the service bills)
-    reconciled: int = 0  # unknown rows the endpoint's stored completions settled as billed
-    not_billed: int = 0  # unknown rows it had no completion for: never answered
-    logged_after: int = 0  # logged tokens once reconciled
-
-    def broken(self) -> list[str]:
-        return [
-            why
-            for bad, why in (
-                (not self.completed, "run not completed"),
-                (self.requests != self.rows, "requests != HTTP rows"),
-                (self.logged > self.billed, "logged tokens > billed"),
-                (self.turn_gaps, "a completed conversation misses a turn"),
-                (self.judgment_gaps, "a completed conversation misses a judgment"),
-            )
-            if bad
-        ]
 
 
 def main() -> None:
@@ -296,6 +257,7 @@ def run_one(
         leftover.unlink(missing_ok=True)
     outcome = Outcome(label, mode, wall, completed, stats["requests"], at_kill)
     outcome.billed = stats["billed_tokens"]
+    outcome.resets = stats.get("resets", 0)
     # The kernel takes a reply into the socket buffer of a connection whose client is dead:
     # billed (written whole), never received. Told apart from replies written before the kill.
     dead = [tokens for at, tokens, gone in bills if killed_at and at >= killed_at and gone]
@@ -370,7 +332,10 @@ def accounting_read(
     for pid, n in per_prompt:
         if n > prompts.get(pid, 0):
             received = prompts.get(pid, 0)
-            print(f"{outcome.label}: prompt {pid[:12]} has {n} rows, {received} requests")
+            print(
+                f"{outcome.label}: prompt {pid[:12]} has {n} rows, {received} requests "
+                f"({outcome.resets} connections reset by the workers' side in this run)"
+            )
             for row in (
                 calls.filter(prompt_id=pid)
                 .order_by("created_at")
@@ -392,56 +357,6 @@ def accounting_read(
     )
     outcome.turn_gaps = sum(indices.get(c.pk, []) != wanted for c in shapes)
     outcome.judgment_gaps = sum(c.n != args.judgments for c in shapes)
-
-
-def report_print(outcomes: list[Outcome]) -> None:
-    baseline = outcomes[0].wall or 1.0
-    head = (
-        f"{'run':10} {'at kill':>7} {'requests':>8} {'HTTP rows':>9} {'unknown':>7} {'unsent':>6} "
-        f"{'billed tok':>10} {'logged tok':>10} {'gap':>7} {'gap %':>6} {'to dead':>11} "
-        f"{'done':>5} {'failed':>6} {'turn gaps':>9} {'judg gaps':>9} {'wall s':>7} {'× base':>6} "
-        f"{'reaps':>5} {'reconc':>6} {'not bill':>8} {'answered':>9} {'logged after':>12} "
-        f"{'gap after':>9}"
-    )
-    print("\n" + head + "\n" + "-" * len(head))
-    for o in outcomes:
-        gap = o.billed - o.logged
-        print(
-            f"{o.label:10} {o.at_kill:7d} {o.requests:8d} {o.rows:9d} {o.unknown:7d} {o.unsent:6d} "
-            f"{o.billed:10d} {o.logged:10d} {gap:7d} {gap / max(1, o.billed):6.2%} "
-            f"{f'{o.dead_replies}/{o.dead_tokens}':>11} {o.done:5d} {o.failed:6d} "
-            f"{o.turn_gaps:9d} {o.judgment_gaps:9d} "
-            f"{o.wall:7.1f} {o.wall / baseline:6.2f} {o.reaps:5d} {o.reconciled:6d} "
-            f"{o.not_billed:8d} {o.answered:9d} {o.logged_after:12d} "
-            f"{o.answered - o.logged_after:9d}" + ("" if o.completed else "  NOT COMPLETED")
-        )
-    print()
-    for mode in ("none", "one", "all"):
-        group = [o for o in outcomes if o.mode == mode]
-        if not group:
-            continue
-        equal = sum(o.requests == o.rows for o in group)
-        gap = sum(o.billed - o.logged for o in group)
-        billed = sum(o.billed for o in group)
-        walls = [o.wall / baseline for o in group]
-        dead = sum(o.dead_tokens for o in group)
-        broken = sorted({why for o in group for why in o.broken()})
-        print(
-            f"{mode:4} kill(s): {len(group)} run(s); requests = HTTP rows in {equal}/{len(group)}; "
-            f"{sum(o.unknown for o in group)} unknown rows, {sum(o.unsent for o in group)} "
-            "of them never received; logged tokens "
-            f"{billed - gap} of {billed} billed (gap {gap}, {gap / max(1, billed):.2%}: "
-            f"{dead} in {sum(o.dead_replies for o in group)} replies written after the kill to "
-            f"a dead worker's connection, {gap - dead} before the kill or its sight); "
-            f"{sum(o.done for o in group)} done, {sum(o.failed for o in group)} failed, "
-            f"{sum(o.turn_gaps + o.judgment_gaps for o in group)} incomplete; wall "
-            f"{min(walls):.2f}-{max(walls):.2f}× baseline; after reconciliation "
-            f"({sum(o.reconciled for o in group)} reconciled, "
-            f"{sum(o.not_billed for o in group)} not billed): logged "
-            f"{sum(o.logged_after for o in group)} of {sum(o.answered for o in group)} tokens "
-            f"answered (gap {sum(o.answered - o.logged_after for o in group)}); "
-            + ("OK" if not broken else "BROKEN: " + ", ".join(broken))
-        )
 
 
 if __name__ == "__main__":
