@@ -71,8 +71,11 @@ def test_refusals_for_rate_shrink_what_is_sent_at_once_and_it_grows_back(fake_op
     refused_fixed, _peak, free_fixed = fixed
     refused_adaptive, _peak, free_adaptive = adaptive
     # Sending eight at a time to a server that takes three meets refusals on every wave;
-    # halving on each 429 settles near the server's limit.
-    assert refused_adaptive * 3 <= refused_fixed, (fixed, adaptive)
+    # halving on each 429 settles near the server's limit. Without adaptation both runs are
+    # the same (ratio ~1). Measured: fixed 121-195 refusals, adaptive 16-20 on a quiet machine;
+    # under a full suite beside other work the fixed client spreads its eight out itself and
+    # met 53 against 18, so the margin asked is 2x, not the quiet machine's 6-10x.
+    assert refused_adaptive * 2 <= refused_fixed, (fixed, adaptive)
     # Once the server stops refusing, answers raise the ceiling back to what was configured.
     assert free_fixed == CONFIGURED
     assert free_adaptive == CONFIGURED

@@ -142,8 +142,10 @@ BUILDERS = {
     ),
     "rubric grader": lambda t: _prompt(
         rubric_grade_messages(
-            item=SimpleNamespace(language="en", messages=[{"role": "user", "content": t}]),
-            criteria=[SimpleNamespace(points=5, text=t)],
+            item=SimpleNamespace(
+                language="en", country="", messages=[{"role": "user", "content": t}]
+            ),
+            criteria=[SimpleNamespace(points=5, text=t, country="")],
             reply=t,
         )
     ),
