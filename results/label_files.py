@@ -36,7 +36,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.text import Truncator
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext, ngettext, pgettext
 
 from core.languages import language_display_name
 from core.queueing import task_send
@@ -55,6 +55,35 @@ LABEL_WIDTH = 640
 FORMATS = ("svg", "png", "pdf")
 DRAWN_FORMATS = ("png", "pdf")  # by Chromium; the SVG is the template's text
 REQUEUE_AFTER_SECONDS = 600
+
+
+# The badge's right half fits its words (Helvetica at 11 px averages about 5.2 px a character),
+# and is never narrower than the English badge's 146 px.
+BADGE_LEFT = 104
+BADGE_CHAR_WIDTH = 5.2
+BADGE_PADDING = 10
+BADGE_MIN_RIGHT = 146
+
+
+def badge_words(profile: LabelProfile) -> dict[str, object]:
+    """The badge's words in the active language, with the widths its text needs (Spanish
+    words are longer than English ones)."""
+    name, version = profile.target.name, profile.run.release.version
+    grades = len(profile.lines)
+    text = ngettext("Nutrition Label · %(n)s grade", "Nutrition Label · %(n)s grades", grades) % {
+        "n": grades
+    }
+    right = max(BADGE_MIN_RIGHT, round(BADGE_PADDING + BADGE_CHAR_WIDTH * len(text)))
+    return {
+        "aria": gettext("ImpactBench Nutrition Label of %(name)s") % {"name": name},
+        "title": gettext("ImpactBench %(version)s Nutrition Label: %(name)s")
+        % {"version": version, "name": name},
+        "offline": gettext("(offline demo model)"),
+        "synthetic": gettext("(synthetic data)"),
+        "text": text,
+        "right": right,
+        "width": BADGE_LEFT + right,
+    }
 
 
 @dataclass(frozen=True)
@@ -155,6 +184,7 @@ def label_image(
             "age": profile.age,
             "language_name": language_display_name(language) if language else "",
             "words": label_words(profile, language),
+            "badge": badge_words(profile),
             "rows": rows,
             "height": height,
             "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),
