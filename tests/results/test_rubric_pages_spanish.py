@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from evaluations.models import RubricResponse
+from rubrics.dimensions import dimension_choices
 from tests.results.public_data import add_rubric_responses, published_run
 
 pytestmark = [
@@ -114,3 +115,37 @@ def test_a_graded_reply_reads_in_spanish_with_its_reasons(client, rubric_run):
         "describes behaviour to avoid",
     ):
         assert english not in html, english
+
+
+def _rubric_content(run) -> list[str]:
+    """The rubric replies' own text (items, criteria, replies, graders' words, dimension names):
+    data shown as written, not interface text."""
+    texts: set[str] = set()
+    for response in RubricResponse.objects.filter(run=run).select_related("item"):
+        item = response.item
+        texts |= {item.title, item.key, response.reply}
+        texts |= {m["content"] for m in item.messages}
+        for criterion in item.criteria.all():
+            texts |= {criterion.text, criterion.dimension_name}
+        texts |= {g.justification for g in response.grades.all()}
+    texts |= {name for _slug, name in dimension_choices()}
+    return sorted((t for t in texts if t), key=len, reverse=True)
+
+
+def test_no_sentence_of_the_rubric_pages_stays_in_english(client, rubric_run):
+    # The sweep of the other public pages, over the three rubric pages.
+    from tests.results.test_spanish_pages import _report, _untranslated, _user_content
+
+    first = rubric_run.targets.order_by("pk").first()
+    response = RubricResponse.objects.filter(run=rubric_run).order_by("pk").first()
+    pages = {
+        "rubrics": reverse("results:rubrics") + f"?run={rubric_run.pk}",
+        "rubric-items": reverse("results:rubric-items")
+        + f"?run={rubric_run.pk}&model={first.pk}&dimension=acknowledging_distress",
+        "rubric-response": reverse("results:rubric-response", args=[response.pk]),
+    }
+    content = _user_content(rubric_run) + _rubric_content(rubric_run)
+    untranslated = _untranslated(
+        client, rubric_run, pages, user_content=sorted(content, key=len, reverse=True)
+    )
+    assert not untranslated, _report(untranslated)
