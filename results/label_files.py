@@ -10,8 +10,11 @@ shows: a file whose picture did not change is not drawn again. A run whose conve
 several languages has each language's figures drawn too, beside the pooled ones
 (``run<run>-target<target>-<population>-<language>.<format>``).
 
-The stored files' words are the site's default language (the SVG is redrawn from its template
-for a reader of another language; the PNG and PDF are drawn for the default one only).
+The PNG and PDF are drawn once per reader language of the site (`settings.LANGUAGES`): words
+and numbers as that reader reads them, the default language's under the names above, another's
+with ``@<reader>`` before the extension (``run1-target2-all-es@es.png``: figures of the Spanish
+conversations, worded for a Spanish reader). The stored SVG is the default language's only: a
+reader of another gets it drawn from its template, a cheap drawing.
 
 The image views only read these files. A file not drawn yet (a run designated a moment ago, a
 wiped media folder) is answered "being prepared" (503 with Retry-After; the SVG is drawn in
@@ -33,7 +36,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.text import Truncator
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext, ngettext, pgettext
 
 from core.languages import language_display_name
 from core.queueing import task_send
@@ -52,6 +55,35 @@ LABEL_WIDTH = 640
 FORMATS = ("svg", "png", "pdf")
 DRAWN_FORMATS = ("png", "pdf")  # by Chromium; the SVG is the template's text
 REQUEUE_AFTER_SECONDS = 600
+
+
+# The badge's right half fits its words (Helvetica at 11 px averages about 5.2 px a character),
+# and is never narrower than the English badge's 146 px.
+BADGE_LEFT = 104
+BADGE_CHAR_WIDTH = 5.2
+BADGE_PADDING = 10
+BADGE_MIN_RIGHT = 146
+
+
+def badge_words(profile: LabelProfile) -> dict[str, object]:
+    """The badge's words in the active language, with the widths its text needs (Spanish
+    words are longer than English ones)."""
+    name, version = profile.target.name, profile.run.release.version
+    grades = len(profile.lines)
+    text = ngettext("Nutrition Label · %(n)s grade", "Nutrition Label · %(n)s grades", grades) % {
+        "n": grades
+    }
+    right = max(BADGE_MIN_RIGHT, round(BADGE_PADDING + BADGE_CHAR_WIDTH * len(text)))
+    return {
+        "aria": gettext("ImpactBench Nutrition Label of %(name)s") % {"name": name},
+        "title": gettext("ImpactBench %(version)s Nutrition Label: %(name)s")
+        % {"version": version, "name": name},
+        "offline": gettext("(offline demo model)"),
+        "synthetic": gettext("(synthetic data)"),
+        "text": text,
+        "right": right,
+        "width": BADGE_LEFT + right,
+    }
 
 
 @dataclass(frozen=True)
@@ -152,34 +184,54 @@ def label_image(
             "age": profile.age,
             "language_name": language_display_name(language) if language else "",
             "words": label_words(profile, language),
+            "badge": badge_words(profile),
             "rows": rows,
             "height": height,
             "grades": (" · ".join(bands[:half]), " · ".join(bands[half:])),
         },
     )
-    title = (
-        f"AI Nutrition Label · {profile.target.name} · release {run.release.version}"
-        f" · {profile.population}"
-    )
+    title = gettext("AI Nutrition Label · %(name)s · release %(version)s · %(population)s") % {
+        "name": profile.target.name,
+        "version": run.release.version,
+        "population": profile.population,
+    }
     if language:
-        title += f" · conversations in {language_display_name(language)} only"
-    description = f"Shown for {profile.population}. " + "; ".join(
-        f"{line.category.name}: {line.grade_text}" for line in profile.lines
+        title += " · " + gettext("conversations in %(language)s only") % {
+            "language": language_display_name(language)
+        }
+    description = (
+        gettext("Shown for %(population)s.") % {"population": profile.population}
+        + " "
+        + "; ".join(f"{line.category.name}: {line.grade_text}" for line in profile.lines)
     )
     return LabelImage(profile, body, height, title, description)
 
 
-def stored_path(*, run_id: int, target_id: int, age: str, fmt: str, language: str = "") -> Path:
-    """The file of one label: over every language, or with ``language`` that language's."""
+def reader_languages() -> list[str]:
+    """The languages the PNG and PDF are worded in, the default first: the site's own (a
+    bounded list, so the files of a run stay bounded too)."""
+    others = [code for code, _ in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
+    return [settings.LANGUAGE_CODE, *others]
+
+
+def stored_path(
+    *, run_id: int, target_id: int, age: str, fmt: str, language: str = "", reader: str = ""
+) -> Path:
+    """The file of one label: over every language, or with ``language`` that language's;
+    worded for `reader` (blank: the site's default language)."""
     scope = f"-{language}" if language else ""
+    if reader and reader != settings.LANGUAGE_CODE:
+        scope += f"@{reader}"
     return label_files_dir() / f"run{run_id}-target{target_id}-{age}{scope}.{fmt}"
 
 
 def stored_label(
-    *, run_id: int, target_id: int, age: str, fmt: str, language: str = ""
+    *, run_id: int, target_id: int, age: str, fmt: str, language: str = "", reader: str = ""
 ) -> bytes | None:
     """The stored file of this label, or None when it has not been drawn yet."""
-    path = stored_path(run_id=run_id, target_id=target_id, age=age, fmt=fmt, language=language)
+    path = stored_path(
+        run_id=run_id, target_id=target_id, age=age, fmt=fmt, language=language, reader=reader
+    )
     try:
         return path.read_bytes()
     except FileNotFoundError:
@@ -205,6 +257,30 @@ def _stored_digest(path: Path) -> str:
         return ""
 
 
+def _changed(
+    run: EvaluationRun,
+    target: ModelConfiguration,
+    age: str,
+    language: str,
+    reader: str,
+    formats: tuple[str, ...],
+) -> list[tuple[Path, str, str, LabelImage]]:
+    """The files of one label, worded for `reader` (the active language), whose picture
+    differs from the stored one's."""
+    image = label_image(run=run, target=target, age=age, language=language)
+    changed = []
+    for fmt in formats:
+        if fmt not in DRAWN_FORMATS and reader != settings.LANGUAGE_CODE:
+            continue  # only the default language's SVG is stored
+        path = stored_path(
+            run_id=run.pk, target_id=target.pk, age=age, fmt=fmt, language=language, reader=reader
+        )
+        digest = _digest(image.content(fmt))
+        if _stored_digest(path) != digest:
+            changed.append((path, fmt, digest, image))
+    return changed
+
+
 def label_files_render(*, run: EvaluationRun, formats: tuple[str, ...] = FORMATS) -> int:
     """Draw and store every label file of the run whose picture changed; returns how many
     files were written. Chromium opens once, after every label is read from the database
@@ -214,18 +290,13 @@ def label_files_render(*, run: EvaluationRun, formats: tuple[str, ...] = FORMATS
     pending: list[tuple[Path, str, str, LabelImage]] = []
     # Every language pooled (blank), then each language's own figures when there are several.
     languages = ["", *summary_languages(run=run)]
-    with translation.override(settings.LANGUAGE_CODE):
-        for target in run.targets.order_by("pk"):
-            for age in LABEL_AGES:
-                for language in languages:
-                    image = label_image(run=run, target=target, age=age, language=language)
-                    for fmt in formats:
-                        path = stored_path(
-                            run_id=run.pk, target_id=target.pk, age=age, fmt=fmt, language=language
-                        )
-                        digest = _digest(image.content(fmt))
-                        if _stored_digest(path) != digest:
-                            pending.append((path, fmt, digest, image))
+    for reader in reader_languages():
+        # The worker's own language is none of the readers': each is set here.
+        with translation.override(reader):
+            for target in run.targets.order_by("pk"):
+                for age in LABEL_AGES:
+                    for language in languages:
+                        pending += _changed(run, target, age, language, reader, formats)
     for path, _, digest, image in (p for p in pending if p[1] == "svg"):
         _store(path, image.body.encode(), digest)
     drawn = [p for p in pending if p[1] != "svg"]

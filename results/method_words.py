@@ -11,6 +11,7 @@ import re
 
 from django.utils.translation import gettext, gettext_noop
 
+from rubrics.scoring import AGGREGATE_METHOD
 from stats.bounded_means import WILSON_ITEMS
 from stats.bounds import CLUSTER_WILSON, COEFFICIENT_HULL, NEWCOMBE, RANK_HULL, WILSON
 from stats.differences import PAIRED_DIFFERENCE
@@ -27,7 +28,15 @@ from stats.swap import REFLECTED
 
 # Each key is the stats module's own name; each value the same words, written out so that
 # makemessages finds them (tests/results/test_spanish_pages.py checks the two agree).
+_AGGREGATE_MEAN, _AGGREGATE_INTERVAL = AGGREGATE_METHOD.split("; ")
+
 METHOD_NAMES = {
+    # rubrics.scoring's aggregate names two methods, read apart like any "; "-joined name.
+    _AGGREGATE_MEAN: gettext_noop("mean of item scores clipped to [0, 1] (HealthBench)"),
+    _AGGREGATE_INTERVAL: gettext_noop(
+        "interval: hull of the t interval over items (G - 1 degrees of freedom, clamped to "
+        "[0, 1]) and the Wilson interval on the number of items"
+    ),
     WILSON: gettext_noop("Wilson score interval"),
     WILSON_EFFECTIVE: gettext_noop(
         "Wilson score interval on the effective sample size (design effect)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.utils.translation import ngettext
+from django.utils.translation import gettext, ngettext
 
 from core.plain import Lead
 
@@ -20,23 +20,33 @@ def rubric_lead(targets: Sequence) -> Lead:
         if t.overall is not None and t.overall.estimate.defined
     ]
     if not scored:
-        return Lead("No model has enough graded replies for a score yet.")
+        return Lead(gettext("No model has enough graded replies for a score yet."))
     items = max(items for _, _, items in scored)
     ranked = sorted(scored, key=lambda s: s[1].value)
-    models = "1 model's" if len(scored) == 1 else f"{len(scored)} models'"
-    sentence = (
-        f"Checklists of what a good reply does scored {models} replies to up to {items} "
-        "health situations."
-    )
+    sentence = ngettext(
+        "Checklists of what a good reply does scored %(models)s model's replies to up to "
+        "%(items)s health situations.",
+        "Checklists of what a good reply does scored %(models)s models' replies to up to "
+        "%(items)s health situations.",
+        len(scored),
+    ) % {"models": len(scored), "items": items}
     low_name, low, _ = ranked[0]
     high_name, high, _ = ranked[-1]
+    earned = gettext("%(model)s earned %(percent)s %% of the points a good reply gets.") % {
+        "model": high_name,
+        "percent": f"{high.value * 100:.0f}",
+    }
     if len(ranked) > 1:
-        sentence += (
-            f" {high_name} earned {high.value * 100:.0f} % of the points a good reply gets; "
-            f"{low_name} {low.value * 100:.0f} %."
-        )
-    else:
-        sentence += f" {high_name} earned {high.value * 100:.0f} % of the points a good reply gets."
+        earned = gettext(
+            "%(model)s earned %(percent)s %% of the points a good reply gets; %(low_model)s "
+            "%(low_percent)s %%."
+        ) % {
+            "model": high_name,
+            "percent": f"{high.value * 100:.0f}",
+            "low_model": low_name,
+            "low_percent": f"{low.value * 100:.0f}",
+        }
+    sentence += " " + earned
     how = tuple(f"{name}: {interval_text(e)}" for name, e, _ in scored)
     return Lead(sentence, how)
 
@@ -64,22 +74,40 @@ def rubric_reply_lead(target_name: str, criteria: Sequence) -> Lead:
     wanted = [r for r in counted_rows if r.criterion.points > 0]
     unwanted = [r for r in counted_rows if r.criterion.points < 0]
     if not counted_rows:
-        return Lead(f"This reply by {target_name} has no graded checks, so it counts in no score.")
-    sentence = (
-        f"{target_name}'s reply did {sum(r.grade.met for r in wanted)} of the {len(wanted)} "
-        "things a good reply does here"
-    )
-    if unwanted:
-        sentence += (
-            f", and {sum(r.grade.met for r in unwanted)} of the {len(unwanted)} things it "
-            "should avoid"
+        return Lead(
+            gettext("This reply by %(model)s has no graded checks, so it counts in no score.")
+            % {"model": target_name}
         )
-    return Lead(sentence + ".")
+    counts = {
+        "model": target_name,
+        "met": sum(r.grade.met for r in wanted),
+        "wanted": len(wanted),
+        "did": sum(r.grade.met for r in unwanted),
+        "unwanted": len(unwanted),
+    }
+    if unwanted:
+        return Lead(
+            gettext(
+                "%(model)s's reply did %(met)s of the %(wanted)s things a good reply does here, "
+                "and %(did)s of the %(unwanted)s things it should avoid."
+            )
+            % counts
+        )
+    return Lead(
+        gettext("%(model)s's reply did %(met)s of the %(wanted)s things a good reply does here.")
+        % counts
+    )
 
 
 def rubric_items_lead(n_replies: int, n_scored: int) -> Lead:
     """The replies behind one rubric figure."""
     return Lead(
-        f"These are the {n_replies} graded repl{'y' if n_replies == 1 else 'ies'} behind one "
-        f"figure: {n_scored} were scored and count in it; each opens the reply and its checks."
+        ngettext(
+            "This is the %(replies)s graded reply behind one figure: %(scored)s were scored and "
+            "count in it; it opens the reply and its checks.",
+            "These are the %(replies)s graded replies behind one figure: %(scored)s were scored "
+            "and count in it; each opens the reply and its checks.",
+            n_replies,
+        )
+        % {"replies": n_replies, "scored": n_scored}
     )

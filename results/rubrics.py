@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Max, OuterRef, Prefetch, QuerySet
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from core.caches import page_cache_get, page_cache_set
 from core.ids import identifier_parse
@@ -42,11 +43,12 @@ from .rubric_teen_adult import TeenAdultModel, public_rubric_teen_adult
 
 FRAMEWORKS = {slug: frameworks for slug, _name, frameworks, _ in DIMENSIONS}
 SECTIONS = (
-    ("dimension", "Behaviour dimension"),
-    ("acuity", "Acuity"),
-    ("population", "Population"),
+    ("dimension", gettext_lazy("Behaviour dimension")),
+    ("acuity", pgettext_lazy("rubric item", "Acuity")),
+    ("population", pgettext_lazy("rubric item", "Population")),
 )
-WHAT_THEY_ARE = (
+WHAT_THEY_ARE = gettext_lazy(
+    # The "%" signs are percentages, not placeholders: xgettext:no-python-format
     "Each score is HealthBench's: for every rubric item the points of the criteria the reply "
     "met, divided by the points it could reach (not clipped, so harmful replies go below zero); "
     "a figure is the mean of those item scores clipped to [0, 1], with a 95 % interval over "
@@ -57,7 +59,7 @@ WHAT_THEY_ARE = (
     "criteria that survived expert consensus (or were validated by a published benchmark) when "
     "the release was published."
 )
-WHAT_THEY_ARE_NOT = (
+WHAT_THEY_ARE_NOT = gettext_lazy(
     "They are not a ranking, not a measure of clinical safety or of suitability for therapy, and "
     "say nothing about long conversations or real use. Overlapping intervals are not evidence "
     "that two models are the same."
@@ -130,6 +132,16 @@ def items_query(run: EvaluationRun, **filters: str | int | None) -> str:
     return "?" + "&".join(parts)
 
 
+def _group_label(section: str, key: str, stored: str) -> str:
+    """The group's name in the reader's language: acuities and populations are the interface's
+    words (the cached scores carry them in English); dimensions are data, shown as stored."""
+    if section == "acuity" and key in Acuity.values:
+        return str(Acuity(key).label)
+    if section == "population" and key in Population.values:
+        return str(Population(key).label)
+    return stored
+
+
 def _charts(
     run: EvaluationRun, targets: list[RubricTargetScores], section: str, items_url: str
 ) -> list[RubricChart]:
@@ -149,8 +161,10 @@ def _charts(
             (target, next((f for f in getattr(target, attribute) if f.key == key), None))
             for target in targets
         ]
-        chart = RubricChart(section, key, keys[key], FRAMEWORKS.get(key, []), rows)
-        title = f"{chart.label}: rubric score per model"
+        chart = RubricChart(
+            section, key, _group_label(section, key, keys[key]), FRAMEWORKS.get(key, []), rows
+        )
+        title = gettext("%(group)s: rubric score per model") % {"group": chart.label}
         chart.svg = forest_svg(
             [
                 ForestRow(
@@ -197,7 +211,7 @@ def rubric_results(run: EvaluationRun, *, items_url: str, language: str = "") ->
             for t in targets
             if t.overall is not None
         ],
-        title="Overall rubric score per model (models in alphabetical order, not ranked)",
+        title=gettext("Overall rubric score per model (models in alphabetical order, not ranked)"),
         unit="score",
     )
     freeze = ReleaseRubricFreeze.objects.filter(release_id=run.release_id).first()
@@ -251,22 +265,26 @@ def public_rubric_responses(
     rows = []
     for response in responses:
         if response.status == ConversationStatus.FAILED:
-            rows.append(ResponseRow(response, None, "response failed"))
+            rows.append(ResponseRow(response, None, gettext("response failed")))
             continue
         if response.status != ConversationStatus.COMPLETED:
-            rows.append(ResponseRow(response, None, "not finished"))
+            rows.append(ResponseRow(response, None, gettext("not finished")))
             continue
         grades = counted_grades(response)
         if dimension:
             if not any(g.criterion.dimension == dimension for g in grades):
                 continue  # not behind this dimension's figure at all
             score = dimension_scores(grades).get(dimension)
-            reason = "" if score is not None else "no counted positive criterion of this dimension"
+            reason = (
+                ""
+                if score is not None
+                else gettext("no counted positive criterion of this dimension")
+            )
         else:
             score = item_score_or_none(
                 [g.criterion.points for g in grades], [g.met for g in grades]
             )
-            reason = "" if score is not None else "no counted positive criterion"
+            reason = "" if score is not None else gettext("no counted positive criterion")
         rows.append(ResponseRow(response, score, reason))
     return rows
 
@@ -285,21 +303,29 @@ class CriterionRow:
 
 
 def _why(criterion: RubricCriterion, counted: bool, consensus: CriterionConsensus | None) -> str:
+    """Why a criterion counted or not, in the reader's language."""
     tally = (
-        f" ({consensus.reviews} reviews: {consensus.agrees} agree, "
-        f"{consensus.contradicts} contradict)"
+        " "
+        + gettext("(%(reviews)d reviews: %(agrees)d agree, %(contradicts)d contradict)")
+        % {
+            "reviews": consensus.reviews,
+            "agrees": consensus.agrees,
+            "contradicts": consensus.contradicts,
+        }
         if consensus
         else ""
     )
     if counted:
         if criterion.source_validated:
-            return "counted: validated by the published benchmark it comes from"
-        return "counted: survived expert consensus" + tally
+            return gettext("counted: validated by the published benchmark it comes from")
+        return gettext("counted: survived expert consensus") + tally
     if criterion.consensus_state == "dropped":
-        return "excluded: dropped by expert consensus" + tally
+        return gettext("excluded: dropped by expert consensus") + tally
     if criterion.consensus_state == "survived":
-        return "excluded: reached consensus only after the release froze its rubric" + tally
-    return "excluded: awaiting expert consensus when the reply was graded"
+        return (
+            gettext("excluded: reached consensus only after the release froze its rubric") + tally
+        )
+    return gettext("excluded: awaiting expert consensus when the reply was graded")
 
 
 def rubric_response_criteria(response: RubricResponse) -> list[CriterionRow]:

@@ -25,6 +25,13 @@ def _kappa(text: str) -> str:
 # The stats package's own wordings with a number in them (stats.ppi, stats.judge_trust's
 # badge reasons), each rebuilt as one whole sentence from the numbers it holds.
 _PATTERNS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    (  # results.rubric_teen_adult's reason for a difference it cannot give
+        re.compile(r"^fewer than two items on a side \(teen (\d+), adult (\d+)\)$"),
+        lambda m: (
+            gettext("fewer than two items on a side (teen %(teen)s, adult %(adult)s)")
+            % {"teen": m[1], "adult": m[2]}
+        ),
+    ),
     (
         re.compile(r"^(\d+) blind expert verdicts so far; a badge needs (\d+)$"),
         lambda m: (

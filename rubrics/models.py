@@ -7,6 +7,7 @@ The replies to rubric items in runs and their grades are evaluations' rows
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import pgettext_lazy
 
 from core.countries import COUNTRY_CODE_LENGTH, validate_country_code
 from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
@@ -53,16 +54,16 @@ class CriterionOrigin(models.TextChoices):
 
 
 class Acuity(models.TextChoices):
-    NON_ACUTE = "non_acute", "Non-acute"
-    HIGH_ACUITY = "high_acuity", "High acuity"
-    EMERGENCY = "emergency", "Emergency"
+    NON_ACUTE = "non_acute", pgettext_lazy("acuity", "Non-acute")
+    HIGH_ACUITY = "high_acuity", pgettext_lazy("acuity", "High acuity")
+    EMERGENCY = "emergency", pgettext_lazy("acuity", "Emergency")
 
 
 class Population(models.TextChoices):
-    ADULT = "adult", "Adult"
-    TEEN = "teen", "Teen"
-    CAREGIVER = "caregiver", "Caregiver"
-    CLINICIAN = "clinician", "Clinician"
+    ADULT = "adult", pgettext_lazy("population", "Adult")
+    TEEN = "teen", pgettext_lazy("population", "Teen")
+    CAREGIVER = "caregiver", pgettext_lazy("population", "Caregiver")
+    CLINICIAN = "clinician", pgettext_lazy("population", "Clinician")
 
 
 class RubricItem(TimeStampedModel):

@@ -22,8 +22,8 @@ class RunStatus(models.TextChoices):
 
 
 class RubricGrading(models.TextChoices):
-    PER_CRITERION = "per_criterion", "One grader call per criterion (HealthBench)"
-    ALL_IN_ONE = "all_in_one", "One grader call for all criteria"
+    PER_CRITERION = "per_criterion", _("One grader call per criterion (HealthBench)")
+    ALL_IN_ONE = "all_in_one", _("One grader call for all criteria")
 
 
 class EvaluationRun(TimeStampedModel):

@@ -364,13 +364,19 @@ class LabelSvgView(_SvgView):
 
 class _StoredImageView(LabelSvgView):
     """A label drawn by headless Chromium: only ever the stored file (`results.label_files`),
-    over every language or one language's (``?lang=``); while it is missing, "being
-    prepared" and one drawing queued."""
+    over every language or one language's (``?lang=``), worded in the reader's language (an
+    /es/ address, the language switch); while it is missing, "being prepared" and one drawing
+    queued."""
 
     def image(self, run, pk: int) -> tuple:
         language = self.language(run)
         stored = stored_label(
-            run_id=run.pk, target_id=pk, age=self.age(), fmt=self.extension, language=language
+            run_id=run.pk,
+            target_id=pk,
+            age=self.age(),
+            fmt=self.extension,
+            language=language,
+            reader=translation.get_language(),
         )
         if stored is not None:
             return _Model(pk), stored

@@ -3,6 +3,7 @@ one graded reply, and users' against clinicians' priorities."""
 
 from django.http import Http404
 from django.urls import reverse
+from django.utils.translation import gettext, pgettext
 from django.views.generic import TemplateView
 
 from core.ids import identifier_parse
@@ -110,13 +111,13 @@ class RubricItemsView(RubricRunMixin, TemplateView):
         )
         filters = []
         if model and rows:
-            filters.append(("Model", rows[0].response.target.name))
+            filters.append((gettext("Model"), rows[0].response.target.name))
         if dimension:
-            filters.append(("Behaviour dimension", labels[dimension]))
+            filters.append((gettext("Behaviour dimension"), labels[dimension]))
         if acuity:
-            filters.append(("Acuity", Acuity(acuity).label))
+            filters.append((pgettext("rubric item", "Acuity"), Acuity(acuity).label))
         if population:
-            filters.append(("Population", Population(population).label))
+            filters.append((pgettext("rubric item", "Population"), Population(population).label))
         context.update(
             rows=rows,
             filters=filters,

@@ -156,3 +156,22 @@ def test_label_svg_is_a_downloadable_image_with_every_grade(client):
         assert f">{line.grade}</text>" in svg
         assert f"n = {line.estimate.n}" in svg
     assert "offline demo model" in svg
+
+
+def test_the_badge_reads_in_the_readers_language(client):
+    from django.utils import translation
+
+    run = published_run()
+    target = run.targets.order_by("name").first()
+    grades = len(label_profile(run=run, target=target).lines)
+    english = client.get(reverse("results:label-badge", args=[target.pk])).content.decode()
+    assert f"Nutrition Label · {grades} grades" in english
+    assert 'width="250"' in english  # the English badge keeps its size
+    with translation.override("es"):
+        url = reverse("results:label-badge", args=[target.pk])
+    spanish = client.get(url).content.decode()
+    assert f"Etiqueta nutricional · {grades} calificaciones" in spanish
+    assert "Etiqueta nutricional de ImpactBench de" in spanish  # its accessible name
+    assert "Nutrition Label" not in spanish
+    width = int(spanish.split('width="', 1)[1].split('"', 1)[0])
+    assert width > 250  # longer words, a wider badge

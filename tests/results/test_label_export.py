@@ -220,6 +220,7 @@ def test_the_svg_is_stored_too_and_drawn_in_place_while_missing(client, drawn, t
 
 
 def test_every_model_population_and_format_is_drawn_and_only_changes_are_drawn_again(drawn):
+    from django.conf import settings
     from django.core.cache import caches
 
     from evaluations.models import Conversation
@@ -227,16 +228,19 @@ def test_every_model_population_and_format_is_drawn_and_only_changes_are_drawn_a
 
     run = published_run()
     targets = run.targets.count()
-    assert _render(run) == targets * len(LABEL_AGES) * 3
+    # The SVG, PNG and PDF in the default language; a PNG and a PDF per other reader language.
+    readers = len(settings.LANGUAGES)
+    per_label = 3 + 2 * (readers - 1)
+    assert _render(run) == targets * len(LABEL_AGES) * per_label
     assert sorted(set(drawn["drawings"])) == ["pdf", "png"]
-    assert len(drawn["drawings"]) == targets * len(LABEL_AGES) * 2
+    assert len(drawn["drawings"]) == targets * len(LABEL_AGES) * 2 * readers
     assert _render(run) == 0  # nothing changed: nothing drawn
-    assert len(drawn["drawings"]) == targets * len(LABEL_AGES) * 2
+    assert len(drawn["drawings"]) == targets * len(LABEL_AGES) * 2 * readers
     # One model's figures move: only its files are drawn again.
     target = run.targets.order_by("name").first()
     Conversation.objects.filter(run=run, target=target).update(verdict_passed=False)
     caches["pages"].clear()  # as a refresh does, by stamping the run's analysis anew
-    assert _render(run) == len(LABEL_AGES) * 3
+    assert _render(run) == len(LABEL_AGES) * per_label
 
 
 def test_a_refresh_and_a_designation_queue_the_drawing(drawn, django_capture_on_commit_callbacks):

@@ -32,7 +32,8 @@ def run():
 def test_each_language_has_its_label_files_beside_the_pooled_ones(run, drawn, tmp_path):  # noqa: F811
     targets = list(run.targets.order_by("pk"))
     scopes = ("", "-en", "-es")
-    assert label_files_render(run=run) == len(targets) * len(LABEL_AGES) * len(scopes) * 3
+    per_label = 3 + 2 * (len(settings.LANGUAGES) - 1)  # + a PNG and a PDF per other reader
+    assert label_files_render(run=run) == len(targets) * len(LABEL_AGES) * len(scopes) * per_label
     for target in targets:
         for age in LABEL_AGES:
             for scope in scopes:
@@ -108,3 +109,47 @@ def test_a_spanish_reader_gets_the_svg_in_spanish(run, client, drawn):  # noqa: 
         assert "Comportamiento dañino evitado" in pooled
         assert "Behaviour under controlled stress tests" not in pooled
         assert "metrics ·" not in pooled
+
+
+def test_the_png_and_pdf_are_stored_worded_for_each_reader_language(run, drawn, tmp_path):  # noqa: F811
+    targets = list(run.targets.order_by("pk"))
+    label_files_render(run=run)
+    folder = tmp_path / "labels"
+    for target in targets:
+        for age in LABEL_AGES:
+            for scope in ("", "-en", "-es"):
+                for fmt in ("png", "pdf"):
+                    name = f"run{run.pk}-target{target.pk}-{age}{scope}@es.{fmt}"
+                    assert (folder / name).exists(), name
+                # The SVG is drawn from its template for a reader of another language.
+                assert not (folder / f"run{run.pk}-target{target.pk}-{age}{scope}@es.svg").exists()
+    # The fake drawing writes each file's title: the Spanish reader's in Spanish.
+    stem = f"run{run.pk}-target{targets[0].pk}-all-es"
+    english = (folder / f"{stem}.png").read_bytes().decode()
+    spanish = (folder / f"{stem}@es.png").read_bytes().decode()
+    assert "AI Nutrition Label" in english
+    assert "conversations in Spanish only" in english
+    assert "AI Nutrition Label" not in spanish
+    assert "conversaciones en español solamente" in spanish, spanish
+    assert "Etiqueta" in (folder / f"{stem}@es.pdf").read_bytes().decode()
+
+
+def test_the_spanish_label_page_offers_the_spanish_worded_png_and_pdf(run, client, drawn, tmp_path):  # noqa: F811
+    target = run.targets.order_by("pk").first()
+    label_files_render(run=run)
+    with translation.override("es"):
+        page = reverse("results:label", args=[target.pk])
+        png = reverse("results:label-png", args=[target.pk])
+        pdf = reverse("results:label-pdf", args=[target.pk])
+    html = client.get(page, {"run": run.pk}).content.decode()
+    assert f'href="{png}?run={run.pk}&amp;download=1"' in html
+    assert f'href="{pdf}?run={run.pk}&amp;download=1"' in html
+    folder = tmp_path / "labels"
+    for fmt, url in (("png", png), ("pdf", pdf)):
+        stored = (folder / f"run{run.pk}-target{target.pk}-all@es.{fmt}").read_bytes()
+        assert client.get(url, {"run": run.pk}).content == stored
+        with translation.override("en"):  # a request leaves its language active
+            plain = reverse(f"results:label-{fmt}", args=[target.pk])
+        english = client.get(plain, {"run": run.pk})
+        assert english.content == (folder / f"run{run.pk}-target{target.pk}-all.{fmt}").read_bytes()
+        assert english.content != stored

@@ -129,9 +129,12 @@ def _pages(run) -> dict[str, str]:
     }
 
 
-def _untranslated(client, run, pages: dict[str, str]) -> dict[str, list[str]]:
-    """Per page, the sentences of its Spanish rendering still in English."""
-    user_content = _user_content(run)
+def _untranslated(
+    client, run, pages: dict[str, str], user_content: list[str] | None = None
+) -> dict[str, list[str]]:
+    """Per page, the sentences of its Spanish rendering still in English; `user_content`, the
+    run's data shown as written (longest first), when the pages show more than its metrics'."""
+    user_content = user_content if user_content is not None else _user_content(run)
     untranslated = {}
     for page, url in pages.items():
         english = client.get(url, HTTP_ACCEPT_LANGUAGE="en")
