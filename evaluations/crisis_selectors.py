@@ -49,6 +49,11 @@ def crisis_lines_preload(countries: Iterable[str]) -> None:
     _engine_crisis_lines.update(by_country)
 
 
+def crisis_lines_forget() -> None:
+    """Forget the lines kept for the engine (a test's rolled-back edits must not outlive it)."""
+    _engine_crisis_lines.clear()
+
+
 def country_crisis_lines(country: str) -> list[CrisisLine]:
     """The crisis lines of a country: as last loaded for the engine, else read now."""
     code = (country or "").strip().upper()

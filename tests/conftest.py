@@ -74,6 +74,16 @@ def _cache_breakers_forgotten():
     cache_breakers_forget()
 
 
+@pytest.fixture(autouse=True)
+def _crisis_lines_forgotten():
+    """The engine keeps each country's crisis lines per process as it last read them; a line a
+    test edited (rolled back after it) or a country read before its lines existed must not
+    reach the next test's offline replies and graders."""
+    from evaluations.crisis_selectors import crisis_lines_forget
+
+    crisis_lines_forget()
+
+
 @pytest.fixture
 def contributor(db):
     return UserFactory(roles=[Role.CONTRIBUTOR])

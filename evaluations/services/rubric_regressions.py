@@ -62,10 +62,11 @@ class RegressionRow:
 
     def as_record(self) -> dict:
         d = self.difference
+        # Labels and reasons may be lazy translations (choice labels): records are plain text.
         return {
             "section": self.section,
             "key": self.key,
-            "label": self.label,
+            "label": str(self.label),
             "a_score": self.a_mean,
             "b_score": self.b_mean,
             "difference": d.value,
@@ -74,8 +75,8 @@ class RegressionRow:
             "confidence": d.confidence,
             "n_items": d.n,
             "flagged": self.flagged,
-            "method": d.method,
-            "reason": d.reason,
+            "method": str(d.method) if d.method is not None else None,
+            "reason": str(d.reason) if d.reason is not None else None,
         }
 
 
