@@ -5,15 +5,12 @@ from .conversations import ConversationView, RunConversationsView
 from .explore import ExploreView
 from .label import (
     LabelAudienceView,
-    LabelBadgeView,
     LabelCategoryView,
     LabelCompareView,
     LabelOverviewView,
-    LabelPdfView,
-    LabelPngView,
-    LabelSvgView,
     LabelView,
 )
+from .label_images import LabelBadgeView, LabelPdfView, LabelPngView, LabelSvgView
 from .methodology import MethodologyView
 from .metrics import MetricListView, MetricResultsView
 
