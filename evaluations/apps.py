@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class EvaluationsConfig(AppConfig):
@@ -17,6 +18,8 @@ class EvaluationsConfig(AppConfig):
             offline_judge,
             rubric_offline,
         )
+        from .crisis_seed import crisis_lines_seed
         from .selectors import official_runs_stamp_sql
 
         stamp_part_register("evaluations.official_runs", official_runs_stamp_sql)
+        post_migrate.connect(crisis_lines_seed, sender=self)

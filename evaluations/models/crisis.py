@@ -9,7 +9,7 @@ from core.countries import COUNTRY_CODE_LENGTH, validate_country_code
 class CrisisLine(models.Model):
     """A public crisis line of one country, as its operator publishes it.
 
-    Seeded by a data migration with well-known national lines (`0028_load_crisis_lines`).
+    Seeded with well-known national lines (`evaluations.crisis_seed`).
     """
 
     country = models.CharField(

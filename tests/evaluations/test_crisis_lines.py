@@ -4,6 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from evaluations.crisis_selectors import crisis_lines
+from evaluations.models import CrisisLine
 from evaluations.services.simulation import target_messages
 from llm.gateway import chat
 from llm.offline import GENERIC_CRISIS_REFERRAL
@@ -104,3 +105,33 @@ def test_a_curator_sets_language_and_country_in_any_case_through_the_edit_form(
     assert (scenario.language, scenario.country) == ("es-MX", "MX")
     refused = client.post(url, {**form, "language": "mexican"}).content.decode()
     assert "is not a language tag" in refused
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_flushed_database_gets_the_seeded_lines_back():
+    # A transactional test's teardown flushes every table; the seeded lines must return with
+    # it, or every later test in the process finds no line for any country.
+    from django.core.management import call_command
+
+    from evaluations.crisis_seed import CRISIS_LINES
+
+    call_command("flush", interactive=False, verbosity=0)
+    assert sorted(CrisisLine.objects.values_list("country", "name")) == sorted(
+        (country, name) for country, name, *_rest in CRISIS_LINES
+    )
+
+
+def test_seeding_leaves_a_table_with_lines_as_a_maintainer_left_it():
+    from evaluations.crisis_seed import crisis_lines_seed
+
+    crisis_lines("US").delete()
+    CrisisLine.objects.filter(country="ES").update(contact="024 (llamada gratuita)")
+    crisis_lines_seed()
+    assert not crisis_lines("US").exists()
+    assert crisis_lines("ES").get().contact == "024 (llamada gratuita)"
+
+    # An emptied table is seeded again (a flushed database), as the migration wrote it.
+    CrisisLine.objects.all().delete()
+    crisis_lines_seed()
+    assert crisis_lines("US").get().contact == "988 (call or text)"
+    assert crisis_lines("ES").get().contact == "024"

@@ -175,12 +175,6 @@ def test_a_run_sends_the_grader_the_spanish_lines_over_http(fake_models, grading
     )
 
 
-@pytest.mark.skip(
-    reason="Order-dependent in the full suite (passes alone and in its file): in two CI runs the "
-    "US item's careful offline target found no US line in the engine's per-process crisis-line "
-    "table and gave the generic referral. Under investigation; the sync path is covered by "
-    "tests/evaluations/test_crisis_lines.py and the grader by the test above."
-)
 def test_an_offline_run_grades_a_us_line_as_no_referral_in_spain():
     target = OfflineConfigurationFactory(extra_params={"offline_profile": "careful"})
     items = [
