@@ -1,17 +1,21 @@
 """The label as images: the live SVG, the stored PNG and PDF drawn from it, and the badge."""
 
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 from django.utils import translation
+from django.utils.translation import gettext as _
 from django.views import View
 
 from ..label_export import ExportUnavailable, chromium_path
 from ..label_files import label_files_soon, label_image, stored_label
 from ..selectors import run_target
 from .label import LabelMixin
+
+logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 30
 
@@ -54,8 +58,11 @@ class _SvgView(LabelMixin, View):
         try:
             target, content = self.image(run, pk)
         except ExportUnavailable as error:
+            # The reason (a server path) goes to the server's log, not into the reader's reply.
+            logger.warning("Label %s of run %s not drawn: %s", self.extension, run.pk, error)
             return HttpResponse(
-                f"{error} The label is available as SVG.",
+                _("This server cannot draw the label as %(format)s. The label is available as SVG.")
+                % {"format": self.extension.upper()},
                 status=503,
                 content_type="text/plain; charset=utf-8",
             )
@@ -77,8 +84,11 @@ class _SvgView(LabelMixin, View):
         if self.language(run):
             svg += f"&lang={self.language(run)}"
         response = HttpResponse(
-            f"The {self.extension.upper()} of this label is being prepared; try again in a "
-            f"minute. The label is available as SVG now: {svg}",
+            _(
+                "The %(format)s of this label is being prepared; try again in a minute. The "
+                "label is available as SVG now: %(address)s"
+            )
+            % {"format": self.extension.upper(), "address": svg},
             status=503,
             content_type="text/plain; charset=utf-8",
         )

@@ -7,6 +7,7 @@ import zlib
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from results.label import label_profile
 from results.label_export import ExportUnavailable, chromium_path
@@ -123,14 +124,25 @@ def test_the_label_page_links_its_downloads(client):
         assert f"{reverse(f'results:{name}', args=[target.pk])}?run={run.pk}&amp;download=1" in html
 
 
-def test_without_chromium_the_png_says_so_and_the_svg_still_works(client, settings):
+def test_without_chromium_the_png_says_so_and_the_svg_still_works(client, settings, caplog):
     settings.CHROMIUM_PATH = "/nonexistent/chromium"
     run = published_run()
     target = run.targets.order_by("name").first()
     response = client.get(reverse("results:label-pdf", args=[target.pk]))
     assert response.status_code == 503
-    assert "Chromium is not installed" in response.content.decode()
+    body = response.content.decode()
+    assert body == "This server cannot draw the label as PDF. The label is available as SVG."
+    # The server's path is logged for its operator, never shown to a reader.
+    assert "/nonexistent/chromium" not in body
+    assert "Chromium is not installed at /nonexistent/chromium" in caplog.text
     assert client.get(reverse("results:label-svg", args=[target.pk])).status_code == 200
+
+    with translation.override("es"):
+        spanish = client.get(reverse("results:label-png", args=[target.pk]))
+    assert spanish.status_code == 503
+    assert spanish.content.decode() == (
+        "Este servidor no puede dibujar la etiqueta en PNG. La etiqueta está disponible en SVG."
+    )
 
 
 @pytest.fixture
@@ -178,6 +190,16 @@ def test_a_label_not_drawn_yet_is_being_prepared_and_queued_once(
         assert reverse("results:label-svg", args=[target.pk]) in response.content.decode()
     assert drawn["queued"] == [run.pk]  # one drawing queued, not one per request
     assert drawn["drawings"] == []  # never drawn on a request
+
+    # A Spanish reader is told in Spanish, and sent to the Spanish SVG.
+    with translation.override("es"):
+        spanish_url = reverse(name, args=[target.pk])
+    caches["pages"].clear()
+    spanish = client.get(spanish_url, {"run": run.pk})
+    assert spanish.status_code == 503
+    text = spanish.content.decode()
+    assert text.startswith(f"El {fmt.upper()} de esta etiqueta se está preparando")
+    assert "/es/" in text
 
 
 @pytest.mark.parametrize(
