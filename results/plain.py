@@ -38,8 +38,11 @@ def counted(e: Estimate) -> str:
     ) % {"passed": passed_of(e), "n": e.n}
 
 
-def interval_text(e: Estimate) -> str:
-    """The figure with its 95 % interval, n, base scenarios and method, in one line."""
+def interval_text(e: Estimate, *, of_items: bool = False) -> str:
+    """The figure with its 95 % interval, n, base scenarios and method, in one line.
+
+    `of_items`: n counts rubric items (a checklist score is the mean over its items), not
+    conversations clustered in base scenarios."""
     if not e.defined:
         if e.reason:
             return _("no figure (n = %(n)s: %(reason)s)") % {"n": e.n, "reason": e.reason}
@@ -56,7 +59,9 @@ def interval_text(e: Estimate) -> str:
                 "high": f"{e.high * 100:.0f}",
             }
         )
-    if e.n_clusters:
+    if of_items:
+        parts.append(ngettext("n = %(n)s rubric item", "n = %(n)s rubric items", e.n) % {"n": e.n})
+    elif e.n_clusters and e.n_clusters != e.n:
         parts.append(
             ngettext(
                 "n = %(n)s in %(clusters)s base scenario",
@@ -66,6 +71,7 @@ def interval_text(e: Estimate) -> str:
             % {"n": e.n, "clusters": e.n_clusters}
         )
     else:
+        # As many clusters as conversations (or none): the count says it all.
         parts.append(f"n = {e.n}")
     text = ", ".join(parts)
     if e.method:

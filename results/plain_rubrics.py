@@ -47,7 +47,7 @@ def rubric_lead(targets: Sequence) -> Lead:
             "low_percent": f"{low.value * 100:.0f}",
         }
     sentence += " " + earned
-    how = tuple(f"{name}: {interval_text(e)}" for name, e, _ in scored)
+    how = tuple(f"{name}: {interval_text(e, of_items=True)}" for name, e, _ in scored)
     return Lead(sentence, how)
 
 

@@ -6,6 +6,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from evaluations.models import Conversation
 from results.models import PassRateSummary
@@ -28,6 +29,16 @@ def test_counts_and_interval_lines_say_what_the_figure_rests_on():
     assert interval_text(e) == (
         "53 %, 95 % interval 41–64 %, n = 100 in 20 base scenarios (Wilson)"
     )
+    # As many clusters as conversations: the clusters add nothing.
+    one_each = Estimate(value=0.5, low=0.1, high=0.9, n=4, n_clusters=4, method="Wilson")
+    assert interval_text(one_each) == "50 %, 95 % interval 10–90 %, n = 4 (Wilson)"
+    # A checklist score counts rubric items, which are no base scenarios.
+    score = Estimate(value=0.6, low=0.3, high=0.8, n=3, n_clusters=3, unit="score")
+    assert interval_text(score, of_items=True) == "60 %, 95 % interval 30–80 %, n = 3 rubric items"
+    with translation.override("es"):
+        assert interval_text(score, of_items=True) == (
+            "60 %, intervalo del 95 % 30–80 %, n = 3 ítems de rúbrica"
+        )
     thin = Estimate.insufficient(n=1, reason="one conversation")
     assert counted(thin) == "too few conversations to say (1)"
     assert interval_text(thin) == "no figure (n = 1: one conversation)"
