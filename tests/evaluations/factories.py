@@ -95,3 +95,36 @@ def fidelity_reading(conversation, *, failed=(), checker=None, **fields) -> Fide
         **fields,
     }
     return FidelityReading.objects.create(**values)
+
+
+def running_run(
+    models,
+    *,
+    conversations: int = 0,
+    turns: int = 2,
+    judgments: int = 1,
+    scenario_each: bool = False,
+    **fields,
+) -> EvaluationRun:
+    """A running run of the fake endpoint's simulator, judge and target (`fake_models`), without
+    typos, and its `conversations` pending conversations: replicates of one scenario, or one
+    scenario each (`scenario_each`)."""
+    run = EvaluationRunFactory(
+        simulator=models.simulator,
+        judge=models.judge,
+        targets=[models.target],
+        typo_rate=0.0,
+        turns=turns,
+        judgments_per_conversation=judgments,
+        status="running",
+        **fields,
+    )
+    scenario = ScenarioFactory()
+    for replicate in range(conversations):
+        if scenario_each:
+            ConversationFactory(run=run, scenario=ScenarioFactory(), target=models.target)
+        else:
+            ConversationFactory(
+                run=run, scenario=scenario, target=models.target, replicate=replicate
+            )
+    return run

@@ -19,7 +19,12 @@ from evaluations.services.claims import (
 from evaluations.services.judging import conversation_finalize
 from evaluations.services.simulation import conversation_simulate
 from llm.models import CallOutcome, LLMCall
-from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+from tests.evaluations.factories import (
+    ConversationFactory,
+    EvaluationRunFactory,
+    ScenarioFactory,
+    running_run,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 BATCH = "evaluations.tasks.llm_process_batch"
@@ -115,22 +120,6 @@ def test_the_reaper_resends_pending_items_whose_message_may_be_lost(
     assert sent_tasks.ids(BATCH) == [conversation.pk]
 
 
-def _fake_run(fake_models, *, conversations: int, **fields):
-    run = EvaluationRunFactory(
-        simulator=fake_models.simulator,
-        judge=fake_models.judge,
-        targets=[fake_models.target],
-        typo_rate=0.0,
-        turns=2,
-        judgments_per_conversation=1,
-        status=RunStatus.RUNNING,
-        **fields,
-    )
-    for _ in range(conversations):
-        ConversationFactory(run=run, scenario=ScenarioFactory(), target=fake_models.target)
-    return run
-
-
 def test_an_authentication_error_pauses_the_target_for_the_run(fake_models, settings):
     from tests.fake_openai import Behaviour
 
@@ -139,7 +128,7 @@ def test_an_authentication_error_pauses_the_target_for_the_run(fake_models, sett
     settings.ENGINE_CONCURRENCY = 1
     plain = fake_models.target_reply
     fake_models.target_reply = lambda request: Behaviour(status=401)
-    run = _fake_run(fake_models, conversations=3)
+    run = running_run(fake_models, scenario_each=True, conversations=3)
     runs.run_process_inline(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED  # no conversation could complete
@@ -159,7 +148,7 @@ def test_persistent_errors_pause_the_target(fake_models, settings):
     settings.RUN_PAUSE_AFTER_ERRORS = 4
     settings.ENGINE_CONCURRENCY = 1  # in order: the pause is seen before the next one starts
     fake_models.target_reply = lambda request: Behaviour(status=503)
-    run = _fake_run(fake_models, conversations=4)
+    run = running_run(fake_models, scenario_each=True, conversations=4)
     runs.run_process_inline(run_id=run.pk)
     run.refresh_from_db()
     assert (
@@ -176,7 +165,9 @@ def test_the_spending_cap_pauses_the_run_and_says_so(fake_models, settings):
     settings.ENGINE_CONCURRENCY = 1
     fake_models.target.price_per_million_input_tokens = Decimal("1000")
     fake_models.target.save()
-    run = _fake_run(fake_models, conversations=3, spending_cap=Decimal("0.01"))
+    run = running_run(
+        fake_models, scenario_each=True, conversations=3, spending_cap=Decimal("0.01")
+    )
     runs.run_process_inline(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.PAUSED

@@ -15,7 +15,11 @@ from evaluations.engine import journal, process_conversations
 from evaluations.models import Conversation, ConversationStatus, FailureKind, Judgment, Turn
 from evaluations.services import runs
 from llm.models import CallOutcome, LLMCall, LLMResponseCache, PromptText
-from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+from tests.evaluations.factories import (
+    EvaluationRunFactory,
+    ScenarioFactory,
+    running_run,
+)
 from tests.evaluations.test_run_worker import _taxonomy  # noqa: F401 - a fixture (used by name)
 from tests.fake_openai import Behaviour
 
@@ -23,22 +27,9 @@ pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def _run(fake_models, *, conversations: int, turns: int = 3, judgments: int = 3, **fields):
-    run = EvaluationRunFactory(
-        simulator=fake_models.simulator,
-        judge=fake_models.judge,
-        targets=[fake_models.target],
-        typo_rate=0.0,
-        turns=turns,
-        judgments_per_conversation=judgments,
-        status="running",
-        **fields,
+    return running_run(
+        fake_models, conversations=conversations, turns=turns, judgments=judgments, **fields
     )
-    scenario = ScenarioFactory()
-    for replicate in range(conversations):
-        ConversationFactory(
-            run=run, scenario=scenario, target=fake_models.target, replicate=replicate
-        )
-    return run
 
 
 def _shapes(run) -> set[tuple[str, int, int]]:

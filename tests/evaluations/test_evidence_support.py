@@ -199,20 +199,9 @@ def test_each_judges_share_of_supported_readings_counts_what_it_leaves_out(fake_
 @pytest.mark.embedded
 def test_the_batch_engine_asks_with_the_schema_and_stores_a_contradicting_reading(fake_models):
     from evaluations.engine import process_conversations
-    from tests.evaluations.factories import EvaluationRunFactory, ScenarioFactory
+    from tests.evaluations.factories import running_run
 
-    run = EvaluationRunFactory(
-        simulator=fake_models.simulator,
-        judge=fake_models.judge,
-        targets=[fake_models.target],
-        typo_rate=0.0,
-        turns=2,
-        judgments_per_conversation=1,
-        status="running",
-    )
-    conversation = ConversationFactory(
-        run=run, scenario=ScenarioFactory(), target=fake_models.target
-    )
+    conversation = running_run(fake_models, conversations=1).conversations.get()
     # A strict judge: absent, quoting the words that show the behaviour, every time asked.
     fake_models.judge_replies = iter([reading(False, (2, SHOWN, "behaviour_shown"))] * 2)
     assert process_conversations([conversation.pk], inline=True).completed == 1

@@ -218,11 +218,7 @@ def _published_pages(run, offline_panel):
 def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4):
     """A running run on the fake OpenAI-compatible server whose judges (model ids, in order;
     "judge" is the run's own) always find the behaviour present or absent."""
-    from tests.evaluations.factories import (
-        ConversationFactory,
-        EvaluationRunFactory,
-        ScenarioFactory,
-    )
+    from tests.evaluations.factories import running_run
     from tests.fake_openai import judge_reply
     from tests.llm.factories import ModelConfigurationFactory
 
@@ -244,19 +240,9 @@ def _fake_panel(fake_models, replies: dict[str, bool], *, conversations: int = 4
         return plain(request)  # the simulator, the target and the run judge's checks
 
     fake_models.server.responder = respond
-    run = EvaluationRunFactory(
-        simulator=fake_models.simulator,
-        judge=fake_models.judge,
-        targets=[fake_models.target],
-        typo_rate=0.0,
-        turns=2,
-        judgments_per_conversation=3,
-        status="running",
-    )
+    run = running_run(fake_models, conversations=conversations, judgments=3, scenario_each=True)
     for position, judge in enumerate(others, start=1):
         RunJudge.objects.create(run=run, position=position, judge=judge, repetitions=3)
-    for _ in range(conversations):
-        ConversationFactory(run=run, scenario=ScenarioFactory(), target=fake_models.target)
     return run
 
 

@@ -14,7 +14,10 @@ from evaluations.services import runs
 from evaluations.services.health import run_cost
 from llm.bulk import calls_record_bulk
 from llm.models import LLMCall
-from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+from tests.evaluations.factories import (
+    EvaluationRunFactory,
+    running_run,
+)
 from tests.evaluations.test_run_worker import _taxonomy  # noqa: F401 - a fixture (used by name)
 from tests.fake_openai import Behaviour
 from tests.llm.factories import ModelConfigurationFactory
@@ -38,20 +41,7 @@ def test_a_real_run_reports_exactly_its_call_log(fake_models, settings):
         return plain_target(request)
 
     fake_models.target_reply = sometimes_limited
-    run = EvaluationRunFactory(
-        simulator=fake_models.simulator,
-        judge=fake_models.judge,
-        targets=[fake_models.target],
-        typo_rate=0.0,
-        turns=2,
-        judgments_per_conversation=2,
-        status="running",
-    )
-    scenario = ScenarioFactory()
-    for replicate in range(8):
-        ConversationFactory(
-            run=run, scenario=scenario, target=fake_models.target, replicate=replicate
-        )
+    run = running_run(fake_models, conversations=8, judgments=2)
 
     assert runs.run_process_inline(run_id=run.pk) == 8
 

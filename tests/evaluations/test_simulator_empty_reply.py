@@ -5,28 +5,11 @@ import pytest
 from evaluations.models import Conversation, ConversationStatus, FailureKind, Turn
 from evaluations.services import runs
 from llm.models import CallOutcome, LLMCall
-from tests.evaluations.factories import ConversationFactory, EvaluationRunFactory, ScenarioFactory
+from tests.evaluations.factories import (
+    running_run,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
-
-
-def _run(fake_models, *, conversations: int, **fields):
-    run = EvaluationRunFactory(
-        simulator=fake_models.simulator,
-        judge=fake_models.judge,
-        targets=[fake_models.target],
-        typo_rate=0.0,
-        turns=2,
-        judgments_per_conversation=1,
-        status="running",
-        **fields,
-    )
-    scenario = ScenarioFactory()
-    for replicate in range(conversations):
-        ConversationFactory(
-            run=run, scenario=scenario, target=fake_models.target, replicate=replicate
-        )
-    return run
 
 
 def _told_it_was_empty(request) -> bool:
@@ -42,7 +25,7 @@ def test_an_empty_message_is_asked_again_and_the_conversation_completes(fake_mod
         return {"message": blank}
 
     fake_models.simulator_reply = simulator
-    run = _run(fake_models, conversations=2)
+    run = running_run(fake_models, conversations=2)
 
     runs.run_process_inline(run_id=run.pk)
 
@@ -61,7 +44,7 @@ def test_an_empty_message_is_asked_again_and_the_conversation_completes(fake_mod
 
 def test_a_simulator_that_never_writes_fails_its_conversation_with_the_reason(fake_models):
     fake_models.simulator_reply = lambda request, index: {"message": ""}
-    run = _run(fake_models, conversations=1)
+    run = running_run(fake_models, conversations=1)
 
     runs.run_process_inline(run_id=run.pk)
 
@@ -82,7 +65,7 @@ def test_a_user_who_ends_the_conversation_may_leave_the_message_empty(fake_model
         return {"message": "", "stop": True, "stop_reason": "Got what I needed."}
 
     fake_models.simulator_reply = simulator
-    run = _run(fake_models, conversations=1, use_anchors=False)
+    run = running_run(fake_models, conversations=1, use_anchors=False)
 
     runs.run_process_inline(run_id=run.pk)
 
