@@ -280,6 +280,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+@pytest.mark.slow(reason="waits out a stubborn pool process's two-second cold stop before it kills")
 def test_stopping_asks_a_worker_cold_then_kills_what_is_left_with_its_group():
     stubborn_worker = _python(_STUBBORN, stdout=subprocess.PIPE, text=True, process_group=0)
     stubborn_child = _python(_STUBBORN, stdout=subprocess.PIPE, text=True)
