@@ -13,8 +13,9 @@ from collections.abc import Iterable
 
 from django.conf.locale import LANG_INFO
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.utils.text import get_text_list
-from django.utils.translation import get_language, gettext
+from django.utils.translation import get_language, gettext, gettext_lazy
 from django.utils.translation import gettext as _
 
 DEFAULT_LANGUAGE = "en"
@@ -44,6 +45,15 @@ def _subtags_normalize(subtags: list[str]) -> list[str] | None:
             return None
         normalised.append(variant)
     return normalised
+
+
+class TranslationProvenance(models.TextChoices):
+    """How text in one language came to be: every app that keeps translated content (scenarios,
+    a metric version's texts) records it with these values, so one rule reads them all."""
+
+    NATIVE = "native", gettext_lazy("Written natively")
+    MACHINE = "machine", gettext_lazy("Machine-translated, not reviewed")
+    MACHINE_REVIEWED = "machine_reviewed", gettext_lazy("Machine-translated and reviewed")
 
 
 def language_tag_problem(raw: str) -> str | None:
