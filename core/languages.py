@@ -123,3 +123,17 @@ def languages_pooled_note(tags: Iterable[str]) -> str:
     Spanish items". Every pooled agreement or rate figure names its languages with this."""
     names = get_text_list([language_display_name(tag) for tag in tags], gettext("and"))
     return gettext("pooled across %(languages)s items") % {"languages": names}
+
+
+def text_fallback_note(shown: Iterable[str], reader: str | None = None) -> str:
+    """What a page says when expert content is shown in another language than the reader's:
+    "Shown in English: no Spanish version yet." ``shown`` holds the tags of what is shown
+    (several on a list page); ``reader`` defaults to the page's language."""
+    reader = reader or get_language() or DEFAULT_LANGUAGE
+    names = get_text_list(
+        [language_display_name(tag) for tag in dict.fromkeys(shown)], gettext("and")
+    )
+    return gettext("Shown in %(shown)s: no %(reader)s version yet.") % {
+        "shown": names,
+        "reader": language_display_name(language_primary(reader)),
+    }

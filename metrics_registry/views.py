@@ -55,6 +55,7 @@ from .services import (
     release_publish,
     release_remove_versions,
 )
+from .text_selectors import metric_version_texts
 
 
 class TaxonomyView(TemplateView):
@@ -83,6 +84,9 @@ class MetricListView(ListView):
         query = self.request.GET.copy()
         query.pop("page", None)
         context.update(filter_form=self.filter_form, query=query.urlencode())
+        context["shown_texts"] = metric_version_texts(
+            m.current_version for m in context["metrics"] if m.current_version is not None
+        )
         return context
 
 
