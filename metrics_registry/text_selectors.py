@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import BooleanField, Exists, OuterRef, QuerySet, Value
+from django.db.models import BooleanField, Exists, OuterRef, Prefetch, QuerySet, Value
 from django.utils.translation import get_language
 
 from core.languages import DEFAULT_LANGUAGE, TranslationProvenance, language_primary
@@ -100,16 +100,14 @@ def metric_version_texts(
     return {v.pk: _pick(v, found.get(v.pk, ()), reader) for v in versions}
 
 
-def metric_version_public_texts(
-    version_ids: Iterable[int],
-) -> dict[int, list[MetricVersionText]]:
-    """Every text shown publicly of each version, in every language (the API lists them all
-    so its users choose): one query."""
-    found: dict[int, list[MetricVersionText]] = {}
-    texts = MetricVersionText.objects.shown_publicly().filter(metric_version_id__in=version_ids)
-    for text in texts.order_by("metric_version_id", "language"):
-        found.setdefault(text.metric_version_id, []).append(text)
-    return found
+def public_texts_prefetch(lookup: str) -> Prefetch:
+    """Prefetch the texts shown publicly along `lookup` (ending in a version's `texts`) into
+    `public_texts`, by language (the API's metric detail)."""
+    return Prefetch(
+        lookup,
+        queryset=MetricVersionText.objects.shown_publicly().order_by("language"),
+        to_attr="public_texts",
+    )
 
 
 # --- the researchers' workspace ------------------------------------------------------------------
