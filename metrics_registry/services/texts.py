@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 
 from core.exceptions import ApplicationError
 from core.languages import (
@@ -74,15 +74,15 @@ def _text_language(version: MetricVersion, raw: str) -> str:
 
 # Whole sentences per action, so each translates as a sentence.
 READER_NEEDED = {
-    "write": _lazy(
+    "write": gettext_lazy(
         "Writing a text natively needs a reader of %(language)s: declare that you read it on "
         "your languages page, or mark the text as a machine translation."
     ),
-    "review": _lazy(
+    "review": gettext_lazy(
         "Reviewing this translation needs a reader of %(language)s: declare that you read it "
         "on your languages page, or leave the review to someone who does."
     ),
-    "reopen": _lazy(
+    "reopen": gettext_lazy(
         "Reopening this translation needs a reader of %(language)s: declare that you read it "
         "on your languages page, or leave it to someone who does."
     ),

@@ -71,7 +71,12 @@ class MetricResultsView(PublicRunMixin, TemplateView):
         if metric is None:
             raise Http404("No published metric with this key.")
         context.update(self.run_context(run), metric=metric)
-        context.update(versions=metric_versions(metric), history=metric_status_history(metric))
+        versions = list(metric_versions(metric))
+        context.update(
+            versions=versions,
+            version_texts=metric_version_texts(versions),
+            history=metric_status_history(metric),
+        )
         version = run_version_of(run, metric) if run is not None else None
         shown_version = version or metric.current_version
         if shown_version is not None:
