@@ -222,6 +222,7 @@ RELEASE_ITEM_VALUES = (
     "metric_version__rubric_notes",
     "metric_version__failure_condition",
     "metric_version__age_contexts",
+    "metric_version__language",
     "metric_version__change_note",
     "metric_version__created_at",
 )

@@ -179,6 +179,7 @@ def release_items_data(items: Iterable[dict], subareas: Iterable[tuple]) -> list
                 "rubric_notes": row[version + "rubric_notes"],
                 "failure_condition": row[version + "failure_condition"],
                 "age_contexts": row[version + "age_contexts"],
+                "language": row[version + "language"],
                 "change_note": row[version + "change_note"],
                 "created_at": created_at.to_representation(row[version + "created_at"]),
             },
