@@ -90,6 +90,6 @@ def fallback_languages_note(languages: Iterable[str] | None) -> str:
 
 
 @register.filter
-def shown_for(shown_texts: Mapping[int, object] | None, obj: object) -> object | None:
+def shown_for(shown_texts: Mapping[object, object] | None, obj: object) -> object | None:
     """The entry of a `{pk: shown text}` mapping for `obj` (a version, or its pk)."""
     return (shown_texts or {}).get(getattr(obj, "pk", obj))
