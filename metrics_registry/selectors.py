@@ -1,7 +1,7 @@
 """Reading the registry. Visibility rules live here so pages and the API agree."""
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from core.pagecache import latest
 from core.roles import Role, user_has_role
@@ -13,6 +13,7 @@ from .models import (
     Metric,
     MetricStatusChange,
     MetricVersion,
+    MetricVersionText,
     Release,
     ReleaseItem,
     Subarea,
@@ -86,6 +87,12 @@ def metric_list(
             | Q(current_version__criterion__icontains=text)
             | Q(credit_name__icontains=text)
             | Q(benchmark__name__icontains=text)
+            # A reader searches in the language the list shows them (`text_selectors`).
+            | Exists(
+                MetricVersionText.objects.shown_publicly()
+                .filter(metric_version=OuterRef("current_version"))
+                .filter(Q(name__icontains=text) | Q(criterion__icontains=text))
+            )
         )
     # Joins through subareas can repeat a metric; the subquery keeps ordering and paging simple.
     return (

@@ -270,3 +270,15 @@ def test_a_list_reads_every_text_in_one_query(django_assert_num_queries, researc
     # A reader of the versions' own language needs no query at all.
     with django_assert_num_queries(0):
         assert not metric_version_texts(versions, "en")[versions[3].pk].is_fallback
+
+
+def test_the_metric_list_finds_a_metric_by_its_shown_text(version, researcher):
+    from metrics_registry.selectors import metric_list
+
+    text = machine_text(version, researcher)
+    # An unreviewed translation is not shown, so it is not searched either.
+    assert not metric_list(user=None, search="propio").exists()
+    reviewer = reader(UserFactory(roles=["Expert Reviewer"]), "es")
+    metric_version_text_review(text=text, reviewer=reviewer)
+    assert list(metric_list(user=None, search="propio")) == [version.metric]
+    assert list(metric_list(user=None, search="puede dar por su cuenta")) == [version.metric]
