@@ -16,6 +16,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from core.roles import Role
 from metrics_registry.models import LabelCategory
+from metrics_registry.services.texts import metric_version_text_save
 from review.services import assignment_claim
 from submissions.models import Enquiry, EnquiryKind, MetricCandidate
 from tests.evaluations.factories import ConversationFactory, ScenarioFactory
@@ -335,6 +336,15 @@ def world(researcher, settings, tmp_path, monkeypatch):
     MetricFactory(name="Offers another step", status="validated")
     published = release_with("1.0.0", [metric], publish=True)
     draft = release_with("1.1.0", [metric])
+    # A Spanish text of the metric, so its admin pages have a row to open.
+    metric_version_text_save(
+        version=metric.current_version,
+        language="es",
+        name="Ofrece un siguiente paso",
+        criterion="El asistente ofrece un siguiente paso.",
+        provenance="machine",
+        writer=researcher,
+    )
     owner = UserFactory(roles=[Role.CONTRIBUTOR])
     submission = SubmissionFactory(contributor=owner)
     candidate = MetricCandidate.objects.create(
