@@ -95,11 +95,8 @@ def json_loads_checked(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
         document = json.loads(text, parse_int=_integer, parse_float=_float)
     except json.JSONDecodeError as error:
         raise ApplicationError(
-            _(
-                "This is not valid JSON (line %(error_lineno)s, column "
-                "%(error_colno)s: %(error_msg)s)."
-            )
-            % {"error_lineno": error.lineno, "error_colno": error.colno, "error_msg": error.msg}
+            _("This is not valid JSON (line %(line)s, column %(column)s: %(error)s).")
+            % {"line": error.lineno, "column": error.colno, "error": error.msg}
         ) from error
     for string in _strings(document):
         if found := control_character_find(string):

@@ -59,10 +59,10 @@ class SwapStudyCreateView(RoleRequiredMixin, View):
                 messages.info(
                     request,
                     _(
-                        "Swap study created (%(study_sample_size)s scenarios, seed "
-                        "%(study_seed)s): check the plan below, then launch the re-run."
+                        "Swap study created (%(scenarios)s scenarios, seed "
+                        "%(seed)s): check the plan below, then launch the re-run."
                     )
-                    % {"study_sample_size": study.sample_size, "study_seed": study.seed},
+                    % {"scenarios": study.sample_size, "seed": study.seed},
                 )
                 return redirect("evaluations:run-detail", pk=study.swap_run_id)
         return render(request, self.template_name, {"form": form, "run": run})

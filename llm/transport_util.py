@@ -55,14 +55,14 @@ def api_key_for(configuration: ModelConfiguration) -> str:
     if not key:
         raise LLMError(
             _(
-                "Set the environment variable %(configuration_api_key_env)s for "
+                "Set the environment variable %(variable)s for "
                 "configuration %(configuration_name)r: it should hold the API "
-                "key for %(configuration_endpoint)s."
+                "key for %(endpoint)s."
             )
             % {
-                "configuration_api_key_env": configuration.api_key_env,
+                "variable": configuration.api_key_env,
                 "configuration_name": configuration.name,
-                "configuration_endpoint": configuration.endpoint,
+                "endpoint": configuration.endpoint,
             }
         )
     return key

@@ -13,6 +13,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
@@ -128,11 +129,8 @@ class MetricStatusChangeView(RoleRequiredMixin, View):
                 )
                 messages.success(
                     request,
-                    _("%(metric_key)s is now %(form_cleaned_data)s.")
-                    % {
-                        "metric_key": metric.key,
-                        "form_cleaned_data": form.cleaned_data["to_status"],
-                    },
+                    _("%(metric_key)s is now %(status)s.")
+                    % {"metric_key": metric.key, "status": form.cleaned_data["to_status"]},
                 )
             except ApplicationError as error:
                 messages.error(request, error.message)
@@ -322,9 +320,12 @@ class ReleaseEditView(FromAboveMixin, MaintainerRequiredMixin, ReleaseObjectMixi
                 )
                 messages.success(
                     request,
-                    _(
+                    ngettext(
+                        "%(count)s validated metric version added or updated; the ones "
+                        "left out are listed below with the reason.",
                         "%(count)s validated metric versions added or updated; the ones "
-                        "left out are listed below with the reason."
+                        "left out are listed below with the reason.",
+                        count,
                     )
                     % {"count": count},
                 )
@@ -332,12 +333,22 @@ class ReleaseEditView(FromAboveMixin, MaintainerRequiredMixin, ReleaseObjectMixi
                 ids = identifiers_parse(request.POST.getlist("version"), name="version")
                 versions = MetricVersion.objects.filter(pk__in=ids).select_related("metric")
                 count = release_add_versions(release=release, versions=versions)
-                messages.success(request, _("%(count)s metric versions added.") % {"count": count})
+                messages.success(
+                    request,
+                    ngettext(
+                        "%(count)s metric version added.", "%(count)s metric versions added.", count
+                    )
+                    % {"count": count},
+                )
             elif action == "remove":
                 ids = identifiers_parse(request.POST.getlist("version"), name="version")
                 versions = MetricVersion.objects.filter(pk__in=ids)
                 count = release_remove_versions(release=release, metrics=versions)
-                messages.success(request, _("%(count)s metrics removed.") % {"count": count})
+                messages.success(
+                    request,
+                    ngettext("%(count)s metric removed.", "%(count)s metrics removed.", count)
+                    % {"count": count},
+                )
             else:
                 messages.error(request, _("Choose what to do with the selected versions."))
         except ApplicationError as error:

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView, TemplateView
 
@@ -131,7 +132,11 @@ class AssignmentSubmitView(RaterMixin, View):
             minutes = max(1, round(undo_window().total_seconds() / 60))
             messages.success(
                 request,
-                _("Rating saved. Press U within %(minutes)s minutes to undo it.")
+                ngettext(
+                    "Rating saved. Press U within %(minutes)s minute to undo it.",
+                    "Rating saved. Press U within %(minutes)s minutes to undo it.",
+                    minutes,
+                )
                 % {"minutes": minutes},
             )
         except ApplicationError as error:
@@ -209,9 +214,7 @@ class QueueCreateView(ManagerMixin, FormView):
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.form_invalid(form)
-        messages.success(
-            self.request, _("Queue created with %(count)s items.") % {"count": queue.items.count()}
-        )
+        messages.success(self.request, queue_created_message(queue.items.count()))
         return redirect("review:queue-detail", pk=queue.pk)
 
 
@@ -241,9 +244,7 @@ class RunQueueCreateView(ManagerMixin, FormView):
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.form_invalid(form)
-        messages.success(
-            self.request, _("Queue created with %(count)s items.") % {"count": queue.items.count()}
-        )
+        messages.success(self.request, queue_created_message(queue.items.count()))
         return redirect("review:queue-detail", pk=queue.pk)
 
 
@@ -369,3 +370,9 @@ class PrioritiesView(ManagerMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         return {**super().get_context_data(**kwargs), **agreement.priorities_comparison()}
+
+
+def queue_created_message(count: int) -> str:
+    return ngettext(
+        "Queue created with %(count)s item.", "Queue created with %(count)s items.", count
+    ) % {"count": count}

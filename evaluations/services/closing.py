@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from core.exceptions import ApplicationError
 from core.rows import update_grouped
@@ -148,9 +149,12 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
             if len(readings) < required:
                 outcomes.append(
                     ApplicationError(
-                        _(
+                        ngettext(
+                            "This conversation has %(count)s of its %(required)s judgment; "
+                            "judge it first.",
                             "This conversation has %(count)s of its %(required)s judgments; "
-                            "judge it first."
+                            "judge it first.",
+                            required,
                         )
                         % {"count": len(readings), "required": required}
                     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration
@@ -96,12 +97,12 @@ def _seat_readings(seats: list[Seat], readings: list[dict[int, bool]]) -> np.nda
             votes = [by_repetition[r] for r in seat.numbers if r in by_repetition]
             if len(votes) < seat.repetitions:
                 raise ApplicationError(
-                    _("Judge %(seat_judge)s has %(count)s of its %(seat_repetitions)s readings.")
-                    % {
-                        "seat_judge": seat.judge,
-                        "count": len(votes),
-                        "seat_repetitions": seat.repetitions,
-                    }
+                    ngettext(
+                        "Judge %(judge)s has %(count)s of its %(repetitions)s reading.",
+                        "Judge %(judge)s has %(count)s of its %(repetitions)s readings.",
+                        seat.repetitions,
+                    )
+                    % {"judge": seat.judge, "count": len(votes), "repetitions": seat.repetitions}
                 )
             arr[c, seat.index, : len(votes)] = votes
     return arr

@@ -309,11 +309,8 @@ def metric_status_change(
     from_status = metric.validation_status
     if to_status == from_status:
         raise ApplicationError(
-            _("%(metric_key)s is already %(get_validation_status_display)s.")
-            % {
-                "metric_key": metric.key,
-                "get_validation_status_display": metric.get_validation_status_display(),
-            }
+            _("%(metric_key)s is already %(status)s.")
+            % {"metric_key": metric.key, "status": metric.get_validation_status_display()}
         )
     if to_status not in STATUS_TRANSITIONS[from_status]:
         allowed = ", ".join(sorted(STATUS_TRANSITIONS[from_status]))

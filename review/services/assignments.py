@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from core import events
 from core.exceptions import ApplicationError
@@ -325,7 +326,12 @@ def rating_undo_last(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
     if now - rating.submitted_at > undo_window():
         minutes = int(undo_window().total_seconds() // 60)
         raise ApplicationError(
-            _("Your last rating is more than %(minutes)s minutes old and can no longer be undone.")
+            ngettext(
+                "Your last rating is more than %(minutes)s minute old and can no longer be undone.",
+                "Your last rating is more than %(minutes)s minutes old and can no longer be "
+                "undone.",
+                minutes,
+            )
             % {"minutes": minutes}
         )
     # One item at a time: an item the rater holds now goes back to the queue.

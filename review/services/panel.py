@@ -70,8 +70,7 @@ def panel_ratings_record(
     for item in items.values():
         if item.ratings_done + counts.get(item.pk, 0) > item.required:
             raise ApplicationError(
-                _("Item %(item_object_id)s would get more ratings than it needs.")
-                % {"item_object_id": item.object_id}
+                _("Item %(item)s would get more ratings than it needs.") % {"item": item.object_id}
             )
     # The unique (item, rater) constraint refuses a second rating by the same rater.
     Assignment.objects.bulk_create(assignments)

@@ -64,13 +64,13 @@ def candidate_update(
     if candidate.label_category.polarity != candidate.polarity:
         raise ApplicationError(
             _(
-                "The label category “%(candidate_label_category)s” is for "
-                "%(label_category_polarity)s metrics; pick one that matches the "
+                "The label category “%(category)s” is for "
+                "%(polarity)s metrics; pick one that matches the "
                 "polarity."
             )
             % {
-                "candidate_label_category": candidate.label_category,
-                "label_category_polarity": candidate.label_category.polarity,
+                "category": candidate.label_category,
+                "polarity": candidate.label_category.polarity,
             }
         )
     if subareas is not None:

@@ -61,8 +61,8 @@ def _decode(data: bytes | str) -> str:
         return data.decode("utf-8-sig")  # spreadsheets often add a byte order mark
     except UnicodeDecodeError as error:
         raise ApplicationError(
-            _("The file is not UTF-8 text (byte %(error_start)s); save it as UTF-8 CSV or JSON.")
-            % {"error_start": error.start}
+            _("The file is not UTF-8 text (byte %(byte)s); save it as UTF-8 CSV or JSON.")
+            % {"byte": error.start}
         ) from error
 
 
@@ -102,8 +102,8 @@ def _parse_csv(text: str, notes: list[str]) -> list[ImportRow]:
             rows.append(ImportRow(number=number, data=data))
     except csv.Error as error:
         raise ApplicationError(
-            _("The CSV cannot be read near row %(reader_line_num)s: %(error)s.")
-            % {"reader_line_num": reader.line_num, "error": error}
+            _("The CSV cannot be read near row %(row)s: %(error)s.")
+            % {"row": reader.line_num, "error": error}
         ) from error
     return rows
 

@@ -118,8 +118,8 @@ def rubric_jsonl_parse(data: bytes | str) -> list[tuple[int, Any]]:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as error:
             raise ApplicationError(
-                _("The file is not UTF-8 text (byte %(error_start)s); save it as UTF-8 JSON Lines.")
-                % {"error_start": error.start}
+                _("The file is not UTF-8 text (byte %(byte)s); save it as UTF-8 JSON Lines.")
+                % {"byte": error.start}
             ) from error
     _single_document_check(data)
     rows: list[tuple[int, Any]] = []
