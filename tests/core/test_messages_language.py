@@ -10,7 +10,7 @@ from core.exceptions import ApplicationError
 from core.jsonsafe import json_loads_checked
 from core.roles import Role
 from evaluations.models import RunStatus
-from evaluations.services.runs import run_pause
+from evaluations.services.runs import run_cancel, run_pause
 from review.services import queue_create
 from tests.evaluations.factories import EvaluationRunFactory, ScenarioFactory
 from tests.factories import UserFactory
@@ -39,6 +39,16 @@ def test_the_services_speak_the_active_language():
     with translation.override("es"), pytest.raises(ApplicationError) as refused:
         json_loads_checked("{oops")
     assert refused.value.message.startswith(BAD_JSON_ES)
+
+
+def test_a_status_named_in_a_refusal_is_in_the_same_language():
+    run = EvaluationRunFactory(status=RunStatus.CANCELLED)
+    with translation.override("es"), pytest.raises(ApplicationError) as refused:
+        run_cancel(run=run)
+    assert refused.value.message == "Esta ejecución ya está cancelada."
+    with pytest.raises(ApplicationError) as refused:
+        run_cancel(run=run)
+    assert refused.value.message == "This run is already cancelled."
 
 
 @pytest.mark.urls("tests.core.api_language_urls")
