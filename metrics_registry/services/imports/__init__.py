@@ -162,14 +162,16 @@ def metrics_import(
     )
     benchmark = Benchmark.objects.select_for_update().filter(slug=slug).first()
     if benchmark is None:
-        report.notes.append(f'Benchmark "{slug}" is new and will be created.')
+        report.notes.append(_('Benchmark "%(slug)s" is new and will be created.') % {"slug": slug})
     subareas = Vocabulary(
-        list(Subarea.objects.values_list("slug", "name")), kind="subarea", plural="subareas"
+        list(Subarea.objects.values_list("slug", "name")),
+        kind=_("subarea"),
+        plural=_("subareas"),
     )
     categories = Vocabulary(
         list(LabelCategory.objects.values_list("slug", "name")),
-        kind="label category",
-        plural="label categories",
+        kind=_("label category"),
+        plural=_("label categories"),
     )
     existing = existing_criteria(benchmark)
     seen_in_file: dict[str, int] = {}

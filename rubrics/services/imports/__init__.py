@@ -214,11 +214,18 @@ def rubric_items_import(
             report.errors.append(RubricImportProblem(number, result))
         elif result.key in seen:
             report.duplicates.append(
-                RubricImportProblem(number, f"same key {result.key} as line {seen[result.key]}")
+                RubricImportProblem(
+                    number,
+                    _("same key %(key)s as line %(line)s")
+                    % {"key": result.key, "line": seen[result.key]},
+                )
             )
         elif result.key in existing:
             report.duplicates.append(
-                RubricImportProblem(number, f"rubric item {result.key} already exists")
+                RubricImportProblem(
+                    number,
+                    _("rubric item %(key)s already exists") % {"key": result.key},
+                )
             )
         else:
             seen[result.key] = number
