@@ -116,3 +116,15 @@ def test_the_rater_screen_notice_is_in_spanish(client, researcher):
     assert page.redirect_chain[-1][0] == _spanish("review:rate", queue.pk)
     assert "No tiene ninguna valoración en esta cola que deshacer." in html
     assert "You have no rating in this queue to undo." not in html
+
+
+def test_an_id_that_is_not_a_number_is_explained_in_the_address_language(client):
+    client.cookies["django_language"] = "es"
+    api = client.get(reverse("results-api:explore") + "?run=x1", **SPANISH_READER)
+    assert api.status_code == 400
+    assert api.json()["detail"] == "run: an id is a whole number written with the digits 0-9."
+    page = client.get(_spanish("results:explore") + "?run=x1")
+    assert page.status_code == 400
+    assert "run: un identificador es un número entero escrito con las cifras 0-9." in (
+        page.content.decode()
+    )
