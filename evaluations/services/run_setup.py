@@ -114,9 +114,11 @@ def run_create_from_names(
     if len(targets) != len(set(target_names)):
         found = {t.name for t in targets}
         missing = [n for n in target_names if n not in found]
+        # Translators: stands for the list of configuration names when none was given.
+        none_given = _("(none given)")
         raise ApplicationError(
             _("Unknown target configurations: %(names)s.")
-            % {"names": ", ".join(missing) or _("(none given)")}
+            % {"names": ", ".join(missing) or none_given}
         )
     panel = [_configuration(n, ModelRole.JUDGE) for n in judge_names or []]
     if not name:

@@ -222,6 +222,7 @@ def rating_submit(
     A claim that ran out can still be submitted while the item has a free slot; once others
     have filled it, the rater is told so (their draft stays).
     """
+    # Translators: the rater's comment, in "The comment is 6000 characters long; …".
     if problem := text_length_problem(comment, what=_("The comment")) or control_character_message(
         comment
     ):

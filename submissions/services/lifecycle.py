@@ -36,7 +36,12 @@ CONTENT_FIELDS = (
     "credit_name",
 )
 # The one-line fields refused when they hide how they read, as the refusal names them.
-SPOOFING_FIELDS = {"title": gettext_lazy("title"), "credit_name": gettext_lazy("credit name")}
+SPOOFING_FIELDS = {
+    # Translators: a submission's field, in "The title: <why it was refused>".
+    "title": gettext_lazy("title"),
+    # Translators: a submission's field (the name the contributor is credited under).
+    "credit_name": gettext_lazy("credit name"),
+}
 
 
 def _check_fields(fields: dict) -> None:

@@ -136,6 +136,7 @@ def row_country(raw: Any, reasons: list[str], *, what: str = "") -> str:
     code = text(raw)
     if not code:
         return ""
+    # Translators: a rubric item's country field, in "country: <why the code was refused>".
     what = what or _("country")
     try:
         return country_code_normalize(code)
