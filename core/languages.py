@@ -13,8 +13,9 @@ from collections.abc import Iterable
 
 from django.conf.locale import LANG_INFO
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.utils.text import get_text_list
-from django.utils.translation import get_language, gettext
+from django.utils.translation import get_language, gettext, gettext_lazy
 from django.utils.translation import gettext as _
 
 DEFAULT_LANGUAGE = "en"
@@ -44,6 +45,15 @@ def _subtags_normalize(subtags: list[str]) -> list[str] | None:
             return None
         normalised.append(variant)
     return normalised
+
+
+class TranslationProvenance(models.TextChoices):
+    """How text in one language came to be: every app that keeps translated content (scenarios,
+    a metric version's texts) records it with these values, so one rule reads them all."""
+
+    NATIVE = "native", gettext_lazy("Written natively")
+    MACHINE = "machine", gettext_lazy("Machine-translated, not reviewed")
+    MACHINE_REVIEWED = "machine_reviewed", gettext_lazy("Machine-translated and reviewed")
 
 
 def language_tag_problem(raw: str) -> str | None:
@@ -113,3 +123,17 @@ def languages_pooled_note(tags: Iterable[str]) -> str:
     Spanish items". Every pooled agreement or rate figure names its languages with this."""
     names = get_text_list([language_display_name(tag) for tag in tags], gettext("and"))
     return gettext("pooled across %(languages)s items") % {"languages": names}
+
+
+def text_fallback_note(shown: Iterable[str], reader: str | None = None) -> str:
+    """What a page says when expert content is shown in another language than the reader's:
+    "Shown in English: no Spanish version yet." ``shown`` holds the tags of what is shown
+    (several on a list page); ``reader`` defaults to the page's language."""
+    reader = reader or get_language() or DEFAULT_LANGUAGE
+    names = get_text_list(
+        [language_display_name(tag) for tag in dict.fromkeys(shown)], gettext("and")
+    )
+    return gettext("Shown in %(shown)s: no %(reader)s version yet.") % {
+        "shown": names,
+        "reader": language_display_name(language_primary(reader)),
+    }

@@ -10,6 +10,7 @@ from .models import (
     Metric,
     MetricStatusChange,
     MetricVersion,
+    MetricVersionText,
     Release,
     ReleaseItem,
     Subarea,
@@ -110,6 +111,36 @@ class MetricVersionAdmin(admin.ModelAdmin):
         return False  # immutable by design
 
     def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(MetricVersionText)
+class MetricVersionTextAdmin(admin.ModelAdmin):
+    """Read and, if need be, delete; texts are written and reviewed on the workspace page,
+    whose services check that writers and reviewers read the language."""
+
+    list_display = ["metric_version", "language", "name", "provenance", "reviewed_at"]
+    list_filter = ["provenance", "language"]
+    search_fields = ["metric_version__metric__key", "name", "criterion"]
+    list_select_related = ["metric_version__metric"]
+    readonly_fields = [
+        "metric_version",
+        "language",
+        "name",
+        "criterion",
+        "failure_condition",
+        "provenance",
+        "written_by",
+        "reviewed_by",
+        "reviewed_at",
+        "created_at",
+        "updated_at",
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 

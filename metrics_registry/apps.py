@@ -12,7 +12,9 @@ class MetricsRegistryConfig(AppConfig):
 
         from .selectors import metrics_stamp_sql, releases_stamp_sql
         from .taxonomy import reference_rows_ensure
+        from .text_selectors import metric_texts_stamp_sql
 
         stamp_part_register("metrics_registry.metrics", metrics_stamp_sql)
         stamp_part_register("metrics_registry.releases", releases_stamp_sql)
+        stamp_part_register("metrics_registry.metric_texts", metric_texts_stamp_sql)
         post_migrate.connect(reference_rows_ensure, sender=self)

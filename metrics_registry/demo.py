@@ -13,6 +13,7 @@ from core.progress import Progress, progress_ignore
 from core.seed_steps import SeedStep
 
 from .demo_catalog import DEMO_METRICS
+from .demo_texts import demo_texts_seed
 from .models import Metric, Release
 from .services import benchmark_get_or_create, metric_create
 from .services.releases import (
@@ -110,5 +111,11 @@ def demo_seed_steps(*, release_freezes: Sequence[ReleaseFreeze]) -> list[SeedSte
         SeedStep("metrics", "catalogue", demo_registry_seed, "metrics", order=20),
         SeedStep(
             "release", "release", partial(demo_release_seed, freezes=release_freezes), order=30
+        ),
+        SeedStep(
+            "metric-texts",
+            "Spanish metric texts",
+            partial(demo_texts_seed, benchmark_slug=DEMO_BENCHMARK_SLUG),
+            order=31,
         ),
     ]

@@ -2,6 +2,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import CheckedTextMixin
+from core.languages import language_tag_normalize
 from core.uploads import StagedUploadFormMixin
 
 from .models import Polarity, ValidationStatus
@@ -139,3 +140,31 @@ class MetricMappingForm(forms.Form):
         self.fields["label_category"].choices = [
             (c.slug, f"{c.name} ({c.polarity})") for c in label_category_list()
         ]
+
+
+class MetricVersionTextForm(CheckedTextMixin, forms.Form):
+    """One language's text of a metric version; the service checks who may write it."""
+
+    language = forms.CharField(
+        label=_("Language tag"),
+        # Longer than any tag, so a mistyped one reaches the tag check and its message.
+        max_length=64,
+        help_text=_("A language code, then an optional region or script: es, pt-BR, zh-Hans."),
+    )
+    name = forms.CharField(label=_("Name"), max_length=200)
+    criterion = forms.CharField(label=_("Criterion"), widget=forms.Textarea(attrs={"rows": 3}))
+    failure_condition = forms.CharField(
+        label=_("Failure condition"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    provenance = forms.ChoiceField(
+        label=_("How this text was written"),
+        choices=[
+            ("native", _("I wrote it in this language (I read it)")),
+            ("machine", _("A machine translation: a reader of the language reviews it")),
+        ],
+        widget=forms.RadioSelect,
+        initial="machine",
+    )
+
+    def clean_language(self) -> str:
+        return language_tag_normalize(self.cleaned_data["language"])

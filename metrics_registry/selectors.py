@@ -1,7 +1,7 @@
 """Reading the registry. Visibility rules live here so pages and the API agree."""
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from core.pagecache import latest
 from core.roles import Role, user_has_role
@@ -13,6 +13,7 @@ from .models import (
     Metric,
     MetricStatusChange,
     MetricVersion,
+    MetricVersionText,
     Release,
     ReleaseItem,
     Subarea,
@@ -86,6 +87,12 @@ def metric_list(
             | Q(current_version__criterion__icontains=text)
             | Q(credit_name__icontains=text)
             | Q(benchmark__name__icontains=text)
+            # A reader searches in the language the list shows them (`text_selectors`).
+            | Exists(
+                MetricVersionText.objects.shown_publicly()
+                .filter(metric_version=OuterRef("current_version"))
+                .filter(Q(name__icontains=text) | Q(criterion__icontains=text))
+            )
         )
     # Joins through subareas can repeat a metric; the subquery keeps ordering and paging simple.
     return (
@@ -222,6 +229,7 @@ RELEASE_ITEM_VALUES = (
     "metric_version__rubric_notes",
     "metric_version__failure_condition",
     "metric_version__age_contexts",
+    "metric_version__language",
     "metric_version__change_note",
     "metric_version__created_at",
 )

@@ -2,7 +2,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from django.urls import URLPattern, path
 
-from . import mapping_views, views
+from . import mapping_views, text_views, views
 from .services.releases import ReleaseDownloads, ReleaseFreeze
 
 app_name = "metrics_registry"
@@ -21,6 +21,21 @@ _pages = [
         "metrics/<str:key>/status/",
         views.MetricStatusChangeView.as_view(),
         name="metric_status_change",
+    ),
+    path(
+        "metrics/<str:key>/v<int:number>/texts/",
+        text_views.MetricVersionTextsView.as_view(),
+        name="metric_version_texts",
+    ),
+    path(
+        "metrics/<str:key>/v<int:number>/texts/<str:language>/review/",
+        text_views.MetricVersionTextReviewView.as_view(),
+        name="metric_version_text_review",
+    ),
+    path(
+        "metrics/<str:key>/v<int:number>/texts/<str:language>/reopen/",
+        text_views.MetricVersionTextReopenView.as_view(),
+        name="metric_version_text_reopen",
     ),
     path("releases/", views.ReleaseListView.as_view(), name="release_list"),
     path("releases/new/", views.ReleaseCreateView.as_view(), name="release_create"),

@@ -20,7 +20,7 @@ from django.views.generic import FormView, ListView, TemplateView
 from core.exceptions import ApplicationError
 from core.ids import identifiers_parse
 from core.pagecache import PublishedPageCacheMixin
-from core.roles import Role, RoleRequiredMixin
+from core.roles import Role, RoleRequiredMixin, user_has_role
 from core.uploads import StagedImportViewMixin
 
 from .forms import MetricFilterForm, MetricImportForm, MetricStatusForm, ReleaseForm
@@ -43,6 +43,7 @@ from .selectors import (
 )
 from .services import (
     STATUS_TRANSITIONS,
+    TEXT_WRITER_ROLES,
     metric_status_change,
     metrics_import_file,
     release_add_versions,
@@ -57,6 +58,7 @@ from .services import (
     release_publish,
     release_remove_versions,
 )
+from .text_selectors import metric_version_texts
 
 
 class TaxonomyView(TemplateView):
@@ -85,6 +87,9 @@ class MetricListView(ListView):
         query = self.request.GET.copy()
         query.pop("page", None)
         context.update(filter_form=self.filter_form, query=query.urlencode())
+        context["shown_texts"] = metric_version_texts(
+            m.current_version for m in context["metrics"] if m.current_version is not None
+        )
         return context
 
 
@@ -99,6 +104,7 @@ class MetricDetailView(TemplateView):
             current=metric_current_version(metric),
             versions=metric_versions(metric),
             history=metric_status_history(metric),
+            can_write_texts=user_has_role(self.request.user, *TEXT_WRITER_ROLES),
         )
         # Researchers and maintainers move metrics through review from this page.
         if user_sees_draft_metrics(self.request.user):

@@ -20,6 +20,7 @@ from core.caches import page_cache_get, page_cache_set
 from evaluations.models import EvaluationRun
 from llm.models import ModelConfiguration
 from metrics_registry.models import LabelCategory, MetricVersion, ReleaseItem
+from metrics_registry.text_selectors import ShownText, metric_version_texts
 from stats.estimates import MIN_ITEMS, Estimate
 
 from . import grades
@@ -271,6 +272,8 @@ class CategoryMetric:
     all: Estimate | None
     teen: Estimate | None
     adult: Estimate | None
+    # The version's name as the reader is shown it (their language, or the original).
+    shown: ShownText | None = None
 
     def for_age(self, age: str) -> Estimate | None:
         return getattr(self, age)
@@ -284,7 +287,8 @@ def label_category_metrics(
     language: str = "",
 ) -> list[CategoryMetric]:
     """The metrics of the run's release in `category`, with the model's summarised pass rates
-    (the same rows as the metric pages). Two queries."""
+    (the same rows as the metric pages), each named in the reader's language when it can be.
+    Three queries."""
     versions = [
         item.metric_version
         for item in ReleaseItem.objects.filter(
@@ -301,7 +305,10 @@ def label_category_metrics(
         key_ids=[v.pk for v in versions],
         language=language,
     )
+    shown = metric_version_texts(versions)
     return [
-        CategoryMetric(v, *(est.get((target.pk, v.polarity, v.pk, age)) for age in LABEL_AGES))
+        CategoryMetric(
+            v, *(est.get((target.pk, v.polarity, v.pk, age)) for age in LABEL_AGES), shown[v.pk]
+        )
         for v in versions
     ]

@@ -16,6 +16,7 @@ from evaluations.models import Conversation, EvaluationRun, Scenario
 from llm.models import ModelConfiguration
 from metrics_registry.models import Area, Metric, MetricVersion, ReleaseItem, Subarea
 from metrics_registry.selectors import metric_list
+from metrics_registry.text_selectors import metric_version_texts
 from stats.estimates import Estimate, Exclusion
 
 from .charts import Node
@@ -42,6 +43,8 @@ class WheelRow:
     href: str
     estimates: list[Estimate | None]
     slug: str = ""
+    # A metric's name shown in another language than the page's: its tag, for `lang`.
+    lang: str = ""
 
 
 @dataclass
@@ -69,6 +72,8 @@ class ExploreData:
     subarea: Subarea | None
     metric_rows: list[WheelRow]
     overlaps: list[Overlap] = field(default_factory=list)
+    # Tags of the metric names shown in another language than the reader's (for the note).
+    fallback_languages: list[str] = field(default_factory=list)
 
 
 def _overlaps(
@@ -111,7 +116,8 @@ def explore(
     language: str = "",
 ) -> ExploreData:
     """Wheels (one per model compared) and the table of the same figures, over every
-    language or one (``language``). Six queries."""
+    language or one (``language``). Six queries; one more for the names of a selected
+    subarea's metrics when the page is read in another language than theirs."""
     areas = _areas()
     ids = [t.pk for t in targets]
     common = {
@@ -146,20 +152,23 @@ def explore(
         for row in summaries:
             versions[row.metric_version_id] = row.metric_version
             by_version.setdefault(row.metric_version_id, {})[row.target_id] = row.estimate
+        shown = metric_version_texts(versions.values())
         for vid, version in versions.items():
             href = metric_url(version.metric.key, run)
             ests = [by_version[vid].get(t.pk) for t in targets]
+            name = shown[vid].name
             metric_rows.append(
                 WheelRow(
                     "metric",
-                    f"{version.metric.key} · {version.name}",
+                    f"{version.metric.key} · {name}",
                     href,
                     ests,
                     version.metric.key,
+                    lang=shown[vid].language if shown[vid].is_fallback else "",
                 )
             )
             for t, e in zip(targets, ests, strict=True):
-                metric_nodes[t.pk].append(Node(version.metric.key, version.name, e, href))
+                metric_nodes[t.pk].append(Node(version.metric.key, name, e, href))
 
     def drill(slug: str) -> str:
         return "?" + urlencode({**base_query, "subarea": slug})
@@ -218,6 +227,7 @@ def explore(
         subarea=selected,
         metric_rows=metric_rows,
         overlaps=_overlaps(targets, rows, overall_est, polarity, age),
+        fallback_languages=list(dict.fromkeys(row.lang for row in metric_rows if row.lang)),
     )
 
 

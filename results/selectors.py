@@ -10,6 +10,7 @@ from evaluations.models import Conversation, EvaluationRun, Judgment, RunStatus,
 from evaluations.visibility import conversations_public
 from llm.models import ModelConfiguration, Provider
 from metrics_registry.models import MetricVersion, ReleaseStatus
+from metrics_registry.text_selectors import metric_version_texts
 from review.blindness import blind_held_scenarios
 from stats.estimates import Estimate
 
@@ -278,11 +279,23 @@ def explore_subarea_rates(*, run: EvaluationRun, age_context: str = "all") -> li
 
 
 def metric_labels_for_versions(version_ids) -> dict[int, dict]:
-    """Metric version id -> its metric's key and name, for tables that list metrics by version."""
-    rows = MetricVersion.objects.filter(pk__in=list(version_ids)).values_list(
-        "pk", "metric__key", "name"
+    """Metric version id -> its metric's key and name, for tables that list metrics by version;
+    the name in the reader's language when it can be, with `lang` set to the tag of the name
+    when it is shown in another (`metric_version_texts`). Two queries at most."""
+    versions = list(
+        MetricVersion.objects.filter(pk__in=list(version_ids))
+        .select_related("metric")
+        .only("pk", "name", "criterion", "failure_condition", "language", "metric__key")
     )
-    return {pk: {"key": key, "name": name} for pk, key, name in rows}
+    shown = metric_version_texts(versions)
+    return {
+        v.pk: {
+            "key": v.metric.key,
+            "name": shown[v.pk].name,
+            "lang": shown[v.pk].language if shown[v.pk].is_fallback else "",
+        }
+        for v in versions
+    }
 
 
 # (target id, polarity, key id or None, age context) -> Estimate

@@ -42,6 +42,8 @@ class KeyEntry:
     slug: str = ""
     # The selected subarea's metrics, numbered "n.m" as on the wheel's third ring.
     metrics: list[KeyEntry] = field(default_factory=list)
+    # A metric's name shown in another language than the page's: its tag, for `lang`.
+    lang: str = ""
 
 
 def metric_counts(
@@ -108,7 +110,15 @@ def wheel_key(
         )
         if row.level == "subarea" and row.slug == selected:
             entries[-1].metrics = [
-                KeyEntry("metric", f"{n}.{i + 1}", m.label, m.estimates[index], m.href, slug=m.slug)
+                KeyEntry(
+                    "metric",
+                    f"{n}.{i + 1}",
+                    m.label,
+                    m.estimates[index],
+                    m.href,
+                    slug=m.slug,
+                    lang=m.lang,
+                )
                 for i, m in enumerate(data.metric_rows)
             ]
     return entries

@@ -8,15 +8,21 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.ports import free_port
 
-def free_port() -> int:
-    """A port no one listens on now: each test module's Redis gets its own, so two modules that
-    run at once on two test processes never share (and stop) one server."""
-    import socket  # only the tests that start a Redis need it
+__all__ = ["OwnRedis", "free_port"]
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+
+def _answers_ping(port: int) -> bool:
+    """Whether a Redis server answers PING on the port (a TCP connect alone may reach no
+    server: a socket connecting to its own port is one)."""
+    with (
+        contextlib.suppress(OSError),
+        socket.create_connection(("127.0.0.1", port), 1) as connection,
+    ):
+        connection.sendall(b"PING\r\n")
+        return connection.recv(16).startswith(b"+PONG")
+    return False
 
 
 class OwnRedis:
@@ -44,10 +50,12 @@ class OwnRedis:
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.port), 1),
-            ):
+            if self.process.poll() is not None:
+                raise AssertionError(
+                    f"redis-server exited at once (exit {self.process.returncode}): "
+                    f"is port {self.port} taken?"
+                )
+            if _answers_ping(self.port):
                 return
             time.sleep(0.05)
         raise AssertionError("redis-server did not start")

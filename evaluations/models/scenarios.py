@@ -7,7 +7,12 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from core.countries import COUNTRY_CODE_LENGTH, validate_country_code
-from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH, validate_language_tag
+from core.languages import (
+    DEFAULT_LANGUAGE,
+    LANGUAGE_TAG_MAX_LENGTH,
+    TranslationProvenance,
+    validate_language_tag,
+)
 from core.models import TimeStampedModel
 
 SCENARIO_BASE_COUNT = 3
@@ -26,12 +31,6 @@ class ScenarioStatus(models.TextChoices):
     # The situation of imported transcripts that name no scenario: unknown, judged on the
     # metric's rubric alone; never simulated, never curated.
     IMPORTED = "imported", "Situation unknown (imported)"
-
-
-class TranslationProvenance(models.TextChoices):
-    NATIVE = "native", _("Written natively")
-    MACHINE = "machine", _("Machine-translated, not reviewed")
-    MACHINE_REVIEWED = "machine_reviewed", _("Machine-translated and reviewed")
 
 
 class ScenarioQuerySet(models.QuerySet):

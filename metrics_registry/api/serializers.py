@@ -3,7 +3,15 @@ from collections.abc import Iterable
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..models import Benchmark, LabelCategory, Metric, MetricVersion, Release, Subarea
+from ..models import (
+    Benchmark,
+    LabelCategory,
+    Metric,
+    MetricVersion,
+    MetricVersionText,
+    Release,
+    Subarea,
+)
 
 
 class SubareaOutput(serializers.ModelSerializer):
@@ -42,6 +50,7 @@ class MetricVersionOutput(serializers.ModelSerializer):
             "rubric_notes",
             "failure_condition",
             "age_contexts",
+            "language",
             "change_note",
             "created_at",
         ]
@@ -71,11 +80,36 @@ class MetricVersionSummaryOutput(serializers.ModelSerializer):
         fields = ["number", "name", "change_note", "created_at"]
 
 
+class MetricTextOutput(serializers.ModelSerializer):
+    """The current version's content in one other language, as shown on the public pages."""
+
+    class Meta:
+        model = MetricVersionText
+        fields = ["language", "name", "criterion", "failure_condition", "provenance"]
+
+
 class MetricDetailOutput(MetricOutput):
     versions = MetricVersionSummaryOutput(many=True, read_only=True)
+    # Not switched by Accept-Language: every shown text is listed and the caller picks.
+    texts = serializers.SerializerMethodField(
+        help_text="The current version's name, criterion and failure condition in other "
+        "languages: texts written natively or machine-translated and reviewed by a reader of "
+        "the language (unreviewed machine translations are left out). The version's own "
+        "language is current_version.language."
+    )
 
     class Meta(MetricOutput.Meta):
-        fields = [*MetricOutput.Meta.fields, "versions"]
+        fields = [*MetricOutput.Meta.fields, "versions", "texts"]
+
+    @extend_schema_field(MetricTextOutput(many=True))
+    def get_texts(self, metric) -> list[dict]:
+        version = metric.current_version
+        if version is None:
+            return []
+        texts = getattr(version, "public_texts", None)
+        if texts is None:
+            texts = version.texts.shown_publicly().order_by("language")
+        return MetricTextOutput(texts, many=True).data
 
 
 class ReleaseOutput(serializers.ModelSerializer):
@@ -145,6 +179,7 @@ def release_items_data(items: Iterable[dict], subareas: Iterable[tuple]) -> list
                 "rubric_notes": row[version + "rubric_notes"],
                 "failure_condition": row[version + "failure_condition"],
                 "age_contexts": row[version + "age_contexts"],
+                "language": row[version + "language"],
                 "change_note": row[version + "change_note"],
                 "created_at": created_at.to_representation(row[version + "created_at"]),
             },

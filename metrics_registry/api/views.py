@@ -16,6 +16,7 @@ from ..selectors import (
     release_subarea_values,
 )
 from ..services import release_changelog
+from ..text_selectors import public_texts_prefetch
 from .permissions import ReadOnly
 from .serializers import MetricDetailOutput, MetricOutput, ReleaseDetailOutput, ReleaseOutput
 
@@ -49,7 +50,10 @@ class MetricDetailApi(generics.RetrieveAPIView):
     def get_object(self):
         metric = (
             metric_list(user=self.request.user)
-            .prefetch_related("versions")
+            .prefetch_related(
+                "versions",
+                public_texts_prefetch("current_version__texts"),
+            )
             .filter(key=self.kwargs["key"])
             .first()
         )

@@ -24,6 +24,7 @@ from .releases import (
     semver_validator,
 )
 from .taxonomy import Area, Benchmark, KeyCounter, LabelCategory, Polarity, Subarea
+from .texts import PUBLIC_PROVENANCES, MetricVersionText, MetricVersionTextQuerySet
 
 __all__ = [
     "MAX_VERSION_PART",
@@ -37,6 +38,9 @@ __all__ = [
     "MetricQuerySet",
     "MetricStatusChange",
     "MetricVersion",
+    "MetricVersionText",
+    "MetricVersionTextQuerySet",
+    "PUBLIC_PROVENANCES",
     "Polarity",
     "Release",
     "ReleaseChangelog",

@@ -45,6 +45,12 @@ from .releases import (
     release_update,
 )
 from .synthetic import SyntheticMetric, metrics_bulk_create_synthetic, release_publish_synthetic
+from .texts import (
+    TEXT_WRITER_ROLES,
+    metric_version_text_reopen,
+    metric_version_text_review,
+    metric_version_text_save,
+)
 
 __all__ = [
     "CSV_COLUMNS",
@@ -81,6 +87,10 @@ __all__ = [
     "release_remove_versions",
     "release_update",
     "subareas_from_slugs",
+    "TEXT_WRITER_ROLES",
+    "metric_version_text_reopen",
+    "metric_version_text_review",
+    "metric_version_text_save",
     "SyntheticMetric",
     "metrics_bulk_create_synthetic",
     "release_publish_synthetic",

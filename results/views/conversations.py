@@ -7,6 +7,7 @@ from evaluations.evidence_support import evidence_problems
 from evaluations.models import EvaluationRun
 from evaluations.selectors import conversation_fidelity
 from evaluations.services.panel import conversation_panel
+from metrics_registry.text_selectors import metric_version_text
 
 from ..models import SummaryLevel
 from ..plain import conversation_lead
@@ -35,6 +36,7 @@ class ConversationView(PublicRunMixin, TemplateView):
             conversation=conversation,
             scenario=conversation.scenario,
             version=version,
+            shown=metric_version_text(version),
             metric=version.metric,
             subarea=subareas[0] if subareas else None,
             turns=transcript(conversation),

@@ -56,6 +56,9 @@ class MethodologyView(PublicRunMixin, TemplateView):
                 {**d, **labels.get(d["metric_version"], {"key": d["metric"], "name": ""})}
                 for d in largest
             ],
+            teen_adult_fallbacks=list(
+                dict.fromkeys(r["lang"] for r in labels.values() if r["lang"])
+            ),
             analysis=analysis,
             judge=judge,
             judge_per_metric=judge.get("per_metric", [])[:PER_METRIC_SHOWN],

@@ -5,6 +5,7 @@ from django.views.generic import ListView, TemplateView
 
 from metrics_registry.forms import MetricFilterForm
 from metrics_registry.selectors import metric_list, metric_status_history, metric_versions
+from metrics_registry.text_selectors import metric_version_text, metric_version_texts
 
 from ..charts import ForestRow, forest_svg, interval_methods
 from ..language_pages import language_choice, language_gap_panels
@@ -51,6 +52,9 @@ class MetricListView(PublicRunMixin, ListView):
         context.update(filter_form=self.filter_form, query=query.urlencode())
         release = self.run.release.version if self.run is not None else None
         context["lead"] = metric_list_lead(release, context["paginator"].count)
+        context["shown_texts"] = metric_version_texts(
+            m.current_version for m in context["metrics"] if m.current_version is not None
+        )
         return context
 
 
@@ -67,10 +71,18 @@ class MetricResultsView(PublicRunMixin, TemplateView):
         if metric is None:
             raise Http404("No published metric with this key.")
         context.update(self.run_context(run), metric=metric)
-        context.update(versions=metric_versions(metric), history=metric_status_history(metric))
+        versions = list(metric_versions(metric))
+        context.update(
+            versions=versions,
+            version_texts=metric_version_texts(versions),
+            history=metric_status_history(metric),
+        )
+        version = run_version_of(run, metric) if run is not None else None
+        shown_version = version or metric.current_version
+        if shown_version is not None:
+            context["shown"] = metric_version_text(shown_version)
         if run is None:
             return context
-        version = run_version_of(run, metric)
         if version is None:
             context["not_in_run"] = True
             return context

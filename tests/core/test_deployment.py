@@ -4,7 +4,6 @@ and the very commands compose runs (gunicorn, both workers, beat) booted without
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import yaml
 from django.conf import settings
 
 from tests.conftest import ROOT, database_url_of_current_connection
+from tests.ports import free_port
 
 COMPOSE = ROOT / "compose.yaml"
 # The Compose specification's schema (compose-spec/compose-spec, schema/compose-spec.json,
@@ -102,12 +102,6 @@ def _interpolate(argument: str, env: dict) -> str:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _get(url: str) -> tuple[int, dict]:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback
@@ -126,7 +120,7 @@ def test_the_commands_compose_runs_boot_and_report_ready(transactional_db, tmp_p
     from core.models import WorkerPing
     from core.tasks import worker_ping
 
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.production",

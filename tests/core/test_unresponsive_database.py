@@ -7,7 +7,6 @@ including on the connections the server already holds.
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from django.conf import settings
 from django.db import connection
 
 from tests.conftest import ROOT, database_url_of_current_connection
+from tests.ports import free_port
 from tests.tcp_proxy import FreezableProxy
 
 pytestmark = [
@@ -51,9 +51,7 @@ def test_health_answers_and_pages_fail_fast_while_the_database_hangs(transaction
     proxy = FreezableProxy((db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432))).start()
     direct = database_url_of_current_connection()
     via_proxy = direct.replace(f":{db.get('PORT') or 5432}/", f":{proxy.port}/")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "impactbench_site.settings.test",

@@ -5,7 +5,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,14 +17,9 @@ import pytest
 
 from demo.management.commands.demo import children_stop, server_answers, wait_until_serving
 from tests.conftest import ROOT
+from tests.ports import free_port
 
 pytestmark = pytest.mark.embedded
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class _Health(BaseHTTPRequestHandler):
@@ -55,7 +49,7 @@ def _serve_later(port: int, delay: float, handler=_Health) -> tuple[threading.Ev
 
 
 def test_the_wait_returns_only_once_the_server_answers():
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/health/"
     assert not server_answers(url)  # nothing listens yet
     listening, servers = _serve_later(port, delay=0.8)
@@ -75,7 +69,7 @@ def test_a_server_that_answers_with_an_error_is_not_serving():
     class Failing(_Health):
         status = 500
 
-    port = _free_port()
+    port = free_port()
     listening, servers = _serve_later(port, delay=0, handler=Failing)
     listening.wait(5)
     try:
@@ -85,7 +79,7 @@ def test_a_server_that_answers_with_an_error_is_not_serving():
 
 
 def test_the_wait_gives_up_when_the_server_process_exits():
-    port = _free_port()
+    port = free_port()
     checks, ticks = [], []
 
     def alive() -> bool:
@@ -116,7 +110,7 @@ def _demo_environment(var_dir) -> dict:
 @pytest.mark.timeout(300)
 def test_demo_prints_its_address_once_it_answers_and_seeds_behind_it(tmp_path):
     """On the embedded defaults in a scratch var folder, whatever database the suite uses."""
-    port = _free_port()
+    port = free_port()
     demo = subprocess.Popen(  # noqa: S603 - fixed argument list
         [sys.executable, "manage.py", "demo", "--port", str(port), "--concurrency", "1"],
         cwd=ROOT,
@@ -205,7 +199,7 @@ def test_ctrl_c_stops_the_demo_and_every_process_it_started(tmp_path):
     """Ctrl-C as a terminal sends it (SIGINT to the foreground process group) once the web
     server, the seed and the Celery worker with its pool all run: the command exits and leaves
     no process of its session behind. Its speed is measured by benchmarks/demo_start.py."""
-    port = _free_port()
+    port = free_port()
     demo = subprocess.Popen(  # noqa: S603 - fixed argument list
         [sys.executable, "manage.py", "demo", "--port", str(port), "--concurrency", "2"],
         cwd=ROOT,
@@ -286,6 +280,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+@pytest.mark.slow(reason="waits out a stubborn pool process's two-second cold stop before it kills")
 def test_stopping_asks_a_worker_cold_then_kills_what_is_left_with_its_group():
     stubborn_worker = _python(_STUBBORN, stdout=subprocess.PIPE, text=True, process_group=0)
     stubborn_child = _python(_STUBBORN, stdout=subprocess.PIPE, text=True)

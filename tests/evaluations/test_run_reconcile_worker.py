@@ -8,11 +8,15 @@ from decimal import Decimal
 import pytest
 from django.db.models import Sum
 
-from evaluations.models import Conversation, ConversationStatus, RunStatus
+from evaluations.models import RunStatus
 from evaluations.selectors import run_usage
 from llm.models import SETTLED_STATES, CallOutcome, LLMCall, ModelConfiguration
 from tests.evaluations.conftest import FakeModels
-from tests.evaluations.test_run_recovery import FAST_RECOVERY, HTTP_OUTCOMES, launch
+from tests.evaluations.test_run_recovery import (
+    FAST_RECOVERY,
+    HTTP_OUTCOMES,
+    launch_and_kill_mid_run,
+)
 from tests.evaluations.test_run_worker import (  # noqa: F401 - _taxonomy is an autouse fixture
     _taxonomy,
     run_status,
@@ -56,20 +60,7 @@ def test_a_killed_workers_unread_replies_are_billed_as_the_provider_billed_them(
     fake_openai.latency = 0.05
     celery_worker_factory(concurrency=1, beat=True, extra_env=RECONCILE)
     doomed = celery_worker_factory(concurrency=2, extra_env=RECONCILE)
-    run = launch(fake, metrics=2)
-    wait_for(
-        lambda: (
-            Conversation.objects.filter(
-                run=run, status=ConversationStatus.RUNNING, claimed_by__startswith=f"{doomed.name}@"
-            )
-            .exclude(turns=None)
-            .count()
-            >= 2
-        ),
-        timeout=60,
-        what="conversations in progress",
-    )
-    doomed.kill()
+    run = launch_and_kill_mid_run(fake, doomed)
     wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=90, what="the run")
     logged = LLMCall.objects.filter(run_id=run.pk, outcome__in=HTTP_OUTCOMES)
     unknown = logged.filter(outcome=CallOutcome.UNKNOWN)

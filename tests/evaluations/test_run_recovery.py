@@ -82,11 +82,9 @@ def assert_exactly_once_with_exact_accounting(run, fake, *, conversations: int) 
     assert per_item == usage.attempts
 
 
-def test_a_worker_killed_mid_run_is_recovered_without_anyone(celery_worker_factory, fake_openai):
-    fake = FakeModels(fake_openai)
-    fake_openai.latency = 0.05
-    survivor = celery_worker_factory(concurrency=1, beat=True, extra_env=FAST_RECOVERY)
-    doomed = celery_worker_factory(concurrency=2, extra_env=FAST_RECOVERY)
+def launch_and_kill_mid_run(fake: FakeModels, doomed):
+    """Launch a two-metric run and kill the `doomed` worker once two of its conversations have
+    taken a turn: mid-conversation, with calls in flight."""
     run = launch(fake, metrics=2)
     wait_for(
         lambda: (
@@ -101,6 +99,15 @@ def test_a_worker_killed_mid_run_is_recovered_without_anyone(celery_worker_facto
         what="conversations in progress",
     )
     doomed.kill()
+    return run
+
+
+def test_a_worker_killed_mid_run_is_recovered_without_anyone(celery_worker_factory, fake_openai):
+    fake = FakeModels(fake_openai)
+    fake_openai.latency = 0.05
+    survivor = celery_worker_factory(concurrency=1, beat=True, extra_env=FAST_RECOVERY)
+    doomed = celery_worker_factory(concurrency=2, extra_env=FAST_RECOVERY)
+    run = launch_and_kill_mid_run(fake, doomed)
     assert Conversation.objects.filter(run=run, status=ConversationStatus.RUNNING).exists()
 
     wait_for(lambda: run_status(run) == RunStatus.COMPLETED, timeout=90, what="the run")

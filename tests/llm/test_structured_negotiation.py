@@ -2,7 +2,6 @@
 `json_schema` response formats the way llama-cpp-python's server does (HTTP 422 naming the
 field), accepts `json_object` with a `schema` (a decoding grammar there) and answers validly."""
 
-import socket
 import time
 
 import pytest
@@ -14,6 +13,7 @@ from llm.gateway import structured
 from llm.models import CallOutcome, LLMCall, ModelConfiguration
 from tests.fake_openai import Behaviour
 from tests.llm.factories import ModelConfigurationFactory
+from tests.ports import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -172,14 +172,8 @@ def test_configure_model_keeps_the_strongest_accepted_mode_when_no_reply_is_vali
     assert ModelConfiguration.objects.get(name="Chatty").structured_output == "json_schema"
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_configure_model_against_nothing_listening_fails_fast_and_says_so():
-    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     started = time.monotonic()
     with pytest.raises(CommandError) as caught:
         configure("--name", "Nowhere", "--base-url", url, "--model-id", "m", "--api-key-env", "")

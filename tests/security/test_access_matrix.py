@@ -65,6 +65,19 @@ RULES = {
     "metrics_registry:metric_import": (CURATORS, None),
     "metrics_registry:metric_detail": (EVERYONE, lambda w: {"key": w["metric"].key}),
     "metrics_registry:metric_status_change": (CURATORS, lambda w: {"key": w["metric"].key}),
+    # a version's texts in other languages: those who write metric content, experts review
+    "metrics_registry:metric_version_texts": (
+        VIEWERS,
+        lambda w: {"key": w["metric"].key, "number": 1},
+    ),
+    "metrics_registry:metric_version_text_review": (
+        RATERS,
+        lambda w: {"key": w["metric"].key, "number": 1, "language": "es"},
+    ),
+    "metrics_registry:metric_version_text_reopen": (
+        VIEWERS,
+        lambda w: {"key": w["metric"].key, "number": 1, "language": "es"},
+    ),
     "metrics_registry:release_list": (EVERYONE, None),
     "metrics_registry:release_create": (MAINTAINERS, None),
     "metrics_registry:release_detail": (EVERYONE, lambda w: {"version": "1.0.0"}),

@@ -68,6 +68,9 @@ COVERED = {
     "metrics_registry.MetricVersion.rubric_notes": FORM,
     "metrics_registry.MetricVersion.failure_condition": FORM,
     "metrics_registry.MetricVersion.change_note": FORM,
+    "metrics_registry.MetricVersionText.name": FORM,
+    "metrics_registry.MetricVersionText.criterion": FORM,
+    "metrics_registry.MetricVersionText.failure_condition": FORM,
     "metrics_registry.Release.title": FORM,
     "metrics_registry.Release.notes": FORM,
     # Copies of the versions' names, kept when the release is published (the world publishes).
@@ -197,6 +200,7 @@ NOT_USER_WRITTEN = {
     "evaluations.CrisisLine.url": "seeded by a data migration; no form or import writes it",
     "evaluations.CrisisLine.languages": "seeded by a data migration; no form or import writes it",
     "metrics_registry.MetricVersion.language": VALIDATED + " (BCP 47 language tag)",
+    "metrics_registry.MetricVersionText.language": VALIDATED + " (BCP 47 language tag)",
     "rubrics.RubricItem.source_format": "the importer's format code",
     "rubrics.RubricCriterion.dimension": VALIDATED + " (a dimension slug, checked on import)",
     "evaluations.RubricResponse.counted_criteria": IDS,

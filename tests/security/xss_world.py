@@ -18,6 +18,7 @@ from django.forms.models import model_to_dict
 from django.test import RequestFactory
 
 from core.roles import Role
+from core.services import reader_language_declare
 from evaluations.models import EvaluationRun
 from evaluations.services.transcript_runs import transcripts_import
 from llm.models import ModelConfiguration, ModelRole
@@ -27,6 +28,8 @@ from metrics_registry.services import (
     benchmark_get_or_create,
     metric_status_change,
     metric_version_create,
+    metric_version_text_review,
+    metric_version_text_save,
     release_create,
     release_publish,
     release_update,
@@ -158,6 +161,21 @@ def _registry(w: World) -> None:
     metric_version_create(
         metric=metrics[1], created_by=maintainer, change_note=CORPUS, rubric_notes=CORPUS
     )
+    # A Spanish text of the first metric, machine-translated and reviewed, so the public pages
+    # of a Spanish reader show it.
+    # (Declaring a language replaces the default English, which the rating queues need.)
+    for language in ("en", "es"):
+        reader_language_declare(user=w.users["expert"], language=language)
+    text = metric_version_text_save(
+        version=current_version(metrics[0]),
+        language="es",
+        name=inline(200),
+        criterion=CORPUS,
+        failure_condition=CORPUS,
+        provenance="machine",
+        writer=maintainer,
+    )
+    metric_version_text_review(text=text, reviewer=w.users["expert"])
     w.objects["metrics"] = metrics
 
 
