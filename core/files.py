@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from django.utils.translation import gettext as _
+
 from .exceptions import ApplicationError
 
 CHUNK_BYTES = 1024 * 1024
@@ -17,14 +19,17 @@ def file_read_limited(path: Path, *, max_bytes: int, max_lines: int | None = Non
             data += chunk
             if len(data) > max_bytes:
                 raise ApplicationError(
-                    f"{path.name} is larger than {max_bytes // (1024 * 1024)} MB; "
-                    "split it into smaller files."
+                    _("%(path_name)s is larger than %(megabytes)s MB; split it into smaller files.")
+                    % {"path_name": path.name, "megabytes": max_bytes // (1024 * 1024)}
                 )
             if max_lines is not None:
                 lines += chunk.count(b"\n")
                 if lines > max_lines:
                     raise ApplicationError(
-                        f"{path.name} has more than {max_lines} lines; "
-                        f"split it into files of at most {max_lines}."
+                        _(
+                            "%(path_name)s has more than %(max_lines)s lines; split it into "
+                            "files of at most %(max_lines)s."
+                        )
+                        % {"path_name": path.name, "max_lines": max_lines}
                     )
     return bytes(data)

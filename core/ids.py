@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 
 from django.core.exceptions import BadRequest
+from django.utils.translation import gettext as _
 
 _ID = re.compile(r"[0-9]{1,19}", flags=re.ASCII)
 MAX_ID = 2**63 - 1
@@ -21,7 +22,9 @@ class InvalidIdentifier(BadRequest):
     """A parameter that should name an object by id is not a whole number."""
 
     def __init__(self, name: str):
-        super().__init__(f"{name}: an id is a whole number written with the digits 0-9.")
+        super().__init__(
+            _("%(name)s: an id is a whole number written with the digits 0-9.") % {"name": name}
+        )
         self.message = self.args[0]
 
 

@@ -11,6 +11,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
+
 from .exceptions import ApplicationError
 from .validators import control_character_find
 
@@ -22,8 +25,11 @@ MAX_INTEGER_DIGITS = 30
 def _integer(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
         raise ApplicationError(
-            f"The JSON holds a number of {len(text.lstrip('-')):,} digits; at most "
-            f"{MAX_INTEGER_DIGITS} are accepted."
+            _("The JSON holds a number of %(digits)s digits; at most %(limit)d are accepted.")
+            % {
+                "digits": number_format(len(text.lstrip("-")), force_grouping=True),
+                "limit": MAX_INTEGER_DIGITS,
+            }
         )
     return int(text)
 
@@ -31,7 +37,9 @@ def _integer(text: str) -> int:
 def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ApplicationError(f"The JSON holds a number too large to use ({text[:20]}…).")
+        raise ApplicationError(
+            _("The JSON holds a number too large to use (%(text)s…).") % {"text": text[:20]}
+        )
     return value
 
 
@@ -77,15 +85,22 @@ def json_loads_checked(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     depth = json_depth(text)
     if depth > max_depth:
         raise ApplicationError(
-            f"The JSON is nested {depth} levels deep; at most {max_depth} levels are accepted."
+            _(
+                "The JSON is nested %(depth)s levels deep; at most %(max_depth)s "
+                "levels are accepted."
+            )
+            % {"depth": depth, "max_depth": max_depth}
         )
     try:
         document = json.loads(text, parse_int=_integer, parse_float=_float)
     except json.JSONDecodeError as error:
         raise ApplicationError(
-            f"This is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})."
+            _("This is not valid JSON (line %(line)s, column %(column)s: %(error)s).")
+            % {"line": error.lineno, "column": error.colno, "error": error.msg}
         ) from error
     for string in _strings(document):
         if found := control_character_find(string):
-            raise ApplicationError(f"The JSON contains a control character ({found}).")
+            raise ApplicationError(
+                _("The JSON contains a control character (%(found)s).") % {"found": found}
+            )
     return document

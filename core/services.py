@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .exceptions import ApplicationError
 from .health import Check, components_check
@@ -18,7 +19,7 @@ from .roles import AnyUser, Role, user_has_role, user_roles_forget
 
 def worker_ping_answer(*, token: str, requested_at: str) -> WorkerPing:
     """Record that a worker ran a ping task; repeated delivery of the same ping is harmless."""
-    ping, _ = WorkerPing.objects.get_or_create(
+    ping, _created = WorkerPing.objects.get_or_create(
         token=token,
         defaults={
             "requested_at": datetime.fromisoformat(requested_at),
@@ -71,11 +72,11 @@ def role_set(*, actor: AnyUser, user: User, role: Role, granted: bool) -> RoleCh
     groups are outside a maintainer's reach. Returns None when nothing changed.
     """
     if not actor.is_authenticated or not user_has_role(actor, Role.MAINTAINER):
-        raise ApplicationError("Only maintainers assign roles.")
+        raise ApplicationError(_("Only maintainers assign roles."))
     role = Role(role)
     if user.is_superuser:
-        raise ApplicationError("A superuser holds every role; there is nothing to change.")
-    group, _ = Group.objects.get_or_create(name=role.value)
+        raise ApplicationError(_("A superuser holds every role; there is nothing to change."))
+    group, _created = Group.objects.get_or_create(name=role.value)
     holds = user.groups.filter(pk=group.pk).exists()
     if holds == granted:
         return None

@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import messages
 from django.core import signing
 from django.http import HttpResponse
+from django.utils.translation import gettext as _
 from django.views.generic import FormView
 
 from .exceptions import ApplicationError
@@ -26,17 +27,17 @@ def upload_from_form(cleaned: dict[str, Any], *, salt: str, kinds: str) -> tuple
     upload = cleaned.get("file")
     if upload:
         if upload.size > MAX_IMPORT_BYTES:
-            raise forms.ValidationError("The file is larger than 2 MB; split it into parts.")
+            raise forms.ValidationError(_("The file is larger than 2 MB; split it into parts."))
         return upload.read(), upload.name
     if cleaned.get("staged"):
         try:
             staged = signing.loads(cleaned["staged"], salt=salt, max_age=STAGED_MAX_AGE)
         except signing.BadSignature:
             raise forms.ValidationError(
-                "The checked file expired; choose the file again and re-run the check."
+                _("The checked file expired; choose the file again and re-run the check.")
             ) from None
         return base64.b64decode(staged["data"]), staged["name"]
-    raise forms.ValidationError(f"Choose a {kinds} file to import.")
+    raise forms.ValidationError(_("Choose a %(kinds)s file to import.") % {"kinds": kinds})
 
 
 class StagedUploadFormMixin(forms.BaseForm):

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
 from django.utils.deconstruct import deconstructible
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 # C0 controls except tab (09), line feed (0a) and carriage return (0d).
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -30,7 +32,11 @@ def control_character_find(text: str) -> str | None:
     match = CONTROL_CHARACTERS.search(text or "")
     if match is None:
         return None
-    return f"U+{ord(match.group()):04X} at position {match.start() + 1}"
+    # Translators: which character, by its Unicode code point, and where (counted from 1).
+    return _("%(code_point)s at position %(position)d") % {
+        "code_point": f"U+{ord(match.group()):04X}",
+        "position": match.start() + 1,
+    }
 
 
 def display_spoofing_message(text: str) -> str | None:
@@ -38,17 +44,19 @@ def display_spoofing_message(text: str) -> str | None:
     match = DISPLAY_SPOOFING.search(text or "")
     if match is None:
         return None
-    return (
-        f"Contains an invisible direction or spacing character (U+{ord(match.group()):04X} at "
-        f"position {match.start() + 1}) that changes how the text reads; remove it."
-    )
+    return _(
+        "Contains an invisible direction or spacing character (%(code_point)s at position "
+        "%(position)d) that changes how the text reads; remove it."
+    ) % {"code_point": f"U+{ord(match.group()):04X}", "position": match.start() + 1}
 
 
 def control_character_message(text: str) -> str | None:
     found = control_character_find(text)
     if found is None:
         return None
-    return f"Contains a control character ({found}); remove it and try again."
+    return _("Contains a control character (%(found)s); remove it and try again.") % {
+        "found": found
+    }
 
 
 def fields_control_character_message(data: QueryDict) -> str | None:
@@ -57,20 +65,20 @@ def fields_control_character_message(data: QueryDict) -> str | None:
     for key, values in data.lists():
         for text in (key, *values):
             if found := control_character_find(text):
-                return (
-                    f"The field {key!r} contains a control character ({found}); nothing was saved."
-                )
+                return _(
+                    "The field %(key)r contains a control character (%(found)s); nothing was saved."
+                ) % {"key": key, "found": found}
     return None
 
 
 @deconstructible
 class NoControlCharactersValidator:
-    message = "Contains a control character ({found}); remove it and try again."
+    message = gettext_lazy("Contains a control character (%(found)s); remove it and try again.")
     code = "control_character"
 
     def __call__(self, value: object) -> None:
         if isinstance(value, str) and (found := control_character_find(value)):
-            raise ValidationError(self.message.format(found=found), code=self.code)
+            raise ValidationError(self.message % {"found": found}, code=self.code)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, NoControlCharactersValidator)
@@ -80,7 +88,7 @@ class NoControlCharactersValidator:
 class SingleLineValidator:
     """One-line fields (titles, names): no line break, and nothing that disguises the text."""
 
-    message = "Must be a single line: remove the line break."
+    message = gettext_lazy("Must be a single line: remove the line break.")
     code = "line_break"
 
     def __call__(self, value: object) -> None:
@@ -108,7 +116,12 @@ def text_max_length() -> int:
 
 
 def text_length_problem(text: str, *, what: str) -> str | None:
+    """Why `text` is too long, or None; `what` names it in the reader's language."""
     limit = text_max_length()
     if isinstance(text, str) and len(text) > limit:
-        return f"{what} is {len(text)} characters long; at most {limit} are accepted"
+        return _("%(what)s is %(length)d characters long; at most %(limit)d are accepted") % {
+            "what": what,
+            "length": len(text),
+            "limit": limit,
+        }
     return None

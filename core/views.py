@@ -174,7 +174,10 @@ class RoleAssignmentView(RoleRequiredMixin, TemplateView):
         except ApplicationError as error:
             messages.error(request, error.message)
         else:
-            messages.success(request, f"Roles of {user.email or user.get_username()} saved.")
+            messages.success(
+                request,
+                _("Roles of %(user)s saved.") % {"user": user.email or user.get_username()},
+            )
         return redirect(f"{reverse('core:roles')}?{urlencode({'q': user.email})}")
 
 

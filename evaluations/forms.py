@@ -41,8 +41,9 @@ class JSONTextField(forms.CharField):
         except ApplicationError as error:
             raise forms.ValidationError(error.message) from error
         if not isinstance(data, self.expected):
-            kind = "an object {…}" if self.expected is dict else "a list […]"
-            raise forms.ValidationError(f"Enter {kind}.")
+            raise forms.ValidationError(
+                _("Enter an object {…}.") if self.expected is dict else _("Enter a list […].")
+            )
         return data
 
 

@@ -6,6 +6,7 @@ import time
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import DetailView, ListView, TemplateView
 
@@ -79,7 +80,7 @@ class ScenarioGenerateView(RoleRequiredMixin, View):
         scenario_services.scenarios_generate_enqueue(metric_version=version)
         messages.info(
             request,
-            "Scenario generation started in the background; this page updates as they arrive.",
+            _("Scenario generation started in the background; this page updates as they arrive."),
         )
         url = reverse("evaluations:metric-scenarios", kwargs={"pk": version.pk})
         return redirect(f"{url}?generating={int(time.time())}")
@@ -129,11 +130,13 @@ class ScenarioEditView(RoleRequiredMixin, View):
                 if saved.pk != scenario.pk:
                     messages.success(
                         request,
-                        "Saved as a new scenario: the old one is kept, retired, because "
-                        "conversations already used it.",
+                        _(
+                            "Saved as a new scenario: the old one is kept, retired, because "
+                            "conversations already used it."
+                        ),
                     )
                 else:
-                    messages.success(request, "Scenario saved.")
+                    messages.success(request, _("Scenario saved."))
                 return redirect("evaluations:scenario-detail", pk=saved.pk)
         return render(request, self.template_name, {"scenario": scenario, "form": form})
 
@@ -148,7 +151,7 @@ class ScenarioRetireView(RoleRequiredMixin, View):
         except ApplicationError as error:
             messages.error(request, error.message)
         else:
-            messages.success(request, "Scenario retired; regenerate it to fill its place.")
+            messages.success(request, _("Scenario retired; regenerate it to fill its place."))
         return redirect("evaluations:scenario-detail", pk=scenario.pk)
 
 
@@ -165,5 +168,5 @@ class ScenarioRegenerateView(RoleRequiredMixin, View):
             messages.error(request, error.message)
             return redirect("evaluations:scenario-detail", pk=scenario.pk)
         scenario_services.scenarios_generate_enqueue(metric_version=scenario.metric_version)
-        messages.info(request, "A new scenario is being written in the background.")
+        messages.info(request, _("A new scenario is being written in the background."))
         return redirect("evaluations:scenario-detail", pk=successor.pk)

@@ -3,6 +3,7 @@ simulator (`evaluations.services.swap`)."""
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views import View
 
 from core.exceptions import ApplicationError
@@ -57,8 +58,11 @@ class SwapStudyCreateView(RoleRequiredMixin, View):
             else:
                 messages.info(
                     request,
-                    f"Swap study created ({study.sample_size} scenarios, seed {study.seed}): "
-                    "check the plan below, then launch the re-run.",
+                    _(
+                        "Swap study created (%(scenarios)s scenarios, seed "
+                        "%(seed)s): check the plan below, then launch the re-run."
+                    )
+                    % {"scenarios": study.sample_size, "seed": study.seed},
                 )
                 return redirect("evaluations:run-detail", pk=study.swap_run_id)
         return render(request, self.template_name, {"form": form, "run": run})

@@ -3,6 +3,8 @@
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import DetailView, ListView, TemplateView
 
@@ -134,13 +136,13 @@ class RunActionView(RoleRequiredMixin, View):
 
     required_roles = (Role.MAINTAINER,)
     ACTIONS = {
-        "launch": (lambda run: run_services.run_launch(run=run), "Run started."),
+        "launch": (lambda run: run_services.run_launch(run=run), gettext_lazy("Run started.")),
         "retry": (
             lambda run: run_services.run_retry_failed(run=run),
-            "Failed conversations queued again.",
+            gettext_lazy("Failed conversations queued again."),
         ),
-        "pause": (lambda run: run_services.run_pause(run=run), "Run paused."),
-        "cancel": (lambda run: run_services.run_cancel(run=run), "Run cancelled."),
+        "pause": (lambda run: run_services.run_pause(run=run), gettext_lazy("Run paused.")),
+        "cancel": (lambda run: run_services.run_cancel(run=run), gettext_lazy("Run cancelled.")),
     }
 
     def post(self, request, pk: int, action: str):
@@ -174,9 +176,9 @@ class RunOfficialView(RoleRequiredMixin, View):
         else:
             messages.success(
                 request,
-                "Run is official: public pages show it."
+                _("Run is official: public pages show it.")
                 if official
-                else "Run withdrawn from public pages.",
+                else _("Run withdrawn from public pages."),
             )
         return redirect(reverse("evaluations:run-detail", kwargs={"pk": pk}))
 
@@ -189,9 +191,9 @@ class RunOfficialView(RoleRequiredMixin, View):
         else:
             messages.success(
                 request,
-                "Public pages show this run by default for its release."
+                _("Public pages show this run by default for its release.")
                 if headline
-                else "Headline mark removed: public pages show the release's most complete run.",
+                else _("Headline mark removed: public pages show the release's most complete run."),
             )
         return redirect(reverse("evaluations:run-detail", kwargs={"pk": run.pk}))
 
@@ -254,6 +256,6 @@ class RunCreateView(RoleRequiredMixin, View):
             except ApplicationError as error:
                 form.add_error(None, error.message)
             else:
-                messages.info(request, "Run created: check the plan below, then launch it.")
+                messages.info(request, _("Run created: check the plan below, then launch it."))
                 return redirect("evaluations:run-detail", pk=run.pk)
         return render(request, self.template_name, {"form": form})

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from pydantic import BaseModel
 
 from .connect import provider_facts, provider_for
@@ -252,7 +253,8 @@ def send_steps(
             continue
         if not failure.retryable or stop_now:
             error = LLMError(
-                f"The model endpoint refused the request: {failure.message}"
+                _("The model endpoint refused the request: %(reason)s")
+                % {"reason": failure.message}
                 if not (failure.retryable or failure.by_policy)
                 else failure.message,
                 status_code=failure.status,
@@ -261,7 +263,15 @@ def send_steps(
             raise _with_calls(error, recorder)
         if last:
             error = LLMError(
-                f"Gave up on {where} after {max_attempts} attempts; last error: {failure.message}",
+                _(
+                    "Gave up on %(where)s after %(max_attempts)s attempts; last "
+                    "error: %(failure_message)s"
+                )
+                % {
+                    "where": where,
+                    "max_attempts": max_attempts,
+                    "failure_message": failure.message,
+                },
                 status_code=failure.status,
                 retryable=True,
             )

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 from .keys import api_key_env_problem
 from .lookup import HostLookup, IPAddress, host_lookup, normal_host, resolve
@@ -157,17 +158,23 @@ def address_problem(address: IPAddress) -> str:
     private = False
     for ip in _embedded(address):
         if ip in METADATA_ADDRESSES:
-            return f"{shown} is a cloud metadata address: model calls never go there."
+            return _("%(address)s is a cloud metadata address: model calls never go there.") % {
+                "address": shown
+            }
         if ip.is_link_local:
-            return f"{shown} is a link-local address: model calls never go there."
+            return _("%(address)s is a link-local address: model calls never go there.") % {
+                "address": shown
+            }
         if ip.is_multicast or (isinstance(ip, ipaddress.IPv4Address) and ip.is_reserved):
-            return f"{shown} is not a unicast address a model server can have."
+            return _("%(address)s is not a unicast address a model server can have.") % {
+                "address": shown
+            }
         private = private or not globally_reachable(ip)
     if private and not allow_private():
-        return (
-            f"{shown} is a loopback or private address, which this deployment does not call "
+        return _(
+            "%(address)s is a loopback or private address, which this deployment does not call "
             "(LLM_ENDPOINTS_ALLOW_PRIVATE is off)."
-        )
+        ) % {"address": shown}
     return ""
 
 
@@ -187,7 +194,7 @@ def literal_address(host: str) -> IPAddress | None:
 def name_problem(host: str) -> str:
     """What the name alone says: a metadata name, or localhost."""
     if host in METADATA_NAMES:
-        return f"{host} is a cloud metadata host: model calls never go there."
+        return _("%(host)s is a cloud metadata host: model calls never go there.") % {"host": host}
     if (host == "localhost" or host.endswith(".localhost")) and not allow_private():
         return address_problem(ipaddress.ip_address("127.0.0.1")).replace("127.0.0.1", host, 1)
     return ""
@@ -197,7 +204,13 @@ def addresses_problem(host: str, addresses: list[IPAddress]) -> str:
     """The first problem among the addresses `host` resolved to ("" when all may be called)."""
     for address in addresses:
         if problem := address_problem(address):
-            return problem if str(address) == host else f"{host} resolves to {address}. {problem}"
+            if str(address) == host:
+                return problem
+            return _("%(host)s resolves to %(address)s. %(problem)s") % {
+                "host": host,
+                "address": address,
+                "problem": problem,
+            }
     return ""
 
 
@@ -224,23 +237,23 @@ def url_problem(url: str, *, lookup: bool = True, looked_up: HostLookup | None =
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
     except ValueError as error:
-        return f"This is not a URL the platform can call ({error})."
+        return _("This is not a URL the platform can call (%(error)s).") % {"error": error}
     if parts.scheme not in ("http", "https"):
-        return "A model endpoint's URL starts with https:// (or http:// for a local server)."
+        return _("A model endpoint's URL starts with https:// (or http:// for a local server).")
     if "@" in parts.netloc:
-        return (
+        return _(
             "Remove the user name and password from the URL: the key goes in an environment "
             "variable (API key environment variable), never in the address."
         )
     if parts.query or url.rstrip().endswith("?"):
-        return (
+        return _(
             "Remove the query string (the part from ?): a base URL is a path, and the "
             "platform adds the rest."
         )
     if parts.fragment or "#" in url:
-        return "Remove the fragment (the part from #) from the base URL."
+        return _("Remove the fragment (the part from #) from the base URL.")
     if not parts.hostname:
-        return "The URL names no host."
+        return _("The URL names no host.")
     return host_problem(parts.hostname, lookup=lookup, looked_up=looked_up)
 
 
@@ -263,16 +276,26 @@ def key_host_problem(api_key_env: str, url: str) -> str:
     patterns = key_hosts(api_key_env)
     if any(fnmatch.fnmatchcase(host, pattern.lower()) for pattern in patterns):
         return ""
-    where = (
-        f"may only be sent to {', '.join(patterns)}"
-        if patterns
-        else "is bound to no host, so it is sent nowhere"
-    )
-    return (
-        f"The key in {api_key_env} {where}, not to {host or 'this endpoint'}. Leave the "
-        "variable blank for a server without a key, or bind the variable to this host in "
-        f"LLM_API_KEY_HOSTS ({api_key_env}={host or 'host'})."
-    )
+    values = {
+        "variable": api_key_env,
+        "hosts": ", ".join(patterns),
+        # Translators: where a key may not be sent when the endpoint's URL names no host.
+        "host": host or _("this endpoint"),
+        "binding": f"{api_key_env}={host or 'host'}",
+    }
+    if patterns:
+        message = _(
+            "The key in %(variable)s may only be sent to %(hosts)s, not to %(host)s. Leave the "
+            "variable blank for a server without a key, or bind the variable to this host in "
+            "LLM_API_KEY_HOSTS (%(binding)s)."
+        )
+    else:
+        message = _(
+            "The key in %(variable)s is bound to no host, so it is sent nowhere, not to "
+            "%(host)s. Leave the variable blank for a server without a key, or bind the "
+            "variable to this host in LLM_API_KEY_HOSTS (%(binding)s)."
+        )
+    return message % values
 
 
 def configuration_problems(
@@ -322,7 +345,8 @@ def request_check(configuration: ModelConfiguration) -> None:
     problems = configuration_problems(configuration, lookup=False)
     if problems:
         raise EgressRefused(
-            f"Configuration {configuration.name!r} cannot be called: " + " ".join(problems.values())
+            _("Configuration %(name)r cannot be called: %(problems)s")
+            % {"name": configuration.name, "problems": " ".join(problems.values())}
         )
 
 

@@ -30,6 +30,7 @@ import httpcore2
 import httpx2
 import sniffio
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from .egress import EgressRefused, checked_addresses
 
@@ -215,7 +216,7 @@ class PinnedBackend(httpcore2.NetworkBackend):
         timeout: float | None = None,
         socket_options: Iterable | None = None,
     ) -> httpcore2.NetworkStream:
-        raise EgressRefused("Model calls go over TCP only.")
+        raise EgressRefused(_("Model calls go over TCP only."))
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
@@ -271,7 +272,7 @@ class AsyncPinnedBackend(httpcore2.AsyncNetworkBackend):
         timeout: float | None = None,
         socket_options: Iterable | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        raise EgressRefused("Model calls go over TCP only.")
+        raise EgressRefused(_("Model calls go over TCP only."))
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)

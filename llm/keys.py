@@ -11,6 +11,7 @@ import fnmatch
 import os
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 # Variables the platform reads for itself (docs/operations.md "Configuration"), and the prefixes
 # of its settings families: refused whatever the patterns say.
@@ -35,13 +36,15 @@ def api_key_env_problem(name: str) -> str | None:
         return None
     upper = name.upper()
     if upper in PLATFORM_VARIABLES or upper.startswith(PLATFORM_PREFIXES):
-        return (
-            f"{name} is one of the platform's own settings; a model key must live in its own "
+        return _(
+            "%(name)s is one of the platform's own settings; a model key must live in its own "
             "variable (for example OPENAI_API_KEY)."
-        )
+        ) % {"name": name}
     patterns = settings.LLM_API_KEY_ENV_PATTERNS
     if not any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in patterns):
-        return f"The variable name must match {' or '.join(patterns)} (for example OPENAI_API_KEY)."
+        return _("The variable name must match %(patterns)s (for example OPENAI_API_KEY).") % {
+            "patterns": " or ".join(patterns)
+        }
     return None
 
 

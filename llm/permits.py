@@ -20,6 +20,8 @@ import time
 from collections import deque
 
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from . import limits
 from .admission import AdmissionGate
@@ -95,10 +97,17 @@ class PermitPool:
 
     def _limit_error(self, started: float) -> LLMError:
         return LLMError(
-            f"Waited {time.monotonic() - started:.0f} s for a request slot on "
-            f"{self.configuration.name!r} (limits: "
-            f"{self.configuration.max_concurrency or 'no'} at once, "
-            f"{self.configuration.requests_per_minute or 'no'} per minute).",
+            _(
+                "Waited %(seconds).0f s for a request slot on "
+                "%(configuration_name)r (limits: %(concurrency)s at once, "
+                "%(per_minute)s per minute)."
+            )
+            % {
+                "seconds": time.monotonic() - started,
+                "configuration_name": self.configuration.name,
+                "concurrency": self.configuration.max_concurrency or pgettext("no limit", "no"),
+                "per_minute": self.configuration.requests_per_minute or pgettext("no limit", "no"),
+            },
             retryable=True,
         )
 

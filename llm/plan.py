@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any, Generic, TypeVar
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from pydantic import BaseModel
 
 from .attempts import send_steps, with_format
@@ -276,8 +277,16 @@ def structured_steps(
             },
         ]
     error = StructuredOutputError(
-        f"{configuration.name} did not return a valid {schema.__name__} after "
-        f"{reask_limit} re-asks. Last error: {reply.rejection[:300]}",
+        _(
+            "%(configuration_name)s did not return a valid %(schema)s "
+            "after %(reask_limit)s re-asks. Last error: %(reply_rejection)s"
+        )
+        % {
+            "configuration_name": configuration.name,
+            "schema": schema.__name__,
+            "reask_limit": reask_limit,
+            "reply_rejection": reply.rejection[:300],
+        },
         raw_text=reply.text,
         validation_error=reply.rejection,
         call_ids=recorder.call_ids,

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from django.utils.translation import gettext as _
 from pydantic import BaseModel, ValidationError
 
 from .cache import request_fingerprint
@@ -44,11 +45,17 @@ def prepare_request(
     if configuration.is_imported:
         # It only names the model whose transcripts were imported: there is nothing to call.
         raise LLMError(
-            f"The model configuration {configuration.name!r} names imported transcripts; the "
-            "platform never calls it."
+            _(
+                "The model configuration %(configuration_name)r names imported "
+                "transcripts; the platform never calls it."
+            )
+            % {"configuration_name": configuration.name}
         )
     if not configuration.is_active:
-        raise LLMError(f"The model configuration {configuration.name!r} is switched off.")
+        raise LLMError(
+            _("The model configuration %(configuration_name)r is switched off.")
+            % {"configuration_name": configuration.name}
+        )
     system_parts = [configuration.system_prompt.strip()] if configuration.system_prompt else []
     rest = list(messages)
     # One leading system message: several local chat templates reject more than one.

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 
@@ -38,14 +39,20 @@ def configuration_for_role(role: str) -> ModelConfiguration:
     )
     if assignment is None:
         raise ApplicationError(
-            f"No model is configured for the {label} role; a maintainer can assign one under "
-            "Model configurations."
+            _(
+                "No model is configured for the %(label)s role; a maintainer can "
+                "assign one under Model configurations."
+            )
+            % {"label": label}
         )
     if not assignment.configuration.is_active:
         raise ApplicationError(
-            f"The default model for the {label} role ({assignment.configuration.name}) is "
-            "switched off; a maintainer can activate it or choose another under Model "
-            "configurations."
+            _(
+                "The default model for the %(label)s role "
+                "(%(configuration_name)s) is switched off; a maintainer can "
+                "activate it or choose another under Model configurations."
+            )
+            % {"label": label, "configuration_name": assignment.configuration.name}
         )
     return assignment.configuration
 

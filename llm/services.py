@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from pydantic import BaseModel, Field
 
 from .attempts import Wait
@@ -68,7 +69,7 @@ def configurations_publish(*, configuration_ids: Iterable[int], run_id: int) -> 
 
 def configuration_synthetic_get_or_create(*, name: str, model_id: str) -> ModelConfiguration:
     """The switched-off configuration that synthetic load-test results are filed under."""
-    configuration, _ = ModelConfiguration.objects.get_or_create(
+    configuration, _created = ModelConfiguration.objects.get_or_create(
         name=name,
         defaults={
             "provider": Provider.OPENAI_COMPATIBLE,
@@ -90,7 +91,7 @@ def configuration_imported_get_or_create(*, model_name: str) -> ModelConfigurati
     named = ModelConfiguration.objects.filter(name=model_name, provider=Provider.IMPORTED).first()
     if named is not None:
         return named
-    configuration, _ = ModelConfiguration.objects.get_or_create(
+    configuration, _created = ModelConfiguration.objects.get_or_create(
         name=f"{model_name} (imported)",
         defaults={
             "provider": Provider.IMPORTED,
@@ -106,8 +107,12 @@ def configuration_imported_get_or_create(*, model_name: str) -> ModelConfigurati
     if not configuration.is_imported:
         # A configuration someone created under that name for real calls: never reuse it.
         raise LLMError(
-            f"A model configuration named {configuration.name!r} already exists for real "
-            "calls; rename it or name the imported model differently."
+            _(
+                "A model configuration named %(configuration_name)r already "
+                "exists for real calls; rename it or name the imported model "
+                "differently."
+            )
+            % {"configuration_name": configuration.name}
         )
     return configuration
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from .egress import EgressRefused, request_check
 from .exceptions import LLMError
@@ -53,8 +54,16 @@ def api_key_for(configuration: ModelConfiguration) -> str:
     key = os.environ.get(configuration.api_key_env, "")
     if not key:
         raise LLMError(
-            f"Set the environment variable {configuration.api_key_env} for configuration "
-            f"{configuration.name!r}: it should hold the API key for {configuration.endpoint}."
+            _(
+                "Set the environment variable %(variable)s for "
+                "configuration %(configuration_name)r: it should hold the API "
+                "key for %(endpoint)s."
+            )
+            % {
+                "variable": configuration.api_key_env,
+                "configuration_name": configuration.name,
+                "endpoint": configuration.endpoint,
+            }
         )
     return key
 

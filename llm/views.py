@@ -10,6 +10,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import FormView, ListView
 
@@ -65,7 +66,11 @@ class ConfigurationFormMixin(RoleRequiredMixin, FormView):
         except ApplicationError as exc:
             form.add_error(None, exc.message)
             return self.form_invalid(form)
-        messages.success(self.request, f"Saved the model configuration {configuration.name}.")
+        messages.success(
+            self.request,
+            _("Saved the model configuration %(configuration_name)s.")
+            % {"configuration_name": configuration.name},
+        )
         if form.host_lookup and form.host_lookup.note:
             messages.warning(self.request, form.host_lookup.note)
         return redirect(reverse("llm:configuration-list"))

@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.generic import TemplateView
 
 from core.exceptions import ApplicationError
@@ -58,6 +59,10 @@ class MetricsNeedingMappingView(RoleRequiredMixin, TemplateView):
             except ApplicationError as error:
                 form.add_error(None, error.message)
             else:
-                messages.success(request, f"Mapped {metric.key}; it can now enter a release.")
+                messages.success(
+                    request,
+                    _("Mapped %(metric_key)s; it can now enter a release.")
+                    % {"metric_key": metric.key},
+                )
                 return redirect(reverse("metrics_registry:metrics_needing_mapping"))
         return self.render_to_response(self.get_context_data(forms={metric.pk: form}))

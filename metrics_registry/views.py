@@ -12,6 +12,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.http import RFC3986_SUBDELIMS
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
@@ -122,7 +124,7 @@ class MetricStatusChangeView(RoleRequiredMixin, View):
         metric = get_object_or_404(metric_list(user=request.user), key=key)
         form = MetricStatusForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "Choose a valid status.")
+            messages.error(request, _("Choose a valid status."))
         else:
             try:
                 metric_status_change(
@@ -131,7 +133,11 @@ class MetricStatusChangeView(RoleRequiredMixin, View):
                     changed_by=request.user,
                     reason=form.cleaned_data["reason"],
                 )
-                messages.success(request, f"{metric.key} is now {form.cleaned_data['to_status']}.")
+                messages.success(
+                    request,
+                    _("%(metric_key)s is now %(status)s.")
+                    % {"metric_key": metric.key, "status": form.cleaned_data["to_status"]},
+                )
             except ApplicationError as error:
                 messages.error(request, error.message)
         return redirect("metrics_registry:metric_detail", key=metric.key)
@@ -268,7 +274,10 @@ class ReleaseCreateView(MaintainerRequiredMixin, FormView):
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.form_invalid(form)
-        messages.success(self.request, f"Draft release {release.version} created.")
+        messages.success(
+            self.request,
+            _("Draft release %(release_version)s created.") % {"release_version": release.version},
+        )
         return redirect("metrics_registry:release_edit", version=release.version)
 
 
@@ -317,21 +326,37 @@ class ReleaseEditView(FromAboveMixin, MaintainerRequiredMixin, ReleaseObjectMixi
                 )
                 messages.success(
                     request,
-                    f"{count} validated metric versions added or updated; the ones left out "
-                    "are listed below with the reason.",
+                    ngettext(
+                        "%(count)s validated metric version added or updated; the ones "
+                        "left out are listed below with the reason.",
+                        "%(count)s validated metric versions added or updated; the ones "
+                        "left out are listed below with the reason.",
+                        count,
+                    )
+                    % {"count": count},
                 )
             elif action == "add":
                 ids = identifiers_parse(request.POST.getlist("version"), name="version")
                 versions = MetricVersion.objects.filter(pk__in=ids).select_related("metric")
                 count = release_add_versions(release=release, versions=versions)
-                messages.success(request, f"{count} metric versions added.")
+                messages.success(
+                    request,
+                    ngettext(
+                        "%(count)s metric version added.", "%(count)s metric versions added.", count
+                    )
+                    % {"count": count},
+                )
             elif action == "remove":
                 ids = identifiers_parse(request.POST.getlist("version"), name="version")
                 versions = MetricVersion.objects.filter(pk__in=ids)
                 count = release_remove_versions(release=release, metrics=versions)
-                messages.success(request, f"{count} metrics removed.")
+                messages.success(
+                    request,
+                    ngettext("%(count)s metric removed.", "%(count)s metrics removed.", count)
+                    % {"count": count},
+                )
             else:
-                messages.error(request, "Choose what to do with the selected versions.")
+                messages.error(request, _("Choose what to do with the selected versions."))
         except ApplicationError as error:
             messages.error(request, error.message)
         return redirect("metrics_registry:release_edit", version=release.version)
@@ -353,7 +378,11 @@ class ReleasePublishView(FromAboveMixin, MaintainerRequiredMixin, ReleaseObjectM
     def post(self, request, version: str):
         release = self.get_release()
         if request.POST.get("confirm") != release.version:
-            messages.error(request, f"Type {release.version} to confirm publication.")
+            messages.error(
+                request,
+                _("Type %(release_version)s to confirm publication.")
+                % {"release_version": release.version},
+            )
             return redirect("metrics_registry:release_publish", version=release.version)
         try:
             release = release_publish(
@@ -362,7 +391,11 @@ class ReleasePublishView(FromAboveMixin, MaintainerRequiredMixin, ReleaseObjectM
         except ApplicationError as error:
             messages.error(request, error.message)
             return redirect("metrics_registry:release_publish", version=release.version)
-        messages.success(request, f"Release {release.version} is published and now immutable.")
+        messages.success(
+            request,
+            _("Release %(release_version)s is published and now immutable.")
+            % {"release_version": release.version},
+        )
         for warning in release.publish_warnings:
             messages.warning(request, warning)
         return redirect("metrics_registry:release_detail", version=release.version)

@@ -20,6 +20,7 @@ from html import escape
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 PNG_SCALE = 2
 CHROMIUM_ARGS = [
@@ -44,7 +45,7 @@ def chromium_path() -> str:
         or "/usr/bin/chromium"
     )
     if not os.path.exists(path):
-        raise ExportUnavailable(f"Chromium is not installed at {path}.")
+        raise ExportUnavailable(_("Chromium is not installed at %(path)s.") % {"path": path})
     return path
 
 

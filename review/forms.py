@@ -1,6 +1,7 @@
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.utils.translation import gettext as _
 
 from core.forms import CheckedTextMixin
 from evaluations.models import EvaluationRun
@@ -76,13 +77,15 @@ class QueueForm(CheckedTextMixin, forms.Form):
         users = list(get_user_model().objects.filter(email__in=emails, is_active=True))
         missing = sorted(set(emails) - {user.email.lower() for user in users})
         if missing:
-            raise forms.ValidationError(f"No active account for: {', '.join(missing)}.")
+            raise forms.ValidationError(
+                _("No active account for: %(items)s.") % {"items": ", ".join(missing)}
+            )
         return users
 
     def clean(self):
         data = super().clean()
         if (data.get("sample_size") is None) == (data.get("sample_fraction") is None):
-            raise forms.ValidationError("Give either a sample size or a sample fraction.")
+            raise forms.ValidationError(_("Give either a sample size or a sample fraction."))
         return data
 
     def service_kwargs(self) -> dict:
@@ -155,7 +158,7 @@ class RunQueueForm(CheckedTextMixin, forms.Form):
         size, fraction = data.get("sample_size"), data.get("sample_fraction")
         if data.get("purpose") == "triage":
             if size is None or fraction is not None:
-                raise forms.ValidationError("A triage queue takes a size (how many items).")
+                raise forms.ValidationError(_("A triage queue takes a size (how many items)."))
         elif (size is None) == (fraction is None):
-            raise forms.ValidationError("Give either a sample size or a sample fraction.")
+            raise forms.ValidationError(_("Give either a sample size or a sample fraction."))
         return data

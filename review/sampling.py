@@ -8,6 +8,8 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 
+from django.utils.translation import gettext as _
+
 from core.exceptions import ApplicationError
 
 from .kinds.base import Candidate
@@ -18,13 +20,13 @@ StratumKey = tuple[str, ...]
 def sample_size_for(population: int, *, size: int | None, fraction: float | None) -> int:
     """How many items to draw: an explicit size (capped at the population) or a fraction."""
     if (size is None) == (fraction is None):
-        raise ApplicationError("Give either a sample size or a fraction, not both.")
+        raise ApplicationError(_("Give either a sample size or a fraction, not both."))
     if size is not None:
         if size < 1:
-            raise ApplicationError("The sample size must be at least 1.")
+            raise ApplicationError(_("The sample size must be at least 1."))
         return min(size, population)
     if not 0 < fraction <= 1:
-        raise ApplicationError("The fraction must be above 0 and at most 1 (e.g. 0.105).")
+        raise ApplicationError(_("The fraction must be above 0 and at most 1 (e.g. 0.105)."))
     # At least one item: a fraction of a small population must not round to an empty queue.
     return min(population, max(1, round(fraction * population)))
 
@@ -80,7 +82,7 @@ def stratified_sample(
 ) -> list[Candidate]:
     """A proportional stratified sample, returned in a random (seeded) rating order."""
     if not candidates:
-        raise ApplicationError("There is nothing of this kind to sample from yet.")
+        raise ApplicationError(_("There is nothing of this kind to sample from yet."))
     total = sample_size_for(len(candidates), size=size, fraction=fraction)
     groups: dict[StratumKey, list[Candidate]] = defaultdict(list)
     for candidate in candidates:

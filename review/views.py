@@ -5,6 +5,8 @@ import itertools
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView, TemplateView
 
@@ -128,7 +130,15 @@ class AssignmentSubmitView(RaterMixin, View):
                 comment=request.POST.get("comment", ""),
             )
             minutes = max(1, round(undo_window().total_seconds() / 60))
-            messages.success(request, f"Rating saved. Press U within {minutes} minutes to undo it.")
+            messages.success(
+                request,
+                ngettext(
+                    "Rating saved. Press U within %(minutes)s minute to undo it.",
+                    "Rating saved. Press U within %(minutes)s minutes to undo it.",
+                    minutes,
+                )
+                % {"minutes": minutes},
+            )
         except ApplicationError as error:
             messages.error(request, error.message)
         return redirect("review:rate", pk=assignment.queue_id)
@@ -139,7 +149,7 @@ class AssignmentSkipView(RaterMixin, View):
         assignment = self.own_assignment(pk)
         try:
             services.assignment_skip(assignment=assignment, rater=request.user)
-            messages.info(request, "Skipped; another rater will take that item.")
+            messages.info(request, _("Skipped; another rater will take that item."))
         except ApplicationError as error:
             messages.error(request, error.message)
         return redirect("review:rate", pk=assignment.queue_id)
@@ -169,7 +179,9 @@ class RatingUndoView(RaterMixin, View):
         queue = self.rateable_queue(pk)
         try:
             services.rating_undo_last(queue=queue, rater=request.user)
-            messages.info(request, "Your last rating was taken back; change it and submit again.")
+            messages.info(
+                request, _("Your last rating was taken back; change it and submit again.")
+            )
         except ApplicationError as error:
             messages.error(request, error.message)
         return redirect("review:rate", pk=queue.pk)
@@ -202,7 +214,7 @@ class QueueCreateView(ManagerMixin, FormView):
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.form_invalid(form)
-        messages.success(self.request, f"Queue created with {queue.items.count()} items.")
+        messages.success(self.request, queue_created_message(queue.items.count()))
         return redirect("review:queue-detail", pk=queue.pk)
 
 
@@ -232,7 +244,7 @@ class RunQueueCreateView(ManagerMixin, FormView):
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.form_invalid(form)
-        messages.success(self.request, f"Queue created with {queue.items.count()} items.")
+        messages.success(self.request, queue_created_message(queue.items.count()))
         return redirect("review:queue-detail", pk=queue.pk)
 
 
@@ -329,16 +341,23 @@ class ContestedKeepView(RoleRequiredMixin, View):
         metric = get_object_or_404(Metric, pk=pk)
         if "revoke" in request.POST:
             services.contested_metric_keep_revoke(metric=metric, revoked_by=request.user)
-            messages.info(request, f"{metric.key} will be left out of new release drafts.")
+            messages.info(
+                request,
+                _("%(metric_key)s will be left out of new release drafts.")
+                % {"metric_key": metric.key},
+            )
             return redirect("review:contested")
         form = KeepForm(request.POST)
         try:
             if not form.is_valid():
-                raise ApplicationError("Write why the metric stays (at least ten characters).")
+                raise ApplicationError(_("Write why the metric stays (at least ten characters)."))
             services.contested_metric_keep(
                 metric=metric, reason=form.cleaned_data["reason"], kept_by=request.user
             )
-            messages.success(request, f"{metric.key} stays in new release drafts.")
+            messages.success(
+                request,
+                _("%(metric_key)s stays in new release drafts.") % {"metric_key": metric.key},
+            )
         except ApplicationError as error:
             messages.error(request, error.message)
         return redirect("review:contested")
@@ -351,3 +370,9 @@ class PrioritiesView(ManagerMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         return {**super().get_context_data(**kwargs), **agreement.priorities_comparison()}
+
+
+def queue_created_message(count: int) -> str:
+    return ngettext(
+        "Queue created with %(count)s item.", "Queue created with %(count)s items.", count
+    ) % {"count": count}

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
+from django.utils.translation import gettext as _
 
 from .models import CitationKind
 
@@ -36,15 +37,20 @@ def citations_parse(text: str) -> list[ParsedCitation]:
                 url_validator(line)
             except ValidationError as error:
                 raise ValidationError(
-                    f"Line {number} looks like a web address but is not a valid one: {line[:80]}"
+                    _("Line %(number)s looks like a web address but is not a valid one: %(line)s")
+                    % {"number": number, "line": line[:80]}
                 ) from error
             citations.append(ParsedCitation(CitationKind.URL, line))
         else:
             if len(line) > 1000:
-                raise ValidationError(f"Line {number} is longer than 1,000 characters.")
+                raise ValidationError(
+                    _("Line %(number)s is longer than 1,000 characters.") % {"number": number}
+                )
             citations.append(ParsedCitation(CitationKind.TEXT, line))
     if len(citations) > MAX_CITATIONS:
-        raise ValidationError(f"Please list at most {MAX_CITATIONS} citations.")
+        raise ValidationError(
+            _("Please list at most %(max_citations)s citations.") % {"max_citations": MAX_CITATIONS}
+        )
     return citations
 
 

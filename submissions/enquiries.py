@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 
@@ -37,11 +38,13 @@ def enquiry_create(*, client_address: str, **fields) -> Enquiry:
         or recent.filter(email__iexact=fields.get("email", "")).count() >= ENQUIRIES_PER_HOUR
     ):
         raise ApplicationError(
-            "We have received several messages from you within the hour. Please wait a little "
-            "before sending another; nothing you wrote is lost."
+            _(
+                "We have received several messages from you within the hour. Please wait a little "
+                "before sending another; nothing you wrote is lost."
+            )
         )
     if not ((fields.get("message") or "").strip() or (fields.get("benchmark_url") or "").strip()):
-        raise ApplicationError("Write a message or give the address of the benchmark.")
+        raise ApplicationError(_("Write a message or give the address of the benchmark."))
     return Enquiry.objects.create(client_hash=hashed, **fields)
 
 
@@ -55,10 +58,13 @@ def enquiry_answer(*, enquiry: Enquiry, actor, answer: str) -> Enquiry:
     """Email the answer to the sender and record it; the email goes out after commit."""
     answer = (answer or "").strip()
     if not answer:
-        raise ApplicationError("Write the answer to send.")
+        raise ApplicationError(_("Write the answer to send."))
     enquiry = Enquiry.objects.select_for_update().get(pk=enquiry.pk)
     if enquiry.status != EnquiryStatus.NEW:
-        raise ApplicationError(f"This enquiry is already {enquiry.get_status_display().lower()}.")
+        raise ApplicationError(
+            _("This enquiry is already %(status)s.")
+            % {"status": enquiry.get_status_display().lower()}
+        )
     enquiry.answer = answer
     enquiry.status = EnquiryStatus.ANSWERED
     enquiry.answered_by = actor
@@ -84,7 +90,10 @@ def enquiry_close(*, enquiry: Enquiry, actor) -> Enquiry:
     """Close without answering (spam, a duplicate); recorded with who closed it."""
     enquiry = Enquiry.objects.select_for_update().get(pk=enquiry.pk)
     if enquiry.status != EnquiryStatus.NEW:
-        raise ApplicationError(f"This enquiry is already {enquiry.get_status_display().lower()}.")
+        raise ApplicationError(
+            _("This enquiry is already %(status)s.")
+            % {"status": enquiry.get_status_display().lower()}
+        )
     enquiry.status = EnquiryStatus.CLOSED
     enquiry.answered_by = actor
     enquiry.answered_at = timezone.now()

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import ListView
 
@@ -85,7 +86,7 @@ class EnquiryDetailView(TriageMixin, View):
         try:
             if request.POST.get("action") == "close":
                 enquiries.enquiry_close(enquiry=enquiry, actor=request.user)
-                messages.info(request, "Closed without an answer.")
+                messages.info(request, _("Closed without an answer."))
                 return redirect("submissions:enquiry-list")
             if not form.is_valid():
                 return self.render(enquiry, form, status=400)
@@ -95,5 +96,7 @@ class EnquiryDetailView(TriageMixin, View):
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.render(enquiry, form, status=400)
-        messages.success(request, f"Answer sent to {enquiry.email}.")
+        messages.success(
+            request, _("Answer sent to %(enquiry_email)s.") % {"enquiry_email": enquiry.email}
+        )
         return redirect("submissions:enquiry-list")

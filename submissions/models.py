@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import pgettext_lazy
 
 from core.models import TimeStampedModel
 from core.roles import Role, user_has_role
@@ -12,15 +13,15 @@ class AgeContext(models.TextChoices):
 
 
 class SubmissionStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    SUBMITTED = "submitted", "Submitted"
-    DRAFTING = "drafting", "Drafting metrics"
-    DRAFTING_FAILED = "drafting_failed", "Drafting failed"
-    IN_REVIEW = "in_review", "In review"
-    ACCEPTED = "accepted", "Accepted"
-    CHANGES_REQUESTED = "changes_requested", "Changes requested"
-    DECLINED = "declined", "Declined"
-    WITHDRAWN = "withdrawn", "Withdrawn"
+    DRAFT = "draft", pgettext_lazy("submission status", "Draft")
+    SUBMITTED = "submitted", pgettext_lazy("submission status", "Submitted")
+    DRAFTING = "drafting", pgettext_lazy("submission status", "Drafting metrics")
+    DRAFTING_FAILED = "drafting_failed", pgettext_lazy("submission status", "Drafting failed")
+    IN_REVIEW = "in_review", pgettext_lazy("submission status", "In review")
+    ACCEPTED = "accepted", pgettext_lazy("submission status", "Accepted")
+    CHANGES_REQUESTED = "changes_requested", pgettext_lazy("submission status", "Changes requested")
+    DECLINED = "declined", pgettext_lazy("submission status", "Declined")
+    WITHDRAWN = "withdrawn", pgettext_lazy("submission status", "Withdrawn")
 
 
 # Statuses in which the contributor may still change the text.
@@ -142,10 +143,10 @@ class SubmissionEvent(models.Model):
 
 
 class CandidateStatus(models.TextChoices):
-    PENDING = "pending", "Pending review"
-    ACCEPTED = "accepted", "Accepted"
-    REJECTED = "rejected", "Rejected"
-    RETURNED = "returned", "Sent back for changes"
+    PENDING = "pending", pgettext_lazy("candidate status", "Pending review")
+    ACCEPTED = "accepted", pgettext_lazy("candidate status", "Accepted")
+    REJECTED = "rejected", pgettext_lazy("candidate status", "Rejected")
+    RETURNED = "returned", pgettext_lazy("candidate status", "Sent back for changes")
 
 
 class Fidelity(models.TextChoices):
@@ -229,9 +230,9 @@ class EnquiryKind(models.TextChoices):
 
 
 class EnquiryStatus(models.TextChoices):
-    NEW = "new", "New"
-    ANSWERED = "answered", "Answered"
-    CLOSED = "closed", "Closed without answer"
+    NEW = "new", pgettext_lazy("enquiry status", "New")
+    ANSWERED = "answered", pgettext_lazy("enquiry status", "Answered")
+    CLOSED = "closed", pgettext_lazy("enquiry status", "Closed without answer")
 
 
 class Enquiry(TimeStampedModel):

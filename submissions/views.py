@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import DetailView, FormView, ListView
 
@@ -59,10 +60,10 @@ class SubmissionFormMixin(ContributorMixin):
                 services.submission_submit(submission=submission, actor=self.request.user)
                 messages.success(
                     self.request,
-                    "Thank you. Your submission is in; metric drafting has started.",
+                    _("Thank you. Your submission is in; metric drafting has started."),
                 )
             else:
-                messages.success(self.request, "Draft saved.")
+                messages.success(self.request, _("Draft saved."))
         except ApplicationError as error:
             form.add_error(None, error.message)
             return self.form_invalid(form)
@@ -91,7 +92,7 @@ class SubmissionUpdateView(SubmissionFormMixin, FormView):
                 selectors.submission_list_own(user=request.user), pk=kwargs["pk"]
             )
             if not self.object.is_editable:
-                messages.warning(request, "This submission can no longer be edited.")
+                messages.warning(request, _("This submission can no longer be edited."))
                 return redirect("submissions:detail", pk=self.object.pk)
         return super().dispatch(request, *args, **kwargs)
 
@@ -189,19 +190,19 @@ class SubmissionActionView(ContributorMixin, View):
         try:
             if action == "submit":
                 services.submission_submit(submission=submission, actor=request.user)
-                messages.success(request, "Submitted. Metric drafting has started.")
+                messages.success(request, _("Submitted. Metric drafting has started."))
             elif action == "withdraw":
                 services.submission_withdraw(
                     submission=submission,
                     actor=request.user,
                     reason=request.POST.get("reason", "").strip(),
                 )
-                messages.info(request, "Your submission has been withdrawn.")
+                messages.info(request, _("Your submission has been withdrawn."))
             elif action == "retry":
                 services.submission_retry_drafting(submission=submission, actor=request.user)
-                messages.info(request, "Drafting has been started again.")
+                messages.info(request, _("Drafting has been started again."))
             else:
-                messages.error(request, "Unknown action.")
+                messages.error(request, _("Unknown action."))
         except ApplicationError as error:
             messages.error(request, error.message)
         return HttpResponseRedirect(reverse("submissions:detail", kwargs={"pk": pk}))
@@ -304,9 +305,9 @@ class CandidateReviewView(ResearcherMixin, View):
         messages.success(
             request,
             {
-                "reject": "Candidate rejected.",
-                "return": "Sent back to the contributor with your request.",
-            }.get(action, "Changes saved."),
+                "reject": _("Candidate rejected."),
+                "return": _("Sent back to the contributor with your request."),
+            }.get(action, _("Changes saved.")),
         )
         if action == "save":
             return redirect("submissions:candidate-review", pk=pk)
@@ -315,17 +316,21 @@ class CandidateReviewView(ResearcherMixin, View):
 
 def accepted_message(metric) -> str:
     """Which metric an acceptance created, linked, so the researcher can go on from there."""
-    if metric.validation_status == "validated":
-        status = "validated: “Add all validated current versions” includes it in a release"
-    else:
-        status = (
-            f"{metric.get_validation_status_display().lower()}: validate it on its page before "
-            "“Add all validated current versions” includes it in a release"
-        )
-    return format_html(
-        'Accepted: created metric <a href="{}" data-testid="created-metric">{}</a> “{}”, {}.',
+    link = format_html(
+        '<a href="{}" data-testid="created-metric">{}</a>',
         reverse("metrics_registry:metric_detail", kwargs={"key": metric.key}),
         metric.key,
-        metric.current_version.name if metric.current_version_id else metric.key,
-        status,
     )
+    name = metric.current_version.name if metric.current_version_id else metric.key
+    if metric.validation_status == "validated":
+        message = _(
+            "Accepted: created metric {link} “{name}”, validated: “Add all validated current "
+            "versions” includes it in a release."
+        )
+        return format_html(message, link=link, name=name)
+    message = _(
+        "Accepted: created metric {link} “{name}”, {status}: validate it on its page before "
+        "“Add all validated current versions” includes it in a release."
+    )
+    status = metric.get_validation_status_display().lower()
+    return format_html(message, link=link, name=name, status=status)

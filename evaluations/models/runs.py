@@ -5,6 +5,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from core.models import TimeStampedModel
 
@@ -13,12 +14,13 @@ MAX_TURNS = 40
 
 
 class RunStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    RUNNING = "running", "Running"
-    PAUSED = "paused", "Paused"
-    CANCELLED = "cancelled", "Cancelled"
-    COMPLETED = "completed", "Completed"
-    FAILED = "failed", "Failed"
+    # Lazily translated: refusals name the status in a sentence ("This run is already paused").
+    DRAFT = "draft", pgettext_lazy("run status", "Draft")
+    RUNNING = "running", pgettext_lazy("run status", "Running")
+    PAUSED = "paused", pgettext_lazy("run status", "Paused")
+    CANCELLED = "cancelled", pgettext_lazy("run status", "Cancelled")
+    COMPLETED = "completed", pgettext_lazy("run status", "Completed")
+    FAILED = "failed", pgettext_lazy("run status", "Failed")
 
 
 class RubricGrading(models.TextChoices):

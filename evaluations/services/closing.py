@@ -17,6 +17,8 @@ from collections import Counter, defaultdict
 from django.db import transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from core.exceptions import ApplicationError
 from core.rows import update_grouped
@@ -147,8 +149,14 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
             if len(readings) < required:
                 outcomes.append(
                     ApplicationError(
-                        f"This conversation has {len(readings)} of its {required} judgments; "
-                        "judge it first."
+                        ngettext(
+                            "This conversation has %(count)s of its %(required)s judgment; "
+                            "judge it first.",
+                            "This conversation has %(count)s of its %(required)s judgments; "
+                            "judge it first.",
+                            required,
+                        )
+                        % {"count": len(readings), "required": required}
                     )
                 )
                 continue
@@ -156,8 +164,12 @@ def conversations_finalize(items: list[tuple[Conversation, Claim | None]]) -> li
             if stored != last:
                 outcomes.append(
                     ConversationFailure(
-                        f"Turn(s) missing from this conversation's stored transcript ({stored} of "
-                        f"turns 1–{last}); it is simulated again from its last complete turn.",
+                        _(
+                            "Turn(s) missing from this conversation's stored transcript "
+                            "(%(stored)s of turns 1–%(last)s); it is simulated again from "
+                            "its last complete turn."
+                        )
+                        % {"stored": stored, "last": last},
                         kind=FailureKind.OTHER,
                         retryable=True,
                     )

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Count, Q
+from django.utils.translation import gettext as _
 
 import stats as statistics
 from core.exceptions import ApplicationError
@@ -156,19 +157,23 @@ def _paired_changes(
 def runs_compare(*, run_a: EvaluationRun, run_b: EvaluationRun) -> list[MetricComparison]:
     """Per model configuration in both runs and metric: both pass rates, by size of change."""
     if run_a.pk == run_b.pk:
-        raise ApplicationError("Choose two different runs to compare.")
+        raise ApplicationError(_("Choose two different runs to compare."))
     if run_a.release_id is None or run_a.release_id != run_b.release_id:
         raise ApplicationError(
-            "Only runs of the same release can be compared: their metrics and scenarios must "
-            "be the same for a change in pass rate to mean a change in behaviour."
+            _(
+                "Only runs of the same release can be compared: their metrics and scenarios must "
+                "be the same for a change in pass rate to mean a change in behaviour."
+            )
         )
     (a, a_bases), (b, b_bases) = _pass_rates(run_a), _pass_rates(run_b)
     shared_targets = {t for t, _ in a} & {t for t, _ in b}
     if not shared_targets:
         raise ApplicationError(
-            "These runs have no model configuration in common. A comparison sets one model "
-            "against itself across two runs; different models are compared on the results "
-            "pages, not here."
+            _(
+                "These runs have no model configuration in common. A comparison sets one model "
+                "against itself across two runs; different models are compared on the results "
+                "pages, not here."
+            )
         )
     missing = Estimate.insufficient(reason="not in this run")
     both = sorted(pair for pair in a_bases.keys() & b_bases.keys() if pair[0] in shared_targets)

@@ -17,6 +17,8 @@ evidence of the assistant's behaviour.
 
 from collections.abc import Iterable
 
+from django.utils.translation import gettext as _
+
 from core.exceptions import ApplicationError
 from core.rows import stable_seed
 from llm.exceptions import LLMError, StructuredOutputError
@@ -98,13 +100,16 @@ def _judge_once(*, judge: ModelConfiguration, messages: list[dict], seed: int) -
             # The judge's endpoint failed after the gateway's retries: the target is not to
             # blame, the conversation is simply not judged (and can be retried).
             raise ConversationFailure(
-                f"Not judged: {error.message}",
+                _("Not judged: %(error_message)s") % {"error_message": error.message},
                 kind=FailureKind.NOT_JUDGED,
                 retryable=getattr(error, "retryable", False),
             ) from error
     raise ConversationFailure(
-        f"Not judged: the judge's output could not be read after {JUDGE_RETRIES + 1} attempts "
-        f"({last.message})",
+        _(
+            "Not judged: the judge's output could not be read after "
+            "%(attempts)s attempts (%(last_message)s)"
+        )
+        % {"attempts": JUDGE_RETRIES + 1, "last_message": last.message},
         kind=FailureKind.NOT_JUDGED,
     )
 
@@ -119,7 +124,9 @@ def judge_steps(*, conversation: Conversation, turns: list[Turn], done: set[int]
     Each judge of the panel (`run_panel`, read beforehand) makes its own repetitions."""
     run = conversation.run
     if not turns:
-        raise ApplicationError("This conversation has no turns yet, so there is nothing to judge.")
+        raise ApplicationError(
+            _("This conversation has no turns yet, so there is nothing to judge.")
+        )
     seats = run_panel(run)
     missing = [(s.judge, r) for s in seats for r in s.numbers if r not in done]
     if not missing:

@@ -4,6 +4,7 @@ mark one of them the release's headline run (the one public pages show by defaul
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core import events
 from core.exceptions import ApplicationError
@@ -36,13 +37,15 @@ def run_set_official(
     run = _locked(run)
     if official:
         if run.status != RunStatus.COMPLETED:
-            raise ApplicationError("Only a completed run can be made official.")
+            raise ApplicationError(_("Only a completed run can be made official."))
         if run.release is None or not run.release.is_published:
-            raise ApplicationError("Only a run of a published release can be made official.")
+            raise ApplicationError(_("Only a run of a published release can be made official."))
         if SwapStudy.objects.filter(swap_run=run).exists():
             raise ApplicationError(
-                "This run re-runs a sample for a swap study: its figures are published with "
-                "its base run's, never as a release's results."
+                _(
+                    "This run re-runs a sample for a swap study: its figures are published with "
+                    "its base run's, never as a release's results."
+                )
             )
         # Published is immutable: the names the public pages now show may not change later.
         configurations_publish(configuration_ids=run_configuration_ids(run), run_id=run.pk)
@@ -69,7 +72,7 @@ def run_set_headline(
     """
     run = _locked(run)
     if headline and not run.is_official:
-        raise ApplicationError("Make the run official before marking it as the headline run.")
+        raise ApplicationError(_("Make the run official before marking it as the headline run."))
     now = timezone.now()
     if headline:
         EvaluationRun.objects.filter(release_id=run.release_id, is_headline=True).exclude(

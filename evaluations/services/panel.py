@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration
@@ -95,7 +97,12 @@ def _seat_readings(seats: list[Seat], readings: list[dict[int, bool]]) -> np.nda
             votes = [by_repetition[r] for r in seat.numbers if r in by_repetition]
             if len(votes) < seat.repetitions:
                 raise ApplicationError(
-                    f"Judge {seat.judge} has {len(votes)} of its {seat.repetitions} readings."
+                    ngettext(
+                        "Judge %(judge)s has %(count)s of its %(repetitions)s reading.",
+                        "Judge %(judge)s has %(count)s of its %(repetitions)s readings.",
+                        seat.repetitions,
+                    )
+                    % {"judge": seat.judge, "count": len(votes), "repetitions": seat.repetitions}
                 )
             arr[c, seat.index, : len(votes)] = votes
     return arr
@@ -139,16 +146,23 @@ def panel_configure(
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ApplicationError(
-            f"A judge sits on the panel once; {', '.join(repeated)} is named twice."
+            _("A judge sits on the panel once; %(items)s is named twice.")
+            % {"items": ", ".join(repeated)}
         )
     for configuration, repetitions in judges:
         if repetitions < 1 or repetitions % 2 == 0:
             raise ApplicationError(
-                f"Give {configuration.name} an odd number of readings (1, 3, 5…) so its own "
-                "majority decides."
+                _(
+                    "Give %(configuration_name)s an odd number of readings (1, 3, "
+                    "5…) so its own majority decides."
+                )
+                % {"configuration_name": configuration.name}
             )
         if not configuration.is_active:
-            raise ApplicationError(f"{configuration.name} is switched off.")
+            raise ApplicationError(
+                _("%(configuration_name)s is switched off.")
+                % {"configuration_name": configuration.name}
+            )
     rows = RunJudge.objects.bulk_create(
         RunJudge(run=run, position=i, judge=configuration, repetitions=repetitions)
         for i, (configuration, repetitions) in enumerate(judges, start=1)

@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from core.rows import stable_seed
@@ -203,8 +204,11 @@ def _all_criteria_call(
     missing = [n for n in range(1, len(criteria) + 1) if n not in by_number]
     if missing:
         raise ApplicationError(
-            f"The judge graded criteria {sorted(by_number)} but not {missing} of item "
-            f"{response.item.key}; retry the response."
+            _(
+                "The judge graded criteria %(graded)s but not %(missing)s of "
+                "item %(item_key)s; retry the response."
+            )
+            % {"graded": sorted(by_number), "missing": missing, "item_key": response.item.key}
         )
     return {c.pk: by_number[n] for n, c in enumerate(criteria, start=1)}, result
 

@@ -17,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 import numpy as np
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from core.ids import is_identifier
@@ -119,12 +120,15 @@ def rubric_configurations_compare(
 ) -> RubricRegression:
     """Paired differences (B − A) overall and per dimension, acuity and population."""
     if a == b:
-        raise ApplicationError("Pick two different configurations to compare.")
+        raise ApplicationError(_("Pick two different configurations to compare."))
     left, right = _responses(a), _responses(b)
     if not left or not right:
         raise ApplicationError(
-            "Each configuration needs graded rubric replies in its run; "
-            f"{a.label} has {len(left)}, {b.label} has {len(right)}."
+            _(
+                "Each configuration needs graded rubric replies in its run; "
+                "%(a_label)s has %(a_count)s, %(b_label)s has %(b_count)s."
+            )
+            % {"a_label": a.label, "a_count": len(left), "b_label": b.label, "b_count": len(right)}
         )
     unpaired = len(set(left) ^ set(right))
     failed = 0
@@ -223,7 +227,7 @@ def configuration_resolve(*, run_id: int | str, target: int | str) -> Configurat
     part is missing."""
     run = EvaluationRun.objects.filter(pk=int(run_id)).first() if is_identifier(run_id) else None
     if run is None:
-        raise ApplicationError(f"There is no run {run_id}.")
+        raise ApplicationError(_("There is no run %(run_id)s.") % {"run_id": run_id})
     targets = run.targets.all()
     found = (
         targets.filter(pk=int(target)).first()
@@ -231,7 +235,9 @@ def configuration_resolve(*, run_id: int | str, target: int | str) -> Configurat
         else targets.filter(name=str(target)).first()
     )
     if found is None:
-        raise ApplicationError(f"Run {run.pk} has no target {target!r}.")
+        raise ApplicationError(
+            _("Run %(run_id)s has no target %(target)r.") % {"run_id": run.pk, "target": target}
+        )
     return Configuration(run=run, target=found)
 
 

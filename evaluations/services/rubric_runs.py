@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from core.queueing import task_send
@@ -35,7 +36,7 @@ def rubric_items_from_keys(keys: Sequence[str]) -> list[RubricItem]:
     if keys and len(items) != len(set(keys)):
         found = {item.key for item in items}
         unknown = ", ".join(k for k in keys if k not in found)
-        raise ApplicationError(f"Unknown rubric items: {unknown}.")
+        raise ApplicationError(_("Unknown rubric items: %(unknown)s.") % {"unknown": unknown})
     return items
 
 
@@ -140,8 +141,11 @@ def rubric_responses_finalize(items: list[tuple[RubricResponse, Claim | None]]) 
             if missing:
                 outcomes.append(
                     ApplicationError(
-                        f"Rubric reply {response.pk} lacks the grades of criteria "
-                        f"{sorted(missing)}; retry it."
+                        _(
+                            "Rubric reply %(response_id)s lacks the grades of criteria "
+                            "%(missing)s; retry it."
+                        )
+                        % {"response_id": response.pk, "missing": sorted(missing)}
                     )
                 )
                 continue

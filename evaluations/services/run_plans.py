@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration
@@ -54,9 +55,12 @@ def release_check_metric_versions(
         outsiders.append(label)
     if outsiders:
         raise ApplicationError(
-            f"Release {release.version} does not contain {', '.join(outsiders)}. A release's "
-            "run holds only the release's metric versions (a subset is fine); choose no "
-            "release to run other metrics."
+            _(
+                "Release %(release_version)s does not contain %(items)s. A "
+                "release's run holds only the release's metric versions (a "
+                "subset is fine); choose no release to run other metrics."
+            )
+            % {"release_version": release.version, "items": ", ".join(outsiders)}
         )
 
 

@@ -2,6 +2,8 @@
 
 from decimal import Decimal
 
+from django.utils.translation import gettext as _
+
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration, ModelRole, ModelRoleAssignment
 from llm.selectors import configuration_for_role
@@ -18,7 +20,7 @@ def _configuration(name: str | None, role: str) -> ModelConfiguration:
         return configuration_for_role(role)
     configuration = ModelConfiguration.objects.filter(name=name).first()
     if configuration is None:
-        raise ApplicationError(f'No model configuration is named "{name}".')
+        raise ApplicationError(_('No model configuration is named "%(name)s".') % {"name": name})
     return configuration
 
 
@@ -41,18 +43,22 @@ def metric_versions_from_names(
     if run_id is not None:
         run = EvaluationRun.objects.filter(pk=run_id).first()
         if run is None:
-            raise ApplicationError(f"There is no run {run_id}.")
+            raise ApplicationError(_("There is no run %(run_id)s.") % {"run_id": run_id})
         versions = run_metric_versions(run)
     elif release_version:
         release = Release.objects.filter(version=release_version).first()
         if release is None:
-            raise ApplicationError(f"There is no release {release_version}.")
+            raise ApplicationError(
+                _("There is no release %(release_version)s.") % {"release_version": release_version}
+            )
         versions = MetricVersion.objects.filter(release_items__release=release)
     else:
         metrics = {m.key: m for m in Metric.objects.filter(key__in=metric_keys)}
         unknown = [key for key in metric_keys if key not in metrics]
         if unknown:
-            raise ApplicationError(f"Unknown metric keys: {', '.join(unknown)}.")
+            raise ApplicationError(
+                _("Unknown metric keys: %(items)s.") % {"items": ", ".join(unknown)}
+            )
         versions = MetricVersion.objects.filter(
             pk__in=[metrics[key].current_version_id for key in metric_keys]
         )
@@ -86,26 +92,33 @@ def run_create_from_names(
     `judgments_per_conversation` readings; it replaces `judge_name`.
     """
     if judge_names and judge_name:
-        raise ApplicationError("Name one judge or a panel of judges, not both.")
+        raise ApplicationError(_("Name one judge or a panel of judges, not both."))
     release = None
     if release_version:
         release = Release.objects.filter(version=release_version).first()
         if release is None:
-            raise ApplicationError(f"There is no release {release_version}.")
+            raise ApplicationError(
+                _("There is no release %(release_version)s.") % {"release_version": release_version}
+            )
     versions = []
     if metric_keys:
         metrics = {m.key: m for m in Metric.objects.filter(key__in=metric_keys)}
         unknown = [key for key in metric_keys if key not in metrics]
         if unknown:
-            raise ApplicationError(f"Unknown metric keys: {', '.join(unknown)}.")
+            raise ApplicationError(
+                _("Unknown metric keys: %(items)s.") % {"items": ", ".join(unknown)}
+            )
         versions = [metrics[key].current_version for key in metric_keys]
     rubric_items = rubric_items_from_keys(rubric_keys or [])
     targets = list(ModelConfiguration.objects.filter(name__in=target_names))
     if len(targets) != len(set(target_names)):
         found = {t.name for t in targets}
         missing = [n for n in target_names if n not in found]
+        # Translators: stands for the list of configuration names when none was given.
+        none_given = _("(none given)")
         raise ApplicationError(
-            f"Unknown target configurations: {', '.join(missing) or '(none given)'}."
+            _("Unknown target configurations: %(names)s.")
+            % {"names": ", ".join(missing) or none_given}
         )
     panel = [_configuration(n, ModelRole.JUDGE) for n in judge_names or []]
     if not name:

@@ -101,29 +101,36 @@ def run_create(
     """
     name = (name or "").strip()
     if not name:
-        raise ApplicationError("Give the run a name, e.g. “Release 1.0 — three demo models”.")
+        raise ApplicationError(_("Give the run a name, e.g. “Release 1.0 — three demo models”."))
     if not targets:
-        raise ApplicationError("Choose at least one target model configuration.")
+        raise ApplicationError(_("Choose at least one target model configuration."))
     if release is None and not metric_versions and not rubric_items:
-        raise ApplicationError("Choose a release, some metric versions or some rubric items.")
+        raise ApplicationError(_("Choose a release, some metric versions or some rubric items."))
     if not 1 <= turns <= MAX_TURNS:
-        raise ApplicationError(f"Conversations last 1 to {MAX_TURNS} user turns, not {turns}.")
+        raise ApplicationError(
+            _("Conversations last 1 to %(max_turns)s user turns, not %(turns)s.")
+            % {"max_turns": MAX_TURNS, "turns": turns}
+        )
     if replicates < 1:
-        raise ApplicationError("Simulate each scenario at least once (replicates ≥ 1).")
+        raise ApplicationError(_("Simulate each scenario at least once (replicates ≥ 1)."))
     if judgments_per_conversation < 1 or judgments_per_conversation % 2 == 0:
         raise ApplicationError(
-            "Use an odd number of judgments per conversation (1, 3, 5…) so a majority decides."
+            _("Use an odd number of judgments per conversation (1, 3, 5…) so a majority decides.")
         )
     if not 0.0 <= typo_rate <= 1.0:
-        raise ApplicationError("The typo rate is a share between 0 and 1, e.g. 0.03.")
+        raise ApplicationError(_("The typo rate is a share between 0 and 1, e.g. 0.03."))
     if rubric_grading not in RubricGrading.values:
-        raise ApplicationError(f"Grade rubrics {' or '.join(RubricGrading.values)}.")
+        raise ApplicationError(
+            _("Grade rubrics %(items)s.") % {"items": " or ".join(RubricGrading.values)}
+        )
     if spending_cap is not None and spending_cap <= 0:
-        raise ApplicationError("A spending cap is a positive amount, e.g. 25.00.")
+        raise ApplicationError(_("A spending cap is a positive amount, e.g. 25.00."))
     checkers = [fidelity_checker] if fidelity_checker else []
     inactive = [c.name for c in [*targets, simulator, judge, *checkers] if not c.is_active]
     if inactive:
-        raise ApplicationError(f"These model configurations are switched off: {inactive}.")
+        raise ApplicationError(
+            _("These model configurations are switched off: %(inactive)s.") % {"inactive": inactive}
+        )
     if release is not None and metric_versions:
         release_check_metric_versions(release=release, metric_versions=metric_versions)
     run = EvaluationRun.objects.create(
@@ -191,8 +198,11 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
     run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
     if run.status in (RunStatus.CANCELLED, RunStatus.COMPLETED, RunStatus.FAILED):
         raise ApplicationError(
-            f"This run is {run.get_status_display().lower()}; create a new run to evaluate again "
-            "(failed conversations of a finished run can be retried)."
+            _(
+                "This run is %(status)s; create a new run to evaluate again "
+                "(failed conversations of a finished run can be retried)."
+            )
+            % {"status": run.get_status_display().lower()}
         )
     if TranscriptImport.objects.filter(run=run).exists():
         # Its conversations are the file's, all made at import: resume them, never add any.
@@ -202,13 +212,25 @@ def run_launch(*, run: EvaluationRun, dispatch: bool = True) -> EvaluationRun:
     if plan.versions_missing_scenarios:
         shown = ", ".join(plan.versions_missing_scenarios[:10])
         more = len(plan.versions_missing_scenarios) - 10
-        raise ApplicationError(
-            f"Generate scenarios first: {shown}{f' and {more} more' if more > 0 else ''} "
-            "lack a complete set. “Generate missing scenarios” on each metric's scenario list "
-            f"writes them, or on the command line: manage.py generate_scenarios --run {run.pk}"
-        )
+        if more > 0:
+            message = ngettext(
+                "Generate scenarios first: %(shown)s and %(more)d more lack a complete set. "
+                "“Generate missing scenarios” on each metric's scenario list writes them, or on "
+                "the command line: manage.py generate_scenarios --run %(run_id)s",
+                "Generate scenarios first: %(shown)s and %(more)d more lack a complete set. "
+                "“Generate missing scenarios” on each metric's scenario list writes them, or on "
+                "the command line: manage.py generate_scenarios --run %(run_id)s",
+                more,
+            )
+        else:
+            message = _(
+                "Generate scenarios first: %(shown)s lack a complete set. “Generate missing "
+                "scenarios” on each metric's scenario list writes them, or on the command line: "
+                "manage.py generate_scenarios --run %(run_id)s"
+            )
+        raise ApplicationError(message % {"shown": shown, "more": more, "run_id": run.pk})
     if plan.conversations == 0 and plan.rubric.replies == 0:
-        raise ApplicationError("This run has no scenario to simulate and no rubric item.")
+        raise ApplicationError(_("This run has no scenario to simulate and no rubric item."))
     if run.status == RunStatus.DRAFT and run.spending_cap is not None:
         _check_spending_cap(run)
     targets = list(run.targets.all())
@@ -300,7 +322,7 @@ def _check_spending_cap(run: EvaluationRun) -> None:
 def run_set_spending_cap(*, run: EvaluationRun, cap: Decimal | None) -> EvaluationRun:
     """Set or lift the cap; a run paused at its cap resumes with `run_launch`."""
     if cap is not None and cap <= 0:
-        raise ApplicationError("A spending cap is a positive amount, e.g. 25.00.")
+        raise ApplicationError(_("A spending cap is a positive amount, e.g. 25.00."))
     EvaluationRun.objects.filter(pk=run.pk).update(spending_cap=cap)
     run.refresh_from_db()
     return run
@@ -314,12 +336,12 @@ def run_retry_failed(*, run: EvaluationRun, dispatch: bool = True) -> int:
     `dispatch` false: the caller processes the run itself (`run_process_inline`)."""
     run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
     if run.status == RunStatus.CANCELLED:
-        raise ApplicationError("This run was cancelled; create a new run instead.")
+        raise ApplicationError(_("This run was cancelled; create a new run instead."))
     failed = run.conversations.filter(status=ConversationStatus.FAILED)
     count = failed.update(status=ConversationStatus.PENDING, failure_kind="", finished_at=None)
     work_count = rubric_responses_retry_failed(run_id=run.pk)
     if count == 0 and work_count == 0:
-        raise ApplicationError("No conversation of this run has failed.")
+        raise ApplicationError(_("No conversation of this run has failed."))
     run.conversations_failed = F("conversations_failed") - count
     run.status = RunStatus.RUNNING
     run.finished_at = None
@@ -346,7 +368,7 @@ def run_pause(*, run: EvaluationRun) -> EvaluationRun:
     """Stop handing out work; conversations in progress finish their current step."""
     run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
     if run.status != RunStatus.RUNNING:
-        raise ApplicationError("Only a running run can be paused.")
+        raise ApplicationError(_("Only a running run can be paused."))
     run.status = RunStatus.PAUSED
     run.save(update_fields=["status", "updated_at"])
     return run
@@ -356,7 +378,9 @@ def run_pause(*, run: EvaluationRun) -> EvaluationRun:
 def run_cancel(*, run: EvaluationRun) -> EvaluationRun:
     run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
     if run.is_finished:
-        raise ApplicationError(f"This run is already {run.get_status_display().lower()}.")
+        raise ApplicationError(
+            _("This run is already %(status)s.") % {"status": run.get_status_display().lower()}
+        )
     run.status = RunStatus.CANCELLED
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "finished_at", "updated_at"])

@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from llm.models import ModelConfiguration
@@ -34,25 +35,33 @@ EDITABLE_FIELDS = (
 def _validate_edit(fields: dict[str, Any]) -> dict[str, Any]:
     unknown = set(fields) - set(EDITABLE_FIELDS)
     if unknown:
-        raise ApplicationError(f"These scenario fields cannot be edited: {', '.join(unknown)}.")
+        raise ApplicationError(
+            _("These scenario fields cannot be edited: %(items)s.") % {"items": ", ".join(unknown)}
+        )
     if "persona" in fields:
         persona = fields["persona"]
         if not isinstance(persona, dict) or not str(persona.get("gender", "")).strip():
-            raise ApplicationError("The persona needs at least an age and a gender.")
+            raise ApplicationError(_("The persona needs at least an age and a gender."))
         if not isinstance(persona.get("age"), int):
-            raise ApplicationError("The persona's age must be a whole number.")
+            raise ApplicationError(_("The persona's age must be a whole number."))
         dialect = persona.get("dialect", "")
         if not isinstance(dialect, str) or len(dialect) > PERSONA_DIALECT_MAX_LENGTH:
             raise ApplicationError(
-                "The persona's dialect is a short text (at most "
-                f"{PERSONA_DIALECT_MAX_LENGTH} characters), such as “Mexican Spanish, informal”."
+                _(
+                    "The persona's dialect is a short text (at most "
+                    "%(persona_dialect_max_length)s characters), such as “Mexican "
+                    "Spanish, informal”."
+                )
+                % {"persona_dialect_max_length": PERSONA_DIALECT_MAX_LENGTH}
             )
     if "anchors" in fields:
         anchors = fields["anchors"]
         if not isinstance(anchors, list) or not anchors:
-            raise ApplicationError("A scenario needs at least one anchor.")
+            raise ApplicationError(_("A scenario needs at least one anchor."))
         if len(anchors) > MAX_ANCHORS:
-            raise ApplicationError(f"A scenario has at most {MAX_ANCHORS} anchors.")
+            raise ApplicationError(
+                _("A scenario has at most %(max_anchors)s anchors.") % {"max_anchors": MAX_ANCHORS}
+            )
         fields["anchors"] = anchors_fit(anchors, turns=MAX_TURNS)
     return fields
 
@@ -67,9 +76,9 @@ def scenario_update(*, scenario: Scenario, actor: AbstractBaseUser, **fields: An
     fields = _validate_edit(fields)
     scenario = Scenario.objects.select_for_update().get(pk=scenario.pk)
     if not scenario.is_active:
-        raise ApplicationError("This scenario is retired; edit the active one that replaced it.")
+        raise ApplicationError(_("This scenario is retired; edit the active one that replaced it."))
     if not scenario.is_expanded:
-        raise ApplicationError("This scenario is still being written; edit it once it is done.")
+        raise ApplicationError(_("This scenario is still being written; edit it once it is done."))
     now = timezone.now()
     if scenario.conversations.exists():
         _retire(scenario, actor=actor, when=now)
@@ -98,7 +107,7 @@ def _retire(scenario: Scenario, *, actor: AbstractBaseUser | None, when) -> None
 def scenario_retire(*, scenario: Scenario, actor: AbstractBaseUser) -> Scenario:
     scenario = Scenario.objects.select_for_update().get(pk=scenario.pk)
     if not scenario.is_active:
-        raise ApplicationError("This scenario is already retired.")
+        raise ApplicationError(_("This scenario is already retired."))
     _retire(scenario, actor=actor, when=timezone.now())
     return scenario
 
@@ -121,7 +130,7 @@ def scenario_regenerate_start(*, scenario: Scenario, actor: AbstractBaseUser) ->
         _retire(scenario, actor=actor, when=timezone.now())
     elif slot.active().exists():
         raise ApplicationError(
-            "This scenario was already replaced; regenerate the active one instead."
+            _("This scenario was already replaced; regenerate the active one instead.")
         )
     latest_generation = max(slot.values_list("generation", flat=True))
     return Scenario.objects.create(

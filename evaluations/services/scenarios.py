@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from core.languages import DEFAULT_LANGUAGE
@@ -73,7 +74,7 @@ def anchors_fit(anchors: Iterable[dict], *, turns: int) -> list[dict]:
     cleaned.sort()
     cleaned = cleaned[:turns]
     assigned: list[int] = []
-    for turn, _, _ in cleaned:
+    for turn, _position, _text in cleaned:
         assigned.append(max(turn, assigned[-1] + 1) if assigned else turn)
     for index in range(len(assigned) - 1, -1, -1):
         ceiling = turns if index == len(assigned) - 1 else assigned[index + 1] - 1
@@ -198,7 +199,10 @@ def scenario_expand(
     if scenario.is_expanded:
         return scenario
     if not 1 <= turns <= MAX_TURNS:
-        raise ApplicationError(f"Scenarios are written for 1 to {MAX_TURNS} turns, not {turns}.")
+        raise ApplicationError(
+            _("Scenarios are written for 1 to %(max_turns)s turns, not %(turns)s.")
+            % {"max_turns": MAX_TURNS, "turns": turns}
+        )
     writer = _writer(configuration)
     scenario = scenario_failure_condition_write(scenario=scenario, configuration=writer)
     result = structured(

@@ -16,6 +16,7 @@ middle (rows of a delivery that could not all be written) resumes from its last 
 import logging
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from core.rows import stable_seed
@@ -185,7 +186,9 @@ def simulate_steps(*, conversation: Conversation, turns: list[Turn]) -> Steps:
             return reply.stop_reason.strip()
         clean = reply.message.strip()
         if not clean:
-            raise ApplicationError(f"The user simulator wrote an empty message at turn {index}.")
+            raise ApplicationError(
+                _("The user simulator wrote an empty message at turn %(index)s.") % {"index": index}
+            )
         sent = perturb(
             clean,
             rate=run.typo_rate,

@@ -49,7 +49,9 @@ def swap_sample(*, base_run: EvaluationRun, size: int, seed: int) -> list[int]:
         )
     )
     if len(pool) < MIN_SAMPLE:
-        raise ApplicationError("The run has fewer than two scenarios with finished conversations.")
+        raise ApplicationError(
+            _("The run has fewer than two scenarios with finished conversations.")
+        )
     # Reproducible from the recorded seed: a sample, not a secret.
     return sorted(random.Random(seed).sample(pool, min(size, len(pool))))  # noqa: S311
 
@@ -66,7 +68,7 @@ def _swapped(
     if new_sim:
         return Swapped.SIMULATOR
     raise ApplicationError(
-        "Choose a judge or a user simulator other than the run's own: nothing would be swapped."
+        _("Choose a judge or a user simulator other than the run's own: nothing would be swapped.")
     )
 
 
@@ -97,7 +99,9 @@ def swap_study_create(
     """The study and its draft swap run (launched like any run, from its page or the command)."""
     swap_base_check(base_run=base_run)
     if sample_size < MIN_SAMPLE:
-        raise ApplicationError(f"Sample at least {MIN_SAMPLE} scenarios.")
+        raise ApplicationError(
+            _("Sample at least %(min_sample)s scenarios.") % {"min_sample": MIN_SAMPLE}
+        )
     swapped = _swapped(base_run, judge, simulator)
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31 - 1)
     sample = swap_sample(base_run=base_run, size=sample_size, seed=seed)

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from ..exceptions import LLMError
 from ..models import ModelConfiguration
@@ -181,30 +183,44 @@ def has_limits(configuration: ModelConfiguration) -> bool:
 
 def describe(configuration: ModelConfiguration) -> str:
     """The configuration's limits, for a message about waiting for them."""
+    # Translators: "no" stands for a number of requests: there is no such limit.
+    unlimited = pgettext("no limit", "no")
     parts = [
-        f"{configuration.max_concurrency or 'no'} at once",
-        f"{configuration.requests_per_minute or 'no'} per minute",
+        _("%(count)s at once") % {"count": configuration.max_concurrency or unlimited},
+        _("%(count)s per minute") % {"count": configuration.requests_per_minute or unlimited},
     ]
     if configuration.input_tokens_per_minute:
-        parts.append(f"{configuration.input_tokens_per_minute} input tokens per minute")
+        parts.append(
+            _("%(count)s input tokens per minute")
+            % {"count": configuration.input_tokens_per_minute}
+        )
     if configuration.output_tokens_per_minute:
-        parts.append(f"{configuration.output_tokens_per_minute} output tokens per minute")
+        parts.append(
+            _("%(count)s output tokens per minute")
+            % {"count": configuration.output_tokens_per_minute}
+        )
     return ", ".join(parts)
 
 
 def wait_error(
     configuration: ModelConfiguration, waited: float, down: BaseException | None
 ) -> LLMError:
-    return LLMError(
-        f"Waited {waited:.0f} s for a request slot on {configuration.name!r} "
-        + (
-            f"(the request limits store did not answer: {down})."
-            if down is not None
-            else f"(limits: {describe(configuration)}); the endpoint's limits are "
-            "too tight for the work queued on it, or its provider asked for a pause."
-        ),
-        retryable=True,
-    )
+    if down is not None:
+        message = _(
+            "Waited %(seconds).0f s for a request slot on %(configuration)r (the request limits "
+            "store did not answer: %(error)s)."
+        ) % {"seconds": waited, "configuration": configuration.name, "error": down}
+    else:
+        message = _(
+            "Waited %(seconds).0f s for a request slot on %(configuration)r (limits: "
+            "%(limits)s); the endpoint's limits are too tight for the work queued on it, or its "
+            "provider asked for a pause."
+        ) % {
+            "seconds": waited,
+            "configuration": configuration.name,
+            "limits": describe(configuration),
+        }
+    return LLMError(message, retryable=True)
 
 
 def acquire(configuration: ModelConfiguration, need: Tokens = NO_TOKENS) -> Lease | None:

@@ -238,11 +238,15 @@ class ModelConfiguration(TimeStampedModel):
 
     def clean(self) -> None:
         if self.provider not in dict(provider_choices()):
-            raise ValidationError({"provider": f"Unknown provider {self.provider!r}."})
+            raise ValidationError(
+                {"provider": _("Unknown provider %(provider)r.") % {"provider": self.provider}}
+            )
         if not (self.is_offline or self.is_imported) and not self.model_id:
-            raise ValidationError({"model_id": "An endpoint needs the name of the model to call."})
+            raise ValidationError(
+                {"model_id": _("An endpoint needs the name of the model to call.")}
+            )
         if not isinstance(self.extra_params, dict):
-            raise ValidationError({"extra_params": 'Enter a JSON object, e.g. {"top_k": 40}.'})
+            raise ValidationError({"extra_params": _('Enter a JSON object, e.g. {"top_k": 40}.')})
         if problem := api_key_env_problem(self.api_key_env):
             raise ValidationError({"api_key_env": problem})
         if self.base_url and (problem := self._url_mismatch()):
@@ -278,11 +282,14 @@ class ModelConfiguration(TimeStampedModel):
             if provider.name != self.provider and any(
                 host == marker or host.endswith("." + marker) for marker in provider.url_markers
             ):
-                return (
-                    f"{host} is the API of {provider.label}, which does not speak the "
-                    f"{self.get_provider_display()} protocol: choose the provider "
-                    f"{provider.label!r} for this URL."
-                )
+                return _(
+                    "%(host)s is the API of %(provider)s, which does not speak the "
+                    "%(protocol)s protocol: choose the provider %(provider)r for this URL."
+                ) % {
+                    "host": host,
+                    "provider": provider.label,
+                    "protocol": self.get_provider_display(),
+                }
         return ""
 
     @property

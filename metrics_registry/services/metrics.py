@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from core.languages import DEFAULT_LANGUAGE, language_tag_normalize
@@ -75,29 +76,35 @@ def _choice(value: str, choices: type, label: str) -> str:
     value = (value or "").strip().lower()
     if value not in choices.values:
         allowed = ", ".join(choices.values)
-        raise ApplicationError(f'Unknown {label} "{value}": use one of {allowed}.')
+        raise ApplicationError(
+            _('Unknown %(label)s "%(value)s": use one of %(allowed)s.')
+            % {"label": label, "value": value, "allowed": allowed}
+        )
     return value
 
 
 def _required_text(value: str, label: str, *, max_length: int | None = None) -> str:
     value = (value or "").strip()
     if not value:
-        raise ApplicationError(f"The {label} is required.")
+        raise ApplicationError(_("The %(label)s is required.") % {"label": label})
     if max_length and len(value) > max_length:
-        raise ApplicationError(f"The {label} is too long ({len(value)} > {max_length} characters).")
+        raise ApplicationError(
+            _("The %(label)s is too long (%(count)s > %(max_length)s characters).")
+            % {"label": label, "count": len(value), "max_length": max_length}
+        )
     return value
 
 
 def subareas_from_slugs(slugs: Iterable[str]) -> list[Subarea]:
     wanted = [slug.strip() for slug in slugs if slug and slug.strip()]
     if not wanted:
-        raise ApplicationError("Choose at least one subarea for the metric.")
+        raise ApplicationError(_("Choose at least one subarea for the metric."))
     found = {subarea.slug: subarea for subarea in Subarea.objects.filter(slug__in=wanted)}
     unknown = [slug for slug in wanted if slug not in found]
     if unknown:
         raise ApplicationError(
-            f"Unknown subarea {', '.join(repr(s) for s in unknown)}; see the taxonomy page "
-            "for the valid slugs."
+            _("Unknown subarea %(items)s; see the taxonomy page for the valid slugs.")
+            % {"items": ", ".join(repr(s) for s in unknown)}
         )
     return [found[slug] for slug in dict.fromkeys(wanted)]
 
@@ -113,7 +120,10 @@ def label_category_from_slug(slug: str) -> LabelCategory:
     category = LabelCategory.objects.filter(slug=(slug or "").strip()).first()
     if category is None:
         valid = ", ".join(LabelCategory.objects.values_list("slug", flat=True))
-        raise ApplicationError(f'Unknown label category "{slug}": use one of {valid}.')
+        raise ApplicationError(
+            _('Unknown label category "%(slug)s": use one of %(valid)s.')
+            % {"slug": slug, "valid": valid}
+        )
     return category
 
 
@@ -167,7 +177,7 @@ def metric_create(
     source_kind = _choice(source_kind, SourceKind, "source kind")
     status = _choice(status, ValidationStatus, "validation status")
     if source_kind == SourceKind.BENCHMARK and benchmark is None:
-        raise ApplicationError("A metric imported from a benchmark needs that benchmark.")
+        raise ApplicationError(_("A metric imported from a benchmark needs that benchmark."))
     content = {
         "name": _required_text(name, "metric name", max_length=200),
         "criterion": _required_text(criterion, "criterion"),
@@ -224,14 +234,16 @@ def metric_version_create(
     unknown = sorted(set(changed_fields) - set(VERSION_FIELDS))
     if unknown:
         raise ApplicationError(
-            f"Cannot change {', '.join(unknown)}; a version holds {', '.join(VERSION_FIELDS)}."
+            _("Cannot change %(fields)s; a version holds %(version_fields)s.")
+            % {"fields": ", ".join(unknown), "version_fields": ", ".join(VERSION_FIELDS)}
         )
     change_note = _required_text(change_note, "change note (what changed and why)")
     # Lock the metric so two editors cannot both create "version 3".
     metric = Metric.objects.select_for_update().get(pk=metric.pk)
     if metric.validation_status == ValidationStatus.RETIRED:
         raise ApplicationError(
-            f"{metric.key} is retired; move it back to under review before changing it."
+            _("%(metric_key)s is retired; move it back to under review before changing it.")
+            % {"metric_key": metric.key}
         )
     current = metric.versions.order_by("-number").first()
     content = {
@@ -270,7 +282,8 @@ def metric_version_create(
     } == {s.pk for s in current.subareas.all()}
     if unchanged:
         raise ApplicationError(
-            f"Nothing changed compared with version {current.number} of {metric.key}."
+            _("Nothing changed compared with version %(current_number)s of %(metric_key)s.")
+            % {"current_number": current.number, "metric_key": metric.key}
         )
     return _version_write(
         metric=metric,
@@ -295,16 +308,27 @@ def metric_status_change(
     metric = Metric.objects.select_for_update().get(pk=metric.pk)
     from_status = metric.validation_status
     if to_status == from_status:
-        raise ApplicationError(f"{metric.key} is already {metric.get_validation_status_display()}.")
+        raise ApplicationError(
+            _("%(metric_key)s is already %(status)s.")
+            % {"metric_key": metric.key, "status": metric.get_validation_status_display()}
+        )
     if to_status not in STATUS_TRANSITIONS[from_status]:
         allowed = ", ".join(sorted(STATUS_TRANSITIONS[from_status]))
         raise ApplicationError(
-            f"{metric.key} cannot go from {from_status} to {to_status}; from {from_status} it "
-            f"can go to: {allowed}."
+            _(
+                "%(metric_key)s cannot go from %(from_status)s to %(to_status)s; "
+                "from %(from_status)s it can go to: %(allowed)s."
+            )
+            % {
+                "metric_key": metric.key,
+                "from_status": from_status,
+                "to_status": to_status,
+                "allowed": allowed,
+            }
         )
     reason = (reason or "").strip()
     if to_status == ValidationStatus.RETIRED and not reason:
-        raise ApplicationError("Say why the metric is retired; the reason is shown publicly.")
+        raise ApplicationError(_("Say why the metric is retired; the reason is shown publicly."))
     metric.validation_status = to_status
     metric.save(update_fields=["validation_status", "updated_at"])
     MetricStatusChange.objects.create(
@@ -330,8 +354,10 @@ def benchmark_get_or_create(
     """The benchmark with `slug`; created with the given details if it does not exist yet."""
     clean_slug = slugify(slug or "")
     if not clean_slug:
-        raise ApplicationError("Give the benchmark a short identifier (letters, digits, dashes).")
-    benchmark, _ = Benchmark.objects.get_or_create(
+        raise ApplicationError(
+            _("Give the benchmark a short identifier (letters, digits, dashes).")
+        )
+    benchmark, _created = Benchmark.objects.get_or_create(
         slug=clean_slug,
         defaults={
             "name": (name or "").strip() or clean_slug,

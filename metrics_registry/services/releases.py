@@ -15,6 +15,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 
@@ -46,8 +47,11 @@ def _release_lock_draft(release: Release) -> Release:
     locked = Release.objects.select_for_update().get(pk=release.pk)
     if locked.is_published:
         raise ApplicationError(
-            f"Release {locked.version} is published and cannot change; "
-            "create a new release (for example a patch version) instead."
+            _(
+                "Release %(locked_version)s is published and cannot change; "
+                "create a new release (for example a patch version) instead."
+            )
+            % {"locked_version": locked.version}
         )
     return locked
 
@@ -63,14 +67,19 @@ def release_create(
     version = (version or "").strip()
     if parse_semver(version) is None:
         raise ApplicationError(
-            f'"{version}" is not a semantic version: use MAJOR.MINOR.PATCH, for example 1.2.0 '
-            f"(each part at most {MAX_VERSION_PART})."
+            _(
+                '"%(version)s" is not a semantic version: use MAJOR.MINOR.PATCH, '
+                "for example 1.2.0 (each part at most %(max_version_part)s)."
+            )
+            % {"version": version, "max_version_part": MAX_VERSION_PART}
         )
     if Release.objects.filter(version=version).exists():
-        raise ApplicationError(f"Release {version} already exists; choose another version.")
+        raise ApplicationError(
+            _("Release %(version)s already exists; choose another version.") % {"version": version}
+        )
     title = (title or "").strip()
     if not title:
-        raise ApplicationError("Give the release a title.")
+        raise ApplicationError(_("Give the release a title."))
     return Release.objects.create(
         version=version, title=title, notes=(notes or "").strip(), created_by=created_by
     )
@@ -81,7 +90,7 @@ def release_update(*, release: Release, title: str, notes: str = "") -> Release:
     release = _release_lock_draft(release)
     title = (title or "").strip()
     if not title:
-        raise ApplicationError("Give the release a title.")
+        raise ApplicationError(_("Give the release a title."))
     release.title = title
     release.notes = (notes or "").strip()
     release.save(update_fields=["title", "notes"])
@@ -99,17 +108,23 @@ def release_add_versions(*, release: Release, versions: Iterable[MetricVersion])
     for version in versions:
         if version.metric_id in by_metric and by_metric[version.metric_id].pk != version.pk:
             raise ApplicationError(
-                f"Two versions of {version.metric.key} were chosen; a release holds one version "
-                "of each metric."
+                _(
+                    "Two versions of %(metric_key)s were chosen; a release holds one "
+                    "version of each metric."
+                )
+                % {"metric_key": version.metric.key}
             )
         by_metric[version.metric_id] = version
     unmapped = version_ids_needing_mapping([v.pk for v in by_metric.values()])
     if unmapped:
         keys = sorted(v.metric.key for v in by_metric.values() if v.pk in unmapped)
         raise ApplicationError(
-            f"{', '.join(keys)} still need mapping onto subareas and a label category; "
-            "a researcher must complete them (see the metrics needing mapping) before they can "
-            "enter a release."
+            _(
+                "%(items)s still need mapping onto subareas and a label "
+                "category; a researcher must complete them (see the metrics "
+                "needing mapping) before they can enter a release."
+            )
+            % {"items": ", ".join(keys)}
         )
     existing = {item.metric_id: item for item in release.items.all()}
     changed = 0
@@ -162,7 +177,9 @@ def release_assembly(
     """
     unknown = set(include_statuses) - set(ValidationStatus.values)
     if unknown:
-        raise ApplicationError(f"Unknown validation status: {', '.join(sorted(unknown))}.")
+        raise ApplicationError(
+            _("Unknown validation status: %(items)s.") % {"items": ", ".join(sorted(unknown))}
+        )
     statuses = set(include_statuses) - {ValidationStatus.CONTESTED}
     kept = set(contested_kept)
     current = list(
@@ -218,7 +235,8 @@ def release_publish(
     release = _release_lock_draft(release)
     if not release.items.exists():
         raise ApplicationError(
-            f"Release {release.version} has no metrics; add metric versions before publishing."
+            _("Release %(release_version)s has no metrics; add metric versions before publishing.")
+            % {"release_version": release.version}
         )
     retired = list(
         release.items.filter(metric__validation_status=ValidationStatus.RETIRED).values_list(
@@ -227,7 +245,8 @@ def release_publish(
     )
     if retired:
         raise ApplicationError(
-            f"Retired metrics cannot be published: remove {', '.join(retired)} first."
+            _("Retired metrics cannot be published: remove %(items)s first.")
+            % {"items": ", ".join(retired)}
         )
     release.status = ReleaseStatus.PUBLISHED
     release.published_at = timezone.now()

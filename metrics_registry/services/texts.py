@@ -39,7 +39,7 @@ def _checked(value: str, *, label: str, required: bool, one_line: bool = False) 
     if required and not value:
         raise ApplicationError(_("%(field)s: this field is required.") % {"field": label})
     if problem := control_character_message(value):
-        raise ApplicationError(f"{label}: {problem}")
+        raise ApplicationError(_("%(field)s: %(problem)s") % {"field": label, "problem": problem})
     limit = NAME_MAX_LENGTH if one_line else text_max_length()
     if len(value) > limit:
         raise ApplicationError(
@@ -52,7 +52,9 @@ def _checked(value: str, *, label: str, required: bool, one_line: bool = False) 
                 _("%(field)s: must be a single line; remove the line break.") % {"field": label}
             )
         if problem := display_spoofing_message(value):
-            raise ApplicationError(f"{label}: {problem}")
+            raise ApplicationError(
+                _("%(field)s: %(problem)s") % {"field": label, "problem": problem}
+            )
     return value
 
 

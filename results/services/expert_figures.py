@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 from django.utils import timezone
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
 import stats as statistics
 from evaluations.models import Conversation, EvaluationRun, Scenario
@@ -47,7 +47,8 @@ RESAMPLES = 2_000
 PER_METRIC_RESAMPLES = 500
 OVER = "base scenarios"
 NO_RATINGS = gettext_noop("no expert ratings yet")
-NO_RATINGS_WARNING = (
+# Lazy: shown to the maintainer who publishes, in their language (`.format` evaluates it).
+NO_RATINGS_WARNING = gettext_lazy(
     "Release {version} was published with no expert ratings of its scenarios or of its runs' "
     "conversations: its expert figures (scenario quality, realism and pressure, the judge "
     "against blind experts) are frozen at n = 0, and its methodology page and API say so for "

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.db import models
+from django.utils.functional import Promise
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from core.exceptions import ApplicationError
 
@@ -69,7 +72,9 @@ class KindAdapter:
     kind: str = ""
     template_name: str = ""
     # What `queue_create` says when there is nothing to sample.
-    nothing_to_sample = "There is nothing of this kind to sample from yet."
+    nothing_to_sample: str | Promise = gettext_lazy(
+        "There is nothing of this kind to sample from yet."
+    )
     # Rated without the model's name: the rated conversations' scenarios stay off every public
     # path while a rating may still arrive (`review.blindness`).
     blind: bool = False
@@ -77,7 +82,7 @@ class KindAdapter:
     external_raters: bool = False
     # The fewest ratings per item a queue may ask for, and why when it is more than one.
     min_required_ratings: int = 1
-    min_required_reason: str = ""
+    min_required_reason: str | Promise = ""
     # A completed item decides whether its rubric criterion survives (`CriterionConsensus`).
     decides_criterion_consensus: bool = False
     # Its ratings speak for or against the item's metric (`metric_support`), and the phrase
@@ -143,22 +148,27 @@ class KindAdapter:
     def validate_answers(self, item, answers: Mapping[str, Any]) -> dict[str, str]:
         """Answers restricted to this item's questions; raises for missing or unknown values."""
         if not isinstance(answers, Mapping):
-            raise ApplicationError("Answers must be a set of question → choice pairs.")
+            raise ApplicationError(_("Answers must be a set of question → choice pairs."))
         cleaned: dict[str, str] = {}
         problems: list[str] = []
         for question in self.questions(item):
             value = answers.get(question.name)
             if value in (None, ""):
                 if question.required:
-                    problems.append(f"Answer “{question.label}”.")
+                    problems.append(_("Answer “%(question)s”.") % {"question": question.label})
                 continue
             if value not in question.values:
-                problems.append(f"“{value}” is not a choice for “{question.label}”.")
+                problems.append(
+                    _("“%(value)s” is not a choice for “%(question)s”.")
+                    % {"value": value, "question": question.label}
+                )
                 continue
             cleaned[question.name] = value
         unknown = set(answers) - {q.name for q in self.questions(item)}
         if unknown:
-            problems.append(f"Unknown questions: {', '.join(sorted(map(str, unknown)))}.")
+            problems.append(
+                _("Unknown questions: %(names)s.") % {"names": ", ".join(sorted(map(str, unknown)))}
+            )
         if problems:
             raise ApplicationError(" ".join(problems))
         return cleaned
@@ -217,7 +227,8 @@ def adapter_for(kind: str) -> KindAdapter:
         return _ADAPTERS[kind]
     except KeyError:
         raise ApplicationError(
-            f"Items of kind “{kind}” cannot be rated yet: their adapter is not available."
+            _("Items of kind “%(kind)s” cannot be rated yet: their adapter is not available.")
+            % {"kind": kind}
         ) from None
 
 

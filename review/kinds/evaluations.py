@@ -15,6 +15,8 @@ from itertools import combinations
 from typing import Any
 
 from django.db.models import Prefetch
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from core.exceptions import ApplicationError
 from evaluations.evidence import judgment_quotes, mark_quotes
@@ -62,7 +64,7 @@ def _conversations():
 class NotYetPublicMixin:
     """Items that must be blind: a population handed to `queue_create` is checked too."""
 
-    nothing_to_sample = (
+    nothing_to_sample = gettext_lazy(
         "There is no conversation of this kind that is not public yet. Blind ratings are drawn "
         "from a run before it is made official (or from a run that will not be)."
     )
@@ -74,9 +76,12 @@ class NotYetPublicMixin:
         shown = sorted(public[:5])
         if shown:
             raise ApplicationError(
-                "Blind ratings need conversations that are not public yet; these are: "
-                + ", ".join(map(str, shown))
-                + ". Rate a run before it is made official, or a run that will not be."
+                _(
+                    "Blind ratings need conversations that are not public yet; these are: "
+                    "%(conversations)s. Rate a run before it is made official, or a run that will "
+                    "not be."
+                )
+                % {"conversations": ", ".join(map(str, shown))}
             )
 
 

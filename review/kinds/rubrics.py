@@ -8,6 +8,8 @@ for stratified sampling and for the figures only.
 from collections.abc import Iterable
 from typing import Any
 
+from django.utils.translation import gettext_lazy
+
 from evaluations.models import ConversationStatus, RubricResponse
 from rubrics.dimensions import dimension_choices
 from rubrics.models import RubricCriterion
@@ -20,7 +22,7 @@ class RubricCriterionAdapter(KindAdapter):
     kind = "rubric_criterion"
     template_name = "review/items/_rubric_criterion.html"
     min_required_ratings = 3
-    min_required_reason = (
+    min_required_reason = gettext_lazy(
         "Rubric criteria need at least three reviews each: the consensus rule asks for three."
     )
     decides_criterion_consensus = True

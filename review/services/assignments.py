@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from core import events
 from core.exceptions import ApplicationError
@@ -76,7 +77,7 @@ def queue_rateable_by(queue: RatingQueue, user: AbstractBaseUser) -> bool:
 
 def _require_rater(queue: RatingQueue, rater: AbstractBaseUser) -> None:
     if not queue_rateable_by(queue, rater):
-        raise ApplicationError("You are not one of the raters of this queue, or it is closed.")
+        raise ApplicationError(_("You are not one of the raters of this queue, or it is closed."))
 
 
 def _lock_own_assignment(assignment: Assignment, rater: AbstractBaseUser) -> Assignment:
@@ -89,7 +90,7 @@ def _lock_own_assignment(assignment: Assignment, rater: AbstractBaseUser) -> Ass
         .first()
     )
     if locked is None:
-        raise ApplicationError("This item is not assigned to you.")
+        raise ApplicationError(_("This item is not assigned to you."))
     return locked
 
 
@@ -198,7 +199,7 @@ def assignment_skip(*, assignment: Assignment, rater: AbstractBaseUser) -> Assig
     """Give the item back; this rater will not be offered it again."""
     assignment = _lock_own_assignment(assignment, rater)
     if assignment.status not in (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED):
-        raise ApplicationError("Only an item you are working on can be skipped.")
+        raise ApplicationError(_("Only an item you are working on can be skipped."))
     if assignment.status == AssignmentStatus.CLAIMED:
         QueueItem.objects.filter(pk=assignment.item_id).update(claims_open=F("claims_open") - 1)
     assignment.status = AssignmentStatus.SKIPPED
@@ -221,13 +222,14 @@ def rating_submit(
     A claim that ran out can still be submitted while the item has a free slot; once others
     have filled it, the rater is told so (their draft stays).
     """
-    if problem := text_length_problem(comment, what="The comment") or control_character_message(
+    # Translators: the rater's comment, in "The comment is 6000 characters long; …".
+    if problem := text_length_problem(comment, what=_("The comment")) or control_character_message(
         comment
     ):
         raise ApplicationError(problem)
     assignment = _lock_own_assignment(assignment, rater)
     if assignment.status in (AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED):
-        raise ApplicationError("You have already finished with this item.")
+        raise ApplicationError(_("You have already finished with this item."))
     item = QueueItem.objects.select_for_update().get(pk=assignment.item_id)
     adapter = adapter_for(item.kind)
     cleaned = adapter.orient_answers(item, assignment, adapter.validate_answers(item, answers))
@@ -237,8 +239,10 @@ def rating_submit(
     free = item.required - done - item.claims_open
     if done >= item.required or (not holds_slot and free < 1):
         raise ApplicationError(
-            "Your time on this item ran out and other raters have completed it; "
-            "take the next item instead."
+            _(
+                "Your time on this item ran out and other raters have completed it; "
+                "take the next item instead."
+            )
         )
     now = timezone.now()
     complete = done + 1 >= item.required
@@ -309,7 +313,7 @@ def rating_undo_last(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
         .first()
     )
     if rating is None:
-        raise ApplicationError("You have no rating in this queue to undo.")
+        raise ApplicationError(_("You have no rating in this queue to undo."))
     if queue.kind in kinds_with("blind") and queue_released(queue):
         # Its ratings count in the figures now: rating the item again, after watching a figure
         # move, would be rating it knowing what the blind screen hid.
@@ -323,7 +327,13 @@ def rating_undo_last(*, queue: RatingQueue, rater: AbstractBaseUser) -> Assignme
     if now - rating.submitted_at > undo_window():
         minutes = int(undo_window().total_seconds() // 60)
         raise ApplicationError(
-            f"Your last rating is more than {minutes} minutes old and can no longer be undone."
+            ngettext(
+                "Your last rating is more than %(minutes)s minute old and can no longer be undone.",
+                "Your last rating is more than %(minutes)s minutes old and can no longer be "
+                "undone.",
+                minutes,
+            )
+            % {"minutes": minutes}
         )
     # One item at a time: an item the rater holds now goes back to the queue.
     for held in Assignment.objects.select_for_update().filter(
@@ -368,13 +378,13 @@ def rating_draft_save(
     claim's timeout starts again."""
     for text in (comment, *map(str, answers.values())):
         if problem := control_character_message(text):
-            raise ApplicationError(f"The draft: {problem}")
+            raise ApplicationError(_("The draft: %(problem)s") % {"problem": problem})
     assignment = _lock_own_assignment(assignment, rater)
     if assignment.status not in (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED):
-        raise ApplicationError("This item is finished; there is no draft to save.")
+        raise ApplicationError(_("This item is finished; there is no draft to save."))
     item = assignment.item
     now = timezone.now()
-    draft, _ = RatingDraft.objects.update_or_create(
+    draft, _created = RatingDraft.objects.update_or_create(
         assignment=assignment,
         defaults={
             "answers": adapter_for(item.kind).draft_answers(item, answers),

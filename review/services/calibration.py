@@ -23,6 +23,7 @@ from collections import defaultdict
 
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from evaluations.models import EvaluationRun, Judgment
@@ -64,8 +65,10 @@ def calibration_queue_create(
     candidates = run_conversation_candidates(run, judged=True)
     if not candidates:
         raise ApplicationError(
-            "This run has no judged conversation that is not public yet. Draw the calibration "
-            "sample before the run is made official."
+            _(
+                "This run has no judged conversation that is not public yet. Draw the calibration "
+                "sample before the run is made official."
+            )
         )
     return queue_create(
         name=name,
@@ -143,8 +146,10 @@ def triage_queue_create(
     ]
     if not candidates:
         raise ApplicationError(
-            "No conversation of this run that is not public yet has judges or repetitions "
-            "that disagree."
+            _(
+                "No conversation of this run that is not public yet has judges or repetitions "
+                "that disagree."
+            )
         )
     rng = random.Random(seed)  # noqa: S311 - ordering ties, not security
     shuffled = rng.sample(candidates, len(candidates))

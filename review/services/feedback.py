@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from core.roles import Role, user_has_role
@@ -84,14 +85,17 @@ def contested_metric_keep(
 ) -> ContestedMetricKeep:
     """A maintainer keeps a contested metric in new release drafts, saying why."""
     if not user_has_role(kept_by, Role.MAINTAINER):
-        raise ApplicationError("Only a maintainer can keep a contested metric in releases.")
+        raise ApplicationError(_("Only a maintainer can keep a contested metric in releases."))
     metric = Metric.objects.select_for_update().get(pk=metric.pk)
     if metric.validation_status != ValidationStatus.CONTESTED:
-        raise ApplicationError(f"{metric.key} is not contested; there is nothing to keep.")
+        raise ApplicationError(
+            _("%(metric_key)s is not contested; there is nothing to keep.")
+            % {"metric_key": metric.key}
+        )
     reason = (reason or "").strip()
     if len(reason) < 10:
-        raise ApplicationError("Write why the metric stays in releases despite the review.")
-    keep, _ = ContestedMetricKeep.objects.update_or_create(
+        raise ApplicationError(_("Write why the metric stays in releases despite the review."))
+    keep, _created = ContestedMetricKeep.objects.update_or_create(
         metric=metric, defaults={"reason": reason, "kept_by": kept_by}
     )
     return keep
@@ -100,7 +104,7 @@ def contested_metric_keep(
 @transaction.atomic
 def contested_metric_keep_revoke(*, metric: Metric, revoked_by: AbstractBaseUser) -> None:
     if not user_has_role(revoked_by, Role.MAINTAINER):
-        raise ApplicationError("Only a maintainer can change this decision.")
+        raise ApplicationError(_("Only a maintainer can change this decision."))
     ContestedMetricKeep.objects.filter(metric=metric).delete()
 
 
@@ -123,7 +127,7 @@ def rubric_criterion_consensus_record(*, item: QueueItem) -> CriterionConsensus:
         .order_by("submitted_at")
         .values_list("answers__consensus", flat=True)
     )
-    consensus, _ = CriterionConsensus.objects.update_or_create(
+    consensus, _created = CriterionConsensus.objects.update_or_create(
         criterion_id=item.object_id,
         defaults={
             "queue_id": item.queue_id,

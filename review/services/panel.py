@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 
@@ -39,11 +40,16 @@ def panel_ratings_record(
     assignments, answers_of, counts = [], [], {}
     for rater, answers_by_object in ratings.items():
         if not queue_rateable_by(queue, rater):
-            raise ApplicationError(f"{rater} is not one of the raters of this queue.")
+            raise ApplicationError(
+                _("%(rater)s is not one of the raters of this queue.") % {"rater": rater}
+            )
         for object_id, answers in answers_by_object.items():
             item = items.get(object_id)
             if item is None:
-                raise ApplicationError(f"Object {object_id} is not an item of this queue.")
+                raise ApplicationError(
+                    _("Object %(object_id)s is not an item of this queue.")
+                    % {"object_id": object_id}
+                )
             adapter = adapter_for(item.kind)
             assignment = Assignment(
                 queue=queue,
@@ -63,7 +69,9 @@ def panel_ratings_record(
             counts[item.pk] = counts.get(item.pk, 0) + 1
     for item in items.values():
         if item.ratings_done + counts.get(item.pk, 0) > item.required:
-            raise ApplicationError(f"Item {item.object_id} would get more ratings than it needs.")
+            raise ApplicationError(
+                _("Item %(item)s would get more ratings than it needs.") % {"item": item.object_id}
+            )
     # The unique (item, rater) constraint refuses a second rating by the same rater.
     Assignment.objects.bulk_create(assignments)
     Rating.objects.bulk_create(

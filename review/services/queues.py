@@ -49,29 +49,31 @@ def queue_create(
     """
     name = (name or "").strip()
     if not name:
-        raise ApplicationError("Give the queue a name raters will recognise.")
+        raise ApplicationError(_("Give the queue a name raters will recognise."))
     if kind not in ItemKind.values:
-        raise ApplicationError(f"Unknown kind of item: {kind}.")
+        raise ApplicationError(_("Unknown kind of item: %(kind)s.") % {"kind": kind})
     adapter = adapter_for(kind)
     unknown = set(strata) - set(StratumField.values)
     if unknown:
-        raise ApplicationError(f"Cannot stratify by {', '.join(sorted(unknown))}.")
+        raise ApplicationError(
+            _("Cannot stratify by %(items)s.") % {"items": ", ".join(sorted(unknown))}
+        )
     if not 1 <= required_ratings <= 20:
-        raise ApplicationError("Each item needs between 1 and 20 ratings.")
+        raise ApplicationError(_("Each item needs between 1 and 20 ratings."))
     if required_ratings < adapter.min_required_ratings:
-        raise ApplicationError(adapter.min_required_reason)
+        raise ApplicationError(str(adapter.min_required_reason))
     if claim_timeout_minutes < 1:
-        raise ApplicationError("The claim timeout must be at least one minute.")
+        raise ApplicationError(_("The claim timeout must be at least one minute."))
     raters = list(eligible_raters)
     if external_panel and not (raters or eligible_group):
-        raise ApplicationError("Name the external panel's raters or choose their group.")
+        raise ApplicationError(_("Name the external panel's raters or choose their group."))
     population = list(adapter.candidates() if candidates is None else candidates)
     if candidates is not None:
         adapter.check_candidates(population)
     if not population:
-        raise ApplicationError(adapter.nothing_to_sample)
+        raise ApplicationError(str(adapter.nothing_to_sample))
     if purpose not in QueuePurpose.values:
-        raise ApplicationError(f"Unknown queue purpose: {purpose}.")
+        raise ApplicationError(_("Unknown queue purpose: %(purpose)s.") % {"purpose": purpose})
     if run is not None and kind in kinds_with("blind"):
         run_not_official_check(run)
     seed = secrets.randbelow(2**31) if seed is None else seed
@@ -157,7 +159,7 @@ def run_not_official_check(run: EvaluationRun) -> None:
 def queue_set_status(*, queue: RatingQueue, status: str) -> RatingQueue:
     """Close a queue to new claims (ratings already claimed may still be submitted) or reopen."""
     if status not in QueueStatus.values:
-        raise ApplicationError(f"Unknown queue status: {status}.")
+        raise ApplicationError(_("Unknown queue status: %(status)s.") % {"status": status})
     queue = RatingQueue.objects.select_for_update().get(pk=queue.pk)
     if status == QueueStatus.OPEN and queue.status != status and _holds_public_items(queue):
         # Reopened, it would hold back again conversations visitors have read and counted.

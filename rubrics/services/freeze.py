@@ -4,6 +4,8 @@ A run of a published release grades the criteria frozen here (`ReleaseRubricFree
 consensus review after publication never changes that release's scores.
 """
 
+from django.utils.translation import gettext as _
+
 from ..models import ReleaseRubricFreeze, RubricCriterion, RubricItem
 
 
@@ -18,11 +20,13 @@ def release_rubric_freeze(*, release) -> list[str]:
         freeze.criteria.set(RubricCriterion.objects.counting().values_list("pk", flat=True))
     if not freeze.criteria.exists() and RubricItem.objects.exists():
         return [
-            f"Release {release.version} froze no rubric criteria although rubric items exist "
-            f"({RubricItem.objects.count()}): none of their criteria was "
-            "validated by its source or had survived expert consensus when it was published, so "
-            'its rubric scores will read "not enough data". Let criteria pass consensus, then '
-            "publish a new release."
+            _(
+                "Release %(version)s froze no rubric criteria although rubric items exist "
+                "(%(items)s): none of their criteria was validated by its source or had survived "
+                'expert consensus when it was published, so its rubric scores will read "not '
+                'enough data". Let criteria pass consensus, then publish a new release.'
+            )
+            % {"version": release.version, "items": RubricItem.objects.count()}
         ]
     return []
 

@@ -4,6 +4,7 @@ from collections.abc import Iterable
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.exceptions import ApplicationError
 from metrics_registry.models import Subarea
@@ -30,7 +31,8 @@ def _candidate_locked(candidate: MetricCandidate) -> MetricCandidate:
     )
     if candidate.status != CandidateStatus.PENDING:
         raise ApplicationError(
-            f"This candidate was already {candidate.get_status_display().lower()}."
+            _("This candidate was already %(status)s.")
+            % {"status": candidate.get_status_display().lower()}
         )
     return candidate
 
@@ -52,7 +54,7 @@ def candidate_update(
     changes: dict[str, list[str]] = {}
     for name, value in fields.items():
         if name not in CANDIDATE_FIELDS:
-            raise ApplicationError(f"Unknown candidate field: {name}")
+            raise ApplicationError(_("Unknown candidate field: %(name)s") % {"name": name})
         if isinstance(value, str):
             value = value.strip()
         old = getattr(candidate, name)
@@ -61,13 +63,20 @@ def candidate_update(
             setattr(candidate, name, value)
     if candidate.label_category.polarity != candidate.polarity:
         raise ApplicationError(
-            f"The label category “{candidate.label_category}” is for "
-            f"{candidate.label_category.polarity} metrics; pick one that matches the polarity."
+            _(
+                "The label category “%(category)s” is for "
+                "%(polarity)s metrics; pick one that matches the "
+                "polarity."
+            )
+            % {
+                "category": candidate.label_category,
+                "polarity": candidate.label_category.polarity,
+            }
         )
     if subareas is not None:
         subareas = list(subareas)
         if not subareas:
-            raise ApplicationError("A metric needs at least one subarea.")
+            raise ApplicationError(_("A metric needs at least one subarea."))
         old = set(candidate.subareas.all())
         if old != set(subareas):
             changes["subareas"] = [_display(old), _display(subareas)]
@@ -83,7 +92,7 @@ def candidate_update(
 @transaction.atomic
 def candidate_rate_fidelity(*, candidate: MetricCandidate, actor, fidelity: str) -> MetricCandidate:
     if fidelity not in Fidelity.values:
-        raise ApplicationError("Fidelity must be faithful, partly or unfaithful.")
+        raise ApplicationError(_("Fidelity must be faithful, partly or unfaithful."))
     candidate = MetricCandidate.objects.select_for_update().get(pk=candidate.pk)
     if candidate.fidelity != fidelity:
         CandidateChange.objects.create(
@@ -158,8 +167,10 @@ def candidate_accept(
     candidate = _candidate_locked(candidate)
     if candidate.fidelity == Fidelity.UNFAITHFUL:
         raise ApplicationError(
-            "A candidate rated unfaithful to its source cannot be accepted; edit it first and "
-            "rate it again, or reject it."
+            _(
+                "A candidate rated unfaithful to its source cannot be accepted; edit it first and "
+                "rate it again, or reject it."
+            )
         )
     submission = candidate.submission
     metric = metric_create(
@@ -189,7 +200,7 @@ def candidate_accept(
 @transaction.atomic
 def candidate_reject(*, candidate: MetricCandidate, actor, reason: str) -> MetricCandidate:
     if not (reason or "").strip():
-        raise ApplicationError("Please give a reason for rejecting this candidate.")
+        raise ApplicationError(_("Please give a reason for rejecting this candidate."))
     candidate = _candidate_locked(candidate)
     _decide(candidate, status=CandidateStatus.REJECTED, actor=actor, reason=reason.strip())
     _submission_settle(candidate.submission, actor=actor)
@@ -200,7 +211,7 @@ def candidate_reject(*, candidate: MetricCandidate, actor, reason: str) -> Metri
 def candidate_return(*, candidate: MetricCandidate, actor, request: str) -> MetricCandidate:
     """Send the submission back to its contributor with a request for changes."""
     if not (request or "").strip():
-        raise ApplicationError("Tell the contributor what to change.")
+        raise ApplicationError(_("Tell the contributor what to change."))
     candidate = _candidate_locked(candidate)
     _decide(candidate, status=CandidateStatus.RETURNED, actor=actor, reason=request.strip())
     submission = Submission.objects.select_for_update().get(pk=candidate.submission_id)

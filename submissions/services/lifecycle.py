@@ -4,6 +4,8 @@ from collections.abc import Iterable
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from core.exceptions import ApplicationError
 from core.validators import LINE_BREAKS, control_character_message, display_spoofing_message
@@ -33,18 +35,30 @@ CONTENT_FIELDS = (
     "expertise",
     "credit_name",
 )
+# The one-line fields refused when they hide how they read, as the refusal names them.
+SPOOFING_FIELDS = {
+    # Translators: a submission's field, in "The title: <why it was refused>".
+    "title": gettext_lazy("title"),
+    # Translators: a submission's field (the name the contributor is credited under).
+    "credit_name": gettext_lazy("credit name"),
+}
 
 
 def _check_fields(fields: dict) -> None:
     unknown = set(fields) - set(CONTENT_FIELDS)
     if unknown:
-        raise ApplicationError(f"Unknown submission fields: {', '.join(sorted(unknown))}")
+        raise ApplicationError(
+            _("Unknown submission fields: %(items)s") % {"items": ", ".join(sorted(unknown))}
+        )
     # The title becomes an email subject and a CSV cell: one line only.
     if LINE_BREAKS.search(fields.get("title") or ""):
-        raise ApplicationError("The title must be a single line: remove the line break.")
-    for field in ("title", "credit_name"):
+        raise ApplicationError(_("The title must be a single line: remove the line break."))
+    for field in SPOOFING_FIELDS:
         if problem := display_spoofing_message(fields.get(field) or ""):
-            raise ApplicationError(f"The {field.replace('_', ' ')}: {problem}")
+            raise ApplicationError(
+                _("The %(field)s: %(problem)s")
+                % {"field": SPOOFING_FIELDS[field], "problem": problem}
+            )
 
 
 def _set_citations(submission: Submission, citations: Iterable[ParsedCitation]) -> None:
@@ -114,8 +128,12 @@ def submission_update(
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status not in EDITABLE_STATUSES:
         raise ApplicationError(
-            f"This submission is {submission.get_status_display().lower()} and can no longer be "
-            "edited. Withdraw it and start a new one, or wait for the reviewers' decision."
+            _(
+                "This submission is %(status)s and can no longer be edited. "
+                "Withdraw it and start a new one, or wait for the reviewers' "
+                "decision."
+            )
+            % {"status": submission.get_status_display().lower()}
         )
     for name, value in fields.items():
         setattr(submission, name, value)
@@ -132,7 +150,8 @@ def _check_complete(submission: Submission) -> None:
     missing = submission_missing_for_submit(values)
     if missing:
         raise ApplicationError(
-            "Before submitting: " + " ".join(missing.values()) + " Your draft is saved."
+            _("Before submitting: %(missing)s Your draft is saved.")
+            % {"missing": " ".join(missing.values())}
         )
 
 
@@ -142,7 +161,8 @@ def submission_submit(*, submission: Submission, actor) -> Submission:
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status not in EDITABLE_STATUSES:
         raise ApplicationError(
-            f"Only drafts can be submitted; this one is {submission.get_status_display().lower()}."
+            _("Only drafts can be submitted; this one is %(status)s.")
+            % {"status": submission.get_status_display().lower()}
         )
     _check_complete(submission)
     submission.submitted_at = timezone.now()
@@ -162,11 +182,12 @@ def _enqueue_drafting(submission: Submission) -> None:
 @transaction.atomic
 def submission_withdraw(*, submission: Submission, actor, reason: str = "") -> Submission:
     if problem := control_character_message(reason):
-        raise ApplicationError(f"The reason: {problem}")
+        raise ApplicationError(_("The reason: %(problem)s") % {"problem": problem})
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status in FINAL_STATUSES:
         raise ApplicationError(
-            f"This submission is already {submission.get_status_display().lower()}."
+            _("This submission is already %(status)s.")
+            % {"status": submission.get_status_display().lower()}
         )
     return submission_status_set(
         submission=submission,
@@ -188,7 +209,7 @@ def submission_retry_drafting(*, submission: Submission, actor) -> Submission:
         and submission.updated_at < selectors.drafting_stale_before()
     )
     if submission.status != SubmissionStatus.DRAFTING_FAILED and not stale:
-        raise ApplicationError("Drafting can be retried only after it failed or stalled.")
+        raise ApplicationError(_("Drafting can be retried only after it failed or stalled."))
     submission_status_set(
         submission=submission,
         to_status=SubmissionStatus.SUBMITTED,

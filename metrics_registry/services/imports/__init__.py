@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from core.exceptions import ApplicationError
 
@@ -73,24 +75,60 @@ class ImportReport:
 
     @property
     def summary(self) -> str:
-        counts = (
-            f"{self.total_rows} rows: {len(self.candidates)} new, "
-            f"{len(self.duplicates)} duplicates, {len(self.errors)} bad"
-        )
+        counts = ngettext(
+            "%(total)d row: %(new)d new, %(duplicates)d duplicates, %(bad)d bad",
+            "%(total)d rows: %(new)d new, %(duplicates)d duplicates, %(bad)d bad",
+            self.total_rows,
+        ) % {
+            "total": self.total_rows,
+            "new": len(self.candidates),
+            "duplicates": len(self.duplicates),
+            "bad": len(self.errors),
+        }
         unmapped = len(self.needing_mapping)
         if unmapped:
-            counts += f"; {unmapped} need mapping onto the taxonomy before a release"
+            counts = _(
+                "%(counts)s; %(unmapped)d need mapping onto the taxonomy before a release"
+            ) % {
+                "counts": counts,
+                "unmapped": unmapped,
+            }
         if self.committed:
-            skipped = f", {len(self.skipped)} bad rows skipped" if self.skipped else ""
-            return f"Imported {len(self.created_keys)} metrics{skipped} ({counts})."
-        if self.blocked:
+            values = {
+                "created": len(self.created_keys),
+                "skipped": len(self.skipped),
+                "counts": counts,
+            }
+            if self.skipped:
+                return (
+                    ngettext(
+                        "Imported %(created)d metric, %(skipped)d bad rows skipped (%(counts)s).",
+                        "Imported %(created)d metrics, %(skipped)d bad rows skipped (%(counts)s).",
+                        values["created"],
+                    )
+                    % values
+                )
             return (
-                f"Nothing imported: fix the {len(self.errors)} bad rows or choose to skip them "
-                f"({counts})."
+                ngettext(
+                    "Imported %(created)d metric (%(counts)s).",
+                    "Imported %(created)d metrics (%(counts)s).",
+                    values["created"],
+                )
+                % values
             )
+        if self.blocked:
+            return ngettext(
+                "Nothing imported: fix the %(bad)d bad row or choose to skip it (%(counts)s).",
+                "Nothing imported: fix the %(bad)d bad rows or choose to skip them (%(counts)s).",
+                len(self.errors),
+            ) % {"bad": len(self.errors), "counts": counts}
         if self.dry_run:
-            return f"Dry run: {len(self.candidates)} metrics would be imported ({counts})."
-        return f"Nothing to import ({counts})."
+            return ngettext(
+                "Dry run: %(count)d metric would be imported (%(counts)s).",
+                "Dry run: %(count)d metrics would be imported (%(counts)s).",
+                len(self.candidates),
+            ) % {"count": len(self.candidates), "counts": counts}
+        return _("Nothing to import (%(counts)s).") % {"counts": counts}
 
 
 @transaction.atomic
@@ -113,7 +151,7 @@ def metrics_import(
     """
     slug = slugify(benchmark_slug or "")
     if not slug:
-        raise ApplicationError("Name the benchmark the metrics come from (a short identifier).")
+        raise ApplicationError(_("Name the benchmark the metrics come from (a short identifier)."))
     report = ImportReport(
         benchmark_slug=slug,
         file_format=file_format,
@@ -124,14 +162,16 @@ def metrics_import(
     )
     benchmark = Benchmark.objects.select_for_update().filter(slug=slug).first()
     if benchmark is None:
-        report.notes.append(f'Benchmark "{slug}" is new and will be created.')
+        report.notes.append(_('Benchmark "%(slug)s" is new and will be created.') % {"slug": slug})
     subareas = Vocabulary(
-        list(Subarea.objects.values_list("slug", "name")), kind="subarea", plural="subareas"
+        list(Subarea.objects.values_list("slug", "name")),
+        kind=_("subarea"),
+        plural=_("subareas"),
     )
     categories = Vocabulary(
         list(LabelCategory.objects.values_list("slug", "name")),
-        kind="label category",
-        plural="label categories",
+        kind=_("label category"),
+        plural=_("label categories"),
     )
     existing = existing_criteria(benchmark)
     seen_in_file: dict[str, int] = {}

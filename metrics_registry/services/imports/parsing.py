@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from core.exceptions import ApplicationError
 from core.jsonsafe import json_loads_checked
 
@@ -59,7 +61,8 @@ def _decode(data: bytes | str) -> str:
         return data.decode("utf-8-sig")  # spreadsheets often add a byte order mark
     except UnicodeDecodeError as error:
         raise ApplicationError(
-            f"The file is not UTF-8 text (byte {error.start}); save it as UTF-8 CSV or JSON."
+            _("The file is not UTF-8 text (byte %(byte)s); save it as UTF-8 CSV or JSON.")
+            % {"byte": error.start}
         ) from error
 
 
@@ -68,13 +71,18 @@ def _parse_csv(text: str, notes: list[str]) -> list[ImportRow]:
     try:
         header = next(reader)
     except StopIteration:
-        raise ApplicationError("The CSV file is empty.") from None
+        raise ApplicationError(_("The CSV file is empty.")) from None
     columns = [_header_key(name) for name in header]
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
         raise ApplicationError(
-            f"The CSV has no {', '.join(missing)} column; expected columns "
-            f"{', '.join(IMPORT_COLUMNS)} (found {', '.join(columns) or 'none'})."
+            _("The CSV has no %(missing)s column; expected columns %(expected)s (found %(found)s).")
+            % {
+                "missing": ", ".join(missing),
+                "expected": ", ".join(IMPORT_COLUMNS),
+                # Translators: no column at all was found in the CSV's header.
+                "found": ", ".join(columns) or _("none"),
+            }
         )
     unknown = [c for c in columns if c and c not in IMPORT_COLUMNS]
     if unknown:
@@ -94,7 +102,8 @@ def _parse_csv(text: str, notes: list[str]) -> list[ImportRow]:
             rows.append(ImportRow(number=number, data=data))
     except csv.Error as error:
         raise ApplicationError(
-            f"The CSV cannot be read near row {reader.line_num}: {error}."
+            _("The CSV cannot be read near row %(row)s: %(error)s.")
+            % {"row": reader.line_num, "error": error}
         ) from error
     return rows
 
@@ -107,14 +116,18 @@ def _parse_json(text: str, notes: list[str]) -> list[ImportRow]:
         source_weights = document.get("source_weights") or {}
         if not isinstance(source_weights, dict):
             raise ApplicationError(
-                "source_weights must be an object mapping metric names to weights, e.g. "
-                '{"pushback": 2.2}.'
+                _(
+                    "source_weights must be an object mapping metric names to weights, e.g. "
+                    '{"pushback": 2.2}.'
+                )
             )
         document = document["metrics"]
     if not isinstance(document, list):
         raise ApplicationError(
-            'JSON must be a list of metrics or an object {"metrics": [...], "source_weights": '
-            "{name: weight}}."
+            _(
+                'JSON must be a list of metrics or an object {"metrics": [...], "source_weights": '
+                "{name: weight}}."
+            )
         )
     rows = [
         ImportRow(number=index, data=item if isinstance(item, dict) else {"__invalid__": item})
@@ -155,9 +168,10 @@ def import_file_parse(
         file_format = "json" if text.lstrip()[:1] in ("[", "{") else "csv"
     rows = _parse_json(text, notes) if file_format == "json" else _parse_csv(text, notes)
     if not rows:
-        raise ApplicationError("The file has no metric rows.")
+        raise ApplicationError(_("The file has no metric rows."))
     if len(rows) > MAX_IMPORT_ROWS:
         raise ApplicationError(
-            f"The file has {len(rows)} rows; split it into files of at most {MAX_IMPORT_ROWS}."
+            _("The file has %(count)s rows; split it into files of at most %(max_import_rows)s.")
+            % {"count": len(rows), "max_import_rows": MAX_IMPORT_ROWS}
         )
     return file_format, rows, notes

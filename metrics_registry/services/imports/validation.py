@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from core.validators import control_character_find, display_spoofing_message, text_length_problem
 
@@ -69,9 +70,21 @@ class Vocabulary:
         close = difflib.get_close_matches(value, self.names, n=1, cutoff=0.5)
         if not close:
             close = difflib.get_close_matches(slugify(value), self.names, n=1, cutoff=0.4)
-        hint = f' — did you mean "{close[0]}"?' if close else "."
-        valid = ", ".join(f"{slug} ({name})" for slug, name in self.pairs)
-        return f'unknown {self.kind} "{value}"{hint} Valid {self.plural}: {valid}'
+        values = {
+            "kind": self.kind,
+            "value": value,
+            "plural": self.plural,
+            "valid": ", ".join(f"{slug} ({name})" for slug, name in self.pairs),
+        }
+        if close:
+            # Translators: kind is "subarea" or "label category" (plural: their plurals).
+            message = _(
+                'unknown %(kind)s "%(value)s" — did you mean "%(close)s"? '
+                "Valid %(plural)s: %(valid)s"
+            )
+            return message % {**values, "close": close[0]}
+        # Translators: kind is "subarea" or "label category" (plural: their plurals).
+        return _('unknown %(kind)s "%(value)s". Valid %(plural)s: %(valid)s') % values
 
 
 def row_validate(
@@ -80,30 +93,37 @@ def row_validate(
     """A candidate, or the reasons (joined) why the row cannot be imported."""
     data = row.data
     if "__invalid__" in data:
-        return "the entry is not an object with metric fields"
+        return _("the entry is not an object with metric fields")
     reasons = []
     for column, value in data.items():
         if isinstance(value, str) and (found := control_character_find(value)):
-            reasons.append(f"{column} contains a control character ({found})")
+            reasons.append(
+                _("%(column)s contains a control character (%(found)s)")
+                % {"column": column, "found": found}
+            )
         if problem := text_length_problem(value, what=column):
             reasons.append(problem)
     name = cell_text(data.get("name"))
     criterion = cell_text(data.get("criterion"))
     if not criterion:
-        reasons.append("missing criterion")
+        reasons.append(_("missing criterion"))
     if not name:
-        reasons.append("missing name")
+        reasons.append(_("missing name"))
     elif problem := display_spoofing_message(name):
-        reasons.append(f"name: {problem}")
+        reasons.append(_("name: %(problem)s") % {"problem": problem})
     elif len(name) > 200:
-        reasons.append(f"name is too long ({len(name)} characters, at most 200)")
+        reasons.append(
+            _("name is too long (%(count)s characters, at most 200)") % {"count": len(name)}
+        )
 
     raw_polarity = cell_text(data.get("polarity"))
     polarity = POLARITY_WORDS.get(raw_polarity.casefold())
     if not raw_polarity:
-        reasons.append("missing polarity (positive or negative)")
+        reasons.append(_("missing polarity (positive or negative)"))
     elif polarity is None:
-        reasons.append(f'bad polarity "{raw_polarity}": use positive or negative')
+        reasons.append(
+            _('bad polarity "%(value)s": use positive or negative') % {"value": raw_polarity}
+        )
 
     raw_subareas = data.get("subareas")
     if isinstance(raw_subareas, list):
@@ -128,7 +148,10 @@ def row_validate(
 
     age_contexts = cell_text(data.get("age_contexts")).casefold() or AgeContexts.BOTH
     if age_contexts not in AgeContexts.values:
-        reasons.append(f'bad age_contexts "{age_contexts}": use teen, adult or both')
+        reasons.append(
+            _('bad age_contexts "%(age_contexts)s": use teen, adult or both')
+            % {"age_contexts": age_contexts}
+        )
 
     if reasons:
         return "; ".join(reasons)
@@ -153,10 +176,10 @@ def _weight(raw: Any, reasons: list[str]) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        reasons.append(f'weight "{text}" is not a number')
+        reasons.append(_('weight "%(text)s" is not a number') % {"text": text})
         return None
     if not value >= 0 or value == float("inf"):
-        reasons.append(f"weight {text} must be a finite number of at least 0")
+        reasons.append(_("weight %(text)s must be a finite number of at least 0") % {"text": text})
         return None
     return value
 

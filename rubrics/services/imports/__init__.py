@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from core.exceptions import ApplicationError
 from core.jsonsafe import json_loads_checked
@@ -59,21 +61,54 @@ class RubricImportReport:
 
     @property
     def summary(self) -> str:
-        counts = (
-            f"{self.total_lines} lines: {len(self.candidates)} new, "
-            f"{len(self.duplicates)} duplicates, {len(self.errors)} bad"
-        )
+        counts = ngettext(
+            "%(total)d line: %(new)d new, %(duplicates)d duplicates, %(bad)d bad",
+            "%(total)d lines: %(new)d new, %(duplicates)d duplicates, %(bad)d bad",
+            self.total_lines,
+        ) % {
+            "total": self.total_lines,
+            "new": len(self.candidates),
+            "duplicates": len(self.duplicates),
+            "bad": len(self.errors),
+        }
         if self.committed:
-            skipped = f", {len(self.errors)} bad lines skipped" if self.errors else ""
-            return f"Imported {len(self.created_keys)} rubric items{skipped} ({counts})."
-        if self.blocked:
+            values = {
+                "created": len(self.created_keys),
+                "skipped": len(self.errors),
+                "counts": counts,
+            }
+            if self.errors:
+                return (
+                    ngettext(
+                        "Imported %(created)d rubric item, %(skipped)d bad lines skipped "
+                        "(%(counts)s).",
+                        "Imported %(created)d rubric items, %(skipped)d bad lines skipped "
+                        "(%(counts)s).",
+                        values["created"],
+                    )
+                    % values
+                )
             return (
-                f"Nothing imported: fix the {len(self.errors)} bad lines or choose to skip them "
-                f"({counts})."
+                ngettext(
+                    "Imported %(created)d rubric item (%(counts)s).",
+                    "Imported %(created)d rubric items (%(counts)s).",
+                    values["created"],
+                )
+                % values
             )
+        if self.blocked:
+            return ngettext(
+                "Nothing imported: fix the %(bad)d bad line or choose to skip it (%(counts)s).",
+                "Nothing imported: fix the %(bad)d bad lines or choose to skip them (%(counts)s).",
+                len(self.errors),
+            ) % {"bad": len(self.errors), "counts": counts}
         if self.dry_run:
-            return f"Dry run: {len(self.candidates)} rubric items would be imported ({counts})."
-        return f"Nothing to import ({counts})."
+            return ngettext(
+                "Dry run: %(count)d rubric item would be imported (%(counts)s).",
+                "Dry run: %(count)d rubric items would be imported (%(counts)s).",
+                len(self.candidates),
+            ) % {"count": len(self.candidates), "counts": counts}
+        return _("Nothing to import (%(counts)s).") % {"counts": counts}
 
 
 def rubric_jsonl_parse(data: bytes | str) -> list[tuple[int, Any]]:
@@ -83,7 +118,8 @@ def rubric_jsonl_parse(data: bytes | str) -> list[tuple[int, Any]]:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as error:
             raise ApplicationError(
-                f"The file is not UTF-8 text (byte {error.start}); save it as UTF-8 JSON Lines."
+                _("The file is not UTF-8 text (byte %(byte)s); save it as UTF-8 JSON Lines.")
+                % {"byte": error.start}
             ) from error
     _single_document_check(data)
     rows: list[tuple[int, Any]] = []
@@ -95,15 +131,16 @@ def rubric_jsonl_parse(data: bytes | str) -> list[tuple[int, Any]]:
         except ApplicationError as error:
             rows.append((number, error))
     if not rows:
-        raise ApplicationError("The file has no rubric items (one JSON object per line).")
+        raise ApplicationError(_("The file has no rubric items (one JSON object per line)."))
     if len(rows) > MAX_IMPORT_LINES:
         raise ApplicationError(
-            f"The file has {len(rows)} lines; split it into files of at most {MAX_IMPORT_LINES}."
+            _("The file has %(count)s lines; split it into files of at most %(max_import_lines)s.")
+            % {"count": len(rows), "max_import_lines": MAX_IMPORT_LINES}
         )
     return rows
 
 
-JSON_LINES_HINT = (
+JSON_LINES_HINT = gettext_lazy(
     "Put each item on a line of its own: `jq -c '.[]' file.json > file.jsonl` for an array, "
     "`jq -c . file.json > file.jsonl` for pretty-printed objects."
 )
@@ -122,19 +159,22 @@ def _single_document_check(data: str) -> None:
         document = None
     if isinstance(document, list):
         raise ApplicationError(
-            f"The file is one JSON array of {len(document)} entries, not JSON Lines. "
-            + JSON_LINES_HINT
+            _("The file is one JSON array of %(count)d entries, not JSON Lines. %(hint)s")
+            % {"count": len(document), "hint": JSON_LINES_HINT}
         )
     if (document is not None and len(lines) > 1) or first in ("{", "["):
         raise ApplicationError(
-            "The file is pretty-printed JSON spread over several lines, not JSON Lines. "
-            + JSON_LINES_HINT
+            _("The file is pretty-printed JSON spread over several lines, not JSON Lines. %(hint)s")
+            % {"hint": JSON_LINES_HINT}
         )
 
 
 def _detect_format(rows: list[tuple[int, Any]], fmt: str) -> str:
     if fmt not in FORMATS:
-        raise ApplicationError(f'Unknown format "{fmt}": use {", ".join(FORMATS)}.')
+        raise ApplicationError(
+            _('Unknown format "%(fmt)s": use %(items)s.')
+            % {"fmt": fmt, "items": ", ".join(FORMATS)}
+        )
     if fmt != "auto":
         return fmt
     first = next((row for _, row in rows if isinstance(row, dict)), None)
@@ -174,11 +214,18 @@ def rubric_items_import(
             report.errors.append(RubricImportProblem(number, result))
         elif result.key in seen:
             report.duplicates.append(
-                RubricImportProblem(number, f"same key {result.key} as line {seen[result.key]}")
+                RubricImportProblem(
+                    number,
+                    _("same key %(key)s as line %(line)s")
+                    % {"key": result.key, "line": seen[result.key]},
+                )
             )
         elif result.key in existing:
             report.duplicates.append(
-                RubricImportProblem(number, f"rubric item {result.key} already exists")
+                RubricImportProblem(
+                    number,
+                    _("rubric item %(key)s already exists") % {"key": result.key},
+                )
             )
         else:
             seen[result.key] = number

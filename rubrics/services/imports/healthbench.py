@@ -19,6 +19,7 @@ rubric's) is its `country` field or `country:` tag, else none.
 from typing import Any
 
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from ...models import CriterionOrigin
 from .rows import (
@@ -50,33 +51,38 @@ def _rubrics_validate(
     raw: Any, reasons: list[str], vocabulary: DimensionVocabulary
 ) -> list[RubricCriterionCandidate]:
     if not isinstance(raw, list) or not raw:
-        reasons.append("rubrics must be a non-empty list of {criterion, points, tags}")
+        reasons.append(_("rubrics must be a non-empty list of {criterion, points, tags}"))
         return []
     criteria = []
     for position, rubric in enumerate(raw, start=1):
         if not isinstance(rubric, dict):
-            reasons.append(f"rubric {position} is not an object")
+            reasons.append(_("rubric %(position)s is not an object") % {"position": position})
             continue
         wording = rubric.get("criterion")
         if not isinstance(wording, str) or not wording.strip():
-            reasons.append(f"rubric {position} has no criterion text")
+            reasons.append(_("rubric %(position)s has no criterion text") % {"position": position})
             wording = ""
         points = points_validate(position, rubric.get("points"), reasons)
         tags = rubric.get("tags")
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            reasons.append(f"rubric {position} tags must be a list of text")
+            reasons.append(
+                _("rubric %(position)s tags must be a list of text") % {"position": position}
+            )
             tags = []
         axes = [t[len(AXIS_PREFIX) :] for t in tags if t.startswith(AXIS_PREFIX)]
         dimension = vocabulary.get(axes[0]) if axes else None
         if not axes:
-            reasons.append(f'rubric {position} has no "axis:" tag to take its dimension from')
+            reasons.append(
+                _('rubric %(position)s has no "axis:" tag to take its dimension from')
+                % {"position": position}
+            )
         elif dimension is None:
             reasons.append(vocabulary.unknown(position, axes[0]))
         # A criterion's country: its own field, else its `country:` tag (the export's).
         country = row_country(
             rubric.get("country") or tagged(tags, COUNTRY_PREFIX),
             reasons,
-            what=f"rubric {position}",
+            what=_("rubric %(position)s") % {"position": position},
         )
         if wording and points is not None and dimension:
             criteria.append(
@@ -117,13 +123,13 @@ def healthbench_line_validate(
     reasons: list[str] = []
     prompt_id = data.get("prompt_id")
     if not isinstance(prompt_id, str) or not slugify(prompt_id):
-        reasons.append("prompt_id must be a non-empty text identifier")
+        reasons.append(_("prompt_id must be a non-empty text identifier"))
         prompt_id = ""
     messages = messages_validate(data.get("prompt"), reasons, allow_system=True)
     criteria = _rubrics_validate(data.get("rubrics"), reasons, vocabulary)
     example_tags = data.get("example_tags", [])
     if not isinstance(example_tags, list):
-        reasons.append("example_tags must be a list of text")
+        reasons.append(_("example_tags must be a list of text"))
     language = _language(data, example_tags, reasons)
     country = row_country(data.get("country") or tagged(example_tags, COUNTRY_PREFIX), reasons)
     if reasons:

@@ -15,6 +15,7 @@ without platform consensus); `metadata` is kept as is.
 from typing import Any
 
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from core.validators import text_length_problem
 
@@ -39,17 +40,19 @@ def _criteria_validate(
     raw: Any, reasons: list[str], vocabulary: DimensionVocabulary
 ) -> list[RubricCriterionCandidate]:
     if not isinstance(raw, list) or not raw:
-        reasons.append("criteria must be a non-empty list")
+        reasons.append(_("criteria must be a non-empty list"))
         return []
     criteria = []
     for position, criterion in enumerate(raw, start=1):
         if not isinstance(criterion, dict):
-            reasons.append(f"criterion {position} is not an object")
+            reasons.append(_("criterion %(position)s is not an object") % {"position": position})
             continue
         wording = text(criterion.get("text"))
         if not wording:
-            reasons.append(f"criterion {position} has no text")
-        if problem := text_length_problem(wording, what=f"criterion {position}"):
+            reasons.append(_("criterion %(position)s has no text") % {"position": position})
+        if problem := text_length_problem(
+            wording, what=_("criterion %(position)s") % {"position": position}
+        ):
             reasons.append(problem)
         points = points_validate(position, criterion.get("points"), reasons)
         raw_dimension = text(criterion.get("dimension"))
@@ -58,9 +61,15 @@ def _criteria_validate(
             reasons.append(vocabulary.unknown(position, raw_dimension))
         tags = criterion.get("tags") or []
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            reasons.append(f"criterion {position} tags must be a list of text")
+            reasons.append(
+                _("criterion %(position)s tags must be a list of text") % {"position": position}
+            )
             tags = []
-        country = row_country(criterion.get("country"), reasons, what=f"criterion {position}")
+        country = row_country(
+            criterion.get("country"),
+            reasons,
+            what=_("criterion %(position)s") % {"position": position},
+        )
         if wording and points is not None and dimension:
             criteria.append(
                 RubricCriterionCandidate(wording, points, dimension, tuple(tags), country)
@@ -75,7 +84,7 @@ def native_line_validate(
     reasons: list[str] = []
     key = slugify(text(data.get("key")))[:100]
     if not key:
-        reasons.append("missing key (a stable identifier such as mhb-0001)")
+        reasons.append(_("missing key (a stable identifier such as mhb-0001)"))
     messages = messages_validate(data.get("messages"), reasons)
     criteria = _criteria_validate(data.get("criteria"), reasons, vocabulary)
     acuity = optional_choice(data, "acuity", ACUITY, "non_acute, high_acuity or emergency", reasons)
@@ -86,7 +95,7 @@ def native_line_validate(
     country = row_country(data.get("country"), reasons)
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
-        reasons.append("metadata must be a JSON object")
+        reasons.append(_("metadata must be a JSON object"))
     if reasons:
         return "; ".join(reasons)
     return RubricItemCandidate(

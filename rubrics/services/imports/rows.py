@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 from core.countries import country_code_normalize
 from core.languages import DEFAULT_LANGUAGE, language_tag_normalize, language_tag_problem
@@ -75,9 +76,13 @@ class DimensionVocabulary:
         return self.lookup.get(_fold(raw))
 
     def unknown(self, position: int, raw: str) -> str:
-        return f'criterion {position} has unknown dimension "{raw}": use one of ' + ", ".join(
-            self.slugs
-        )
+        return _(
+            'criterion %(position)s has unknown dimension "%(value)s": use one of %(valid)s'
+        ) % {
+            "position": position,
+            "value": raw,
+            "valid": ", ".join(self.slugs),
+        }
 
 
 def text(value: Any) -> str:
@@ -86,26 +91,31 @@ def text(value: Any) -> str:
 
 def messages_validate(raw: Any, reasons: list[str], *, allow_system: bool = False) -> list[dict]:
     if not isinstance(raw, list) or not raw:
-        reasons.append("messages must be a non-empty list of {role, content}")
+        reasons.append(_("messages must be a non-empty list of {role, content}"))
         return []
     roles = ("system", *MESSAGE_ROLES) if allow_system else MESSAGE_ROLES
     messages = []
     for position, message in enumerate(raw, start=1):
         if not isinstance(message, dict):
-            reasons.append(f"message {position} is not an object")
+            reasons.append(_("message %(position)s is not an object") % {"position": position})
             continue
         role = text(message.get("role")).casefold()
         content = message.get("content")
         if role not in roles:
-            reasons.append(f'message {position} has role "{role}": use {" or ".join(roles)}')
+            reasons.append(
+                _('message %(position)s has role "%(role)s": use %(items)s')
+                % {"position": position, "role": role, "items": " or ".join(roles)}
+            )
         if not text(content):
-            reasons.append(f"message {position} has no content")
-        if problem := text_length_problem(content, what=f"message {position}"):
+            reasons.append(_("message %(position)s has no content") % {"position": position})
+        if problem := text_length_problem(
+            content, what=_("message %(position)s") % {"position": position}
+        ):
             reasons.append(problem)
         # Content is kept exactly as written: an export must give back the same conversation.
         messages.append({"role": role, "content": content if isinstance(content, str) else ""})
     if messages and messages[-1]["role"] != "user":
-        reasons.append("the last message must be the user's (the reply to it is graded)")
+        reasons.append(_("the last message must be the user's (the reply to it is graded)"))
     return messages
 
 
@@ -121,15 +131,17 @@ def row_language(raw: Any, reasons: list[str]) -> str:
     return language_tag_normalize(tag)
 
 
-def row_country(raw: Any, reasons: list[str], *, what: str = "country") -> str:
+def row_country(raw: Any, reasons: list[str], *, what: str = "") -> str:
     """A row's or criterion's country code in capitals (`es` → `ES`); blank when it names none."""
     code = text(raw)
     if not code:
         return ""
+    # Translators: a rubric item's country field, in "country: <why the code was refused>".
+    what = what or _("country")
     try:
         return country_code_normalize(code)
     except ValidationError as error:
-        reasons.append(f"{what}: {error.messages[0]}")
+        reasons.append(_("%(what)s: %(error)s") % {"what": what, "error": error.messages[0]})
         return ""
 
 
@@ -147,10 +159,16 @@ def points_validate(position: int, points: Any, reasons: list[str]) -> int | Non
     if isinstance(points, float) and points.is_integer():
         points = int(points)
     if isinstance(points, bool) or not isinstance(points, int):
-        reasons.append(f"criterion {position} points {points!r} is not an integer")
+        reasons.append(
+            _("criterion %(position)s points %(points)r is not an integer")
+            % {"position": position, "points": points}
+        )
         return None
     if points == 0 or not MIN_POINTS <= points <= MAX_POINTS:
-        reasons.append(f"criterion {position} points {points} must be −10..+10 and not 0")
+        reasons.append(
+            _("criterion %(position)s points %(points)s must be −10..+10 and not 0")
+            % {"position": position, "points": points}
+        )
         return None
     return points
 
@@ -164,11 +182,14 @@ def optional_choice(
         return ""
     value = lookup.get(_fold(raw))
     if value is None:
-        reasons.append(f'unknown {name} "{raw}": use {valid}, or leave it out')
+        reasons.append(
+            _('unknown %(name)s "%(raw)s": use %(valid)s, or leave it out')
+            % {"name": name, "raw": raw, "valid": valid}
+        )
         return ""
     return value
 
 
 def positive_points_check(criteria: list[RubricCriterionCandidate], reasons: list[str]) -> None:
     if criteria and not any(c.points > 0 for c in criteria):
-        reasons.append("no criterion has positive points, so the item cannot be scored")
+        reasons.append(_("no criterion has positive points, so the item cannot be scored"))
