@@ -2,7 +2,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from django.urls import URLPattern, path
 
-from . import mapping_views, text_views, views
+from . import mapping_views, release_views, text_views, views
 from .services.releases import ReleaseDownloads, ReleaseFreeze
 
 app_name = "metrics_registry"
@@ -38,7 +38,7 @@ _pages = [
         name="metric_version_text_reopen",
     ),
     path("releases/", views.ReleaseListView.as_view(), name="release_list"),
-    path("releases/new/", views.ReleaseCreateView.as_view(), name="release_create"),
+    path("releases/new/", release_views.ReleaseCreateView.as_view(), name="release_create"),
     path(
         "releases/<str:version>/export/<str:fmt>/",
         views.ReleaseExportView.as_view(),
@@ -56,8 +56,8 @@ def registry_urls(
     """The registry's pages, for `include`. What its release pages need from the apps above it
     (`metrics_registry.from_above`) is passed in by the site's URL configuration."""
     detail = views.ReleaseDetailView.as_view(release_downloads=release_downloads)
-    edit = views.ReleaseEditView.as_view(contested_kept=contested_kept)
-    publish = views.ReleasePublishView.as_view(release_freezes=release_freezes)
+    edit = release_views.ReleaseEditView.as_view(contested_kept=contested_kept)
+    publish = release_views.ReleasePublishView.as_view(release_freezes=release_freezes)
     return [
         *_pages,
         path("releases/<str:version>/", detail, name="release_detail"),
