@@ -108,6 +108,7 @@ def test_a_curator_sets_language_and_country_in_any_case_through_the_edit_form(
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow(reason="empties every table twice: its own flush, then the teardown's")
 def test_a_flushed_database_gets_the_seeded_lines_back():
     # A transactional test's teardown flushes every table; the seeded lines must return with
     # it, or every later test in the process finds no line for any country.
