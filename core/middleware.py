@@ -10,6 +10,9 @@ from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .caches import CACHE_STORE_ERRORS, cache_failure_log
 from .ids import InvalidIdentifier
@@ -39,18 +42,34 @@ class RequestSizeMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        # Runs before the locale middleware: the reply takes the address's language (/es/).
+        with translation.override(_language_of_address(request)):
+            refused = self._refusal(request)
+        return refused or self.get_response(request)
+
+    def _refusal(self, request: HttpRequest) -> HttpResponse | None:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return bad_request(request, "The request's Content-Length is not a number.")
+            return bad_request(request, gettext("The request's Content-Length is not a number."))
         limit = settings.REQUEST_BODY_MAX_BYTES
         if length > limit:
-            message = f"The request is larger than {limit // (1024 * 1024)} MB; nothing was kept."
+            message = gettext("The request is larger than %(megabytes)s MB; nothing was kept.") % {
+                "megabytes": limit // (1024 * 1024)
+            }
             if is_api_request(request):
                 return JsonResponse({"detail": message}, status=413)
             body = render_to_string("core/bad_request.html", {"message": message})
             return HttpResponse(body, status=413)
-        return self.get_response(request)
+        return None
+
+
+def _language_of_address(request: HttpRequest) -> str:
+    """The language a reply made before the locale middleware is in: the API's is the site's
+    default; a page's, its address prefix's (/es/…), else the default."""
+    if is_api_request(request):
+        return settings.LANGUAGE_CODE
+    return translation.get_language_from_path(request.path_info) or settings.LANGUAGE_CODE
 
 
 class _FilePartsSkipped(FileUploadHandler):
@@ -84,11 +103,15 @@ class ControlCharacterMiddleware:
 
     def _problem(self, request: HttpRequest) -> str | None:
         if found := control_character_find(request.path):
-            return f"The address contains a control character ({found})."
+            return gettext("The address contains a control character (%(found)s).") % {
+                "found": found
+            }
         for key, values in request.GET.lists():
             for text in (key, *values):
                 if found := control_character_find(text):
-                    return f"The query parameter {key!r} contains a control character ({found})."
+                    return gettext(
+                        "The query parameter %(name)s contains a control character (%(found)s)."
+                    ) % {"name": repr(key), "found": found}
         if request.path_info.startswith(BODY_CHECKED_PREFIXES) and request.content_type in (
             "application/x-www-form-urlencoded",
             "multipart/form-data",
@@ -100,16 +123,18 @@ class ControlCharacterMiddleware:
             for key, values in request.POST.lists():
                 for text in (key, *values):
                     if found := control_character_find(text):
-                        return f"The field {key!r} contains a control character ({found})."
+                        return gettext(
+                            "The field %(name)s contains a control character (%(found)s)."
+                        ) % {"name": repr(key), "found": found}
         return None
 
 
-SIGN_IN_PAUSED = (
+SIGN_IN_PAUSED = _(
     "Signing in and other account actions are paused: the store that counts failed attempts "
     "cannot be reached, and they are not allowed uncounted. Try again in a minute; nothing "
     "was changed."
 )
-WRITE_PAUSED = (
+WRITE_PAUSED = _(
     "This action is paused: the store that counts requests cannot be reached. Try again in a "
     "minute; nothing was changed."
 )
@@ -137,7 +162,7 @@ class RateLimitStoreMiddleware:
         message = SIGN_IN_PAUSED if request.path_info.startswith("/accounts/") else WRITE_PAUSED
         response: HttpResponse
         if is_api_request(request):
-            response = JsonResponse({"detail": message}, status=503)
+            response = JsonResponse({"detail": str(message)}, status=503)
         else:
             body = render_to_string("core/unavailable.html", {"message": message})
             response = HttpResponse(body, status=503)

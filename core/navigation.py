@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from .roles import AnyUser, Role, user_has_role, user_roles
+from .roles import ROLE_LABELS, AnyUser, Role, user_has_role, user_roles
 
 
 @dataclass(frozen=True)
@@ -128,5 +128,5 @@ def navigation_for(user: AnyUser) -> Navigation:
     return {
         "public": _entries(PUBLIC_ITEMS, user),
         "workspace": _entries(ROLE_ITEMS, user),
-        "roles": sorted(role.value for role in user_roles(user)),
+        "roles": sorted(str(ROLE_LABELS[role]) for role in user_roles(user)),
     }

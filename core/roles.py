@@ -9,7 +9,12 @@ from django.apps.registry import Apps
 from django.contrib.auth.mixins import AccessMixin
 from django.contrib.auth.models import AnonymousUser, Group, User
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 from django.views import View
+
+StrOrPromise = str | Promise
 
 
 class Role(StrEnum):
@@ -19,11 +24,19 @@ class Role(StrEnum):
     MAINTAINER = "Maintainer"
 
 
-ROLE_DESCRIPTIONS: dict[Role, str] = {
-    Role.CONTRIBUTOR: "Submit constructs and follow what became of them.",
-    Role.RESEARCHER: "Review drafted metric candidates, curate scenarios, build rating queues.",
-    Role.EXPERT_REVIEWER: "Rate metrics, scenarios, conversations and judge verdicts.",
-    Role.MAINTAINER: "Configure models, run evaluations, assemble and publish releases.",
+# The names people read; the enum's values are the groups' stored names and stay English.
+ROLE_LABELS: dict[Role, StrOrPromise] = {
+    Role.CONTRIBUTOR: pgettext_lazy("role", "Contributor"),
+    Role.RESEARCHER: pgettext_lazy("role", "Researcher"),
+    Role.EXPERT_REVIEWER: pgettext_lazy("role", "Expert Reviewer"),
+    Role.MAINTAINER: pgettext_lazy("role", "Maintainer"),
+}
+
+ROLE_DESCRIPTIONS: dict[Role, StrOrPromise] = {
+    Role.CONTRIBUTOR: _("Submit constructs and follow what became of them."),
+    Role.RESEARCHER: _("Review drafted metric candidates, curate scenarios, build rating queues."),
+    Role.EXPERT_REVIEWER: _("Rate metrics, scenarios, conversations and judge verdicts."),
+    Role.MAINTAINER: _("Configure models, run evaluations, assemble and publish releases."),
 }
 
 

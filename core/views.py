@@ -23,7 +23,7 @@ from .health import Check, components_check
 from .ids import identifier_parse
 from .languages import language_display_name, language_tag_problem
 from .models import RoleChange, WorkerPing
-from .roles import ROLE_DESCRIPTIONS, Role, RoleRequiredMixin, user_roles
+from .roles import ROLE_DESCRIPTIONS, ROLE_LABELS, Role, RoleRequiredMixin, user_roles
 from .selectors import DEFAULT_READER_LANGUAGE, reader_languages_declared
 from .services import readiness_checks
 
@@ -82,7 +82,7 @@ class DashboardView(LoginRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         roles = user_roles(self.request.user)
         context["role_cards"] = [
-            {"role": role.value, "description": description}
+            {"role": ROLE_LABELS[role], "description": description}
             for role, description in ROLE_DESCRIPTIONS.items()
             if role in roles
         ]

@@ -1,7 +1,10 @@
 """Styled error pages, the favicon and the API documentation's way back to the site."""
 
+import html
+
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 pytestmark = pytest.mark.django_db
 
@@ -43,3 +46,44 @@ def test_the_api_docs_link_back_and_describe_what_the_api_offers(client):
     assert {"metrics", "releases", "submissions"} <= resources
     for resource in resources:  # every kind of endpoint is named in the description
         assert resource.rstrip("s") in description, resource
+
+
+def test_the_error_pages_speak_the_readers_language(client_for, contributor, client, settings):
+    missing = client.get("/es/registry/metrics/IB-M-99999/")
+    assert missing.status_code == 404
+    page = missing.content.decode()
+    assert "No hemos encontrado esa página" in page
+    assert "We could not find" not in page
+    assert "/es/registry/metrics/" in page  # its links stay in Spanish
+
+    with translation.override("es"):
+        url = reverse("submissions:candidate-list")
+    forbidden = client_for(contributor).get(url)
+    assert forbidden.status_code == 403
+    page = forbidden.content.decode()
+    assert "Esta página no está abierta a su cuenta" in page
+    assert "con el rol Colaborador." in page  # the role's name in Spanish too
+    assert contributor.email in page
+
+    # Refused before any view: a control character in the address, and an oversized body
+    # (refused before the language middleware has run), each in the address's language.
+    control = client.get("/es/registry/metrics/", {"q": "a\x07b"})
+    assert control.status_code == 400
+    body = html.unescape(control.content.decode())
+    assert '<html lang="es"' in body
+    assert "Petición incorrecta" in body
+    assert "El parámetro de consulta 'q' contiene un carácter de control (U+0007" in body
+    settings.REQUEST_BODY_MAX_BYTES = 1024 * 1024
+    large = client.post(
+        "/es/contact/", data="x" * 10, content_type="text/plain", CONTENT_LENGTH=str(2 * 1024**2)
+    )
+    assert large.status_code == 413
+    assert "La petición ocupa más de 1 MB; no se ha guardado nada." in large.content.decode()
+    # The API answers in English whatever the reader's language.
+    api = client.get("/api/metrics/", {"q": "a\x07b"}, HTTP_ACCEPT_LANGUAGE="es")
+    assert api.status_code == 400
+    assert api.json()["detail"].startswith("The query parameter 'q' contains a control character")
+    large_api = client.post(
+        "/api/metrics/", data="x", content_type="text/plain", CONTENT_LENGTH=str(2 * 1024**2)
+    )
+    assert large_api.json()["detail"] == "The request is larger than 1 MB; nothing was kept."

@@ -28,6 +28,12 @@ TRANSLATED_SOURCES = (
     "core/navigation.py",
     "templates/base.html",
     "templates/core/home.html",
+    "templates/403.html",
+    "templates/404.html",
+    "templates/core/bad_request.html",
+    "templates/core/unavailable.html",
+    "core/roles.py",
+    "core/middleware.py",
     "templates/results/label.html",
     "templates/results/_label_",  # every partial of the label
     "templates/results/_plain_lead.html",
