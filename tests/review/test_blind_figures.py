@@ -4,6 +4,7 @@ listings while conversations are held; undo is refused once a queue's ratings ar
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.core.cache import caches
@@ -48,6 +49,14 @@ def _draw(kind: str, run, researcher, raters):
     )  # fmt: skip
 
 
+# When the figures were last drawn: a refresh after a blind rating draws them again (the same
+# figures), and its time moves with the clock; only the figures must not move.
+_REFRESH_TIMES = re.compile(
+    r"(figures computed |Computed from the ratings as they stood on )"
+    r"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}|\d{1,2} \w+ \d{4}, \d{2}:\d{2})"
+)
+
+
 def _public_answers(client, run) -> dict[str, str]:
     """Every public page and API answer that shows the run's figures, rendered afresh."""
     metric = MetricVersion.objects.filter(scenarios__conversations__run=run).first().metric
@@ -68,7 +77,8 @@ def _public_answers(client, run) -> dict[str, str]:
         caches["pages"].clear()
         response = client.get(url, HTTP_ACCEPT="application/json" if "/api/" in url else "")
         assert response.status_code == 200, (url, response.status_code)
-        answers[url] = response.content.decode()
+        answers[url] = _REFRESH_TIMES.sub(r"\1<when>", response.content.decode())
+    assert "figures computed <when>" in answers[urls[-1]]  # the time found, and set aside
     return answers
 
 
