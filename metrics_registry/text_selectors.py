@@ -2,7 +2,9 @@
 
 The rule every public page and the label follow: show the reader's language when a text a
 reader of it wrote or reviewed exists — the exact tag first, then the reader's primary
-language (an `es-MX` reader gets the `es` text) — and otherwise the version's own text, marked
+language (an `es-MX` reader gets the `es` text), then another region's form of it (an `es` or
+`es-AR` reader gets the `es-MX` text when it is the only Spanish one; the first tag in
+alphabetical order when there are several) — and otherwise the version's own text, marked
 as a fallback so the page can say so and set `lang` on it. The version's own text counts as the
 reader's language when its tag matches the same way.
 """
@@ -13,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import BooleanField, Exists, OuterRef, Prefetch, QuerySet, Value
+from django.db.models import BooleanField, Exists, OuterRef, Prefetch, Q, QuerySet, Value
 from django.utils.translation import get_language
 
 from core.languages import DEFAULT_LANGUAGE, TranslationProvenance, language_primary
@@ -49,8 +51,12 @@ def _pick(version: MetricVersion, texts: Iterable[MetricVersionText], reader: st
         exact = by_language.get(reader)
         if exact is not None:
             return _shown(exact, fallback=False)
-        if own_primary != primary and (same := by_language.get(primary)) is not None:
-            return _shown(same, fallback=False)
+        if own_primary != primary:
+            if (same := by_language.get(primary)) is not None:
+                return _shown(same, fallback=False)
+            regional = sorted(tag for tag in by_language if language_primary(tag) == primary)
+            if regional:
+                return _shown(by_language[regional[0]], fallback=False)
     return ShownText(
         name=version.name,
         criterion=version.criterion,
@@ -71,10 +77,12 @@ def _shown(text: MetricVersionText, *, fallback: bool) -> ShownText:
 
 
 def _public_texts(version_ids: list[int], reader: str) -> QuerySet[MetricVersionText]:
-    """The public texts that could be shown to `reader`: its exact tag or primary language."""
-    tags = {reader, language_primary(reader)}
+    """The public texts that could be shown to `reader`: its exact tag, its primary language
+    or another region's form of that language."""
+    primary = language_primary(reader)
     return MetricVersionText.objects.shown_publicly().filter(
-        metric_version_id__in=version_ids, language__in=tags
+        Q(language__in={reader, primary}) | Q(language__istartswith=f"{primary}-"),
+        metric_version_id__in=version_ids,
     )
 
 

@@ -233,6 +233,24 @@ def test_the_exact_tag_wins_then_the_primary_language(version):
     )
 
 
+def test_another_regions_text_comes_before_the_original(version):
+    public_text(version, "es-MX", name="Nombre en español de México")
+    public_text(version, "es-ES", name="Nombre en español de España")
+    # No text in the reader's tag or primary language: the first regional form, alphabetically.
+    for reader_tag in ("es", "es-AR"):
+        shown = metric_version_text(version, reader_tag)
+        assert (shown.name, shown.language, shown.is_fallback) == (
+            "Nombre en español de España",
+            "es-ES",
+            False,
+        )
+        assert metric_version_texts([version], reader_tag)[version.pk] == shown
+    assert metric_version_text(version, "es-MX").language == "es-MX"
+    # Another language's regional forms are never taken for the reader's.
+    portuguese = metric_version_text(version, "pt")
+    assert (portuguese.language, portuguese.is_fallback) == ("en", True)
+
+
 def test_without_a_text_the_original_is_shown_as_a_fallback(version):
     shown = metric_version_text(version, "es")
     assert (shown.name, shown.language, shown.is_fallback) == (version.name, "en", True)
