@@ -2,7 +2,7 @@
 teardown together, less the session's shared fixtures such as the test database, which the
 first test to need them would otherwise be charged with) says why with
 `@pytest.mark.slow(reason=...)`, so the suite's cost stays in view as it grows. At the end of
-a run the tests over budget without the marker are listed; one over twice the budget fails the
+a run the tests over budget without the marker are listed; one over three budgets fails the
 run (between the two, a busy machine may be the cause). A slow marker without a reason is
 refused when the tests are collected.
 """
@@ -16,8 +16,10 @@ from collections import defaultdict
 import pytest
 
 TEST_BUDGET_SECONDS = float(os.environ.get("TEST_BUDGET_SECONDS", "2"))
-# Over this many budgets without the marker, the run fails rather than only warning.
-FAIL_AFTER_BUDGETS = 2.0
+# Over this many budgets without the marker, the run fails rather than only warning. Three, not
+# two: the same commit's suite took 1,100 s in one CI run and 1,506 s in the next on the same
+# kind of machine, and at that spread a 3 s test crosses 4 s by noise alone.
+FAIL_AFTER_BUDGETS = 3.0
 
 _durations: dict[str, float] = defaultdict(float)
 _marked_slow: set[str] = set()
@@ -96,9 +98,28 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     )
 
 
+def _failing() -> list[tuple[float, str]]:
+    limit = TEST_BUDGET_SECONDS * FAIL_AFTER_BUDGETS
+    return [(seconds, nodeid) for seconds, nodeid in over_budget() if seconds > limit]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if hasattr(session.config, "workerinput"):
         return  # a pytest-xdist worker: the controller judges the whole run
-    limit = TEST_BUDGET_SECONDS * FAIL_AFTER_BUDGETS
-    if any(seconds > limit for seconds, _ in over_budget()) and exitstatus == 0:
+    if _failing() and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # Said again after the "passed" line: a CI log often keeps only its tail, and a run that
+    # fails with every test passed must say why where the reader looks.
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    failing = _failing()
+    if reporter is None or hasattr(config, "workerinput") or not failing:
+        return
+    reporter.write_line(
+        f"The run fails on the time budget: {len(failing)} test(s) over "
+        f"{TEST_BUDGET_SECONDS * FAIL_AFTER_BUDGETS:g} s without a slow marker:"
+    )
+    for seconds, nodeid in failing:
+        reporter.write_line(f"{seconds:7.2f}s {nodeid}")

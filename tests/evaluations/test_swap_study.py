@@ -123,6 +123,7 @@ def test_a_study_needs_something_swapped_and_a_finished_base(base_run, offline_r
         swap_study_create(base_run=draft, judge=OfflineConfigurationFactory(), sample_size=3)
 
 
+@pytest.mark.slow(reason="runs a base run and its judge swap inline through the command")
 def test_command_runs_a_judge_swap_inline_and_prints_the_figures(
     base_run, client, maintainer, django_assert_max_num_queries
 ):

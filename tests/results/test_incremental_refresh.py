@@ -34,7 +34,13 @@ from tests.factories import UserFactory
 from tests.llm.factories import OfflineConfigurationFactory
 from tests.results.factories import release_with
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow(
+        reason="each test runs the pipeline inline for three models, or loads a synthetic "
+        "release, and refreshes its figures at least once (2-4 s)"
+    ),
+]
 RESAMPLES = 200
 
 

@@ -69,6 +69,7 @@ def _rated_run(replicates: int = 7):
     return run, version, a, b, by_conversation
 
 
+@pytest.mark.slow(reason="an expert panel rates a judged run; every figure recomputed by hand")
 def test_figures_match_hand_count_and_sklearn():
     run, version, a, b, conversations = _rated_run()
     trust = run_judge_trust(run)

@@ -96,6 +96,7 @@ def test_queue_figures_match_statsmodels_and_krippendorff(rated_queue):
     assert shares["faithful"] == pytest.approx(counts[:, 0].sum() / counts.sum())
 
 
+@pytest.mark.slow(reason="runs the pipeline and has every item of a queue rated twice")
 def test_per_rater_figures(rated_queue):
     figures = queue_figures(rated_queue)
     by_rater = {row["rater"]: row for row in figures.raters}
@@ -147,6 +148,7 @@ class JudgeStub(MetricAdapter):
         return {"verdict": ("present", "absent")[item.object_id % 2]}
 
 
+@pytest.mark.slow(reason="judges a run three times and has a panel of experts rate it")
 def test_cohen_kappa_between_the_experts_majority_and_the_judge_matches_sklearn():
     previous = kinds.register(JudgeStub())
     try:
