@@ -1,6 +1,7 @@
 import hashlib
 import socket
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -8,11 +9,12 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 
 from .exceptions import ApplicationError
 from .health import Check, components_check
-from .languages import language_tag_normalize
+from .languages import TranslationProvenance, language_display_name, language_tag_normalize
 from .models import InterfaceLanguage, ReaderLanguage, RoleChange, SignInAttempt, WorkerPing
 from .roles import AnyUser, Role, user_has_role, user_roles_forget
 
@@ -148,6 +150,48 @@ def user_reads_language(*, user: User, language: str) -> bool:
     reads `pt-BR`). No default here: a translation's reviewer must have declared the language
     (rating queues, which do have one, use `core.selectors.reads_language_condition`)."""
     return ReaderLanguage.objects.filter(user=user).reading(language).exists()
+
+
+@dataclass(frozen=True)
+class ReviewRefusals:
+    """What a refused review of a machine translation says, in the words of the thing reviewed
+    (a scenario, a metric's text): whole sentences, each translated as written."""
+
+    not_reviewer: Promise
+    native: Promise
+    already_reviewed: Promise
+
+
+def translation_review_check(
+    *,
+    reviewer: User,
+    provenance: str,
+    language: str,
+    refusals: ReviewRefusals,
+    written_by_id: int | None = None,
+) -> None:
+    """Refuse (ApplicationError) a review of a translation unless it is a machine translation not
+    yet reviewed, and `reviewer` is an expert reviewer who has declared they read `language` and
+    did not write it (`written_by_id`: whoever pasted the machine translation in, when known). The
+    one rule for every translated thing, so a scenario and a metric's text are vouched for alike."""
+    if not user_has_role(reviewer, Role.EXPERT_REVIEWER):
+        raise ApplicationError(str(refusals.not_reviewer))
+    if provenance == TranslationProvenance.NATIVE:
+        raise ApplicationError(str(refusals.native))
+    if provenance == TranslationProvenance.MACHINE_REVIEWED:
+        raise ApplicationError(str(refusals.already_reviewed))
+    if written_by_id is not None and written_by_id == reviewer.pk:
+        raise ApplicationError(
+            _("You wrote this text: someone else who reads the language reviews it.")
+        )
+    if not user_reads_language(user=reviewer, language=language):
+        raise ApplicationError(
+            _(
+                "Reviewing this translation needs a reader of %(language)s: declare that you "
+                "read it, or leave the review to someone who does."
+            )
+            % {"language": language_display_name(language)}
+        )
 
 
 def interface_language_remember(*, user: User, language: str) -> bool:

@@ -15,13 +15,14 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from core.countries import country_code_normalize
 from core.exceptions import ApplicationError
 from core.languages import DEFAULT_LANGUAGE, language_display_name, language_tag_normalize
 from core.queueing import task_send
 from core.roles import Role, user_has_role
-from core.services import reader_language_declare, user_reads_language
+from core.services import ReviewRefusals, reader_language_declare, translation_review_check
 from llm.gateway import structured
 from llm.models import ModelConfiguration, ModelRole
 from llm.selectors import configuration_for_role
@@ -186,6 +187,13 @@ def scenarios_translate(
     ]
 
 
+REVIEW_REFUSALS = ReviewRefusals(
+    not_reviewer=gettext_lazy("Only an expert reviewer can review a scenario's translation."),
+    native=gettext_lazy("This scenario was written natively: it has no translation."),
+    already_reviewed=gettext_lazy("This scenario's translation has already been reviewed."),
+)
+
+
 @transaction.atomic
 def scenario_translation_review(
     *, scenario: Scenario, reviewer: User, declare_reads_language: bool = False
@@ -196,22 +204,15 @@ def scenario_translation_review(
     review form's checkbox) before the check.
     """
     scenario = Scenario.objects.select_for_update().get(pk=scenario.pk)
-    if not user_has_role(reviewer, Role.EXPERT_REVIEWER):
-        raise ApplicationError(_("Only an expert reviewer can review a scenario's translation."))
-    if scenario.translation_provenance == TranslationProvenance.NATIVE:
-        raise ApplicationError(_("This scenario was written natively: it has no translation."))
-    if scenario.translation_provenance == TranslationProvenance.MACHINE_REVIEWED:
-        raise ApplicationError(_("This scenario's translation has already been reviewed."))
-    if declare_reads_language:
+    if declare_reads_language and user_has_role(reviewer, Role.EXPERT_REVIEWER):
         reader_language_declare(user=reviewer, language=scenario.language)
-    if not user_reads_language(user=reviewer, language=scenario.language):
-        raise ApplicationError(
-            _(
-                "Reviewing this translation needs a reader of %(language)s: declare that you "
-                "read it, or leave the review to someone who does."
-            )
-            % {"language": scenario.language}
-        )
+    # The writer is the scenario-writing model, never a person: no one is barred as its author.
+    translation_review_check(
+        reviewer=reviewer,
+        provenance=scenario.translation_provenance,
+        language=scenario.language,
+        refusals=REVIEW_REFUSALS,
+    )
     scenario.translation_provenance = TranslationProvenance.MACHINE_REVIEWED
     scenario.translation_reviewed_by = reviewer
     scenario.translation_reviewed_at = timezone.now()

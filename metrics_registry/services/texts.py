@@ -20,7 +20,7 @@ from core.languages import (
     language_tag_normalize,
 )
 from core.roles import Role, user_has_role
-from core.services import user_reads_language
+from core.services import ReviewRefusals, translation_review_check, user_reads_language
 from core.validators import control_character_message, display_spoofing_message, text_max_length
 
 from ..models import MetricVersion, MetricVersionText
@@ -80,15 +80,18 @@ READER_NEEDED = {
         "Writing a text natively needs a reader of %(language)s: declare that you read it on "
         "your languages page, or mark the text as a machine translation."
     ),
-    "review": gettext_lazy(
-        "Reviewing this translation needs a reader of %(language)s: declare that you read it "
-        "on your languages page, or leave the review to someone who does."
-    ),
     "reopen": gettext_lazy(
         "Reopening this translation needs a reader of %(language)s: declare that you read it "
         "on your languages page, or leave it to someone who does."
     ),
 }
+
+
+REVIEW_REFUSALS = ReviewRefusals(
+    not_reviewer=gettext_lazy("Only an expert reviewer can review a metric's translation."),
+    native=gettext_lazy("This text was written natively: it has no translation."),
+    already_reviewed=gettext_lazy("This translation has already been reviewed."),
+)
 
 
 def _needs_reader(language: str, action: str) -> ApplicationError:
@@ -176,18 +179,13 @@ def metric_version_text_review(*, text: MetricVersionText, reviewer: User) -> Me
     """Mark a machine translation reviewed by `reviewer`: an expert reviewer who reads its
     language and did not write it. From then on it is shown publicly, and frozen."""
     text = MetricVersionText.objects.select_for_update().get(pk=text.pk)
-    if not user_has_role(reviewer, Role.EXPERT_REVIEWER):
-        raise ApplicationError(_("Only an expert reviewer can review a metric's translation."))
-    if text.provenance == TranslationProvenance.NATIVE:
-        raise ApplicationError(_("This text was written natively: it has no translation."))
-    if text.provenance == TranslationProvenance.MACHINE_REVIEWED:
-        raise ApplicationError(_("This translation has already been reviewed."))
-    if text.written_by_id is not None and text.written_by_id == reviewer.pk:
-        raise ApplicationError(
-            _("You wrote this text: someone else who reads the language reviews it.")
-        )
-    if not user_reads_language(user=reviewer, language=text.language):
-        raise _needs_reader(text.language, "review")
+    translation_review_check(
+        reviewer=reviewer,
+        provenance=text.provenance,
+        language=text.language,
+        refusals=REVIEW_REFUSALS,
+        written_by_id=text.written_by_id,
+    )
     text.provenance = TranslationProvenance.MACHINE_REVIEWED
     text.reviewed_by = reviewer
     text.reviewed_at = timezone.now()

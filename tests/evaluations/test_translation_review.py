@@ -38,7 +38,7 @@ def test_only_an_expert_who_reads_the_language_reviews_a_translation(expert_revi
     scenario = machine_translated()
     with pytest.raises(ApplicationError, match="Only an expert reviewer"):
         scenario_translation_review(scenario=scenario, reviewer=researcher)
-    with pytest.raises(ApplicationError, match="needs a reader of es"):
+    with pytest.raises(ApplicationError, match="needs a reader of Spanish"):
         scenario_translation_review(scenario=scenario, reviewer=expert_reviewer)
     reviewed = scenario_translation_review(
         scenario=scenario, reviewer=expert_reviewer, declare_reads_language=True
@@ -87,7 +87,7 @@ def test_the_workspace_page_shows_the_language_and_reviews_it(client_for, expert
 
     url = reverse("evaluations:scenario-translation-review", args=[scenario.pk])
     refused = client.post(url, follow=True).content.decode()
-    assert "needs a reader of es" in refused
+    assert "needs a reader of Spanish" in refused
     page = client.post(url, {"reads_language": "on"}, follow=True).content.decode()
     assert "Machine-translated and reviewed" in page
     assert f"Reviewed by {expert_reviewer.email}" in page
