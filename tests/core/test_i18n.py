@@ -16,6 +16,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
+from tests.core.template_text import templates_bare_text
 from tests.results.public_data import published_run
 
 CATALOGUE = Path(settings.BASE_DIR) / "locale" / "es" / "LC_MESSAGES" / "django.po"
@@ -347,3 +348,23 @@ def test_every_public_page_renders_in_spanish_with_machine_numbers_unlocalised(c
     assert 'data-testid="sunburst"' in explore
     assert not re.search(r' (?:x|y|font-size|data-estimate-value)="-?\d+,\d', explore)
     assert re.search(r' x="-?\d+\.\d+"', explore)  # the wheel's coordinates, with their point
+
+
+def _translated_templates() -> list[Path]:
+    base = Path(settings.BASE_DIR)
+    return [
+        path
+        for path in sorted((base / "templates").rglob("*.html"))
+        if any(str(path.relative_to(base)).startswith(source) for source in TRANSLATED_SOURCES)
+    ]
+
+
+def test_the_translated_templates_hold_no_text_outside_a_translation_tag():
+    """makemessages sees only what translation tags hold: a bare sentence in a translated page
+    would be shown in English to a Spanish reader with every catalogue check green."""
+    templates = _translated_templates()
+    assert len(templates) > 40
+    found = templates_bare_text(templates)
+    assert found == {}, "Put this text inside {% translate %} / {% blocktranslate %}:\n" + (
+        "\n".join(f"{path}: {piece}" for path, pieces in found.items() for piece in pieces)
+    )
