@@ -5,6 +5,7 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Div, Field, Layout
 from django import forms
 from django.db.models import F
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from core.countries import country_code_normalize
@@ -119,9 +120,9 @@ def _choices_role_first(field: ConfigurationChoiceField, role: str) -> list:
         (ours if configuration.pk in with_role else others).append(choice)
     groups: list = [("", field.empty_label)] if field.empty_label is not None else []
     if ours:
-        groups.append((f"{ModelRole(role).label} role", ours))
+        groups.append((gettext("%(role)s role") % {"role": ModelRole(role).label}, ours))
     if others:
-        groups.append(("Other configurations", others))
+        groups.append((gettext("Other configurations"), others))
     return groups
 
 

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import FormView, ListView
 
@@ -107,7 +108,7 @@ class ConfigurationTestView(RoleRequiredMixin, View):
 
 class CallFilterForm(forms.Form):
     outcome = forms.ChoiceField(
-        choices=[("", "Any outcome"), *CallOutcome.choices],
+        choices=[("", gettext_lazy("Any outcome")), *CallOutcome.choices],
         required=False,
         widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
     )

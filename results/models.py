@@ -6,23 +6,24 @@ Public pages read only these rows. They are derived data, rebuilt as a whole by
 
 from django.db import models
 from django.db.models import Q
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop, pgettext_lazy
 
 from core.languages import LANGUAGE_TAG_MAX_LENGTH
 from stats.estimates import MIN_ITEMS, Estimate, Exclusion
 
 
 class SummaryLevel(models.TextChoices):
-    OVERALL = "overall", "Overall"
-    AREA = "area", "Area"
-    SUBAREA = "subarea", "Subarea"
-    METRIC = "metric", "Metric"
+    OVERALL = "overall", pgettext_lazy("summary level", "Overall")
+    AREA = "area", pgettext_lazy("summary level", "Area")
+    SUBAREA = "subarea", pgettext_lazy("summary level", "Subarea")
+    METRIC = "metric", pgettext_lazy("summary level", "Metric")
 
 
 class AgeScope(models.TextChoices):
-    TEEN = "teen", "Teen (13–17)"
-    ADULT = "adult", "Adult (18+)"
-    ALL = "all", "Teens and adults"
+    TEEN = "teen", _("Teen (13–17)")
+    ADULT = "adult", _("Adult (18+)")
+    ALL = "all", _("Teens and adults")
 
 
 def _derived_key(to: str, related_name: str, *, optional: bool = False) -> models.ForeignKey:

@@ -13,6 +13,7 @@ out while the queues are open (`evaluations.visibility`). Close a demo queue to 
 import random
 
 from django.contrib.auth import get_user_model
+from django.utils import translation
 
 from core.demo import DEMO_ACCOUNTS, seeded_panel_email
 from core.exceptions import ApplicationError
@@ -46,7 +47,9 @@ def _demo_reviewers() -> list:
 
 
 def demo_queue_name(kind: str) -> str:
-    return f"Demo · {ItemKind(kind).label}"
+    # A stored name, found again by it: English whatever language the seeding runs in.
+    with translation.override(None):
+        return f"Demo · {ItemKind(kind).label}"
 
 
 def _held_back_part() -> dict[str, list[Candidate]]:

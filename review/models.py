@@ -14,6 +14,8 @@ from django.contrib.auth.models import Group
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH
 from core.models import TimeStampedModel
@@ -22,38 +24,38 @@ from core.selectors import reads_language_condition
 
 
 class ItemKind(models.TextChoices):
-    METRIC = "metric", "Metric fidelity"
-    SCENARIO = "scenario", "Scenario quality"
-    CONVERSATION = "conversation", "Conversation realism and pressure"
-    JUDGE_VERDICT = "judge_verdict", "Judge verdict"
-    RUBRIC_CRITERION = "rubric_criterion", "Rubric criterion consensus"
-    EXTERNAL_PANEL = "external_panel", "External panel: examples and verdict"
-    SIMULATOR_PAIR = "simulator_pair", "Simulator comparison"
-    USER_PRIORITIES = "user_priorities", "User panel: what matters in a reply"
+    METRIC = "metric", _("Metric fidelity")
+    SCENARIO = "scenario", _("Scenario quality")
+    CONVERSATION = "conversation", _("Conversation realism and pressure")
+    JUDGE_VERDICT = "judge_verdict", _("Judge verdict")
+    RUBRIC_CRITERION = "rubric_criterion", _("Rubric criterion consensus")
+    EXTERNAL_PANEL = "external_panel", _("External panel: examples and verdict")
+    SIMULATOR_PAIR = "simulator_pair", _("Simulator comparison")
+    USER_PRIORITIES = "user_priorities", _("User panel: what matters in a reply")
 
 
 class QueueStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    CLOSED = "closed", "Closed"
+    OPEN = "open", pgettext_lazy("queue status", "Open")
+    CLOSED = "closed", pgettext_lazy("queue status", "Closed")
 
 
 class StratumField(models.TextChoices):
-    SUBAREA = "subarea", "Subarea"
-    AGE_CONTEXT = "age_context", "Age context"
-    MODEL = "model", "Model"
-    POLARITY = "polarity", "Polarity"
+    SUBAREA = "subarea", _("Subarea")
+    AGE_CONTEXT = "age_context", _("Age context")
+    MODEL = "model", _("Model")
+    POLARITY = "polarity", _("Polarity")
 
 
 class QueuePurpose(models.TextChoices):
     """Why a queue's sample was drawn, which decides what its ratings may be used for."""
 
-    GENERAL = "general", "General rating"
+    GENERAL = "general", _("General rating")
     # A random sample of one run's judged conversations, stratified by target and polarity,
     # each item's inclusion probability stored: the only ratings the calibrated rates use.
-    CALIBRATION = "calibration", "Calibration sample (random)"
+    CALIBRATION = "calibration", _("Calibration sample (random)")
     # The run's conversations where its judges or repetitions disagree most, first: chosen on
     # purpose, so never used as if random (not by the calibrated rates, not by judge trust).
-    TRIAGE = "triage", "Triage (disagreements first)"
+    TRIAGE = "triage", _("Triage (disagreements first)")
 
 
 class RatingQueueQuerySet(models.QuerySet):
@@ -218,10 +220,10 @@ class QueueItem(models.Model):
 
 
 class AssignmentStatus(models.TextChoices):
-    CLAIMED = "claimed", "Claimed"
-    SUBMITTED = "submitted", "Submitted"
-    SKIPPED = "skipped", "Skipped"
-    EXPIRED = "expired", "Expired"
+    CLAIMED = "claimed", pgettext_lazy("assignment status", "Claimed")
+    SUBMITTED = "submitted", pgettext_lazy("assignment status", "Submitted")
+    SKIPPED = "skipped", pgettext_lazy("assignment status", "Skipped")
+    EXPIRED = "expired", pgettext_lazy("assignment status", "Expired")
 
 
 class Assignment(models.Model):

@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from core.uploads import StagedUploadFormMixin
 
@@ -17,9 +18,9 @@ class RubricImportForm(StagedUploadFormMixin, forms.Form):
     )
     format = forms.ChoiceField(
         choices=[
-            ("auto", "Detect from the file"),
-            ("healthbench", "HealthBench (simple-evals oss_eval.jsonl)"),
-            ("impactbench", "ImpactBench rubric items"),
+            ("auto", _("Detect from the file")),
+            ("healthbench", _("HealthBench (simple-evals oss_eval.jsonl)")),
+            ("impactbench", _("ImpactBench rubric items")),
         ],
         initial="auto",
     )

@@ -7,6 +7,7 @@ The replies to rubric items in runs and their grades are evaluations' rows
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from core.countries import COUNTRY_CODE_LENGTH, validate_country_code
@@ -49,8 +50,8 @@ class RubricDimension(models.Model):
 
 
 class CriterionOrigin(models.TextChoices):
-    PLATFORM = "platform", "Written on the platform (counts after expert consensus)"
-    PUBLISHED = "published", "Imported from a published benchmark (validated by its source)"
+    PLATFORM = "platform", _("Written on the platform (counts after expert consensus)")
+    PUBLISHED = "published", _("Imported from a published benchmark (validated by its source)")
 
 
 class Acuity(models.TextChoices):
@@ -126,9 +127,9 @@ class RubricItem(TimeStampedModel):
 
 
 class CriterionConsensusState(models.TextChoices):
-    UNREVIEWED = "unreviewed", "Awaiting consensus"
-    SURVIVED = "survived", "Survived consensus"
-    DROPPED = "dropped", "Dropped by consensus"
+    UNREVIEWED = "unreviewed", _("Awaiting consensus")
+    SURVIVED = "survived", _("Survived consensus")
+    DROPPED = "dropped", _("Dropped by consensus")
 
 
 class RubricCriterionQuerySet(models.QuerySet):

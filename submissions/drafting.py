@@ -10,6 +10,7 @@ import logging
 from typing import Literal
 
 from django.db import transaction
+from django.utils import translation
 from pydantic import BaseModel, Field, create_model, model_validator
 
 from core.exceptions import ApplicationError
@@ -101,9 +102,12 @@ def drafting_messages(submission: Submission) -> list[dict]:
         if getattr(submission, field).strip()
     ]
     suggested = ", ".join(s.slug for s in submission.suggested_subareas.all()) or "none"
+    # The prompt is English whatever language the request is in (and its cached reply with it).
+    with translation.override(None):
+        age_context = submission.get_age_context_display()
     user = (
         f"{_taxonomy_text()}\n\n"
-        f"Age context: {submission.get_age_context_display()}.\n"
+        f"Age context: {age_context}.\n"
         f"Subareas the expert suggested: {suggested}.\n\n"
         "The submission:\n" + "\n\n".join(blocks)
     )

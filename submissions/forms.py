@@ -2,6 +2,7 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Field, Fieldset, Layout
 from django import forms
 from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
 
 from core.forms import CheckedTextMixin
 from metrics_registry.models import LabelCategory, Subarea
@@ -170,7 +171,7 @@ class CandidateForm(CheckedTextMixin, forms.ModelForm):
         help_text="Every subarea the behaviour bears on; the metric counts in each.",
     )
     fidelity = forms.ChoiceField(
-        choices=[("", "Not rated yet"), *Fidelity.choices],
+        choices=[("", _("Not rated yet")), *Fidelity.choices],
         required=False,
         widget=forms.RadioSelect,
         label="Fidelity to the submission",

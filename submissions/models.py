@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from core.models import TimeStampedModel
@@ -7,9 +8,9 @@ from core.roles import Role, user_has_role
 
 
 class AgeContext(models.TextChoices):
-    TEEN = "teen", "Teens (13–17)"
-    ADULT = "adult", "Adults (18+)"
-    BOTH = "both", "Both teens and adults"
+    TEEN = "teen", _("Teens (13–17)")
+    ADULT = "adult", _("Adults (18+)")
+    BOTH = "both", _("Both teens and adults")
 
 
 class SubmissionStatus(models.TextChoices):
@@ -97,9 +98,9 @@ class Submission(TimeStampedModel):
 
 
 class CitationKind(models.TextChoices):
-    DOI = "doi", "DOI"
-    URL = "url", "Web address"
-    TEXT = "text", "Reference"
+    DOI = "doi", pgettext_lazy("citation kind", "DOI")
+    URL = "url", pgettext_lazy("citation kind", "Web address")
+    TEXT = "text", pgettext_lazy("citation kind", "Reference")
 
 
 class Citation(models.Model):
@@ -150,9 +151,9 @@ class CandidateStatus(models.TextChoices):
 
 
 class Fidelity(models.TextChoices):
-    FAITHFUL = "faithful", "Faithful to the submission"
-    PARTLY = "partly", "Partly faithful"
-    UNFAITHFUL = "unfaithful", "Unfaithful"
+    FAITHFUL = "faithful", _("Faithful to the submission")
+    PARTLY = "partly", _("Partly faithful")
+    UNFAITHFUL = "unfaithful", _("Unfaithful")
 
 
 class MetricCandidate(TimeStampedModel):
@@ -163,7 +164,11 @@ class MetricCandidate(TimeStampedModel):
     short_name = models.CharField(max_length=200)
     criterion = models.TextField()
     polarity = models.CharField(
-        max_length=8, choices=[("positive", "Positive"), ("negative", "Negative")]
+        max_length=8,
+        choices=[
+            ("positive", pgettext_lazy("polarity", "Positive")),
+            ("negative", pgettext_lazy("polarity", "Negative")),
+        ],
     )
     subareas = models.ManyToManyField("metrics_registry.Subarea", related_name="+")
     label_category = models.ForeignKey(
@@ -225,8 +230,8 @@ class CandidateChange(models.Model):
 
 
 class EnquiryKind(models.TextChoices):
-    BENCHMARK = "benchmark", "Propose a benchmark"
-    CONTACT = "contact", "Get in touch"
+    BENCHMARK = "benchmark", _("Propose a benchmark")
+    CONTACT = "contact", _("Get in touch")
 
 
 class EnquiryStatus(models.TextChoices):

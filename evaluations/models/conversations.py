@@ -6,6 +6,8 @@ row it (or another worker) already wrote instead of writing a second one.
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from core.models import TimeStampedModel
 
@@ -15,23 +17,23 @@ from .scenarios import Scenario
 
 
 class ConversationStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
+    PENDING = "pending", pgettext_lazy("conversation status", "Pending")
+    RUNNING = "running", pgettext_lazy("conversation status", "Running")
     # Parked until the provider's batch holding its requests has ended (`services.batching`):
     # no claim, no worker, nothing lost if it takes a day.
-    WAITING = "waiting", "Waiting for a batch"
-    COMPLETED = "completed", "Completed"
-    FAILED = "failed", "Failed"
+    WAITING = "waiting", pgettext_lazy("conversation status", "Waiting for a batch")
+    COMPLETED = "completed", pgettext_lazy("conversation status", "Completed")
+    FAILED = "failed", pgettext_lazy("conversation status", "Failed")
 
 
 class FailureKind(models.TextChoices):
     """Why a failed conversation failed; summaries count each kind beside the pass rates."""
 
-    TARGET_ERROR = "target_error", "Target error"
-    SIMULATOR_ERROR = "simulator_error", "User simulator error"
-    NOT_JUDGED = "not_judged", "Not judged (judge output unusable after retries)"
-    TIMEOUT = "timeout", "Time limit"
-    OTHER = "other", "Other error"
+    TARGET_ERROR = "target_error", _("Target error")
+    SIMULATOR_ERROR = "simulator_error", _("User simulator error")
+    NOT_JUDGED = "not_judged", _("Not judged (judge output unusable after retries)")
+    TIMEOUT = "timeout", _("Time limit")
+    OTHER = "other", _("Other error")
 
 
 class Conversation(TimeStampedModel):

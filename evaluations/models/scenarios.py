@@ -4,7 +4,9 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from core.countries import COUNTRY_CODE_LENGTH, validate_country_code
 from core.languages import (
@@ -21,16 +23,16 @@ ADULT_MIN_AGE = 18
 
 
 class AgeContext(models.TextChoices):
-    TEEN = "teen", "Teen (13–17)"
-    ADULT = "adult", "Adult (18+)"
+    TEEN = "teen", _("Teen (13–17)")
+    ADULT = "adult", _("Adult (18+)")
 
 
 class ScenarioStatus(models.TextChoices):
-    ACTIVE = "active", "Active"
-    RETIRED = "retired", "Retired"
+    ACTIVE = "active", pgettext_lazy("scenario status", "Active")
+    RETIRED = "retired", pgettext_lazy("scenario status", "Retired")
     # The situation of imported transcripts that name no scenario: unknown, judged on the
     # metric's rubric alone; never simulated, never curated.
-    IMPORTED = "imported", "Situation unknown (imported)"
+    IMPORTED = "imported", pgettext_lazy("scenario status", "Situation unknown (imported)")
 
 
 class ScenarioQuerySet(models.QuerySet):
@@ -164,6 +166,10 @@ class Scenario(TimeStampedModel):
 
     @property
     def label(self) -> str:
+        # In English whatever the reader's language: results store it, and a page shows it
+        # through `results.stored_words`, which reads these English words.
+        with translation.override(None):
+            age = self.get_age_context_display().lower()
         if self.is_situation_unknown:
-            return f"Situation unknown (imported), {self.get_age_context_display().lower()}"
-        return f"Situation {self.base_index + 1}, {self.get_age_context_display().lower()}"
+            return f"Situation unknown (imported), {age}"
+        return f"Situation {self.base_index + 1}, {age}"

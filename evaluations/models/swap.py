@@ -7,14 +7,15 @@ and the seed that drew it, so the comparison can be repeated exactly.
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import pgettext_lazy
 
 from .runs import EvaluationRun
 
 
 class Swapped(models.TextChoices):
-    JUDGE = "judge", "Judge"
-    SIMULATOR = "simulator", "User simulator"
-    BOTH = "both", "Judge and user simulator"
+    JUDGE = "judge", pgettext_lazy("swapped model", "Judge")
+    SIMULATOR = "simulator", pgettext_lazy("swapped model", "User simulator")
+    BOTH = "both", pgettext_lazy("swapped model", "Judge and user simulator")
 
 
 class SwapStudy(models.Model):

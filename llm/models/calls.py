@@ -7,6 +7,7 @@ prompt, parameters and raw reply that produced it.
 from decimal import Decimal
 
 from django.db import models
+from django.utils.translation import pgettext_lazy
 
 from ..providers.base import FailureOutcome
 from .configuration import ModelConfiguration, ModelRole
@@ -16,18 +17,21 @@ class CallOutcome(models.TextChoices):
     """How the call log names an attempt; a failure's name is the provider's
     (`llm.providers.base.FailureOutcome`)."""
 
-    SUCCESS = "success", "Success"
-    CACHED = "cached", "Cached"
-    HTTP_ERROR = FailureOutcome.HTTP_ERROR.value, "HTTP error"
-    RATE_LIMITED = FailureOutcome.RATE_LIMITED.value, "Rate limited"
-    TIMEOUT = FailureOutcome.TIMEOUT.value, "Timeout"
-    CONNECTION_ERROR = FailureOutcome.CONNECTION_ERROR.value, "Connection error"
-    INVALID_OUTPUT = "invalid_output", "Invalid output"
-    MALFORMED = FailureOutcome.MALFORMED.value, "Malformed response"
-    FAILED = FailureOutcome.FAILED.value, "Failed"
-    REFUSED = FailureOutcome.REFUSED.value, "Refused by the provider"
+    SUCCESS = "success", pgettext_lazy("call outcome", "Success")
+    CACHED = "cached", pgettext_lazy("call outcome", "Cached")
+    HTTP_ERROR = FailureOutcome.HTTP_ERROR.value, pgettext_lazy("call outcome", "HTTP error")
+    RATE_LIMITED = FailureOutcome.RATE_LIMITED.value, pgettext_lazy("call outcome", "Rate limited")
+    TIMEOUT = FailureOutcome.TIMEOUT.value, pgettext_lazy("call outcome", "Timeout")
+    CONNECTION_ERROR = (
+        FailureOutcome.CONNECTION_ERROR.value,
+        pgettext_lazy("call outcome", "Connection error"),
+    )
+    INVALID_OUTPUT = "invalid_output", pgettext_lazy("call outcome", "Invalid output")
+    MALFORMED = FailureOutcome.MALFORMED.value, pgettext_lazy("call outcome", "Malformed response")
+    FAILED = FailureOutcome.FAILED.value, pgettext_lazy("call outcome", "Failed")
+    REFUSED = FailureOutcome.REFUSED.value, pgettext_lazy("call outcome", "Refused by the provider")
     # Sent, but its worker died before the reply was recorded (restored from its journal).
-    UNKNOWN = "unknown", "Outcome unknown"
+    UNKNOWN = "unknown", pgettext_lazy("call outcome", "Outcome unknown")
 
 
 ERROR_OUTCOMES = frozenset(

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from core.models import TimeStampedModel
 
@@ -31,9 +31,9 @@ TOKENS_PER_PRICE_UNIT = Decimal(1_000_000)
 class Provider(models.TextChoices):
     """The providers the platform ships; the field's choices come from `llm.providers`."""
 
-    OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint"
-    OFFLINE = "offline", "Offline demo model"
-    IMPORTED = "imported", "Imported transcripts (never called)"
+    OPENAI_COMPATIBLE = "openai_compatible", gettext_lazy("OpenAI-compatible endpoint")
+    OFFLINE = "offline", gettext_lazy("Offline demo model")
+    IMPORTED = "imported", gettext_lazy("Imported transcripts (never called)")
 
 
 def provider_choices() -> list[tuple[str, str]]:
@@ -47,17 +47,17 @@ class StructuredMode(models.TextChoices):
 
     JSON_SCHEMA = (
         OutputMode.JSON_SCHEMA.value,
-        "JSON schema (OpenAI, vLLM, Ollama; tool or schema output)",
+        gettext_lazy("JSON schema (OpenAI, vLLM, Ollama; tool or schema output)"),
     )
     JSON_OBJECT_SCHEMA = (
         OutputMode.JSON_OBJECT_SCHEMA.value,
-        "JSON object with a schema (llama.cpp server turns it into a grammar)",
+        gettext_lazy("JSON object with a schema (llama.cpp server turns it into a grammar)"),
     )
     JSON_OBJECT = (
         OutputMode.JSON_OBJECT.value,
-        "JSON object (any JSON, fields described in the prompt)",
+        gettext_lazy("JSON object (any JSON, fields described in the prompt)"),
     )
-    PROMPT = OutputMode.PROMPT.value, "Prompt only (no response_format sent)"
+    PROMPT = OutputMode.PROMPT.value, gettext_lazy("Prompt only (no response_format sent)")
 
 
 # Strongest first: negotiation moves down this list, never up.
@@ -65,12 +65,12 @@ STRUCTURED_MODE_ORDER: tuple[str, ...] = MODE_ORDER
 
 
 class ModelRole(models.TextChoices):
-    METRIC_DRAFTER = "metric_drafter", "Metric drafter"
-    SCENARIO_WRITER = "scenario_writer", "Scenario writer"
-    USER_SIMULATOR = "user_simulator", "User simulator"
-    JUDGE = "judge", "Judge"
-    FIDELITY_CHECKER = "fidelity_checker", "Simulator fidelity checker"
-    TARGET = "target", "Target model"
+    METRIC_DRAFTER = "metric_drafter", pgettext_lazy("model role", "Metric drafter")
+    SCENARIO_WRITER = "scenario_writer", pgettext_lazy("model role", "Scenario writer")
+    USER_SIMULATOR = "user_simulator", pgettext_lazy("model role", "User simulator")
+    JUDGE = "judge", pgettext_lazy("model role", "Judge")
+    FIDELITY_CHECKER = "fidelity_checker", pgettext_lazy("model role", "Simulator fidelity checker")
+    TARGET = "target", pgettext_lazy("model role", "Target model")
 
 
 class ModelConfiguration(TimeStampedModel):

@@ -17,7 +17,7 @@ semver_validator = RegexValidator(
 
 class ReleaseStatus(models.TextChoices):
     DRAFT = "draft", _("Draft")
-    PUBLISHED = "published", "Published"
+    PUBLISHED = "published", _("Published")
 
 
 class ReleaseQuerySet(models.QuerySet):
