@@ -186,17 +186,28 @@ def _settle(call: LLMCall, now: datetime, *, state: str, completion_id: str = ""
     )
 
 
-def _pending_row(call: LLMCall) -> CallReconciliation:
-    # Read with the call (select_related) when it exists: no query of its own.
+def _pending_row(call: LLMCall) -> tuple[CallReconciliation, bool]:
+    """The call's reconciliation, read with it (select_related), or a new one (True)."""
     row = getattr(call, "reconciliation", None)
-    if row is None:
-        row, _created = CallReconciliation.objects.get_or_create(call=call)
-    return row
+    return (row, False) if row is not None else (CallReconciliation(call=call), True)
+
+
+def _write(row: CallReconciliation, *, new: bool, fields: list[str]) -> None:
+    if new:
+        # One INSERT per row on its first lookup, the most common write of a sweep; a row that
+        # another reaper wrote meanwhile keeps what it wrote.
+        CallReconciliation.objects.bulk_create([row], ignore_conflicts=True)
+    else:
+        row.save(update_fields=fields)
 
 
 def _pending(call: LLMCall, now: datetime, *, error: str) -> None:
+    row, new = _pending_row(call)
+    _retry_later(row, new=new, now=now, error=error)
+
+
+def _retry_later(row: CallReconciliation, *, new: bool, now: datetime, error: str) -> None:
     """One more lookup that did not settle the row: failed (`error`) or not found yet."""
-    row = _pending_row(call)
     if row.state in SETTLED_STATES:
         return
     row.tries += 1
@@ -204,16 +215,16 @@ def _pending(call: LLMCall, now: datetime, *, error: str) -> None:
     row.checked_at = now
     row.next_check_at = now + next_check_after(row.failures)
     row.error = error
-    row.save(update_fields=["tries", "failures", "checked_at", "next_check_at", "error"])
+    _write(row, new=new, fields=["tries", "failures", "checked_at", "next_check_at", "error"])
 
 
 def _failed(call: LLMCall, now: datetime, *, error: str, give_up: datetime) -> bool:
     """A failed lookup: asked again later, or settled as "lookup failed" (True) once the row
     is past the give-up age and its last LOOKUP_FAILED_AFTER lookups all failed."""
-    row = _pending_row(call)
+    row, new = _pending_row(call)
     exhausted = row.failures + 1 >= LOOKUP_FAILED_AFTER and call.created_at <= give_up
     if not exhausted or row.state in SETTLED_STATES:
-        _pending(call, now, error=error)
+        _retry_later(row, new=new, now=now, error=error)
         return False
     row.state = ReconcileState.LOOKUP_FAILED
     row.tries += 1
@@ -221,7 +232,8 @@ def _failed(call: LLMCall, now: datetime, *, error: str, give_up: datetime) -> b
     row.checked_at = now
     row.next_check_at = None
     row.error = error  # kept: why it could not be reconciled
-    row.save(update_fields=["state", "tries", "failures", "checked_at", "next_check_at", "error"])
+    fields = ["state", "tries", "failures", "checked_at", "next_check_at", "error"]
+    _write(row, new=new, fields=fields)
     configuration = call.configuration
     logger.warning(
         "Attempt %s of unknown outcome could not be reconciled: the last %s lookups at the "

@@ -159,11 +159,15 @@ def test_a_row_that_failed_and_then_succeeds_is_reconciled(keeping, fake_openai,
     assert calls_reconcile(now=now + timedelta(days=1)) == ReconcileReport()
 
 
-def test_rows_that_always_fail_do_not_starve_a_new_row(revoked, keeping, fake_openai, settings):
+def test_rows_that_always_fail_do_not_starve_a_new_row(
+    revoked, keeping, fake_openai, settings, django_assert_max_num_queries
+):
     settings.LLM_RECONCILE_AFTER_SECONDS = 60
     failing = _unknown_rows(revoked, [f"dead:{n}" for n in range(250)])
     first = T0 + timedelta(seconds=60)
-    assert calls_reconcile(now=first) == ReconcileReport(retried=RECONCILE_BATCH)
+    # The selection (one query) and one write per row looked up.
+    with django_assert_max_num_queries(1 + RECONCILE_BATCH):
+        assert calls_reconcile(now=first) == ReconcileReport(retried=RECONCILE_BATCH)
     # A newer row that the provider can settle, restored after the failing ones.
     fresh = _unknown(keeping, "fresh:1", created_at=first)
     _kept_at_the_provider(fake_openai, keeping, "fresh:1")
