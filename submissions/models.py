@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.db import models
-from django.utils.translation import pgettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from core.models import TimeStampedModel
 from core.roles import Role, user_has_role
@@ -225,8 +225,8 @@ class CandidateChange(models.Model):
 
 
 class EnquiryKind(models.TextChoices):
-    BENCHMARK = "benchmark", "Propose a benchmark"
-    CONTACT = "contact", "Get in touch"
+    BENCHMARK = "benchmark", gettext_lazy("Propose a benchmark")
+    CONTACT = "contact", gettext_lazy("Get in touch")
 
 
 class EnquiryStatus(models.TextChoices):

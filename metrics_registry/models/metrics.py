@@ -22,14 +22,14 @@ class ValidationStatus(models.TextChoices):
 
 
 class SourceKind(models.TextChoices):
-    EXPERT_SUBMISSION = "expert_submission", "Expert submission"
-    BENCHMARK = "benchmark", "Existing benchmark or harm taxonomy"
+    EXPERT_SUBMISSION = "expert_submission", _("Expert submission")
+    BENCHMARK = "benchmark", _("Existing benchmark or harm taxonomy")
 
 
 class AgeContexts(models.TextChoices):
-    TEEN = "teen", "Teens (13–17)"
-    ADULT = "adult", "Adults (18+)"
-    BOTH = "both", "Teens and adults"
+    TEEN = "teen", _("Teens (13–17)")
+    ADULT = "adult", _("Adults (18+)")
+    BOTH = "both", _("Teens and adults")
 
 
 class MetricQuerySet(models.QuerySet):
