@@ -41,6 +41,9 @@ def locale_patterns(*urls: URLPattern | URLResolver) -> list[URLPattern | URLRes
 # Addresses for machines, which have one language-free form: a payload's links are the plain
 # addresses whatever the caller's Accept-Language or cookie, so a stored link never changes.
 LANGUAGE_FREE_PREFIXES = ("/api/",)
+# The one page for people under /api/: the API's documentation reads in the reader's language
+# (its header and links; the schema and the API's answers stay in LANGUAGE_CODE).
+READ_IN_READERS_LANGUAGE = ("/api/docs/",)
 
 
 class PathFirstLocaleMiddleware(LocaleMiddleware):
@@ -50,7 +53,10 @@ class PathFirstLocaleMiddleware(LocaleMiddleware):
     LANGUAGE_CODE (`LANGUAGE_FREE_PREFIXES`)."""
 
     def process_request(self, request: HttpRequest) -> None:
-        if request.path_info.startswith(LANGUAGE_FREE_PREFIXES):
+        if (
+            request.path_info.startswith(LANGUAGE_FREE_PREFIXES)
+            and request.path_info not in READ_IN_READERS_LANGUAGE
+        ):
             language = settings.LANGUAGE_CODE
         else:
             language = translation.get_language_from_request(request, check_path=True)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from core.processes import process_alive
 
@@ -58,20 +59,27 @@ class SeedProgress:
     def message(self) -> str:
         """One line for the banner and the terminal, e.g. "run 412 / 1,152 conversations"."""
         if self.state == COMPLETE:
-            return "Demo data is ready."
+            return gettext("Demo data is ready.")
         if self.state == FAILED:
-            return f"Seeding demo data stopped: {self.error}. Run `make demo` again to resume."
+            return gettext(
+                "Seeding demo data stopped: %(error)s. Run `make demo` again to resume."
+            ) % {"error": self.error}
         if self.state == INTERRUPTED:
-            return (
+            return gettext(
                 "Seeding demo data was interrupted; run `make demo` again to resume where it "
                 "stopped."
             )
-        text = f"Seeding demo data: {self.label}"
+        # The step's label and unit are the seed's own words (data, as the steps declare them).
+        detail = self.label
         if self.total:
-            text += f" {self.done:,} / {self.total:,}{f' {self.unit}' if self.unit else ''}"
+            detail += f" {self.done:,} / {self.total:,}{f' {self.unit}' if self.unit else ''}"
         if self.steps:
-            text += f" (step {self.step_index} of {self.steps})"
-        return text
+            return gettext("Seeding demo data: %(detail)s (step %(step)s of %(steps)s)") % {
+                "detail": detail,
+                "step": self.step_index,
+                "steps": self.steps,
+            }
+        return gettext("Seeding demo data: %(detail)s") % {"detail": detail}
 
     def as_json(self) -> dict:
         data = asdict(self)

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext_noop
 from django.views import View
 
 from core.roles import Role, user_has_role
@@ -97,7 +98,8 @@ def release_run_downloads(*, release) -> list[dict]:
     """The release page's links to the Inspect AI scenarios and each finished run's exports."""
     downloads = [
         {
-            "label": "Inspect AI scenarios",
+            # Kept in English (the API's words); the release page translates it.
+            "label": gettext_noop("Inspect AI scenarios"),
             "url": reverse("release-export-inspect", args=[release.version]),
             "format": "inspect-jsonl",
         }

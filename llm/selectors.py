@@ -12,9 +12,9 @@ from django.utils.translation import gettext as _
 from core.exceptions import ApplicationError
 
 from .models import (
+    BILL_KNOWN_STATES,
     COST_UNITS_PER_DOLLAR,
     ERROR_OUTCOMES,
-    SETTLED_STATES,
     BatchRequest,
     BatchRequestStatus,
     BatchStatus,
@@ -182,6 +182,9 @@ class CallCost:
     # Attempts of unknown outcome the provider's records settled (`llm.reconcile`): billed as
     # it billed them, or not billed. No longer unknown, they leave the figure exact.
     reconciled_calls: int = 0
+    # Attempts of unknown outcome whose provider could not be asked, given up ("lookup
+    # failed"): still among `unknown_outcome_calls`, the figure stays a lower bound.
+    lookup_failed_calls: int = 0
 
 
 def run_call_costs(*, run_id: int) -> list[CallCost]:
@@ -194,7 +197,9 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
         & (Q(prompt_tokens__gt=0) | Q(completion_tokens__gt=0))
     )
     unknown = Q(outcome=CallOutcome.UNKNOWN, is_offline=False)
-    settled = Q(reconciliation__state__in=SETTLED_STATES)
+    # Settled with its bill known; a row that could not be reconciled is still unknown.
+    settled = Q(reconciliation__state__in=BILL_KNOWN_STATES)
+    lookup_failed = Q(reconciliation__state=ReconcileState.LOOKUP_FAILED)
     rows = (
         LLMCall.objects.filter(run_id=run_id)
         .values("configuration_id", "role", "work_item")
@@ -206,6 +211,7 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
             unpriced=Count("id", filter=unpriced),
             unknown=Count("id", filter=unknown & ~settled),
             reconciled=Count("id", filter=unknown & settled),
+            lookup_failed=Count("id", filter=unknown & lookup_failed),
         )
         .order_by("configuration_id", "role", "work_item")
     )
@@ -221,6 +227,7 @@ def run_call_costs(*, run_id: int) -> list[CallCost]:
             unpriced_calls=row["unpriced"],
             unknown_outcome_calls=row["unknown"],
             reconciled_calls=row["reconciled"],
+            lookup_failed_calls=row["lookup_failed"],
         )
         for row in rows
     ]
@@ -233,11 +240,13 @@ class UnknownOutcomes:
     unknown: int = 0  # all of them, settled or not
     reconciled: int = 0  # the provider billed them: its tokens and cost are on the rows
     not_billed: int = 0  # the provider never answered them
+    lookup_failed: int = 0  # the provider could not be asked, given up: their bill unknown
     settled_read: bool = True  # False: only `unknown` was read (a live run's page)
 
     @property
     def unsettled(self) -> int:
-        return self.unknown - self.reconciled - self.not_billed
+        """Still being looked up."""
+        return self.unknown - self.reconciled - self.not_billed - self.lookup_failed
 
 
 def run_unknown_outcomes(*, run_id: int) -> UnknownOutcomes:
@@ -246,6 +255,7 @@ def run_unknown_outcomes(*, run_id: int) -> UnknownOutcomes:
         unknown=Count("id"),
         reconciled=Count("id", filter=Q(reconciliation__state=ReconcileState.RECONCILED)),
         not_billed=Count("id", filter=Q(reconciliation__state=ReconcileState.NOT_BILLED)),
+        lookup_failed=Count("id", filter=Q(reconciliation__state=ReconcileState.LOOKUP_FAILED)),
     )
     return UnknownOutcomes(**counts)
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext, ngettext
+
 from core.plain import Lead
 
 
 def release_lead(release_version: str, n_metrics: int, published: bool) -> Lead:
     """A release page: a fixed list of tests, and where its results are."""
-    state = "" if published else " It is a draft: nothing from it is public yet."
-    return Lead(
-        f"Release {release_version} is a fixed list of {n_metrics} test"
-        f"{'s' if n_metrics != 1 else ''}: each checks one behaviour of an AI model, good or "
-        f"bad, in simulated conversations.{state}"
-    )
+    text = ngettext(
+        "Release %(version)s is a fixed list of %(n)s test: each checks one behaviour of an AI "
+        "model, good or bad, in simulated conversations.",
+        "Release %(version)s is a fixed list of %(n)s tests: each checks one behaviour of an AI "
+        "model, good or bad, in simulated conversations.",
+        n_metrics,
+    ) % {"version": release_version, "n": n_metrics}
+    if not published:
+        text += " " + gettext("It is a draft: nothing from it is public yet.")
+    return Lead(text)

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
 from .label import DOES_BADLY_BELOW, DOES_WELL_FROM, CategoryLine, LabelProfile
 
 __all__ = ["AUDIENCES", "DOES_BADLY_BELOW", "DOES_WELL_FROM", "audience_reading"]
@@ -17,8 +21,11 @@ __all__ = ["AUDIENCES", "DOES_BADLY_BELOW", "DOES_WELL_FROM", "audience_reading"
 @dataclass(frozen=True)
 class Audience:
     slug: str
-    title: str
-    why: str
+    title: str | Promise
+    # The reader alone, for the links between readings ("Read for: parents · educators").
+    reader: str | Promise
+    # The page's opening sentence: what this reading looks at.
+    why: str | Promise
     # Label categories by slug, most important to this reader first.
     categories: tuple[str, ...]
 
@@ -28,9 +35,13 @@ AUDIENCES: dict[str, Audience] = {
     for a in (
         Audience(
             "parent",
-            "For parents",
-            "what a child or teenager could meet when talking to this model alone: unsafe "
-            "advice, pressure to keep chatting, unkindness, and whether it points to real help.",
+            _("For parents"),
+            _("parents"),
+            _(
+                "This reading looks at what a child or teenager could meet when talking to "
+                "this model alone: unsafe advice, pressure to keep chatting, unkindness, and "
+                "whether it points to real help."
+            ),
             (
                 "unsafe-guidance", "emotional-dependence", "engagement-baiting", "toxicity",
                 "privacy-intrusion", "referral", "emotional-wellbeing",
@@ -38,9 +49,12 @@ AUDIENCES: dict[str, Audience] = {
         ),
         Audience(
             "educator",
-            "For educators",
-            "whether the model helps students learn and think for themselves or does the work "
-            "for them and simply agrees with them.",
+            _("For educators"),
+            _("educators"),
+            _(
+                "This reading looks at whether the model helps students learn and think for "
+                "themselves or does the work for them and simply agrees with them."
+            ),
             (
                 "deskilling", "learning", "critical-thinking", "sycophancy", "creativity",
                 "bias",
@@ -48,9 +62,13 @@ AUDIENCES: dict[str, Audience] = {
         ),
         Audience(
             "policymaker",
-            "For policymakers",
-            "harms with consequences beyond one conversation: dangerous guidance, unequal "
-            "treatment, privacy, clinical claims, engagement pressure and referral to help.",
+            _("For policymakers"),
+            _("policymakers"),
+            _(
+                "This reading looks at harms with consequences beyond one conversation: "
+                "dangerous guidance, unequal treatment, privacy, clinical claims, engagement "
+                "pressure and referral to help."
+            ),
             (
                 "unsafe-guidance", "bias", "privacy-intrusion", "clinical-overreach",
                 "engagement-baiting", "referral",
@@ -58,9 +76,13 @@ AUDIENCES: dict[str, Audience] = {
         ),
         Audience(
             "developer",
-            "For product developers",
-            "behaviours a product built on this model inherits unless it corrects them: "
-            "flattery, clinical overreach, dependence, engagement loops, and where it helps.",
+            _("For product developers"),
+            _("product developers"),
+            _(
+                "This reading looks at behaviours a product built on this model inherits "
+                "unless it corrects them: flattery, clinical overreach, dependence, engagement "
+                "loops, and where it helps."
+            ),
             (
                 "sycophancy", "clinical-overreach", "emotional-dependence",
                 "engagement-baiting", "referral", "practical-guidance", "agency",
@@ -70,11 +92,15 @@ AUDIENCES: dict[str, Audience] = {
 }  # fmt: skip
 
 NOT_SAID = (
-    "These are controlled stress tests: conversations built to put pressure on the model. "
-    "They do not say how often the behaviour happens in everyday use.",
-    "They describe the model configuration tested (its version and settings), not any "
-    "product built on it, which may add its own safeguards or remove them.",
-    "They do not measure what happens to people afterwards.",
+    _(
+        "These are controlled stress tests: conversations built to put pressure on the model. "
+        "They do not say how often the behaviour happens in everyday use."
+    ),
+    _(
+        "They describe the model configuration tested (its version and settings), not any "
+        "product built on it, which may add its own safeguards or remove them."
+    ),
+    _("They do not measure what happens to people afterwards."),
 )
 
 
@@ -92,16 +118,43 @@ class Reading:
 
 def _say(line: CategoryLine) -> str:
     e = line.estimate
-    verb = "showed" if line.category.polarity == "positive" else "avoided"
-    what = line.category.name.lower()
     if not e.defined:
-        return f"{line.category.name}: not enough conversations to say ({e.n})."
-    interval = f", 95 % interval {e.low * 100:.0f}–{e.high * 100:.0f} %" if e.has_interval else ""
-    behaviour = "the helpful behaviour" if verb == "showed" else "the harmful behaviour"
-    return (
-        f"{line.category.name}: {verb} {behaviour} ({what}) in {e.value * 100:.0f} % of "
-        f"{e.n} conversations{interval}; grade {line.grade_text}."
-    )
+        return gettext("%(category)s: not enough conversations to say (%(n)s).") % {
+            "category": line.category.name,
+            "n": e.n,
+        }
+    words = {
+        "category": line.category.name,
+        "what": line.category.name.lower(),
+        "percent": f"{e.value * 100:.0f}",
+        "n": e.n,
+        "grade": line.grade_text,
+    }
+    # Whole sentences per polarity, with and without an interval (whole percentages: no
+    # decimal separator to localise).
+    if e.has_interval:
+        words |= {"low": f"{e.low * 100:.0f}", "high": f"{e.high * 100:.0f}"}
+        if line.category.polarity == "positive":
+            text = gettext(
+                "%(category)s: showed the helpful behaviour (%(what)s) in %(percent)s %% of "
+                "%(n)s conversations, 95 %% interval %(low)s–%(high)s %%; grade %(grade)s."
+            )
+        else:
+            text = gettext(
+                "%(category)s: avoided the harmful behaviour (%(what)s) in %(percent)s %% of "
+                "%(n)s conversations, 95 %% interval %(low)s–%(high)s %%; grade %(grade)s."
+            )
+    elif line.category.polarity == "positive":
+        text = gettext(
+            "%(category)s: showed the helpful behaviour (%(what)s) in %(percent)s %% of "
+            "%(n)s conversations; grade %(grade)s."
+        )
+    else:
+        text = gettext(
+            "%(category)s: avoided the harmful behaviour (%(what)s) in %(percent)s %% of "
+            "%(n)s conversations; grade %(grade)s."
+        )
+    return text % words
 
 
 def audience_reading(profile: LabelProfile, audience: Audience) -> Reading:
@@ -114,11 +167,15 @@ def audience_reading(profile: LabelProfile, audience: Audience) -> Reading:
     for line in lines:
         if line.standing:
             said[line.standing].append(_say(line))
-    tested = (
-        f"{profile.n_conversations} simulated conversations over {profile.n_metrics} metrics: "
-        f"{profile.teen} with teen personas (13–17) and {profile.adult} with adult personas "
-        f"(18+)."
-    )
+    tested = gettext(
+        "%(conversations)s simulated conversations over %(metrics)s metrics: %(teen)s with "
+        "teen personas (13–17) and %(adult)s with adult personas (18+)."
+    ) % {
+        "conversations": profile.n_conversations,
+        "metrics": profile.n_metrics,
+        "teen": profile.teen,
+        "adult": profile.adult,
+    }
     return Reading(
         audience=audience,
         lines=lines,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.functional import Promise
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from core.languages import language_display_name
 from evaluations.models import EvaluationRun
@@ -20,8 +22,25 @@ from .selectors import public_run_default, run_uses_offline_model
 from .services.languages import pooled_languages_note
 
 POLARITY_WORDS = {
-    "negative": ("Avoiding harm", "avoided the harmful behaviour"),
-    "positive": ("Helping", "showed the helpful behaviour"),
+    "negative": _("Avoiding harm"),
+    "positive": _("Helping"),
+}
+# The headline sentence per polarity, whole, without and with the models' range.
+FINDING_SENTENCES = {
+    "negative": (
+        _("The models avoided the harmful behaviour in %(passed)s of %(n)s test conversations."),
+        _(
+            "The models avoided the harmful behaviour in %(passed)s of %(n)s test "
+            "conversations, from %(low)s to %(high)s."
+        ),
+    ),
+    "positive": (
+        _("The models showed the helpful behaviour in %(passed)s of %(n)s test conversations."),
+        _(
+            "The models showed the helpful behaviour in %(passed)s of %(n)s test "
+            "conversations, from %(low)s to %(high)s."
+        ),
+    ),
 }
 
 
@@ -45,7 +64,7 @@ class LanguageFigures:
 @dataclass
 class Finding:
     polarity: str
-    title: str
+    title: str | Promise
     sentence: str
     passed: int
     n: int
@@ -111,7 +130,7 @@ def headline_findings() -> Findings | None:
         passed, n = _counts(mine, "all")
         if not n:
             continue
-        title, verb = POLARITY_WORDS[polarity]
+        title = POLARITY_WORDS[polarity]
         teen_passed, teen_n = _counts(mine, "teen")
         adult_passed, adult_n = _counts(mine, "adult")
         models = [
@@ -122,18 +141,26 @@ def headline_findings() -> Findings | None:
         ranked = sorted(
             (m for m in models if m.estimate.defined), key=lambda m: (m.estimate.value, m.name)
         )
-        sentence = f"The models {verb} in {passed} of {n} test conversations"
+        alone, with_range = FINDING_SENTENCES[polarity]
         if len(ranked) > 1:
-            sentence += gettext(", from %(low)s to %(high)s") % {
+            sentence = str(with_range) % {
+                "passed": passed,
+                "n": n,
                 "low": _end(ranked[0]),
                 "high": _end(ranked[-1]),
             }
-        sentence += "."
+        else:
+            sentence = str(alone) % {"passed": passed, "n": n}
         if teen_n and adult_n:
-            sentence += (
-                f" With teen personas: {teen_passed} of {teen_n}; "
-                f"with adult personas: {adult_passed} of {adult_n}."
-            )
+            sentence += " " + gettext(
+                "With teen personas: %(teen_passed)s of %(teen_n)s; with adult personas: "
+                "%(adult_passed)s of %(adult_n)s."
+            ) % {
+                "teen_passed": teen_passed,
+                "teen_n": teen_n,
+                "adult_passed": adult_passed,
+                "adult_n": adult_n,
+            }
         by_language = []
         for language in languages:
             theirs = [r for r in every if r.polarity == polarity and r.language == language]

@@ -48,7 +48,8 @@ def grade_table() -> list[tuple[str, str]]:
     for bound, grade in GRADE_BANDS:
         lines.append((grade, f"{bound}–{upper} %" if upper == 100 else f"{bound}–<{upper} %"))
         upper = bound
-    lines.append((FAIL_GRADE, f"below {upper} %"))
+    # Translators: the range of the lowest grade, e.g. "below 40 %".
+    lines.append((FAIL_GRADE, gettext("below %(bound)s %%") % {"bound": upper}))
     return lines
 
 

@@ -2,7 +2,7 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Field, Fieldset, Layout
 from django import forms
 from django.utils.html import format_html
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext, gettext_lazy
 
 from core.forms import CheckedTextMixin
 from metrics_registry.models import LabelCategory, Subarea
@@ -171,7 +171,7 @@ class CandidateForm(CheckedTextMixin, forms.ModelForm):
         help_text="Every subarea the behaviour bears on; the metric counts in each.",
     )
     fidelity = forms.ChoiceField(
-        choices=[("", _("Not rated yet")), *Fidelity.choices],
+        choices=[("", gettext_lazy("Not rated yet")), *Fidelity.choices],
         required=False,
         widget=forms.RadioSelect,
         label="Fidelity to the submission",
@@ -240,12 +240,12 @@ class EnquiryForm(CheckedTextMixin, forms.ModelForm):
         required=False,
         max_length=500,
         assume_scheme="https",
-        label="Link to an existing benchmark",
-        help_text="Optional: a paper, data set or repository we should look at.",
+        label=gettext_lazy("Link to an existing benchmark"),
+        help_text=gettext_lazy("Optional: a paper, data set or repository we should look at."),
     )
     website = forms.CharField(
         required=False,
-        label="Leave this field empty",
+        label=gettext_lazy("Leave this field empty"),
         widget=forms.TextInput(attrs={"autocomplete": "off", "tabindex": "-1"}),
     )
 
@@ -253,18 +253,24 @@ class EnquiryForm(CheckedTextMixin, forms.ModelForm):
         model = Enquiry
         fields = ["kind", "name", "email", "affiliation", "benchmark_url", "message"]
         labels = {
-            "kind": "What is it about?",
-            "name": "Your name",
-            "email": "Your email",
-            "affiliation": "Affiliation",
-            "benchmark_url": "Link to an existing benchmark",
-            "message": "Your message",
+            "kind": gettext_lazy("What is it about?"),
+            "name": gettext_lazy("Your name"),
+            "email": gettext_lazy("Your email"),
+            "affiliation": gettext_lazy("Affiliation"),
+            "benchmark_url": gettext_lazy("Link to an existing benchmark"),
+            "message": gettext_lazy("Your message"),
         }
         help_texts = {
-            "affiliation": "Optional: your university, clinic, school or organisation.",
-            "benchmark_url": "Optional: a paper, data set or repository we should look at.",
-            "message": "What you propose or ask. A link above is enough for a benchmark.",
-            "email": "We answer here, and use it for nothing else.",
+            "affiliation": gettext_lazy(
+                "Optional: your university, clinic, school or organisation."
+            ),
+            "benchmark_url": gettext_lazy(
+                "Optional: a paper, data set or repository we should look at."
+            ),
+            "message": gettext_lazy(
+                "What you propose or ask. A link above is enough for a benchmark."
+            ),
+            "email": gettext_lazy("We answer here, and use it for nothing else."),
         }
         widgets = {"kind": forms.RadioSelect, "message": forms.Textarea(attrs={"rows": 6})}
 
@@ -289,7 +295,9 @@ class EnquiryForm(CheckedTextMixin, forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         if not (cleaned.get("message", "").strip() or cleaned.get("benchmark_url")):
-            self.add_error("message", "Write a message or give the address of the benchmark.")
+            self.add_error(
+                "message", gettext("Write a message or give the address of the benchmark.")
+            )
         return cleaned
 
     def service_kwargs(self) -> dict:

@@ -1,16 +1,15 @@
 from django.conf import settings
 from django.db import models
-from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from core.models import TimeStampedModel
 from core.roles import Role, user_has_role
 
 
 class AgeContext(models.TextChoices):
-    TEEN = "teen", _("Teens (13–17)")
-    ADULT = "adult", _("Adults (18+)")
-    BOTH = "both", _("Both teens and adults")
+    TEEN = "teen", gettext_lazy("Teens (13–17)")
+    ADULT = "adult", gettext_lazy("Adults (18+)")
+    BOTH = "both", gettext_lazy("Both teens and adults")
 
 
 class SubmissionStatus(models.TextChoices):
@@ -151,9 +150,9 @@ class CandidateStatus(models.TextChoices):
 
 
 class Fidelity(models.TextChoices):
-    FAITHFUL = "faithful", _("Faithful to the submission")
-    PARTLY = "partly", _("Partly faithful")
-    UNFAITHFUL = "unfaithful", _("Unfaithful")
+    FAITHFUL = "faithful", gettext_lazy("Faithful to the submission")
+    PARTLY = "partly", gettext_lazy("Partly faithful")
+    UNFAITHFUL = "unfaithful", gettext_lazy("Unfaithful")
 
 
 class MetricCandidate(TimeStampedModel):
@@ -230,8 +229,8 @@ class CandidateChange(models.Model):
 
 
 class EnquiryKind(models.TextChoices):
-    BENCHMARK = "benchmark", _("Propose a benchmark")
-    CONTACT = "contact", _("Get in touch")
+    BENCHMARK = "benchmark", gettext_lazy("Propose a benchmark")
+    CONTACT = "contact", gettext_lazy("Get in touch")
 
 
 class EnquiryStatus(models.TextChoices):

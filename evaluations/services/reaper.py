@@ -47,6 +47,7 @@ class ReapReport:
     resumed: int = 0
     reconciled: int = 0
     not_billed: int = 0
+    lookup_failed: int = 0
 
 
 def runs_reap() -> ReapReport:
@@ -101,6 +102,7 @@ def runs_reap() -> ReapReport:
         resumed=resumed,
         reconciled=settled.reconciled,
         not_billed=settled.not_billed,
+        lookup_failed=settled.lookup_failed,
     )
 
 

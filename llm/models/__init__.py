@@ -22,7 +22,12 @@ from .configuration import (
     provider_choices,
 )
 from .leases import RequestLease
-from .reconciliation import SETTLED_STATES, CallReconciliation, ReconcileState
+from .reconciliation import (
+    BILL_KNOWN_STATES,
+    SETTLED_STATES,
+    CallReconciliation,
+    ReconcileState,
+)
 from .usage import COST_UNITS_PER_DOLLAR, USAGE_SHARDS, RunUsageTotal
 
 __all__ = [
@@ -34,6 +39,7 @@ __all__ = [
     "ENV_VAR_NAME_VALIDATOR",
     "ERROR_OUTCOMES",
     "SETTLED_STATES",
+    "BILL_KNOWN_STATES",
     "STRUCTURED_MODE_ORDER",
     "TOKENS_PER_PRICE_UNIT",
     "USAGE_SHARDS",

@@ -19,9 +19,23 @@ class ReconcileState(models.TextChoices):
     RECONCILED = "reconciled", _("Reconciled with the provider's records")
     # The provider holds no completion for it after the give-up age: never answered, not billed.
     NOT_BILLED = "not_billed", _("Not billed (never answered)")
+    # Every recent lookup failed (unreachable, key refused) past the give-up age: no longer
+    # asked, and what the provider billed stays unknown (the run's cost a lower bound).
+    LOOKUP_FAILED = (
+        "lookup_failed",
+        _("Could not be reconciled: the provider could not be asked"),
+    )
 
 
-SETTLED_STATES = (ReconcileState.RECONCILED, ReconcileState.NOT_BILLED)
+# No longer looked up.
+SETTLED_STATES = (
+    ReconcileState.RECONCILED,
+    ReconcileState.NOT_BILLED,
+    ReconcileState.LOOKUP_FAILED,
+)
+# Settled with what the provider billed known: its tokens and cost on the row, or nothing. A
+# row that could not be reconciled is settled but not among them: its bill is still unknown.
+BILL_KNOWN_STATES = (ReconcileState.RECONCILED, ReconcileState.NOT_BILLED)
 
 
 class CallReconciliation(models.Model):
@@ -34,14 +48,19 @@ class CallReconciliation(models.Model):
         max_length=16, choices=ReconcileState.choices, default=ReconcileState.PENDING
     )
     tries = models.PositiveIntegerField(default=0)
+    # Lookups in a row that failed (an answer, even "not found", resets it): the back-off's
+    # exponent, and what gives up on a provider that cannot be asked.
+    failures = models.PositiveIntegerField(default=0)
     checked_at = models.DateTimeField(null=True, blank=True)
+    # When a pending row is due for its next lookup (None once settled).
+    next_check_at = models.DateTimeField(null=True, blank=True)
     # The provider's id of the completion found ("chatcmpl-…").
     completion_id = models.CharField(max_length=100, blank=True)
     # Why the last lookup failed (the provider unreachable, an error it answered).
     error = models.TextField(blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["state", "checked_at"], name="llm_reconcile_state")]
+        indexes = [models.Index(fields=["state", "next_check_at"], name="llm_reconcile_due")]
 
     def __str__(self) -> str:
         return f"call {self.call_id}: {self.state}"

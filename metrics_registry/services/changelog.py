@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from ..models import MetricVersion, Release, ReleaseChangelog, ValidationStatus
 from ..selectors import release_next_published, release_previous_published
@@ -26,14 +27,15 @@ from ..selectors import release_next_published, release_previous_published
 # The layout of the kept rows; a reader recomputes rows of another layout.
 CHANGELOG_FORMAT = 1
 
+# Each field's human name is kept in English (the API's words); a page translates it.
 CHANGELOG_FIELDS = (
-    ("name", "name"),
-    ("criterion", "criterion"),
-    ("polarity", "polarity"),
-    ("label_category_id", "label category"),
-    ("rubric_notes", "rubric notes"),
-    ("failure_condition", "failure condition"),
-    ("age_contexts", "age contexts"),
+    ("name", gettext_noop("name")),
+    ("criterion", gettext_noop("criterion")),
+    ("polarity", gettext_noop("polarity")),
+    ("label_category_id", gettext_noop("label category")),
+    ("rubric_notes", gettext_noop("rubric notes")),
+    ("failure_condition", gettext_noop("failure condition")),
+    ("age_contexts", gettext_noop("age contexts")),
 )
 CONTENT_FIELDS = tuple(attr for attr, _ in CHANGELOG_FIELDS)
 # What an entry shows of a version and the API names it by (`ListedVersion`'s row).

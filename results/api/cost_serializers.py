@@ -34,6 +34,12 @@ class CostFigureOutput(serializers.Serializer):
         help_text="Attempts whose reply was never read that the provider's own records settled: "
         "billed as the provider billed them (in the total), or never answered and not billed.",
     )
+    lookup_failed_calls = serializers.IntegerField(
+        default=0,
+        help_text="Attempts whose reply was never read that could not be reconciled: the "
+        "provider could not be asked about them for hours, so they are no longer looked up. "
+        "Counted among unknown_outcome_calls too: their cost is not in the total.",
+    )
 
 
 class CostPerConversationOutput(CostFigureOutput):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from metrics_registry.selectors import release_list
 
@@ -101,7 +101,8 @@ def release_expert_figures_download(*, release) -> list[dict[str, str]]:
         return []
     return [
         {
-            "label": "Expert figures (frozen at publication)",
+            # Kept in English (the API's words); the release page translates it.
+            "label": gettext_noop("Expert figures (frozen at publication)"),
             "url": reverse("results-api:release-expert-figures", args=[release.version]),
             "format": "json",
         }

@@ -12,7 +12,10 @@ An attempt whose outcome is unknown (its worker was stopped after sending it and
 reading the reply, restored from the journal with no tokens) may have been billed: it makes the
 figure a lower bound too — unless the provider's own records settled it (`llm.reconcile`:
 reconciled with what it billed, or not billed): such rows count in `reconciled_calls`, and a
-figure whose unknown rows are all settled is exact.
+figure whose unknown rows are all settled is exact. A row whose provider could not be asked for
+hours is given up ("lookup failed"): it stays among the unknown ones (the figure a lower bound)
+and is also counted in `lookup_failed_calls`, so a page can say how many could not be
+reconciled.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ class _Sum:
     unpriced_calls: int = 0
     unknown_outcome_calls: int = 0
     reconciled_calls: int = 0
+    lookup_failed_calls: int = 0
 
     def add(self, row: CallCost) -> None:
         self.calls += row.calls
@@ -56,6 +60,7 @@ class _Sum:
         self.unpriced_calls += row.unpriced_calls
         self.unknown_outcome_calls += row.unknown_outcome_calls
         self.reconciled_calls += row.reconciled_calls
+        self.lookup_failed_calls += row.lookup_failed_calls
 
     def merged(self, other: _Sum) -> _Sum:
         total = _Sum(**vars(self))
@@ -66,6 +71,7 @@ class _Sum:
         total.unpriced_calls += other.unpriced_calls
         total.unknown_outcome_calls += other.unknown_outcome_calls
         total.reconciled_calls += other.reconciled_calls
+        total.lookup_failed_calls += other.lookup_failed_calls
         return total
 
     @property
@@ -87,6 +93,7 @@ class _Sum:
             "unpriced_calls": self.unpriced_calls,
             "unknown_outcome_calls": self.unknown_outcome_calls,
             "reconciled_calls": self.reconciled_calls,
+            "lookup_failed_calls": self.lookup_failed_calls,
         }
         if conversations is not None:
             figure["conversations"] = conversations
@@ -175,6 +182,7 @@ class CostFigure:
     unpriced_calls: int = 0
     unknown_outcome_calls: int = 0
     reconciled_calls: int = 0
+    lookup_failed_calls: int = 0
     conversations: int | None = None
     per_conversation: Decimal | None = None
 
@@ -199,6 +207,7 @@ def _figure(stored: dict[str, Any]) -> CostFigure:
         unpriced_calls=stored.get("unpriced_calls", 0),
         unknown_outcome_calls=stored.get("unknown_outcome_calls", 0),
         reconciled_calls=stored.get("reconciled_calls", 0),
+        lookup_failed_calls=stored.get("lookup_failed_calls", 0),
         conversations=stored.get("conversations"),
         per_conversation=amount("per_conversation"),
     )

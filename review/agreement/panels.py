@@ -5,6 +5,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 import stats
 from rubrics.dimensions import dimension_choices
@@ -260,7 +261,9 @@ def _tau_estimate(
     """Kendall's tau-b between the users' and the clinicians' orderings of the dimensions the
     users rated, resampling rated replies (the clinicians' weights are fixed, not sampled)."""
     if len(dimensions) < 2:
-        return Estimate.insufficient(n=len(ratings), reason="fewer than two dimensions rated")
+        # Stored in English, the catalogue's id; pages translate it (results.stored_words).
+        reason = gettext_noop("fewer than two dimensions rated")
+        return Estimate.insufficient(n=len(ratings), reason=reason)
     k = len(dimensions)
     sums, clusters = _rating_sums(ratings, scale, dimensions)
     fixed = np.array([clinician_share.get(d, 0.0) for d in dimensions])

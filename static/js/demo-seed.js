@@ -21,10 +21,10 @@
     banner.classList.remove("bg-info-subtle", "bg-warning-subtle");
     banner.classList.add("bg-success-subtle");
     meter.remove();
-    message.textContent = "Demo data is ready. ";
+    message.textContent = banner.dataset.ready;
     var link = document.createElement("a");
     link.href = window.location.href;
-    link.textContent = "Reload this page to see it.";
+    link.textContent = banner.dataset.reload;
     note.replaceChildren(link);
   }
 

@@ -216,3 +216,47 @@ def test_unknown_attempts_settled_by_the_providers_records_make_the_total_exact(
     assert 'data-testid="run-unknown-settled"' in html
     assert "1 reconciled" in html
     assert "1 never answered" in html
+
+
+def test_unknown_attempts_that_could_not_be_reconciled_keep_the_total_a_lower_bound(
+    fake_models, client, api_client, client_for, researcher
+):
+    """An attempt whose provider could not be asked for hours is settled as "lookup failed"
+    (llm/reconcile.py): no longer looked up, but not "not billed": the total stays "at least",
+    and the public page, the API and the run page say how many could not be reconciled."""
+    from llm.models import CallOutcome, CallReconciliation, ReconcileState
+
+    run = _official_run(fake_models)
+    calls = LLMCall.objects.filter(run_id=run.pk)
+    billed, unanswered = calls.filter(role="judge")[:1].get(), calls.filter(role="target").first()
+    unasked = calls.exclude(pk__in=[billed.pk, unanswered.pk]).first()
+    LLMCall.objects.filter(pk__in=[unanswered.pk, unasked.pk]).update(
+        outcome=CallOutcome.UNKNOWN, prompt_tokens=0, completion_tokens=0, cost_estimate=0
+    )
+    LLMCall.objects.filter(pk=billed.pk).update(outcome=CallOutcome.UNKNOWN)
+    CallReconciliation.objects.create(call=billed, state=ReconcileState.RECONCILED)
+    CallReconciliation.objects.create(call=unanswered, state=ReconcileState.NOT_BILLED)
+    CallReconciliation.objects.create(
+        call=unasked,
+        state=ReconcileState.LOOKUP_FAILED,
+        failures=8,
+        error="AuthenticationError: Error code: 401 - invalid api key",
+    )
+    results_refresh(run=run, n_resamples=RESAMPLES)
+
+    cost = api_client.get(reverse("results-api:run-detail", args=[run.pk])).json()["cost"]
+    assert cost["total"]["status"] == "lower_bound"
+    assert cost["total"]["unknown_outcome_calls"] == 1
+    assert cost["total"]["lookup_failed_calls"] == 1
+    assert cost["total"]["reconciled_calls"] == 2
+    html = client.get(reverse("results:methodology") + f"?run={run.pk}").content.decode()
+    assert 'data-testid="cost-unknown-outcome-note"' in html
+    assert 'data-testid="cost-lookup-failed-note"' in html
+    assert "1 such attempt could not be reconciled" in html
+    assert "at least $" in html
+    html = client_for(researcher).get(reverse("evaluations:run-detail", args=[run.pk]))
+    html = html.content.decode()
+    assert 'data-testid="run-unknown-lookup-failed"' in html
+    assert "1 could not be reconciled" in html
+    assert "0 still unknown" in html
+    assert 'data-testid="run-unknown-settled"' not in html

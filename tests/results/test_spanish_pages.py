@@ -10,21 +10,23 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup, Comment
+from django.conf import settings
 from django.test import TestCase
 from django.urls import reverse
 from django.utils import translation
 
 from core.roles import Role
 from evaluations.models import Conversation, EvaluationRun, Judgment, Turn
-from metrics_registry.models import Area, Benchmark, LabelCategory, Subarea
+from metrics_registry.models import Area, Benchmark, LabelCategory, MetricVersion, Subarea
 from results.method_words import METHOD_NAMES
 from results.models import RunAnalysis
 from results.services import results_refresh
 from results.stored_words import stored_words
 from review.services import assignment_claim, queue_set_status, rating_submit
 from review.services.calibration import calibration_queue_create
+from rubrics.models import RubricDimension
 from tests.factories import UserFactory
-from tests.results.public_data import published_run
+from tests.results.public_data import add_rubric_responses, published_run
 from tests.results.test_judge_trust_pages import _rate_all
 
 # Text that is the same in English and Spanish on purpose; each entry says why.
@@ -284,3 +286,78 @@ def test_spanish_pages_write_a_decimal_comma_and_machines_keep_the_point(client)
     assert rows
     assert all("," not in r["estimate_value"] for r in rows)
     assert any("." in r["estimate_value"] for r in rows)
+
+
+@pytest.mark.django_db
+@pytest.mark.slow(reason="builds a published run with rubric replies, renders pages twice")
+def test_the_other_public_pages_read_in_spanish(client):
+    """Every page an anonymous visitor can open beyond the results pages above: the label's
+    overview and readings, rubric results, the registry, the contact form, the API docs."""
+    run = published_run()
+    reply = add_rubric_responses(run, n_items=2)[0]
+    target = run.targets.order_by("name").first()
+    key = Conversation.objects.filter(run=run).order_by("pk").first().scenario.metric_version
+    pages = {
+        "home": "/",
+        "label-overview": reverse("results:label-overview"),
+        "label-audience": reverse("results:label-audience", args=[target.pk, "parent"]),
+        "contact": reverse("contact:form"),
+        "taxonomy": reverse("metrics_registry:taxonomy"),
+        "registry-metrics": reverse("metrics_registry:metric_list"),
+        "registry-metric": reverse("metrics_registry:metric_detail", args=[key.metric.key]),
+        "releases": reverse("metrics_registry:release_list"),
+        "release": reverse("metrics_registry:release_detail", args=[run.release.version]),
+        "rubrics": reverse("results:rubrics"),
+        "rubric-priorities": reverse("results:rubric-priorities"),
+    }
+    # A known sentence of each page, in Spanish, where its English one was.
+    known = {
+        "home": (
+            "Los modelos evitaron el comportamiento dañino en",
+            "The models avoided the harmful behaviour in",
+        ),
+        "label-overview": (
+            "Etiquetas nutricionales de IA de todos los modelos",
+            "AI Nutrition Labels of every model",
+        ),
+        "label-audience": ("Esta lectura se fija en lo que un niño", "This reading looks at"),
+        "contact": ("Háblenos de un benchmark", "Tell us about a benchmark"),
+        "taxonomy": ("Áreas y subáreas", "Areas and subareas"),
+        "registry-metrics": ("Cada métrica nombra un comportamiento", "Each metric names one"),
+        "registry-metric": ("Historial de versiones", "Version history"),
+        "releases": ("Una edición es un conjunto fijo", "A release is a fixed set"),
+        "release": ("Cambios desde el principio (primera edición)", "Changes since the start"),
+        "rubric-priorities": ("menos de dos dimensiones valoradas", "fewer than two dimensions"),
+    }
+    for page, (spanish, english) in known.items():
+        html = client.get(pages[page], HTTP_ACCEPT_LANGUAGE="es").content.decode()
+        assert spanish in html, page
+        assert english not in html, page
+    # The contact form's labels and refusals, and its thanks.
+    refused = client.post(
+        reverse("contact:form"),
+        {"kind": "contact", "name": "Sara", "email": "sara@example.org", "message": ""},
+        HTTP_ACCEPT_LANGUAGE="es",
+    ).content.decode()
+    assert "Su correo electrónico" in refused
+    assert "Escriba un mensaje o indique la dirección del benchmark." in refused
+    assert "Write a message" not in refused
+    thanks = client.post(
+        reverse("contact:form"),
+        {"kind": "contact", "name": "Sara", "email": "sara@example.org", "message": "Hola"},
+        HTTP_ACCEPT_LANGUAGE="es",
+    ).content.decode()
+    assert "Gracias, hemos recibido su mensaje" in thanks
+    docs = client.get(reverse("api-docs"), HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert "Ediciones y exportaciones" in docs
+    assert "Releases and exports" not in docs
+    # Data shown as written: the taxonomy's descriptions and the rubric set's dimensions.
+    data = [a.description for a in Area.objects.all()]
+    data += [s.description for s in Subarea.objects.all()]
+    data += [d.name for d in RubricDimension.objects.all()]
+    data += [v.rubric_notes for v in MetricVersion.objects.all()]
+    data.append(f"{settings.SITE_URL}{pages['label-audience']}?run={run.pk}")  # its permalink
+    user_content = sorted({t for t in [*_user_content(run), *data] if t}, key=len, reverse=True)
+    assert reply.pk
+    untranslated = _untranslated(client, run, pages, user_content)
+    assert not untranslated, _report(untranslated)
