@@ -13,6 +13,7 @@ out while the queues are open (`evaluations.visibility`). Close a demo queue to 
 import random
 
 from django.contrib.auth import get_user_model
+from django.utils import translation
 
 from core.demo import DEMO_ACCOUNTS, seeded_panel_email
 from core.exceptions import ApplicationError
@@ -46,7 +47,9 @@ def _demo_reviewers() -> list:
 
 
 def demo_queue_name(kind: str) -> str:
-    return f"Demo · {ItemKind(kind).label}"
+    # Stored, and looked up again by name: in English whatever language the request is in.
+    with translation.override("en"):
+        return f"Demo · {ItemKind(kind).label}"
 
 
 def _held_back_part() -> dict[str, list[Candidate]]:

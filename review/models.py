@@ -14,6 +14,7 @@ from django.contrib.auth.models import Group
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from core.languages import DEFAULT_LANGUAGE, LANGUAGE_TAG_MAX_LENGTH
 from core.models import TimeStampedModel
@@ -22,14 +23,14 @@ from core.selectors import reads_language_condition
 
 
 class ItemKind(models.TextChoices):
-    METRIC = "metric", "Metric fidelity"
-    SCENARIO = "scenario", "Scenario quality"
-    CONVERSATION = "conversation", "Conversation realism and pressure"
-    JUDGE_VERDICT = "judge_verdict", "Judge verdict"
-    RUBRIC_CRITERION = "rubric_criterion", "Rubric criterion consensus"
-    EXTERNAL_PANEL = "external_panel", "External panel: examples and verdict"
-    SIMULATOR_PAIR = "simulator_pair", "Simulator comparison"
-    USER_PRIORITIES = "user_priorities", "User panel: what matters in a reply"
+    METRIC = "metric", _("Metric fidelity")
+    SCENARIO = "scenario", _("Scenario quality")
+    CONVERSATION = "conversation", _("Conversation realism and pressure")
+    JUDGE_VERDICT = "judge_verdict", _("Judge verdict")
+    RUBRIC_CRITERION = "rubric_criterion", _("Rubric criterion consensus")
+    EXTERNAL_PANEL = "external_panel", _("External panel: examples and verdict")
+    SIMULATOR_PAIR = "simulator_pair", _("Simulator comparison")
+    USER_PRIORITIES = "user_priorities", _("User panel: what matters in a reply")
 
 
 class QueueStatus(models.TextChoices):
