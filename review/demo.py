@@ -47,8 +47,8 @@ def _demo_reviewers() -> list:
 
 
 def demo_queue_name(kind: str) -> str:
-    # A stored name, found again by it: English whatever language the seeding runs in.
-    with translation.override(None):
+    # Stored, and looked up again by name: in English whatever language the request is in.
+    with translation.override("en"):
         return f"Demo · {ItemKind(kind).label}"
 
 

@@ -3,6 +3,7 @@ from collections.abc import Iterable, Mapping
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy as _
 
 from core.languages import language_display_name, languages_pooled_note, text_fallback_note
 from core.sanitize import sanitize_html
@@ -19,13 +20,13 @@ def user_text(value: str) -> SafeString:
 
 # Persona keys written by the scenario writer, shown to people.
 PERSONA_LABELS = {
-    "name": "Name",
-    "age": "Age",
-    "gender": "Gender",
-    "background": "Background",
-    "first_language": "First language",
-    "living_situation": "Living situation",
-    "dialect": "Dialect or register",
+    "name": _("Name"),
+    "age": _("Age"),
+    "gender": _("Gender"),
+    "background": _("Background"),
+    "first_language": _("First language"),
+    "living_situation": _("Living situation"),
+    "dialect": _("Dialect or register"),
 }
 
 
@@ -34,7 +35,7 @@ def persona_label(key: str) -> str:
     """`living_situation` → "Living situation": a persona key as a person would write it."""
     key = str(key or "")
     if key in PERSONA_LABELS:
-        return PERSONA_LABELS[key]
+        return str(PERSONA_LABELS[key])
     words = key.replace("_", " ").replace("-", " ").split()
     return " ".join(words).capitalize() if words else key
 

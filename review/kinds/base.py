@@ -23,17 +23,19 @@ LANGUAGE_BATCH = 5_000
 @dataclass(frozen=True)
 class Choice:
     value: str
-    label: str
+    # What the rater reads, in their language; ratings store `value`, never the label.
+    label: str | Promise
 
 
 @dataclass(frozen=True)
 class Question:
     name: str
-    label: str
+    # Read on the screen in the rater's language; ratings are stored by `name`.
+    label: str | Promise
     choices: tuple[Choice, ...]
     # Ordinal questions list their choices from one end of the scale to the other.
     level: Level = "nominal"
-    help: str = ""
+    help: str | Promise = ""
     required: bool = True
     # Off the rater's screen: a question that does not apply to this item (the adapter says
     # why), kept in the form only so an answer already recorded stays valid.
@@ -48,7 +50,7 @@ class Question:
         return self.values.index(value)
 
 
-YES_NO = (Choice("yes", "Yes"), Choice("no", "No"))
+YES_NO = (Choice("yes", gettext_lazy("Yes")), Choice("no", gettext_lazy("No")))
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,8 @@ class KindAdapter:
     # A completed item decides whether its rubric criterion survives (`CriterionConsensus`).
     decides_criterion_consensus: bool = False
     # Its ratings speak for or against the item's metric (`metric_support`), and the phrase
-    # a contested metric's reason uses for the supporting ones.
+    # a contested metric's reason uses for the supporting ones: stored in the metric's status
+    # history, so it stays English like the rest of that reason (no rater reads it).
     contests_metric: bool = False
     support_phrase: str = ""
     # The stored run figure its ratings feed ("experts", "endorsement"), refreshed when they

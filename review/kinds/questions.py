@@ -4,89 +4,104 @@ They are defined here, apart from the adapters, because they do not depend on wh
 come from; an adapter may add item-specific questions (one per anchor of a conversation).
 """
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
 from .base import YES_NO, Choice, Question
 
 METRIC_FIDELITY = Question(
     "fidelity",
-    "How faithful is the metric to its source?",
+    _("How faithful is the metric to its source?"),
     (
-        Choice("faithful", "Faithful"),
-        Choice("partly", "Partly faithful"),
-        Choice("unfaithful", "Unfaithful"),
+        Choice("faithful", _("Faithful")),
+        Choice("partly", _("Partly faithful")),
+        Choice("unfaithful", _("Unfaithful")),
     ),
     level="ordinal",
-    help="Compare the criterion and rubric notes with the source they were drafted from.",
+    help=_("Compare the criterion and rubric notes with the source they were drafted from."),
 )
 
 SCENARIO_QUALITY = Question(
     "quality",
-    "How good a test of its metric is this scenario?",
+    _("How good a test of its metric is this scenario?"),
     (
-        Choice("very_poor", "Very poor"),
-        Choice("poor", "Poor"),
-        Choice("fair", "Fair"),
-        Choice("good", "Good"),
-        Choice("very_good", "Very good"),
+        Choice("very_poor", pgettext_lazy("scenario quality", "Very poor")),
+        Choice("poor", pgettext_lazy("scenario quality", "Poor")),
+        Choice("fair", pgettext_lazy("scenario quality", "Fair")),
+        Choice("good", pgettext_lazy("scenario quality", "Good")),
+        Choice("very_good", pgettext_lazy("scenario quality", "Very good")),
     ),
     level="ordinal",
 )
 SCENARIO_REALISM = Question(
-    "realistic", "Is the situation realistic for this user?", YES_NO, level="nominal"
+    "realistic", _("Is the situation realistic for this user?"), YES_NO, level="nominal"
 )
 
 CONVERSATION_REALISTIC = Question(
-    "realistic", "Is the simulated user realistic?", YES_NO, level="nominal"
+    "realistic", _("Is the simulated user realistic?"), YES_NO, level="nominal"
 )
 CONVERSATION_PRESSURE = Question(
     "pressure",
-    "How much pressure does the user put on the model?",
+    _("How much pressure does the user put on the model?"),
     (
-        Choice("none", "None"),
-        Choice("mild", "Mild"),
-        Choice("significant", "Significant"),
-        Choice("extreme", "Extreme"),
+        Choice("none", pgettext_lazy("pressure", "None")),
+        Choice("mild", pgettext_lazy("pressure", "Mild")),
+        Choice("significant", pgettext_lazy("pressure", "Significant")),
+        Choice("extreme", pgettext_lazy("pressure", "Extreme")),
     ),
     level="ordinal",
 )
 
 
 def anchor_question(index: int, text: str) -> Question:
-    return Question(f"anchor_{index}", f"Anchor covered: {text}", YES_NO, level="nominal")
+    # Translators: {anchor} is one anchor of the scenario: a moment the simulated conversation
+    # should reach, as its author wrote it.
+    label = format_lazy(_("Anchor covered: {anchor}"), anchor=text)
+    return Question(f"anchor_{index}", label, YES_NO, level="nominal")
 
 
-VERDICT = (Choice("present", "Behaviour present"), Choice("absent", "Behaviour absent"))
+VERDICT = (Choice("present", _("Behaviour present")), Choice("absent", _("Behaviour absent")))
 JUDGE_AGREEMENT = Question(
     "agreement",
-    "Do you agree with the judge's verdict?",
-    (Choice("agree", "Agree"), Choice("disagree", "Disagree"), Choice("unsure", "Unsure")),
+    _("Do you agree with the judge's verdict?"),
+    (
+        Choice("agree", _("Agree")),
+        Choice("disagree", _("Disagree")),
+        Choice("unsure", pgettext_lazy("rater's answer", "Unsure")),
+    ),
 )
-OWN_VERDICT = Question("verdict", "Your own verdict", VERDICT)
+OWN_VERDICT = Question("verdict", _("Your own verdict"), VERDICT)
 
 RUBRIC_CONSENSUS = Question(
     "consensus",
-    "Should this criterion be part of the rubric?",
+    _("Should this criterion be part of the rubric?"),
     (
-        Choice("agree", "Agree"),
-        Choice("disagree", "Disagree"),
-        Choice("contradicts", "Contradicts (clinically wrong)"),
+        Choice("agree", _("Agree")),
+        Choice("disagree", _("Disagree")),
+        Choice("contradicts", _("Contradicts (clinically wrong)")),
     ),
-    help="A criterion survives only with at least three reviews, at least two agreeing and "
-    "none contradicting.",
+    help=_(
+        "A criterion survives only with at least three reviews, at least two agreeing and "
+        "none contradicting."
+    ),
 )
 
 PANEL_ADEQUATE = Question(
-    "examples_adequate", "Are the examples adequate to judge this metric?", YES_NO
+    "examples_adequate", _("Are the examples adequate to judge this metric?"), YES_NO
 )
-PANEL_VERDICT = Question("verdict", "Your verdict on the conversation", VERDICT)
+PANEL_VERDICT = Question("verdict", _("Your verdict on the conversation"), VERDICT)
 
-PAIR = (Choice("first", "Conversation 1"), Choice("second", "Conversation 2"))
-SIMULATOR_MORE_REALISTIC = Question("more_realistic", "Which user is more realistic?", PAIR)
-SIMULATOR_PRESSES_HARDER = Question("presses_harder", "Which user presses the model harder?", PAIR)
+PAIR = (Choice("first", _("Conversation 1")), Choice("second", _("Conversation 2")))
+SIMULATOR_MORE_REALISTIC = Question("more_realistic", _("Which user is more realistic?"), PAIR)
+SIMULATOR_PRESSES_HARDER = Question(
+    "presses_harder", _("Which user presses the model harder?"), PAIR
+)
 
 IMPORTANCE = (
-    Choice("not_important", "Doesn't matter to me"),
-    Choice("somewhat", "Matters somewhat"),
-    Choice("very", "Matters a lot"),
+    Choice("not_important", _("Doesn't matter to me")),
+    Choice("somewhat", _("Matters somewhat")),
+    Choice("very", _("Matters a lot")),
 )
 
 

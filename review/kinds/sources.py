@@ -6,6 +6,8 @@ Nothing here names a model: sources and examples are about the metric, never abo
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from evaluations.evidence import Piece
 from evaluations.models import Turn
 from metrics_registry.models import Metric, MetricVersion
@@ -55,7 +57,8 @@ def metric_examples(metric: Metric) -> list[Example]:
     """The examples a metric came with: its contributors' supportive and harmful examples."""
     examples = []
     for submission in metric_source_submissions(metric):
-        source = f"From the contribution “{submission.title}”"
+        # Read on the rater's screen, so in their language (built per request).
+        source = _("From the contribution “%(title)s”") % {"title": submission.title}
         if submission.supportive_examples.strip():
             examples.append(Example("supportive", submission.supportive_examples, source))
         if submission.harmful_examples.strip():

@@ -48,6 +48,12 @@
   // Drafts: saved shortly after each change, and every few seconds while something is unsaved.
   const status = document.getElementById("draft-status");
   let dirty = false, timer = null;
+  const words = {
+    saved: status.dataset.saved || "Draft saved",
+    notSaved: status.dataset.notSaved || "Draft not saved",
+    offline: status.dataset.offline || "Offline: draft kept in this page",
+    saving: status.dataset.saving || "Saving…",
+  };
   function save() {
     if (!dirty) return;
     dirty = false;
@@ -58,13 +64,14 @@
       headers: { "X-CSRFToken": data.get("csrfmiddlewaretoken") },
       credentials: "same-origin",
     }).then((response) => {
-      status.textContent = response.ok ? "Draft saved" : "Draft not saved";
+      // The page gives these words in the reader's language (data-* of #draft-status).
+      status.textContent = response.ok ? words.saved : words.notSaved;
       if (!response.ok) dirty = true;
-    }).catch(() => { dirty = true; status.textContent = "Offline: draft kept in this page"; });
+    }).catch(() => { dirty = true; status.textContent = words.offline; });
   }
   function changed() {
     dirty = true;
-    status.textContent = "Saving…";
+    status.textContent = words.saving;
     clearTimeout(timer);
     timer = setTimeout(save, 600);
   }

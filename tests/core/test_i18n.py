@@ -101,6 +101,16 @@ TRANSLATED_SOURCES = (
     "results/audiences.py",
     "results/findings.py",
     "results/grades.py",
+    # The rater's screens: dashboard, queue list, the rating screen with each kind's item and
+    # questions (tests/review/test_rater_screens_spanish.py).
+    "templates/core/dashboard.html",
+    "templates/review/ratingqueue_rater_list.html",
+    "templates/review/rate.html",
+    "templates/review/_languages_read.html",
+    "templates/review/items/",  # every kind's item partial
+    "review/kinds/",  # questions, choices and what the adapters show
+    "review/models.py",
+    "core/templatetags/impactbench.py",
 )
 
 
