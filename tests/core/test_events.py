@@ -68,6 +68,7 @@ def test_every_event_is_a_frozen_dataclass_in_its_producer_s_events_module():
         assert module == "events", f"{cls.__qualname__} is in {cls.__module__}"
 
 
+@pytest.mark.slow(reason="parses every module of every app")
 def test_an_app_publishes_only_the_events_it_declares():
     sites = [
         (path.relative_to(ROOT), line, name, origin)

@@ -119,6 +119,7 @@ def _label_url(run) -> str:
 
 
 @pytest.mark.django_db
+@pytest.mark.slow(reason="publishes a run and renders its label, the heaviest public page, twice")
 def test_the_page_cache_serves_each_language_its_own_page(client):
     url = _label_url(published_run())
     spanish = client.get(url, HTTP_ACCEPT_LANGUAGE="es")
